@@ -11,14 +11,15 @@
 /// then the scale by alpha and the rounding to T (2^-11 f16, 2^-8 bf16).
 ///
 /// ## How it runs
-/// A group of 128 threads (4 simdgroups) computes a 128×64 tile of `out`. For each step of kBK
-/// columns of `a`, the group copies the a and b tiles to shared memory (zeros past the edges),
-/// then each simdgroup multiplies its 64×32 part with fragments (128×128 tiles took 234
-/// registers a thread and ran slower, bench/NOTES.md §5). When the rows of `a` and `b` are whole
+/// A group of 128 threads (4 simdgroups) computes a 128×128 tile of `out` (kernels/gemm/
+/// gemm_tiles.hpp; tiles launch in bands of 8 tile rows for L2). For each step of kBK columns of
+/// `a`, the group copies the a and b tiles to shared memory (zeros past the edges), then each
+/// simdgroup multiplies its 64×64 part with fragments. When the rows of `a` and `b` are whole
 /// 16-byte pieces (k, and n for [k, n], multiples of 8), the copies are asynchronous 16-byte ones
-/// into two stages of shared memory: the next step's tiles land while this step's are multiplied.
-/// Each lane then scales and writes the accumulator elements it holds (the fragment gives each
-/// one's row and column), skipping those past the edges.
+/// in a `pipelined` loop of up to 4 stages (80 KB of shared memory for 16-bit tiles on sm_90,
+/// fewer stages where the target holds less): later steps' tiles land while this step's are
+/// multiplied (bench/NOTES.md §7). Each lane then scales and writes the accumulator elements it
+/// holds (the fragment gives each one's row and column), skipping those past the edges.
 ///
 /// ## Layout
 /// - `a [m, k]` T
@@ -26,7 +27,7 @@
 /// - `out [m, n]` T
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(n / 64) × ceil(m / 128) groups of exactly 128 threads.
+/// Tiled: a grid of ceil(n / 128) × ceil(m / 128) groups of exactly 128 threads.
 #include <iron/iron.hpp>
 
 #include "gemm_tiles.hpp"

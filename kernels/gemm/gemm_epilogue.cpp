@@ -20,7 +20,7 @@
 /// - `out [m, n]` T; `c [m, n]` T (read and written)
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(n / 64) × ceil(m / 128) groups of exactly 128 threads.
+/// Tiled: a grid of ceil(n / 128) × ceil(m / 128) groups of exactly 128 threads.
 #include <iron/iron.hpp>
 
 #include "../primitives/activation.hpp"

@@ -1,4 +1,4 @@
-/// The product every iron_gemm form shares: a group's 128×64 tile of a · op(b) on tensor-core
+/// The product every iron_gemm form shares: a group's 128×128 tile of a · op(b) on tensor-core
 /// fragments, handed element by element to the form's epilogue (scale, bias, activation,
 /// residual, beta · c). See kernels/gemm/gemm.cpp for the method and the error bound.
 #pragma once
@@ -80,7 +80,7 @@ void copy_tile(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t p
   }
 }
 
-/// The dispatch and grid every form declares: 128 threads, a group per 128×64 tile of out and
+/// The dispatch and grid every form declares: kThreads threads, a group per kBM×kBN tile of out and
 /// `batches` along z.
 inline void declare(const std::string& batches = "1") {
   using namespace iron::dsl;
@@ -150,7 +150,7 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   constexpr bool kb_rows = BSource::layout == row_major;  // b is [k, n]
   constexpr std::uint32_t kPitchB = pitch_b<T, BSource::layout>();
 
-  // Two stages of each tile: one being multiplied while the next one's copies land.
+  // A ring of each tile: one stage being multiplied while later ones land.
   constexpr std::uint32_t kStageA = kBM * kPitchA;
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
   auto tile_a = ring<T>(kStageA);
@@ -212,7 +212,7 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   }
 }
 
-/// The launch of every form: a group per 128×64 tile of out, `batches` along z.
+/// The launch of every form: a group per kBM×kBN tile of out, `batches` along z.
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t batches = 1) {
   const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
     return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));

@@ -199,2965 +199,2978 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   unsigned int v3 = 0u;  // kernels/gemm/gemm_quant.cpp:55
-  const unsigned int v5 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v6 = v5 << 7u;
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v10 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v14 = v13 << 6u;
-  const unsigned int v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v18 = v17 << 6u;
-  iron_frag<float, 2, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, 0.0f);
-  iron_frag<float, 0, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 1, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, 0.0f);
-  const unsigned int v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == v3;
-  if (v28) {
-    const bool v2703 = v3 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2703) {
-      const unsigned int v2707 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2710 = v2707 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2713 = v2707 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2714 = v2713 << 2u;
-      const unsigned int v2715 = v6 + v2710;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2716 = v2715 < v0;
-      const bool v2718 = v2714 < v2;
-      const bool v2719 = v2716 && v2718;
-      const unsigned int v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2724 = v2721 + v2714;
-      const unsigned int v2725 = v2719 ? v2724 : v3;
-      const unsigned int v2727 = v2710 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2729 = v2727 + v2714;
-      iron_copy_async(shm0 + v2729, x + v2725, v2719);
-      const unsigned int v2732 = v2707 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2734 = v2732 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2737 = v2732 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2738 = v2737 << 2u;
-      const unsigned int v2739 = v6 + v2734;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2740 = v2739 < v0;
-      const bool v2742 = v2738 < v2;
-      const bool v2743 = v2740 && v2742;
-      const unsigned int v2745 = v2739 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2748 = v2745 + v2738;
-      const unsigned int v2749 = v2743 ? v2748 : v3;
-      const unsigned int v2751 = v2734 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2753 = v2751 + v2738;
-      iron_copy_async(shm0 + v2753, x + v2749, v2743);
-      const unsigned int v2756 = v2707 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2758 = v2756 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2761 = v2756 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2762 = v2761 << 2u;
-      const unsigned int v2763 = v6 + v2758;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2764 = v2763 < v0;
-      const bool v2766 = v2762 < v2;
-      const bool v2767 = v2764 && v2766;
-      const unsigned int v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2772 = v2769 + v2762;
-      const unsigned int v2773 = v2767 ? v2772 : v3;
-      const unsigned int v2775 = v2758 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2777 = v2775 + v2762;
-      iron_copy_async(shm0 + v2777, x + v2773, v2767);
-      const unsigned int v2780 = v2707 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2782 = v2780 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2785 = v2780 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2786 = v2785 << 2u;
-      const unsigned int v2787 = v6 + v2782;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2788 = v2787 < v0;
-      const bool v2790 = v2786 < v2;
-      const bool v2791 = v2788 && v2790;
-      const unsigned int v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2796 = v2793 + v2786;
-      const unsigned int v2797 = v2791 ? v2796 : v3;
-      const unsigned int v2799 = v2782 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2801 = v2799 + v2786;
-      iron_copy_async(shm0 + v2801, x + v2797, v2791);
-      const unsigned int v2808 = v2707 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v2811 = v2707 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v2812 = v2811 << 3u;
-      const unsigned int v2813 = v9 + v2808;  // kernels/gemm/quant_b.hpp:122
-      const bool v2814 = v2813 < v1;
-      const bool v2816 = v2812 < v2;
-      const bool v2817 = v2814 && v2816;
-      const unsigned int v2819 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v2821 = min(v2812, v2819);
-      const unsigned int v2823 = v1 - 1u;
-      const unsigned int v2825 = min(v2813, v2823);
-      const unsigned int v2827 = v2821 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v2829 = v2 >> 3u;
-      const unsigned int v2830 = v2825 * v2829;
-      const unsigned int v2831 = v2830 + v2827;
-      const unsigned int v2834 = packed[v2831];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v2836 = v2821 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v2838 = v2 >> 5u;
-      const unsigned int v2839 = v2825 * v2838;
-      const unsigned int v2840 = v2839 + v2836;
-      const float v2841 = scales[v2840];  // kernels/gemm/quant_b.hpp:39
-      const float v2843 = biases[v2840];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v2849 = v2834 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2850 = v2849 & 15u;
-      const unsigned int v2853 = v2850 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2854 = __uint_as_float(v2853);
-      const float v2855 = v2854 - 8388608.0f;
-      const float v2856 = fmaf(v2855, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2861 = v2834 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2862 = v2861 & 15u;
-      const unsigned int v2865 = v2862 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2866 = __uint_as_float(v2865);
-      const float v2867 = v2866 - 8388608.0f;
-      const float v2868 = fmaf(v2867, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2873 = v2834 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2874 = v2873 & 15u;
-      const unsigned int v2877 = v2874 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2878 = __uint_as_float(v2877);
-      const float v2879 = v2878 - 8388608.0f;
-      const float v2880 = fmaf(v2879, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2885 = v2834 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2886 = v2885 & 15u;
-      const unsigned int v2889 = v2886 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2890 = __uint_as_float(v2889);
-      const float v2891 = v2890 - 8388608.0f;
-      const float v2892 = fmaf(v2891, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2897 = v2834 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2898 = v2897 & 15u;
-      const unsigned int v2901 = v2898 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2902 = __uint_as_float(v2901);
-      const float v2903 = v2902 - 8388608.0f;
-      const float v2904 = fmaf(v2903, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2909 = v2834 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2910 = v2909 & 15u;
-      const unsigned int v2913 = v2910 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2914 = __uint_as_float(v2913);
-      const float v2915 = v2914 - 8388608.0f;
-      const float v2916 = fmaf(v2915, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2921 = v2834 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2922 = v2921 & 15u;
-      const unsigned int v2925 = v2922 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2926 = __uint_as_float(v2925);
-      const float v2927 = v2926 - 8388608.0f;
-      const float v2928 = fmaf(v2927, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2933 = v2834 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2934 = v2933 & 15u;
-      const unsigned int v2937 = v2934 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2938 = __uint_as_float(v2937);
-      const float v2939 = v2938 - 8388608.0f;
-      const float v2940 = fmaf(v2939, v2841, v2843);  // kernels/gemm/quant_b.hpp:44
-      const float v2942 = v2817 ? v2856 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v2946 = v2808 * 20u;
-      const unsigned int v2948 = v2946 + v2812;
-      shm1[v2948] = v2942;
-      const float v2951 = v2817 ? v2868 : 0.0f;
-      const unsigned int v2958 = v2948 + 1u;
-      shm1[v2958] = v2951;
-      const float v2960 = v2817 ? v2880 : 0.0f;
-      const unsigned int v2967 = v2948 + 2u;
-      shm1[v2967] = v2960;
-      const float v2969 = v2817 ? v2892 : 0.0f;
-      const unsigned int v2976 = v2948 + 3u;
-      shm1[v2976] = v2969;
-      const float v2978 = v2817 ? v2904 : 0.0f;
-      const unsigned int v2985 = v2948 + 4u;
-      shm1[v2985] = v2978;
-      const float v2987 = v2817 ? v2916 : 0.0f;
-      const unsigned int v2994 = v2948 + 5u;
-      shm1[v2994] = v2987;
-      const float v2996 = v2817 ? v2928 : 0.0f;
-      const unsigned int v3003 = v2948 + 6u;
-      shm1[v3003] = v2996;
-      const float v3005 = v2817 ? v2940 : 0.0f;
-      const unsigned int v3012 = v2948 + 7u;
-      shm1[v3012] = v3005;
-      const unsigned int v3017 = v2732 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3020 = v2732 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3021 = v3020 << 3u;
-      const unsigned int v3022 = v9 + v3017;  // kernels/gemm/quant_b.hpp:122
-      const bool v3023 = v3022 < v1;
-      const bool v3025 = v3021 < v2;
-      const bool v3026 = v3023 && v3025;
-      const unsigned int v3030 = min(v3021, v2819);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3034 = min(v3022, v2823);
-      const unsigned int v3036 = v3030 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3039 = v3034 * v2829;
-      const unsigned int v3040 = v3039 + v3036;
-      const unsigned int v3043 = packed[v3040];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3045 = v3030 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3048 = v3034 * v2838;
-      const unsigned int v3049 = v3048 + v3045;
-      const float v3050 = scales[v3049];  // kernels/gemm/quant_b.hpp:39
-      const float v3052 = biases[v3049];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3058 = v3043 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3059 = v3058 & 15u;
-      const unsigned int v3062 = v3059 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3063 = __uint_as_float(v3062);
-      const float v3064 = v3063 - 8388608.0f;
-      const float v3065 = fmaf(v3064, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3070 = v3043 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3071 = v3070 & 15u;
-      const unsigned int v3074 = v3071 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3075 = __uint_as_float(v3074);
-      const float v3076 = v3075 - 8388608.0f;
-      const float v3077 = fmaf(v3076, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3082 = v3043 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3083 = v3082 & 15u;
-      const unsigned int v3086 = v3083 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3087 = __uint_as_float(v3086);
-      const float v3088 = v3087 - 8388608.0f;
-      const float v3089 = fmaf(v3088, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3094 = v3043 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3095 = v3094 & 15u;
-      const unsigned int v3098 = v3095 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3099 = __uint_as_float(v3098);
-      const float v3100 = v3099 - 8388608.0f;
-      const float v3101 = fmaf(v3100, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3106 = v3043 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3107 = v3106 & 15u;
-      const unsigned int v3110 = v3107 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3111 = __uint_as_float(v3110);
-      const float v3112 = v3111 - 8388608.0f;
-      const float v3113 = fmaf(v3112, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3118 = v3043 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3119 = v3118 & 15u;
-      const unsigned int v3122 = v3119 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3123 = __uint_as_float(v3122);
-      const float v3124 = v3123 - 8388608.0f;
-      const float v3125 = fmaf(v3124, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3130 = v3043 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3131 = v3130 & 15u;
-      const unsigned int v3134 = v3131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3135 = __uint_as_float(v3134);
-      const float v3136 = v3135 - 8388608.0f;
-      const float v3137 = fmaf(v3136, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3142 = v3043 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3143 = v3142 & 15u;
-      const unsigned int v3146 = v3143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3147 = __uint_as_float(v3146);
-      const float v3148 = v3147 - 8388608.0f;
-      const float v3149 = fmaf(v3148, v3050, v3052);  // kernels/gemm/quant_b.hpp:44
-      const float v3151 = v3026 ? v3065 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3155 = v3017 * 20u;
-      const unsigned int v3157 = v3155 + v3021;
-      shm1[v3157] = v3151;
-      const float v3160 = v3026 ? v3077 : 0.0f;
-      const unsigned int v3167 = v3157 + 1u;
-      shm1[v3167] = v3160;
-      const float v3169 = v3026 ? v3089 : 0.0f;
-      const unsigned int v3176 = v3157 + 2u;
-      shm1[v3176] = v3169;
-      const float v3178 = v3026 ? v3101 : 0.0f;
-      const unsigned int v3185 = v3157 + 3u;
-      shm1[v3185] = v3178;
-      const float v3187 = v3026 ? v3113 : 0.0f;
-      const unsigned int v3194 = v3157 + 4u;
-      shm1[v3194] = v3187;
-      const float v3196 = v3026 ? v3125 : 0.0f;
-      const unsigned int v3203 = v3157 + 5u;
-      shm1[v3203] = v3196;
-      const float v3205 = v3026 ? v3137 : 0.0f;
-      const unsigned int v3212 = v3157 + 6u;
-      shm1[v3212] = v3205;
-      const float v3214 = v3026 ? v3149 : 0.0f;
-      const unsigned int v3221 = v3157 + 7u;
-      shm1[v3221] = v3214;
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v6 = blockIdx.y;
+  const unsigned int v7 = v6 * v4;
+  const unsigned int v8 = v7 + v5;
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v13 = v12 << 3u;
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v16 = v15 - v13;
+  const unsigned int v17 = min(v16, 8u);
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v20 = v19 % v17;
+  const unsigned int v21 = v13 + v20;
+  const unsigned int v22 = v21 << 7u;
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v26 = v25 << 7u;
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v31 = v30 << 6u;
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v35 = v34 << 6u;
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, 0.0f);
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, 0.0f);
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == v3;
+  if (v45) {
+    const bool v2720 = v3 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2720) {
+      const unsigned int v2724 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2727 = v2724 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2730 = v2724 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2731 = v2730 << 2u;
+      const unsigned int v2732 = v22 + v2727;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2733 = v2732 < v0;
+      const bool v2735 = v2731 < v2;
+      const bool v2736 = v2733 && v2735;
+      const unsigned int v2738 = v2732 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2741 = v2738 + v2731;
+      const unsigned int v2742 = v2736 ? v2741 : v3;
+      const unsigned int v2744 = v2727 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2746 = v2744 + v2731;
+      iron_copy_async(shm0 + v2746, x + v2742, v2736);
+      const unsigned int v2749 = v2724 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2751 = v2749 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2754 = v2749 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2755 = v2754 << 2u;
+      const unsigned int v2756 = v22 + v2751;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2757 = v2756 < v0;
+      const bool v2759 = v2755 < v2;
+      const bool v2760 = v2757 && v2759;
+      const unsigned int v2762 = v2756 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2765 = v2762 + v2755;
+      const unsigned int v2766 = v2760 ? v2765 : v3;
+      const unsigned int v2768 = v2751 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2770 = v2768 + v2755;
+      iron_copy_async(shm0 + v2770, x + v2766, v2760);
+      const unsigned int v2773 = v2724 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2775 = v2773 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2778 = v2773 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2779 = v2778 << 2u;
+      const unsigned int v2780 = v22 + v2775;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2781 = v2780 < v0;
+      const bool v2783 = v2779 < v2;
+      const bool v2784 = v2781 && v2783;
+      const unsigned int v2786 = v2780 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2789 = v2786 + v2779;
+      const unsigned int v2790 = v2784 ? v2789 : v3;
+      const unsigned int v2792 = v2775 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2794 = v2792 + v2779;
+      iron_copy_async(shm0 + v2794, x + v2790, v2784);
+      const unsigned int v2797 = v2724 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2799 = v2797 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2802 = v2797 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2803 = v2802 << 2u;
+      const unsigned int v2804 = v22 + v2799;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2805 = v2804 < v0;
+      const bool v2807 = v2803 < v2;
+      const bool v2808 = v2805 && v2807;
+      const unsigned int v2810 = v2804 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2813 = v2810 + v2803;
+      const unsigned int v2814 = v2808 ? v2813 : v3;
+      const unsigned int v2816 = v2799 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2818 = v2816 + v2803;
+      iron_copy_async(shm0 + v2818, x + v2814, v2808);
+      const unsigned int v2825 = v2724 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v2828 = v2724 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v2829 = v2828 << 3u;
+      const unsigned int v2830 = v26 + v2825;  // kernels/gemm/quant_b.hpp:122
+      const bool v2831 = v2830 < v1;
+      const bool v2833 = v2829 < v2;
+      const bool v2834 = v2831 && v2833;
+      const unsigned int v2836 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v2838 = min(v2829, v2836);
+      const unsigned int v2840 = v1 - 1u;
+      const unsigned int v2842 = min(v2830, v2840);
+      const unsigned int v2844 = v2838 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v2846 = v2 >> 3u;
+      const unsigned int v2847 = v2842 * v2846;
+      const unsigned int v2848 = v2847 + v2844;
+      const unsigned int v2851 = packed[v2848];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v2853 = v2838 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v2855 = v2 >> 5u;
+      const unsigned int v2856 = v2842 * v2855;
+      const unsigned int v2857 = v2856 + v2853;
+      const float v2858 = scales[v2857];  // kernels/gemm/quant_b.hpp:39
+      const float v2860 = biases[v2857];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v2866 = v2851 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2867 = v2866 & 15u;
+      const unsigned int v2870 = v2867 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2871 = __uint_as_float(v2870);
+      const float v2872 = v2871 - 8388608.0f;
+      const float v2873 = fmaf(v2872, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2878 = v2851 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2879 = v2878 & 15u;
+      const unsigned int v2882 = v2879 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2883 = __uint_as_float(v2882);
+      const float v2884 = v2883 - 8388608.0f;
+      const float v2885 = fmaf(v2884, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2890 = v2851 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2891 = v2890 & 15u;
+      const unsigned int v2894 = v2891 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2895 = __uint_as_float(v2894);
+      const float v2896 = v2895 - 8388608.0f;
+      const float v2897 = fmaf(v2896, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2902 = v2851 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2903 = v2902 & 15u;
+      const unsigned int v2906 = v2903 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2907 = __uint_as_float(v2906);
+      const float v2908 = v2907 - 8388608.0f;
+      const float v2909 = fmaf(v2908, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2914 = v2851 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2915 = v2914 & 15u;
+      const unsigned int v2918 = v2915 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2919 = __uint_as_float(v2918);
+      const float v2920 = v2919 - 8388608.0f;
+      const float v2921 = fmaf(v2920, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2926 = v2851 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2927 = v2926 & 15u;
+      const unsigned int v2930 = v2927 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2931 = __uint_as_float(v2930);
+      const float v2932 = v2931 - 8388608.0f;
+      const float v2933 = fmaf(v2932, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2938 = v2851 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2939 = v2938 & 15u;
+      const unsigned int v2942 = v2939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2943 = __uint_as_float(v2942);
+      const float v2944 = v2943 - 8388608.0f;
+      const float v2945 = fmaf(v2944, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2950 = v2851 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2951 = v2950 & 15u;
+      const unsigned int v2954 = v2951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2955 = __uint_as_float(v2954);
+      const float v2956 = v2955 - 8388608.0f;
+      const float v2957 = fmaf(v2956, v2858, v2860);  // kernels/gemm/quant_b.hpp:44
+      const float v2959 = v2834 ? v2873 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v2963 = v2825 * 20u;
+      const unsigned int v2965 = v2963 + v2829;
+      shm1[v2965] = v2959;
+      const float v2968 = v2834 ? v2885 : 0.0f;
+      const unsigned int v2975 = v2965 + 1u;
+      shm1[v2975] = v2968;
+      const float v2977 = v2834 ? v2897 : 0.0f;
+      const unsigned int v2984 = v2965 + 2u;
+      shm1[v2984] = v2977;
+      const float v2986 = v2834 ? v2909 : 0.0f;
+      const unsigned int v2993 = v2965 + 3u;
+      shm1[v2993] = v2986;
+      const float v2995 = v2834 ? v2921 : 0.0f;
+      const unsigned int v3002 = v2965 + 4u;
+      shm1[v3002] = v2995;
+      const float v3004 = v2834 ? v2933 : 0.0f;
+      const unsigned int v3011 = v2965 + 5u;
+      shm1[v3011] = v3004;
+      const float v3013 = v2834 ? v2945 : 0.0f;
+      const unsigned int v3020 = v2965 + 6u;
+      shm1[v3020] = v3013;
+      const float v3022 = v2834 ? v2957 : 0.0f;
+      const unsigned int v3029 = v2965 + 7u;
+      shm1[v3029] = v3022;
+      const unsigned int v3034 = v2749 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3037 = v2749 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3038 = v3037 << 3u;
+      const unsigned int v3039 = v26 + v3034;  // kernels/gemm/quant_b.hpp:122
+      const bool v3040 = v3039 < v1;
+      const bool v3042 = v3038 < v2;
+      const bool v3043 = v3040 && v3042;
+      const unsigned int v3047 = min(v3038, v2836);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3051 = min(v3039, v2840);
+      const unsigned int v3053 = v3047 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3056 = v3051 * v2846;
+      const unsigned int v3057 = v3056 + v3053;
+      const unsigned int v3060 = packed[v3057];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3062 = v3047 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3065 = v3051 * v2855;
+      const unsigned int v3066 = v3065 + v3062;
+      const float v3067 = scales[v3066];  // kernels/gemm/quant_b.hpp:39
+      const float v3069 = biases[v3066];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3075 = v3060 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3076 = v3075 & 15u;
+      const unsigned int v3079 = v3076 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3080 = __uint_as_float(v3079);
+      const float v3081 = v3080 - 8388608.0f;
+      const float v3082 = fmaf(v3081, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3087 = v3060 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3088 = v3087 & 15u;
+      const unsigned int v3091 = v3088 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3092 = __uint_as_float(v3091);
+      const float v3093 = v3092 - 8388608.0f;
+      const float v3094 = fmaf(v3093, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3099 = v3060 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3100 = v3099 & 15u;
+      const unsigned int v3103 = v3100 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3104 = __uint_as_float(v3103);
+      const float v3105 = v3104 - 8388608.0f;
+      const float v3106 = fmaf(v3105, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3111 = v3060 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3112 = v3111 & 15u;
+      const unsigned int v3115 = v3112 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3116 = __uint_as_float(v3115);
+      const float v3117 = v3116 - 8388608.0f;
+      const float v3118 = fmaf(v3117, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3123 = v3060 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3124 = v3123 & 15u;
+      const unsigned int v3127 = v3124 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3128 = __uint_as_float(v3127);
+      const float v3129 = v3128 - 8388608.0f;
+      const float v3130 = fmaf(v3129, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3135 = v3060 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3136 = v3135 & 15u;
+      const unsigned int v3139 = v3136 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3140 = __uint_as_float(v3139);
+      const float v3141 = v3140 - 8388608.0f;
+      const float v3142 = fmaf(v3141, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3147 = v3060 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3148 = v3147 & 15u;
+      const unsigned int v3151 = v3148 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3152 = __uint_as_float(v3151);
+      const float v3153 = v3152 - 8388608.0f;
+      const float v3154 = fmaf(v3153, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3159 = v3060 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3160 = v3159 & 15u;
+      const unsigned int v3163 = v3160 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3164 = __uint_as_float(v3163);
+      const float v3165 = v3164 - 8388608.0f;
+      const float v3166 = fmaf(v3165, v3067, v3069);  // kernels/gemm/quant_b.hpp:44
+      const float v3168 = v3043 ? v3082 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3172 = v3034 * 20u;
+      const unsigned int v3174 = v3172 + v3038;
+      shm1[v3174] = v3168;
+      const float v3177 = v3043 ? v3094 : 0.0f;
+      const unsigned int v3184 = v3174 + 1u;
+      shm1[v3184] = v3177;
+      const float v3186 = v3043 ? v3106 : 0.0f;
+      const unsigned int v3193 = v3174 + 2u;
+      shm1[v3193] = v3186;
+      const float v3195 = v3043 ? v3118 : 0.0f;
+      const unsigned int v3202 = v3174 + 3u;
+      shm1[v3202] = v3195;
+      const float v3204 = v3043 ? v3130 : 0.0f;
+      const unsigned int v3211 = v3174 + 4u;
+      shm1[v3211] = v3204;
+      const float v3213 = v3043 ? v3142 : 0.0f;
+      const unsigned int v3220 = v3174 + 5u;
+      shm1[v3220] = v3213;
+      const float v3222 = v3043 ? v3154 : 0.0f;
+      const unsigned int v3229 = v3174 + 6u;
+      shm1[v3229] = v3222;
+      const float v3231 = v3043 ? v3166 : 0.0f;
+      const unsigned int v3238 = v3174 + 7u;
+      shm1[v3238] = v3231;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3226 = 16u < v2;
-    if (v3226) {
-      const unsigned int v3230 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3233 = v3230 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3236 = v3230 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3237 = v3236 << 2u;
-      const unsigned int v3238 = v6 + v3233;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3239 = v3238 < v0;
-      const unsigned int v3240 = 16u + v3237;
-      const bool v3241 = v3240 < v2;
-      const bool v3242 = v3239 && v3241;
-      const unsigned int v3244 = v3238 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3246 = v3244 + 16u;
-      const unsigned int v3247 = v3246 + v3237;
-      const unsigned int v3248 = v3242 ? v3247 : v3;
-      const unsigned int v3250 = v3233 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3251 = 2560u + v3250;
-      const unsigned int v3252 = v3251 + v3237;
-      iron_copy_async(shm0 + v3252, x + v3248, v3242);
-      const unsigned int v3255 = v3230 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3257 = v3255 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3260 = v3255 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3261 = v3260 << 2u;
-      const unsigned int v3262 = v6 + v3257;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3263 = v3262 < v0;
-      const unsigned int v3264 = 16u + v3261;
-      const bool v3265 = v3264 < v2;
-      const bool v3266 = v3263 && v3265;
-      const unsigned int v3268 = v3262 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3270 = v3268 + 16u;
-      const unsigned int v3271 = v3270 + v3261;
-      const unsigned int v3272 = v3266 ? v3271 : v3;
-      const unsigned int v3274 = v3257 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3275 = 2560u + v3274;
-      const unsigned int v3276 = v3275 + v3261;
-      iron_copy_async(shm0 + v3276, x + v3272, v3266);
-      const unsigned int v3279 = v3230 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3281 = v3279 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3284 = v3279 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3285 = v3284 << 2u;
-      const unsigned int v3286 = v6 + v3281;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3287 = v3286 < v0;
-      const unsigned int v3288 = 16u + v3285;
-      const bool v3289 = v3288 < v2;
-      const bool v3290 = v3287 && v3289;
-      const unsigned int v3292 = v3286 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3294 = v3292 + 16u;
-      const unsigned int v3295 = v3294 + v3285;
-      const unsigned int v3296 = v3290 ? v3295 : v3;
-      const unsigned int v3298 = v3281 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3299 = 2560u + v3298;
-      const unsigned int v3300 = v3299 + v3285;
-      iron_copy_async(shm0 + v3300, x + v3296, v3290);
-      const unsigned int v3303 = v3230 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3305 = v3303 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3308 = v3303 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3309 = v3308 << 2u;
-      const unsigned int v3310 = v6 + v3305;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3311 = v3310 < v0;
-      const unsigned int v3312 = 16u + v3309;
-      const bool v3313 = v3312 < v2;
-      const bool v3314 = v3311 && v3313;
-      const unsigned int v3316 = v3310 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3318 = v3316 + 16u;
-      const unsigned int v3319 = v3318 + v3309;
-      const unsigned int v3320 = v3314 ? v3319 : v3;
-      const unsigned int v3322 = v3305 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3323 = 2560u + v3322;
-      const unsigned int v3324 = v3323 + v3309;
-      iron_copy_async(shm0 + v3324, x + v3320, v3314);
-      const unsigned int v3331 = v3230 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3334 = v3230 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3335 = v3334 << 3u;
-      const unsigned int v3336 = v9 + v3331;  // kernels/gemm/quant_b.hpp:122
-      const bool v3337 = v3336 < v1;
-      const unsigned int v3338 = 16u + v3335;
-      const bool v3339 = v3338 < v2;
-      const bool v3340 = v3337 && v3339;
-      const unsigned int v3342 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3344 = min(v3338, v3342);
-      const unsigned int v3346 = v1 - 1u;
-      const unsigned int v3348 = min(v3336, v3346);
-      const unsigned int v3350 = v3344 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3352 = v2 >> 3u;
-      const unsigned int v3353 = v3348 * v3352;
-      const unsigned int v3354 = v3353 + v3350;
-      const unsigned int v3357 = packed[v3354];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3359 = v3344 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3361 = v2 >> 5u;
-      const unsigned int v3362 = v3348 * v3361;
-      const unsigned int v3363 = v3362 + v3359;
-      const float v3364 = scales[v3363];  // kernels/gemm/quant_b.hpp:39
-      const float v3366 = biases[v3363];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3372 = v3357 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3373 = v3372 & 15u;
-      const unsigned int v3376 = v3373 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3377 = __uint_as_float(v3376);
-      const float v3378 = v3377 - 8388608.0f;
-      const float v3379 = fmaf(v3378, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3384 = v3357 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3385 = v3384 & 15u;
-      const unsigned int v3388 = v3385 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3389 = __uint_as_float(v3388);
-      const float v3390 = v3389 - 8388608.0f;
-      const float v3391 = fmaf(v3390, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3396 = v3357 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3397 = v3396 & 15u;
-      const unsigned int v3400 = v3397 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3401 = __uint_as_float(v3400);
-      const float v3402 = v3401 - 8388608.0f;
-      const float v3403 = fmaf(v3402, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3408 = v3357 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3409 = v3408 & 15u;
-      const unsigned int v3412 = v3409 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3413 = __uint_as_float(v3412);
-      const float v3414 = v3413 - 8388608.0f;
-      const float v3415 = fmaf(v3414, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3420 = v3357 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3421 = v3420 & 15u;
-      const unsigned int v3424 = v3421 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3425 = __uint_as_float(v3424);
-      const float v3426 = v3425 - 8388608.0f;
-      const float v3427 = fmaf(v3426, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3432 = v3357 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3433 = v3432 & 15u;
-      const unsigned int v3436 = v3433 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3437 = __uint_as_float(v3436);
-      const float v3438 = v3437 - 8388608.0f;
-      const float v3439 = fmaf(v3438, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3444 = v3357 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3445 = v3444 & 15u;
-      const unsigned int v3448 = v3445 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3449 = __uint_as_float(v3448);
-      const float v3450 = v3449 - 8388608.0f;
-      const float v3451 = fmaf(v3450, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3456 = v3357 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3457 = v3456 & 15u;
-      const unsigned int v3460 = v3457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3461 = __uint_as_float(v3460);
-      const float v3462 = v3461 - 8388608.0f;
-      const float v3463 = fmaf(v3462, v3364, v3366);  // kernels/gemm/quant_b.hpp:44
-      const float v3465 = v3340 ? v3379 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3469 = v3331 * 20u;
-      const unsigned int v3470 = 2560u + v3469;
-      const unsigned int v3471 = v3470 + v3335;
-      shm1[v3471] = v3465;
-      const float v3474 = v3340 ? v3391 : 0.0f;
-      const unsigned int v3481 = v3471 + 1u;
-      shm1[v3481] = v3474;
-      const float v3483 = v3340 ? v3403 : 0.0f;
-      const unsigned int v3490 = v3471 + 2u;
-      shm1[v3490] = v3483;
-      const float v3492 = v3340 ? v3415 : 0.0f;
-      const unsigned int v3499 = v3471 + 3u;
-      shm1[v3499] = v3492;
-      const float v3501 = v3340 ? v3427 : 0.0f;
-      const unsigned int v3508 = v3471 + 4u;
-      shm1[v3508] = v3501;
-      const float v3510 = v3340 ? v3439 : 0.0f;
-      const unsigned int v3517 = v3471 + 5u;
-      shm1[v3517] = v3510;
-      const float v3519 = v3340 ? v3451 : 0.0f;
-      const unsigned int v3526 = v3471 + 6u;
-      shm1[v3526] = v3519;
-      const float v3528 = v3340 ? v3463 : 0.0f;
-      const unsigned int v3535 = v3471 + 7u;
-      shm1[v3535] = v3528;
-      const unsigned int v3540 = v3255 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3543 = v3255 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3544 = v3543 << 3u;
-      const unsigned int v3545 = v9 + v3540;  // kernels/gemm/quant_b.hpp:122
-      const bool v3546 = v3545 < v1;
-      const unsigned int v3547 = 16u + v3544;
-      const bool v3548 = v3547 < v2;
-      const bool v3549 = v3546 && v3548;
-      const unsigned int v3553 = min(v3547, v3342);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3557 = min(v3545, v3346);
-      const unsigned int v3559 = v3553 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3562 = v3557 * v3352;
-      const unsigned int v3563 = v3562 + v3559;
-      const unsigned int v3566 = packed[v3563];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3568 = v3553 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3571 = v3557 * v3361;
-      const unsigned int v3572 = v3571 + v3568;
-      const float v3573 = scales[v3572];  // kernels/gemm/quant_b.hpp:39
-      const float v3575 = biases[v3572];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3581 = v3566 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3582 = v3581 & 15u;
-      const unsigned int v3585 = v3582 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3586 = __uint_as_float(v3585);
-      const float v3587 = v3586 - 8388608.0f;
-      const float v3588 = fmaf(v3587, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3593 = v3566 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3594 = v3593 & 15u;
-      const unsigned int v3597 = v3594 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3598 = __uint_as_float(v3597);
-      const float v3599 = v3598 - 8388608.0f;
-      const float v3600 = fmaf(v3599, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3605 = v3566 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3606 = v3605 & 15u;
-      const unsigned int v3609 = v3606 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3610 = __uint_as_float(v3609);
-      const float v3611 = v3610 - 8388608.0f;
-      const float v3612 = fmaf(v3611, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3617 = v3566 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3618 = v3617 & 15u;
-      const unsigned int v3621 = v3618 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3622 = __uint_as_float(v3621);
-      const float v3623 = v3622 - 8388608.0f;
-      const float v3624 = fmaf(v3623, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3629 = v3566 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3630 = v3629 & 15u;
-      const unsigned int v3633 = v3630 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3634 = __uint_as_float(v3633);
-      const float v3635 = v3634 - 8388608.0f;
-      const float v3636 = fmaf(v3635, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3641 = v3566 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3642 = v3641 & 15u;
-      const unsigned int v3645 = v3642 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3646 = __uint_as_float(v3645);
-      const float v3647 = v3646 - 8388608.0f;
-      const float v3648 = fmaf(v3647, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3653 = v3566 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3654 = v3653 & 15u;
-      const unsigned int v3657 = v3654 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3658 = __uint_as_float(v3657);
-      const float v3659 = v3658 - 8388608.0f;
-      const float v3660 = fmaf(v3659, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3665 = v3566 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3666 = v3665 & 15u;
-      const unsigned int v3669 = v3666 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3670 = __uint_as_float(v3669);
-      const float v3671 = v3670 - 8388608.0f;
-      const float v3672 = fmaf(v3671, v3573, v3575);  // kernels/gemm/quant_b.hpp:44
-      const float v3674 = v3549 ? v3588 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3678 = v3540 * 20u;
-      const unsigned int v3679 = 2560u + v3678;
-      const unsigned int v3680 = v3679 + v3544;
-      shm1[v3680] = v3674;
-      const float v3683 = v3549 ? v3600 : 0.0f;
-      const unsigned int v3690 = v3680 + 1u;
-      shm1[v3690] = v3683;
-      const float v3692 = v3549 ? v3612 : 0.0f;
-      const unsigned int v3699 = v3680 + 2u;
-      shm1[v3699] = v3692;
-      const float v3701 = v3549 ? v3624 : 0.0f;
-      const unsigned int v3708 = v3680 + 3u;
-      shm1[v3708] = v3701;
-      const float v3710 = v3549 ? v3636 : 0.0f;
-      const unsigned int v3717 = v3680 + 4u;
-      shm1[v3717] = v3710;
-      const float v3719 = v3549 ? v3648 : 0.0f;
-      const unsigned int v3726 = v3680 + 5u;
-      shm1[v3726] = v3719;
-      const float v3728 = v3549 ? v3660 : 0.0f;
-      const unsigned int v3735 = v3680 + 6u;
-      shm1[v3735] = v3728;
-      const float v3737 = v3549 ? v3672 : 0.0f;
-      const unsigned int v3744 = v3680 + 7u;
-      shm1[v3744] = v3737;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3243 = 16u < v2;
+    if (v3243) {
+      const unsigned int v3247 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3250 = v3247 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3253 = v3247 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3254 = v3253 << 2u;
+      const unsigned int v3255 = v22 + v3250;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3256 = v3255 < v0;
+      const unsigned int v3257 = 16u + v3254;
+      const bool v3258 = v3257 < v2;
+      const bool v3259 = v3256 && v3258;
+      const unsigned int v3261 = v3255 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3263 = v3261 + 16u;
+      const unsigned int v3264 = v3263 + v3254;
+      const unsigned int v3265 = v3259 ? v3264 : v3;
+      const unsigned int v3267 = v3250 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3268 = 2560u + v3267;
+      const unsigned int v3269 = v3268 + v3254;
+      iron_copy_async(shm0 + v3269, x + v3265, v3259);
+      const unsigned int v3272 = v3247 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3274 = v3272 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3277 = v3272 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3278 = v3277 << 2u;
+      const unsigned int v3279 = v22 + v3274;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3280 = v3279 < v0;
+      const unsigned int v3281 = 16u + v3278;
+      const bool v3282 = v3281 < v2;
+      const bool v3283 = v3280 && v3282;
+      const unsigned int v3285 = v3279 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3287 = v3285 + 16u;
+      const unsigned int v3288 = v3287 + v3278;
+      const unsigned int v3289 = v3283 ? v3288 : v3;
+      const unsigned int v3291 = v3274 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3292 = 2560u + v3291;
+      const unsigned int v3293 = v3292 + v3278;
+      iron_copy_async(shm0 + v3293, x + v3289, v3283);
+      const unsigned int v3296 = v3247 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3298 = v3296 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3301 = v3296 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3302 = v3301 << 2u;
+      const unsigned int v3303 = v22 + v3298;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3304 = v3303 < v0;
+      const unsigned int v3305 = 16u + v3302;
+      const bool v3306 = v3305 < v2;
+      const bool v3307 = v3304 && v3306;
+      const unsigned int v3309 = v3303 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3311 = v3309 + 16u;
+      const unsigned int v3312 = v3311 + v3302;
+      const unsigned int v3313 = v3307 ? v3312 : v3;
+      const unsigned int v3315 = v3298 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3316 = 2560u + v3315;
+      const unsigned int v3317 = v3316 + v3302;
+      iron_copy_async(shm0 + v3317, x + v3313, v3307);
+      const unsigned int v3320 = v3247 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3322 = v3320 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3325 = v3320 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3326 = v3325 << 2u;
+      const unsigned int v3327 = v22 + v3322;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3328 = v3327 < v0;
+      const unsigned int v3329 = 16u + v3326;
+      const bool v3330 = v3329 < v2;
+      const bool v3331 = v3328 && v3330;
+      const unsigned int v3333 = v3327 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3335 = v3333 + 16u;
+      const unsigned int v3336 = v3335 + v3326;
+      const unsigned int v3337 = v3331 ? v3336 : v3;
+      const unsigned int v3339 = v3322 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3340 = 2560u + v3339;
+      const unsigned int v3341 = v3340 + v3326;
+      iron_copy_async(shm0 + v3341, x + v3337, v3331);
+      const unsigned int v3348 = v3247 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3351 = v3247 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3352 = v3351 << 3u;
+      const unsigned int v3353 = v26 + v3348;  // kernels/gemm/quant_b.hpp:122
+      const bool v3354 = v3353 < v1;
+      const unsigned int v3355 = 16u + v3352;
+      const bool v3356 = v3355 < v2;
+      const bool v3357 = v3354 && v3356;
+      const unsigned int v3359 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3361 = min(v3355, v3359);
+      const unsigned int v3363 = v1 - 1u;
+      const unsigned int v3365 = min(v3353, v3363);
+      const unsigned int v3367 = v3361 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3369 = v2 >> 3u;
+      const unsigned int v3370 = v3365 * v3369;
+      const unsigned int v3371 = v3370 + v3367;
+      const unsigned int v3374 = packed[v3371];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3376 = v3361 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3378 = v2 >> 5u;
+      const unsigned int v3379 = v3365 * v3378;
+      const unsigned int v3380 = v3379 + v3376;
+      const float v3381 = scales[v3380];  // kernels/gemm/quant_b.hpp:39
+      const float v3383 = biases[v3380];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3389 = v3374 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3390 = v3389 & 15u;
+      const unsigned int v3393 = v3390 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3394 = __uint_as_float(v3393);
+      const float v3395 = v3394 - 8388608.0f;
+      const float v3396 = fmaf(v3395, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3401 = v3374 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3402 = v3401 & 15u;
+      const unsigned int v3405 = v3402 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3406 = __uint_as_float(v3405);
+      const float v3407 = v3406 - 8388608.0f;
+      const float v3408 = fmaf(v3407, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3413 = v3374 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3414 = v3413 & 15u;
+      const unsigned int v3417 = v3414 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3418 = __uint_as_float(v3417);
+      const float v3419 = v3418 - 8388608.0f;
+      const float v3420 = fmaf(v3419, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3425 = v3374 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3426 = v3425 & 15u;
+      const unsigned int v3429 = v3426 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3430 = __uint_as_float(v3429);
+      const float v3431 = v3430 - 8388608.0f;
+      const float v3432 = fmaf(v3431, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3437 = v3374 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3438 = v3437 & 15u;
+      const unsigned int v3441 = v3438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3442 = __uint_as_float(v3441);
+      const float v3443 = v3442 - 8388608.0f;
+      const float v3444 = fmaf(v3443, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3449 = v3374 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3450 = v3449 & 15u;
+      const unsigned int v3453 = v3450 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3454 = __uint_as_float(v3453);
+      const float v3455 = v3454 - 8388608.0f;
+      const float v3456 = fmaf(v3455, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3461 = v3374 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3462 = v3461 & 15u;
+      const unsigned int v3465 = v3462 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3466 = __uint_as_float(v3465);
+      const float v3467 = v3466 - 8388608.0f;
+      const float v3468 = fmaf(v3467, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3473 = v3374 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3474 = v3473 & 15u;
+      const unsigned int v3477 = v3474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3478 = __uint_as_float(v3477);
+      const float v3479 = v3478 - 8388608.0f;
+      const float v3480 = fmaf(v3479, v3381, v3383);  // kernels/gemm/quant_b.hpp:44
+      const float v3482 = v3357 ? v3396 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3486 = v3348 * 20u;
+      const unsigned int v3487 = 2560u + v3486;
+      const unsigned int v3488 = v3487 + v3352;
+      shm1[v3488] = v3482;
+      const float v3491 = v3357 ? v3408 : 0.0f;
+      const unsigned int v3498 = v3488 + 1u;
+      shm1[v3498] = v3491;
+      const float v3500 = v3357 ? v3420 : 0.0f;
+      const unsigned int v3507 = v3488 + 2u;
+      shm1[v3507] = v3500;
+      const float v3509 = v3357 ? v3432 : 0.0f;
+      const unsigned int v3516 = v3488 + 3u;
+      shm1[v3516] = v3509;
+      const float v3518 = v3357 ? v3444 : 0.0f;
+      const unsigned int v3525 = v3488 + 4u;
+      shm1[v3525] = v3518;
+      const float v3527 = v3357 ? v3456 : 0.0f;
+      const unsigned int v3534 = v3488 + 5u;
+      shm1[v3534] = v3527;
+      const float v3536 = v3357 ? v3468 : 0.0f;
+      const unsigned int v3543 = v3488 + 6u;
+      shm1[v3543] = v3536;
+      const float v3545 = v3357 ? v3480 : 0.0f;
+      const unsigned int v3552 = v3488 + 7u;
+      shm1[v3552] = v3545;
+      const unsigned int v3557 = v3272 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3560 = v3272 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3561 = v3560 << 3u;
+      const unsigned int v3562 = v26 + v3557;  // kernels/gemm/quant_b.hpp:122
+      const bool v3563 = v3562 < v1;
+      const unsigned int v3564 = 16u + v3561;
+      const bool v3565 = v3564 < v2;
+      const bool v3566 = v3563 && v3565;
+      const unsigned int v3570 = min(v3564, v3359);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3574 = min(v3562, v3363);
+      const unsigned int v3576 = v3570 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3579 = v3574 * v3369;
+      const unsigned int v3580 = v3579 + v3576;
+      const unsigned int v3583 = packed[v3580];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3585 = v3570 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3588 = v3574 * v3378;
+      const unsigned int v3589 = v3588 + v3585;
+      const float v3590 = scales[v3589];  // kernels/gemm/quant_b.hpp:39
+      const float v3592 = biases[v3589];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3598 = v3583 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3599 = v3598 & 15u;
+      const unsigned int v3602 = v3599 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3603 = __uint_as_float(v3602);
+      const float v3604 = v3603 - 8388608.0f;
+      const float v3605 = fmaf(v3604, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3610 = v3583 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3611 = v3610 & 15u;
+      const unsigned int v3614 = v3611 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3615 = __uint_as_float(v3614);
+      const float v3616 = v3615 - 8388608.0f;
+      const float v3617 = fmaf(v3616, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3622 = v3583 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3623 = v3622 & 15u;
+      const unsigned int v3626 = v3623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3627 = __uint_as_float(v3626);
+      const float v3628 = v3627 - 8388608.0f;
+      const float v3629 = fmaf(v3628, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3634 = v3583 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3635 = v3634 & 15u;
+      const unsigned int v3638 = v3635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3639 = __uint_as_float(v3638);
+      const float v3640 = v3639 - 8388608.0f;
+      const float v3641 = fmaf(v3640, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3646 = v3583 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3647 = v3646 & 15u;
+      const unsigned int v3650 = v3647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3651 = __uint_as_float(v3650);
+      const float v3652 = v3651 - 8388608.0f;
+      const float v3653 = fmaf(v3652, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3658 = v3583 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3659 = v3658 & 15u;
+      const unsigned int v3662 = v3659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3663 = __uint_as_float(v3662);
+      const float v3664 = v3663 - 8388608.0f;
+      const float v3665 = fmaf(v3664, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3670 = v3583 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3671 = v3670 & 15u;
+      const unsigned int v3674 = v3671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3675 = __uint_as_float(v3674);
+      const float v3676 = v3675 - 8388608.0f;
+      const float v3677 = fmaf(v3676, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3682 = v3583 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3683 = v3682 & 15u;
+      const unsigned int v3686 = v3683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3687 = __uint_as_float(v3686);
+      const float v3688 = v3687 - 8388608.0f;
+      const float v3689 = fmaf(v3688, v3590, v3592);  // kernels/gemm/quant_b.hpp:44
+      const float v3691 = v3566 ? v3605 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3695 = v3557 * 20u;
+      const unsigned int v3696 = 2560u + v3695;
+      const unsigned int v3697 = v3696 + v3561;
+      shm1[v3697] = v3691;
+      const float v3700 = v3566 ? v3617 : 0.0f;
+      const unsigned int v3707 = v3697 + 1u;
+      shm1[v3707] = v3700;
+      const float v3709 = v3566 ? v3629 : 0.0f;
+      const unsigned int v3716 = v3697 + 2u;
+      shm1[v3716] = v3709;
+      const float v3718 = v3566 ? v3641 : 0.0f;
+      const unsigned int v3725 = v3697 + 3u;
+      shm1[v3725] = v3718;
+      const float v3727 = v3566 ? v3653 : 0.0f;
+      const unsigned int v3734 = v3697 + 4u;
+      shm1[v3734] = v3727;
+      const float v3736 = v3566 ? v3665 : 0.0f;
+      const unsigned int v3743 = v3697 + 5u;
+      shm1[v3743] = v3736;
+      const float v3745 = v3566 ? v3677 : 0.0f;
+      const unsigned int v3752 = v3697 + 6u;
+      shm1[v3752] = v3745;
+      const float v3754 = v3566 ? v3689 : 0.0f;
+      const unsigned int v3761 = v3697 + 7u;
+      shm1[v3761] = v3754;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3749 = 32u < v2;
-    if (v3749) {
-      const unsigned int v3753 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3756 = v3753 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3759 = v3753 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3760 = v3759 << 2u;
-      const unsigned int v3761 = v6 + v3756;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3762 = v3761 < v0;
-      const unsigned int v3763 = 32u + v3760;
-      const bool v3764 = v3763 < v2;
-      const bool v3765 = v3762 && v3764;
-      const unsigned int v3767 = v3761 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3769 = v3767 + 32u;
-      const unsigned int v3770 = v3769 + v3760;
-      const unsigned int v3771 = v3765 ? v3770 : v3;
-      const unsigned int v3773 = v3756 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3774 = 5120u + v3773;
-      const unsigned int v3775 = v3774 + v3760;
-      iron_copy_async(shm0 + v3775, x + v3771, v3765);
-      const unsigned int v3778 = v3753 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3780 = v3778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3783 = v3778 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3784 = v3783 << 2u;
-      const unsigned int v3785 = v6 + v3780;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3786 = v3785 < v0;
-      const unsigned int v3787 = 32u + v3784;
-      const bool v3788 = v3787 < v2;
-      const bool v3789 = v3786 && v3788;
-      const unsigned int v3791 = v3785 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3793 = v3791 + 32u;
-      const unsigned int v3794 = v3793 + v3784;
-      const unsigned int v3795 = v3789 ? v3794 : v3;
-      const unsigned int v3797 = v3780 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3798 = 5120u + v3797;
-      const unsigned int v3799 = v3798 + v3784;
-      iron_copy_async(shm0 + v3799, x + v3795, v3789);
-      const unsigned int v3802 = v3753 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3804 = v3802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3807 = v3802 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3808 = v3807 << 2u;
-      const unsigned int v3809 = v6 + v3804;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3810 = v3809 < v0;
-      const unsigned int v3811 = 32u + v3808;
-      const bool v3812 = v3811 < v2;
-      const bool v3813 = v3810 && v3812;
-      const unsigned int v3815 = v3809 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3817 = v3815 + 32u;
-      const unsigned int v3818 = v3817 + v3808;
-      const unsigned int v3819 = v3813 ? v3818 : v3;
-      const unsigned int v3821 = v3804 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3822 = 5120u + v3821;
-      const unsigned int v3823 = v3822 + v3808;
-      iron_copy_async(shm0 + v3823, x + v3819, v3813);
-      const unsigned int v3826 = v3753 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3828 = v3826 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3831 = v3826 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3832 = v3831 << 2u;
-      const unsigned int v3833 = v6 + v3828;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3834 = v3833 < v0;
-      const unsigned int v3835 = 32u + v3832;
-      const bool v3836 = v3835 < v2;
-      const bool v3837 = v3834 && v3836;
-      const unsigned int v3839 = v3833 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3841 = v3839 + 32u;
-      const unsigned int v3842 = v3841 + v3832;
-      const unsigned int v3843 = v3837 ? v3842 : v3;
-      const unsigned int v3845 = v3828 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3846 = 5120u + v3845;
-      const unsigned int v3847 = v3846 + v3832;
-      iron_copy_async(shm0 + v3847, x + v3843, v3837);
-      const unsigned int v3854 = v3753 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3857 = v3753 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3858 = v3857 << 3u;
-      const unsigned int v3859 = v9 + v3854;  // kernels/gemm/quant_b.hpp:122
-      const bool v3860 = v3859 < v1;
-      const unsigned int v3861 = 32u + v3858;
-      const bool v3862 = v3861 < v2;
-      const bool v3863 = v3860 && v3862;
-      const unsigned int v3865 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3867 = min(v3861, v3865);
-      const unsigned int v3869 = v1 - 1u;
-      const unsigned int v3871 = min(v3859, v3869);
-      const unsigned int v3873 = v3867 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3875 = v2 >> 3u;
-      const unsigned int v3876 = v3871 * v3875;
-      const unsigned int v3877 = v3876 + v3873;
-      const unsigned int v3880 = packed[v3877];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3882 = v3867 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3884 = v2 >> 5u;
-      const unsigned int v3885 = v3871 * v3884;
-      const unsigned int v3886 = v3885 + v3882;
-      const float v3887 = scales[v3886];  // kernels/gemm/quant_b.hpp:39
-      const float v3889 = biases[v3886];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3895 = v3880 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3896 = v3895 & 15u;
-      const unsigned int v3899 = v3896 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3900 = __uint_as_float(v3899);
-      const float v3901 = v3900 - 8388608.0f;
-      const float v3902 = fmaf(v3901, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3907 = v3880 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3908 = v3907 & 15u;
-      const unsigned int v3911 = v3908 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3912 = __uint_as_float(v3911);
-      const float v3913 = v3912 - 8388608.0f;
-      const float v3914 = fmaf(v3913, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3919 = v3880 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3920 = v3919 & 15u;
-      const unsigned int v3923 = v3920 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3924 = __uint_as_float(v3923);
-      const float v3925 = v3924 - 8388608.0f;
-      const float v3926 = fmaf(v3925, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3931 = v3880 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3932 = v3931 & 15u;
-      const unsigned int v3935 = v3932 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3936 = __uint_as_float(v3935);
-      const float v3937 = v3936 - 8388608.0f;
-      const float v3938 = fmaf(v3937, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3943 = v3880 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3944 = v3943 & 15u;
-      const unsigned int v3947 = v3944 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3948 = __uint_as_float(v3947);
-      const float v3949 = v3948 - 8388608.0f;
-      const float v3950 = fmaf(v3949, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3955 = v3880 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3956 = v3955 & 15u;
-      const unsigned int v3959 = v3956 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3960 = __uint_as_float(v3959);
-      const float v3961 = v3960 - 8388608.0f;
-      const float v3962 = fmaf(v3961, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3967 = v3880 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3968 = v3967 & 15u;
-      const unsigned int v3971 = v3968 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3972 = __uint_as_float(v3971);
-      const float v3973 = v3972 - 8388608.0f;
-      const float v3974 = fmaf(v3973, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3979 = v3880 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3980 = v3979 & 15u;
-      const unsigned int v3983 = v3980 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3984 = __uint_as_float(v3983);
-      const float v3985 = v3984 - 8388608.0f;
-      const float v3986 = fmaf(v3985, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
-      const float v3988 = v3863 ? v3902 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3992 = v3854 * 20u;
-      const unsigned int v3993 = 5120u + v3992;
-      const unsigned int v3994 = v3993 + v3858;
-      shm1[v3994] = v3988;
-      const float v3997 = v3863 ? v3914 : 0.0f;
-      const unsigned int v4004 = v3994 + 1u;
-      shm1[v4004] = v3997;
-      const float v4006 = v3863 ? v3926 : 0.0f;
-      const unsigned int v4013 = v3994 + 2u;
-      shm1[v4013] = v4006;
-      const float v4015 = v3863 ? v3938 : 0.0f;
-      const unsigned int v4022 = v3994 + 3u;
-      shm1[v4022] = v4015;
-      const float v4024 = v3863 ? v3950 : 0.0f;
-      const unsigned int v4031 = v3994 + 4u;
-      shm1[v4031] = v4024;
-      const float v4033 = v3863 ? v3962 : 0.0f;
-      const unsigned int v4040 = v3994 + 5u;
-      shm1[v4040] = v4033;
-      const float v4042 = v3863 ? v3974 : 0.0f;
-      const unsigned int v4049 = v3994 + 6u;
-      shm1[v4049] = v4042;
-      const float v4051 = v3863 ? v3986 : 0.0f;
-      const unsigned int v4058 = v3994 + 7u;
-      shm1[v4058] = v4051;
-      const unsigned int v4063 = v3778 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v4066 = v3778 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v4067 = v4066 << 3u;
-      const unsigned int v4068 = v9 + v4063;  // kernels/gemm/quant_b.hpp:122
-      const bool v4069 = v4068 < v1;
-      const unsigned int v4070 = 32u + v4067;
-      const bool v4071 = v4070 < v2;
-      const bool v4072 = v4069 && v4071;
-      const unsigned int v4076 = min(v4070, v3865);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v4080 = min(v4068, v3869);
-      const unsigned int v4082 = v4076 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v4085 = v4080 * v3875;
-      const unsigned int v4086 = v4085 + v4082;
-      const unsigned int v4089 = packed[v4086];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v4091 = v4076 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v4094 = v4080 * v3884;
-      const unsigned int v4095 = v4094 + v4091;
-      const float v4096 = scales[v4095];  // kernels/gemm/quant_b.hpp:39
-      const float v4098 = biases[v4095];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v4104 = v4089 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4105 = v4104 & 15u;
-      const unsigned int v4108 = v4105 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4109 = __uint_as_float(v4108);
-      const float v4110 = v4109 - 8388608.0f;
-      const float v4111 = fmaf(v4110, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4116 = v4089 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4117 = v4116 & 15u;
-      const unsigned int v4120 = v4117 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4121 = __uint_as_float(v4120);
-      const float v4122 = v4121 - 8388608.0f;
-      const float v4123 = fmaf(v4122, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4128 = v4089 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4129 = v4128 & 15u;
-      const unsigned int v4132 = v4129 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4133 = __uint_as_float(v4132);
-      const float v4134 = v4133 - 8388608.0f;
-      const float v4135 = fmaf(v4134, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4140 = v4089 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4141 = v4140 & 15u;
-      const unsigned int v4144 = v4141 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4145 = __uint_as_float(v4144);
-      const float v4146 = v4145 - 8388608.0f;
-      const float v4147 = fmaf(v4146, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4152 = v4089 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4153 = v4152 & 15u;
-      const unsigned int v4156 = v4153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4157 = __uint_as_float(v4156);
-      const float v4158 = v4157 - 8388608.0f;
-      const float v4159 = fmaf(v4158, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4164 = v4089 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4165 = v4164 & 15u;
-      const unsigned int v4168 = v4165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4169 = __uint_as_float(v4168);
-      const float v4170 = v4169 - 8388608.0f;
-      const float v4171 = fmaf(v4170, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4176 = v4089 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4177 = v4176 & 15u;
-      const unsigned int v4180 = v4177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4181 = __uint_as_float(v4180);
-      const float v4182 = v4181 - 8388608.0f;
-      const float v4183 = fmaf(v4182, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4188 = v4089 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4189 = v4188 & 15u;
-      const unsigned int v4192 = v4189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4193 = __uint_as_float(v4192);
-      const float v4194 = v4193 - 8388608.0f;
-      const float v4195 = fmaf(v4194, v4096, v4098);  // kernels/gemm/quant_b.hpp:44
-      const float v4197 = v4072 ? v4111 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v4201 = v4063 * 20u;
-      const unsigned int v4202 = 5120u + v4201;
-      const unsigned int v4203 = v4202 + v4067;
-      shm1[v4203] = v4197;
-      const float v4206 = v4072 ? v4123 : 0.0f;
-      const unsigned int v4213 = v4203 + 1u;
-      shm1[v4213] = v4206;
-      const float v4215 = v4072 ? v4135 : 0.0f;
-      const unsigned int v4222 = v4203 + 2u;
-      shm1[v4222] = v4215;
-      const float v4224 = v4072 ? v4147 : 0.0f;
-      const unsigned int v4231 = v4203 + 3u;
-      shm1[v4231] = v4224;
-      const float v4233 = v4072 ? v4159 : 0.0f;
-      const unsigned int v4240 = v4203 + 4u;
-      shm1[v4240] = v4233;
-      const float v4242 = v4072 ? v4171 : 0.0f;
-      const unsigned int v4249 = v4203 + 5u;
-      shm1[v4249] = v4242;
-      const float v4251 = v4072 ? v4183 : 0.0f;
-      const unsigned int v4258 = v4203 + 6u;
-      shm1[v4258] = v4251;
-      const float v4260 = v4072 ? v4195 : 0.0f;
-      const unsigned int v4267 = v4203 + 7u;
-      shm1[v4267] = v4260;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3766 = 32u < v2;
+    if (v3766) {
+      const unsigned int v3770 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3773 = v3770 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3776 = v3770 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3777 = v3776 << 2u;
+      const unsigned int v3778 = v22 + v3773;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3779 = v3778 < v0;
+      const unsigned int v3780 = 32u + v3777;
+      const bool v3781 = v3780 < v2;
+      const bool v3782 = v3779 && v3781;
+      const unsigned int v3784 = v3778 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3786 = v3784 + 32u;
+      const unsigned int v3787 = v3786 + v3777;
+      const unsigned int v3788 = v3782 ? v3787 : v3;
+      const unsigned int v3790 = v3773 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3791 = 5120u + v3790;
+      const unsigned int v3792 = v3791 + v3777;
+      iron_copy_async(shm0 + v3792, x + v3788, v3782);
+      const unsigned int v3795 = v3770 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3797 = v3795 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3800 = v3795 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3801 = v3800 << 2u;
+      const unsigned int v3802 = v22 + v3797;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3803 = v3802 < v0;
+      const unsigned int v3804 = 32u + v3801;
+      const bool v3805 = v3804 < v2;
+      const bool v3806 = v3803 && v3805;
+      const unsigned int v3808 = v3802 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3810 = v3808 + 32u;
+      const unsigned int v3811 = v3810 + v3801;
+      const unsigned int v3812 = v3806 ? v3811 : v3;
+      const unsigned int v3814 = v3797 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3815 = 5120u + v3814;
+      const unsigned int v3816 = v3815 + v3801;
+      iron_copy_async(shm0 + v3816, x + v3812, v3806);
+      const unsigned int v3819 = v3770 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3821 = v3819 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3824 = v3819 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3825 = v3824 << 2u;
+      const unsigned int v3826 = v22 + v3821;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3827 = v3826 < v0;
+      const unsigned int v3828 = 32u + v3825;
+      const bool v3829 = v3828 < v2;
+      const bool v3830 = v3827 && v3829;
+      const unsigned int v3832 = v3826 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3834 = v3832 + 32u;
+      const unsigned int v3835 = v3834 + v3825;
+      const unsigned int v3836 = v3830 ? v3835 : v3;
+      const unsigned int v3838 = v3821 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3839 = 5120u + v3838;
+      const unsigned int v3840 = v3839 + v3825;
+      iron_copy_async(shm0 + v3840, x + v3836, v3830);
+      const unsigned int v3843 = v3770 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3845 = v3843 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3848 = v3843 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3849 = v3848 << 2u;
+      const unsigned int v3850 = v22 + v3845;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3851 = v3850 < v0;
+      const unsigned int v3852 = 32u + v3849;
+      const bool v3853 = v3852 < v2;
+      const bool v3854 = v3851 && v3853;
+      const unsigned int v3856 = v3850 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3858 = v3856 + 32u;
+      const unsigned int v3859 = v3858 + v3849;
+      const unsigned int v3860 = v3854 ? v3859 : v3;
+      const unsigned int v3862 = v3845 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3863 = 5120u + v3862;
+      const unsigned int v3864 = v3863 + v3849;
+      iron_copy_async(shm0 + v3864, x + v3860, v3854);
+      const unsigned int v3871 = v3770 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3874 = v3770 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3875 = v3874 << 3u;
+      const unsigned int v3876 = v26 + v3871;  // kernels/gemm/quant_b.hpp:122
+      const bool v3877 = v3876 < v1;
+      const unsigned int v3878 = 32u + v3875;
+      const bool v3879 = v3878 < v2;
+      const bool v3880 = v3877 && v3879;
+      const unsigned int v3882 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3884 = min(v3878, v3882);
+      const unsigned int v3886 = v1 - 1u;
+      const unsigned int v3888 = min(v3876, v3886);
+      const unsigned int v3890 = v3884 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3892 = v2 >> 3u;
+      const unsigned int v3893 = v3888 * v3892;
+      const unsigned int v3894 = v3893 + v3890;
+      const unsigned int v3897 = packed[v3894];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3899 = v3884 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3901 = v2 >> 5u;
+      const unsigned int v3902 = v3888 * v3901;
+      const unsigned int v3903 = v3902 + v3899;
+      const float v3904 = scales[v3903];  // kernels/gemm/quant_b.hpp:39
+      const float v3906 = biases[v3903];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3912 = v3897 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3913 = v3912 & 15u;
+      const unsigned int v3916 = v3913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3917 = __uint_as_float(v3916);
+      const float v3918 = v3917 - 8388608.0f;
+      const float v3919 = fmaf(v3918, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3924 = v3897 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3925 = v3924 & 15u;
+      const unsigned int v3928 = v3925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3929 = __uint_as_float(v3928);
+      const float v3930 = v3929 - 8388608.0f;
+      const float v3931 = fmaf(v3930, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3936 = v3897 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3937 = v3936 & 15u;
+      const unsigned int v3940 = v3937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3941 = __uint_as_float(v3940);
+      const float v3942 = v3941 - 8388608.0f;
+      const float v3943 = fmaf(v3942, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3948 = v3897 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3949 = v3948 & 15u;
+      const unsigned int v3952 = v3949 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3953 = __uint_as_float(v3952);
+      const float v3954 = v3953 - 8388608.0f;
+      const float v3955 = fmaf(v3954, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3960 = v3897 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3961 = v3960 & 15u;
+      const unsigned int v3964 = v3961 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3965 = __uint_as_float(v3964);
+      const float v3966 = v3965 - 8388608.0f;
+      const float v3967 = fmaf(v3966, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3972 = v3897 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3973 = v3972 & 15u;
+      const unsigned int v3976 = v3973 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3977 = __uint_as_float(v3976);
+      const float v3978 = v3977 - 8388608.0f;
+      const float v3979 = fmaf(v3978, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3984 = v3897 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3985 = v3984 & 15u;
+      const unsigned int v3988 = v3985 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3989 = __uint_as_float(v3988);
+      const float v3990 = v3989 - 8388608.0f;
+      const float v3991 = fmaf(v3990, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3996 = v3897 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3997 = v3996 & 15u;
+      const unsigned int v4000 = v3997 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4001 = __uint_as_float(v4000);
+      const float v4002 = v4001 - 8388608.0f;
+      const float v4003 = fmaf(v4002, v3904, v3906);  // kernels/gemm/quant_b.hpp:44
+      const float v4005 = v3880 ? v3919 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v4009 = v3871 * 20u;
+      const unsigned int v4010 = 5120u + v4009;
+      const unsigned int v4011 = v4010 + v3875;
+      shm1[v4011] = v4005;
+      const float v4014 = v3880 ? v3931 : 0.0f;
+      const unsigned int v4021 = v4011 + 1u;
+      shm1[v4021] = v4014;
+      const float v4023 = v3880 ? v3943 : 0.0f;
+      const unsigned int v4030 = v4011 + 2u;
+      shm1[v4030] = v4023;
+      const float v4032 = v3880 ? v3955 : 0.0f;
+      const unsigned int v4039 = v4011 + 3u;
+      shm1[v4039] = v4032;
+      const float v4041 = v3880 ? v3967 : 0.0f;
+      const unsigned int v4048 = v4011 + 4u;
+      shm1[v4048] = v4041;
+      const float v4050 = v3880 ? v3979 : 0.0f;
+      const unsigned int v4057 = v4011 + 5u;
+      shm1[v4057] = v4050;
+      const float v4059 = v3880 ? v3991 : 0.0f;
+      const unsigned int v4066 = v4011 + 6u;
+      shm1[v4066] = v4059;
+      const float v4068 = v3880 ? v4003 : 0.0f;
+      const unsigned int v4075 = v4011 + 7u;
+      shm1[v4075] = v4068;
+      const unsigned int v4080 = v3795 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v4083 = v3795 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v4084 = v4083 << 3u;
+      const unsigned int v4085 = v26 + v4080;  // kernels/gemm/quant_b.hpp:122
+      const bool v4086 = v4085 < v1;
+      const unsigned int v4087 = 32u + v4084;
+      const bool v4088 = v4087 < v2;
+      const bool v4089 = v4086 && v4088;
+      const unsigned int v4093 = min(v4087, v3882);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v4097 = min(v4085, v3886);
+      const unsigned int v4099 = v4093 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v4102 = v4097 * v3892;
+      const unsigned int v4103 = v4102 + v4099;
+      const unsigned int v4106 = packed[v4103];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v4108 = v4093 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v4111 = v4097 * v3901;
+      const unsigned int v4112 = v4111 + v4108;
+      const float v4113 = scales[v4112];  // kernels/gemm/quant_b.hpp:39
+      const float v4115 = biases[v4112];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v4121 = v4106 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4122 = v4121 & 15u;
+      const unsigned int v4125 = v4122 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4126 = __uint_as_float(v4125);
+      const float v4127 = v4126 - 8388608.0f;
+      const float v4128 = fmaf(v4127, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4133 = v4106 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4134 = v4133 & 15u;
+      const unsigned int v4137 = v4134 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4138 = __uint_as_float(v4137);
+      const float v4139 = v4138 - 8388608.0f;
+      const float v4140 = fmaf(v4139, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4145 = v4106 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4146 = v4145 & 15u;
+      const unsigned int v4149 = v4146 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4150 = __uint_as_float(v4149);
+      const float v4151 = v4150 - 8388608.0f;
+      const float v4152 = fmaf(v4151, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4157 = v4106 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4158 = v4157 & 15u;
+      const unsigned int v4161 = v4158 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4162 = __uint_as_float(v4161);
+      const float v4163 = v4162 - 8388608.0f;
+      const float v4164 = fmaf(v4163, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4169 = v4106 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4170 = v4169 & 15u;
+      const unsigned int v4173 = v4170 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4174 = __uint_as_float(v4173);
+      const float v4175 = v4174 - 8388608.0f;
+      const float v4176 = fmaf(v4175, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4181 = v4106 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4182 = v4181 & 15u;
+      const unsigned int v4185 = v4182 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4186 = __uint_as_float(v4185);
+      const float v4187 = v4186 - 8388608.0f;
+      const float v4188 = fmaf(v4187, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4193 = v4106 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4194 = v4193 & 15u;
+      const unsigned int v4197 = v4194 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4198 = __uint_as_float(v4197);
+      const float v4199 = v4198 - 8388608.0f;
+      const float v4200 = fmaf(v4199, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4205 = v4106 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4206 = v4205 & 15u;
+      const unsigned int v4209 = v4206 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4210 = __uint_as_float(v4209);
+      const float v4211 = v4210 - 8388608.0f;
+      const float v4212 = fmaf(v4211, v4113, v4115);  // kernels/gemm/quant_b.hpp:44
+      const float v4214 = v4089 ? v4128 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v4218 = v4080 * 20u;
+      const unsigned int v4219 = 5120u + v4218;
+      const unsigned int v4220 = v4219 + v4084;
+      shm1[v4220] = v4214;
+      const float v4223 = v4089 ? v4140 : 0.0f;
+      const unsigned int v4230 = v4220 + 1u;
+      shm1[v4230] = v4223;
+      const float v4232 = v4089 ? v4152 : 0.0f;
+      const unsigned int v4239 = v4220 + 2u;
+      shm1[v4239] = v4232;
+      const float v4241 = v4089 ? v4164 : 0.0f;
+      const unsigned int v4248 = v4220 + 3u;
+      shm1[v4248] = v4241;
+      const float v4250 = v4089 ? v4176 : 0.0f;
+      const unsigned int v4257 = v4220 + 4u;
+      shm1[v4257] = v4250;
+      const float v4259 = v4089 ? v4188 : 0.0f;
+      const unsigned int v4266 = v4220 + 5u;
+      shm1[v4266] = v4259;
+      const float v4268 = v4089 ? v4200 : 0.0f;
+      const unsigned int v4275 = v4220 + 6u;
+      shm1[v4275] = v4268;
+      const float v4277 = v4089 ? v4212 : 0.0f;
+      const unsigned int v4284 = v4220 + 7u;
+      shm1[v4284] = v4277;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v4805 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v4811 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v4822 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v4828 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v4268 = v3; v4268 < v2; v4268 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v4270 = v4268 >> 4u;
-      const unsigned int v4272 = v4270 & 3u;
+    for (unsigned int v4285 = v3; v4285 < v2; v4285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4287 = v4285 >> 4u;
+      const unsigned int v4289 = v4287 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v4275 = v4268 + 48u;
-      const unsigned int v4277 = v4270 + 3u;
-      const unsigned int v4278 = v4277 & 3u;
-      const bool v4279 = v4275 < v2;
-      if (v4279) {
-        const unsigned int v4281 = v4278 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v4283 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4286 = v4283 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4289 = v4283 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4290 = v4289 << 2u;
-        const unsigned int v4291 = v6 + v4286;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4292 = v4291 < v0;
-        const unsigned int v4293 = v4275 + v4290;
-        const bool v4294 = v4293 < v2;
-        const bool v4295 = v4292 && v4294;
-        const unsigned int v4297 = v4291 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4299 = v4297 + v4275;
-        const unsigned int v4300 = v4299 + v4290;
-        const unsigned int v4301 = v4295 ? v4300 : v3;
-        const unsigned int v4303 = v4286 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4304 = v4281 + v4303;
-        const unsigned int v4305 = v4304 + v4290;
-        iron_copy_async(shm0 + v4305, x + v4301, v4295);
-        const unsigned int v4308 = v4283 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4310 = v4308 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4313 = v4308 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4314 = v4313 << 2u;
-        const unsigned int v4315 = v6 + v4310;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4316 = v4315 < v0;
-        const unsigned int v4317 = v4275 + v4314;
-        const bool v4318 = v4317 < v2;
-        const bool v4319 = v4316 && v4318;
-        const unsigned int v4321 = v4315 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4323 = v4321 + v4275;
-        const unsigned int v4324 = v4323 + v4314;
-        const unsigned int v4325 = v4319 ? v4324 : v3;
-        const unsigned int v4327 = v4310 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4328 = v4281 + v4327;
-        const unsigned int v4329 = v4328 + v4314;
-        iron_copy_async(shm0 + v4329, x + v4325, v4319);
-        const unsigned int v4332 = v4283 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4334 = v4332 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4337 = v4332 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4338 = v4337 << 2u;
-        const unsigned int v4339 = v6 + v4334;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4340 = v4339 < v0;
-        const unsigned int v4341 = v4275 + v4338;
-        const bool v4342 = v4341 < v2;
-        const bool v4343 = v4340 && v4342;
-        const unsigned int v4345 = v4339 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4347 = v4345 + v4275;
-        const unsigned int v4348 = v4347 + v4338;
-        const unsigned int v4349 = v4343 ? v4348 : v3;
-        const unsigned int v4351 = v4334 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4352 = v4281 + v4351;
-        const unsigned int v4353 = v4352 + v4338;
-        iron_copy_async(shm0 + v4353, x + v4349, v4343);
-        const unsigned int v4356 = v4283 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4358 = v4356 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4361 = v4356 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4362 = v4361 << 2u;
-        const unsigned int v4363 = v6 + v4358;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4364 = v4363 < v0;
-        const unsigned int v4365 = v4275 + v4362;
-        const bool v4366 = v4365 < v2;
-        const bool v4367 = v4364 && v4366;
-        const unsigned int v4369 = v4363 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4371 = v4369 + v4275;
-        const unsigned int v4372 = v4371 + v4362;
-        const unsigned int v4373 = v4367 ? v4372 : v3;
-        const unsigned int v4375 = v4358 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4376 = v4281 + v4375;
-        const unsigned int v4377 = v4376 + v4362;
-        iron_copy_async(shm0 + v4377, x + v4373, v4367);
-        const unsigned int v4384 = v4283 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v4387 = v4283 & 1u;  // kernels/gemm/quant_b.hpp:121
-        const unsigned int v4388 = v4387 << 3u;
-        const unsigned int v4389 = v9 + v4384;  // kernels/gemm/quant_b.hpp:122
-        const bool v4390 = v4389 < v1;
-        const unsigned int v4391 = v4275 + v4388;
-        const bool v4392 = v4391 < v2;
-        const bool v4393 = v4390 && v4392;
-        const unsigned int v4395 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v4397 = min(v4391, v4395);
-        const unsigned int v4399 = v1 - 1u;
-        const unsigned int v4401 = min(v4389, v4399);
-        const unsigned int v4403 = v4397 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v4405 = v2 >> 3u;
-        const unsigned int v4406 = v4401 * v4405;
-        const unsigned int v4407 = v4406 + v4403;
-        const unsigned int v4410 = packed[v4407];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v4412 = v4397 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v4414 = v2 >> 5u;
-        const unsigned int v4415 = v4401 * v4414;
-        const unsigned int v4416 = v4415 + v4412;
-        const float v4417 = scales[v4416];  // kernels/gemm/quant_b.hpp:39
-        const float v4419 = biases[v4416];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v4425 = v4410 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4426 = v4425 & 15u;
-        const unsigned int v4429 = v4426 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4430 = __uint_as_float(v4429);
-        const float v4431 = v4430 - 8388608.0f;
-        const float v4432 = fmaf(v4431, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4437 = v4410 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4438 = v4437 & 15u;
-        const unsigned int v4441 = v4438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4442 = __uint_as_float(v4441);
-        const float v4443 = v4442 - 8388608.0f;
-        const float v4444 = fmaf(v4443, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4449 = v4410 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4450 = v4449 & 15u;
-        const unsigned int v4453 = v4450 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4454 = __uint_as_float(v4453);
-        const float v4455 = v4454 - 8388608.0f;
-        const float v4456 = fmaf(v4455, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4461 = v4410 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4462 = v4461 & 15u;
-        const unsigned int v4465 = v4462 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4466 = __uint_as_float(v4465);
-        const float v4467 = v4466 - 8388608.0f;
-        const float v4468 = fmaf(v4467, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4473 = v4410 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4474 = v4473 & 15u;
-        const unsigned int v4477 = v4474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4478 = __uint_as_float(v4477);
-        const float v4479 = v4478 - 8388608.0f;
-        const float v4480 = fmaf(v4479, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4485 = v4410 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4486 = v4485 & 15u;
-        const unsigned int v4489 = v4486 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4490 = __uint_as_float(v4489);
-        const float v4491 = v4490 - 8388608.0f;
-        const float v4492 = fmaf(v4491, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4497 = v4410 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4498 = v4497 & 15u;
-        const unsigned int v4501 = v4498 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4502 = __uint_as_float(v4501);
-        const float v4503 = v4502 - 8388608.0f;
-        const float v4504 = fmaf(v4503, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4509 = v4410 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4510 = v4509 & 15u;
-        const unsigned int v4513 = v4510 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4514 = __uint_as_float(v4513);
-        const float v4515 = v4514 - 8388608.0f;
-        const float v4516 = fmaf(v4515, v4417, v4419);  // kernels/gemm/quant_b.hpp:44
-        const float v4518 = v4393 ? v4432 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v4522 = v4384 * 20u;
-        const unsigned int v4523 = v4281 + v4522;
-        const unsigned int v4524 = v4523 + v4388;
-        shm1[v4524] = v4518;
-        const float v4527 = v4393 ? v4444 : 0.0f;
-        const unsigned int v4534 = v4524 + 1u;
-        shm1[v4534] = v4527;
-        const float v4536 = v4393 ? v4456 : 0.0f;
-        const unsigned int v4543 = v4524 + 2u;
-        shm1[v4543] = v4536;
-        const float v4545 = v4393 ? v4468 : 0.0f;
-        const unsigned int v4552 = v4524 + 3u;
-        shm1[v4552] = v4545;
-        const float v4554 = v4393 ? v4480 : 0.0f;
-        const unsigned int v4561 = v4524 + 4u;
-        shm1[v4561] = v4554;
-        const float v4563 = v4393 ? v4492 : 0.0f;
-        const unsigned int v4570 = v4524 + 5u;
-        shm1[v4570] = v4563;
-        const float v4572 = v4393 ? v4504 : 0.0f;
-        const unsigned int v4579 = v4524 + 6u;
-        shm1[v4579] = v4572;
-        const float v4581 = v4393 ? v4516 : 0.0f;
-        const unsigned int v4588 = v4524 + 7u;
-        shm1[v4588] = v4581;
-        const unsigned int v4593 = v4308 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v4596 = v4308 & 1u;  // kernels/gemm/quant_b.hpp:121
-        const unsigned int v4597 = v4596 << 3u;
-        const unsigned int v4598 = v9 + v4593;  // kernels/gemm/quant_b.hpp:122
-        const bool v4599 = v4598 < v1;
-        const unsigned int v4600 = v4275 + v4597;
-        const bool v4601 = v4600 < v2;
-        const bool v4602 = v4599 && v4601;
-        const unsigned int v4606 = min(v4600, v4395);  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v4610 = min(v4598, v4399);
-        const unsigned int v4612 = v4606 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v4615 = v4610 * v4405;
-        const unsigned int v4616 = v4615 + v4612;
-        const unsigned int v4619 = packed[v4616];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v4621 = v4606 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v4624 = v4610 * v4414;
-        const unsigned int v4625 = v4624 + v4621;
-        const float v4626 = scales[v4625];  // kernels/gemm/quant_b.hpp:39
-        const float v4628 = biases[v4625];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v4634 = v4619 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4635 = v4634 & 15u;
-        const unsigned int v4638 = v4635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4639 = __uint_as_float(v4638);
-        const float v4640 = v4639 - 8388608.0f;
-        const float v4641 = fmaf(v4640, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4646 = v4619 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4647 = v4646 & 15u;
-        const unsigned int v4650 = v4647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4651 = __uint_as_float(v4650);
-        const float v4652 = v4651 - 8388608.0f;
-        const float v4653 = fmaf(v4652, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4658 = v4619 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4659 = v4658 & 15u;
-        const unsigned int v4662 = v4659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4663 = __uint_as_float(v4662);
-        const float v4664 = v4663 - 8388608.0f;
-        const float v4665 = fmaf(v4664, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4670 = v4619 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4671 = v4670 & 15u;
-        const unsigned int v4674 = v4671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4675 = __uint_as_float(v4674);
-        const float v4676 = v4675 - 8388608.0f;
-        const float v4677 = fmaf(v4676, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4682 = v4619 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4683 = v4682 & 15u;
-        const unsigned int v4686 = v4683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4687 = __uint_as_float(v4686);
-        const float v4688 = v4687 - 8388608.0f;
-        const float v4689 = fmaf(v4688, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4694 = v4619 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4695 = v4694 & 15u;
-        const unsigned int v4698 = v4695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4699 = __uint_as_float(v4698);
-        const float v4700 = v4699 - 8388608.0f;
-        const float v4701 = fmaf(v4700, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4706 = v4619 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4707 = v4706 & 15u;
-        const unsigned int v4710 = v4707 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4711 = __uint_as_float(v4710);
-        const float v4712 = v4711 - 8388608.0f;
-        const float v4713 = fmaf(v4712, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4718 = v4619 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4719 = v4718 & 15u;
-        const unsigned int v4722 = v4719 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4723 = __uint_as_float(v4722);
-        const float v4724 = v4723 - 8388608.0f;
-        const float v4725 = fmaf(v4724, v4626, v4628);  // kernels/gemm/quant_b.hpp:44
-        const float v4727 = v4602 ? v4641 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v4731 = v4593 * 20u;
-        const unsigned int v4732 = v4281 + v4731;
-        const unsigned int v4733 = v4732 + v4597;
-        shm1[v4733] = v4727;
-        const float v4736 = v4602 ? v4653 : 0.0f;
-        const unsigned int v4743 = v4733 + 1u;
-        shm1[v4743] = v4736;
-        const float v4745 = v4602 ? v4665 : 0.0f;
-        const unsigned int v4752 = v4733 + 2u;
-        shm1[v4752] = v4745;
-        const float v4754 = v4602 ? v4677 : 0.0f;
-        const unsigned int v4761 = v4733 + 3u;
-        shm1[v4761] = v4754;
-        const float v4763 = v4602 ? v4689 : 0.0f;
-        const unsigned int v4770 = v4733 + 4u;
-        shm1[v4770] = v4763;
-        const float v4772 = v4602 ? v4701 : 0.0f;
-        const unsigned int v4779 = v4733 + 5u;
-        shm1[v4779] = v4772;
-        const float v4781 = v4602 ? v4713 : 0.0f;
-        const unsigned int v4788 = v4733 + 6u;
-        shm1[v4788] = v4781;
-        const float v4790 = v4602 ? v4725 : 0.0f;
-        const unsigned int v4797 = v4733 + 7u;
-        shm1[v4797] = v4790;
+      const unsigned int v4292 = v4285 + 48u;
+      const unsigned int v4294 = v4287 + 3u;
+      const unsigned int v4295 = v4294 & 3u;
+      const bool v4296 = v4292 < v2;
+      if (v4296) {
+        const unsigned int v4298 = v4295 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4300 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4303 = v4300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4306 = v4300 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4307 = v4306 << 2u;
+        const unsigned int v4308 = v22 + v4303;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4309 = v4308 < v0;
+        const unsigned int v4310 = v4292 + v4307;
+        const bool v4311 = v4310 < v2;
+        const bool v4312 = v4309 && v4311;
+        const unsigned int v4314 = v4308 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4316 = v4314 + v4292;
+        const unsigned int v4317 = v4316 + v4307;
+        const unsigned int v4318 = v4312 ? v4317 : v3;
+        const unsigned int v4320 = v4303 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4321 = v4298 + v4320;
+        const unsigned int v4322 = v4321 + v4307;
+        iron_copy_async(shm0 + v4322, x + v4318, v4312);
+        const unsigned int v4325 = v4300 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4327 = v4325 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4330 = v4325 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4331 = v4330 << 2u;
+        const unsigned int v4332 = v22 + v4327;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4333 = v4332 < v0;
+        const unsigned int v4334 = v4292 + v4331;
+        const bool v4335 = v4334 < v2;
+        const bool v4336 = v4333 && v4335;
+        const unsigned int v4338 = v4332 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4340 = v4338 + v4292;
+        const unsigned int v4341 = v4340 + v4331;
+        const unsigned int v4342 = v4336 ? v4341 : v3;
+        const unsigned int v4344 = v4327 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4345 = v4298 + v4344;
+        const unsigned int v4346 = v4345 + v4331;
+        iron_copy_async(shm0 + v4346, x + v4342, v4336);
+        const unsigned int v4349 = v4300 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4351 = v4349 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4354 = v4349 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4355 = v4354 << 2u;
+        const unsigned int v4356 = v22 + v4351;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4357 = v4356 < v0;
+        const unsigned int v4358 = v4292 + v4355;
+        const bool v4359 = v4358 < v2;
+        const bool v4360 = v4357 && v4359;
+        const unsigned int v4362 = v4356 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4364 = v4362 + v4292;
+        const unsigned int v4365 = v4364 + v4355;
+        const unsigned int v4366 = v4360 ? v4365 : v3;
+        const unsigned int v4368 = v4351 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4369 = v4298 + v4368;
+        const unsigned int v4370 = v4369 + v4355;
+        iron_copy_async(shm0 + v4370, x + v4366, v4360);
+        const unsigned int v4373 = v4300 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4375 = v4373 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4378 = v4373 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4379 = v4378 << 2u;
+        const unsigned int v4380 = v22 + v4375;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4381 = v4380 < v0;
+        const unsigned int v4382 = v4292 + v4379;
+        const bool v4383 = v4382 < v2;
+        const bool v4384 = v4381 && v4383;
+        const unsigned int v4386 = v4380 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4388 = v4386 + v4292;
+        const unsigned int v4389 = v4388 + v4379;
+        const unsigned int v4390 = v4384 ? v4389 : v3;
+        const unsigned int v4392 = v4375 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4393 = v4298 + v4392;
+        const unsigned int v4394 = v4393 + v4379;
+        iron_copy_async(shm0 + v4394, x + v4390, v4384);
+        const unsigned int v4401 = v4300 >> 1u;  // kernels/gemm/quant_b.hpp:120
+        const unsigned int v4404 = v4300 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v4405 = v4404 << 3u;
+        const unsigned int v4406 = v26 + v4401;  // kernels/gemm/quant_b.hpp:122
+        const bool v4407 = v4406 < v1;
+        const unsigned int v4408 = v4292 + v4405;
+        const bool v4409 = v4408 < v2;
+        const bool v4410 = v4407 && v4409;
+        const unsigned int v4412 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v4414 = min(v4408, v4412);
+        const unsigned int v4416 = v1 - 1u;
+        const unsigned int v4418 = min(v4406, v4416);
+        const unsigned int v4420 = v4414 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v4422 = v2 >> 3u;
+        const unsigned int v4423 = v4418 * v4422;
+        const unsigned int v4424 = v4423 + v4420;
+        const unsigned int v4427 = packed[v4424];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v4429 = v4414 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v4431 = v2 >> 5u;
+        const unsigned int v4432 = v4418 * v4431;
+        const unsigned int v4433 = v4432 + v4429;
+        const float v4434 = scales[v4433];  // kernels/gemm/quant_b.hpp:39
+        const float v4436 = biases[v4433];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v4442 = v4427 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4443 = v4442 & 15u;
+        const unsigned int v4446 = v4443 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4447 = __uint_as_float(v4446);
+        const float v4448 = v4447 - 8388608.0f;
+        const float v4449 = fmaf(v4448, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4454 = v4427 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4455 = v4454 & 15u;
+        const unsigned int v4458 = v4455 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4459 = __uint_as_float(v4458);
+        const float v4460 = v4459 - 8388608.0f;
+        const float v4461 = fmaf(v4460, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4466 = v4427 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4467 = v4466 & 15u;
+        const unsigned int v4470 = v4467 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4471 = __uint_as_float(v4470);
+        const float v4472 = v4471 - 8388608.0f;
+        const float v4473 = fmaf(v4472, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4478 = v4427 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4479 = v4478 & 15u;
+        const unsigned int v4482 = v4479 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4483 = __uint_as_float(v4482);
+        const float v4484 = v4483 - 8388608.0f;
+        const float v4485 = fmaf(v4484, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4490 = v4427 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4491 = v4490 & 15u;
+        const unsigned int v4494 = v4491 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4495 = __uint_as_float(v4494);
+        const float v4496 = v4495 - 8388608.0f;
+        const float v4497 = fmaf(v4496, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4502 = v4427 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4503 = v4502 & 15u;
+        const unsigned int v4506 = v4503 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4507 = __uint_as_float(v4506);
+        const float v4508 = v4507 - 8388608.0f;
+        const float v4509 = fmaf(v4508, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4514 = v4427 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4515 = v4514 & 15u;
+        const unsigned int v4518 = v4515 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4519 = __uint_as_float(v4518);
+        const float v4520 = v4519 - 8388608.0f;
+        const float v4521 = fmaf(v4520, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4526 = v4427 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4527 = v4526 & 15u;
+        const unsigned int v4530 = v4527 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4531 = __uint_as_float(v4530);
+        const float v4532 = v4531 - 8388608.0f;
+        const float v4533 = fmaf(v4532, v4434, v4436);  // kernels/gemm/quant_b.hpp:44
+        const float v4535 = v4410 ? v4449 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4539 = v4401 * 20u;
+        const unsigned int v4540 = v4298 + v4539;
+        const unsigned int v4541 = v4540 + v4405;
+        shm1[v4541] = v4535;
+        const float v4544 = v4410 ? v4461 : 0.0f;
+        const unsigned int v4551 = v4541 + 1u;
+        shm1[v4551] = v4544;
+        const float v4553 = v4410 ? v4473 : 0.0f;
+        const unsigned int v4560 = v4541 + 2u;
+        shm1[v4560] = v4553;
+        const float v4562 = v4410 ? v4485 : 0.0f;
+        const unsigned int v4569 = v4541 + 3u;
+        shm1[v4569] = v4562;
+        const float v4571 = v4410 ? v4497 : 0.0f;
+        const unsigned int v4578 = v4541 + 4u;
+        shm1[v4578] = v4571;
+        const float v4580 = v4410 ? v4509 : 0.0f;
+        const unsigned int v4587 = v4541 + 5u;
+        shm1[v4587] = v4580;
+        const float v4589 = v4410 ? v4521 : 0.0f;
+        const unsigned int v4596 = v4541 + 6u;
+        shm1[v4596] = v4589;
+        const float v4598 = v4410 ? v4533 : 0.0f;
+        const unsigned int v4605 = v4541 + 7u;
+        shm1[v4605] = v4598;
+        const unsigned int v4610 = v4325 >> 1u;  // kernels/gemm/quant_b.hpp:120
+        const unsigned int v4613 = v4325 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v4614 = v4613 << 3u;
+        const unsigned int v4615 = v26 + v4610;  // kernels/gemm/quant_b.hpp:122
+        const bool v4616 = v4615 < v1;
+        const unsigned int v4617 = v4292 + v4614;
+        const bool v4618 = v4617 < v2;
+        const bool v4619 = v4616 && v4618;
+        const unsigned int v4623 = min(v4617, v4412);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v4627 = min(v4615, v4416);
+        const unsigned int v4629 = v4623 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v4632 = v4627 * v4422;
+        const unsigned int v4633 = v4632 + v4629;
+        const unsigned int v4636 = packed[v4633];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v4638 = v4623 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v4641 = v4627 * v4431;
+        const unsigned int v4642 = v4641 + v4638;
+        const float v4643 = scales[v4642];  // kernels/gemm/quant_b.hpp:39
+        const float v4645 = biases[v4642];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v4651 = v4636 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4652 = v4651 & 15u;
+        const unsigned int v4655 = v4652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4656 = __uint_as_float(v4655);
+        const float v4657 = v4656 - 8388608.0f;
+        const float v4658 = fmaf(v4657, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4663 = v4636 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4664 = v4663 & 15u;
+        const unsigned int v4667 = v4664 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4668 = __uint_as_float(v4667);
+        const float v4669 = v4668 - 8388608.0f;
+        const float v4670 = fmaf(v4669, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4675 = v4636 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4676 = v4675 & 15u;
+        const unsigned int v4679 = v4676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4680 = __uint_as_float(v4679);
+        const float v4681 = v4680 - 8388608.0f;
+        const float v4682 = fmaf(v4681, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4687 = v4636 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4688 = v4687 & 15u;
+        const unsigned int v4691 = v4688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4692 = __uint_as_float(v4691);
+        const float v4693 = v4692 - 8388608.0f;
+        const float v4694 = fmaf(v4693, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4699 = v4636 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4700 = v4699 & 15u;
+        const unsigned int v4703 = v4700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4704 = __uint_as_float(v4703);
+        const float v4705 = v4704 - 8388608.0f;
+        const float v4706 = fmaf(v4705, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4711 = v4636 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4712 = v4711 & 15u;
+        const unsigned int v4715 = v4712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4716 = __uint_as_float(v4715);
+        const float v4717 = v4716 - 8388608.0f;
+        const float v4718 = fmaf(v4717, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4723 = v4636 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4724 = v4723 & 15u;
+        const unsigned int v4727 = v4724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4728 = __uint_as_float(v4727);
+        const float v4729 = v4728 - 8388608.0f;
+        const float v4730 = fmaf(v4729, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4735 = v4636 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4736 = v4735 & 15u;
+        const unsigned int v4739 = v4736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4740 = __uint_as_float(v4739);
+        const float v4741 = v4740 - 8388608.0f;
+        const float v4742 = fmaf(v4741, v4643, v4645);  // kernels/gemm/quant_b.hpp:44
+        const float v4744 = v4619 ? v4658 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4748 = v4610 * 20u;
+        const unsigned int v4749 = v4298 + v4748;
+        const unsigned int v4750 = v4749 + v4614;
+        shm1[v4750] = v4744;
+        const float v4753 = v4619 ? v4670 : 0.0f;
+        const unsigned int v4760 = v4750 + 1u;
+        shm1[v4760] = v4753;
+        const float v4762 = v4619 ? v4682 : 0.0f;
+        const unsigned int v4769 = v4750 + 2u;
+        shm1[v4769] = v4762;
+        const float v4771 = v4619 ? v4694 : 0.0f;
+        const unsigned int v4778 = v4750 + 3u;
+        shm1[v4778] = v4771;
+        const float v4780 = v4619 ? v4706 : 0.0f;
+        const unsigned int v4787 = v4750 + 4u;
+        shm1[v4787] = v4780;
+        const float v4789 = v4619 ? v4718 : 0.0f;
+        const unsigned int v4796 = v4750 + 5u;
+        shm1[v4796] = v4789;
+        const float v4798 = v4619 ? v4730 : 0.0f;
+        const unsigned int v4805 = v4750 + 6u;
+        shm1[v4805] = v4798;
+        const float v4807 = v4619 ? v4742 : 0.0f;
+        const unsigned int v4814 = v4750 + 7u;
+        shm1[v4814] = v4807;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v4799 = v4272 * 2560u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v4806 = v4799 + v4805;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v22, shm0, v4806, 20u);
-      const unsigned int v4812 = v4799 + v4811;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v24, shm1, v4812, 20u);
-      iron_frag_mma_software(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4816 = v4289 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4823 = v4816 + v4822;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v39, shm0, v4823, 20u);
+      const unsigned int v4829 = v4816 + v4828;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v41, shm1, v4829, 20u);
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v579 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v580 = threadIdx.x;
-    const unsigned int v610 = v580 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v613 = v580 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const unsigned int v614 = v613 << 3u;
-    const unsigned int v615 = v9 + v610;  // kernels/gemm/quant_b.hpp:122
-    const bool v616 = v615 < v1;
-    const unsigned int v621 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v625 = v1 - 1u;
-    const unsigned int v627 = min(v615, v625);
-    const unsigned int v631 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v632 = v627 * v631;
-    const unsigned int v640 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v641 = v627 * v640;
-    const unsigned int v748 = v610 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v750 = v748 + v614;
-    const unsigned int v760 = v750 + 1u;
-    const unsigned int v769 = v750 + 2u;
-    const unsigned int v778 = v750 + 3u;
-    const unsigned int v787 = v750 + 4u;
-    const unsigned int v796 = v750 + 5u;
-    const unsigned int v805 = v750 + 6u;
-    const unsigned int v814 = v750 + 7u;
-    const unsigned int v817 = v580 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const unsigned int v819 = v817 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v822 = v817 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const unsigned int v823 = v822 << 3u;
-    const unsigned int v824 = v9 + v819;  // kernels/gemm/quant_b.hpp:122
-    const bool v825 = v824 < v1;
-    const unsigned int v836 = min(v824, v625);  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v841 = v836 * v631;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v850 = v836 * v640;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v957 = v819 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v959 = v957 + v823;
-    const unsigned int v969 = v959 + 1u;
-    const unsigned int v978 = v959 + 2u;
-    const unsigned int v987 = v959 + 3u;
-    const unsigned int v996 = v959 + 4u;
-    const unsigned int v1005 = v959 + 5u;
-    const unsigned int v1014 = v959 + 6u;
-    const unsigned int v1023 = v959 + 7u;
-    const unsigned int v1029 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v1035 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v596 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v597 = threadIdx.x;
+    const unsigned int v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v631 = v630 << 3u;
+    const unsigned int v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:122
+    const bool v633 = v632 < v1;
+    const unsigned int v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v642 = v1 - 1u;
+    const unsigned int v644 = min(v632, v642);
+    const unsigned int v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v649 = v644 * v648;
+    const unsigned int v657 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v658 = v644 * v657;
+    const unsigned int v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v767 = v765 + v631;
+    const unsigned int v777 = v767 + 1u;
+    const unsigned int v786 = v767 + 2u;
+    const unsigned int v795 = v767 + 3u;
+    const unsigned int v804 = v767 + 4u;
+    const unsigned int v813 = v767 + 5u;
+    const unsigned int v822 = v767 + 6u;
+    const unsigned int v831 = v767 + 7u;
+    const unsigned int v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const unsigned int v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v840 = v839 << 3u;
+    const unsigned int v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:122
+    const bool v842 = v841 < v1;
+    const unsigned int v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v976 = v974 + v840;
+    const unsigned int v986 = v976 + 1u;
+    const unsigned int v995 = v976 + 2u;
+    const unsigned int v1004 = v976 + 3u;
+    const unsigned int v1013 = v976 + 4u;
+    const unsigned int v1022 = v976 + 5u;
+    const unsigned int v1031 = v976 + 6u;
+    const unsigned int v1040 = v976 + 7u;
+    const unsigned int v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v578 = v3; v578 < v2; v578 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v582 = v580; v582 < 2048u; v582 += v579) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v584 = v582 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v586 = v582 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v587 = v6 + v584;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v588 = v587 < v0;
-        const unsigned int v589 = v578 + v586;
-        const bool v590 = v589 < v2;
-        const bool v591 = v588 && v590;
-        if (v591) {
-          const unsigned int v593 = v587 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v595 = v593 + v578;
-          const unsigned int v596 = v595 + v586;
-          const float v597 = x[v596];
-          const unsigned int v599 = v584 * 20u;
-          const unsigned int v600 = v599 + v586;
-          shm0[v600] = v597;
+    for (unsigned int v595 = v3; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v605 = v604 < v0;
+        const unsigned int v606 = v595 + v603;
+        const bool v607 = v606 < v2;
+        const bool v608 = v605 && v607;
+        if (v608) {
+          const unsigned int v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v612 = v610 + v595;
+          const unsigned int v613 = v612 + v603;
+          const float v614 = x[v613];
+          const unsigned int v616 = v601 * 20u;
+          const unsigned int v617 = v616 + v603;
+          shm0[v617] = v614;
         } else {
-          const unsigned int v602 = v584 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v603 = v602 + v586;
-          shm0[v603] = 0.0f;
+          const unsigned int v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v620 = v619 + v603;
+          shm0[v620] = 0.0f;
         }
       }
-      const unsigned int v617 = v578 + v614;  // kernels/gemm/quant_b.hpp:122
-      const bool v618 = v617 < v2;
-      const bool v619 = v616 && v618;
-      const unsigned int v623 = min(v617, v621);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v629 = v623 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v633 = v632 + v629;
-      const unsigned int v636 = packed[v633];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v638 = v623 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v642 = v641 + v638;
-      const float v643 = scales[v642];  // kernels/gemm/quant_b.hpp:39
-      const float v645 = biases[v642];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v651 = v636 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v652 = v651 & 15u;
-      const unsigned int v655 = v652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v656 = __uint_as_float(v655);
-      const float v657 = v656 - 8388608.0f;
-      const float v658 = fmaf(v657, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v663 = v636 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v664 = v663 & 15u;
-      const unsigned int v667 = v664 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v668 = __uint_as_float(v667);
-      const float v669 = v668 - 8388608.0f;
-      const float v670 = fmaf(v669, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v675 = v636 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v676 = v675 & 15u;
-      const unsigned int v679 = v676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v680 = __uint_as_float(v679);
-      const float v681 = v680 - 8388608.0f;
-      const float v682 = fmaf(v681, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v687 = v636 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v688 = v687 & 15u;
-      const unsigned int v691 = v688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v692 = __uint_as_float(v691);
-      const float v693 = v692 - 8388608.0f;
-      const float v694 = fmaf(v693, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v699 = v636 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v700 = v699 & 15u;
-      const unsigned int v703 = v700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v704 = __uint_as_float(v703);
-      const float v705 = v704 - 8388608.0f;
-      const float v706 = fmaf(v705, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v711 = v636 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v712 = v711 & 15u;
-      const unsigned int v715 = v712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v716 = __uint_as_float(v715);
-      const float v717 = v716 - 8388608.0f;
-      const float v718 = fmaf(v717, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v723 = v636 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v724 = v723 & 15u;
-      const unsigned int v727 = v724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v728 = __uint_as_float(v727);
-      const float v729 = v728 - 8388608.0f;
-      const float v730 = fmaf(v729, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v735 = v636 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v736 = v735 & 15u;
-      const unsigned int v739 = v736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v740 = __uint_as_float(v739);
-      const float v741 = v740 - 8388608.0f;
-      const float v742 = fmaf(v741, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const float v744 = v619 ? v658 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v750] = v744;
-      const float v753 = v619 ? v670 : 0.0f;
-      shm1[v760] = v753;
-      const float v762 = v619 ? v682 : 0.0f;
-      shm1[v769] = v762;
-      const float v771 = v619 ? v694 : 0.0f;
-      shm1[v778] = v771;
-      const float v780 = v619 ? v706 : 0.0f;
-      shm1[v787] = v780;
-      const float v789 = v619 ? v718 : 0.0f;
-      shm1[v796] = v789;
-      const float v798 = v619 ? v730 : 0.0f;
-      shm1[v805] = v798;
-      const float v807 = v619 ? v742 : 0.0f;
-      shm1[v814] = v807;
-      const unsigned int v826 = v578 + v823;  // kernels/gemm/quant_b.hpp:122
-      const bool v827 = v826 < v2;
-      const bool v828 = v825 && v827;
-      const unsigned int v832 = min(v826, v621);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v838 = v832 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v842 = v841 + v838;
-      const unsigned int v845 = packed[v842];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v847 = v832 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v851 = v850 + v847;
-      const float v852 = scales[v851];  // kernels/gemm/quant_b.hpp:39
-      const float v854 = biases[v851];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v860 = v845 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v861 = v860 & 15u;
-      const unsigned int v864 = v861 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v865 = __uint_as_float(v864);
-      const float v866 = v865 - 8388608.0f;
-      const float v867 = fmaf(v866, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v872 = v845 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v873 = v872 & 15u;
-      const unsigned int v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v877 = __uint_as_float(v876);
-      const float v878 = v877 - 8388608.0f;
-      const float v879 = fmaf(v878, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v884 = v845 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v885 = v884 & 15u;
-      const unsigned int v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v889 = __uint_as_float(v888);
-      const float v890 = v889 - 8388608.0f;
-      const float v891 = fmaf(v890, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v896 = v845 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v897 = v896 & 15u;
-      const unsigned int v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v901 = __uint_as_float(v900);
-      const float v902 = v901 - 8388608.0f;
-      const float v903 = fmaf(v902, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v908 = v845 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v909 = v908 & 15u;
-      const unsigned int v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v913 = __uint_as_float(v912);
-      const float v914 = v913 - 8388608.0f;
-      const float v915 = fmaf(v914, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v920 = v845 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v921 = v920 & 15u;
-      const unsigned int v924 = v921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v925 = __uint_as_float(v924);
-      const float v926 = v925 - 8388608.0f;
-      const float v927 = fmaf(v926, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v932 = v845 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v933 = v932 & 15u;
-      const unsigned int v936 = v933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v937 = __uint_as_float(v936);
-      const float v938 = v937 - 8388608.0f;
-      const float v939 = fmaf(v938, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v944 = v845 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v945 = v944 & 15u;
-      const unsigned int v948 = v945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v949 = __uint_as_float(v948);
-      const float v950 = v949 - 8388608.0f;
-      const float v951 = fmaf(v950, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const float v953 = v828 ? v867 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v959] = v953;
-      const float v962 = v828 ? v879 : 0.0f;
-      shm1[v969] = v962;
-      const float v971 = v828 ? v891 : 0.0f;
-      shm1[v978] = v971;
-      const float v980 = v828 ? v903 : 0.0f;
-      shm1[v987] = v980;
-      const float v989 = v828 ? v915 : 0.0f;
-      shm1[v996] = v989;
-      const float v998 = v828 ? v927 : 0.0f;
-      shm1[v1005] = v998;
-      const float v1007 = v828 ? v939 : 0.0f;
-      shm1[v1014] = v1007;
-      const float v1016 = v828 ? v951 : 0.0f;
-      shm1[v1023] = v1016;
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v22, shm0, v1029, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v24, shm1, v1035, 20u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_software(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:122
+      const bool v635 = v634 < v2;
+      const bool v636 = v633 && v635;
+      const unsigned int v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v650 = v649 + v646;
+      const unsigned int v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v655 = v640 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v659 = v658 + v655;
+      const float v660 = scales[v659];  // kernels/gemm/quant_b.hpp:39
+      const float v662 = biases[v659];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v668 = v653 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v669 = v668 & 15u;
+      const unsigned int v672 = v669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v673 = __uint_as_float(v672);
+      const float v674 = v673 - 8388608.0f;
+      const float v675 = fmaf(v674, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v680 = v653 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v681 = v680 & 15u;
+      const unsigned int v684 = v681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v685 = __uint_as_float(v684);
+      const float v686 = v685 - 8388608.0f;
+      const float v687 = fmaf(v686, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v692 = v653 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v693 = v692 & 15u;
+      const unsigned int v696 = v693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v697 = __uint_as_float(v696);
+      const float v698 = v697 - 8388608.0f;
+      const float v699 = fmaf(v698, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v704 = v653 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v705 = v704 & 15u;
+      const unsigned int v708 = v705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v709 = __uint_as_float(v708);
+      const float v710 = v709 - 8388608.0f;
+      const float v711 = fmaf(v710, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v716 = v653 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v717 = v716 & 15u;
+      const unsigned int v720 = v717 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v721 = __uint_as_float(v720);
+      const float v722 = v721 - 8388608.0f;
+      const float v723 = fmaf(v722, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v728 = v653 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v729 = v728 & 15u;
+      const unsigned int v732 = v729 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v733 = __uint_as_float(v732);
+      const float v734 = v733 - 8388608.0f;
+      const float v735 = fmaf(v734, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v740 = v653 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v741 = v740 & 15u;
+      const unsigned int v744 = v741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v745 = __uint_as_float(v744);
+      const float v746 = v745 - 8388608.0f;
+      const float v747 = fmaf(v746, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v752 = v653 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v753 = v752 & 15u;
+      const unsigned int v756 = v753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v757 = __uint_as_float(v756);
+      const float v758 = v757 - 8388608.0f;
+      const float v759 = fmaf(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v767] = v761;
+      const float v770 = v636 ? v687 : 0.0f;
+      shm1[v777] = v770;
+      const float v779 = v636 ? v699 : 0.0f;
+      shm1[v786] = v779;
+      const float v788 = v636 ? v711 : 0.0f;
+      shm1[v795] = v788;
+      const float v797 = v636 ? v723 : 0.0f;
+      shm1[v804] = v797;
+      const float v806 = v636 ? v735 : 0.0f;
+      shm1[v813] = v806;
+      const float v815 = v636 ? v747 : 0.0f;
+      shm1[v822] = v815;
+      const float v824 = v636 ? v759 : 0.0f;
+      shm1[v831] = v824;
+      const unsigned int v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:122
+      const bool v844 = v843 < v2;
+      const bool v845 = v842 && v844;
+      const unsigned int v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v859 = v858 + v855;
+      const unsigned int v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v864 = v849 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v868 = v867 + v864;
+      const float v869 = scales[v868];  // kernels/gemm/quant_b.hpp:39
+      const float v871 = biases[v868];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v877 = v862 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v878 = v877 & 15u;
+      const unsigned int v881 = v878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v882 = __uint_as_float(v881);
+      const float v883 = v882 - 8388608.0f;
+      const float v884 = fmaf(v883, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v889 = v862 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v890 = v889 & 15u;
+      const unsigned int v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v894 = __uint_as_float(v893);
+      const float v895 = v894 - 8388608.0f;
+      const float v896 = fmaf(v895, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v901 = v862 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v902 = v901 & 15u;
+      const unsigned int v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v906 = __uint_as_float(v905);
+      const float v907 = v906 - 8388608.0f;
+      const float v908 = fmaf(v907, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v913 = v862 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v914 = v913 & 15u;
+      const unsigned int v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v918 = __uint_as_float(v917);
+      const float v919 = v918 - 8388608.0f;
+      const float v920 = fmaf(v919, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v925 = v862 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v926 = v925 & 15u;
+      const unsigned int v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v930 = __uint_as_float(v929);
+      const float v931 = v930 - 8388608.0f;
+      const float v932 = fmaf(v931, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v937 = v862 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v938 = v937 & 15u;
+      const unsigned int v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v942 = __uint_as_float(v941);
+      const float v943 = v942 - 8388608.0f;
+      const float v944 = fmaf(v943, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v949 = v862 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v950 = v949 & 15u;
+      const unsigned int v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v954 = __uint_as_float(v953);
+      const float v955 = v954 - 8388608.0f;
+      const float v956 = fmaf(v955, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v961 = v862 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v962 = v961 & 15u;
+      const unsigned int v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v966 = __uint_as_float(v965);
+      const float v967 = v966 - 8388608.0f;
+      const float v968 = fmaf(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v976] = v970;
+      const float v979 = v845 ? v896 : 0.0f;
+      shm1[v986] = v979;
+      const float v988 = v845 ? v908 : 0.0f;
+      shm1[v995] = v988;
+      const float v997 = v845 ? v920 : 0.0f;
+      shm1[v1004] = v997;
+      const float v1006 = v845 ? v932 : 0.0f;
+      shm1[v1013] = v1006;
+      const float v1015 = v845 ? v944 : 0.0f;
+      shm1[v1022] = v1015;
+      const float v1024 = v845 ? v956 : 0.0f;
+      shm1[v1031] = v1024;
+      const float v1033 = v845 ? v968 : 0.0f;
+      shm1[v1040] = v1033;
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v39, shm0, v1046, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v41, shm1, v1052, 20u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v20.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1039 = v6 + v14;
-  const unsigned int v1040 = v1039 + v1038;
-  const unsigned int v1041 = static_cast<unsigned int>(v20.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1042 = v9 + v18;
-  const unsigned int v1043 = v1042 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1045 = v1043 < v1;
-  const bool v1046 = v1044 && v1045;
-  if (v1046) {
-    const float v1047 = v20.x[0];
-    const unsigned int v1049 = v1040 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1050 = v1049 + v1043;
-    out[v1050] = v1047;
-  }
-  const unsigned int v1051 = static_cast<unsigned int>(v20.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1053 = v1039 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v20.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1056 = v1042 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1058 = v1056 < v1;
-  const bool v1059 = v1057 && v1058;
-  if (v1059) {
-    const float v1060 = v20.x[1];
-    const unsigned int v1062 = v1053 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1063 = v1062 + v1056;
-    out[v1063] = v1060;
-  }
-  const unsigned int v1064 = static_cast<unsigned int>(v20.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1066 = v1039 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v20.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1069 = v1042 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v20.x[2];
-    const unsigned int v1075 = v1066 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1076 = v1075 + v1069;
-    out[v1076] = v1073;
-  }
-  const unsigned int v1077 = static_cast<unsigned int>(v20.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1079 = v1039 + v1077;
-  const unsigned int v1080 = static_cast<unsigned int>(v20.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1082 = v1042 + v1080;
-  const bool v1083 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v20.x[3];
-    const unsigned int v1088 = v1079 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1089 = v1088 + v1082;
-    out[v1089] = v1086;
-  }
-  const unsigned int v1090 = static_cast<unsigned int>(v20.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1092 = v1039 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v20.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1095 = v1042 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v20.x[4];
-    const unsigned int v1101 = v1092 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1102 = v1101 + v1095;
-    out[v1102] = v1099;
-  }
-  const unsigned int v1103 = static_cast<unsigned int>(v20.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1105 = v1039 + v1103;
-  const unsigned int v1106 = static_cast<unsigned int>(v20.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1108 = v1042 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1110 = v1108 < v1;
-  const bool v1111 = v1109 && v1110;
-  if (v1111) {
-    const float v1112 = v20.x[5];
-    const unsigned int v1114 = v1105 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1115 = v1114 + v1108;
-    out[v1115] = v1112;
-  }
-  const unsigned int v1116 = static_cast<unsigned int>(v20.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1118 = v1039 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v20.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1121 = v1042 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v20.x[6];
-    const unsigned int v1127 = v1118 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1128 = v1127 + v1121;
-    out[v1128] = v1125;
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v20.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1131 = v1039 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v20.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1134 = v1042 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1136 = v1134 < v1;
-  const bool v1137 = v1135 && v1136;
-  if (v1137) {
-    const float v1138 = v20.x[7];
-    const unsigned int v1140 = v1131 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1141 = v1140 + v1134;
-    out[v1141] = v1138;
-  }
-  const unsigned int v1142 = static_cast<unsigned int>(v20.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1144 = v1039 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v20.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1147 = v1042 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v20.x[8];
-    const unsigned int v1153 = v1144 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1154 = v1153 + v1147;
-    out[v1154] = v1151;
-  }
-  const unsigned int v1155 = static_cast<unsigned int>(v20.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1157 = v1039 + v1155;
-  const unsigned int v1158 = static_cast<unsigned int>(v20.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1160 = v1042 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1162 = v1160 < v1;
-  const bool v1163 = v1161 && v1162;
-  if (v1163) {
-    const float v1164 = v20.x[9];
-    const unsigned int v1166 = v1157 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1167 = v1166 + v1160;
-    out[v1167] = v1164;
-  }
-  const unsigned int v1168 = static_cast<unsigned int>(v20.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1170 = v1039 + v1168;
-  const unsigned int v1171 = static_cast<unsigned int>(v20.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1173 = v1042 + v1171;
-  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1175 = v1173 < v1;
-  const bool v1176 = v1174 && v1175;
-  if (v1176) {
-    const float v1177 = v20.x[10];
-    const unsigned int v1179 = v1170 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1180 = v1179 + v1173;
-    out[v1180] = v1177;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v20.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1183 = v1039 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v20.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1186 = v1042 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v20.x[11];
-    const unsigned int v1192 = v1183 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1193 = v1192 + v1186;
-    out[v1193] = v1190;
-  }
-  const unsigned int v1194 = static_cast<unsigned int>(v20.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1196 = v1039 + v1194;
-  const unsigned int v1197 = static_cast<unsigned int>(v20.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1199 = v1042 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1201 = v1199 < v1;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v20.x[12];
-    const unsigned int v1205 = v1196 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1206 = v1205 + v1199;
-    out[v1206] = v1203;
-  }
-  const unsigned int v1207 = static_cast<unsigned int>(v20.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1209 = v1039 + v1207;
-  const unsigned int v1210 = static_cast<unsigned int>(v20.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1212 = v1042 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1214 = v1212 < v1;
-  const bool v1215 = v1213 && v1214;
-  if (v1215) {
-    const float v1216 = v20.x[13];
-    const unsigned int v1218 = v1209 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1219 = v1218 + v1212;
-    out[v1219] = v1216;
-  }
-  const unsigned int v1220 = static_cast<unsigned int>(v20.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1222 = v1039 + v1220;
-  const unsigned int v1223 = static_cast<unsigned int>(v20.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1225 = v1042 + v1223;
-  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1227 = v1225 < v1;
-  const bool v1228 = v1226 && v1227;
-  if (v1228) {
-    const float v1229 = v20.x[14];
-    const unsigned int v1231 = v1222 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1232 = v1231 + v1225;
-    out[v1232] = v1229;
-  }
-  const unsigned int v1233 = static_cast<unsigned int>(v20.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1235 = v1039 + v1233;
-  const unsigned int v1236 = static_cast<unsigned int>(v20.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1238 = v1042 + v1236;
-  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1240 = v1238 < v1;
-  const bool v1241 = v1239 && v1240;
-  if (v1241) {
-    const float v1242 = v20.x[15];
-    const unsigned int v1244 = v1235 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1245 = v1244 + v1238;
-    out[v1245] = v1242;
-  }
-  const unsigned int v1246 = static_cast<unsigned int>(v20.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1248 = v1039 + v1246;
-  const unsigned int v1249 = static_cast<unsigned int>(v20.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1251 = v1042 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1253 = v1251 < v1;
-  const bool v1254 = v1252 && v1253;
-  if (v1254) {
-    const float v1255 = v20.x[16];
-    const unsigned int v1257 = v1248 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1258 = v1257 + v1251;
-    out[v1258] = v1255;
-  }
-  const unsigned int v1259 = static_cast<unsigned int>(v20.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1261 = v1039 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v20.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1264 = v1042 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v20.x[17];
-    const unsigned int v1270 = v1261 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1271 = v1270 + v1264;
-    out[v1271] = v1268;
-  }
-  const unsigned int v1272 = static_cast<unsigned int>(v20.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1274 = v1039 + v1272;
-  const unsigned int v1275 = static_cast<unsigned int>(v20.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1277 = v1042 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v20.x[18];
-    const unsigned int v1283 = v1274 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1284 = v1283 + v1277;
-    out[v1284] = v1281;
-  }
-  const unsigned int v1285 = static_cast<unsigned int>(v20.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1287 = v1039 + v1285;
-  const unsigned int v1288 = static_cast<unsigned int>(v20.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1290 = v1042 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1292 = v1290 < v1;
-  const bool v1293 = v1291 && v1292;
-  if (v1293) {
-    const float v1294 = v20.x[19];
-    const unsigned int v1296 = v1287 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1297 = v1296 + v1290;
-    out[v1297] = v1294;
-  }
-  const unsigned int v1298 = static_cast<unsigned int>(v20.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1300 = v1039 + v1298;
-  const unsigned int v1301 = static_cast<unsigned int>(v20.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1303 = v1042 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v20.x[20];
-    const unsigned int v1309 = v1300 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1310 = v1309 + v1303;
-    out[v1310] = v1307;
-  }
-  const unsigned int v1311 = static_cast<unsigned int>(v20.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1313 = v1039 + v1311;
-  const unsigned int v1314 = static_cast<unsigned int>(v20.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1316 = v1042 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1318 = v1316 < v1;
-  const bool v1319 = v1317 && v1318;
-  if (v1319) {
-    const float v1320 = v20.x[21];
-    const unsigned int v1322 = v1313 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1323 = v1322 + v1316;
-    out[v1323] = v1320;
-  }
-  const unsigned int v1324 = static_cast<unsigned int>(v20.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1326 = v1039 + v1324;
-  const unsigned int v1327 = static_cast<unsigned int>(v20.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1329 = v1042 + v1327;
-  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1331 = v1329 < v1;
-  const bool v1332 = v1330 && v1331;
-  if (v1332) {
-    const float v1333 = v20.x[22];
-    const unsigned int v1335 = v1326 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1336 = v1335 + v1329;
-    out[v1336] = v1333;
-  }
-  const unsigned int v1337 = static_cast<unsigned int>(v20.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1339 = v1039 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v20.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1342 = v1042 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v20.x[23];
-    const unsigned int v1348 = v1339 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1349 = v1348 + v1342;
-    out[v1349] = v1346;
-  }
-  const unsigned int v1350 = static_cast<unsigned int>(v20.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1352 = v1039 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v20.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1355 = v1042 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v20.x[24];
-    const unsigned int v1361 = v1352 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1362 = v1361 + v1355;
-    out[v1362] = v1359;
-  }
-  const unsigned int v1363 = static_cast<unsigned int>(v20.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1365 = v1039 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v20.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1368 = v1042 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1370 = v1368 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v20.x[25];
-    const unsigned int v1374 = v1365 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1375 = v1374 + v1368;
-    out[v1375] = v1372;
-  }
-  const unsigned int v1376 = static_cast<unsigned int>(v20.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1378 = v1039 + v1376;
-  const unsigned int v1379 = static_cast<unsigned int>(v20.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1381 = v1042 + v1379;
-  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1383 = v1381 < v1;
-  const bool v1384 = v1382 && v1383;
-  if (v1384) {
-    const float v1385 = v20.x[26];
-    const unsigned int v1387 = v1378 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1388 = v1387 + v1381;
-    out[v1388] = v1385;
-  }
-  const unsigned int v1389 = static_cast<unsigned int>(v20.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1391 = v1039 + v1389;
-  const unsigned int v1392 = static_cast<unsigned int>(v20.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1394 = v1042 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v20.x[27];
-    const unsigned int v1400 = v1391 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1401 = v1400 + v1394;
-    out[v1401] = v1398;
-  }
-  const unsigned int v1402 = static_cast<unsigned int>(v20.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1404 = v1039 + v1402;
-  const unsigned int v1405 = static_cast<unsigned int>(v20.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1407 = v1042 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1409 = v1407 < v1;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v20.x[28];
-    const unsigned int v1413 = v1404 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1414 = v1413 + v1407;
-    out[v1414] = v1411;
-  }
-  const unsigned int v1415 = static_cast<unsigned int>(v20.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1417 = v1039 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v20.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1420 = v1042 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1422 = v1420 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v20.x[29];
-    const unsigned int v1426 = v1417 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1427 = v1426 + v1420;
-    out[v1427] = v1424;
-  }
-  const unsigned int v1428 = static_cast<unsigned int>(v20.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1430 = v1039 + v1428;
-  const unsigned int v1431 = static_cast<unsigned int>(v20.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1433 = v1042 + v1431;
-  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1435 = v1433 < v1;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v20.x[30];
-    const unsigned int v1439 = v1430 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1440 = v1439 + v1433;
-    out[v1440] = v1437;
-  }
-  const unsigned int v1441 = static_cast<unsigned int>(v20.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1443 = v1039 + v1441;
-  const unsigned int v1444 = static_cast<unsigned int>(v20.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1446 = v1042 + v1444;
-  const bool v1447 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v20.x[31];
-    const unsigned int v1452 = v1443 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1453 = v1452 + v1446;
-    out[v1453] = v1450;
-  }
-  const unsigned int v1454 = static_cast<unsigned int>(v20.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1456 = v1039 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v20.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1459 = v1042 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v20.x[32];
-    const unsigned int v1465 = v1456 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1466 = v1465 + v1459;
-    out[v1466] = v1463;
-  }
-  const unsigned int v1467 = static_cast<unsigned int>(v20.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1469 = v1039 + v1467;
-  const unsigned int v1470 = static_cast<unsigned int>(v20.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1472 = v1042 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v20.x[33];
-    const unsigned int v1478 = v1469 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1479 = v1478 + v1472;
-    out[v1479] = v1476;
-  }
-  const unsigned int v1480 = static_cast<unsigned int>(v20.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1482 = v1039 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v20.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1485 = v1042 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v20.x[34];
-    const unsigned int v1491 = v1482 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1492 = v1491 + v1485;
-    out[v1492] = v1489;
-  }
-  const unsigned int v1493 = static_cast<unsigned int>(v20.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1495 = v1039 + v1493;
-  const unsigned int v1496 = static_cast<unsigned int>(v20.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1498 = v1042 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1500 = v1498 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v20.x[35];
-    const unsigned int v1504 = v1495 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1505 = v1504 + v1498;
-    out[v1505] = v1502;
-  }
-  const unsigned int v1506 = static_cast<unsigned int>(v20.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1508 = v1039 + v1506;
-  const unsigned int v1509 = static_cast<unsigned int>(v20.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1511 = v1042 + v1509;
-  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1513 = v1511 < v1;
-  const bool v1514 = v1512 && v1513;
-  if (v1514) {
-    const float v1515 = v20.x[36];
-    const unsigned int v1517 = v1508 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1518 = v1517 + v1511;
-    out[v1518] = v1515;
-  }
-  const unsigned int v1519 = static_cast<unsigned int>(v20.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1521 = v1039 + v1519;
-  const unsigned int v1522 = static_cast<unsigned int>(v20.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1524 = v1042 + v1522;
-  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1526 = v1524 < v1;
-  const bool v1527 = v1525 && v1526;
-  if (v1527) {
-    const float v1528 = v20.x[37];
-    const unsigned int v1530 = v1521 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1531 = v1530 + v1524;
-    out[v1531] = v1528;
-  }
-  const unsigned int v1532 = static_cast<unsigned int>(v20.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1534 = v1039 + v1532;
-  const unsigned int v1535 = static_cast<unsigned int>(v20.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1537 = v1042 + v1535;
-  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1539 = v1537 < v1;
-  const bool v1540 = v1538 && v1539;
-  if (v1540) {
-    const float v1541 = v20.x[38];
-    const unsigned int v1543 = v1534 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1544 = v1543 + v1537;
-    out[v1544] = v1541;
-  }
-  const unsigned int v1545 = static_cast<unsigned int>(v20.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1547 = v1039 + v1545;
-  const unsigned int v1548 = static_cast<unsigned int>(v20.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1550 = v1042 + v1548;
-  const bool v1551 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1552 = v1550 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v20.x[39];
-    const unsigned int v1556 = v1547 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1557 = v1556 + v1550;
-    out[v1557] = v1554;
-  }
-  const unsigned int v1558 = static_cast<unsigned int>(v20.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1560 = v1039 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v20.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1563 = v1042 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v20.x[40];
-    const unsigned int v1569 = v1560 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1570 = v1569 + v1563;
-    out[v1570] = v1567;
-  }
-  const unsigned int v1571 = static_cast<unsigned int>(v20.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1573 = v1039 + v1571;
-  const unsigned int v1574 = static_cast<unsigned int>(v20.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1576 = v1042 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1578 = v1576 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v20.x[41];
-    const unsigned int v1582 = v1573 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1583 = v1582 + v1576;
-    out[v1583] = v1580;
-  }
-  const unsigned int v1584 = static_cast<unsigned int>(v20.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1586 = v1039 + v1584;
-  const unsigned int v1587 = static_cast<unsigned int>(v20.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1589 = v1042 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1591 = v1589 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v20.x[42];
-    const unsigned int v1595 = v1586 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1596 = v1595 + v1589;
-    out[v1596] = v1593;
-  }
-  const unsigned int v1597 = static_cast<unsigned int>(v20.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1599 = v1039 + v1597;
-  const unsigned int v1600 = static_cast<unsigned int>(v20.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1602 = v1042 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v20.x[43];
-    const unsigned int v1608 = v1599 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1609 = v1608 + v1602;
-    out[v1609] = v1606;
-  }
-  const unsigned int v1610 = static_cast<unsigned int>(v20.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1612 = v1039 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v20.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1615 = v1042 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v20.x[44];
-    const unsigned int v1621 = v1612 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1622 = v1621 + v1615;
-    out[v1622] = v1619;
-  }
-  const unsigned int v1623 = static_cast<unsigned int>(v20.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1625 = v1039 + v1623;
-  const unsigned int v1626 = static_cast<unsigned int>(v20.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1628 = v1042 + v1626;
-  const bool v1629 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v20.x[45];
-    const unsigned int v1634 = v1625 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1635 = v1634 + v1628;
-    out[v1635] = v1632;
-  }
-  const unsigned int v1636 = static_cast<unsigned int>(v20.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1638 = v1039 + v1636;
-  const unsigned int v1639 = static_cast<unsigned int>(v20.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1641 = v1042 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v20.x[46];
-    const unsigned int v1647 = v1638 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1648 = v1647 + v1641;
-    out[v1648] = v1645;
-  }
-  const unsigned int v1649 = static_cast<unsigned int>(v20.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1651 = v1039 + v1649;
-  const unsigned int v1652 = static_cast<unsigned int>(v20.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1654 = v1042 + v1652;
-  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1656 = v1654 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v20.x[47];
-    const unsigned int v1660 = v1651 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1661 = v1660 + v1654;
-    out[v1661] = v1658;
-  }
-  const unsigned int v1662 = static_cast<unsigned int>(v20.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1664 = v1039 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v20.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1667 = v1042 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v20.x[48];
-    const unsigned int v1673 = v1664 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1674 = v1673 + v1667;
-    out[v1674] = v1671;
-  }
-  const unsigned int v1675 = static_cast<unsigned int>(v20.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1677 = v1039 + v1675;
-  const unsigned int v1678 = static_cast<unsigned int>(v20.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1680 = v1042 + v1678;
-  const bool v1681 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1682 = v1680 < v1;
-  const bool v1683 = v1681 && v1682;
-  if (v1683) {
-    const float v1684 = v20.x[49];
-    const unsigned int v1686 = v1677 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1687 = v1686 + v1680;
-    out[v1687] = v1684;
-  }
-  const unsigned int v1688 = static_cast<unsigned int>(v20.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1690 = v1039 + v1688;
-  const unsigned int v1691 = static_cast<unsigned int>(v20.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1693 = v1042 + v1691;
-  const bool v1694 = v1690 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1695 = v1693 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v20.x[50];
-    const unsigned int v1699 = v1690 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1700 = v1699 + v1693;
-    out[v1700] = v1697;
-  }
-  const unsigned int v1701 = static_cast<unsigned int>(v20.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1703 = v1039 + v1701;
-  const unsigned int v1704 = static_cast<unsigned int>(v20.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1706 = v1042 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1708 = v1706 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v20.x[51];
-    const unsigned int v1712 = v1703 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1713 = v1712 + v1706;
-    out[v1713] = v1710;
-  }
-  const unsigned int v1714 = static_cast<unsigned int>(v20.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1716 = v1039 + v1714;
-  const unsigned int v1717 = static_cast<unsigned int>(v20.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1719 = v1042 + v1717;
-  const bool v1720 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1721 = v1719 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v20.x[52];
-    const unsigned int v1725 = v1716 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1726 = v1725 + v1719;
-    out[v1726] = v1723;
-  }
-  const unsigned int v1727 = static_cast<unsigned int>(v20.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1729 = v1039 + v1727;
-  const unsigned int v1730 = static_cast<unsigned int>(v20.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1732 = v1042 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1734 = v1732 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v20.x[53];
-    const unsigned int v1738 = v1729 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1739 = v1738 + v1732;
-    out[v1739] = v1736;
-  }
-  const unsigned int v1740 = static_cast<unsigned int>(v20.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1742 = v1039 + v1740;
-  const unsigned int v1743 = static_cast<unsigned int>(v20.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1745 = v1042 + v1743;
-  const bool v1746 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1747 = v1745 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v20.x[54];
-    const unsigned int v1751 = v1742 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1752 = v1751 + v1745;
-    out[v1752] = v1749;
-  }
-  const unsigned int v1753 = static_cast<unsigned int>(v20.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1755 = v1039 + v1753;
-  const unsigned int v1756 = static_cast<unsigned int>(v20.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1758 = v1042 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1760 = v1758 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v20.x[55];
-    const unsigned int v1764 = v1755 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1765 = v1764 + v1758;
-    out[v1765] = v1762;
-  }
-  const unsigned int v1766 = static_cast<unsigned int>(v20.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1768 = v1039 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v20.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1771 = v1042 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v20.x[56];
-    const unsigned int v1777 = v1768 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1778 = v1777 + v1771;
-    out[v1778] = v1775;
-  }
-  const unsigned int v1779 = static_cast<unsigned int>(v20.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1781 = v1039 + v1779;
-  const unsigned int v1782 = static_cast<unsigned int>(v20.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1784 = v1042 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1786 = v1784 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v20.x[57];
-    const unsigned int v1790 = v1781 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1791 = v1790 + v1784;
-    out[v1791] = v1788;
-  }
-  const unsigned int v1792 = static_cast<unsigned int>(v20.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1794 = v1039 + v1792;
-  const unsigned int v1795 = static_cast<unsigned int>(v20.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1797 = v1042 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1799 = v1797 < v1;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v20.x[58];
-    const unsigned int v1803 = v1794 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1804 = v1803 + v1797;
-    out[v1804] = v1801;
-  }
-  const unsigned int v1805 = static_cast<unsigned int>(v20.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1807 = v1039 + v1805;
-  const unsigned int v1808 = static_cast<unsigned int>(v20.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1810 = v1042 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v20.x[59];
-    const unsigned int v1816 = v1807 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1817 = v1816 + v1810;
-    out[v1817] = v1814;
-  }
-  const unsigned int v1818 = static_cast<unsigned int>(v20.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1820 = v1039 + v1818;
-  const unsigned int v1821 = static_cast<unsigned int>(v20.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1823 = v1042 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v20.x[60];
-    const unsigned int v1829 = v1820 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1830 = v1829 + v1823;
-    out[v1830] = v1827;
-  }
-  const unsigned int v1831 = static_cast<unsigned int>(v20.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1833 = v1039 + v1831;
-  const unsigned int v1834 = static_cast<unsigned int>(v20.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1836 = v1042 + v1834;
-  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1838 = v1836 < v1;
-  const bool v1839 = v1837 && v1838;
-  if (v1839) {
-    const float v1840 = v20.x[61];
-    const unsigned int v1842 = v1833 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1843 = v1842 + v1836;
-    out[v1843] = v1840;
-  }
-  const unsigned int v1844 = static_cast<unsigned int>(v20.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1846 = v1039 + v1844;
-  const unsigned int v1847 = static_cast<unsigned int>(v20.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1849 = v1042 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v20.x[62];
-    const unsigned int v1855 = v1846 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1856 = v1855 + v1849;
-    out[v1856] = v1853;
-  }
-  const unsigned int v1857 = static_cast<unsigned int>(v20.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1859 = v1039 + v1857;
-  const unsigned int v1860 = static_cast<unsigned int>(v20.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1862 = v1042 + v1860;
-  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1864 = v1862 < v1;
-  const bool v1865 = v1863 && v1864;
-  if (v1865) {
-    const float v1866 = v20.x[63];
-    const unsigned int v1868 = v1859 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1869 = v1868 + v1862;
-    out[v1869] = v1866;
-  }
-  const unsigned int v1870 = static_cast<unsigned int>(v20.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1872 = v1039 + v1870;
-  const unsigned int v1873 = static_cast<unsigned int>(v20.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1875 = v1042 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1877 = v1875 < v1;
-  const bool v1878 = v1876 && v1877;
-  if (v1878) {
-    const float v1879 = v20.x[64];
-    const unsigned int v1881 = v1872 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1882 = v1881 + v1875;
-    out[v1882] = v1879;
-  }
-  const unsigned int v1883 = static_cast<unsigned int>(v20.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1885 = v1039 + v1883;
-  const unsigned int v1886 = static_cast<unsigned int>(v20.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1888 = v1042 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v20.x[65];
-    const unsigned int v1894 = v1885 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1895 = v1894 + v1888;
-    out[v1895] = v1892;
-  }
-  const unsigned int v1896 = static_cast<unsigned int>(v20.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1898 = v1039 + v1896;
-  const unsigned int v1899 = static_cast<unsigned int>(v20.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1901 = v1042 + v1899;
-  const bool v1902 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1903 = v1901 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v20.x[66];
-    const unsigned int v1907 = v1898 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1908 = v1907 + v1901;
-    out[v1908] = v1905;
-  }
-  const unsigned int v1909 = static_cast<unsigned int>(v20.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1911 = v1039 + v1909;
-  const unsigned int v1912 = static_cast<unsigned int>(v20.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1914 = v1042 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v20.x[67];
-    const unsigned int v1920 = v1911 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1921 = v1920 + v1914;
-    out[v1921] = v1918;
-  }
-  const unsigned int v1922 = static_cast<unsigned int>(v20.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1924 = v1039 + v1922;
-  const unsigned int v1925 = static_cast<unsigned int>(v20.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1927 = v1042 + v1925;
-  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v20.x[68];
-    const unsigned int v1933 = v1924 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1934 = v1933 + v1927;
-    out[v1934] = v1931;
-  }
-  const unsigned int v1935 = static_cast<unsigned int>(v20.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1937 = v1039 + v1935;
-  const unsigned int v1938 = static_cast<unsigned int>(v20.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1940 = v1042 + v1938;
-  const bool v1941 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v20.x[69];
-    const unsigned int v1946 = v1937 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1947 = v1946 + v1940;
-    out[v1947] = v1944;
-  }
-  const unsigned int v1948 = static_cast<unsigned int>(v20.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1950 = v1039 + v1948;
-  const unsigned int v1951 = static_cast<unsigned int>(v20.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1953 = v1042 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1955 = v1953 < v1;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v20.x[70];
-    const unsigned int v1959 = v1950 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1960 = v1959 + v1953;
-    out[v1960] = v1957;
-  }
-  const unsigned int v1961 = static_cast<unsigned int>(v20.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1963 = v1039 + v1961;
-  const unsigned int v1964 = static_cast<unsigned int>(v20.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1966 = v1042 + v1964;
-  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1968 = v1966 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v20.x[71];
-    const unsigned int v1972 = v1963 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1973 = v1972 + v1966;
-    out[v1973] = v1970;
-  }
-  const unsigned int v1974 = static_cast<unsigned int>(v20.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1976 = v1039 + v1974;
-  const unsigned int v1977 = static_cast<unsigned int>(v20.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1979 = v1042 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v20.x[72];
-    const unsigned int v1985 = v1976 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1986 = v1985 + v1979;
-    out[v1986] = v1983;
-  }
-  const unsigned int v1987 = static_cast<unsigned int>(v20.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1989 = v1039 + v1987;
-  const unsigned int v1990 = static_cast<unsigned int>(v20.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1992 = v1042 + v1990;
-  const bool v1993 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v20.x[73];
-    const unsigned int v1998 = v1989 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1999 = v1998 + v1992;
-    out[v1999] = v1996;
-  }
-  const unsigned int v2000 = static_cast<unsigned int>(v20.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2002 = v1039 + v2000;
-  const unsigned int v2003 = static_cast<unsigned int>(v20.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2005 = v1042 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v20.x[74];
-    const unsigned int v2011 = v2002 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2012 = v2011 + v2005;
-    out[v2012] = v2009;
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v20.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v1039 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v20.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v1042 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v20.x[75];
-    const unsigned int v2024 = v2015 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2025 = v2024 + v2018;
-    out[v2025] = v2022;
-  }
-  const unsigned int v2026 = static_cast<unsigned int>(v20.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2028 = v1039 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v20.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2031 = v1042 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v20.x[76];
-    const unsigned int v2037 = v2028 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2038 = v2037 + v2031;
-    out[v2038] = v2035;
-  }
-  const unsigned int v2039 = static_cast<unsigned int>(v20.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2041 = v1039 + v2039;
-  const unsigned int v2042 = static_cast<unsigned int>(v20.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2044 = v1042 + v2042;
-  const bool v2045 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v20.x[77];
-    const unsigned int v2050 = v2041 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2051 = v2050 + v2044;
-    out[v2051] = v2048;
-  }
-  const unsigned int v2052 = static_cast<unsigned int>(v20.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2054 = v1039 + v2052;
-  const unsigned int v2055 = static_cast<unsigned int>(v20.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2057 = v1042 + v2055;
-  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2059 = v2057 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v20.x[78];
-    const unsigned int v2063 = v2054 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2064 = v2063 + v2057;
-    out[v2064] = v2061;
-  }
-  const unsigned int v2065 = static_cast<unsigned int>(v20.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2067 = v1039 + v2065;
-  const unsigned int v2068 = static_cast<unsigned int>(v20.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2070 = v1042 + v2068;
-  const bool v2071 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2072 = v2070 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v20.x[79];
-    const unsigned int v2076 = v2067 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2077 = v2076 + v2070;
-    out[v2077] = v2074;
-  }
-  const unsigned int v2078 = static_cast<unsigned int>(v20.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2080 = v1039 + v2078;
-  const unsigned int v2081 = static_cast<unsigned int>(v20.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2083 = v1042 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2085 = v2083 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v20.x[80];
-    const unsigned int v2089 = v2080 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2090 = v2089 + v2083;
-    out[v2090] = v2087;
-  }
-  const unsigned int v2091 = static_cast<unsigned int>(v20.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2093 = v1039 + v2091;
-  const unsigned int v2094 = static_cast<unsigned int>(v20.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2096 = v1042 + v2094;
-  const bool v2097 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2098 = v2096 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v20.x[81];
-    const unsigned int v2102 = v2093 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2103 = v2102 + v2096;
-    out[v2103] = v2100;
-  }
-  const unsigned int v2104 = static_cast<unsigned int>(v20.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2106 = v1039 + v2104;
-  const unsigned int v2107 = static_cast<unsigned int>(v20.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2109 = v1042 + v2107;
-  const bool v2110 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2111 = v2109 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v20.x[82];
-    const unsigned int v2115 = v2106 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2116 = v2115 + v2109;
-    out[v2116] = v2113;
-  }
-  const unsigned int v2117 = static_cast<unsigned int>(v20.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2119 = v1039 + v2117;
-  const unsigned int v2120 = static_cast<unsigned int>(v20.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2122 = v1042 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v20.x[83];
-    const unsigned int v2128 = v2119 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2129 = v2128 + v2122;
-    out[v2129] = v2126;
-  }
-  const unsigned int v2130 = static_cast<unsigned int>(v20.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2132 = v1039 + v2130;
-  const unsigned int v2133 = static_cast<unsigned int>(v20.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2135 = v1042 + v2133;
-  const bool v2136 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2137 = v2135 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v20.x[84];
-    const unsigned int v2141 = v2132 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2142 = v2141 + v2135;
-    out[v2142] = v2139;
-  }
-  const unsigned int v2143 = static_cast<unsigned int>(v20.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2145 = v1039 + v2143;
-  const unsigned int v2146 = static_cast<unsigned int>(v20.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2148 = v1042 + v2146;
-  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2150 = v2148 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v20.x[85];
-    const unsigned int v2154 = v2145 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2155 = v2154 + v2148;
-    out[v2155] = v2152;
-  }
-  const unsigned int v2156 = static_cast<unsigned int>(v20.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2158 = v1039 + v2156;
-  const unsigned int v2159 = static_cast<unsigned int>(v20.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2161 = v1042 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2163 = v2161 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v20.x[86];
-    const unsigned int v2167 = v2158 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2168 = v2167 + v2161;
-    out[v2168] = v2165;
-  }
-  const unsigned int v2169 = static_cast<unsigned int>(v20.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2171 = v1039 + v2169;
-  const unsigned int v2172 = static_cast<unsigned int>(v20.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2174 = v1042 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v20.x[87];
-    const unsigned int v2180 = v2171 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2181 = v2180 + v2174;
-    out[v2181] = v2178;
-  }
-  const unsigned int v2182 = static_cast<unsigned int>(v20.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2184 = v1039 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v20.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2187 = v1042 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v20.x[88];
-    const unsigned int v2193 = v2184 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2194 = v2193 + v2187;
-    out[v2194] = v2191;
-  }
-  const unsigned int v2195 = static_cast<unsigned int>(v20.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2197 = v1039 + v2195;
-  const unsigned int v2198 = static_cast<unsigned int>(v20.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2200 = v1042 + v2198;
-  const bool v2201 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2202 = v2200 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v20.x[89];
-    const unsigned int v2206 = v2197 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2207 = v2206 + v2200;
-    out[v2207] = v2204;
-  }
-  const unsigned int v2208 = static_cast<unsigned int>(v20.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2210 = v1039 + v2208;
-  const unsigned int v2211 = static_cast<unsigned int>(v20.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2213 = v1042 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v20.x[90];
-    const unsigned int v2219 = v2210 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2220 = v2219 + v2213;
-    out[v2220] = v2217;
-  }
-  const unsigned int v2221 = static_cast<unsigned int>(v20.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2223 = v1039 + v2221;
-  const unsigned int v2224 = static_cast<unsigned int>(v20.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2226 = v1042 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v20.x[91];
-    const unsigned int v2232 = v2223 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2233 = v2232 + v2226;
-    out[v2233] = v2230;
-  }
-  const unsigned int v2234 = static_cast<unsigned int>(v20.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2236 = v1039 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v20.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2239 = v1042 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2241 = v2239 < v1;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v20.x[92];
-    const unsigned int v2245 = v2236 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2246 = v2245 + v2239;
-    out[v2246] = v2243;
-  }
-  const unsigned int v2247 = static_cast<unsigned int>(v20.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2249 = v1039 + v2247;
-  const unsigned int v2250 = static_cast<unsigned int>(v20.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2252 = v1042 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2254 = v2252 < v1;
-  const bool v2255 = v2253 && v2254;
-  if (v2255) {
-    const float v2256 = v20.x[93];
-    const unsigned int v2258 = v2249 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2259 = v2258 + v2252;
-    out[v2259] = v2256;
-  }
-  const unsigned int v2260 = static_cast<unsigned int>(v20.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2262 = v1039 + v2260;
-  const unsigned int v2263 = static_cast<unsigned int>(v20.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2265 = v1042 + v2263;
-  const bool v2266 = v2262 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2267 = v2265 < v1;
-  const bool v2268 = v2266 && v2267;
-  if (v2268) {
-    const float v2269 = v20.x[94];
-    const unsigned int v2271 = v2262 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2272 = v2271 + v2265;
-    out[v2272] = v2269;
-  }
-  const unsigned int v2273 = static_cast<unsigned int>(v20.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2275 = v1039 + v2273;
-  const unsigned int v2276 = static_cast<unsigned int>(v20.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2278 = v1042 + v2276;
-  const bool v2279 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2280 = v2278 < v1;
-  const bool v2281 = v2279 && v2280;
-  if (v2281) {
-    const float v2282 = v20.x[95];
-    const unsigned int v2284 = v2275 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2285 = v2284 + v2278;
-    out[v2285] = v2282;
-  }
-  const unsigned int v2286 = static_cast<unsigned int>(v20.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2288 = v1039 + v2286;
-  const unsigned int v2289 = static_cast<unsigned int>(v20.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2291 = v1042 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2293 = v2291 < v1;
-  const bool v2294 = v2292 && v2293;
-  if (v2294) {
-    const float v2295 = v20.x[96];
-    const unsigned int v2297 = v2288 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2298 = v2297 + v2291;
-    out[v2298] = v2295;
-  }
-  const unsigned int v2299 = static_cast<unsigned int>(v20.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2301 = v1039 + v2299;
-  const unsigned int v2302 = static_cast<unsigned int>(v20.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2304 = v1042 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2306 = v2304 < v1;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v20.x[97];
-    const unsigned int v2310 = v2301 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2311 = v2310 + v2304;
-    out[v2311] = v2308;
-  }
-  const unsigned int v2312 = static_cast<unsigned int>(v20.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2314 = v1039 + v2312;
-  const unsigned int v2315 = static_cast<unsigned int>(v20.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2317 = v1042 + v2315;
-  const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2319 = v2317 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v20.x[98];
-    const unsigned int v2323 = v2314 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2324 = v2323 + v2317;
-    out[v2324] = v2321;
-  }
-  const unsigned int v2325 = static_cast<unsigned int>(v20.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2327 = v1039 + v2325;
-  const unsigned int v2328 = static_cast<unsigned int>(v20.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2330 = v1042 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v20.x[99];
-    const unsigned int v2336 = v2327 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2337 = v2336 + v2330;
-    out[v2337] = v2334;
-  }
-  const unsigned int v2338 = static_cast<unsigned int>(v20.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2340 = v1039 + v2338;
-  const unsigned int v2341 = static_cast<unsigned int>(v20.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2343 = v1042 + v2341;
-  const bool v2344 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v20.x[100];
-    const unsigned int v2349 = v2340 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2350 = v2349 + v2343;
-    out[v2350] = v2347;
-  }
-  const unsigned int v2351 = static_cast<unsigned int>(v20.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2353 = v1039 + v2351;
-  const unsigned int v2354 = static_cast<unsigned int>(v20.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2356 = v1042 + v2354;
-  const bool v2357 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v20.x[101];
-    const unsigned int v2362 = v2353 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2363 = v2362 + v2356;
-    out[v2363] = v2360;
-  }
-  const unsigned int v2364 = static_cast<unsigned int>(v20.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2366 = v1039 + v2364;
-  const unsigned int v2367 = static_cast<unsigned int>(v20.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2369 = v1042 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v20.x[102];
-    const unsigned int v2375 = v2366 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2376 = v2375 + v2369;
-    out[v2376] = v2373;
-  }
-  const unsigned int v2377 = static_cast<unsigned int>(v20.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2379 = v1039 + v2377;
-  const unsigned int v2380 = static_cast<unsigned int>(v20.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2382 = v1042 + v2380;
-  const bool v2383 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2384 = v2382 < v1;
-  const bool v2385 = v2383 && v2384;
-  if (v2385) {
-    const float v2386 = v20.x[103];
-    const unsigned int v2388 = v2379 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2389 = v2388 + v2382;
-    out[v2389] = v2386;
-  }
-  const unsigned int v2390 = static_cast<unsigned int>(v20.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2392 = v1039 + v2390;
-  const unsigned int v2393 = static_cast<unsigned int>(v20.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2395 = v1042 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v20.x[104];
-    const unsigned int v2401 = v2392 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2402 = v2401 + v2395;
-    out[v2402] = v2399;
-  }
-  const unsigned int v2403 = static_cast<unsigned int>(v20.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2405 = v1039 + v2403;
-  const unsigned int v2406 = static_cast<unsigned int>(v20.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2408 = v1042 + v2406;
-  const bool v2409 = v2405 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2410 = v2408 < v1;
-  const bool v2411 = v2409 && v2410;
-  if (v2411) {
-    const float v2412 = v20.x[105];
-    const unsigned int v2414 = v2405 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2415 = v2414 + v2408;
-    out[v2415] = v2412;
-  }
-  const unsigned int v2416 = static_cast<unsigned int>(v20.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2418 = v1039 + v2416;
-  const unsigned int v2419 = static_cast<unsigned int>(v20.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2421 = v1042 + v2419;
-  const bool v2422 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2423 = v2421 < v1;
-  const bool v2424 = v2422 && v2423;
-  if (v2424) {
-    const float v2425 = v20.x[106];
-    const unsigned int v2427 = v2418 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2428 = v2427 + v2421;
-    out[v2428] = v2425;
-  }
-  const unsigned int v2429 = static_cast<unsigned int>(v20.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2431 = v1039 + v2429;
-  const unsigned int v2432 = static_cast<unsigned int>(v20.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2434 = v1042 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v20.x[107];
-    const unsigned int v2440 = v2431 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2441 = v2440 + v2434;
-    out[v2441] = v2438;
-  }
-  const unsigned int v2442 = static_cast<unsigned int>(v20.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2444 = v1039 + v2442;
-  const unsigned int v2445 = static_cast<unsigned int>(v20.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2447 = v1042 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2449 = v2447 < v1;
-  const bool v2450 = v2448 && v2449;
-  if (v2450) {
-    const float v2451 = v20.x[108];
-    const unsigned int v2453 = v2444 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2454 = v2453 + v2447;
-    out[v2454] = v2451;
-  }
-  const unsigned int v2455 = static_cast<unsigned int>(v20.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2457 = v1039 + v2455;
-  const unsigned int v2458 = static_cast<unsigned int>(v20.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2460 = v1042 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2462 = v2460 < v1;
-  const bool v2463 = v2461 && v2462;
-  if (v2463) {
-    const float v2464 = v20.x[109];
-    const unsigned int v2466 = v2457 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2467 = v2466 + v2460;
-    out[v2467] = v2464;
-  }
-  const unsigned int v2468 = static_cast<unsigned int>(v20.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2470 = v1039 + v2468;
-  const unsigned int v2471 = static_cast<unsigned int>(v20.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2473 = v1042 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2475 = v2473 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v20.x[110];
-    const unsigned int v2479 = v2470 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2480 = v2479 + v2473;
-    out[v2480] = v2477;
-  }
-  const unsigned int v2481 = static_cast<unsigned int>(v20.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2483 = v1039 + v2481;
-  const unsigned int v2484 = static_cast<unsigned int>(v20.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2486 = v1042 + v2484;
-  const bool v2487 = v2483 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2488 = v2486 < v1;
-  const bool v2489 = v2487 && v2488;
-  if (v2489) {
-    const float v2490 = v20.x[111];
-    const unsigned int v2492 = v2483 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2493 = v2492 + v2486;
-    out[v2493] = v2490;
-  }
-  const unsigned int v2494 = static_cast<unsigned int>(v20.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2496 = v1039 + v2494;
-  const unsigned int v2497 = static_cast<unsigned int>(v20.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2499 = v1042 + v2497;
-  const bool v2500 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v20.x[112];
-    const unsigned int v2505 = v2496 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2506 = v2505 + v2499;
-    out[v2506] = v2503;
-  }
-  const unsigned int v2507 = static_cast<unsigned int>(v20.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2509 = v1039 + v2507;
-  const unsigned int v2510 = static_cast<unsigned int>(v20.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2512 = v1042 + v2510;
-  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2514 = v2512 < v1;
-  const bool v2515 = v2513 && v2514;
-  if (v2515) {
-    const float v2516 = v20.x[113];
-    const unsigned int v2518 = v2509 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2519 = v2518 + v2512;
-    out[v2519] = v2516;
-  }
-  const unsigned int v2520 = static_cast<unsigned int>(v20.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2522 = v1039 + v2520;
-  const unsigned int v2523 = static_cast<unsigned int>(v20.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2525 = v1042 + v2523;
-  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2527 = v2525 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v20.x[114];
-    const unsigned int v2531 = v2522 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2532 = v2531 + v2525;
-    out[v2532] = v2529;
-  }
-  const unsigned int v2533 = static_cast<unsigned int>(v20.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2535 = v1039 + v2533;
-  const unsigned int v2536 = static_cast<unsigned int>(v20.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2538 = v1042 + v2536;
-  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2540 = v2538 < v1;
-  const bool v2541 = v2539 && v2540;
-  if (v2541) {
-    const float v2542 = v20.x[115];
-    const unsigned int v2544 = v2535 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2545 = v2544 + v2538;
-    out[v2545] = v2542;
-  }
-  const unsigned int v2546 = static_cast<unsigned int>(v20.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2548 = v1039 + v2546;
-  const unsigned int v2549 = static_cast<unsigned int>(v20.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2551 = v1042 + v2549;
-  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2553 = v2551 < v1;
-  const bool v2554 = v2552 && v2553;
-  if (v2554) {
-    const float v2555 = v20.x[116];
-    const unsigned int v2557 = v2548 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2558 = v2557 + v2551;
-    out[v2558] = v2555;
-  }
-  const unsigned int v2559 = static_cast<unsigned int>(v20.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2561 = v1039 + v2559;
-  const unsigned int v2562 = static_cast<unsigned int>(v20.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2564 = v1042 + v2562;
-  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2566 = v2564 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v20.x[117];
-    const unsigned int v2570 = v2561 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2571 = v2570 + v2564;
-    out[v2571] = v2568;
-  }
-  const unsigned int v2572 = static_cast<unsigned int>(v20.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2574 = v1039 + v2572;
-  const unsigned int v2575 = static_cast<unsigned int>(v20.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2577 = v1042 + v2575;
-  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2579 = v2577 < v1;
-  const bool v2580 = v2578 && v2579;
-  if (v2580) {
-    const float v2581 = v20.x[118];
-    const unsigned int v2583 = v2574 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2584 = v2583 + v2577;
-    out[v2584] = v2581;
-  }
-  const unsigned int v2585 = static_cast<unsigned int>(v20.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2587 = v1039 + v2585;
-  const unsigned int v2588 = static_cast<unsigned int>(v20.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2590 = v1042 + v2588;
-  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2592 = v2590 < v1;
-  const bool v2593 = v2591 && v2592;
-  if (v2593) {
-    const float v2594 = v20.x[119];
-    const unsigned int v2596 = v2587 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2597 = v2596 + v2590;
-    out[v2597] = v2594;
-  }
-  const unsigned int v2598 = static_cast<unsigned int>(v20.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2600 = v1039 + v2598;
-  const unsigned int v2601 = static_cast<unsigned int>(v20.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2603 = v1042 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v20.x[120];
-    const unsigned int v2609 = v2600 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2610 = v2609 + v2603;
-    out[v2610] = v2607;
-  }
-  const unsigned int v2611 = static_cast<unsigned int>(v20.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2613 = v1039 + v2611;
-  const unsigned int v2614 = static_cast<unsigned int>(v20.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2616 = v1042 + v2614;
-  const bool v2617 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2618 = v2616 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v20.x[121];
-    const unsigned int v2622 = v2613 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2623 = v2622 + v2616;
-    out[v2623] = v2620;
-  }
-  const unsigned int v2624 = static_cast<unsigned int>(v20.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2626 = v1039 + v2624;
-  const unsigned int v2627 = static_cast<unsigned int>(v20.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2629 = v1042 + v2627;
-  const bool v2630 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2631 = v2629 < v1;
-  const bool v2632 = v2630 && v2631;
-  if (v2632) {
-    const float v2633 = v20.x[122];
-    const unsigned int v2635 = v2626 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2636 = v2635 + v2629;
-    out[v2636] = v2633;
-  }
-  const unsigned int v2637 = static_cast<unsigned int>(v20.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2639 = v1039 + v2637;
-  const unsigned int v2640 = static_cast<unsigned int>(v20.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2642 = v1042 + v2640;
-  const bool v2643 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2644 = v2642 < v1;
-  const bool v2645 = v2643 && v2644;
-  if (v2645) {
-    const float v2646 = v20.x[123];
-    const unsigned int v2648 = v2639 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2649 = v2648 + v2642;
-    out[v2649] = v2646;
-  }
-  const unsigned int v2650 = static_cast<unsigned int>(v20.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2652 = v1039 + v2650;
-  const unsigned int v2653 = static_cast<unsigned int>(v20.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2655 = v1042 + v2653;
-  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2657 = v2655 < v1;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v20.x[124];
-    const unsigned int v2661 = v2652 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2662 = v2661 + v2655;
-    out[v2662] = v2659;
-  }
-  const unsigned int v2663 = static_cast<unsigned int>(v20.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2665 = v1039 + v2663;
-  const unsigned int v2666 = static_cast<unsigned int>(v20.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2668 = v1042 + v2666;
-  const bool v2669 = v2665 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2670 = v2668 < v1;
-  const bool v2671 = v2669 && v2670;
-  if (v2671) {
-    const float v2672 = v20.x[125];
-    const unsigned int v2674 = v2665 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2675 = v2674 + v2668;
-    out[v2675] = v2672;
-  }
-  const unsigned int v2676 = static_cast<unsigned int>(v20.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2678 = v1039 + v2676;
-  const unsigned int v2679 = static_cast<unsigned int>(v20.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2681 = v1042 + v2679;
-  const bool v2682 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2683 = v2681 < v1;
-  const bool v2684 = v2682 && v2683;
-  if (v2684) {
-    const float v2685 = v20.x[126];
-    const unsigned int v2687 = v2678 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2688 = v2687 + v2681;
-    out[v2688] = v2685;
-  }
-  const unsigned int v2689 = static_cast<unsigned int>(v20.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2691 = v1039 + v2689;
-  const unsigned int v2692 = static_cast<unsigned int>(v20.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2694 = v1042 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2696 = v2694 < v1;
-  const bool v2697 = v2695 && v2696;
-  if (v2697) {
-    const float v2698 = v20.x[127];
-    const unsigned int v2700 = v2691 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2701 = v2700 + v2694;
-    out[v2701] = v2698;
+  const unsigned int v1055 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1056 = v22 + v31;
+  const unsigned int v1057 = v1056 + v1055;
+  const unsigned int v1058 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1059 = v26 + v35;
+  const unsigned int v1060 = v1059 + v1058;
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1062 = v1060 < v1;
+  const bool v1063 = v1061 && v1062;
+  if (v1063) {
+    const float v1064 = v37.x[0];
+    const unsigned int v1066 = v1057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1067 = v1066 + v1060;
+    out[v1067] = v1064;
+  }
+  const unsigned int v1068 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1070 = v1056 + v1068;
+  const unsigned int v1071 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1073 = v1059 + v1071;
+  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1075 = v1073 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v37.x[1];
+    const unsigned int v1079 = v1070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1080 = v1079 + v1073;
+    out[v1080] = v1077;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1083 = v1056 + v1081;
+  const unsigned int v1084 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1086 = v1059 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1088 = v1086 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v37.x[2];
+    const unsigned int v1092 = v1083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1093 = v1092 + v1086;
+    out[v1093] = v1090;
+  }
+  const unsigned int v1094 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1096 = v1056 + v1094;
+  const unsigned int v1097 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1099 = v1059 + v1097;
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v37.x[3];
+    const unsigned int v1105 = v1096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1106 = v1105 + v1099;
+    out[v1106] = v1103;
+  }
+  const unsigned int v1107 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1109 = v1056 + v1107;
+  const unsigned int v1110 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1112 = v1059 + v1110;
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1114 = v1112 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v37.x[4];
+    const unsigned int v1118 = v1109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1119 = v1118 + v1112;
+    out[v1119] = v1116;
+  }
+  const unsigned int v1120 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1122 = v1056 + v1120;
+  const unsigned int v1123 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1125 = v1059 + v1123;
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1127 = v1125 < v1;
+  const bool v1128 = v1126 && v1127;
+  if (v1128) {
+    const float v1129 = v37.x[5];
+    const unsigned int v1131 = v1122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1132 = v1131 + v1125;
+    out[v1132] = v1129;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1135 = v1056 + v1133;
+  const unsigned int v1136 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1138 = v1059 + v1136;
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v37.x[6];
+    const unsigned int v1144 = v1135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1145 = v1144 + v1138;
+    out[v1145] = v1142;
+  }
+  const unsigned int v1146 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1148 = v1056 + v1146;
+  const unsigned int v1149 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1151 = v1059 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v37.x[7];
+    const unsigned int v1157 = v1148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1158 = v1157 + v1151;
+    out[v1158] = v1155;
+  }
+  const unsigned int v1159 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1161 = v1056 + v1159;
+  const unsigned int v1162 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1164 = v1059 + v1162;
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1166 = v1164 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v37.x[8];
+    const unsigned int v1170 = v1161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1171 = v1170 + v1164;
+    out[v1171] = v1168;
+  }
+  const unsigned int v1172 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1174 = v1056 + v1172;
+  const unsigned int v1175 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1177 = v1059 + v1175;
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1179 = v1177 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v37.x[9];
+    const unsigned int v1183 = v1174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1184 = v1183 + v1177;
+    out[v1184] = v1181;
+  }
+  const unsigned int v1185 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1187 = v1056 + v1185;
+  const unsigned int v1188 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1190 = v1059 + v1188;
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v37.x[10];
+    const unsigned int v1196 = v1187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1197 = v1196 + v1190;
+    out[v1197] = v1194;
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1200 = v1056 + v1198;
+  const unsigned int v1201 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1203 = v1059 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v37.x[11];
+    const unsigned int v1209 = v1200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1210 = v1209 + v1203;
+    out[v1210] = v1207;
+  }
+  const unsigned int v1211 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1213 = v1056 + v1211;
+  const unsigned int v1214 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1216 = v1059 + v1214;
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1218 = v1216 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v37.x[12];
+    const unsigned int v1222 = v1213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1223 = v1222 + v1216;
+    out[v1223] = v1220;
+  }
+  const unsigned int v1224 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1226 = v1056 + v1224;
+  const unsigned int v1227 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1229 = v1059 + v1227;
+  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1231 = v1229 < v1;
+  const bool v1232 = v1230 && v1231;
+  if (v1232) {
+    const float v1233 = v37.x[13];
+    const unsigned int v1235 = v1226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1236 = v1235 + v1229;
+    out[v1236] = v1233;
+  }
+  const unsigned int v1237 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1239 = v1056 + v1237;
+  const unsigned int v1240 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1242 = v1059 + v1240;
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1244 = v1242 < v1;
+  const bool v1245 = v1243 && v1244;
+  if (v1245) {
+    const float v1246 = v37.x[14];
+    const unsigned int v1248 = v1239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1249 = v1248 + v1242;
+    out[v1249] = v1246;
+  }
+  const unsigned int v1250 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1252 = v1056 + v1250;
+  const unsigned int v1253 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1255 = v1059 + v1253;
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1257 = v1255 < v1;
+  const bool v1258 = v1256 && v1257;
+  if (v1258) {
+    const float v1259 = v37.x[15];
+    const unsigned int v1261 = v1252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1262 = v1261 + v1255;
+    out[v1262] = v1259;
+  }
+  const unsigned int v1263 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1265 = v1056 + v1263;
+  const unsigned int v1266 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1268 = v1059 + v1266;
+  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1270 = v1268 < v1;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v37.x[16];
+    const unsigned int v1274 = v1265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1275 = v1274 + v1268;
+    out[v1275] = v1272;
+  }
+  const unsigned int v1276 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1278 = v1056 + v1276;
+  const unsigned int v1279 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1281 = v1059 + v1279;
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1283 = v1281 < v1;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v37.x[17];
+    const unsigned int v1287 = v1278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1288 = v1287 + v1281;
+    out[v1288] = v1285;
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1291 = v1056 + v1289;
+  const unsigned int v1292 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1294 = v1059 + v1292;
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1296 = v1294 < v1;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v37.x[18];
+    const unsigned int v1300 = v1291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1301 = v1300 + v1294;
+    out[v1301] = v1298;
+  }
+  const unsigned int v1302 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1304 = v1056 + v1302;
+  const unsigned int v1305 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1307 = v1059 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1309 = v1307 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v37.x[19];
+    const unsigned int v1313 = v1304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1314 = v1313 + v1307;
+    out[v1314] = v1311;
+  }
+  const unsigned int v1315 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1317 = v1056 + v1315;
+  const unsigned int v1318 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1320 = v1059 + v1318;
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1322 = v1320 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v37.x[20];
+    const unsigned int v1326 = v1317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1327 = v1326 + v1320;
+    out[v1327] = v1324;
+  }
+  const unsigned int v1328 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1330 = v1056 + v1328;
+  const unsigned int v1331 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1333 = v1059 + v1331;
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1335 = v1333 < v1;
+  const bool v1336 = v1334 && v1335;
+  if (v1336) {
+    const float v1337 = v37.x[21];
+    const unsigned int v1339 = v1330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1340 = v1339 + v1333;
+    out[v1340] = v1337;
+  }
+  const unsigned int v1341 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1343 = v1056 + v1341;
+  const unsigned int v1344 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1346 = v1059 + v1344;
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1348 = v1346 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v37.x[22];
+    const unsigned int v1352 = v1343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1353 = v1352 + v1346;
+    out[v1353] = v1350;
+  }
+  const unsigned int v1354 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1356 = v1056 + v1354;
+  const unsigned int v1357 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1359 = v1059 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v37.x[23];
+    const unsigned int v1365 = v1356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1366 = v1365 + v1359;
+    out[v1366] = v1363;
+  }
+  const unsigned int v1367 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1369 = v1056 + v1367;
+  const unsigned int v1370 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1372 = v1059 + v1370;
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1374 = v1372 < v1;
+  const bool v1375 = v1373 && v1374;
+  if (v1375) {
+    const float v1376 = v37.x[24];
+    const unsigned int v1378 = v1369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1379 = v1378 + v1372;
+    out[v1379] = v1376;
+  }
+  const unsigned int v1380 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1382 = v1056 + v1380;
+  const unsigned int v1383 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1385 = v1059 + v1383;
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1387 = v1385 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v37.x[25];
+    const unsigned int v1391 = v1382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1392 = v1391 + v1385;
+    out[v1392] = v1389;
+  }
+  const unsigned int v1393 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1395 = v1056 + v1393;
+  const unsigned int v1396 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1398 = v1059 + v1396;
+  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1400 = v1398 < v1;
+  const bool v1401 = v1399 && v1400;
+  if (v1401) {
+    const float v1402 = v37.x[26];
+    const unsigned int v1404 = v1395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1405 = v1404 + v1398;
+    out[v1405] = v1402;
+  }
+  const unsigned int v1406 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1408 = v1056 + v1406;
+  const unsigned int v1409 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1411 = v1059 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v37.x[27];
+    const unsigned int v1417 = v1408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1418 = v1417 + v1411;
+    out[v1418] = v1415;
+  }
+  const unsigned int v1419 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1421 = v1056 + v1419;
+  const unsigned int v1422 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1424 = v1059 + v1422;
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1426 = v1424 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v37.x[28];
+    const unsigned int v1430 = v1421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1431 = v1430 + v1424;
+    out[v1431] = v1428;
+  }
+  const unsigned int v1432 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1434 = v1056 + v1432;
+  const unsigned int v1435 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1437 = v1059 + v1435;
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1439 = v1437 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v37.x[29];
+    const unsigned int v1443 = v1434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1444 = v1443 + v1437;
+    out[v1444] = v1441;
+  }
+  const unsigned int v1445 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1447 = v1056 + v1445;
+  const unsigned int v1448 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1450 = v1059 + v1448;
+  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1452 = v1450 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v37.x[30];
+    const unsigned int v1456 = v1447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1457 = v1456 + v1450;
+    out[v1457] = v1454;
+  }
+  const unsigned int v1458 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1460 = v1056 + v1458;
+  const unsigned int v1461 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1463 = v1059 + v1461;
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1465 = v1463 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v37.x[31];
+    const unsigned int v1469 = v1460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1470 = v1469 + v1463;
+    out[v1470] = v1467;
+  }
+  const unsigned int v1471 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1473 = v1056 + v1471;
+  const unsigned int v1474 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1476 = v1059 + v1474;
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1478 = v1476 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v37.x[32];
+    const unsigned int v1482 = v1473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1483 = v1482 + v1476;
+    out[v1483] = v1480;
+  }
+  const unsigned int v1484 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1486 = v1056 + v1484;
+  const unsigned int v1487 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1489 = v1059 + v1487;
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1491 = v1489 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v37.x[33];
+    const unsigned int v1495 = v1486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1496 = v1495 + v1489;
+    out[v1496] = v1493;
+  }
+  const unsigned int v1497 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1499 = v1056 + v1497;
+  const unsigned int v1500 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1502 = v1059 + v1500;
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1504 = v1502 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v37.x[34];
+    const unsigned int v1508 = v1499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1509 = v1508 + v1502;
+    out[v1509] = v1506;
+  }
+  const unsigned int v1510 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1512 = v1056 + v1510;
+  const unsigned int v1513 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1515 = v1059 + v1513;
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v37.x[35];
+    const unsigned int v1521 = v1512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1522 = v1521 + v1515;
+    out[v1522] = v1519;
+  }
+  const unsigned int v1523 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1525 = v1056 + v1523;
+  const unsigned int v1526 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1528 = v1059 + v1526;
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1530 = v1528 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v37.x[36];
+    const unsigned int v1534 = v1525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1535 = v1534 + v1528;
+    out[v1535] = v1532;
+  }
+  const unsigned int v1536 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1538 = v1056 + v1536;
+  const unsigned int v1539 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1541 = v1059 + v1539;
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1543 = v1541 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v37.x[37];
+    const unsigned int v1547 = v1538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1548 = v1547 + v1541;
+    out[v1548] = v1545;
+  }
+  const unsigned int v1549 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1551 = v1056 + v1549;
+  const unsigned int v1552 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1554 = v1059 + v1552;
+  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1556 = v1554 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v37.x[38];
+    const unsigned int v1560 = v1551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1561 = v1560 + v1554;
+    out[v1561] = v1558;
+  }
+  const unsigned int v1562 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1564 = v1056 + v1562;
+  const unsigned int v1565 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1567 = v1059 + v1565;
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v37.x[39];
+    const unsigned int v1573 = v1564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1574 = v1573 + v1567;
+    out[v1574] = v1571;
+  }
+  const unsigned int v1575 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1577 = v1056 + v1575;
+  const unsigned int v1578 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1580 = v1059 + v1578;
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v37.x[40];
+    const unsigned int v1586 = v1577 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1587 = v1586 + v1580;
+    out[v1587] = v1584;
+  }
+  const unsigned int v1588 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1590 = v1056 + v1588;
+  const unsigned int v1591 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1593 = v1059 + v1591;
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1595 = v1593 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v37.x[41];
+    const unsigned int v1599 = v1590 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1600 = v1599 + v1593;
+    out[v1600] = v1597;
+  }
+  const unsigned int v1601 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1603 = v1056 + v1601;
+  const unsigned int v1604 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1606 = v1059 + v1604;
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1608 = v1606 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v37.x[42];
+    const unsigned int v1612 = v1603 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1613 = v1612 + v1606;
+    out[v1613] = v1610;
+  }
+  const unsigned int v1614 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1616 = v1056 + v1614;
+  const unsigned int v1617 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1619 = v1059 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v37.x[43];
+    const unsigned int v1625 = v1616 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1626 = v1625 + v1619;
+    out[v1626] = v1623;
+  }
+  const unsigned int v1627 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1629 = v1056 + v1627;
+  const unsigned int v1630 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1632 = v1059 + v1630;
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1634 = v1632 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v37.x[44];
+    const unsigned int v1638 = v1629 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1639 = v1638 + v1632;
+    out[v1639] = v1636;
+  }
+  const unsigned int v1640 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1642 = v1056 + v1640;
+  const unsigned int v1643 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1645 = v1059 + v1643;
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1647 = v1645 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v37.x[45];
+    const unsigned int v1651 = v1642 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1652 = v1651 + v1645;
+    out[v1652] = v1649;
+  }
+  const unsigned int v1653 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1655 = v1056 + v1653;
+  const unsigned int v1656 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1658 = v1059 + v1656;
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1660 = v1658 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v37.x[46];
+    const unsigned int v1664 = v1655 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1665 = v1664 + v1658;
+    out[v1665] = v1662;
+  }
+  const unsigned int v1666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1668 = v1056 + v1666;
+  const unsigned int v1669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1671 = v1059 + v1669;
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1673 = v1671 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v37.x[47];
+    const unsigned int v1677 = v1668 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1678 = v1677 + v1671;
+    out[v1678] = v1675;
+  }
+  const unsigned int v1679 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1681 = v1056 + v1679;
+  const unsigned int v1682 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1684 = v1059 + v1682;
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v37.x[48];
+    const unsigned int v1690 = v1681 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1691 = v1690 + v1684;
+    out[v1691] = v1688;
+  }
+  const unsigned int v1692 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1694 = v1056 + v1692;
+  const unsigned int v1695 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1697 = v1059 + v1695;
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1699 = v1697 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v37.x[49];
+    const unsigned int v1703 = v1694 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1704 = v1703 + v1697;
+    out[v1704] = v1701;
+  }
+  const unsigned int v1705 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1707 = v1056 + v1705;
+  const unsigned int v1708 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1710 = v1059 + v1708;
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1712 = v1710 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v37.x[50];
+    const unsigned int v1716 = v1707 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1717 = v1716 + v1710;
+    out[v1717] = v1714;
+  }
+  const unsigned int v1718 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1720 = v1056 + v1718;
+  const unsigned int v1721 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1723 = v1059 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v37.x[51];
+    const unsigned int v1729 = v1720 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1730 = v1729 + v1723;
+    out[v1730] = v1727;
+  }
+  const unsigned int v1731 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1733 = v1056 + v1731;
+  const unsigned int v1734 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1736 = v1059 + v1734;
+  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1738 = v1736 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v37.x[52];
+    const unsigned int v1742 = v1733 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1743 = v1742 + v1736;
+    out[v1743] = v1740;
+  }
+  const unsigned int v1744 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1746 = v1056 + v1744;
+  const unsigned int v1747 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1749 = v1059 + v1747;
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1751 = v1749 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v37.x[53];
+    const unsigned int v1755 = v1746 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1756 = v1755 + v1749;
+    out[v1756] = v1753;
+  }
+  const unsigned int v1757 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1759 = v1056 + v1757;
+  const unsigned int v1760 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1762 = v1059 + v1760;
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1764 = v1762 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v37.x[54];
+    const unsigned int v1768 = v1759 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1769 = v1768 + v1762;
+    out[v1769] = v1766;
+  }
+  const unsigned int v1770 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1772 = v1056 + v1770;
+  const unsigned int v1773 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1775 = v1059 + v1773;
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v37.x[55];
+    const unsigned int v1781 = v1772 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1782 = v1781 + v1775;
+    out[v1782] = v1779;
+  }
+  const unsigned int v1783 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1785 = v1056 + v1783;
+  const unsigned int v1786 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1788 = v1059 + v1786;
+  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1790 = v1788 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v37.x[56];
+    const unsigned int v1794 = v1785 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1795 = v1794 + v1788;
+    out[v1795] = v1792;
+  }
+  const unsigned int v1796 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1798 = v1056 + v1796;
+  const unsigned int v1799 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1801 = v1059 + v1799;
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1803 = v1801 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v37.x[57];
+    const unsigned int v1807 = v1798 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1808 = v1807 + v1801;
+    out[v1808] = v1805;
+  }
+  const unsigned int v1809 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1811 = v1056 + v1809;
+  const unsigned int v1812 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1814 = v1059 + v1812;
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1816 = v1814 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v37.x[58];
+    const unsigned int v1820 = v1811 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1821 = v1820 + v1814;
+    out[v1821] = v1818;
+  }
+  const unsigned int v1822 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1824 = v1056 + v1822;
+  const unsigned int v1825 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1827 = v1059 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v37.x[59];
+    const unsigned int v1833 = v1824 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1834 = v1833 + v1827;
+    out[v1834] = v1831;
+  }
+  const unsigned int v1835 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1837 = v1056 + v1835;
+  const unsigned int v1838 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1840 = v1059 + v1838;
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1842 = v1840 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v37.x[60];
+    const unsigned int v1846 = v1837 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1847 = v1846 + v1840;
+    out[v1847] = v1844;
+  }
+  const unsigned int v1848 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1850 = v1056 + v1848;
+  const unsigned int v1851 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1853 = v1059 + v1851;
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1855 = v1853 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v37.x[61];
+    const unsigned int v1859 = v1850 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1860 = v1859 + v1853;
+    out[v1860] = v1857;
+  }
+  const unsigned int v1861 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1863 = v1056 + v1861;
+  const unsigned int v1864 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1866 = v1059 + v1864;
+  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v37.x[62];
+    const unsigned int v1872 = v1863 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1873 = v1872 + v1866;
+    out[v1873] = v1870;
+  }
+  const unsigned int v1874 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1876 = v1056 + v1874;
+  const unsigned int v1877 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1879 = v1059 + v1877;
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v37.x[63];
+    const unsigned int v1885 = v1876 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1886 = v1885 + v1879;
+    out[v1886] = v1883;
+  }
+  const unsigned int v1887 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1889 = v1056 + v1887;
+  const unsigned int v1890 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1892 = v1059 + v1890;
+  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v37.x[64];
+    const unsigned int v1898 = v1889 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1899 = v1898 + v1892;
+    out[v1899] = v1896;
+  }
+  const unsigned int v1900 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1902 = v1056 + v1900;
+  const unsigned int v1903 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1905 = v1059 + v1903;
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v37.x[65];
+    const unsigned int v1911 = v1902 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1912 = v1911 + v1905;
+    out[v1912] = v1909;
+  }
+  const unsigned int v1913 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1915 = v1056 + v1913;
+  const unsigned int v1916 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1918 = v1059 + v1916;
+  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1920 = v1918 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v37.x[66];
+    const unsigned int v1924 = v1915 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1925 = v1924 + v1918;
+    out[v1925] = v1922;
+  }
+  const unsigned int v1926 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1928 = v1056 + v1926;
+  const unsigned int v1929 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1931 = v1059 + v1929;
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1933 = v1931 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v37.x[67];
+    const unsigned int v1937 = v1928 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1938 = v1937 + v1931;
+    out[v1938] = v1935;
+  }
+  const unsigned int v1939 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1941 = v1056 + v1939;
+  const unsigned int v1942 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1944 = v1059 + v1942;
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1946 = v1944 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v37.x[68];
+    const unsigned int v1950 = v1941 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1951 = v1950 + v1944;
+    out[v1951] = v1948;
+  }
+  const unsigned int v1952 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1954 = v1056 + v1952;
+  const unsigned int v1955 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1957 = v1059 + v1955;
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1959 = v1957 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v37.x[69];
+    const unsigned int v1963 = v1954 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1964 = v1963 + v1957;
+    out[v1964] = v1961;
+  }
+  const unsigned int v1965 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1967 = v1056 + v1965;
+  const unsigned int v1968 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1970 = v1059 + v1968;
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v37.x[70];
+    const unsigned int v1976 = v1967 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1977 = v1976 + v1970;
+    out[v1977] = v1974;
+  }
+  const unsigned int v1978 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1980 = v1056 + v1978;
+  const unsigned int v1981 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1983 = v1059 + v1981;
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v37.x[71];
+    const unsigned int v1989 = v1980 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1990 = v1989 + v1983;
+    out[v1990] = v1987;
+  }
+  const unsigned int v1991 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1993 = v1056 + v1991;
+  const unsigned int v1994 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1996 = v1059 + v1994;
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1998 = v1996 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v37.x[72];
+    const unsigned int v2002 = v1993 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2003 = v2002 + v1996;
+    out[v2003] = v2000;
+  }
+  const unsigned int v2004 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2006 = v1056 + v2004;
+  const unsigned int v2007 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2009 = v1059 + v2007;
+  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2011 = v2009 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v37.x[73];
+    const unsigned int v2015 = v2006 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2016 = v2015 + v2009;
+    out[v2016] = v2013;
+  }
+  const unsigned int v2017 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2019 = v1056 + v2017;
+  const unsigned int v2020 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2022 = v1059 + v2020;
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2024 = v2022 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v37.x[74];
+    const unsigned int v2028 = v2019 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2029 = v2028 + v2022;
+    out[v2029] = v2026;
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v1056 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v1059 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v37.x[75];
+    const unsigned int v2041 = v2032 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2042 = v2041 + v2035;
+    out[v2042] = v2039;
+  }
+  const unsigned int v2043 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2045 = v1056 + v2043;
+  const unsigned int v2046 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2048 = v1059 + v2046;
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v37.x[76];
+    const unsigned int v2054 = v2045 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2055 = v2054 + v2048;
+    out[v2055] = v2052;
+  }
+  const unsigned int v2056 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2058 = v1056 + v2056;
+  const unsigned int v2059 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2061 = v1059 + v2059;
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v37.x[77];
+    const unsigned int v2067 = v2058 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2068 = v2067 + v2061;
+    out[v2068] = v2065;
+  }
+  const unsigned int v2069 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2071 = v1056 + v2069;
+  const unsigned int v2072 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2074 = v1059 + v2072;
+  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v37.x[78];
+    const unsigned int v2080 = v2071 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2081 = v2080 + v2074;
+    out[v2081] = v2078;
+  }
+  const unsigned int v2082 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2084 = v1056 + v2082;
+  const unsigned int v2085 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2087 = v1059 + v2085;
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v37.x[79];
+    const unsigned int v2093 = v2084 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2094 = v2093 + v2087;
+    out[v2094] = v2091;
+  }
+  const unsigned int v2095 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2097 = v1056 + v2095;
+  const unsigned int v2098 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2100 = v1059 + v2098;
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2102 = v2100 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v37.x[80];
+    const unsigned int v2106 = v2097 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2107 = v2106 + v2100;
+    out[v2107] = v2104;
+  }
+  const unsigned int v2108 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2110 = v1056 + v2108;
+  const unsigned int v2111 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2113 = v1059 + v2111;
+  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2115 = v2113 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v37.x[81];
+    const unsigned int v2119 = v2110 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2120 = v2119 + v2113;
+    out[v2120] = v2117;
+  }
+  const unsigned int v2121 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2123 = v1056 + v2121;
+  const unsigned int v2124 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2126 = v1059 + v2124;
+  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2128 = v2126 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v37.x[82];
+    const unsigned int v2132 = v2123 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2133 = v2132 + v2126;
+    out[v2133] = v2130;
+  }
+  const unsigned int v2134 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2136 = v1056 + v2134;
+  const unsigned int v2137 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2139 = v1059 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v37.x[83];
+    const unsigned int v2145 = v2136 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2146 = v2145 + v2139;
+    out[v2146] = v2143;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2149 = v1056 + v2147;
+  const unsigned int v2150 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2152 = v1059 + v2150;
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2154 = v2152 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v37.x[84];
+    const unsigned int v2158 = v2149 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2159 = v2158 + v2152;
+    out[v2159] = v2156;
+  }
+  const unsigned int v2160 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2162 = v1056 + v2160;
+  const unsigned int v2163 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2165 = v1059 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v37.x[85];
+    const unsigned int v2171 = v2162 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2172 = v2171 + v2165;
+    out[v2172] = v2169;
+  }
+  const unsigned int v2173 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2175 = v1056 + v2173;
+  const unsigned int v2176 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2178 = v1059 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v37.x[86];
+    const unsigned int v2184 = v2175 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2185 = v2184 + v2178;
+    out[v2185] = v2182;
+  }
+  const unsigned int v2186 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2188 = v1056 + v2186;
+  const unsigned int v2189 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2191 = v1059 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v37.x[87];
+    const unsigned int v2197 = v2188 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2198 = v2197 + v2191;
+    out[v2198] = v2195;
+  }
+  const unsigned int v2199 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2201 = v1056 + v2199;
+  const unsigned int v2202 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2204 = v1059 + v2202;
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2206 = v2204 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v37.x[88];
+    const unsigned int v2210 = v2201 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2211 = v2210 + v2204;
+    out[v2211] = v2208;
+  }
+  const unsigned int v2212 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2214 = v1056 + v2212;
+  const unsigned int v2215 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2217 = v1059 + v2215;
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2219 = v2217 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v37.x[89];
+    const unsigned int v2223 = v2214 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2224 = v2223 + v2217;
+    out[v2224] = v2221;
+  }
+  const unsigned int v2225 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2227 = v1056 + v2225;
+  const unsigned int v2228 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2230 = v1059 + v2228;
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v37.x[90];
+    const unsigned int v2236 = v2227 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2237 = v2236 + v2230;
+    out[v2237] = v2234;
+  }
+  const unsigned int v2238 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2240 = v1056 + v2238;
+  const unsigned int v2241 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2243 = v1059 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v37.x[91];
+    const unsigned int v2249 = v2240 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2250 = v2249 + v2243;
+    out[v2250] = v2247;
+  }
+  const unsigned int v2251 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2253 = v1056 + v2251;
+  const unsigned int v2254 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2256 = v1059 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v37.x[92];
+    const unsigned int v2262 = v2253 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2263 = v2262 + v2256;
+    out[v2263] = v2260;
+  }
+  const unsigned int v2264 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2266 = v1056 + v2264;
+  const unsigned int v2267 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2269 = v1059 + v2267;
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v37.x[93];
+    const unsigned int v2275 = v2266 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2276 = v2275 + v2269;
+    out[v2276] = v2273;
+  }
+  const unsigned int v2277 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2279 = v1056 + v2277;
+  const unsigned int v2280 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2282 = v1059 + v2280;
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2284 = v2282 < v1;
+  const bool v2285 = v2283 && v2284;
+  if (v2285) {
+    const float v2286 = v37.x[94];
+    const unsigned int v2288 = v2279 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2289 = v2288 + v2282;
+    out[v2289] = v2286;
+  }
+  const unsigned int v2290 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2292 = v1056 + v2290;
+  const unsigned int v2293 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2295 = v1059 + v2293;
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2297 = v2295 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v37.x[95];
+    const unsigned int v2301 = v2292 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2302 = v2301 + v2295;
+    out[v2302] = v2299;
+  }
+  const unsigned int v2303 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2305 = v1056 + v2303;
+  const unsigned int v2306 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2308 = v1059 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v37.x[96];
+    const unsigned int v2314 = v2305 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2315 = v2314 + v2308;
+    out[v2315] = v2312;
+  }
+  const unsigned int v2316 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2318 = v1056 + v2316;
+  const unsigned int v2319 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2321 = v1059 + v2319;
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2323 = v2321 < v1;
+  const bool v2324 = v2322 && v2323;
+  if (v2324) {
+    const float v2325 = v37.x[97];
+    const unsigned int v2327 = v2318 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2328 = v2327 + v2321;
+    out[v2328] = v2325;
+  }
+  const unsigned int v2329 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2331 = v1056 + v2329;
+  const unsigned int v2332 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2334 = v1059 + v2332;
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v37.x[98];
+    const unsigned int v2340 = v2331 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2341 = v2340 + v2334;
+    out[v2341] = v2338;
+  }
+  const unsigned int v2342 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2344 = v1056 + v2342;
+  const unsigned int v2345 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2347 = v1059 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v37.x[99];
+    const unsigned int v2353 = v2344 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2354 = v2353 + v2347;
+    out[v2354] = v2351;
+  }
+  const unsigned int v2355 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2357 = v1056 + v2355;
+  const unsigned int v2358 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2360 = v1059 + v2358;
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v37.x[100];
+    const unsigned int v2366 = v2357 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2367 = v2366 + v2360;
+    out[v2367] = v2364;
+  }
+  const unsigned int v2368 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2370 = v1056 + v2368;
+  const unsigned int v2371 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2373 = v1059 + v2371;
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2375 = v2373 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v37.x[101];
+    const unsigned int v2379 = v2370 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2380 = v2379 + v2373;
+    out[v2380] = v2377;
+  }
+  const unsigned int v2381 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2383 = v1056 + v2381;
+  const unsigned int v2384 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2386 = v1059 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2388 = v2386 < v1;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v37.x[102];
+    const unsigned int v2392 = v2383 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2393 = v2392 + v2386;
+    out[v2393] = v2390;
+  }
+  const unsigned int v2394 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2396 = v1056 + v2394;
+  const unsigned int v2397 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2399 = v1059 + v2397;
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2401 = v2399 < v1;
+  const bool v2402 = v2400 && v2401;
+  if (v2402) {
+    const float v2403 = v37.x[103];
+    const unsigned int v2405 = v2396 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2406 = v2405 + v2399;
+    out[v2406] = v2403;
+  }
+  const unsigned int v2407 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2409 = v1056 + v2407;
+  const unsigned int v2410 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2412 = v1059 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2414 = v2412 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v37.x[104];
+    const unsigned int v2418 = v2409 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2419 = v2418 + v2412;
+    out[v2419] = v2416;
+  }
+  const unsigned int v2420 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2422 = v1056 + v2420;
+  const unsigned int v2423 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2425 = v1059 + v2423;
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2427 = v2425 < v1;
+  const bool v2428 = v2426 && v2427;
+  if (v2428) {
+    const float v2429 = v37.x[105];
+    const unsigned int v2431 = v2422 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2432 = v2431 + v2425;
+    out[v2432] = v2429;
+  }
+  const unsigned int v2433 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2435 = v1056 + v2433;
+  const unsigned int v2436 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2438 = v1059 + v2436;
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2440 = v2438 < v1;
+  const bool v2441 = v2439 && v2440;
+  if (v2441) {
+    const float v2442 = v37.x[106];
+    const unsigned int v2444 = v2435 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2445 = v2444 + v2438;
+    out[v2445] = v2442;
+  }
+  const unsigned int v2446 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2448 = v1056 + v2446;
+  const unsigned int v2449 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2451 = v1059 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v37.x[107];
+    const unsigned int v2457 = v2448 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2458 = v2457 + v2451;
+    out[v2458] = v2455;
+  }
+  const unsigned int v2459 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2461 = v1056 + v2459;
+  const unsigned int v2462 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2464 = v1059 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2466 = v2464 < v1;
+  const bool v2467 = v2465 && v2466;
+  if (v2467) {
+    const float v2468 = v37.x[108];
+    const unsigned int v2470 = v2461 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2471 = v2470 + v2464;
+    out[v2471] = v2468;
+  }
+  const unsigned int v2472 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2474 = v1056 + v2472;
+  const unsigned int v2475 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2477 = v1059 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2479 = v2477 < v1;
+  const bool v2480 = v2478 && v2479;
+  if (v2480) {
+    const float v2481 = v37.x[109];
+    const unsigned int v2483 = v2474 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2484 = v2483 + v2477;
+    out[v2484] = v2481;
+  }
+  const unsigned int v2485 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2487 = v1056 + v2485;
+  const unsigned int v2488 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2490 = v1059 + v2488;
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2492 = v2490 < v1;
+  const bool v2493 = v2491 && v2492;
+  if (v2493) {
+    const float v2494 = v37.x[110];
+    const unsigned int v2496 = v2487 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2497 = v2496 + v2490;
+    out[v2497] = v2494;
+  }
+  const unsigned int v2498 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2500 = v1056 + v2498;
+  const unsigned int v2501 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2503 = v1059 + v2501;
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v37.x[111];
+    const unsigned int v2509 = v2500 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2510 = v2509 + v2503;
+    out[v2510] = v2507;
+  }
+  const unsigned int v2511 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2513 = v1056 + v2511;
+  const unsigned int v2514 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2516 = v1059 + v2514;
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2518 = v2516 < v1;
+  const bool v2519 = v2517 && v2518;
+  if (v2519) {
+    const float v2520 = v37.x[112];
+    const unsigned int v2522 = v2513 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2523 = v2522 + v2516;
+    out[v2523] = v2520;
+  }
+  const unsigned int v2524 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2526 = v1056 + v2524;
+  const unsigned int v2527 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2529 = v1059 + v2527;
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2531 = v2529 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v37.x[113];
+    const unsigned int v2535 = v2526 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2536 = v2535 + v2529;
+    out[v2536] = v2533;
+  }
+  const unsigned int v2537 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2539 = v1056 + v2537;
+  const unsigned int v2540 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2542 = v1059 + v2540;
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2544 = v2542 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v37.x[114];
+    const unsigned int v2548 = v2539 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2549 = v2548 + v2542;
+    out[v2549] = v2546;
+  }
+  const unsigned int v2550 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2552 = v1056 + v2550;
+  const unsigned int v2553 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2555 = v1059 + v2553;
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2557 = v2555 < v1;
+  const bool v2558 = v2556 && v2557;
+  if (v2558) {
+    const float v2559 = v37.x[115];
+    const unsigned int v2561 = v2552 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2562 = v2561 + v2555;
+    out[v2562] = v2559;
+  }
+  const unsigned int v2563 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2565 = v1056 + v2563;
+  const unsigned int v2566 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2568 = v1059 + v2566;
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2570 = v2568 < v1;
+  const bool v2571 = v2569 && v2570;
+  if (v2571) {
+    const float v2572 = v37.x[116];
+    const unsigned int v2574 = v2565 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2575 = v2574 + v2568;
+    out[v2575] = v2572;
+  }
+  const unsigned int v2576 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2578 = v1056 + v2576;
+  const unsigned int v2579 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2581 = v1059 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v37.x[117];
+    const unsigned int v2587 = v2578 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2588 = v2587 + v2581;
+    out[v2588] = v2585;
+  }
+  const unsigned int v2589 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2591 = v1056 + v2589;
+  const unsigned int v2592 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2594 = v1059 + v2592;
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2596 = v2594 < v1;
+  const bool v2597 = v2595 && v2596;
+  if (v2597) {
+    const float v2598 = v37.x[118];
+    const unsigned int v2600 = v2591 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2601 = v2600 + v2594;
+    out[v2601] = v2598;
+  }
+  const unsigned int v2602 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2604 = v1056 + v2602;
+  const unsigned int v2605 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2607 = v1059 + v2605;
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2609 = v2607 < v1;
+  const bool v2610 = v2608 && v2609;
+  if (v2610) {
+    const float v2611 = v37.x[119];
+    const unsigned int v2613 = v2604 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2614 = v2613 + v2607;
+    out[v2614] = v2611;
+  }
+  const unsigned int v2615 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2617 = v1056 + v2615;
+  const unsigned int v2618 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2620 = v1059 + v2618;
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2622 = v2620 < v1;
+  const bool v2623 = v2621 && v2622;
+  if (v2623) {
+    const float v2624 = v37.x[120];
+    const unsigned int v2626 = v2617 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2627 = v2626 + v2620;
+    out[v2627] = v2624;
+  }
+  const unsigned int v2628 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2630 = v1056 + v2628;
+  const unsigned int v2631 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2633 = v1059 + v2631;
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2635 = v2633 < v1;
+  const bool v2636 = v2634 && v2635;
+  if (v2636) {
+    const float v2637 = v37.x[121];
+    const unsigned int v2639 = v2630 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2640 = v2639 + v2633;
+    out[v2640] = v2637;
+  }
+  const unsigned int v2641 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2643 = v1056 + v2641;
+  const unsigned int v2644 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2646 = v1059 + v2644;
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2648 = v2646 < v1;
+  const bool v2649 = v2647 && v2648;
+  if (v2649) {
+    const float v2650 = v37.x[122];
+    const unsigned int v2652 = v2643 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2653 = v2652 + v2646;
+    out[v2653] = v2650;
+  }
+  const unsigned int v2654 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2656 = v1056 + v2654;
+  const unsigned int v2657 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2659 = v1059 + v2657;
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2661 = v2659 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v37.x[123];
+    const unsigned int v2665 = v2656 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2666 = v2665 + v2659;
+    out[v2666] = v2663;
+  }
+  const unsigned int v2667 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2669 = v1056 + v2667;
+  const unsigned int v2670 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2672 = v1059 + v2670;
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v37.x[124];
+    const unsigned int v2678 = v2669 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2679 = v2678 + v2672;
+    out[v2679] = v2676;
+  }
+  const unsigned int v2680 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2682 = v1056 + v2680;
+  const unsigned int v2683 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2685 = v1059 + v2683;
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2687 = v2685 < v1;
+  const bool v2688 = v2686 && v2687;
+  if (v2688) {
+    const float v2689 = v37.x[125];
+    const unsigned int v2691 = v2682 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2692 = v2691 + v2685;
+    out[v2692] = v2689;
+  }
+  const unsigned int v2693 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2695 = v1056 + v2693;
+  const unsigned int v2696 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2698 = v1059 + v2696;
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2700 = v2698 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v37.x[126];
+    const unsigned int v2704 = v2695 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2705 = v2704 + v2698;
+    out[v2705] = v2702;
+  }
+  const unsigned int v2706 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2708 = v1056 + v2706;
+  const unsigned int v2709 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2711 = v1059 + v2709;
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2713 = v2711 < v1;
+  const bool v2714 = v2712 && v2713;
+  if (v2714) {
+    const float v2715 = v37.x[127];
+    const unsigned int v2717 = v2708 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2718 = v2717 + v2711;
+    out[v2718] = v2715;
   }
 }

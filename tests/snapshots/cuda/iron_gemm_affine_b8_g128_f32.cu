@@ -204,2985 +204,2998 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   unsigned int v3 = 0u;  // kernels/gemm/gemm_quant.cpp:55
-  const unsigned int v5 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v6 = v5 << 7u;
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v10 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v14 = v13 << 6u;
-  const unsigned int v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v18 = v17 << 6u;
-  iron_frag<float, 2, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, 0.0f);
-  iron_frag<float, 0, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 1, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, 0.0f);
-  const unsigned int v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == v3;
-  if (v28) {
-    const bool v2715 = v3 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2715) {
-      const unsigned int v2719 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2722 = v2719 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2725 = v2719 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2726 = v2725 << 2u;
-      const unsigned int v2727 = v6 + v2722;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2728 = v2727 < v0;
-      const bool v2730 = v2726 < v2;
-      const bool v2731 = v2728 && v2730;
-      const unsigned int v2733 = v2727 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2736 = v2733 + v2726;
-      const unsigned int v2737 = v2731 ? v2736 : v3;
-      const unsigned int v2739 = v2722 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2741 = v2739 + v2726;
-      iron_copy_async(shm0 + v2741, x + v2737, v2731);
-      const unsigned int v2744 = v2719 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2746 = v2744 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2749 = v2744 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2750 = v2749 << 2u;
-      const unsigned int v2751 = v6 + v2746;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2752 = v2751 < v0;
-      const bool v2754 = v2750 < v2;
-      const bool v2755 = v2752 && v2754;
-      const unsigned int v2757 = v2751 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2760 = v2757 + v2750;
-      const unsigned int v2761 = v2755 ? v2760 : v3;
-      const unsigned int v2763 = v2746 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2765 = v2763 + v2750;
-      iron_copy_async(shm0 + v2765, x + v2761, v2755);
-      const unsigned int v2768 = v2719 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2770 = v2768 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2773 = v2768 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2774 = v2773 << 2u;
-      const unsigned int v2775 = v6 + v2770;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2776 = v2775 < v0;
-      const bool v2778 = v2774 < v2;
-      const bool v2779 = v2776 && v2778;
-      const unsigned int v2781 = v2775 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2784 = v2781 + v2774;
-      const unsigned int v2785 = v2779 ? v2784 : v3;
-      const unsigned int v2787 = v2770 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2789 = v2787 + v2774;
-      iron_copy_async(shm0 + v2789, x + v2785, v2779);
-      const unsigned int v2792 = v2719 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2794 = v2792 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2797 = v2792 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2798 = v2797 << 2u;
-      const unsigned int v2799 = v6 + v2794;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2800 = v2799 < v0;
-      const bool v2802 = v2798 < v2;
-      const bool v2803 = v2800 && v2802;
-      const unsigned int v2805 = v2799 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2808 = v2805 + v2798;
-      const unsigned int v2809 = v2803 ? v2808 : v3;
-      const unsigned int v2811 = v2794 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2813 = v2811 + v2798;
-      iron_copy_async(shm0 + v2813, x + v2809, v2803);
-      const unsigned int v2820 = v2719 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v2823 = v2719 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v2824 = v2823 << 3u;
-      const unsigned int v2825 = v9 + v2820;  // kernels/gemm/quant_b.hpp:122
-      const bool v2826 = v2825 < v1;
-      const bool v2828 = v2824 < v2;
-      const bool v2829 = v2826 && v2828;
-      const unsigned int v2831 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v2833 = min(v2824, v2831);
-      const unsigned int v2835 = v1 - 1u;
-      const unsigned int v2837 = min(v2825, v2835);
-      const unsigned int v2839 = v2833 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v2841 = v2 >> 2u;
-      const unsigned int v2842 = v2837 * v2841;
-      const unsigned int v2843 = v2842 + v2839;
-      const iron_u32x2 v4980 = *reinterpret_cast<const iron_u32x2*>(packed + v2843);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v2846 = v4980.v[0];
-      const unsigned int v2849 = v4980.v[1];
-      const unsigned int v2851 = v2833 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v2853 = v2 >> 7u;
-      const unsigned int v2854 = v2837 * v2853;
-      const unsigned int v2855 = v2854 + v2851;
-      const float v2856 = scales[v2855];  // kernels/gemm/quant_b.hpp:39
-      const float v2858 = biases[v2855];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v2864 = v2846 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2865 = v2864 & 255u;
-      const unsigned int v2868 = v2865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2869 = __uint_as_float(v2868);
-      const float v2870 = v2869 - 8388608.0f;
-      const float v2871 = fmaf(v2870, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2876 = v2846 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2877 = v2876 & 255u;
-      const unsigned int v2880 = v2877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2881 = __uint_as_float(v2880);
-      const float v2882 = v2881 - 8388608.0f;
-      const float v2883 = fmaf(v2882, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2888 = v2846 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2889 = v2888 & 255u;
-      const unsigned int v2892 = v2889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2893 = __uint_as_float(v2892);
-      const float v2894 = v2893 - 8388608.0f;
-      const float v2895 = fmaf(v2894, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2900 = v2846 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2901 = v2900 & 255u;
-      const unsigned int v2904 = v2901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2905 = __uint_as_float(v2904);
-      const float v2906 = v2905 - 8388608.0f;
-      const float v2907 = fmaf(v2906, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2912 = v2849 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2913 = v2912 & 255u;
-      const unsigned int v2916 = v2913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2917 = __uint_as_float(v2916);
-      const float v2918 = v2917 - 8388608.0f;
-      const float v2919 = fmaf(v2918, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2924 = v2849 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2925 = v2924 & 255u;
-      const unsigned int v2928 = v2925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2929 = __uint_as_float(v2928);
-      const float v2930 = v2929 - 8388608.0f;
-      const float v2931 = fmaf(v2930, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2936 = v2849 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2937 = v2936 & 255u;
-      const unsigned int v2940 = v2937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2941 = __uint_as_float(v2940);
-      const float v2942 = v2941 - 8388608.0f;
-      const float v2943 = fmaf(v2942, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v2948 = v2849 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v2949 = v2948 & 255u;
-      const unsigned int v2952 = v2949 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2953 = __uint_as_float(v2952);
-      const float v2954 = v2953 - 8388608.0f;
-      const float v2955 = fmaf(v2954, v2856, v2858);  // kernels/gemm/quant_b.hpp:44
-      const float v2957 = v2829 ? v2871 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v2961 = v2820 * 20u;
-      const unsigned int v2963 = v2961 + v2824;
-      shm1[v2963] = v2957;
-      const float v2966 = v2829 ? v2883 : 0.0f;
-      const unsigned int v2973 = v2963 + 1u;
-      shm1[v2973] = v2966;
-      const float v2975 = v2829 ? v2895 : 0.0f;
-      const unsigned int v2982 = v2963 + 2u;
-      shm1[v2982] = v2975;
-      const float v2984 = v2829 ? v2907 : 0.0f;
-      const unsigned int v2991 = v2963 + 3u;
-      shm1[v2991] = v2984;
-      const float v2993 = v2829 ? v2919 : 0.0f;
-      const unsigned int v3000 = v2963 + 4u;
-      shm1[v3000] = v2993;
-      const float v3002 = v2829 ? v2931 : 0.0f;
-      const unsigned int v3009 = v2963 + 5u;
-      shm1[v3009] = v3002;
-      const float v3011 = v2829 ? v2943 : 0.0f;
-      const unsigned int v3018 = v2963 + 6u;
-      shm1[v3018] = v3011;
-      const float v3020 = v2829 ? v2955 : 0.0f;
-      const unsigned int v3027 = v2963 + 7u;
-      shm1[v3027] = v3020;
-      const unsigned int v3032 = v2744 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3035 = v2744 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3036 = v3035 << 3u;
-      const unsigned int v3037 = v9 + v3032;  // kernels/gemm/quant_b.hpp:122
-      const bool v3038 = v3037 < v1;
-      const bool v3040 = v3036 < v2;
-      const bool v3041 = v3038 && v3040;
-      const unsigned int v3045 = min(v3036, v2831);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3049 = min(v3037, v2835);
-      const unsigned int v3051 = v3045 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3054 = v3049 * v2841;
-      const unsigned int v3055 = v3054 + v3051;
-      const iron_u32x2 v4981 = *reinterpret_cast<const iron_u32x2*>(packed + v3055);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3058 = v4981.v[0];
-      const unsigned int v3061 = v4981.v[1];
-      const unsigned int v3063 = v3045 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3066 = v3049 * v2853;
-      const unsigned int v3067 = v3066 + v3063;
-      const float v3068 = scales[v3067];  // kernels/gemm/quant_b.hpp:39
-      const float v3070 = biases[v3067];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3076 = v3058 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3077 = v3076 & 255u;
-      const unsigned int v3080 = v3077 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3081 = __uint_as_float(v3080);
-      const float v3082 = v3081 - 8388608.0f;
-      const float v3083 = fmaf(v3082, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3088 = v3058 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3089 = v3088 & 255u;
-      const unsigned int v3092 = v3089 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3093 = __uint_as_float(v3092);
-      const float v3094 = v3093 - 8388608.0f;
-      const float v3095 = fmaf(v3094, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3100 = v3058 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3101 = v3100 & 255u;
-      const unsigned int v3104 = v3101 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3105 = __uint_as_float(v3104);
-      const float v3106 = v3105 - 8388608.0f;
-      const float v3107 = fmaf(v3106, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3112 = v3058 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3113 = v3112 & 255u;
-      const unsigned int v3116 = v3113 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3117 = __uint_as_float(v3116);
-      const float v3118 = v3117 - 8388608.0f;
-      const float v3119 = fmaf(v3118, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3124 = v3061 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3125 = v3124 & 255u;
-      const unsigned int v3128 = v3125 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3129 = __uint_as_float(v3128);
-      const float v3130 = v3129 - 8388608.0f;
-      const float v3131 = fmaf(v3130, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3136 = v3061 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3137 = v3136 & 255u;
-      const unsigned int v3140 = v3137 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3141 = __uint_as_float(v3140);
-      const float v3142 = v3141 - 8388608.0f;
-      const float v3143 = fmaf(v3142, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3148 = v3061 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3149 = v3148 & 255u;
-      const unsigned int v3152 = v3149 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3153 = __uint_as_float(v3152);
-      const float v3154 = v3153 - 8388608.0f;
-      const float v3155 = fmaf(v3154, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3160 = v3061 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3161 = v3160 & 255u;
-      const unsigned int v3164 = v3161 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3165 = __uint_as_float(v3164);
-      const float v3166 = v3165 - 8388608.0f;
-      const float v3167 = fmaf(v3166, v3068, v3070);  // kernels/gemm/quant_b.hpp:44
-      const float v3169 = v3041 ? v3083 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3173 = v3032 * 20u;
-      const unsigned int v3175 = v3173 + v3036;
-      shm1[v3175] = v3169;
-      const float v3178 = v3041 ? v3095 : 0.0f;
-      const unsigned int v3185 = v3175 + 1u;
-      shm1[v3185] = v3178;
-      const float v3187 = v3041 ? v3107 : 0.0f;
-      const unsigned int v3194 = v3175 + 2u;
-      shm1[v3194] = v3187;
-      const float v3196 = v3041 ? v3119 : 0.0f;
-      const unsigned int v3203 = v3175 + 3u;
-      shm1[v3203] = v3196;
-      const float v3205 = v3041 ? v3131 : 0.0f;
-      const unsigned int v3212 = v3175 + 4u;
-      shm1[v3212] = v3205;
-      const float v3214 = v3041 ? v3143 : 0.0f;
-      const unsigned int v3221 = v3175 + 5u;
-      shm1[v3221] = v3214;
-      const float v3223 = v3041 ? v3155 : 0.0f;
-      const unsigned int v3230 = v3175 + 6u;
-      shm1[v3230] = v3223;
-      const float v3232 = v3041 ? v3167 : 0.0f;
-      const unsigned int v3239 = v3175 + 7u;
-      shm1[v3239] = v3232;
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v6 = blockIdx.y;
+  const unsigned int v7 = v6 * v4;
+  const unsigned int v8 = v7 + v5;
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v13 = v12 << 3u;
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v16 = v15 - v13;
+  const unsigned int v17 = min(v16, 8u);
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v20 = v19 % v17;
+  const unsigned int v21 = v13 + v20;
+  const unsigned int v22 = v21 << 7u;
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v26 = v25 << 7u;
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v31 = v30 << 6u;
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v35 = v34 << 6u;
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, 0.0f);
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, 0.0f);
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == v3;
+  if (v45) {
+    const bool v2732 = v3 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2732) {
+      const unsigned int v2736 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2739 = v2736 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2742 = v2736 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2743 = v2742 << 2u;
+      const unsigned int v2744 = v22 + v2739;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2745 = v2744 < v0;
+      const bool v2747 = v2743 < v2;
+      const bool v2748 = v2745 && v2747;
+      const unsigned int v2750 = v2744 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2753 = v2750 + v2743;
+      const unsigned int v2754 = v2748 ? v2753 : v3;
+      const unsigned int v2756 = v2739 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2758 = v2756 + v2743;
+      iron_copy_async(shm0 + v2758, x + v2754, v2748);
+      const unsigned int v2761 = v2736 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2763 = v2761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2766 = v2761 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2767 = v2766 << 2u;
+      const unsigned int v2768 = v22 + v2763;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2769 = v2768 < v0;
+      const bool v2771 = v2767 < v2;
+      const bool v2772 = v2769 && v2771;
+      const unsigned int v2774 = v2768 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2777 = v2774 + v2767;
+      const unsigned int v2778 = v2772 ? v2777 : v3;
+      const unsigned int v2780 = v2763 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2782 = v2780 + v2767;
+      iron_copy_async(shm0 + v2782, x + v2778, v2772);
+      const unsigned int v2785 = v2736 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2787 = v2785 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2790 = v2785 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2791 = v2790 << 2u;
+      const unsigned int v2792 = v22 + v2787;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2793 = v2792 < v0;
+      const bool v2795 = v2791 < v2;
+      const bool v2796 = v2793 && v2795;
+      const unsigned int v2798 = v2792 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2801 = v2798 + v2791;
+      const unsigned int v2802 = v2796 ? v2801 : v3;
+      const unsigned int v2804 = v2787 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2806 = v2804 + v2791;
+      iron_copy_async(shm0 + v2806, x + v2802, v2796);
+      const unsigned int v2809 = v2736 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2811 = v2809 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2814 = v2809 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2815 = v2814 << 2u;
+      const unsigned int v2816 = v22 + v2811;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2817 = v2816 < v0;
+      const bool v2819 = v2815 < v2;
+      const bool v2820 = v2817 && v2819;
+      const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2825 = v2822 + v2815;
+      const unsigned int v2826 = v2820 ? v2825 : v3;
+      const unsigned int v2828 = v2811 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2830 = v2828 + v2815;
+      iron_copy_async(shm0 + v2830, x + v2826, v2820);
+      const unsigned int v2837 = v2736 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v2840 = v2736 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v2841 = v2840 << 3u;
+      const unsigned int v2842 = v26 + v2837;  // kernels/gemm/quant_b.hpp:122
+      const bool v2843 = v2842 < v1;
+      const bool v2845 = v2841 < v2;
+      const bool v2846 = v2843 && v2845;
+      const unsigned int v2848 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v2850 = min(v2841, v2848);
+      const unsigned int v2852 = v1 - 1u;
+      const unsigned int v2854 = min(v2842, v2852);
+      const unsigned int v2856 = v2850 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v2858 = v2 >> 2u;
+      const unsigned int v2859 = v2854 * v2858;
+      const unsigned int v2860 = v2859 + v2856;
+      const iron_u32x2 v4999 = *reinterpret_cast<const iron_u32x2*>(packed + v2860);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v2863 = v4999.v[0];
+      const unsigned int v2866 = v4999.v[1];
+      const unsigned int v2868 = v2850 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v2870 = v2 >> 7u;
+      const unsigned int v2871 = v2854 * v2870;
+      const unsigned int v2872 = v2871 + v2868;
+      const float v2873 = scales[v2872];  // kernels/gemm/quant_b.hpp:39
+      const float v2875 = biases[v2872];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v2881 = v2863 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2882 = v2881 & 255u;
+      const unsigned int v2885 = v2882 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2886 = __uint_as_float(v2885);
+      const float v2887 = v2886 - 8388608.0f;
+      const float v2888 = fmaf(v2887, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2893 = v2863 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2894 = v2893 & 255u;
+      const unsigned int v2897 = v2894 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2898 = __uint_as_float(v2897);
+      const float v2899 = v2898 - 8388608.0f;
+      const float v2900 = fmaf(v2899, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2905 = v2863 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2906 = v2905 & 255u;
+      const unsigned int v2909 = v2906 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2910 = __uint_as_float(v2909);
+      const float v2911 = v2910 - 8388608.0f;
+      const float v2912 = fmaf(v2911, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2917 = v2863 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2918 = v2917 & 255u;
+      const unsigned int v2921 = v2918 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2922 = __uint_as_float(v2921);
+      const float v2923 = v2922 - 8388608.0f;
+      const float v2924 = fmaf(v2923, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2929 = v2866 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2930 = v2929 & 255u;
+      const unsigned int v2933 = v2930 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2934 = __uint_as_float(v2933);
+      const float v2935 = v2934 - 8388608.0f;
+      const float v2936 = fmaf(v2935, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2941 = v2866 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2942 = v2941 & 255u;
+      const unsigned int v2945 = v2942 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2946 = __uint_as_float(v2945);
+      const float v2947 = v2946 - 8388608.0f;
+      const float v2948 = fmaf(v2947, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2953 = v2866 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2954 = v2953 & 255u;
+      const unsigned int v2957 = v2954 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2958 = __uint_as_float(v2957);
+      const float v2959 = v2958 - 8388608.0f;
+      const float v2960 = fmaf(v2959, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v2965 = v2866 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v2966 = v2965 & 255u;
+      const unsigned int v2969 = v2966 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2970 = __uint_as_float(v2969);
+      const float v2971 = v2970 - 8388608.0f;
+      const float v2972 = fmaf(v2971, v2873, v2875);  // kernels/gemm/quant_b.hpp:44
+      const float v2974 = v2846 ? v2888 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v2978 = v2837 * 20u;
+      const unsigned int v2980 = v2978 + v2841;
+      shm1[v2980] = v2974;
+      const float v2983 = v2846 ? v2900 : 0.0f;
+      const unsigned int v2990 = v2980 + 1u;
+      shm1[v2990] = v2983;
+      const float v2992 = v2846 ? v2912 : 0.0f;
+      const unsigned int v2999 = v2980 + 2u;
+      shm1[v2999] = v2992;
+      const float v3001 = v2846 ? v2924 : 0.0f;
+      const unsigned int v3008 = v2980 + 3u;
+      shm1[v3008] = v3001;
+      const float v3010 = v2846 ? v2936 : 0.0f;
+      const unsigned int v3017 = v2980 + 4u;
+      shm1[v3017] = v3010;
+      const float v3019 = v2846 ? v2948 : 0.0f;
+      const unsigned int v3026 = v2980 + 5u;
+      shm1[v3026] = v3019;
+      const float v3028 = v2846 ? v2960 : 0.0f;
+      const unsigned int v3035 = v2980 + 6u;
+      shm1[v3035] = v3028;
+      const float v3037 = v2846 ? v2972 : 0.0f;
+      const unsigned int v3044 = v2980 + 7u;
+      shm1[v3044] = v3037;
+      const unsigned int v3049 = v2761 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3052 = v2761 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3053 = v3052 << 3u;
+      const unsigned int v3054 = v26 + v3049;  // kernels/gemm/quant_b.hpp:122
+      const bool v3055 = v3054 < v1;
+      const bool v3057 = v3053 < v2;
+      const bool v3058 = v3055 && v3057;
+      const unsigned int v3062 = min(v3053, v2848);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3066 = min(v3054, v2852);
+      const unsigned int v3068 = v3062 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3071 = v3066 * v2858;
+      const unsigned int v3072 = v3071 + v3068;
+      const iron_u32x2 v5000 = *reinterpret_cast<const iron_u32x2*>(packed + v3072);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3075 = v5000.v[0];
+      const unsigned int v3078 = v5000.v[1];
+      const unsigned int v3080 = v3062 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3083 = v3066 * v2870;
+      const unsigned int v3084 = v3083 + v3080;
+      const float v3085 = scales[v3084];  // kernels/gemm/quant_b.hpp:39
+      const float v3087 = biases[v3084];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3093 = v3075 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3094 = v3093 & 255u;
+      const unsigned int v3097 = v3094 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3098 = __uint_as_float(v3097);
+      const float v3099 = v3098 - 8388608.0f;
+      const float v3100 = fmaf(v3099, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3105 = v3075 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3106 = v3105 & 255u;
+      const unsigned int v3109 = v3106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3110 = __uint_as_float(v3109);
+      const float v3111 = v3110 - 8388608.0f;
+      const float v3112 = fmaf(v3111, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3117 = v3075 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3118 = v3117 & 255u;
+      const unsigned int v3121 = v3118 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3122 = __uint_as_float(v3121);
+      const float v3123 = v3122 - 8388608.0f;
+      const float v3124 = fmaf(v3123, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3129 = v3075 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3130 = v3129 & 255u;
+      const unsigned int v3133 = v3130 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3134 = __uint_as_float(v3133);
+      const float v3135 = v3134 - 8388608.0f;
+      const float v3136 = fmaf(v3135, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3141 = v3078 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3142 = v3141 & 255u;
+      const unsigned int v3145 = v3142 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3146 = __uint_as_float(v3145);
+      const float v3147 = v3146 - 8388608.0f;
+      const float v3148 = fmaf(v3147, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3153 = v3078 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3154 = v3153 & 255u;
+      const unsigned int v3157 = v3154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3158 = __uint_as_float(v3157);
+      const float v3159 = v3158 - 8388608.0f;
+      const float v3160 = fmaf(v3159, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3165 = v3078 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3166 = v3165 & 255u;
+      const unsigned int v3169 = v3166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3170 = __uint_as_float(v3169);
+      const float v3171 = v3170 - 8388608.0f;
+      const float v3172 = fmaf(v3171, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3177 = v3078 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3178 = v3177 & 255u;
+      const unsigned int v3181 = v3178 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3182 = __uint_as_float(v3181);
+      const float v3183 = v3182 - 8388608.0f;
+      const float v3184 = fmaf(v3183, v3085, v3087);  // kernels/gemm/quant_b.hpp:44
+      const float v3186 = v3058 ? v3100 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3190 = v3049 * 20u;
+      const unsigned int v3192 = v3190 + v3053;
+      shm1[v3192] = v3186;
+      const float v3195 = v3058 ? v3112 : 0.0f;
+      const unsigned int v3202 = v3192 + 1u;
+      shm1[v3202] = v3195;
+      const float v3204 = v3058 ? v3124 : 0.0f;
+      const unsigned int v3211 = v3192 + 2u;
+      shm1[v3211] = v3204;
+      const float v3213 = v3058 ? v3136 : 0.0f;
+      const unsigned int v3220 = v3192 + 3u;
+      shm1[v3220] = v3213;
+      const float v3222 = v3058 ? v3148 : 0.0f;
+      const unsigned int v3229 = v3192 + 4u;
+      shm1[v3229] = v3222;
+      const float v3231 = v3058 ? v3160 : 0.0f;
+      const unsigned int v3238 = v3192 + 5u;
+      shm1[v3238] = v3231;
+      const float v3240 = v3058 ? v3172 : 0.0f;
+      const unsigned int v3247 = v3192 + 6u;
+      shm1[v3247] = v3240;
+      const float v3249 = v3058 ? v3184 : 0.0f;
+      const unsigned int v3256 = v3192 + 7u;
+      shm1[v3256] = v3249;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3244 = 16u < v2;
-    if (v3244) {
-      const unsigned int v3248 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3251 = v3248 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3254 = v3248 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3255 = v3254 << 2u;
-      const unsigned int v3256 = v6 + v3251;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3257 = v3256 < v0;
-      const unsigned int v3258 = 16u + v3255;
-      const bool v3259 = v3258 < v2;
-      const bool v3260 = v3257 && v3259;
-      const unsigned int v3262 = v3256 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3264 = v3262 + 16u;
-      const unsigned int v3265 = v3264 + v3255;
-      const unsigned int v3266 = v3260 ? v3265 : v3;
-      const unsigned int v3268 = v3251 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3269 = 2560u + v3268;
-      const unsigned int v3270 = v3269 + v3255;
-      iron_copy_async(shm0 + v3270, x + v3266, v3260);
-      const unsigned int v3273 = v3248 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3275 = v3273 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3278 = v3273 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3279 = v3278 << 2u;
-      const unsigned int v3280 = v6 + v3275;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3281 = v3280 < v0;
-      const unsigned int v3282 = 16u + v3279;
-      const bool v3283 = v3282 < v2;
-      const bool v3284 = v3281 && v3283;
-      const unsigned int v3286 = v3280 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3288 = v3286 + 16u;
-      const unsigned int v3289 = v3288 + v3279;
-      const unsigned int v3290 = v3284 ? v3289 : v3;
-      const unsigned int v3292 = v3275 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3293 = 2560u + v3292;
-      const unsigned int v3294 = v3293 + v3279;
-      iron_copy_async(shm0 + v3294, x + v3290, v3284);
-      const unsigned int v3297 = v3248 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3299 = v3297 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3302 = v3297 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3303 = v3302 << 2u;
-      const unsigned int v3304 = v6 + v3299;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3305 = v3304 < v0;
-      const unsigned int v3306 = 16u + v3303;
-      const bool v3307 = v3306 < v2;
-      const bool v3308 = v3305 && v3307;
-      const unsigned int v3310 = v3304 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3312 = v3310 + 16u;
-      const unsigned int v3313 = v3312 + v3303;
-      const unsigned int v3314 = v3308 ? v3313 : v3;
-      const unsigned int v3316 = v3299 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3317 = 2560u + v3316;
-      const unsigned int v3318 = v3317 + v3303;
-      iron_copy_async(shm0 + v3318, x + v3314, v3308);
-      const unsigned int v3321 = v3248 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3323 = v3321 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3326 = v3321 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3327 = v3326 << 2u;
-      const unsigned int v3328 = v6 + v3323;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3329 = v3328 < v0;
-      const unsigned int v3330 = 16u + v3327;
-      const bool v3331 = v3330 < v2;
-      const bool v3332 = v3329 && v3331;
-      const unsigned int v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3336 = v3334 + 16u;
-      const unsigned int v3337 = v3336 + v3327;
-      const unsigned int v3338 = v3332 ? v3337 : v3;
-      const unsigned int v3340 = v3323 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3341 = 2560u + v3340;
-      const unsigned int v3342 = v3341 + v3327;
-      iron_copy_async(shm0 + v3342, x + v3338, v3332);
-      const unsigned int v3349 = v3248 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3352 = v3248 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3353 = v3352 << 3u;
-      const unsigned int v3354 = v9 + v3349;  // kernels/gemm/quant_b.hpp:122
-      const bool v3355 = v3354 < v1;
-      const unsigned int v3356 = 16u + v3353;
-      const bool v3357 = v3356 < v2;
-      const bool v3358 = v3355 && v3357;
-      const unsigned int v3360 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3362 = min(v3356, v3360);
-      const unsigned int v3364 = v1 - 1u;
-      const unsigned int v3366 = min(v3354, v3364);
-      const unsigned int v3368 = v3362 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3370 = v2 >> 2u;
-      const unsigned int v3371 = v3366 * v3370;
-      const unsigned int v3372 = v3371 + v3368;
-      const iron_u32x2 v4982 = *reinterpret_cast<const iron_u32x2*>(packed + v3372);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3375 = v4982.v[0];
-      const unsigned int v3378 = v4982.v[1];
-      const unsigned int v3380 = v3362 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3382 = v2 >> 7u;
-      const unsigned int v3383 = v3366 * v3382;
-      const unsigned int v3384 = v3383 + v3380;
-      const float v3385 = scales[v3384];  // kernels/gemm/quant_b.hpp:39
-      const float v3387 = biases[v3384];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3393 = v3375 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3394 = v3393 & 255u;
-      const unsigned int v3397 = v3394 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3398 = __uint_as_float(v3397);
-      const float v3399 = v3398 - 8388608.0f;
-      const float v3400 = fmaf(v3399, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3405 = v3375 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3406 = v3405 & 255u;
-      const unsigned int v3409 = v3406 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3410 = __uint_as_float(v3409);
-      const float v3411 = v3410 - 8388608.0f;
-      const float v3412 = fmaf(v3411, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3417 = v3375 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3418 = v3417 & 255u;
-      const unsigned int v3421 = v3418 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3422 = __uint_as_float(v3421);
-      const float v3423 = v3422 - 8388608.0f;
-      const float v3424 = fmaf(v3423, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3429 = v3375 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3430 = v3429 & 255u;
-      const unsigned int v3433 = v3430 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3434 = __uint_as_float(v3433);
-      const float v3435 = v3434 - 8388608.0f;
-      const float v3436 = fmaf(v3435, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3441 = v3378 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3442 = v3441 & 255u;
-      const unsigned int v3445 = v3442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3446 = __uint_as_float(v3445);
-      const float v3447 = v3446 - 8388608.0f;
-      const float v3448 = fmaf(v3447, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3453 = v3378 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3454 = v3453 & 255u;
-      const unsigned int v3457 = v3454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3458 = __uint_as_float(v3457);
-      const float v3459 = v3458 - 8388608.0f;
-      const float v3460 = fmaf(v3459, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3465 = v3378 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3466 = v3465 & 255u;
-      const unsigned int v3469 = v3466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3470 = __uint_as_float(v3469);
-      const float v3471 = v3470 - 8388608.0f;
-      const float v3472 = fmaf(v3471, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3477 = v3378 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3478 = v3477 & 255u;
-      const unsigned int v3481 = v3478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3482 = __uint_as_float(v3481);
-      const float v3483 = v3482 - 8388608.0f;
-      const float v3484 = fmaf(v3483, v3385, v3387);  // kernels/gemm/quant_b.hpp:44
-      const float v3486 = v3358 ? v3400 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3490 = v3349 * 20u;
-      const unsigned int v3491 = 2560u + v3490;
-      const unsigned int v3492 = v3491 + v3353;
-      shm1[v3492] = v3486;
-      const float v3495 = v3358 ? v3412 : 0.0f;
-      const unsigned int v3502 = v3492 + 1u;
-      shm1[v3502] = v3495;
-      const float v3504 = v3358 ? v3424 : 0.0f;
-      const unsigned int v3511 = v3492 + 2u;
-      shm1[v3511] = v3504;
-      const float v3513 = v3358 ? v3436 : 0.0f;
-      const unsigned int v3520 = v3492 + 3u;
-      shm1[v3520] = v3513;
-      const float v3522 = v3358 ? v3448 : 0.0f;
-      const unsigned int v3529 = v3492 + 4u;
-      shm1[v3529] = v3522;
-      const float v3531 = v3358 ? v3460 : 0.0f;
-      const unsigned int v3538 = v3492 + 5u;
-      shm1[v3538] = v3531;
-      const float v3540 = v3358 ? v3472 : 0.0f;
-      const unsigned int v3547 = v3492 + 6u;
-      shm1[v3547] = v3540;
-      const float v3549 = v3358 ? v3484 : 0.0f;
-      const unsigned int v3556 = v3492 + 7u;
-      shm1[v3556] = v3549;
-      const unsigned int v3561 = v3273 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3564 = v3273 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3565 = v3564 << 3u;
-      const unsigned int v3566 = v9 + v3561;  // kernels/gemm/quant_b.hpp:122
-      const bool v3567 = v3566 < v1;
-      const unsigned int v3568 = 16u + v3565;
-      const bool v3569 = v3568 < v2;
-      const bool v3570 = v3567 && v3569;
-      const unsigned int v3574 = min(v3568, v3360);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3578 = min(v3566, v3364);
-      const unsigned int v3580 = v3574 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3583 = v3578 * v3370;
-      const unsigned int v3584 = v3583 + v3580;
-      const iron_u32x2 v4983 = *reinterpret_cast<const iron_u32x2*>(packed + v3584);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3587 = v4983.v[0];
-      const unsigned int v3590 = v4983.v[1];
-      const unsigned int v3592 = v3574 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3595 = v3578 * v3382;
-      const unsigned int v3596 = v3595 + v3592;
-      const float v3597 = scales[v3596];  // kernels/gemm/quant_b.hpp:39
-      const float v3599 = biases[v3596];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3605 = v3587 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3606 = v3605 & 255u;
-      const unsigned int v3609 = v3606 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3610 = __uint_as_float(v3609);
-      const float v3611 = v3610 - 8388608.0f;
-      const float v3612 = fmaf(v3611, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3617 = v3587 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3618 = v3617 & 255u;
-      const unsigned int v3621 = v3618 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3622 = __uint_as_float(v3621);
-      const float v3623 = v3622 - 8388608.0f;
-      const float v3624 = fmaf(v3623, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3629 = v3587 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3630 = v3629 & 255u;
-      const unsigned int v3633 = v3630 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3634 = __uint_as_float(v3633);
-      const float v3635 = v3634 - 8388608.0f;
-      const float v3636 = fmaf(v3635, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3641 = v3587 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3642 = v3641 & 255u;
-      const unsigned int v3645 = v3642 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3646 = __uint_as_float(v3645);
-      const float v3647 = v3646 - 8388608.0f;
-      const float v3648 = fmaf(v3647, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3653 = v3590 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3654 = v3653 & 255u;
-      const unsigned int v3657 = v3654 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3658 = __uint_as_float(v3657);
-      const float v3659 = v3658 - 8388608.0f;
-      const float v3660 = fmaf(v3659, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3665 = v3590 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3666 = v3665 & 255u;
-      const unsigned int v3669 = v3666 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3670 = __uint_as_float(v3669);
-      const float v3671 = v3670 - 8388608.0f;
-      const float v3672 = fmaf(v3671, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3677 = v3590 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3678 = v3677 & 255u;
-      const unsigned int v3681 = v3678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3682 = __uint_as_float(v3681);
-      const float v3683 = v3682 - 8388608.0f;
-      const float v3684 = fmaf(v3683, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3689 = v3590 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3690 = v3689 & 255u;
-      const unsigned int v3693 = v3690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3694 = __uint_as_float(v3693);
-      const float v3695 = v3694 - 8388608.0f;
-      const float v3696 = fmaf(v3695, v3597, v3599);  // kernels/gemm/quant_b.hpp:44
-      const float v3698 = v3570 ? v3612 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v3702 = v3561 * 20u;
-      const unsigned int v3703 = 2560u + v3702;
-      const unsigned int v3704 = v3703 + v3565;
-      shm1[v3704] = v3698;
-      const float v3707 = v3570 ? v3624 : 0.0f;
-      const unsigned int v3714 = v3704 + 1u;
-      shm1[v3714] = v3707;
-      const float v3716 = v3570 ? v3636 : 0.0f;
-      const unsigned int v3723 = v3704 + 2u;
-      shm1[v3723] = v3716;
-      const float v3725 = v3570 ? v3648 : 0.0f;
-      const unsigned int v3732 = v3704 + 3u;
-      shm1[v3732] = v3725;
-      const float v3734 = v3570 ? v3660 : 0.0f;
-      const unsigned int v3741 = v3704 + 4u;
-      shm1[v3741] = v3734;
-      const float v3743 = v3570 ? v3672 : 0.0f;
-      const unsigned int v3750 = v3704 + 5u;
-      shm1[v3750] = v3743;
-      const float v3752 = v3570 ? v3684 : 0.0f;
-      const unsigned int v3759 = v3704 + 6u;
-      shm1[v3759] = v3752;
-      const float v3761 = v3570 ? v3696 : 0.0f;
-      const unsigned int v3768 = v3704 + 7u;
-      shm1[v3768] = v3761;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3261 = 16u < v2;
+    if (v3261) {
+      const unsigned int v3265 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3268 = v3265 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3271 = v3265 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3272 = v3271 << 2u;
+      const unsigned int v3273 = v22 + v3268;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3274 = v3273 < v0;
+      const unsigned int v3275 = 16u + v3272;
+      const bool v3276 = v3275 < v2;
+      const bool v3277 = v3274 && v3276;
+      const unsigned int v3279 = v3273 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3281 = v3279 + 16u;
+      const unsigned int v3282 = v3281 + v3272;
+      const unsigned int v3283 = v3277 ? v3282 : v3;
+      const unsigned int v3285 = v3268 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3286 = 2560u + v3285;
+      const unsigned int v3287 = v3286 + v3272;
+      iron_copy_async(shm0 + v3287, x + v3283, v3277);
+      const unsigned int v3290 = v3265 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3292 = v3290 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3295 = v3290 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3296 = v3295 << 2u;
+      const unsigned int v3297 = v22 + v3292;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3298 = v3297 < v0;
+      const unsigned int v3299 = 16u + v3296;
+      const bool v3300 = v3299 < v2;
+      const bool v3301 = v3298 && v3300;
+      const unsigned int v3303 = v3297 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3305 = v3303 + 16u;
+      const unsigned int v3306 = v3305 + v3296;
+      const unsigned int v3307 = v3301 ? v3306 : v3;
+      const unsigned int v3309 = v3292 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3310 = 2560u + v3309;
+      const unsigned int v3311 = v3310 + v3296;
+      iron_copy_async(shm0 + v3311, x + v3307, v3301);
+      const unsigned int v3314 = v3265 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3316 = v3314 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3319 = v3314 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3320 = v3319 << 2u;
+      const unsigned int v3321 = v22 + v3316;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3322 = v3321 < v0;
+      const unsigned int v3323 = 16u + v3320;
+      const bool v3324 = v3323 < v2;
+      const bool v3325 = v3322 && v3324;
+      const unsigned int v3327 = v3321 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3329 = v3327 + 16u;
+      const unsigned int v3330 = v3329 + v3320;
+      const unsigned int v3331 = v3325 ? v3330 : v3;
+      const unsigned int v3333 = v3316 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3334 = 2560u + v3333;
+      const unsigned int v3335 = v3334 + v3320;
+      iron_copy_async(shm0 + v3335, x + v3331, v3325);
+      const unsigned int v3338 = v3265 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3340 = v3338 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3343 = v3338 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3344 = v3343 << 2u;
+      const unsigned int v3345 = v22 + v3340;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3346 = v3345 < v0;
+      const unsigned int v3347 = 16u + v3344;
+      const bool v3348 = v3347 < v2;
+      const bool v3349 = v3346 && v3348;
+      const unsigned int v3351 = v3345 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3353 = v3351 + 16u;
+      const unsigned int v3354 = v3353 + v3344;
+      const unsigned int v3355 = v3349 ? v3354 : v3;
+      const unsigned int v3357 = v3340 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3358 = 2560u + v3357;
+      const unsigned int v3359 = v3358 + v3344;
+      iron_copy_async(shm0 + v3359, x + v3355, v3349);
+      const unsigned int v3366 = v3265 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3369 = v3265 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3370 = v3369 << 3u;
+      const unsigned int v3371 = v26 + v3366;  // kernels/gemm/quant_b.hpp:122
+      const bool v3372 = v3371 < v1;
+      const unsigned int v3373 = 16u + v3370;
+      const bool v3374 = v3373 < v2;
+      const bool v3375 = v3372 && v3374;
+      const unsigned int v3377 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3379 = min(v3373, v3377);
+      const unsigned int v3381 = v1 - 1u;
+      const unsigned int v3383 = min(v3371, v3381);
+      const unsigned int v3385 = v3379 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3387 = v2 >> 2u;
+      const unsigned int v3388 = v3383 * v3387;
+      const unsigned int v3389 = v3388 + v3385;
+      const iron_u32x2 v5001 = *reinterpret_cast<const iron_u32x2*>(packed + v3389);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3392 = v5001.v[0];
+      const unsigned int v3395 = v5001.v[1];
+      const unsigned int v3397 = v3379 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3399 = v2 >> 7u;
+      const unsigned int v3400 = v3383 * v3399;
+      const unsigned int v3401 = v3400 + v3397;
+      const float v3402 = scales[v3401];  // kernels/gemm/quant_b.hpp:39
+      const float v3404 = biases[v3401];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3410 = v3392 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3411 = v3410 & 255u;
+      const unsigned int v3414 = v3411 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3415 = __uint_as_float(v3414);
+      const float v3416 = v3415 - 8388608.0f;
+      const float v3417 = fmaf(v3416, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3422 = v3392 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3423 = v3422 & 255u;
+      const unsigned int v3426 = v3423 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3427 = __uint_as_float(v3426);
+      const float v3428 = v3427 - 8388608.0f;
+      const float v3429 = fmaf(v3428, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3434 = v3392 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3435 = v3434 & 255u;
+      const unsigned int v3438 = v3435 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3439 = __uint_as_float(v3438);
+      const float v3440 = v3439 - 8388608.0f;
+      const float v3441 = fmaf(v3440, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3446 = v3392 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3447 = v3446 & 255u;
+      const unsigned int v3450 = v3447 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3451 = __uint_as_float(v3450);
+      const float v3452 = v3451 - 8388608.0f;
+      const float v3453 = fmaf(v3452, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3458 = v3395 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3459 = v3458 & 255u;
+      const unsigned int v3462 = v3459 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3463 = __uint_as_float(v3462);
+      const float v3464 = v3463 - 8388608.0f;
+      const float v3465 = fmaf(v3464, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3470 = v3395 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3471 = v3470 & 255u;
+      const unsigned int v3474 = v3471 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3475 = __uint_as_float(v3474);
+      const float v3476 = v3475 - 8388608.0f;
+      const float v3477 = fmaf(v3476, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3482 = v3395 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3483 = v3482 & 255u;
+      const unsigned int v3486 = v3483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3487 = __uint_as_float(v3486);
+      const float v3488 = v3487 - 8388608.0f;
+      const float v3489 = fmaf(v3488, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3494 = v3395 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3495 = v3494 & 255u;
+      const unsigned int v3498 = v3495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3499 = __uint_as_float(v3498);
+      const float v3500 = v3499 - 8388608.0f;
+      const float v3501 = fmaf(v3500, v3402, v3404);  // kernels/gemm/quant_b.hpp:44
+      const float v3503 = v3375 ? v3417 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3507 = v3366 * 20u;
+      const unsigned int v3508 = 2560u + v3507;
+      const unsigned int v3509 = v3508 + v3370;
+      shm1[v3509] = v3503;
+      const float v3512 = v3375 ? v3429 : 0.0f;
+      const unsigned int v3519 = v3509 + 1u;
+      shm1[v3519] = v3512;
+      const float v3521 = v3375 ? v3441 : 0.0f;
+      const unsigned int v3528 = v3509 + 2u;
+      shm1[v3528] = v3521;
+      const float v3530 = v3375 ? v3453 : 0.0f;
+      const unsigned int v3537 = v3509 + 3u;
+      shm1[v3537] = v3530;
+      const float v3539 = v3375 ? v3465 : 0.0f;
+      const unsigned int v3546 = v3509 + 4u;
+      shm1[v3546] = v3539;
+      const float v3548 = v3375 ? v3477 : 0.0f;
+      const unsigned int v3555 = v3509 + 5u;
+      shm1[v3555] = v3548;
+      const float v3557 = v3375 ? v3489 : 0.0f;
+      const unsigned int v3564 = v3509 + 6u;
+      shm1[v3564] = v3557;
+      const float v3566 = v3375 ? v3501 : 0.0f;
+      const unsigned int v3573 = v3509 + 7u;
+      shm1[v3573] = v3566;
+      const unsigned int v3578 = v3290 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3581 = v3290 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3582 = v3581 << 3u;
+      const unsigned int v3583 = v26 + v3578;  // kernels/gemm/quant_b.hpp:122
+      const bool v3584 = v3583 < v1;
+      const unsigned int v3585 = 16u + v3582;
+      const bool v3586 = v3585 < v2;
+      const bool v3587 = v3584 && v3586;
+      const unsigned int v3591 = min(v3585, v3377);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3595 = min(v3583, v3381);
+      const unsigned int v3597 = v3591 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3600 = v3595 * v3387;
+      const unsigned int v3601 = v3600 + v3597;
+      const iron_u32x2 v5002 = *reinterpret_cast<const iron_u32x2*>(packed + v3601);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3604 = v5002.v[0];
+      const unsigned int v3607 = v5002.v[1];
+      const unsigned int v3609 = v3591 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3612 = v3595 * v3399;
+      const unsigned int v3613 = v3612 + v3609;
+      const float v3614 = scales[v3613];  // kernels/gemm/quant_b.hpp:39
+      const float v3616 = biases[v3613];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3622 = v3604 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3623 = v3622 & 255u;
+      const unsigned int v3626 = v3623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3627 = __uint_as_float(v3626);
+      const float v3628 = v3627 - 8388608.0f;
+      const float v3629 = fmaf(v3628, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3634 = v3604 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3635 = v3634 & 255u;
+      const unsigned int v3638 = v3635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3639 = __uint_as_float(v3638);
+      const float v3640 = v3639 - 8388608.0f;
+      const float v3641 = fmaf(v3640, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3646 = v3604 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3647 = v3646 & 255u;
+      const unsigned int v3650 = v3647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3651 = __uint_as_float(v3650);
+      const float v3652 = v3651 - 8388608.0f;
+      const float v3653 = fmaf(v3652, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3658 = v3604 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3659 = v3658 & 255u;
+      const unsigned int v3662 = v3659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3663 = __uint_as_float(v3662);
+      const float v3664 = v3663 - 8388608.0f;
+      const float v3665 = fmaf(v3664, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3670 = v3607 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3671 = v3670 & 255u;
+      const unsigned int v3674 = v3671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3675 = __uint_as_float(v3674);
+      const float v3676 = v3675 - 8388608.0f;
+      const float v3677 = fmaf(v3676, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3682 = v3607 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3683 = v3682 & 255u;
+      const unsigned int v3686 = v3683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3687 = __uint_as_float(v3686);
+      const float v3688 = v3687 - 8388608.0f;
+      const float v3689 = fmaf(v3688, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3694 = v3607 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3695 = v3694 & 255u;
+      const unsigned int v3698 = v3695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3699 = __uint_as_float(v3698);
+      const float v3700 = v3699 - 8388608.0f;
+      const float v3701 = fmaf(v3700, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3706 = v3607 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3707 = v3706 & 255u;
+      const unsigned int v3710 = v3707 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3711 = __uint_as_float(v3710);
+      const float v3712 = v3711 - 8388608.0f;
+      const float v3713 = fmaf(v3712, v3614, v3616);  // kernels/gemm/quant_b.hpp:44
+      const float v3715 = v3587 ? v3629 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v3719 = v3578 * 20u;
+      const unsigned int v3720 = 2560u + v3719;
+      const unsigned int v3721 = v3720 + v3582;
+      shm1[v3721] = v3715;
+      const float v3724 = v3587 ? v3641 : 0.0f;
+      const unsigned int v3731 = v3721 + 1u;
+      shm1[v3731] = v3724;
+      const float v3733 = v3587 ? v3653 : 0.0f;
+      const unsigned int v3740 = v3721 + 2u;
+      shm1[v3740] = v3733;
+      const float v3742 = v3587 ? v3665 : 0.0f;
+      const unsigned int v3749 = v3721 + 3u;
+      shm1[v3749] = v3742;
+      const float v3751 = v3587 ? v3677 : 0.0f;
+      const unsigned int v3758 = v3721 + 4u;
+      shm1[v3758] = v3751;
+      const float v3760 = v3587 ? v3689 : 0.0f;
+      const unsigned int v3767 = v3721 + 5u;
+      shm1[v3767] = v3760;
+      const float v3769 = v3587 ? v3701 : 0.0f;
+      const unsigned int v3776 = v3721 + 6u;
+      shm1[v3776] = v3769;
+      const float v3778 = v3587 ? v3713 : 0.0f;
+      const unsigned int v3785 = v3721 + 7u;
+      shm1[v3785] = v3778;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3773 = 32u < v2;
-    if (v3773) {
-      const unsigned int v3777 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3780 = v3777 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3783 = v3777 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3784 = v3783 << 2u;
-      const unsigned int v3785 = v6 + v3780;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3786 = v3785 < v0;
-      const unsigned int v3787 = 32u + v3784;
-      const bool v3788 = v3787 < v2;
-      const bool v3789 = v3786 && v3788;
-      const unsigned int v3791 = v3785 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3793 = v3791 + 32u;
-      const unsigned int v3794 = v3793 + v3784;
-      const unsigned int v3795 = v3789 ? v3794 : v3;
-      const unsigned int v3797 = v3780 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3798 = 5120u + v3797;
-      const unsigned int v3799 = v3798 + v3784;
-      iron_copy_async(shm0 + v3799, x + v3795, v3789);
-      const unsigned int v3802 = v3777 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3804 = v3802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3807 = v3802 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3808 = v3807 << 2u;
-      const unsigned int v3809 = v6 + v3804;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3810 = v3809 < v0;
-      const unsigned int v3811 = 32u + v3808;
-      const bool v3812 = v3811 < v2;
-      const bool v3813 = v3810 && v3812;
-      const unsigned int v3815 = v3809 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3817 = v3815 + 32u;
-      const unsigned int v3818 = v3817 + v3808;
-      const unsigned int v3819 = v3813 ? v3818 : v3;
-      const unsigned int v3821 = v3804 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3822 = 5120u + v3821;
-      const unsigned int v3823 = v3822 + v3808;
-      iron_copy_async(shm0 + v3823, x + v3819, v3813);
-      const unsigned int v3826 = v3777 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3828 = v3826 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3831 = v3826 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3832 = v3831 << 2u;
-      const unsigned int v3833 = v6 + v3828;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3834 = v3833 < v0;
-      const unsigned int v3835 = 32u + v3832;
-      const bool v3836 = v3835 < v2;
-      const bool v3837 = v3834 && v3836;
-      const unsigned int v3839 = v3833 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3841 = v3839 + 32u;
-      const unsigned int v3842 = v3841 + v3832;
-      const unsigned int v3843 = v3837 ? v3842 : v3;
-      const unsigned int v3845 = v3828 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3846 = 5120u + v3845;
-      const unsigned int v3847 = v3846 + v3832;
-      iron_copy_async(shm0 + v3847, x + v3843, v3837);
-      const unsigned int v3850 = v3777 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3852 = v3850 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3855 = v3850 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3856 = v3855 << 2u;
-      const unsigned int v3857 = v6 + v3852;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3858 = v3857 < v0;
-      const unsigned int v3859 = 32u + v3856;
-      const bool v3860 = v3859 < v2;
-      const bool v3861 = v3858 && v3860;
-      const unsigned int v3863 = v3857 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3865 = v3863 + 32u;
-      const unsigned int v3866 = v3865 + v3856;
-      const unsigned int v3867 = v3861 ? v3866 : v3;
-      const unsigned int v3869 = v3852 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3870 = 5120u + v3869;
-      const unsigned int v3871 = v3870 + v3856;
-      iron_copy_async(shm0 + v3871, x + v3867, v3861);
-      const unsigned int v3878 = v3777 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v3881 = v3777 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v3882 = v3881 << 3u;
-      const unsigned int v3883 = v9 + v3878;  // kernels/gemm/quant_b.hpp:122
-      const bool v3884 = v3883 < v1;
-      const unsigned int v3885 = 32u + v3882;
-      const bool v3886 = v3885 < v2;
-      const bool v3887 = v3884 && v3886;
-      const unsigned int v3889 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v3891 = min(v3885, v3889);
-      const unsigned int v3893 = v1 - 1u;
-      const unsigned int v3895 = min(v3883, v3893);
-      const unsigned int v3897 = v3891 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v3899 = v2 >> 2u;
-      const unsigned int v3900 = v3895 * v3899;
-      const unsigned int v3901 = v3900 + v3897;
-      const iron_u32x2 v4984 = *reinterpret_cast<const iron_u32x2*>(packed + v3901);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v3904 = v4984.v[0];
-      const unsigned int v3907 = v4984.v[1];
-      const unsigned int v3909 = v3891 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v3911 = v2 >> 7u;
-      const unsigned int v3912 = v3895 * v3911;
-      const unsigned int v3913 = v3912 + v3909;
-      const float v3914 = scales[v3913];  // kernels/gemm/quant_b.hpp:39
-      const float v3916 = biases[v3913];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v3922 = v3904 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3923 = v3922 & 255u;
-      const unsigned int v3926 = v3923 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3927 = __uint_as_float(v3926);
-      const float v3928 = v3927 - 8388608.0f;
-      const float v3929 = fmaf(v3928, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3934 = v3904 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3935 = v3934 & 255u;
-      const unsigned int v3938 = v3935 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3939 = __uint_as_float(v3938);
-      const float v3940 = v3939 - 8388608.0f;
-      const float v3941 = fmaf(v3940, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3946 = v3904 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3947 = v3946 & 255u;
-      const unsigned int v3950 = v3947 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3951 = __uint_as_float(v3950);
-      const float v3952 = v3951 - 8388608.0f;
-      const float v3953 = fmaf(v3952, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3958 = v3904 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3959 = v3958 & 255u;
-      const unsigned int v3962 = v3959 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3963 = __uint_as_float(v3962);
-      const float v3964 = v3963 - 8388608.0f;
-      const float v3965 = fmaf(v3964, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3970 = v3907 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3971 = v3970 & 255u;
-      const unsigned int v3974 = v3971 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3975 = __uint_as_float(v3974);
-      const float v3976 = v3975 - 8388608.0f;
-      const float v3977 = fmaf(v3976, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3982 = v3907 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3983 = v3982 & 255u;
-      const unsigned int v3986 = v3983 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3987 = __uint_as_float(v3986);
-      const float v3988 = v3987 - 8388608.0f;
-      const float v3989 = fmaf(v3988, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v3994 = v3907 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v3995 = v3994 & 255u;
-      const unsigned int v3998 = v3995 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3999 = __uint_as_float(v3998);
-      const float v4000 = v3999 - 8388608.0f;
-      const float v4001 = fmaf(v4000, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4006 = v3907 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4007 = v4006 & 255u;
-      const unsigned int v4010 = v4007 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4011 = __uint_as_float(v4010);
-      const float v4012 = v4011 - 8388608.0f;
-      const float v4013 = fmaf(v4012, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const float v4015 = v3887 ? v3929 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v4019 = v3878 * 20u;
-      const unsigned int v4020 = 5120u + v4019;
-      const unsigned int v4021 = v4020 + v3882;
-      shm1[v4021] = v4015;
-      const float v4024 = v3887 ? v3941 : 0.0f;
-      const unsigned int v4031 = v4021 + 1u;
-      shm1[v4031] = v4024;
-      const float v4033 = v3887 ? v3953 : 0.0f;
-      const unsigned int v4040 = v4021 + 2u;
-      shm1[v4040] = v4033;
-      const float v4042 = v3887 ? v3965 : 0.0f;
-      const unsigned int v4049 = v4021 + 3u;
-      shm1[v4049] = v4042;
-      const float v4051 = v3887 ? v3977 : 0.0f;
-      const unsigned int v4058 = v4021 + 4u;
-      shm1[v4058] = v4051;
-      const float v4060 = v3887 ? v3989 : 0.0f;
-      const unsigned int v4067 = v4021 + 5u;
-      shm1[v4067] = v4060;
-      const float v4069 = v3887 ? v4001 : 0.0f;
-      const unsigned int v4076 = v4021 + 6u;
-      shm1[v4076] = v4069;
-      const float v4078 = v3887 ? v4013 : 0.0f;
-      const unsigned int v4085 = v4021 + 7u;
-      shm1[v4085] = v4078;
-      const unsigned int v4090 = v3802 >> 1u;  // kernels/gemm/quant_b.hpp:120
-      const unsigned int v4093 = v3802 & 1u;  // kernels/gemm/quant_b.hpp:121
-      const unsigned int v4094 = v4093 << 3u;
-      const unsigned int v4095 = v9 + v4090;  // kernels/gemm/quant_b.hpp:122
-      const bool v4096 = v4095 < v1;
-      const unsigned int v4097 = 32u + v4094;
-      const bool v4098 = v4097 < v2;
-      const bool v4099 = v4096 && v4098;
-      const unsigned int v4103 = min(v4097, v3889);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v4107 = min(v4095, v3893);
-      const unsigned int v4109 = v4103 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v4112 = v4107 * v3899;
-      const unsigned int v4113 = v4112 + v4109;
-      const iron_u32x2 v4985 = *reinterpret_cast<const iron_u32x2*>(packed + v4113);  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v4116 = v4985.v[0];
-      const unsigned int v4119 = v4985.v[1];
-      const unsigned int v4121 = v4103 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v4124 = v4107 * v3911;
-      const unsigned int v4125 = v4124 + v4121;
-      const float v4126 = scales[v4125];  // kernels/gemm/quant_b.hpp:39
-      const float v4128 = biases[v4125];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v4134 = v4116 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4135 = v4134 & 255u;
-      const unsigned int v4138 = v4135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4139 = __uint_as_float(v4138);
-      const float v4140 = v4139 - 8388608.0f;
-      const float v4141 = fmaf(v4140, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4146 = v4116 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4147 = v4146 & 255u;
-      const unsigned int v4150 = v4147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4151 = __uint_as_float(v4150);
-      const float v4152 = v4151 - 8388608.0f;
-      const float v4153 = fmaf(v4152, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4158 = v4116 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4159 = v4158 & 255u;
-      const unsigned int v4162 = v4159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4163 = __uint_as_float(v4162);
-      const float v4164 = v4163 - 8388608.0f;
-      const float v4165 = fmaf(v4164, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4170 = v4116 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4171 = v4170 & 255u;
-      const unsigned int v4174 = v4171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4175 = __uint_as_float(v4174);
-      const float v4176 = v4175 - 8388608.0f;
-      const float v4177 = fmaf(v4176, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4182 = v4119 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4183 = v4182 & 255u;
-      const unsigned int v4186 = v4183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4187 = __uint_as_float(v4186);
-      const float v4188 = v4187 - 8388608.0f;
-      const float v4189 = fmaf(v4188, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4194 = v4119 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4195 = v4194 & 255u;
-      const unsigned int v4198 = v4195 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4199 = __uint_as_float(v4198);
-      const float v4200 = v4199 - 8388608.0f;
-      const float v4201 = fmaf(v4200, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4206 = v4119 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4207 = v4206 & 255u;
-      const unsigned int v4210 = v4207 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4211 = __uint_as_float(v4210);
-      const float v4212 = v4211 - 8388608.0f;
-      const float v4213 = fmaf(v4212, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v4218 = v4119 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v4219 = v4218 & 255u;
-      const unsigned int v4222 = v4219 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4223 = __uint_as_float(v4222);
-      const float v4224 = v4223 - 8388608.0f;
-      const float v4225 = fmaf(v4224, v4126, v4128);  // kernels/gemm/quant_b.hpp:44
-      const float v4227 = v4099 ? v4141 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v4231 = v4090 * 20u;
-      const unsigned int v4232 = 5120u + v4231;
-      const unsigned int v4233 = v4232 + v4094;
-      shm1[v4233] = v4227;
-      const float v4236 = v4099 ? v4153 : 0.0f;
-      const unsigned int v4243 = v4233 + 1u;
-      shm1[v4243] = v4236;
-      const float v4245 = v4099 ? v4165 : 0.0f;
-      const unsigned int v4252 = v4233 + 2u;
-      shm1[v4252] = v4245;
-      const float v4254 = v4099 ? v4177 : 0.0f;
-      const unsigned int v4261 = v4233 + 3u;
-      shm1[v4261] = v4254;
-      const float v4263 = v4099 ? v4189 : 0.0f;
-      const unsigned int v4270 = v4233 + 4u;
-      shm1[v4270] = v4263;
-      const float v4272 = v4099 ? v4201 : 0.0f;
-      const unsigned int v4279 = v4233 + 5u;
-      shm1[v4279] = v4272;
-      const float v4281 = v4099 ? v4213 : 0.0f;
-      const unsigned int v4288 = v4233 + 6u;
-      shm1[v4288] = v4281;
-      const float v4290 = v4099 ? v4225 : 0.0f;
-      const unsigned int v4297 = v4233 + 7u;
-      shm1[v4297] = v4290;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3790 = 32u < v2;
+    if (v3790) {
+      const unsigned int v3794 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3797 = v3794 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3800 = v3794 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3801 = v3800 << 2u;
+      const unsigned int v3802 = v22 + v3797;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3803 = v3802 < v0;
+      const unsigned int v3804 = 32u + v3801;
+      const bool v3805 = v3804 < v2;
+      const bool v3806 = v3803 && v3805;
+      const unsigned int v3808 = v3802 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3810 = v3808 + 32u;
+      const unsigned int v3811 = v3810 + v3801;
+      const unsigned int v3812 = v3806 ? v3811 : v3;
+      const unsigned int v3814 = v3797 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3815 = 5120u + v3814;
+      const unsigned int v3816 = v3815 + v3801;
+      iron_copy_async(shm0 + v3816, x + v3812, v3806);
+      const unsigned int v3819 = v3794 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3821 = v3819 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3824 = v3819 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3825 = v3824 << 2u;
+      const unsigned int v3826 = v22 + v3821;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3827 = v3826 < v0;
+      const unsigned int v3828 = 32u + v3825;
+      const bool v3829 = v3828 < v2;
+      const bool v3830 = v3827 && v3829;
+      const unsigned int v3832 = v3826 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3834 = v3832 + 32u;
+      const unsigned int v3835 = v3834 + v3825;
+      const unsigned int v3836 = v3830 ? v3835 : v3;
+      const unsigned int v3838 = v3821 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3839 = 5120u + v3838;
+      const unsigned int v3840 = v3839 + v3825;
+      iron_copy_async(shm0 + v3840, x + v3836, v3830);
+      const unsigned int v3843 = v3794 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3845 = v3843 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3848 = v3843 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3849 = v3848 << 2u;
+      const unsigned int v3850 = v22 + v3845;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3851 = v3850 < v0;
+      const unsigned int v3852 = 32u + v3849;
+      const bool v3853 = v3852 < v2;
+      const bool v3854 = v3851 && v3853;
+      const unsigned int v3856 = v3850 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3858 = v3856 + 32u;
+      const unsigned int v3859 = v3858 + v3849;
+      const unsigned int v3860 = v3854 ? v3859 : v3;
+      const unsigned int v3862 = v3845 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3863 = 5120u + v3862;
+      const unsigned int v3864 = v3863 + v3849;
+      iron_copy_async(shm0 + v3864, x + v3860, v3854);
+      const unsigned int v3867 = v3794 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3869 = v3867 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3872 = v3867 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3873 = v3872 << 2u;
+      const unsigned int v3874 = v22 + v3869;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3875 = v3874 < v0;
+      const unsigned int v3876 = 32u + v3873;
+      const bool v3877 = v3876 < v2;
+      const bool v3878 = v3875 && v3877;
+      const unsigned int v3880 = v3874 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3882 = v3880 + 32u;
+      const unsigned int v3883 = v3882 + v3873;
+      const unsigned int v3884 = v3878 ? v3883 : v3;
+      const unsigned int v3886 = v3869 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3887 = 5120u + v3886;
+      const unsigned int v3888 = v3887 + v3873;
+      iron_copy_async(shm0 + v3888, x + v3884, v3878);
+      const unsigned int v3895 = v3794 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v3898 = v3794 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v3899 = v3898 << 3u;
+      const unsigned int v3900 = v26 + v3895;  // kernels/gemm/quant_b.hpp:122
+      const bool v3901 = v3900 < v1;
+      const unsigned int v3902 = 32u + v3899;
+      const bool v3903 = v3902 < v2;
+      const bool v3904 = v3901 && v3903;
+      const unsigned int v3906 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v3908 = min(v3902, v3906);
+      const unsigned int v3910 = v1 - 1u;
+      const unsigned int v3912 = min(v3900, v3910);
+      const unsigned int v3914 = v3908 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v3916 = v2 >> 2u;
+      const unsigned int v3917 = v3912 * v3916;
+      const unsigned int v3918 = v3917 + v3914;
+      const iron_u32x2 v5003 = *reinterpret_cast<const iron_u32x2*>(packed + v3918);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v3921 = v5003.v[0];
+      const unsigned int v3924 = v5003.v[1];
+      const unsigned int v3926 = v3908 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v3928 = v2 >> 7u;
+      const unsigned int v3929 = v3912 * v3928;
+      const unsigned int v3930 = v3929 + v3926;
+      const float v3931 = scales[v3930];  // kernels/gemm/quant_b.hpp:39
+      const float v3933 = biases[v3930];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v3939 = v3921 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3940 = v3939 & 255u;
+      const unsigned int v3943 = v3940 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3944 = __uint_as_float(v3943);
+      const float v3945 = v3944 - 8388608.0f;
+      const float v3946 = fmaf(v3945, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3951 = v3921 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3952 = v3951 & 255u;
+      const unsigned int v3955 = v3952 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3956 = __uint_as_float(v3955);
+      const float v3957 = v3956 - 8388608.0f;
+      const float v3958 = fmaf(v3957, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3963 = v3921 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3964 = v3963 & 255u;
+      const unsigned int v3967 = v3964 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3968 = __uint_as_float(v3967);
+      const float v3969 = v3968 - 8388608.0f;
+      const float v3970 = fmaf(v3969, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3975 = v3921 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3976 = v3975 & 255u;
+      const unsigned int v3979 = v3976 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3980 = __uint_as_float(v3979);
+      const float v3981 = v3980 - 8388608.0f;
+      const float v3982 = fmaf(v3981, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3987 = v3924 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3988 = v3987 & 255u;
+      const unsigned int v3991 = v3988 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3992 = __uint_as_float(v3991);
+      const float v3993 = v3992 - 8388608.0f;
+      const float v3994 = fmaf(v3993, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v3999 = v3924 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4000 = v3999 & 255u;
+      const unsigned int v4003 = v4000 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4004 = __uint_as_float(v4003);
+      const float v4005 = v4004 - 8388608.0f;
+      const float v4006 = fmaf(v4005, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4011 = v3924 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4012 = v4011 & 255u;
+      const unsigned int v4015 = v4012 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4016 = __uint_as_float(v4015);
+      const float v4017 = v4016 - 8388608.0f;
+      const float v4018 = fmaf(v4017, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4023 = v3924 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4024 = v4023 & 255u;
+      const unsigned int v4027 = v4024 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4028 = __uint_as_float(v4027);
+      const float v4029 = v4028 - 8388608.0f;
+      const float v4030 = fmaf(v4029, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const float v4032 = v3904 ? v3946 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v4036 = v3895 * 20u;
+      const unsigned int v4037 = 5120u + v4036;
+      const unsigned int v4038 = v4037 + v3899;
+      shm1[v4038] = v4032;
+      const float v4041 = v3904 ? v3958 : 0.0f;
+      const unsigned int v4048 = v4038 + 1u;
+      shm1[v4048] = v4041;
+      const float v4050 = v3904 ? v3970 : 0.0f;
+      const unsigned int v4057 = v4038 + 2u;
+      shm1[v4057] = v4050;
+      const float v4059 = v3904 ? v3982 : 0.0f;
+      const unsigned int v4066 = v4038 + 3u;
+      shm1[v4066] = v4059;
+      const float v4068 = v3904 ? v3994 : 0.0f;
+      const unsigned int v4075 = v4038 + 4u;
+      shm1[v4075] = v4068;
+      const float v4077 = v3904 ? v4006 : 0.0f;
+      const unsigned int v4084 = v4038 + 5u;
+      shm1[v4084] = v4077;
+      const float v4086 = v3904 ? v4018 : 0.0f;
+      const unsigned int v4093 = v4038 + 6u;
+      shm1[v4093] = v4086;
+      const float v4095 = v3904 ? v4030 : 0.0f;
+      const unsigned int v4102 = v4038 + 7u;
+      shm1[v4102] = v4095;
+      const unsigned int v4107 = v3819 >> 1u;  // kernels/gemm/quant_b.hpp:120
+      const unsigned int v4110 = v3819 & 1u;  // kernels/gemm/quant_b.hpp:121
+      const unsigned int v4111 = v4110 << 3u;
+      const unsigned int v4112 = v26 + v4107;  // kernels/gemm/quant_b.hpp:122
+      const bool v4113 = v4112 < v1;
+      const unsigned int v4114 = 32u + v4111;
+      const bool v4115 = v4114 < v2;
+      const bool v4116 = v4113 && v4115;
+      const unsigned int v4120 = min(v4114, v3906);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v4124 = min(v4112, v3910);
+      const unsigned int v4126 = v4120 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v4129 = v4124 * v3916;
+      const unsigned int v4130 = v4129 + v4126;
+      const iron_u32x2 v5004 = *reinterpret_cast<const iron_u32x2*>(packed + v4130);  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v4133 = v5004.v[0];
+      const unsigned int v4136 = v5004.v[1];
+      const unsigned int v4138 = v4120 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v4141 = v4124 * v3928;
+      const unsigned int v4142 = v4141 + v4138;
+      const float v4143 = scales[v4142];  // kernels/gemm/quant_b.hpp:39
+      const float v4145 = biases[v4142];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v4151 = v4133 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4152 = v4151 & 255u;
+      const unsigned int v4155 = v4152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4156 = __uint_as_float(v4155);
+      const float v4157 = v4156 - 8388608.0f;
+      const float v4158 = fmaf(v4157, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4163 = v4133 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4164 = v4163 & 255u;
+      const unsigned int v4167 = v4164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4168 = __uint_as_float(v4167);
+      const float v4169 = v4168 - 8388608.0f;
+      const float v4170 = fmaf(v4169, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4175 = v4133 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4176 = v4175 & 255u;
+      const unsigned int v4179 = v4176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4180 = __uint_as_float(v4179);
+      const float v4181 = v4180 - 8388608.0f;
+      const float v4182 = fmaf(v4181, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4187 = v4133 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4188 = v4187 & 255u;
+      const unsigned int v4191 = v4188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4192 = __uint_as_float(v4191);
+      const float v4193 = v4192 - 8388608.0f;
+      const float v4194 = fmaf(v4193, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4199 = v4136 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4200 = v4199 & 255u;
+      const unsigned int v4203 = v4200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4204 = __uint_as_float(v4203);
+      const float v4205 = v4204 - 8388608.0f;
+      const float v4206 = fmaf(v4205, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4211 = v4136 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4212 = v4211 & 255u;
+      const unsigned int v4215 = v4212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4216 = __uint_as_float(v4215);
+      const float v4217 = v4216 - 8388608.0f;
+      const float v4218 = fmaf(v4217, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4223 = v4136 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4224 = v4223 & 255u;
+      const unsigned int v4227 = v4224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4228 = __uint_as_float(v4227);
+      const float v4229 = v4228 - 8388608.0f;
+      const float v4230 = fmaf(v4229, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v4235 = v4136 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4236 = v4235 & 255u;
+      const unsigned int v4239 = v4236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4240 = __uint_as_float(v4239);
+      const float v4241 = v4240 - 8388608.0f;
+      const float v4242 = fmaf(v4241, v4143, v4145);  // kernels/gemm/quant_b.hpp:44
+      const float v4244 = v4116 ? v4158 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v4248 = v4107 * 20u;
+      const unsigned int v4249 = 5120u + v4248;
+      const unsigned int v4250 = v4249 + v4111;
+      shm1[v4250] = v4244;
+      const float v4253 = v4116 ? v4170 : 0.0f;
+      const unsigned int v4260 = v4250 + 1u;
+      shm1[v4260] = v4253;
+      const float v4262 = v4116 ? v4182 : 0.0f;
+      const unsigned int v4269 = v4250 + 2u;
+      shm1[v4269] = v4262;
+      const float v4271 = v4116 ? v4194 : 0.0f;
+      const unsigned int v4278 = v4250 + 3u;
+      shm1[v4278] = v4271;
+      const float v4280 = v4116 ? v4206 : 0.0f;
+      const unsigned int v4287 = v4250 + 4u;
+      shm1[v4287] = v4280;
+      const float v4289 = v4116 ? v4218 : 0.0f;
+      const unsigned int v4296 = v4250 + 5u;
+      shm1[v4296] = v4289;
+      const float v4298 = v4116 ? v4230 : 0.0f;
+      const unsigned int v4305 = v4250 + 6u;
+      shm1[v4305] = v4298;
+      const float v4307 = v4116 ? v4242 : 0.0f;
+      const unsigned int v4314 = v4250 + 7u;
+      shm1[v4314] = v4307;
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v4841 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v4847 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v4858 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v4864 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v4298 = v3; v4298 < v2; v4298 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v4300 = v4298 >> 4u;
-      const unsigned int v4302 = v4300 & 3u;
+    for (unsigned int v4315 = v3; v4315 < v2; v4315 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4317 = v4315 >> 4u;
+      const unsigned int v4319 = v4317 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v4305 = v4298 + 48u;
-      const unsigned int v4307 = v4300 + 3u;
-      const unsigned int v4308 = v4307 & 3u;
-      const bool v4309 = v4305 < v2;
-      if (v4309) {
-        const unsigned int v4311 = v4308 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v4313 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4316 = v4313 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4319 = v4313 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4320 = v4319 << 2u;
-        const unsigned int v4321 = v6 + v4316;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4322 = v4321 < v0;
-        const unsigned int v4323 = v4305 + v4320;
-        const bool v4324 = v4323 < v2;
-        const bool v4325 = v4322 && v4324;
-        const unsigned int v4327 = v4321 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4329 = v4327 + v4305;
-        const unsigned int v4330 = v4329 + v4320;
-        const unsigned int v4331 = v4325 ? v4330 : v3;
-        const unsigned int v4333 = v4316 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4334 = v4311 + v4333;
-        const unsigned int v4335 = v4334 + v4320;
-        iron_copy_async(shm0 + v4335, x + v4331, v4325);
-        const unsigned int v4338 = v4313 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4340 = v4338 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4343 = v4338 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4344 = v4343 << 2u;
-        const unsigned int v4345 = v6 + v4340;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4346 = v4345 < v0;
-        const unsigned int v4347 = v4305 + v4344;
-        const bool v4348 = v4347 < v2;
-        const bool v4349 = v4346 && v4348;
-        const unsigned int v4351 = v4345 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4353 = v4351 + v4305;
-        const unsigned int v4354 = v4353 + v4344;
-        const unsigned int v4355 = v4349 ? v4354 : v3;
-        const unsigned int v4357 = v4340 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4358 = v4311 + v4357;
-        const unsigned int v4359 = v4358 + v4344;
-        iron_copy_async(shm0 + v4359, x + v4355, v4349);
-        const unsigned int v4362 = v4313 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4364 = v4362 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4367 = v4362 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4368 = v4367 << 2u;
-        const unsigned int v4369 = v6 + v4364;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4370 = v4369 < v0;
-        const unsigned int v4371 = v4305 + v4368;
-        const bool v4372 = v4371 < v2;
-        const bool v4373 = v4370 && v4372;
-        const unsigned int v4375 = v4369 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4377 = v4375 + v4305;
-        const unsigned int v4378 = v4377 + v4368;
-        const unsigned int v4379 = v4373 ? v4378 : v3;
-        const unsigned int v4381 = v4364 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4382 = v4311 + v4381;
-        const unsigned int v4383 = v4382 + v4368;
-        iron_copy_async(shm0 + v4383, x + v4379, v4373);
-        const unsigned int v4386 = v4313 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v4388 = v4386 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4391 = v4386 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4392 = v4391 << 2u;
-        const unsigned int v4393 = v6 + v4388;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4394 = v4393 < v0;
-        const unsigned int v4395 = v4305 + v4392;
-        const bool v4396 = v4395 < v2;
-        const bool v4397 = v4394 && v4396;
-        const unsigned int v4399 = v4393 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4401 = v4399 + v4305;
-        const unsigned int v4402 = v4401 + v4392;
-        const unsigned int v4403 = v4397 ? v4402 : v3;
-        const unsigned int v4405 = v4388 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4406 = v4311 + v4405;
-        const unsigned int v4407 = v4406 + v4392;
-        iron_copy_async(shm0 + v4407, x + v4403, v4397);
-        const unsigned int v4414 = v4313 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v4417 = v4313 & 1u;  // kernels/gemm/quant_b.hpp:121
-        const unsigned int v4418 = v4417 << 3u;
-        const unsigned int v4419 = v9 + v4414;  // kernels/gemm/quant_b.hpp:122
-        const bool v4420 = v4419 < v1;
-        const unsigned int v4421 = v4305 + v4418;
-        const bool v4422 = v4421 < v2;
-        const bool v4423 = v4420 && v4422;
-        const unsigned int v4425 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v4427 = min(v4421, v4425);
-        const unsigned int v4429 = v1 - 1u;
-        const unsigned int v4431 = min(v4419, v4429);
-        const unsigned int v4433 = v4427 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v4435 = v2 >> 2u;
-        const unsigned int v4436 = v4431 * v4435;
-        const unsigned int v4437 = v4436 + v4433;
-        const unsigned int v4440 = packed[v4437];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v4442 = v4437 + 1u;
-        const unsigned int v4443 = packed[v4442];
-        const unsigned int v4445 = v4427 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v4447 = v2 >> 7u;
-        const unsigned int v4448 = v4431 * v4447;
-        const unsigned int v4449 = v4448 + v4445;
-        const float v4450 = scales[v4449];  // kernels/gemm/quant_b.hpp:39
-        const float v4452 = biases[v4449];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v4458 = v4440 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4459 = v4458 & 255u;
-        const unsigned int v4462 = v4459 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4463 = __uint_as_float(v4462);
-        const float v4464 = v4463 - 8388608.0f;
-        const float v4465 = fmaf(v4464, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4470 = v4440 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4471 = v4470 & 255u;
-        const unsigned int v4474 = v4471 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4475 = __uint_as_float(v4474);
-        const float v4476 = v4475 - 8388608.0f;
-        const float v4477 = fmaf(v4476, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4482 = v4440 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4483 = v4482 & 255u;
-        const unsigned int v4486 = v4483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4487 = __uint_as_float(v4486);
-        const float v4488 = v4487 - 8388608.0f;
-        const float v4489 = fmaf(v4488, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4494 = v4440 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4495 = v4494 & 255u;
-        const unsigned int v4498 = v4495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4499 = __uint_as_float(v4498);
-        const float v4500 = v4499 - 8388608.0f;
-        const float v4501 = fmaf(v4500, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4506 = v4443 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4507 = v4506 & 255u;
-        const unsigned int v4510 = v4507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4511 = __uint_as_float(v4510);
-        const float v4512 = v4511 - 8388608.0f;
-        const float v4513 = fmaf(v4512, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4518 = v4443 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4519 = v4518 & 255u;
-        const unsigned int v4522 = v4519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4523 = __uint_as_float(v4522);
-        const float v4524 = v4523 - 8388608.0f;
-        const float v4525 = fmaf(v4524, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4530 = v4443 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4531 = v4530 & 255u;
-        const unsigned int v4534 = v4531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4535 = __uint_as_float(v4534);
-        const float v4536 = v4535 - 8388608.0f;
-        const float v4537 = fmaf(v4536, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4542 = v4443 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4543 = v4542 & 255u;
-        const unsigned int v4546 = v4543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4547 = __uint_as_float(v4546);
-        const float v4548 = v4547 - 8388608.0f;
-        const float v4549 = fmaf(v4548, v4450, v4452);  // kernels/gemm/quant_b.hpp:44
-        const float v4551 = v4423 ? v4465 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v4555 = v4414 * 20u;
-        const unsigned int v4556 = v4311 + v4555;
-        const unsigned int v4557 = v4556 + v4418;
-        shm1[v4557] = v4551;
-        const float v4560 = v4423 ? v4477 : 0.0f;
-        const unsigned int v4567 = v4557 + 1u;
-        shm1[v4567] = v4560;
-        const float v4569 = v4423 ? v4489 : 0.0f;
-        const unsigned int v4576 = v4557 + 2u;
-        shm1[v4576] = v4569;
-        const float v4578 = v4423 ? v4501 : 0.0f;
-        const unsigned int v4585 = v4557 + 3u;
-        shm1[v4585] = v4578;
-        const float v4587 = v4423 ? v4513 : 0.0f;
-        const unsigned int v4594 = v4557 + 4u;
-        shm1[v4594] = v4587;
-        const float v4596 = v4423 ? v4525 : 0.0f;
-        const unsigned int v4603 = v4557 + 5u;
-        shm1[v4603] = v4596;
-        const float v4605 = v4423 ? v4537 : 0.0f;
-        const unsigned int v4612 = v4557 + 6u;
-        shm1[v4612] = v4605;
-        const float v4614 = v4423 ? v4549 : 0.0f;
-        const unsigned int v4621 = v4557 + 7u;
-        shm1[v4621] = v4614;
-        const unsigned int v4626 = v4338 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v4629 = v4338 & 1u;  // kernels/gemm/quant_b.hpp:121
-        const unsigned int v4630 = v4629 << 3u;
-        const unsigned int v4631 = v9 + v4626;  // kernels/gemm/quant_b.hpp:122
-        const bool v4632 = v4631 < v1;
-        const unsigned int v4633 = v4305 + v4630;
-        const bool v4634 = v4633 < v2;
-        const bool v4635 = v4632 && v4634;
-        const unsigned int v4639 = min(v4633, v4425);  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v4643 = min(v4631, v4429);
-        const unsigned int v4645 = v4639 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v4648 = v4643 * v4435;
-        const unsigned int v4649 = v4648 + v4645;
-        const unsigned int v4652 = packed[v4649];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v4654 = v4649 + 1u;
-        const unsigned int v4655 = packed[v4654];
-        const unsigned int v4657 = v4639 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v4660 = v4643 * v4447;
-        const unsigned int v4661 = v4660 + v4657;
-        const float v4662 = scales[v4661];  // kernels/gemm/quant_b.hpp:39
-        const float v4664 = biases[v4661];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v4670 = v4652 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4671 = v4670 & 255u;
-        const unsigned int v4674 = v4671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4675 = __uint_as_float(v4674);
-        const float v4676 = v4675 - 8388608.0f;
-        const float v4677 = fmaf(v4676, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4682 = v4652 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4683 = v4682 & 255u;
-        const unsigned int v4686 = v4683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4687 = __uint_as_float(v4686);
-        const float v4688 = v4687 - 8388608.0f;
-        const float v4689 = fmaf(v4688, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4694 = v4652 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4695 = v4694 & 255u;
-        const unsigned int v4698 = v4695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4699 = __uint_as_float(v4698);
-        const float v4700 = v4699 - 8388608.0f;
-        const float v4701 = fmaf(v4700, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4706 = v4652 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4707 = v4706 & 255u;
-        const unsigned int v4710 = v4707 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4711 = __uint_as_float(v4710);
-        const float v4712 = v4711 - 8388608.0f;
-        const float v4713 = fmaf(v4712, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4718 = v4655 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4719 = v4718 & 255u;
-        const unsigned int v4722 = v4719 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4723 = __uint_as_float(v4722);
-        const float v4724 = v4723 - 8388608.0f;
-        const float v4725 = fmaf(v4724, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4730 = v4655 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4731 = v4730 & 255u;
-        const unsigned int v4734 = v4731 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4735 = __uint_as_float(v4734);
-        const float v4736 = v4735 - 8388608.0f;
-        const float v4737 = fmaf(v4736, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4742 = v4655 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4743 = v4742 & 255u;
-        const unsigned int v4746 = v4743 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4747 = __uint_as_float(v4746);
-        const float v4748 = v4747 - 8388608.0f;
-        const float v4749 = fmaf(v4748, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v4754 = v4655 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v4755 = v4754 & 255u;
-        const unsigned int v4758 = v4755 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4759 = __uint_as_float(v4758);
-        const float v4760 = v4759 - 8388608.0f;
-        const float v4761 = fmaf(v4760, v4662, v4664);  // kernels/gemm/quant_b.hpp:44
-        const float v4763 = v4635 ? v4677 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v4767 = v4626 * 20u;
-        const unsigned int v4768 = v4311 + v4767;
-        const unsigned int v4769 = v4768 + v4630;
-        shm1[v4769] = v4763;
-        const float v4772 = v4635 ? v4689 : 0.0f;
-        const unsigned int v4779 = v4769 + 1u;
-        shm1[v4779] = v4772;
-        const float v4781 = v4635 ? v4701 : 0.0f;
-        const unsigned int v4788 = v4769 + 2u;
-        shm1[v4788] = v4781;
-        const float v4790 = v4635 ? v4713 : 0.0f;
-        const unsigned int v4797 = v4769 + 3u;
-        shm1[v4797] = v4790;
-        const float v4799 = v4635 ? v4725 : 0.0f;
-        const unsigned int v4806 = v4769 + 4u;
-        shm1[v4806] = v4799;
-        const float v4808 = v4635 ? v4737 : 0.0f;
-        const unsigned int v4815 = v4769 + 5u;
-        shm1[v4815] = v4808;
-        const float v4817 = v4635 ? v4749 : 0.0f;
-        const unsigned int v4824 = v4769 + 6u;
-        shm1[v4824] = v4817;
-        const float v4826 = v4635 ? v4761 : 0.0f;
-        const unsigned int v4833 = v4769 + 7u;
-        shm1[v4833] = v4826;
+      const unsigned int v4322 = v4315 + 48u;
+      const unsigned int v4324 = v4317 + 3u;
+      const unsigned int v4325 = v4324 & 3u;
+      const bool v4326 = v4322 < v2;
+      if (v4326) {
+        const unsigned int v4328 = v4325 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4330 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4333 = v4330 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4336 = v4330 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4337 = v4336 << 2u;
+        const unsigned int v4338 = v22 + v4333;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4339 = v4338 < v0;
+        const unsigned int v4340 = v4322 + v4337;
+        const bool v4341 = v4340 < v2;
+        const bool v4342 = v4339 && v4341;
+        const unsigned int v4344 = v4338 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4346 = v4344 + v4322;
+        const unsigned int v4347 = v4346 + v4337;
+        const unsigned int v4348 = v4342 ? v4347 : v3;
+        const unsigned int v4350 = v4333 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4351 = v4328 + v4350;
+        const unsigned int v4352 = v4351 + v4337;
+        iron_copy_async(shm0 + v4352, x + v4348, v4342);
+        const unsigned int v4355 = v4330 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4357 = v4355 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4360 = v4355 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4361 = v4360 << 2u;
+        const unsigned int v4362 = v22 + v4357;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4363 = v4362 < v0;
+        const unsigned int v4364 = v4322 + v4361;
+        const bool v4365 = v4364 < v2;
+        const bool v4366 = v4363 && v4365;
+        const unsigned int v4368 = v4362 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4370 = v4368 + v4322;
+        const unsigned int v4371 = v4370 + v4361;
+        const unsigned int v4372 = v4366 ? v4371 : v3;
+        const unsigned int v4374 = v4357 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4375 = v4328 + v4374;
+        const unsigned int v4376 = v4375 + v4361;
+        iron_copy_async(shm0 + v4376, x + v4372, v4366);
+        const unsigned int v4379 = v4330 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4381 = v4379 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4384 = v4379 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4385 = v4384 << 2u;
+        const unsigned int v4386 = v22 + v4381;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4387 = v4386 < v0;
+        const unsigned int v4388 = v4322 + v4385;
+        const bool v4389 = v4388 < v2;
+        const bool v4390 = v4387 && v4389;
+        const unsigned int v4392 = v4386 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4394 = v4392 + v4322;
+        const unsigned int v4395 = v4394 + v4385;
+        const unsigned int v4396 = v4390 ? v4395 : v3;
+        const unsigned int v4398 = v4381 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4399 = v4328 + v4398;
+        const unsigned int v4400 = v4399 + v4385;
+        iron_copy_async(shm0 + v4400, x + v4396, v4390);
+        const unsigned int v4403 = v4330 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4405 = v4403 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4408 = v4403 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4409 = v4408 << 2u;
+        const unsigned int v4410 = v22 + v4405;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4411 = v4410 < v0;
+        const unsigned int v4412 = v4322 + v4409;
+        const bool v4413 = v4412 < v2;
+        const bool v4414 = v4411 && v4413;
+        const unsigned int v4416 = v4410 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4418 = v4416 + v4322;
+        const unsigned int v4419 = v4418 + v4409;
+        const unsigned int v4420 = v4414 ? v4419 : v3;
+        const unsigned int v4422 = v4405 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4423 = v4328 + v4422;
+        const unsigned int v4424 = v4423 + v4409;
+        iron_copy_async(shm0 + v4424, x + v4420, v4414);
+        const unsigned int v4431 = v4330 >> 1u;  // kernels/gemm/quant_b.hpp:120
+        const unsigned int v4434 = v4330 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v4435 = v4434 << 3u;
+        const unsigned int v4436 = v26 + v4431;  // kernels/gemm/quant_b.hpp:122
+        const bool v4437 = v4436 < v1;
+        const unsigned int v4438 = v4322 + v4435;
+        const bool v4439 = v4438 < v2;
+        const bool v4440 = v4437 && v4439;
+        const unsigned int v4442 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v4444 = min(v4438, v4442);
+        const unsigned int v4446 = v1 - 1u;
+        const unsigned int v4448 = min(v4436, v4446);
+        const unsigned int v4450 = v4444 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v4452 = v2 >> 2u;
+        const unsigned int v4453 = v4448 * v4452;
+        const unsigned int v4454 = v4453 + v4450;
+        const unsigned int v4457 = packed[v4454];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v4459 = v4454 + 1u;
+        const unsigned int v4460 = packed[v4459];
+        const unsigned int v4462 = v4444 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v4464 = v2 >> 7u;
+        const unsigned int v4465 = v4448 * v4464;
+        const unsigned int v4466 = v4465 + v4462;
+        const float v4467 = scales[v4466];  // kernels/gemm/quant_b.hpp:39
+        const float v4469 = biases[v4466];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v4475 = v4457 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4476 = v4475 & 255u;
+        const unsigned int v4479 = v4476 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4480 = __uint_as_float(v4479);
+        const float v4481 = v4480 - 8388608.0f;
+        const float v4482 = fmaf(v4481, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4487 = v4457 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4488 = v4487 & 255u;
+        const unsigned int v4491 = v4488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4492 = __uint_as_float(v4491);
+        const float v4493 = v4492 - 8388608.0f;
+        const float v4494 = fmaf(v4493, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4499 = v4457 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4500 = v4499 & 255u;
+        const unsigned int v4503 = v4500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4504 = __uint_as_float(v4503);
+        const float v4505 = v4504 - 8388608.0f;
+        const float v4506 = fmaf(v4505, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4511 = v4457 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4512 = v4511 & 255u;
+        const unsigned int v4515 = v4512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4516 = __uint_as_float(v4515);
+        const float v4517 = v4516 - 8388608.0f;
+        const float v4518 = fmaf(v4517, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4523 = v4460 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4524 = v4523 & 255u;
+        const unsigned int v4527 = v4524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4528 = __uint_as_float(v4527);
+        const float v4529 = v4528 - 8388608.0f;
+        const float v4530 = fmaf(v4529, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4535 = v4460 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4536 = v4535 & 255u;
+        const unsigned int v4539 = v4536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4540 = __uint_as_float(v4539);
+        const float v4541 = v4540 - 8388608.0f;
+        const float v4542 = fmaf(v4541, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4547 = v4460 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4548 = v4547 & 255u;
+        const unsigned int v4551 = v4548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4552 = __uint_as_float(v4551);
+        const float v4553 = v4552 - 8388608.0f;
+        const float v4554 = fmaf(v4553, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4559 = v4460 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4560 = v4559 & 255u;
+        const unsigned int v4563 = v4560 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4564 = __uint_as_float(v4563);
+        const float v4565 = v4564 - 8388608.0f;
+        const float v4566 = fmaf(v4565, v4467, v4469);  // kernels/gemm/quant_b.hpp:44
+        const float v4568 = v4440 ? v4482 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4572 = v4431 * 20u;
+        const unsigned int v4573 = v4328 + v4572;
+        const unsigned int v4574 = v4573 + v4435;
+        shm1[v4574] = v4568;
+        const float v4577 = v4440 ? v4494 : 0.0f;
+        const unsigned int v4584 = v4574 + 1u;
+        shm1[v4584] = v4577;
+        const float v4586 = v4440 ? v4506 : 0.0f;
+        const unsigned int v4593 = v4574 + 2u;
+        shm1[v4593] = v4586;
+        const float v4595 = v4440 ? v4518 : 0.0f;
+        const unsigned int v4602 = v4574 + 3u;
+        shm1[v4602] = v4595;
+        const float v4604 = v4440 ? v4530 : 0.0f;
+        const unsigned int v4611 = v4574 + 4u;
+        shm1[v4611] = v4604;
+        const float v4613 = v4440 ? v4542 : 0.0f;
+        const unsigned int v4620 = v4574 + 5u;
+        shm1[v4620] = v4613;
+        const float v4622 = v4440 ? v4554 : 0.0f;
+        const unsigned int v4629 = v4574 + 6u;
+        shm1[v4629] = v4622;
+        const float v4631 = v4440 ? v4566 : 0.0f;
+        const unsigned int v4638 = v4574 + 7u;
+        shm1[v4638] = v4631;
+        const unsigned int v4643 = v4355 >> 1u;  // kernels/gemm/quant_b.hpp:120
+        const unsigned int v4646 = v4355 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v4647 = v4646 << 3u;
+        const unsigned int v4648 = v26 + v4643;  // kernels/gemm/quant_b.hpp:122
+        const bool v4649 = v4648 < v1;
+        const unsigned int v4650 = v4322 + v4647;
+        const bool v4651 = v4650 < v2;
+        const bool v4652 = v4649 && v4651;
+        const unsigned int v4656 = min(v4650, v4442);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v4660 = min(v4648, v4446);
+        const unsigned int v4662 = v4656 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v4665 = v4660 * v4452;
+        const unsigned int v4666 = v4665 + v4662;
+        const unsigned int v4669 = packed[v4666];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v4671 = v4666 + 1u;
+        const unsigned int v4672 = packed[v4671];
+        const unsigned int v4674 = v4656 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v4677 = v4660 * v4464;
+        const unsigned int v4678 = v4677 + v4674;
+        const float v4679 = scales[v4678];  // kernels/gemm/quant_b.hpp:39
+        const float v4681 = biases[v4678];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v4687 = v4669 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4688 = v4687 & 255u;
+        const unsigned int v4691 = v4688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4692 = __uint_as_float(v4691);
+        const float v4693 = v4692 - 8388608.0f;
+        const float v4694 = fmaf(v4693, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4699 = v4669 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4700 = v4699 & 255u;
+        const unsigned int v4703 = v4700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4704 = __uint_as_float(v4703);
+        const float v4705 = v4704 - 8388608.0f;
+        const float v4706 = fmaf(v4705, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4711 = v4669 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4712 = v4711 & 255u;
+        const unsigned int v4715 = v4712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4716 = __uint_as_float(v4715);
+        const float v4717 = v4716 - 8388608.0f;
+        const float v4718 = fmaf(v4717, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4723 = v4669 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4724 = v4723 & 255u;
+        const unsigned int v4727 = v4724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4728 = __uint_as_float(v4727);
+        const float v4729 = v4728 - 8388608.0f;
+        const float v4730 = fmaf(v4729, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4735 = v4672 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4736 = v4735 & 255u;
+        const unsigned int v4739 = v4736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4740 = __uint_as_float(v4739);
+        const float v4741 = v4740 - 8388608.0f;
+        const float v4742 = fmaf(v4741, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4747 = v4672 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4748 = v4747 & 255u;
+        const unsigned int v4751 = v4748 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4752 = __uint_as_float(v4751);
+        const float v4753 = v4752 - 8388608.0f;
+        const float v4754 = fmaf(v4753, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4759 = v4672 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4760 = v4759 & 255u;
+        const unsigned int v4763 = v4760 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4764 = __uint_as_float(v4763);
+        const float v4765 = v4764 - 8388608.0f;
+        const float v4766 = fmaf(v4765, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v4771 = v4672 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v4772 = v4771 & 255u;
+        const unsigned int v4775 = v4772 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4776 = __uint_as_float(v4775);
+        const float v4777 = v4776 - 8388608.0f;
+        const float v4778 = fmaf(v4777, v4679, v4681);  // kernels/gemm/quant_b.hpp:44
+        const float v4780 = v4652 ? v4694 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4784 = v4643 * 20u;
+        const unsigned int v4785 = v4328 + v4784;
+        const unsigned int v4786 = v4785 + v4647;
+        shm1[v4786] = v4780;
+        const float v4789 = v4652 ? v4706 : 0.0f;
+        const unsigned int v4796 = v4786 + 1u;
+        shm1[v4796] = v4789;
+        const float v4798 = v4652 ? v4718 : 0.0f;
+        const unsigned int v4805 = v4786 + 2u;
+        shm1[v4805] = v4798;
+        const float v4807 = v4652 ? v4730 : 0.0f;
+        const unsigned int v4814 = v4786 + 3u;
+        shm1[v4814] = v4807;
+        const float v4816 = v4652 ? v4742 : 0.0f;
+        const unsigned int v4823 = v4786 + 4u;
+        shm1[v4823] = v4816;
+        const float v4825 = v4652 ? v4754 : 0.0f;
+        const unsigned int v4832 = v4786 + 5u;
+        shm1[v4832] = v4825;
+        const float v4834 = v4652 ? v4766 : 0.0f;
+        const unsigned int v4841 = v4786 + 6u;
+        shm1[v4841] = v4834;
+        const float v4843 = v4652 ? v4778 : 0.0f;
+        const unsigned int v4850 = v4786 + 7u;
+        shm1[v4850] = v4843;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v4835 = v4302 * 2560u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v4842 = v4835 + v4841;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v22, shm0, v4842, 20u);
-      const unsigned int v4848 = v4835 + v4847;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v24, shm1, v4848, 20u);
-      iron_frag_mma_software(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4852 = v4319 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4859 = v4852 + v4858;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v39, shm0, v4859, 20u);
+      const unsigned int v4865 = v4852 + v4864;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v41, shm1, v4865, 20u);
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v585 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v586 = threadIdx.x;
-    const unsigned int v616 = v586 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v619 = v586 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const unsigned int v620 = v619 << 3u;
-    const unsigned int v621 = v9 + v616;  // kernels/gemm/quant_b.hpp:122
-    const bool v622 = v621 < v1;
-    const unsigned int v627 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v631 = v1 - 1u;
-    const unsigned int v633 = min(v621, v631);
-    const unsigned int v637 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v638 = v633 * v637;
-    const unsigned int v649 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v650 = v633 * v649;
-    const unsigned int v757 = v616 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v759 = v757 + v620;
-    const unsigned int v769 = v759 + 1u;
-    const unsigned int v778 = v759 + 2u;
-    const unsigned int v787 = v759 + 3u;
-    const unsigned int v796 = v759 + 4u;
-    const unsigned int v805 = v759 + 5u;
-    const unsigned int v814 = v759 + 6u;
-    const unsigned int v823 = v759 + 7u;
-    const unsigned int v826 = v586 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const unsigned int v828 = v826 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v831 = v826 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const unsigned int v832 = v831 << 3u;
-    const unsigned int v833 = v9 + v828;  // kernels/gemm/quant_b.hpp:122
-    const bool v834 = v833 < v1;
-    const unsigned int v845 = min(v833, v631);  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v850 = v845 * v637;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v862 = v845 * v649;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v969 = v828 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v971 = v969 + v832;
-    const unsigned int v981 = v971 + 1u;
-    const unsigned int v990 = v971 + 2u;
-    const unsigned int v999 = v971 + 3u;
-    const unsigned int v1008 = v971 + 4u;
-    const unsigned int v1017 = v971 + 5u;
-    const unsigned int v1026 = v971 + 6u;
-    const unsigned int v1035 = v971 + 7u;
-    const unsigned int v1041 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v1047 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v602 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v603 = threadIdx.x;
+    const unsigned int v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v637 = v636 << 3u;
+    const unsigned int v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:122
+    const bool v639 = v638 < v1;
+    const unsigned int v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v648 = v1 - 1u;
+    const unsigned int v650 = min(v638, v648);
+    const unsigned int v654 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v655 = v650 * v654;
+    const unsigned int v666 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v667 = v650 * v666;
+    const unsigned int v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v776 = v774 + v637;
+    const unsigned int v786 = v776 + 1u;
+    const unsigned int v795 = v776 + 2u;
+    const unsigned int v804 = v776 + 3u;
+    const unsigned int v813 = v776 + 4u;
+    const unsigned int v822 = v776 + 5u;
+    const unsigned int v831 = v776 + 6u;
+    const unsigned int v840 = v776 + 7u;
+    const unsigned int v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const unsigned int v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v849 = v848 << 3u;
+    const unsigned int v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:122
+    const bool v851 = v850 < v1;
+    const unsigned int v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v867 = v862 * v654;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v879 = v862 * v666;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v988 = v986 + v849;
+    const unsigned int v998 = v988 + 1u;
+    const unsigned int v1007 = v988 + 2u;
+    const unsigned int v1016 = v988 + 3u;
+    const unsigned int v1025 = v988 + 4u;
+    const unsigned int v1034 = v988 + 5u;
+    const unsigned int v1043 = v988 + 6u;
+    const unsigned int v1052 = v988 + 7u;
+    const unsigned int v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v584 = v3; v584 < v2; v584 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v588 = v586; v588 < 2048u; v588 += v585) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v590 = v588 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v592 = v588 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v593 = v6 + v590;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v594 = v593 < v0;
-        const unsigned int v595 = v584 + v592;
-        const bool v596 = v595 < v2;
-        const bool v597 = v594 && v596;
-        if (v597) {
-          const unsigned int v599 = v593 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v601 = v599 + v584;
-          const unsigned int v602 = v601 + v592;
-          const float v603 = x[v602];
-          const unsigned int v605 = v590 * 20u;
-          const unsigned int v606 = v605 + v592;
-          shm0[v606] = v603;
+    for (unsigned int v601 = v3; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v611 = v610 < v0;
+        const unsigned int v612 = v601 + v609;
+        const bool v613 = v612 < v2;
+        const bool v614 = v611 && v613;
+        if (v614) {
+          const unsigned int v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v618 = v616 + v601;
+          const unsigned int v619 = v618 + v609;
+          const float v620 = x[v619];
+          const unsigned int v622 = v607 * 20u;
+          const unsigned int v623 = v622 + v609;
+          shm0[v623] = v620;
         } else {
-          const unsigned int v608 = v590 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v609 = v608 + v592;
-          shm0[v609] = 0.0f;
+          const unsigned int v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v626 = v625 + v609;
+          shm0[v626] = 0.0f;
         }
       }
-      const unsigned int v623 = v584 + v620;  // kernels/gemm/quant_b.hpp:122
-      const bool v624 = v623 < v2;
-      const bool v625 = v622 && v624;
-      const unsigned int v629 = min(v623, v627);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v635 = v629 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v639 = v638 + v635;
-      const unsigned int v642 = packed[v639];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v644 = v639 + 1u;
-      const unsigned int v645 = packed[v644];
-      const unsigned int v647 = v629 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v651 = v650 + v647;
-      const float v652 = scales[v651];  // kernels/gemm/quant_b.hpp:39
-      const float v654 = biases[v651];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v660 = v642 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v661 = v660 & 255u;
-      const unsigned int v664 = v661 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v665 = __uint_as_float(v664);
-      const float v666 = v665 - 8388608.0f;
-      const float v667 = fmaf(v666, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v672 = v642 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v673 = v672 & 255u;
-      const unsigned int v676 = v673 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v677 = __uint_as_float(v676);
-      const float v678 = v677 - 8388608.0f;
-      const float v679 = fmaf(v678, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v684 = v642 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v685 = v684 & 255u;
-      const unsigned int v688 = v685 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v689 = __uint_as_float(v688);
-      const float v690 = v689 - 8388608.0f;
-      const float v691 = fmaf(v690, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v696 = v642 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v697 = v696 & 255u;
-      const unsigned int v700 = v697 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v701 = __uint_as_float(v700);
-      const float v702 = v701 - 8388608.0f;
-      const float v703 = fmaf(v702, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v708 = v645 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v709 = v708 & 255u;
-      const unsigned int v712 = v709 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v713 = __uint_as_float(v712);
-      const float v714 = v713 - 8388608.0f;
-      const float v715 = fmaf(v714, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v720 = v645 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v721 = v720 & 255u;
-      const unsigned int v724 = v721 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v725 = __uint_as_float(v724);
-      const float v726 = v725 - 8388608.0f;
-      const float v727 = fmaf(v726, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v732 = v645 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v733 = v732 & 255u;
-      const unsigned int v736 = v733 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v737 = __uint_as_float(v736);
-      const float v738 = v737 - 8388608.0f;
-      const float v739 = fmaf(v738, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v744 = v645 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v745 = v744 & 255u;
-      const unsigned int v748 = v745 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v749 = __uint_as_float(v748);
-      const float v750 = v749 - 8388608.0f;
-      const float v751 = fmaf(v750, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const float v753 = v625 ? v667 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v759] = v753;
-      const float v762 = v625 ? v679 : 0.0f;
-      shm1[v769] = v762;
-      const float v771 = v625 ? v691 : 0.0f;
-      shm1[v778] = v771;
-      const float v780 = v625 ? v703 : 0.0f;
-      shm1[v787] = v780;
-      const float v789 = v625 ? v715 : 0.0f;
-      shm1[v796] = v789;
-      const float v798 = v625 ? v727 : 0.0f;
-      shm1[v805] = v798;
-      const float v807 = v625 ? v739 : 0.0f;
-      shm1[v814] = v807;
-      const float v816 = v625 ? v751 : 0.0f;
-      shm1[v823] = v816;
-      const unsigned int v835 = v584 + v832;  // kernels/gemm/quant_b.hpp:122
-      const bool v836 = v835 < v2;
-      const bool v837 = v834 && v836;
-      const unsigned int v841 = min(v835, v627);  // kernels/gemm/quant_b.hpp:123
-      const unsigned int v847 = v841 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v851 = v850 + v847;
-      const unsigned int v854 = packed[v851];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v856 = v851 + 1u;
-      const unsigned int v857 = packed[v856];
-      const unsigned int v859 = v841 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v863 = v862 + v859;
-      const float v864 = scales[v863];  // kernels/gemm/quant_b.hpp:39
-      const float v866 = biases[v863];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v872 = v854 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v873 = v872 & 255u;
-      const unsigned int v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v877 = __uint_as_float(v876);
-      const float v878 = v877 - 8388608.0f;
-      const float v879 = fmaf(v878, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v884 = v854 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v885 = v884 & 255u;
-      const unsigned int v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v889 = __uint_as_float(v888);
-      const float v890 = v889 - 8388608.0f;
-      const float v891 = fmaf(v890, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v896 = v854 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v897 = v896 & 255u;
-      const unsigned int v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v901 = __uint_as_float(v900);
-      const float v902 = v901 - 8388608.0f;
-      const float v903 = fmaf(v902, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v908 = v854 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v909 = v908 & 255u;
-      const unsigned int v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v913 = __uint_as_float(v912);
-      const float v914 = v913 - 8388608.0f;
-      const float v915 = fmaf(v914, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v920 = v857 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v921 = v920 & 255u;
-      const unsigned int v924 = v921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v925 = __uint_as_float(v924);
-      const float v926 = v925 - 8388608.0f;
-      const float v927 = fmaf(v926, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v932 = v857 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v933 = v932 & 255u;
-      const unsigned int v936 = v933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v937 = __uint_as_float(v936);
-      const float v938 = v937 - 8388608.0f;
-      const float v939 = fmaf(v938, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v944 = v857 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v945 = v944 & 255u;
-      const unsigned int v948 = v945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v949 = __uint_as_float(v948);
-      const float v950 = v949 - 8388608.0f;
-      const float v951 = fmaf(v950, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v956 = v857 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v957 = v956 & 255u;
-      const unsigned int v960 = v957 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v961 = __uint_as_float(v960);
-      const float v962 = v961 - 8388608.0f;
-      const float v963 = fmaf(v962, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const float v965 = v837 ? v879 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v971] = v965;
-      const float v974 = v837 ? v891 : 0.0f;
-      shm1[v981] = v974;
-      const float v983 = v837 ? v903 : 0.0f;
-      shm1[v990] = v983;
-      const float v992 = v837 ? v915 : 0.0f;
-      shm1[v999] = v992;
-      const float v1001 = v837 ? v927 : 0.0f;
-      shm1[v1008] = v1001;
-      const float v1010 = v837 ? v939 : 0.0f;
-      shm1[v1017] = v1010;
-      const float v1019 = v837 ? v951 : 0.0f;
-      shm1[v1026] = v1019;
-      const float v1028 = v837 ? v963 : 0.0f;
-      shm1[v1035] = v1028;
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v22, shm0, v1041, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v24, shm1, v1047, 20u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_software(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:122
+      const bool v641 = v640 < v2;
+      const bool v642 = v639 && v641;
+      const unsigned int v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v652 = v646 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v656 = v655 + v652;
+      const unsigned int v659 = packed[v656];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v661 = v656 + 1u;
+      const unsigned int v662 = packed[v661];
+      const unsigned int v664 = v646 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v668 = v667 + v664;
+      const float v669 = scales[v668];  // kernels/gemm/quant_b.hpp:39
+      const float v671 = biases[v668];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v677 = v659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v678 = v677 & 255u;
+      const unsigned int v681 = v678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v682 = __uint_as_float(v681);
+      const float v683 = v682 - 8388608.0f;
+      const float v684 = fmaf(v683, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v689 = v659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v690 = v689 & 255u;
+      const unsigned int v693 = v690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v694 = __uint_as_float(v693);
+      const float v695 = v694 - 8388608.0f;
+      const float v696 = fmaf(v695, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v701 = v659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v702 = v701 & 255u;
+      const unsigned int v705 = v702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v706 = __uint_as_float(v705);
+      const float v707 = v706 - 8388608.0f;
+      const float v708 = fmaf(v707, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v713 = v659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v714 = v713 & 255u;
+      const unsigned int v717 = v714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v718 = __uint_as_float(v717);
+      const float v719 = v718 - 8388608.0f;
+      const float v720 = fmaf(v719, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v725 = v662 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v726 = v725 & 255u;
+      const unsigned int v729 = v726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v730 = __uint_as_float(v729);
+      const float v731 = v730 - 8388608.0f;
+      const float v732 = fmaf(v731, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v737 = v662 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v738 = v737 & 255u;
+      const unsigned int v741 = v738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v742 = __uint_as_float(v741);
+      const float v743 = v742 - 8388608.0f;
+      const float v744 = fmaf(v743, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v749 = v662 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v750 = v749 & 255u;
+      const unsigned int v753 = v750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v754 = __uint_as_float(v753);
+      const float v755 = v754 - 8388608.0f;
+      const float v756 = fmaf(v755, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v761 = v662 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v762 = v761 & 255u;
+      const unsigned int v765 = v762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v766 = __uint_as_float(v765);
+      const float v767 = v766 - 8388608.0f;
+      const float v768 = fmaf(v767, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v776] = v770;
+      const float v779 = v642 ? v696 : 0.0f;
+      shm1[v786] = v779;
+      const float v788 = v642 ? v708 : 0.0f;
+      shm1[v795] = v788;
+      const float v797 = v642 ? v720 : 0.0f;
+      shm1[v804] = v797;
+      const float v806 = v642 ? v732 : 0.0f;
+      shm1[v813] = v806;
+      const float v815 = v642 ? v744 : 0.0f;
+      shm1[v822] = v815;
+      const float v824 = v642 ? v756 : 0.0f;
+      shm1[v831] = v824;
+      const float v833 = v642 ? v768 : 0.0f;
+      shm1[v840] = v833;
+      const unsigned int v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:122
+      const bool v853 = v852 < v2;
+      const bool v854 = v851 && v853;
+      const unsigned int v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v864 = v858 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v868 = v867 + v864;
+      const unsigned int v871 = packed[v868];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v873 = v868 + 1u;
+      const unsigned int v874 = packed[v873];
+      const unsigned int v876 = v858 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v880 = v879 + v876;
+      const float v881 = scales[v880];  // kernels/gemm/quant_b.hpp:39
+      const float v883 = biases[v880];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v889 = v871 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v890 = v889 & 255u;
+      const unsigned int v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v894 = __uint_as_float(v893);
+      const float v895 = v894 - 8388608.0f;
+      const float v896 = fmaf(v895, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v901 = v871 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v902 = v901 & 255u;
+      const unsigned int v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v906 = __uint_as_float(v905);
+      const float v907 = v906 - 8388608.0f;
+      const float v908 = fmaf(v907, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v913 = v871 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v914 = v913 & 255u;
+      const unsigned int v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v918 = __uint_as_float(v917);
+      const float v919 = v918 - 8388608.0f;
+      const float v920 = fmaf(v919, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v925 = v871 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v926 = v925 & 255u;
+      const unsigned int v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v930 = __uint_as_float(v929);
+      const float v931 = v930 - 8388608.0f;
+      const float v932 = fmaf(v931, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v937 = v874 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v938 = v937 & 255u;
+      const unsigned int v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v942 = __uint_as_float(v941);
+      const float v943 = v942 - 8388608.0f;
+      const float v944 = fmaf(v943, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v949 = v874 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v950 = v949 & 255u;
+      const unsigned int v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v954 = __uint_as_float(v953);
+      const float v955 = v954 - 8388608.0f;
+      const float v956 = fmaf(v955, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v961 = v874 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v962 = v961 & 255u;
+      const unsigned int v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v966 = __uint_as_float(v965);
+      const float v967 = v966 - 8388608.0f;
+      const float v968 = fmaf(v967, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v973 = v874 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v974 = v973 & 255u;
+      const unsigned int v977 = v974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v978 = __uint_as_float(v977);
+      const float v979 = v978 - 8388608.0f;
+      const float v980 = fmaf(v979, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v988] = v982;
+      const float v991 = v854 ? v908 : 0.0f;
+      shm1[v998] = v991;
+      const float v1000 = v854 ? v920 : 0.0f;
+      shm1[v1007] = v1000;
+      const float v1009 = v854 ? v932 : 0.0f;
+      shm1[v1016] = v1009;
+      const float v1018 = v854 ? v944 : 0.0f;
+      shm1[v1025] = v1018;
+      const float v1027 = v854 ? v956 : 0.0f;
+      shm1[v1034] = v1027;
+      const float v1036 = v854 ? v968 : 0.0f;
+      shm1[v1043] = v1036;
+      const float v1045 = v854 ? v980 : 0.0f;
+      shm1[v1052] = v1045;
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v39, shm0, v1058, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v41, shm1, v1064, 20u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v20.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1051 = v6 + v14;
-  const unsigned int v1052 = v1051 + v1050;
-  const unsigned int v1053 = static_cast<unsigned int>(v20.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1054 = v9 + v18;
-  const unsigned int v1055 = v1054 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1057 = v1055 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v20.x[0];
-    const unsigned int v1061 = v1052 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1062 = v1061 + v1055;
-    out[v1062] = v1059;
-  }
-  const unsigned int v1063 = static_cast<unsigned int>(v20.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1065 = v1051 + v1063;
-  const unsigned int v1066 = static_cast<unsigned int>(v20.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1068 = v1054 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1070 = v1068 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v20.x[1];
-    const unsigned int v1074 = v1065 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1075 = v1074 + v1068;
-    out[v1075] = v1072;
-  }
-  const unsigned int v1076 = static_cast<unsigned int>(v20.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1078 = v1051 + v1076;
-  const unsigned int v1079 = static_cast<unsigned int>(v20.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1081 = v1054 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v20.x[2];
-    const unsigned int v1087 = v1078 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1088 = v1087 + v1081;
-    out[v1088] = v1085;
-  }
-  const unsigned int v1089 = static_cast<unsigned int>(v20.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1091 = v1051 + v1089;
-  const unsigned int v1092 = static_cast<unsigned int>(v20.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1094 = v1054 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1096 = v1094 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v20.x[3];
-    const unsigned int v1100 = v1091 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1101 = v1100 + v1094;
-    out[v1101] = v1098;
-  }
-  const unsigned int v1102 = static_cast<unsigned int>(v20.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1104 = v1051 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v20.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1107 = v1054 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1109 = v1107 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v20.x[4];
-    const unsigned int v1113 = v1104 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1114 = v1113 + v1107;
-    out[v1114] = v1111;
-  }
-  const unsigned int v1115 = static_cast<unsigned int>(v20.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1117 = v1051 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v20.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1120 = v1054 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1122 = v1120 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v20.x[5];
-    const unsigned int v1126 = v1117 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1127 = v1126 + v1120;
-    out[v1127] = v1124;
-  }
-  const unsigned int v1128 = static_cast<unsigned int>(v20.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1130 = v1051 + v1128;
-  const unsigned int v1131 = static_cast<unsigned int>(v20.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1133 = v1054 + v1131;
-  const bool v1134 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1135 = v1133 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v20.x[6];
-    const unsigned int v1139 = v1130 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1140 = v1139 + v1133;
-    out[v1140] = v1137;
-  }
-  const unsigned int v1141 = static_cast<unsigned int>(v20.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1143 = v1051 + v1141;
-  const unsigned int v1144 = static_cast<unsigned int>(v20.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1146 = v1054 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v20.x[7];
-    const unsigned int v1152 = v1143 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1153 = v1152 + v1146;
-    out[v1153] = v1150;
-  }
-  const unsigned int v1154 = static_cast<unsigned int>(v20.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1156 = v1051 + v1154;
-  const unsigned int v1157 = static_cast<unsigned int>(v20.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1159 = v1054 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v20.x[8];
-    const unsigned int v1165 = v1156 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1166 = v1165 + v1159;
-    out[v1166] = v1163;
-  }
-  const unsigned int v1167 = static_cast<unsigned int>(v20.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1169 = v1051 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v20.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1172 = v1054 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1174 = v1172 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v20.x[9];
-    const unsigned int v1178 = v1169 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1179 = v1178 + v1172;
-    out[v1179] = v1176;
-  }
-  const unsigned int v1180 = static_cast<unsigned int>(v20.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1182 = v1051 + v1180;
-  const unsigned int v1183 = static_cast<unsigned int>(v20.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1185 = v1054 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1187 = v1185 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v20.x[10];
-    const unsigned int v1191 = v1182 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1192 = v1191 + v1185;
-    out[v1192] = v1189;
-  }
-  const unsigned int v1193 = static_cast<unsigned int>(v20.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1195 = v1051 + v1193;
-  const unsigned int v1196 = static_cast<unsigned int>(v20.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1198 = v1054 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v20.x[11];
-    const unsigned int v1204 = v1195 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1205 = v1204 + v1198;
-    out[v1205] = v1202;
-  }
-  const unsigned int v1206 = static_cast<unsigned int>(v20.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1208 = v1051 + v1206;
-  const unsigned int v1209 = static_cast<unsigned int>(v20.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1211 = v1054 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v20.x[12];
-    const unsigned int v1217 = v1208 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1218 = v1217 + v1211;
-    out[v1218] = v1215;
-  }
-  const unsigned int v1219 = static_cast<unsigned int>(v20.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1221 = v1051 + v1219;
-  const unsigned int v1222 = static_cast<unsigned int>(v20.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1224 = v1054 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1226 = v1224 < v1;
-  const bool v1227 = v1225 && v1226;
-  if (v1227) {
-    const float v1228 = v20.x[13];
-    const unsigned int v1230 = v1221 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1231 = v1230 + v1224;
-    out[v1231] = v1228;
-  }
-  const unsigned int v1232 = static_cast<unsigned int>(v20.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1234 = v1051 + v1232;
-  const unsigned int v1235 = static_cast<unsigned int>(v20.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1237 = v1054 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1239 = v1237 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v20.x[14];
-    const unsigned int v1243 = v1234 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1244 = v1243 + v1237;
-    out[v1244] = v1241;
-  }
-  const unsigned int v1245 = static_cast<unsigned int>(v20.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1247 = v1051 + v1245;
-  const unsigned int v1248 = static_cast<unsigned int>(v20.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1250 = v1054 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v20.x[15];
-    const unsigned int v1256 = v1247 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1257 = v1256 + v1250;
-    out[v1257] = v1254;
-  }
-  const unsigned int v1258 = static_cast<unsigned int>(v20.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1260 = v1051 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v20.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1263 = v1054 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v20.x[16];
-    const unsigned int v1269 = v1260 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1270 = v1269 + v1263;
-    out[v1270] = v1267;
-  }
-  const unsigned int v1271 = static_cast<unsigned int>(v20.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1273 = v1051 + v1271;
-  const unsigned int v1274 = static_cast<unsigned int>(v20.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1276 = v1054 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1278 = v1276 < v1;
-  const bool v1279 = v1277 && v1278;
-  if (v1279) {
-    const float v1280 = v20.x[17];
-    const unsigned int v1282 = v1273 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1283 = v1282 + v1276;
-    out[v1283] = v1280;
-  }
-  const unsigned int v1284 = static_cast<unsigned int>(v20.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1286 = v1051 + v1284;
-  const unsigned int v1287 = static_cast<unsigned int>(v20.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1289 = v1054 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v20.x[18];
-    const unsigned int v1295 = v1286 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1296 = v1295 + v1289;
-    out[v1296] = v1293;
-  }
-  const unsigned int v1297 = static_cast<unsigned int>(v20.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1299 = v1051 + v1297;
-  const unsigned int v1300 = static_cast<unsigned int>(v20.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1302 = v1054 + v1300;
-  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1304 = v1302 < v1;
-  const bool v1305 = v1303 && v1304;
-  if (v1305) {
-    const float v1306 = v20.x[19];
-    const unsigned int v1308 = v1299 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1309 = v1308 + v1302;
-    out[v1309] = v1306;
-  }
-  const unsigned int v1310 = static_cast<unsigned int>(v20.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1312 = v1051 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v20.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1315 = v1054 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1317 = v1315 < v1;
-  const bool v1318 = v1316 && v1317;
-  if (v1318) {
-    const float v1319 = v20.x[20];
-    const unsigned int v1321 = v1312 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1322 = v1321 + v1315;
-    out[v1322] = v1319;
-  }
-  const unsigned int v1323 = static_cast<unsigned int>(v20.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1325 = v1051 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v20.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1328 = v1054 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1330 = v1328 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v20.x[21];
-    const unsigned int v1334 = v1325 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1335 = v1334 + v1328;
-    out[v1335] = v1332;
-  }
-  const unsigned int v1336 = static_cast<unsigned int>(v20.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1338 = v1051 + v1336;
-  const unsigned int v1339 = static_cast<unsigned int>(v20.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1341 = v1054 + v1339;
-  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1343 = v1341 < v1;
-  const bool v1344 = v1342 && v1343;
-  if (v1344) {
-    const float v1345 = v20.x[22];
-    const unsigned int v1347 = v1338 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1348 = v1347 + v1341;
-    out[v1348] = v1345;
-  }
-  const unsigned int v1349 = static_cast<unsigned int>(v20.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1351 = v1051 + v1349;
-  const unsigned int v1352 = static_cast<unsigned int>(v20.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1354 = v1054 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v20.x[23];
-    const unsigned int v1360 = v1351 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1361 = v1360 + v1354;
-    out[v1361] = v1358;
-  }
-  const unsigned int v1362 = static_cast<unsigned int>(v20.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1364 = v1051 + v1362;
-  const unsigned int v1365 = static_cast<unsigned int>(v20.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1367 = v1054 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1369 = v1367 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v20.x[24];
-    const unsigned int v1373 = v1364 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1374 = v1373 + v1367;
-    out[v1374] = v1371;
-  }
-  const unsigned int v1375 = static_cast<unsigned int>(v20.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1377 = v1051 + v1375;
-  const unsigned int v1378 = static_cast<unsigned int>(v20.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1380 = v1054 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1382 = v1380 < v1;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v20.x[25];
-    const unsigned int v1386 = v1377 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1387 = v1386 + v1380;
-    out[v1387] = v1384;
-  }
-  const unsigned int v1388 = static_cast<unsigned int>(v20.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1390 = v1051 + v1388;
-  const unsigned int v1391 = static_cast<unsigned int>(v20.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1393 = v1054 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1395 = v1393 < v1;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v20.x[26];
-    const unsigned int v1399 = v1390 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1400 = v1399 + v1393;
-    out[v1400] = v1397;
-  }
-  const unsigned int v1401 = static_cast<unsigned int>(v20.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1403 = v1051 + v1401;
-  const unsigned int v1404 = static_cast<unsigned int>(v20.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1406 = v1054 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1408 = v1406 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v20.x[27];
-    const unsigned int v1412 = v1403 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1413 = v1412 + v1406;
-    out[v1413] = v1410;
-  }
-  const unsigned int v1414 = static_cast<unsigned int>(v20.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1416 = v1051 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v20.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1419 = v1054 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v20.x[28];
-    const unsigned int v1425 = v1416 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1426 = v1425 + v1419;
-    out[v1426] = v1423;
-  }
-  const unsigned int v1427 = static_cast<unsigned int>(v20.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1429 = v1051 + v1427;
-  const unsigned int v1430 = static_cast<unsigned int>(v20.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1432 = v1054 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v20.x[29];
-    const unsigned int v1438 = v1429 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1439 = v1438 + v1432;
-    out[v1439] = v1436;
-  }
-  const unsigned int v1440 = static_cast<unsigned int>(v20.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1442 = v1051 + v1440;
-  const unsigned int v1443 = static_cast<unsigned int>(v20.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1445 = v1054 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v20.x[30];
-    const unsigned int v1451 = v1442 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1452 = v1451 + v1445;
-    out[v1452] = v1449;
-  }
-  const unsigned int v1453 = static_cast<unsigned int>(v20.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1455 = v1051 + v1453;
-  const unsigned int v1456 = static_cast<unsigned int>(v20.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1458 = v1054 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v20.x[31];
-    const unsigned int v1464 = v1455 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1465 = v1464 + v1458;
-    out[v1465] = v1462;
-  }
-  const unsigned int v1466 = static_cast<unsigned int>(v20.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1468 = v1051 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v20.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1471 = v1054 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v20.x[32];
-    const unsigned int v1477 = v1468 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1478 = v1477 + v1471;
-    out[v1478] = v1475;
-  }
-  const unsigned int v1479 = static_cast<unsigned int>(v20.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1481 = v1051 + v1479;
-  const unsigned int v1482 = static_cast<unsigned int>(v20.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1484 = v1054 + v1482;
-  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1486 = v1484 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v20.x[33];
-    const unsigned int v1490 = v1481 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1491 = v1490 + v1484;
-    out[v1491] = v1488;
-  }
-  const unsigned int v1492 = static_cast<unsigned int>(v20.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1494 = v1051 + v1492;
-  const unsigned int v1495 = static_cast<unsigned int>(v20.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1497 = v1054 + v1495;
-  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1499 = v1497 < v1;
-  const bool v1500 = v1498 && v1499;
-  if (v1500) {
-    const float v1501 = v20.x[34];
-    const unsigned int v1503 = v1494 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1504 = v1503 + v1497;
-    out[v1504] = v1501;
-  }
-  const unsigned int v1505 = static_cast<unsigned int>(v20.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1507 = v1051 + v1505;
-  const unsigned int v1508 = static_cast<unsigned int>(v20.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1510 = v1054 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1512 = v1510 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v20.x[35];
-    const unsigned int v1516 = v1507 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1517 = v1516 + v1510;
-    out[v1517] = v1514;
-  }
-  const unsigned int v1518 = static_cast<unsigned int>(v20.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1520 = v1051 + v1518;
-  const unsigned int v1521 = static_cast<unsigned int>(v20.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1523 = v1054 + v1521;
-  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1525 = v1523 < v1;
-  const bool v1526 = v1524 && v1525;
-  if (v1526) {
-    const float v1527 = v20.x[36];
-    const unsigned int v1529 = v1520 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1530 = v1529 + v1523;
-    out[v1530] = v1527;
-  }
-  const unsigned int v1531 = static_cast<unsigned int>(v20.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1533 = v1051 + v1531;
-  const unsigned int v1534 = static_cast<unsigned int>(v20.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1536 = v1054 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1538 = v1536 < v1;
-  const bool v1539 = v1537 && v1538;
-  if (v1539) {
-    const float v1540 = v20.x[37];
-    const unsigned int v1542 = v1533 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1543 = v1542 + v1536;
-    out[v1543] = v1540;
-  }
-  const unsigned int v1544 = static_cast<unsigned int>(v20.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1546 = v1051 + v1544;
-  const unsigned int v1547 = static_cast<unsigned int>(v20.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1549 = v1054 + v1547;
-  const bool v1550 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1551 = v1549 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v20.x[38];
-    const unsigned int v1555 = v1546 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1556 = v1555 + v1549;
-    out[v1556] = v1553;
-  }
-  const unsigned int v1557 = static_cast<unsigned int>(v20.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1559 = v1051 + v1557;
-  const unsigned int v1560 = static_cast<unsigned int>(v20.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1562 = v1054 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1564 = v1562 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v20.x[39];
-    const unsigned int v1568 = v1559 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1569 = v1568 + v1562;
-    out[v1569] = v1566;
-  }
-  const unsigned int v1570 = static_cast<unsigned int>(v20.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1572 = v1051 + v1570;
-  const unsigned int v1573 = static_cast<unsigned int>(v20.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1575 = v1054 + v1573;
-  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1577 = v1575 < v1;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v20.x[40];
-    const unsigned int v1581 = v1572 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1582 = v1581 + v1575;
-    out[v1582] = v1579;
-  }
-  const unsigned int v1583 = static_cast<unsigned int>(v20.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1585 = v1051 + v1583;
-  const unsigned int v1586 = static_cast<unsigned int>(v20.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1588 = v1054 + v1586;
-  const bool v1589 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1590 = v1588 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v20.x[41];
-    const unsigned int v1594 = v1585 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1595 = v1594 + v1588;
-    out[v1595] = v1592;
-  }
-  const unsigned int v1596 = static_cast<unsigned int>(v20.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1598 = v1051 + v1596;
-  const unsigned int v1599 = static_cast<unsigned int>(v20.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1601 = v1054 + v1599;
-  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1603 = v1601 < v1;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v20.x[42];
-    const unsigned int v1607 = v1598 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1608 = v1607 + v1601;
-    out[v1608] = v1605;
-  }
-  const unsigned int v1609 = static_cast<unsigned int>(v20.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1611 = v1051 + v1609;
-  const unsigned int v1612 = static_cast<unsigned int>(v20.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1614 = v1054 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v20.x[43];
-    const unsigned int v1620 = v1611 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1621 = v1620 + v1614;
-    out[v1621] = v1618;
-  }
-  const unsigned int v1622 = static_cast<unsigned int>(v20.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1624 = v1051 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v20.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1627 = v1054 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v20.x[44];
-    const unsigned int v1633 = v1624 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1634 = v1633 + v1627;
-    out[v1634] = v1631;
-  }
-  const unsigned int v1635 = static_cast<unsigned int>(v20.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1637 = v1051 + v1635;
-  const unsigned int v1638 = static_cast<unsigned int>(v20.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1640 = v1054 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v20.x[45];
-    const unsigned int v1646 = v1637 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1647 = v1646 + v1640;
-    out[v1647] = v1644;
-  }
-  const unsigned int v1648 = static_cast<unsigned int>(v20.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1650 = v1051 + v1648;
-  const unsigned int v1651 = static_cast<unsigned int>(v20.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1653 = v1054 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v20.x[46];
-    const unsigned int v1659 = v1650 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1660 = v1659 + v1653;
-    out[v1660] = v1657;
-  }
-  const unsigned int v1661 = static_cast<unsigned int>(v20.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1663 = v1051 + v1661;
-  const unsigned int v1664 = static_cast<unsigned int>(v20.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1666 = v1054 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v20.x[47];
-    const unsigned int v1672 = v1663 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1673 = v1672 + v1666;
-    out[v1673] = v1670;
-  }
-  const unsigned int v1674 = static_cast<unsigned int>(v20.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1676 = v1051 + v1674;
-  const unsigned int v1677 = static_cast<unsigned int>(v20.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1679 = v1054 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1681 = v1679 < v1;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v20.x[48];
-    const unsigned int v1685 = v1676 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1686 = v1685 + v1679;
-    out[v1686] = v1683;
-  }
-  const unsigned int v1687 = static_cast<unsigned int>(v20.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1689 = v1051 + v1687;
-  const unsigned int v1690 = static_cast<unsigned int>(v20.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1692 = v1054 + v1690;
-  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1694 = v1692 < v1;
-  const bool v1695 = v1693 && v1694;
-  if (v1695) {
-    const float v1696 = v20.x[49];
-    const unsigned int v1698 = v1689 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1699 = v1698 + v1692;
-    out[v1699] = v1696;
-  }
-  const unsigned int v1700 = static_cast<unsigned int>(v20.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1702 = v1051 + v1700;
-  const unsigned int v1703 = static_cast<unsigned int>(v20.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1705 = v1054 + v1703;
-  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1707 = v1705 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v20.x[50];
-    const unsigned int v1711 = v1702 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1712 = v1711 + v1705;
-    out[v1712] = v1709;
-  }
-  const unsigned int v1713 = static_cast<unsigned int>(v20.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1715 = v1051 + v1713;
-  const unsigned int v1716 = static_cast<unsigned int>(v20.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1718 = v1054 + v1716;
-  const bool v1719 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1720 = v1718 < v1;
-  const bool v1721 = v1719 && v1720;
-  if (v1721) {
-    const float v1722 = v20.x[51];
-    const unsigned int v1724 = v1715 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1725 = v1724 + v1718;
-    out[v1725] = v1722;
-  }
-  const unsigned int v1726 = static_cast<unsigned int>(v20.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1728 = v1051 + v1726;
-  const unsigned int v1729 = static_cast<unsigned int>(v20.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1731 = v1054 + v1729;
-  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1733 = v1731 < v1;
-  const bool v1734 = v1732 && v1733;
-  if (v1734) {
-    const float v1735 = v20.x[52];
-    const unsigned int v1737 = v1728 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1738 = v1737 + v1731;
-    out[v1738] = v1735;
-  }
-  const unsigned int v1739 = static_cast<unsigned int>(v20.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1741 = v1051 + v1739;
-  const unsigned int v1742 = static_cast<unsigned int>(v20.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1744 = v1054 + v1742;
-  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v20.x[53];
-    const unsigned int v1750 = v1741 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1751 = v1750 + v1744;
-    out[v1751] = v1748;
-  }
-  const unsigned int v1752 = static_cast<unsigned int>(v20.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1754 = v1051 + v1752;
-  const unsigned int v1755 = static_cast<unsigned int>(v20.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1757 = v1054 + v1755;
-  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1759 = v1757 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v20.x[54];
-    const unsigned int v1763 = v1754 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1764 = v1763 + v1757;
-    out[v1764] = v1761;
-  }
-  const unsigned int v1765 = static_cast<unsigned int>(v20.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1767 = v1051 + v1765;
-  const unsigned int v1768 = static_cast<unsigned int>(v20.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1770 = v1054 + v1768;
-  const bool v1771 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1772 = v1770 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v20.x[55];
-    const unsigned int v1776 = v1767 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1777 = v1776 + v1770;
-    out[v1777] = v1774;
-  }
-  const unsigned int v1778 = static_cast<unsigned int>(v20.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1780 = v1051 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v20.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1783 = v1054 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v20.x[56];
-    const unsigned int v1789 = v1780 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1790 = v1789 + v1783;
-    out[v1790] = v1787;
-  }
-  const unsigned int v1791 = static_cast<unsigned int>(v20.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1793 = v1051 + v1791;
-  const unsigned int v1794 = static_cast<unsigned int>(v20.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1796 = v1054 + v1794;
-  const bool v1797 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v20.x[57];
-    const unsigned int v1802 = v1793 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1803 = v1802 + v1796;
-    out[v1803] = v1800;
-  }
-  const unsigned int v1804 = static_cast<unsigned int>(v20.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1806 = v1051 + v1804;
-  const unsigned int v1807 = static_cast<unsigned int>(v20.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1809 = v1054 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v20.x[58];
-    const unsigned int v1815 = v1806 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1816 = v1815 + v1809;
-    out[v1816] = v1813;
-  }
-  const unsigned int v1817 = static_cast<unsigned int>(v20.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1819 = v1051 + v1817;
-  const unsigned int v1820 = static_cast<unsigned int>(v20.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1822 = v1054 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1824 = v1822 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v20.x[59];
-    const unsigned int v1828 = v1819 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1829 = v1828 + v1822;
-    out[v1829] = v1826;
-  }
-  const unsigned int v1830 = static_cast<unsigned int>(v20.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1832 = v1051 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v20.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1835 = v1054 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v20.x[60];
-    const unsigned int v1841 = v1832 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1842 = v1841 + v1835;
-    out[v1842] = v1839;
-  }
-  const unsigned int v1843 = static_cast<unsigned int>(v20.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1845 = v1051 + v1843;
-  const unsigned int v1846 = static_cast<unsigned int>(v20.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1848 = v1054 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1850 = v1848 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v20.x[61];
-    const unsigned int v1854 = v1845 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1855 = v1854 + v1848;
-    out[v1855] = v1852;
-  }
-  const unsigned int v1856 = static_cast<unsigned int>(v20.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1858 = v1051 + v1856;
-  const unsigned int v1859 = static_cast<unsigned int>(v20.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1861 = v1054 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1863 = v1861 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v20.x[62];
-    const unsigned int v1867 = v1858 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1868 = v1867 + v1861;
-    out[v1868] = v1865;
-  }
-  const unsigned int v1869 = static_cast<unsigned int>(v20.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1871 = v1051 + v1869;
-  const unsigned int v1872 = static_cast<unsigned int>(v20.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1874 = v1054 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v20.x[63];
-    const unsigned int v1880 = v1871 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1881 = v1880 + v1874;
-    out[v1881] = v1878;
-  }
-  const unsigned int v1882 = static_cast<unsigned int>(v20.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1884 = v1051 + v1882;
-  const unsigned int v1885 = static_cast<unsigned int>(v20.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1887 = v1054 + v1885;
-  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1889 = v1887 < v1;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v20.x[64];
-    const unsigned int v1893 = v1884 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1894 = v1893 + v1887;
-    out[v1894] = v1891;
-  }
-  const unsigned int v1895 = static_cast<unsigned int>(v20.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1897 = v1051 + v1895;
-  const unsigned int v1898 = static_cast<unsigned int>(v20.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1900 = v1054 + v1898;
-  const bool v1901 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1902 = v1900 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v20.x[65];
-    const unsigned int v1906 = v1897 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1907 = v1906 + v1900;
-    out[v1907] = v1904;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v20.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1910 = v1051 + v1908;
-  const unsigned int v1911 = static_cast<unsigned int>(v20.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1913 = v1054 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1915 = v1913 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v20.x[66];
-    const unsigned int v1919 = v1910 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1920 = v1919 + v1913;
-    out[v1920] = v1917;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v20.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1923 = v1051 + v1921;
-  const unsigned int v1924 = static_cast<unsigned int>(v20.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1926 = v1054 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1928 = v1926 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v20.x[67];
-    const unsigned int v1932 = v1923 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1933 = v1932 + v1926;
-    out[v1933] = v1930;
-  }
-  const unsigned int v1934 = static_cast<unsigned int>(v20.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1936 = v1051 + v1934;
-  const unsigned int v1937 = static_cast<unsigned int>(v20.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1939 = v1054 + v1937;
-  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v20.x[68];
-    const unsigned int v1945 = v1936 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1946 = v1945 + v1939;
-    out[v1946] = v1943;
-  }
-  const unsigned int v1947 = static_cast<unsigned int>(v20.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1949 = v1051 + v1947;
-  const unsigned int v1950 = static_cast<unsigned int>(v20.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1952 = v1054 + v1950;
-  const bool v1953 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1954 = v1952 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v20.x[69];
-    const unsigned int v1958 = v1949 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1959 = v1958 + v1952;
-    out[v1959] = v1956;
-  }
-  const unsigned int v1960 = static_cast<unsigned int>(v20.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1962 = v1051 + v1960;
-  const unsigned int v1963 = static_cast<unsigned int>(v20.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1965 = v1054 + v1963;
-  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1967 = v1965 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v20.x[70];
-    const unsigned int v1971 = v1962 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1972 = v1971 + v1965;
-    out[v1972] = v1969;
-  }
-  const unsigned int v1973 = static_cast<unsigned int>(v20.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1975 = v1051 + v1973;
-  const unsigned int v1976 = static_cast<unsigned int>(v20.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1978 = v1054 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v20.x[71];
-    const unsigned int v1984 = v1975 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1985 = v1984 + v1978;
-    out[v1985] = v1982;
-  }
-  const unsigned int v1986 = static_cast<unsigned int>(v20.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1988 = v1051 + v1986;
-  const unsigned int v1989 = static_cast<unsigned int>(v20.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1991 = v1054 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v20.x[72];
-    const unsigned int v1997 = v1988 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1998 = v1997 + v1991;
-    out[v1998] = v1995;
-  }
-  const unsigned int v1999 = static_cast<unsigned int>(v20.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2001 = v1051 + v1999;
-  const unsigned int v2002 = static_cast<unsigned int>(v20.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2004 = v1054 + v2002;
-  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2006 = v2004 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v20.x[73];
-    const unsigned int v2010 = v2001 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2011 = v2010 + v2004;
-    out[v2011] = v2008;
-  }
-  const unsigned int v2012 = static_cast<unsigned int>(v20.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2014 = v1051 + v2012;
-  const unsigned int v2015 = static_cast<unsigned int>(v20.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2017 = v1054 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v20.x[74];
-    const unsigned int v2023 = v2014 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2024 = v2023 + v2017;
-    out[v2024] = v2021;
-  }
-  const unsigned int v2025 = static_cast<unsigned int>(v20.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2027 = v1051 + v2025;
-  const unsigned int v2028 = static_cast<unsigned int>(v20.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2030 = v1054 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2032 = v2030 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v20.x[75];
-    const unsigned int v2036 = v2027 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2037 = v2036 + v2030;
-    out[v2037] = v2034;
-  }
-  const unsigned int v2038 = static_cast<unsigned int>(v20.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2040 = v1051 + v2038;
-  const unsigned int v2041 = static_cast<unsigned int>(v20.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2043 = v1054 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v20.x[76];
-    const unsigned int v2049 = v2040 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2050 = v2049 + v2043;
-    out[v2050] = v2047;
-  }
-  const unsigned int v2051 = static_cast<unsigned int>(v20.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2053 = v1051 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v20.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2056 = v1054 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v20.x[77];
-    const unsigned int v2062 = v2053 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2063 = v2062 + v2056;
-    out[v2063] = v2060;
-  }
-  const unsigned int v2064 = static_cast<unsigned int>(v20.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2066 = v1051 + v2064;
-  const unsigned int v2067 = static_cast<unsigned int>(v20.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2069 = v1054 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2071 = v2069 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v20.x[78];
-    const unsigned int v2075 = v2066 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2076 = v2075 + v2069;
-    out[v2076] = v2073;
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v20.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2079 = v1051 + v2077;
-  const unsigned int v2080 = static_cast<unsigned int>(v20.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2082 = v1054 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v20.x[79];
-    const unsigned int v2088 = v2079 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2089 = v2088 + v2082;
-    out[v2089] = v2086;
-  }
-  const unsigned int v2090 = static_cast<unsigned int>(v20.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2092 = v1051 + v2090;
-  const unsigned int v2093 = static_cast<unsigned int>(v20.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2095 = v1054 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2097 = v2095 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v20.x[80];
-    const unsigned int v2101 = v2092 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2102 = v2101 + v2095;
-    out[v2102] = v2099;
-  }
-  const unsigned int v2103 = static_cast<unsigned int>(v20.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2105 = v1051 + v2103;
-  const unsigned int v2106 = static_cast<unsigned int>(v20.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2108 = v1054 + v2106;
-  const bool v2109 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2110 = v2108 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v20.x[81];
-    const unsigned int v2114 = v2105 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2115 = v2114 + v2108;
-    out[v2115] = v2112;
-  }
-  const unsigned int v2116 = static_cast<unsigned int>(v20.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2118 = v1051 + v2116;
-  const unsigned int v2119 = static_cast<unsigned int>(v20.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2121 = v1054 + v2119;
-  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2123 = v2121 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v20.x[82];
-    const unsigned int v2127 = v2118 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2128 = v2127 + v2121;
-    out[v2128] = v2125;
-  }
-  const unsigned int v2129 = static_cast<unsigned int>(v20.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2131 = v1051 + v2129;
-  const unsigned int v2132 = static_cast<unsigned int>(v20.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2134 = v1054 + v2132;
-  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2136 = v2134 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v20.x[83];
-    const unsigned int v2140 = v2131 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2141 = v2140 + v2134;
-    out[v2141] = v2138;
-  }
-  const unsigned int v2142 = static_cast<unsigned int>(v20.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2144 = v1051 + v2142;
-  const unsigned int v2145 = static_cast<unsigned int>(v20.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2147 = v1054 + v2145;
-  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2149 = v2147 < v1;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v20.x[84];
-    const unsigned int v2153 = v2144 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2154 = v2153 + v2147;
-    out[v2154] = v2151;
-  }
-  const unsigned int v2155 = static_cast<unsigned int>(v20.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2157 = v1051 + v2155;
-  const unsigned int v2158 = static_cast<unsigned int>(v20.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2160 = v1054 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2162 = v2160 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v20.x[85];
-    const unsigned int v2166 = v2157 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2167 = v2166 + v2160;
-    out[v2167] = v2164;
-  }
-  const unsigned int v2168 = static_cast<unsigned int>(v20.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2170 = v1051 + v2168;
-  const unsigned int v2171 = static_cast<unsigned int>(v20.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2173 = v1054 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v20.x[86];
-    const unsigned int v2179 = v2170 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2180 = v2179 + v2173;
-    out[v2180] = v2177;
-  }
-  const unsigned int v2181 = static_cast<unsigned int>(v20.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2183 = v1051 + v2181;
-  const unsigned int v2184 = static_cast<unsigned int>(v20.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2186 = v1054 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v20.x[87];
-    const unsigned int v2192 = v2183 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2193 = v2192 + v2186;
-    out[v2193] = v2190;
-  }
-  const unsigned int v2194 = static_cast<unsigned int>(v20.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2196 = v1051 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v20.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2199 = v1054 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v20.x[88];
-    const unsigned int v2205 = v2196 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2206 = v2205 + v2199;
-    out[v2206] = v2203;
-  }
-  const unsigned int v2207 = static_cast<unsigned int>(v20.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2209 = v1051 + v2207;
-  const unsigned int v2210 = static_cast<unsigned int>(v20.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2212 = v1054 + v2210;
-  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2214 = v2212 < v1;
-  const bool v2215 = v2213 && v2214;
-  if (v2215) {
-    const float v2216 = v20.x[89];
-    const unsigned int v2218 = v2209 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2219 = v2218 + v2212;
-    out[v2219] = v2216;
-  }
-  const unsigned int v2220 = static_cast<unsigned int>(v20.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2222 = v1051 + v2220;
-  const unsigned int v2223 = static_cast<unsigned int>(v20.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2225 = v1054 + v2223;
-  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2227 = v2225 < v1;
-  const bool v2228 = v2226 && v2227;
-  if (v2228) {
-    const float v2229 = v20.x[90];
-    const unsigned int v2231 = v2222 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2232 = v2231 + v2225;
-    out[v2232] = v2229;
-  }
-  const unsigned int v2233 = static_cast<unsigned int>(v20.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2235 = v1051 + v2233;
-  const unsigned int v2236 = static_cast<unsigned int>(v20.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2238 = v1054 + v2236;
-  const bool v2239 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2240 = v2238 < v1;
-  const bool v2241 = v2239 && v2240;
-  if (v2241) {
-    const float v2242 = v20.x[91];
-    const unsigned int v2244 = v2235 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2245 = v2244 + v2238;
-    out[v2245] = v2242;
-  }
-  const unsigned int v2246 = static_cast<unsigned int>(v20.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2248 = v1051 + v2246;
-  const unsigned int v2249 = static_cast<unsigned int>(v20.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2251 = v1054 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v20.x[92];
-    const unsigned int v2257 = v2248 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2258 = v2257 + v2251;
-    out[v2258] = v2255;
-  }
-  const unsigned int v2259 = static_cast<unsigned int>(v20.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2261 = v1051 + v2259;
-  const unsigned int v2262 = static_cast<unsigned int>(v20.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2264 = v1054 + v2262;
-  const bool v2265 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2266 = v2264 < v1;
-  const bool v2267 = v2265 && v2266;
-  if (v2267) {
-    const float v2268 = v20.x[93];
-    const unsigned int v2270 = v2261 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2271 = v2270 + v2264;
-    out[v2271] = v2268;
-  }
-  const unsigned int v2272 = static_cast<unsigned int>(v20.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2274 = v1051 + v2272;
-  const unsigned int v2275 = static_cast<unsigned int>(v20.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2277 = v1054 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2279 = v2277 < v1;
-  const bool v2280 = v2278 && v2279;
-  if (v2280) {
-    const float v2281 = v20.x[94];
-    const unsigned int v2283 = v2274 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2284 = v2283 + v2277;
-    out[v2284] = v2281;
-  }
-  const unsigned int v2285 = static_cast<unsigned int>(v20.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2287 = v1051 + v2285;
-  const unsigned int v2288 = static_cast<unsigned int>(v20.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2290 = v1054 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v20.x[95];
-    const unsigned int v2296 = v2287 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2297 = v2296 + v2290;
-    out[v2297] = v2294;
-  }
-  const unsigned int v2298 = static_cast<unsigned int>(v20.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2300 = v1051 + v2298;
-  const unsigned int v2301 = static_cast<unsigned int>(v20.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2303 = v1054 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2305 = v2303 < v1;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v20.x[96];
-    const unsigned int v2309 = v2300 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2310 = v2309 + v2303;
-    out[v2310] = v2307;
-  }
-  const unsigned int v2311 = static_cast<unsigned int>(v20.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2313 = v1051 + v2311;
-  const unsigned int v2314 = static_cast<unsigned int>(v20.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2316 = v1054 + v2314;
-  const bool v2317 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2318 = v2316 < v1;
-  const bool v2319 = v2317 && v2318;
-  if (v2319) {
-    const float v2320 = v20.x[97];
-    const unsigned int v2322 = v2313 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2323 = v2322 + v2316;
-    out[v2323] = v2320;
-  }
-  const unsigned int v2324 = static_cast<unsigned int>(v20.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2326 = v1051 + v2324;
-  const unsigned int v2327 = static_cast<unsigned int>(v20.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2329 = v1054 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v20.x[98];
-    const unsigned int v2335 = v2326 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2336 = v2335 + v2329;
-    out[v2336] = v2333;
-  }
-  const unsigned int v2337 = static_cast<unsigned int>(v20.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2339 = v1051 + v2337;
-  const unsigned int v2340 = static_cast<unsigned int>(v20.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2342 = v1054 + v2340;
-  const bool v2343 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2344 = v2342 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v20.x[99];
-    const unsigned int v2348 = v2339 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2349 = v2348 + v2342;
-    out[v2349] = v2346;
-  }
-  const unsigned int v2350 = static_cast<unsigned int>(v20.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2352 = v1051 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v20.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2355 = v1054 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v20.x[100];
-    const unsigned int v2361 = v2352 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2362 = v2361 + v2355;
-    out[v2362] = v2359;
-  }
-  const unsigned int v2363 = static_cast<unsigned int>(v20.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2365 = v1051 + v2363;
-  const unsigned int v2366 = static_cast<unsigned int>(v20.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2368 = v1054 + v2366;
-  const bool v2369 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2370 = v2368 < v1;
-  const bool v2371 = v2369 && v2370;
-  if (v2371) {
-    const float v2372 = v20.x[101];
-    const unsigned int v2374 = v2365 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2375 = v2374 + v2368;
-    out[v2375] = v2372;
-  }
-  const unsigned int v2376 = static_cast<unsigned int>(v20.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2378 = v1051 + v2376;
-  const unsigned int v2379 = static_cast<unsigned int>(v20.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2381 = v1054 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v20.x[102];
-    const unsigned int v2387 = v2378 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2388 = v2387 + v2381;
-    out[v2388] = v2385;
-  }
-  const unsigned int v2389 = static_cast<unsigned int>(v20.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2391 = v1051 + v2389;
-  const unsigned int v2392 = static_cast<unsigned int>(v20.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2394 = v1054 + v2392;
-  const bool v2395 = v2391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2396 = v2394 < v1;
-  const bool v2397 = v2395 && v2396;
-  if (v2397) {
-    const float v2398 = v20.x[103];
-    const unsigned int v2400 = v2391 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2401 = v2400 + v2394;
-    out[v2401] = v2398;
-  }
-  const unsigned int v2402 = static_cast<unsigned int>(v20.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2404 = v1051 + v2402;
-  const unsigned int v2405 = static_cast<unsigned int>(v20.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2407 = v1054 + v2405;
-  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2409 = v2407 < v1;
-  const bool v2410 = v2408 && v2409;
-  if (v2410) {
-    const float v2411 = v20.x[104];
-    const unsigned int v2413 = v2404 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2414 = v2413 + v2407;
-    out[v2414] = v2411;
-  }
-  const unsigned int v2415 = static_cast<unsigned int>(v20.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2417 = v1051 + v2415;
-  const unsigned int v2418 = static_cast<unsigned int>(v20.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2420 = v1054 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2422 = v2420 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v20.x[105];
-    const unsigned int v2426 = v2417 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2427 = v2426 + v2420;
-    out[v2427] = v2424;
-  }
-  const unsigned int v2428 = static_cast<unsigned int>(v20.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2430 = v1051 + v2428;
-  const unsigned int v2431 = static_cast<unsigned int>(v20.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2433 = v1054 + v2431;
-  const bool v2434 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2435 = v2433 < v1;
-  const bool v2436 = v2434 && v2435;
-  if (v2436) {
-    const float v2437 = v20.x[106];
-    const unsigned int v2439 = v2430 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2440 = v2439 + v2433;
-    out[v2440] = v2437;
-  }
-  const unsigned int v2441 = static_cast<unsigned int>(v20.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2443 = v1051 + v2441;
-  const unsigned int v2444 = static_cast<unsigned int>(v20.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2446 = v1054 + v2444;
-  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2448 = v2446 < v1;
-  const bool v2449 = v2447 && v2448;
-  if (v2449) {
-    const float v2450 = v20.x[107];
-    const unsigned int v2452 = v2443 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2453 = v2452 + v2446;
-    out[v2453] = v2450;
-  }
-  const unsigned int v2454 = static_cast<unsigned int>(v20.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2456 = v1051 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v20.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2459 = v1054 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v20.x[108];
-    const unsigned int v2465 = v2456 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2466 = v2465 + v2459;
-    out[v2466] = v2463;
-  }
-  const unsigned int v2467 = static_cast<unsigned int>(v20.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2469 = v1051 + v2467;
-  const unsigned int v2470 = static_cast<unsigned int>(v20.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2472 = v1054 + v2470;
-  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2474 = v2472 < v1;
-  const bool v2475 = v2473 && v2474;
-  if (v2475) {
-    const float v2476 = v20.x[109];
-    const unsigned int v2478 = v2469 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2479 = v2478 + v2472;
-    out[v2479] = v2476;
-  }
-  const unsigned int v2480 = static_cast<unsigned int>(v20.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2482 = v1051 + v2480;
-  const unsigned int v2483 = static_cast<unsigned int>(v20.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2485 = v1054 + v2483;
-  const bool v2486 = v2482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2487 = v2485 < v1;
-  const bool v2488 = v2486 && v2487;
-  if (v2488) {
-    const float v2489 = v20.x[110];
-    const unsigned int v2491 = v2482 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2492 = v2491 + v2485;
-    out[v2492] = v2489;
-  }
-  const unsigned int v2493 = static_cast<unsigned int>(v20.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2495 = v1051 + v2493;
-  const unsigned int v2496 = static_cast<unsigned int>(v20.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2498 = v1054 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2500 = v2498 < v1;
-  const bool v2501 = v2499 && v2500;
-  if (v2501) {
-    const float v2502 = v20.x[111];
-    const unsigned int v2504 = v2495 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2505 = v2504 + v2498;
-    out[v2505] = v2502;
-  }
-  const unsigned int v2506 = static_cast<unsigned int>(v20.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2508 = v1051 + v2506;
-  const unsigned int v2509 = static_cast<unsigned int>(v20.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2511 = v1054 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2513 = v2511 < v1;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v20.x[112];
-    const unsigned int v2517 = v2508 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2518 = v2517 + v2511;
-    out[v2518] = v2515;
-  }
-  const unsigned int v2519 = static_cast<unsigned int>(v20.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2521 = v1051 + v2519;
-  const unsigned int v2522 = static_cast<unsigned int>(v20.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2524 = v1054 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2526 = v2524 < v1;
-  const bool v2527 = v2525 && v2526;
-  if (v2527) {
-    const float v2528 = v20.x[113];
-    const unsigned int v2530 = v2521 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2531 = v2530 + v2524;
-    out[v2531] = v2528;
-  }
-  const unsigned int v2532 = static_cast<unsigned int>(v20.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2534 = v1051 + v2532;
-  const unsigned int v2535 = static_cast<unsigned int>(v20.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2537 = v1054 + v2535;
-  const bool v2538 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2539 = v2537 < v1;
-  const bool v2540 = v2538 && v2539;
-  if (v2540) {
-    const float v2541 = v20.x[114];
-    const unsigned int v2543 = v2534 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2544 = v2543 + v2537;
-    out[v2544] = v2541;
-  }
-  const unsigned int v2545 = static_cast<unsigned int>(v20.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2547 = v1051 + v2545;
-  const unsigned int v2548 = static_cast<unsigned int>(v20.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2550 = v1054 + v2548;
-  const bool v2551 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2552 = v2550 < v1;
-  const bool v2553 = v2551 && v2552;
-  if (v2553) {
-    const float v2554 = v20.x[115];
-    const unsigned int v2556 = v2547 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2557 = v2556 + v2550;
-    out[v2557] = v2554;
-  }
-  const unsigned int v2558 = static_cast<unsigned int>(v20.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2560 = v1051 + v2558;
-  const unsigned int v2561 = static_cast<unsigned int>(v20.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2563 = v1054 + v2561;
-  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2565 = v2563 < v1;
-  const bool v2566 = v2564 && v2565;
-  if (v2566) {
-    const float v2567 = v20.x[116];
-    const unsigned int v2569 = v2560 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2570 = v2569 + v2563;
-    out[v2570] = v2567;
-  }
-  const unsigned int v2571 = static_cast<unsigned int>(v20.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2573 = v1051 + v2571;
-  const unsigned int v2574 = static_cast<unsigned int>(v20.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2576 = v1054 + v2574;
-  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2578 = v2576 < v1;
-  const bool v2579 = v2577 && v2578;
-  if (v2579) {
-    const float v2580 = v20.x[117];
-    const unsigned int v2582 = v2573 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2583 = v2582 + v2576;
-    out[v2583] = v2580;
-  }
-  const unsigned int v2584 = static_cast<unsigned int>(v20.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2586 = v1051 + v2584;
-  const unsigned int v2587 = static_cast<unsigned int>(v20.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2589 = v1054 + v2587;
-  const bool v2590 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2591 = v2589 < v1;
-  const bool v2592 = v2590 && v2591;
-  if (v2592) {
-    const float v2593 = v20.x[118];
-    const unsigned int v2595 = v2586 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2596 = v2595 + v2589;
-    out[v2596] = v2593;
-  }
-  const unsigned int v2597 = static_cast<unsigned int>(v20.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2599 = v1051 + v2597;
-  const unsigned int v2600 = static_cast<unsigned int>(v20.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2602 = v1054 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2604 = v2602 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v20.x[119];
-    const unsigned int v2608 = v2599 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2609 = v2608 + v2602;
-    out[v2609] = v2606;
-  }
-  const unsigned int v2610 = static_cast<unsigned int>(v20.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2612 = v1051 + v2610;
-  const unsigned int v2613 = static_cast<unsigned int>(v20.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2615 = v1054 + v2613;
-  const bool v2616 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2617 = v2615 < v1;
-  const bool v2618 = v2616 && v2617;
-  if (v2618) {
-    const float v2619 = v20.x[120];
-    const unsigned int v2621 = v2612 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2622 = v2621 + v2615;
-    out[v2622] = v2619;
-  }
-  const unsigned int v2623 = static_cast<unsigned int>(v20.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2625 = v1051 + v2623;
-  const unsigned int v2626 = static_cast<unsigned int>(v20.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2628 = v1054 + v2626;
-  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2630 = v2628 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v20.x[121];
-    const unsigned int v2634 = v2625 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2635 = v2634 + v2628;
-    out[v2635] = v2632;
-  }
-  const unsigned int v2636 = static_cast<unsigned int>(v20.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2638 = v1051 + v2636;
-  const unsigned int v2639 = static_cast<unsigned int>(v20.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2641 = v1054 + v2639;
-  const bool v2642 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2643 = v2641 < v1;
-  const bool v2644 = v2642 && v2643;
-  if (v2644) {
-    const float v2645 = v20.x[122];
-    const unsigned int v2647 = v2638 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2648 = v2647 + v2641;
-    out[v2648] = v2645;
-  }
-  const unsigned int v2649 = static_cast<unsigned int>(v20.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2651 = v1051 + v2649;
-  const unsigned int v2652 = static_cast<unsigned int>(v20.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2654 = v1054 + v2652;
-  const bool v2655 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2656 = v2654 < v1;
-  const bool v2657 = v2655 && v2656;
-  if (v2657) {
-    const float v2658 = v20.x[123];
-    const unsigned int v2660 = v2651 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2661 = v2660 + v2654;
-    out[v2661] = v2658;
-  }
-  const unsigned int v2662 = static_cast<unsigned int>(v20.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2664 = v1051 + v2662;
-  const unsigned int v2665 = static_cast<unsigned int>(v20.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2667 = v1054 + v2665;
-  const bool v2668 = v2664 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2669 = v2667 < v1;
-  const bool v2670 = v2668 && v2669;
-  if (v2670) {
-    const float v2671 = v20.x[124];
-    const unsigned int v2673 = v2664 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2674 = v2673 + v2667;
-    out[v2674] = v2671;
-  }
-  const unsigned int v2675 = static_cast<unsigned int>(v20.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2677 = v1051 + v2675;
-  const unsigned int v2678 = static_cast<unsigned int>(v20.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2680 = v1054 + v2678;
-  const bool v2681 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2682 = v2680 < v1;
-  const bool v2683 = v2681 && v2682;
-  if (v2683) {
-    const float v2684 = v20.x[125];
-    const unsigned int v2686 = v2677 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2687 = v2686 + v2680;
-    out[v2687] = v2684;
-  }
-  const unsigned int v2688 = static_cast<unsigned int>(v20.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2690 = v1051 + v2688;
-  const unsigned int v2691 = static_cast<unsigned int>(v20.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2693 = v1054 + v2691;
-  const bool v2694 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2695 = v2693 < v1;
-  const bool v2696 = v2694 && v2695;
-  if (v2696) {
-    const float v2697 = v20.x[126];
-    const unsigned int v2699 = v2690 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2700 = v2699 + v2693;
-    out[v2700] = v2697;
-  }
-  const unsigned int v2701 = static_cast<unsigned int>(v20.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2703 = v1051 + v2701;
-  const unsigned int v2704 = static_cast<unsigned int>(v20.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2706 = v1054 + v2704;
-  const bool v2707 = v2703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2708 = v2706 < v1;
-  const bool v2709 = v2707 && v2708;
-  if (v2709) {
-    const float v2710 = v20.x[127];
-    const unsigned int v2712 = v2703 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2713 = v2712 + v2706;
-    out[v2713] = v2710;
+  const unsigned int v1067 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1068 = v22 + v31;
+  const unsigned int v1069 = v1068 + v1067;
+  const unsigned int v1070 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1071 = v26 + v35;
+  const unsigned int v1072 = v1071 + v1070;
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1074 = v1072 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v37.x[0];
+    const unsigned int v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1079 = v1078 + v1072;
+    out[v1079] = v1076;
+  }
+  const unsigned int v1080 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1082 = v1068 + v1080;
+  const unsigned int v1083 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1085 = v1071 + v1083;
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v37.x[1];
+    const unsigned int v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1092 = v1091 + v1085;
+    out[v1092] = v1089;
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1095 = v1068 + v1093;
+  const unsigned int v1096 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1098 = v1071 + v1096;
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1100 = v1098 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v37.x[2];
+    const unsigned int v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1105 = v1104 + v1098;
+    out[v1105] = v1102;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1108 = v1068 + v1106;
+  const unsigned int v1109 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1111 = v1071 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v37.x[3];
+    const unsigned int v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1118 = v1117 + v1111;
+    out[v1118] = v1115;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1121 = v1068 + v1119;
+  const unsigned int v1122 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1124 = v1071 + v1122;
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v37.x[4];
+    const unsigned int v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1131 = v1130 + v1124;
+    out[v1131] = v1128;
+  }
+  const unsigned int v1132 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1134 = v1068 + v1132;
+  const unsigned int v1135 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1137 = v1071 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v37.x[5];
+    const unsigned int v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1144 = v1143 + v1137;
+    out[v1144] = v1141;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1147 = v1068 + v1145;
+  const unsigned int v1148 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1150 = v1071 + v1148;
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v37.x[6];
+    const unsigned int v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1157 = v1156 + v1150;
+    out[v1157] = v1154;
+  }
+  const unsigned int v1158 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1160 = v1068 + v1158;
+  const unsigned int v1161 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1163 = v1071 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v37.x[7];
+    const unsigned int v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1170 = v1169 + v1163;
+    out[v1170] = v1167;
+  }
+  const unsigned int v1171 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1173 = v1068 + v1171;
+  const unsigned int v1174 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1176 = v1071 + v1174;
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1178 = v1176 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v37.x[8];
+    const unsigned int v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1183 = v1182 + v1176;
+    out[v1183] = v1180;
+  }
+  const unsigned int v1184 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1186 = v1068 + v1184;
+  const unsigned int v1187 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1189 = v1071 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1191 = v1189 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v37.x[9];
+    const unsigned int v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1196 = v1195 + v1189;
+    out[v1196] = v1193;
+  }
+  const unsigned int v1197 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1199 = v1068 + v1197;
+  const unsigned int v1200 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1202 = v1071 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1204 = v1202 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v37.x[10];
+    const unsigned int v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1209 = v1208 + v1202;
+    out[v1209] = v1206;
+  }
+  const unsigned int v1210 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1212 = v1068 + v1210;
+  const unsigned int v1213 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1215 = v1071 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v37.x[11];
+    const unsigned int v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1222 = v1221 + v1215;
+    out[v1222] = v1219;
+  }
+  const unsigned int v1223 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1225 = v1068 + v1223;
+  const unsigned int v1226 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1228 = v1071 + v1226;
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1230 = v1228 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v37.x[12];
+    const unsigned int v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1235 = v1234 + v1228;
+    out[v1235] = v1232;
+  }
+  const unsigned int v1236 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1238 = v1068 + v1236;
+  const unsigned int v1239 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1241 = v1071 + v1239;
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1243 = v1241 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v37.x[13];
+    const unsigned int v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1248 = v1247 + v1241;
+    out[v1248] = v1245;
+  }
+  const unsigned int v1249 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1251 = v1068 + v1249;
+  const unsigned int v1252 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1254 = v1071 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v37.x[14];
+    const unsigned int v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1261 = v1260 + v1254;
+    out[v1261] = v1258;
+  }
+  const unsigned int v1262 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1264 = v1068 + v1262;
+  const unsigned int v1265 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1267 = v1071 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v37.x[15];
+    const unsigned int v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1274 = v1273 + v1267;
+    out[v1274] = v1271;
+  }
+  const unsigned int v1275 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1277 = v1068 + v1275;
+  const unsigned int v1278 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1280 = v1071 + v1278;
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v37.x[16];
+    const unsigned int v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1287 = v1286 + v1280;
+    out[v1287] = v1284;
+  }
+  const unsigned int v1288 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1290 = v1068 + v1288;
+  const unsigned int v1291 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1293 = v1071 + v1291;
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1295 = v1293 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v37.x[17];
+    const unsigned int v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1300 = v1299 + v1293;
+    out[v1300] = v1297;
+  }
+  const unsigned int v1301 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1303 = v1068 + v1301;
+  const unsigned int v1304 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1306 = v1071 + v1304;
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v37.x[18];
+    const unsigned int v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1313 = v1312 + v1306;
+    out[v1313] = v1310;
+  }
+  const unsigned int v1314 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1316 = v1068 + v1314;
+  const unsigned int v1317 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1319 = v1071 + v1317;
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v37.x[19];
+    const unsigned int v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1326 = v1325 + v1319;
+    out[v1326] = v1323;
+  }
+  const unsigned int v1327 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1329 = v1068 + v1327;
+  const unsigned int v1330 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1332 = v1071 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v37.x[20];
+    const unsigned int v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1339 = v1338 + v1332;
+    out[v1339] = v1336;
+  }
+  const unsigned int v1340 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1342 = v1068 + v1340;
+  const unsigned int v1343 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1345 = v1071 + v1343;
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v37.x[21];
+    const unsigned int v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1352 = v1351 + v1345;
+    out[v1352] = v1349;
+  }
+  const unsigned int v1353 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1355 = v1068 + v1353;
+  const unsigned int v1356 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1358 = v1071 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1360 = v1358 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v37.x[22];
+    const unsigned int v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1365 = v1364 + v1358;
+    out[v1365] = v1362;
+  }
+  const unsigned int v1366 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1368 = v1068 + v1366;
+  const unsigned int v1369 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1371 = v1071 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v37.x[23];
+    const unsigned int v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1378 = v1377 + v1371;
+    out[v1378] = v1375;
+  }
+  const unsigned int v1379 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1381 = v1068 + v1379;
+  const unsigned int v1382 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1384 = v1071 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v37.x[24];
+    const unsigned int v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1391 = v1390 + v1384;
+    out[v1391] = v1388;
+  }
+  const unsigned int v1392 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1394 = v1068 + v1392;
+  const unsigned int v1395 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1397 = v1071 + v1395;
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1399 = v1397 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v37.x[25];
+    const unsigned int v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1404 = v1403 + v1397;
+    out[v1404] = v1401;
+  }
+  const unsigned int v1405 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1407 = v1068 + v1405;
+  const unsigned int v1408 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1410 = v1071 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1412 = v1410 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v37.x[26];
+    const unsigned int v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1417 = v1416 + v1410;
+    out[v1417] = v1414;
+  }
+  const unsigned int v1418 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1420 = v1068 + v1418;
+  const unsigned int v1421 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1423 = v1071 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v37.x[27];
+    const unsigned int v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1430 = v1429 + v1423;
+    out[v1430] = v1427;
+  }
+  const unsigned int v1431 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1433 = v1068 + v1431;
+  const unsigned int v1434 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1436 = v1071 + v1434;
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v37.x[28];
+    const unsigned int v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1443 = v1442 + v1436;
+    out[v1443] = v1440;
+  }
+  const unsigned int v1444 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1446 = v1068 + v1444;
+  const unsigned int v1447 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1449 = v1071 + v1447;
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1451 = v1449 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v37.x[29];
+    const unsigned int v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1456 = v1455 + v1449;
+    out[v1456] = v1453;
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1459 = v1068 + v1457;
+  const unsigned int v1460 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1462 = v1071 + v1460;
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1464 = v1462 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v37.x[30];
+    const unsigned int v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1469 = v1468 + v1462;
+    out[v1469] = v1466;
+  }
+  const unsigned int v1470 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1472 = v1068 + v1470;
+  const unsigned int v1473 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1475 = v1071 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v37.x[31];
+    const unsigned int v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1482 = v1481 + v1475;
+    out[v1482] = v1479;
+  }
+  const unsigned int v1483 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1485 = v1068 + v1483;
+  const unsigned int v1486 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1488 = v1071 + v1486;
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v37.x[32];
+    const unsigned int v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1495 = v1494 + v1488;
+    out[v1495] = v1492;
+  }
+  const unsigned int v1496 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1498 = v1068 + v1496;
+  const unsigned int v1499 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1501 = v1071 + v1499;
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v37.x[33];
+    const unsigned int v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1508 = v1507 + v1501;
+    out[v1508] = v1505;
+  }
+  const unsigned int v1509 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1511 = v1068 + v1509;
+  const unsigned int v1512 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1514 = v1071 + v1512;
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v37.x[34];
+    const unsigned int v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1521 = v1520 + v1514;
+    out[v1521] = v1518;
+  }
+  const unsigned int v1522 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1524 = v1068 + v1522;
+  const unsigned int v1525 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1527 = v1071 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v37.x[35];
+    const unsigned int v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1534 = v1533 + v1527;
+    out[v1534] = v1531;
+  }
+  const unsigned int v1535 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1537 = v1068 + v1535;
+  const unsigned int v1538 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1540 = v1071 + v1538;
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1542 = v1540 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v37.x[36];
+    const unsigned int v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1547 = v1546 + v1540;
+    out[v1547] = v1544;
+  }
+  const unsigned int v1548 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1550 = v1068 + v1548;
+  const unsigned int v1551 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1553 = v1071 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1555 = v1553 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v37.x[37];
+    const unsigned int v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1560 = v1559 + v1553;
+    out[v1560] = v1557;
+  }
+  const unsigned int v1561 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1563 = v1068 + v1561;
+  const unsigned int v1564 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1566 = v1071 + v1564;
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1568 = v1566 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v37.x[38];
+    const unsigned int v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1573 = v1572 + v1566;
+    out[v1573] = v1570;
+  }
+  const unsigned int v1574 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1576 = v1068 + v1574;
+  const unsigned int v1577 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1579 = v1071 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v37.x[39];
+    const unsigned int v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1586 = v1585 + v1579;
+    out[v1586] = v1583;
+  }
+  const unsigned int v1587 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1589 = v1068 + v1587;
+  const unsigned int v1590 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1592 = v1071 + v1590;
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v37.x[40];
+    const unsigned int v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1599 = v1598 + v1592;
+    out[v1599] = v1596;
+  }
+  const unsigned int v1600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1602 = v1068 + v1600;
+  const unsigned int v1603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1605 = v1071 + v1603;
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1607 = v1605 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v37.x[41];
+    const unsigned int v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1612 = v1611 + v1605;
+    out[v1612] = v1609;
+  }
+  const unsigned int v1613 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1615 = v1068 + v1613;
+  const unsigned int v1616 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1618 = v1071 + v1616;
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1620 = v1618 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v37.x[42];
+    const unsigned int v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1625 = v1624 + v1618;
+    out[v1625] = v1622;
+  }
+  const unsigned int v1626 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1628 = v1068 + v1626;
+  const unsigned int v1629 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1631 = v1071 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v37.x[43];
+    const unsigned int v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1638 = v1637 + v1631;
+    out[v1638] = v1635;
+  }
+  const unsigned int v1639 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1641 = v1068 + v1639;
+  const unsigned int v1642 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1644 = v1071 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1646 = v1644 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v37.x[44];
+    const unsigned int v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1651 = v1650 + v1644;
+    out[v1651] = v1648;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1654 = v1068 + v1652;
+  const unsigned int v1655 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1657 = v1071 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v37.x[45];
+    const unsigned int v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1664 = v1663 + v1657;
+    out[v1664] = v1661;
+  }
+  const unsigned int v1665 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1667 = v1068 + v1665;
+  const unsigned int v1668 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1670 = v1071 + v1668;
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v37.x[46];
+    const unsigned int v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1677 = v1676 + v1670;
+    out[v1677] = v1674;
+  }
+  const unsigned int v1678 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1680 = v1068 + v1678;
+  const unsigned int v1681 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1683 = v1071 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v37.x[47];
+    const unsigned int v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1690 = v1689 + v1683;
+    out[v1690] = v1687;
+  }
+  const unsigned int v1691 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1693 = v1068 + v1691;
+  const unsigned int v1694 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1696 = v1071 + v1694;
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v37.x[48];
+    const unsigned int v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1703 = v1702 + v1696;
+    out[v1703] = v1700;
+  }
+  const unsigned int v1704 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1706 = v1068 + v1704;
+  const unsigned int v1707 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1709 = v1071 + v1707;
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v37.x[49];
+    const unsigned int v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1716 = v1715 + v1709;
+    out[v1716] = v1713;
+  }
+  const unsigned int v1717 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1719 = v1068 + v1717;
+  const unsigned int v1720 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1722 = v1071 + v1720;
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1724 = v1722 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v37.x[50];
+    const unsigned int v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1729 = v1728 + v1722;
+    out[v1729] = v1726;
+  }
+  const unsigned int v1730 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1732 = v1068 + v1730;
+  const unsigned int v1733 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1735 = v1071 + v1733;
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v37.x[51];
+    const unsigned int v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1742 = v1741 + v1735;
+    out[v1742] = v1739;
+  }
+  const unsigned int v1743 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1745 = v1068 + v1743;
+  const unsigned int v1746 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1748 = v1071 + v1746;
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v37.x[52];
+    const unsigned int v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1755 = v1754 + v1748;
+    out[v1755] = v1752;
+  }
+  const unsigned int v1756 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1758 = v1068 + v1756;
+  const unsigned int v1759 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1761 = v1071 + v1759;
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v37.x[53];
+    const unsigned int v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1768 = v1767 + v1761;
+    out[v1768] = v1765;
+  }
+  const unsigned int v1769 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1771 = v1068 + v1769;
+  const unsigned int v1772 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1774 = v1071 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1776 = v1774 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v37.x[54];
+    const unsigned int v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1781 = v1780 + v1774;
+    out[v1781] = v1778;
+  }
+  const unsigned int v1782 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1784 = v1068 + v1782;
+  const unsigned int v1785 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1787 = v1071 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v37.x[55];
+    const unsigned int v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1794 = v1793 + v1787;
+    out[v1794] = v1791;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1797 = v1068 + v1795;
+  const unsigned int v1798 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1800 = v1071 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v37.x[56];
+    const unsigned int v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1807 = v1806 + v1800;
+    out[v1807] = v1804;
+  }
+  const unsigned int v1808 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1810 = v1068 + v1808;
+  const unsigned int v1811 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1813 = v1071 + v1811;
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1815 = v1813 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v37.x[57];
+    const unsigned int v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1820 = v1819 + v1813;
+    out[v1820] = v1817;
+  }
+  const unsigned int v1821 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1823 = v1068 + v1821;
+  const unsigned int v1824 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1826 = v1071 + v1824;
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1828 = v1826 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v37.x[58];
+    const unsigned int v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1833 = v1832 + v1826;
+    out[v1833] = v1830;
+  }
+  const unsigned int v1834 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1836 = v1068 + v1834;
+  const unsigned int v1837 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1839 = v1071 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v37.x[59];
+    const unsigned int v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1846 = v1845 + v1839;
+    out[v1846] = v1843;
+  }
+  const unsigned int v1847 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1849 = v1068 + v1847;
+  const unsigned int v1850 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1852 = v1071 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v37.x[60];
+    const unsigned int v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1859 = v1858 + v1852;
+    out[v1859] = v1856;
+  }
+  const unsigned int v1860 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1862 = v1068 + v1860;
+  const unsigned int v1863 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1865 = v1071 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v37.x[61];
+    const unsigned int v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1872 = v1871 + v1865;
+    out[v1872] = v1869;
+  }
+  const unsigned int v1873 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1875 = v1068 + v1873;
+  const unsigned int v1876 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1878 = v1071 + v1876;
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v37.x[62];
+    const unsigned int v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1885 = v1884 + v1878;
+    out[v1885] = v1882;
+  }
+  const unsigned int v1886 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1888 = v1068 + v1886;
+  const unsigned int v1889 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1891 = v1071 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v37.x[63];
+    const unsigned int v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1898 = v1897 + v1891;
+    out[v1898] = v1895;
+  }
+  const unsigned int v1899 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1901 = v1068 + v1899;
+  const unsigned int v1902 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1904 = v1071 + v1902;
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v37.x[64];
+    const unsigned int v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1911 = v1910 + v1904;
+    out[v1911] = v1908;
+  }
+  const unsigned int v1912 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1914 = v1068 + v1912;
+  const unsigned int v1915 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1917 = v1071 + v1915;
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1919 = v1917 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v37.x[65];
+    const unsigned int v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1924 = v1923 + v1917;
+    out[v1924] = v1921;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1927 = v1068 + v1925;
+  const unsigned int v1928 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1930 = v1071 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v37.x[66];
+    const unsigned int v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1937 = v1936 + v1930;
+    out[v1937] = v1934;
+  }
+  const unsigned int v1938 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1940 = v1068 + v1938;
+  const unsigned int v1941 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1943 = v1071 + v1941;
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1945 = v1943 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v37.x[67];
+    const unsigned int v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1950 = v1949 + v1943;
+    out[v1950] = v1947;
+  }
+  const unsigned int v1951 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1953 = v1068 + v1951;
+  const unsigned int v1954 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1956 = v1071 + v1954;
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1958 = v1956 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v37.x[68];
+    const unsigned int v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1963 = v1962 + v1956;
+    out[v1963] = v1960;
+  }
+  const unsigned int v1964 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1966 = v1068 + v1964;
+  const unsigned int v1967 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1969 = v1071 + v1967;
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1971 = v1969 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v37.x[69];
+    const unsigned int v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1976 = v1975 + v1969;
+    out[v1976] = v1973;
+  }
+  const unsigned int v1977 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1979 = v1068 + v1977;
+  const unsigned int v1980 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1982 = v1071 + v1980;
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1984 = v1982 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v37.x[70];
+    const unsigned int v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1989 = v1988 + v1982;
+    out[v1989] = v1986;
+  }
+  const unsigned int v1990 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1992 = v1068 + v1990;
+  const unsigned int v1993 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1995 = v1071 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v37.x[71];
+    const unsigned int v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2002 = v2001 + v1995;
+    out[v2002] = v1999;
+  }
+  const unsigned int v2003 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2005 = v1068 + v2003;
+  const unsigned int v2006 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2008 = v1071 + v2006;
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2010 = v2008 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v37.x[72];
+    const unsigned int v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2015 = v2014 + v2008;
+    out[v2015] = v2012;
+  }
+  const unsigned int v2016 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2018 = v1068 + v2016;
+  const unsigned int v2019 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2021 = v1071 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2023 = v2021 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v37.x[73];
+    const unsigned int v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2028 = v2027 + v2021;
+    out[v2028] = v2025;
+  }
+  const unsigned int v2029 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2031 = v1068 + v2029;
+  const unsigned int v2032 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2034 = v1071 + v2032;
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v37.x[74];
+    const unsigned int v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2041 = v2040 + v2034;
+    out[v2041] = v2038;
+  }
+  const unsigned int v2042 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2044 = v1068 + v2042;
+  const unsigned int v2045 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2047 = v1071 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v37.x[75];
+    const unsigned int v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2054 = v2053 + v2047;
+    out[v2054] = v2051;
+  }
+  const unsigned int v2055 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2057 = v1068 + v2055;
+  const unsigned int v2058 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2060 = v1071 + v2058;
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v37.x[76];
+    const unsigned int v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2067 = v2066 + v2060;
+    out[v2067] = v2064;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2070 = v1068 + v2068;
+  const unsigned int v2071 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2073 = v1071 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v37.x[77];
+    const unsigned int v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2080 = v2079 + v2073;
+    out[v2080] = v2077;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2083 = v1068 + v2081;
+  const unsigned int v2084 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2086 = v1071 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2088 = v2086 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v37.x[78];
+    const unsigned int v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2093 = v2092 + v2086;
+    out[v2093] = v2090;
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2096 = v1068 + v2094;
+  const unsigned int v2097 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2099 = v1071 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v37.x[79];
+    const unsigned int v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2106 = v2105 + v2099;
+    out[v2106] = v2103;
+  }
+  const unsigned int v2107 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2109 = v1068 + v2107;
+  const unsigned int v2110 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2112 = v1071 + v2110;
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2114 = v2112 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v37.x[80];
+    const unsigned int v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2119 = v2118 + v2112;
+    out[v2119] = v2116;
+  }
+  const unsigned int v2120 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2122 = v1068 + v2120;
+  const unsigned int v2123 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2125 = v1071 + v2123;
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2127 = v2125 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v37.x[81];
+    const unsigned int v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2132 = v2131 + v2125;
+    out[v2132] = v2129;
+  }
+  const unsigned int v2133 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2135 = v1068 + v2133;
+  const unsigned int v2136 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2138 = v1071 + v2136;
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2140 = v2138 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v37.x[82];
+    const unsigned int v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2145 = v2144 + v2138;
+    out[v2145] = v2142;
+  }
+  const unsigned int v2146 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2148 = v1068 + v2146;
+  const unsigned int v2149 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2151 = v1071 + v2149;
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2153 = v2151 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v37.x[83];
+    const unsigned int v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2158 = v2157 + v2151;
+    out[v2158] = v2155;
+  }
+  const unsigned int v2159 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2161 = v1068 + v2159;
+  const unsigned int v2162 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2164 = v1071 + v2162;
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2166 = v2164 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v37.x[84];
+    const unsigned int v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2171 = v2170 + v2164;
+    out[v2171] = v2168;
+  }
+  const unsigned int v2172 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2174 = v1068 + v2172;
+  const unsigned int v2175 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2177 = v1071 + v2175;
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2179 = v2177 < v1;
+  const bool v2180 = v2178 && v2179;
+  if (v2180) {
+    const float v2181 = v37.x[85];
+    const unsigned int v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2184 = v2183 + v2177;
+    out[v2184] = v2181;
+  }
+  const unsigned int v2185 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2187 = v1068 + v2185;
+  const unsigned int v2188 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2190 = v1071 + v2188;
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2192 = v2190 < v1;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v37.x[86];
+    const unsigned int v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2197 = v2196 + v2190;
+    out[v2197] = v2194;
+  }
+  const unsigned int v2198 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2200 = v1068 + v2198;
+  const unsigned int v2201 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2203 = v1071 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v37.x[87];
+    const unsigned int v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2210 = v2209 + v2203;
+    out[v2210] = v2207;
+  }
+  const unsigned int v2211 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2213 = v1068 + v2211;
+  const unsigned int v2214 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2216 = v1071 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v37.x[88];
+    const unsigned int v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2223 = v2222 + v2216;
+    out[v2223] = v2220;
+  }
+  const unsigned int v2224 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2226 = v1068 + v2224;
+  const unsigned int v2227 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2229 = v1071 + v2227;
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v37.x[89];
+    const unsigned int v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2236 = v2235 + v2229;
+    out[v2236] = v2233;
+  }
+  const unsigned int v2237 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2239 = v1068 + v2237;
+  const unsigned int v2240 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2242 = v1071 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v37.x[90];
+    const unsigned int v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2249 = v2248 + v2242;
+    out[v2249] = v2246;
+  }
+  const unsigned int v2250 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2252 = v1068 + v2250;
+  const unsigned int v2253 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2255 = v1071 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v37.x[91];
+    const unsigned int v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2262 = v2261 + v2255;
+    out[v2262] = v2259;
+  }
+  const unsigned int v2263 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2265 = v1068 + v2263;
+  const unsigned int v2266 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2268 = v1071 + v2266;
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2270 = v2268 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v37.x[92];
+    const unsigned int v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2275 = v2274 + v2268;
+    out[v2275] = v2272;
+  }
+  const unsigned int v2276 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2278 = v1068 + v2276;
+  const unsigned int v2279 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2281 = v1071 + v2279;
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2283 = v2281 < v1;
+  const bool v2284 = v2282 && v2283;
+  if (v2284) {
+    const float v2285 = v37.x[93];
+    const unsigned int v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2288 = v2287 + v2281;
+    out[v2288] = v2285;
+  }
+  const unsigned int v2289 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2291 = v1068 + v2289;
+  const unsigned int v2292 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2294 = v1071 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2296 = v2294 < v1;
+  const bool v2297 = v2295 && v2296;
+  if (v2297) {
+    const float v2298 = v37.x[94];
+    const unsigned int v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2301 = v2300 + v2294;
+    out[v2301] = v2298;
+  }
+  const unsigned int v2302 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2304 = v1068 + v2302;
+  const unsigned int v2305 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2307 = v1071 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v37.x[95];
+    const unsigned int v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2314 = v2313 + v2307;
+    out[v2314] = v2311;
+  }
+  const unsigned int v2315 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2317 = v1068 + v2315;
+  const unsigned int v2318 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2320 = v1071 + v2318;
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2322 = v2320 < v1;
+  const bool v2323 = v2321 && v2322;
+  if (v2323) {
+    const float v2324 = v37.x[96];
+    const unsigned int v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2327 = v2326 + v2320;
+    out[v2327] = v2324;
+  }
+  const unsigned int v2328 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2330 = v1068 + v2328;
+  const unsigned int v2331 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2333 = v1071 + v2331;
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2335 = v2333 < v1;
+  const bool v2336 = v2334 && v2335;
+  if (v2336) {
+    const float v2337 = v37.x[97];
+    const unsigned int v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2340 = v2339 + v2333;
+    out[v2340] = v2337;
+  }
+  const unsigned int v2341 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2343 = v1068 + v2341;
+  const unsigned int v2344 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2346 = v1071 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v37.x[98];
+    const unsigned int v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2353 = v2352 + v2346;
+    out[v2353] = v2350;
+  }
+  const unsigned int v2354 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2356 = v1068 + v2354;
+  const unsigned int v2357 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2359 = v1071 + v2357;
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v37.x[99];
+    const unsigned int v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2366 = v2365 + v2359;
+    out[v2366] = v2363;
+  }
+  const unsigned int v2367 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2369 = v1068 + v2367;
+  const unsigned int v2370 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2372 = v1071 + v2370;
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2374 = v2372 < v1;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v37.x[100];
+    const unsigned int v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2379 = v2378 + v2372;
+    out[v2379] = v2376;
+  }
+  const unsigned int v2380 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2382 = v1068 + v2380;
+  const unsigned int v2383 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2385 = v1071 + v2383;
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2387 = v2385 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v37.x[101];
+    const unsigned int v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2392 = v2391 + v2385;
+    out[v2392] = v2389;
+  }
+  const unsigned int v2393 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2395 = v1068 + v2393;
+  const unsigned int v2396 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2398 = v1071 + v2396;
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v37.x[102];
+    const unsigned int v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2405 = v2404 + v2398;
+    out[v2405] = v2402;
+  }
+  const unsigned int v2406 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2408 = v1068 + v2406;
+  const unsigned int v2409 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2411 = v1071 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v37.x[103];
+    const unsigned int v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2418 = v2417 + v2411;
+    out[v2418] = v2415;
+  }
+  const unsigned int v2419 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2421 = v1068 + v2419;
+  const unsigned int v2422 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2424 = v1071 + v2422;
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2426 = v2424 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v37.x[104];
+    const unsigned int v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2431 = v2430 + v2424;
+    out[v2431] = v2428;
+  }
+  const unsigned int v2432 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2434 = v1068 + v2432;
+  const unsigned int v2435 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2437 = v1071 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2439 = v2437 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v37.x[105];
+    const unsigned int v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2444 = v2443 + v2437;
+    out[v2444] = v2441;
+  }
+  const unsigned int v2445 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2447 = v1068 + v2445;
+  const unsigned int v2448 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2450 = v1071 + v2448;
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v37.x[106];
+    const unsigned int v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2457 = v2456 + v2450;
+    out[v2457] = v2454;
+  }
+  const unsigned int v2458 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2460 = v1068 + v2458;
+  const unsigned int v2461 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2463 = v1071 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2465 = v2463 < v1;
+  const bool v2466 = v2464 && v2465;
+  if (v2466) {
+    const float v2467 = v37.x[107];
+    const unsigned int v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2470 = v2469 + v2463;
+    out[v2470] = v2467;
+  }
+  const unsigned int v2471 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2473 = v1068 + v2471;
+  const unsigned int v2474 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2476 = v1071 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v37.x[108];
+    const unsigned int v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2483 = v2482 + v2476;
+    out[v2483] = v2480;
+  }
+  const unsigned int v2484 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2486 = v1068 + v2484;
+  const unsigned int v2487 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2489 = v1071 + v2487;
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2491 = v2489 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v37.x[109];
+    const unsigned int v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2496 = v2495 + v2489;
+    out[v2496] = v2493;
+  }
+  const unsigned int v2497 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2499 = v1068 + v2497;
+  const unsigned int v2500 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2502 = v1071 + v2500;
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2504 = v2502 < v1;
+  const bool v2505 = v2503 && v2504;
+  if (v2505) {
+    const float v2506 = v37.x[110];
+    const unsigned int v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2509 = v2508 + v2502;
+    out[v2509] = v2506;
+  }
+  const unsigned int v2510 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2512 = v1068 + v2510;
+  const unsigned int v2513 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2515 = v1071 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v37.x[111];
+    const unsigned int v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2522 = v2521 + v2515;
+    out[v2522] = v2519;
+  }
+  const unsigned int v2523 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2525 = v1068 + v2523;
+  const unsigned int v2526 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2528 = v1071 + v2526;
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2530 = v2528 < v1;
+  const bool v2531 = v2529 && v2530;
+  if (v2531) {
+    const float v2532 = v37.x[112];
+    const unsigned int v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2535 = v2534 + v2528;
+    out[v2535] = v2532;
+  }
+  const unsigned int v2536 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2538 = v1068 + v2536;
+  const unsigned int v2539 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2541 = v1071 + v2539;
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v37.x[113];
+    const unsigned int v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2548 = v2547 + v2541;
+    out[v2548] = v2545;
+  }
+  const unsigned int v2549 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2551 = v1068 + v2549;
+  const unsigned int v2552 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2554 = v1071 + v2552;
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2556 = v2554 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v37.x[114];
+    const unsigned int v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2561 = v2560 + v2554;
+    out[v2561] = v2558;
+  }
+  const unsigned int v2562 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2564 = v1068 + v2562;
+  const unsigned int v2565 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2567 = v1071 + v2565;
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2569 = v2567 < v1;
+  const bool v2570 = v2568 && v2569;
+  if (v2570) {
+    const float v2571 = v37.x[115];
+    const unsigned int v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2574 = v2573 + v2567;
+    out[v2574] = v2571;
+  }
+  const unsigned int v2575 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2577 = v1068 + v2575;
+  const unsigned int v2578 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2580 = v1071 + v2578;
+  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2582 = v2580 < v1;
+  const bool v2583 = v2581 && v2582;
+  if (v2583) {
+    const float v2584 = v37.x[116];
+    const unsigned int v2586 = v2577 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2587 = v2586 + v2580;
+    out[v2587] = v2584;
+  }
+  const unsigned int v2588 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2590 = v1068 + v2588;
+  const unsigned int v2591 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2593 = v1071 + v2591;
+  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2595 = v2593 < v1;
+  const bool v2596 = v2594 && v2595;
+  if (v2596) {
+    const float v2597 = v37.x[117];
+    const unsigned int v2599 = v2590 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2600 = v2599 + v2593;
+    out[v2600] = v2597;
+  }
+  const unsigned int v2601 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2603 = v1068 + v2601;
+  const unsigned int v2604 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2606 = v1071 + v2604;
+  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2608 = v2606 < v1;
+  const bool v2609 = v2607 && v2608;
+  if (v2609) {
+    const float v2610 = v37.x[118];
+    const unsigned int v2612 = v2603 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2613 = v2612 + v2606;
+    out[v2613] = v2610;
+  }
+  const unsigned int v2614 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2616 = v1068 + v2614;
+  const unsigned int v2617 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2619 = v1071 + v2617;
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2621 = v2619 < v1;
+  const bool v2622 = v2620 && v2621;
+  if (v2622) {
+    const float v2623 = v37.x[119];
+    const unsigned int v2625 = v2616 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2626 = v2625 + v2619;
+    out[v2626] = v2623;
+  }
+  const unsigned int v2627 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2629 = v1068 + v2627;
+  const unsigned int v2630 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2632 = v1071 + v2630;
+  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2634 = v2632 < v1;
+  const bool v2635 = v2633 && v2634;
+  if (v2635) {
+    const float v2636 = v37.x[120];
+    const unsigned int v2638 = v2629 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2639 = v2638 + v2632;
+    out[v2639] = v2636;
+  }
+  const unsigned int v2640 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2642 = v1068 + v2640;
+  const unsigned int v2643 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2645 = v1071 + v2643;
+  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2647 = v2645 < v1;
+  const bool v2648 = v2646 && v2647;
+  if (v2648) {
+    const float v2649 = v37.x[121];
+    const unsigned int v2651 = v2642 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2652 = v2651 + v2645;
+    out[v2652] = v2649;
+  }
+  const unsigned int v2653 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2655 = v1068 + v2653;
+  const unsigned int v2656 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2658 = v1071 + v2656;
+  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2660 = v2658 < v1;
+  const bool v2661 = v2659 && v2660;
+  if (v2661) {
+    const float v2662 = v37.x[122];
+    const unsigned int v2664 = v2655 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2665 = v2664 + v2658;
+    out[v2665] = v2662;
+  }
+  const unsigned int v2666 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2668 = v1068 + v2666;
+  const unsigned int v2669 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2671 = v1071 + v2669;
+  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2673 = v2671 < v1;
+  const bool v2674 = v2672 && v2673;
+  if (v2674) {
+    const float v2675 = v37.x[123];
+    const unsigned int v2677 = v2668 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2678 = v2677 + v2671;
+    out[v2678] = v2675;
+  }
+  const unsigned int v2679 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2681 = v1068 + v2679;
+  const unsigned int v2682 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2684 = v1071 + v2682;
+  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2686 = v2684 < v1;
+  const bool v2687 = v2685 && v2686;
+  if (v2687) {
+    const float v2688 = v37.x[124];
+    const unsigned int v2690 = v2681 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2691 = v2690 + v2684;
+    out[v2691] = v2688;
+  }
+  const unsigned int v2692 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2694 = v1068 + v2692;
+  const unsigned int v2695 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2697 = v1071 + v2695;
+  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2699 = v2697 < v1;
+  const bool v2700 = v2698 && v2699;
+  if (v2700) {
+    const float v2701 = v37.x[125];
+    const unsigned int v2703 = v2694 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2704 = v2703 + v2697;
+    out[v2704] = v2701;
+  }
+  const unsigned int v2705 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2707 = v1068 + v2705;
+  const unsigned int v2708 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2710 = v1071 + v2708;
+  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2712 = v2710 < v1;
+  const bool v2713 = v2711 && v2712;
+  if (v2713) {
+    const float v2714 = v37.x[126];
+    const unsigned int v2716 = v2707 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2717 = v2716 + v2710;
+    out[v2717] = v2714;
+  }
+  const unsigned int v2718 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2720 = v1068 + v2718;
+  const unsigned int v2721 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2723 = v1071 + v2721;
+  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2725 = v2723 < v1;
+  const bool v2726 = v2724 && v2725;
+  if (v2726) {
+    const float v2727 = v37.x[127];
+    const unsigned int v2729 = v2720 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2730 = v2729 + v2723;
+    out[v2730] = v2727;
   }
 }

@@ -203,670 +203,665 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const float v3 = alpha;
   const float v4 = beta;
   unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v12 = v11 << 7u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v21 = v20 << 6u;
-  iron_frag<float, 2, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == v5;
-  const unsigned int v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v40 = v39 == v5;
-  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v46) {
-    const bool v2527 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2527) {
-      const unsigned int v2531 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2534 = v2531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2537 = v2531 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2538 = v2537 << 3u;
-      const unsigned int v2539 = v9 + v2534;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2540 = v2539 < v0;
-      const bool v2542 = v2538 < v2;
-      const bool v2543 = v2540 && v2542;
-      const unsigned int v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2548 = v2545 + v2538;
-      const unsigned int v2549 = v2543 ? v2548 : v5;
-      const unsigned int v2551 = v2534 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2553 = v2551 + v2538;
-      iron_copy_async(shm0 + v2553, a + v2549, v2543);
-      const unsigned int v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2558 = v2556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2561 = v2556 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2562 = v2561 << 3u;
-      const unsigned int v2563 = v9 + v2558;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2564 = v2563 < v0;
-      const bool v2566 = v2562 < v2;
-      const bool v2567 = v2564 && v2566;
-      const unsigned int v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2572 = v2569 + v2562;
-      const unsigned int v2573 = v2567 ? v2572 : v5;
-      const unsigned int v2575 = v2558 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2577 = v2575 + v2562;
-      iron_copy_async(shm0 + v2577, a + v2573, v2567);
-      const unsigned int v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2582 = v2580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2585 = v2580 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2586 = v2585 << 3u;
-      const unsigned int v2587 = v9 + v2582;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2588 = v2587 < v0;
-      const bool v2590 = v2586 < v2;
-      const bool v2591 = v2588 && v2590;
-      const unsigned int v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2596 = v2593 + v2586;
-      const unsigned int v2597 = v2591 ? v2596 : v5;
-      const unsigned int v2599 = v2582 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2601 = v2599 + v2586;
-      iron_copy_async(shm0 + v2601, a + v2597, v2591);
-      const unsigned int v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2606 = v2604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2609 = v2604 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2610 = v2609 << 3u;
-      const unsigned int v2611 = v9 + v2606;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2612 = v2611 < v0;
-      const bool v2614 = v2610 < v2;
-      const bool v2615 = v2612 && v2614;
-      const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2620 = v2617 + v2610;
-      const unsigned int v2621 = v2615 ? v2620 : v5;
-      const unsigned int v2623 = v2606 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2625 = v2623 + v2610;
-      iron_copy_async(shm0 + v2625, a + v2621, v2615);
-      const unsigned int v2632 = v2531 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2635 = v2531 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2636 = v2635 << 3u;
-      const bool v2638 = v2632 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2639 = v12 + v2636;
-      const bool v2640 = v2639 < v1;
-      const bool v2641 = v2638 && v2640;
-      const unsigned int v2643 = v2632 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2645 = v2643 + v12;
-      const unsigned int v2646 = v2645 + v2636;
-      const unsigned int v2647 = v2641 ? v2646 : v5;
-      const unsigned int v2649 = v2632 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2651 = v2649 + v2636;
-      iron_copy_async(shm1 + v2651, b + v2647, v2641);
-      const unsigned int v2656 = v2556 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2659 = v2556 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2660 = v2659 << 3u;
-      const bool v2662 = v2656 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2663 = v12 + v2660;
-      const bool v2664 = v2663 < v1;
-      const bool v2665 = v2662 && v2664;
-      const unsigned int v2667 = v2656 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2669 = v2667 + v12;
-      const unsigned int v2670 = v2669 + v2660;
-      const unsigned int v2671 = v2665 ? v2670 : v5;
-      const unsigned int v2673 = v2656 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2675 = v2673 + v2660;
-      iron_copy_async(shm1 + v2675, b + v2671, v2665);
-      const unsigned int v2680 = v2580 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2683 = v2580 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2684 = v2683 << 3u;
-      const bool v2686 = v2680 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2687 = v12 + v2684;
-      const bool v2688 = v2687 < v1;
-      const bool v2689 = v2686 && v2688;
-      const unsigned int v2691 = v2680 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2693 = v2691 + v12;
-      const unsigned int v2694 = v2693 + v2684;
-      const unsigned int v2695 = v2689 ? v2694 : v5;
-      const unsigned int v2697 = v2680 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2699 = v2697 + v2684;
-      iron_copy_async(shm1 + v2699, b + v2695, v2689);
-      const unsigned int v2704 = v2604 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2707 = v2604 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2708 = v2707 << 3u;
-      const bool v2710 = v2704 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2711 = v12 + v2708;
-      const bool v2712 = v2711 < v1;
-      const bool v2713 = v2710 && v2712;
-      const unsigned int v2715 = v2704 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2717 = v2715 + v12;
-      const unsigned int v2718 = v2717 + v2708;
-      const unsigned int v2719 = v2713 ? v2718 : v5;
-      const unsigned int v2721 = v2704 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2723 = v2721 + v2708;
-      iron_copy_async(shm1 + v2723, b + v2719, v2713);
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v9 = blockIdx.y;
+  const unsigned int v10 = v9 * v7;
+  const unsigned int v11 = v10 + v8;
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v16 = v15 << 3u;
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v19 = v18 - v16;
+  const unsigned int v20 = min(v19, 8u);
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v23 = v22 % v20;
+  const unsigned int v24 = v16 + v23;
+  const unsigned int v25 = v24 << 7u;
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v29 = v28 << 7u;
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v34 = v33 << 6u;
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v38 = v37 << 6u;
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, 0.0f);
+  iron_frag<__nv_bfloat16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, __float2bfloat16_rn(0.0f));
+  iron_frag<__nv_bfloat16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, __float2bfloat16_rn(0.0f));
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == v5;
+  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v57 = v56 == v5;
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v63) {
+    const bool v2544 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2544) {
+      const unsigned int v2548 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2551 = v2548 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2554 = v2548 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2555 = v2554 << 3u;
+      const unsigned int v2556 = v25 + v2551;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2557 = v2556 < v0;
+      const bool v2559 = v2555 < v2;
+      const bool v2560 = v2557 && v2559;
+      const unsigned int v2562 = v2556 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2565 = v2562 + v2555;
+      const unsigned int v2566 = v2560 ? v2565 : v5;
+      const unsigned int v2568 = v2551 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2570 = v2568 + v2555;
+      iron_copy_async(shm0 + v2570, a + v2566, v2560);
+      const unsigned int v2573 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2575 = v2573 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2578 = v2573 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2579 = v2578 << 3u;
+      const unsigned int v2580 = v25 + v2575;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2581 = v2580 < v0;
+      const bool v2583 = v2579 < v2;
+      const bool v2584 = v2581 && v2583;
+      const unsigned int v2586 = v2580 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2589 = v2586 + v2579;
+      const unsigned int v2590 = v2584 ? v2589 : v5;
+      const unsigned int v2592 = v2575 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2594 = v2592 + v2579;
+      iron_copy_async(shm0 + v2594, a + v2590, v2584);
+      const unsigned int v2597 = v2548 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2599 = v2597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2602 = v2597 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2603 = v2602 << 3u;
+      const unsigned int v2604 = v25 + v2599;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2605 = v2604 < v0;
+      const bool v2607 = v2603 < v2;
+      const bool v2608 = v2605 && v2607;
+      const unsigned int v2610 = v2604 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2613 = v2610 + v2603;
+      const unsigned int v2614 = v2608 ? v2613 : v5;
+      const unsigned int v2616 = v2599 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2618 = v2616 + v2603;
+      iron_copy_async(shm0 + v2618, a + v2614, v2608);
+      const unsigned int v2621 = v2548 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2623 = v2621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2626 = v2621 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2627 = v2626 << 3u;
+      const unsigned int v2628 = v25 + v2623;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2629 = v2628 < v0;
+      const bool v2631 = v2627 < v2;
+      const bool v2632 = v2629 && v2631;
+      const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2637 = v2634 + v2627;
+      const unsigned int v2638 = v2632 ? v2637 : v5;
+      const unsigned int v2640 = v2623 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2642 = v2640 + v2627;
+      iron_copy_async(shm0 + v2642, a + v2638, v2632);
+      const unsigned int v2649 = v2548 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2652 = v2548 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2653 = v2652 << 3u;
+      const bool v2655 = v2649 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2656 = v29 + v2653;
+      const bool v2657 = v2656 < v1;
+      const bool v2658 = v2655 && v2657;
+      const unsigned int v2660 = v2649 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2662 = v2660 + v29;
+      const unsigned int v2663 = v2662 + v2653;
+      const unsigned int v2664 = v2658 ? v2663 : v5;
+      const unsigned int v2666 = v2649 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2668 = v2666 + v2653;
+      iron_copy_async(shm1 + v2668, b + v2664, v2658);
+      const unsigned int v2673 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2676 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2677 = v2676 << 3u;
+      const bool v2679 = v2673 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2680 = v29 + v2677;
+      const bool v2681 = v2680 < v1;
+      const bool v2682 = v2679 && v2681;
+      const unsigned int v2684 = v2673 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2686 = v2684 + v29;
+      const unsigned int v2687 = v2686 + v2677;
+      const unsigned int v2688 = v2682 ? v2687 : v5;
+      const unsigned int v2690 = v2673 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2692 = v2690 + v2677;
+      iron_copy_async(shm1 + v2692, b + v2688, v2682);
+      const unsigned int v2697 = v2597 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2700 = v2597 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2701 = v2700 << 3u;
+      const bool v2703 = v2697 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2704 = v29 + v2701;
+      const bool v2705 = v2704 < v1;
+      const bool v2706 = v2703 && v2705;
+      const unsigned int v2708 = v2697 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2710 = v2708 + v29;
+      const unsigned int v2711 = v2710 + v2701;
+      const unsigned int v2712 = v2706 ? v2711 : v5;
+      const unsigned int v2714 = v2697 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2716 = v2714 + v2701;
+      iron_copy_async(shm1 + v2716, b + v2712, v2706);
+      const unsigned int v2721 = v2621 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2724 = v2621 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2725 = v2724 << 3u;
+      const bool v2727 = v2721 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2728 = v29 + v2725;
+      const bool v2729 = v2728 < v1;
+      const bool v2730 = v2727 && v2729;
+      const unsigned int v2732 = v2721 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2734 = v2732 + v29;
+      const unsigned int v2735 = v2734 + v2725;
+      const unsigned int v2736 = v2730 ? v2735 : v5;
+      const unsigned int v2738 = v2721 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2740 = v2738 + v2725;
+      iron_copy_async(shm1 + v2740, b + v2736, v2730);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2728 = 32u < v2;
-    if (v2728) {
-      const unsigned int v2732 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2735 = v2732 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2738 = v2732 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2739 = v2738 << 3u;
-      const unsigned int v2740 = v9 + v2735;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2741 = v2740 < v0;
-      const unsigned int v2742 = 32u + v2739;
-      const bool v2743 = v2742 < v2;
-      const bool v2744 = v2741 && v2743;
-      const unsigned int v2746 = v2740 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2748 = v2746 + 32u;
-      const unsigned int v2749 = v2748 + v2739;
-      const unsigned int v2750 = v2744 ? v2749 : v5;
-      const unsigned int v2752 = v2735 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2753 = 5120u + v2752;
-      const unsigned int v2754 = v2753 + v2739;
-      iron_copy_async(shm0 + v2754, a + v2750, v2744);
-      const unsigned int v2757 = v2732 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2759 = v2757 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2762 = v2757 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2763 = v2762 << 3u;
-      const unsigned int v2764 = v9 + v2759;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2765 = v2764 < v0;
-      const unsigned int v2766 = 32u + v2763;
-      const bool v2767 = v2766 < v2;
-      const bool v2768 = v2765 && v2767;
-      const unsigned int v2770 = v2764 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2772 = v2770 + 32u;
-      const unsigned int v2773 = v2772 + v2763;
-      const unsigned int v2774 = v2768 ? v2773 : v5;
-      const unsigned int v2776 = v2759 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2777 = 5120u + v2776;
-      const unsigned int v2778 = v2777 + v2763;
-      iron_copy_async(shm0 + v2778, a + v2774, v2768);
-      const unsigned int v2781 = v2732 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2783 = v2781 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2786 = v2781 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2787 = v2786 << 3u;
-      const unsigned int v2788 = v9 + v2783;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2789 = v2788 < v0;
-      const unsigned int v2790 = 32u + v2787;
-      const bool v2791 = v2790 < v2;
-      const bool v2792 = v2789 && v2791;
-      const unsigned int v2794 = v2788 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2796 = v2794 + 32u;
-      const unsigned int v2797 = v2796 + v2787;
-      const unsigned int v2798 = v2792 ? v2797 : v5;
-      const unsigned int v2800 = v2783 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2801 = 5120u + v2800;
-      const unsigned int v2802 = v2801 + v2787;
-      iron_copy_async(shm0 + v2802, a + v2798, v2792);
-      const unsigned int v2805 = v2732 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2807 = v2805 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2810 = v2805 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2811 = v2810 << 3u;
-      const unsigned int v2812 = v9 + v2807;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2813 = v2812 < v0;
-      const unsigned int v2814 = 32u + v2811;
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2813 && v2815;
-      const unsigned int v2818 = v2812 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2820 = v2818 + 32u;
-      const unsigned int v2821 = v2820 + v2811;
-      const unsigned int v2822 = v2816 ? v2821 : v5;
-      const unsigned int v2824 = v2807 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2825 = 5120u + v2824;
-      const unsigned int v2826 = v2825 + v2811;
-      iron_copy_async(shm0 + v2826, a + v2822, v2816);
-      const unsigned int v2833 = v2732 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2836 = v2732 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2837 = v2836 << 3u;
-      const unsigned int v2838 = 32u + v2833;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2839 = v2838 < v2;
-      const unsigned int v2840 = v12 + v2837;
-      const bool v2841 = v2840 < v1;
-      const bool v2842 = v2839 && v2841;
-      const unsigned int v2844 = v2838 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2846 = v2844 + v12;
-      const unsigned int v2847 = v2846 + v2837;
-      const unsigned int v2848 = v2842 ? v2847 : v5;
-      const unsigned int v2850 = v2833 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2851 = 4352u + v2850;
-      const unsigned int v2852 = v2851 + v2837;
-      iron_copy_async(shm1 + v2852, b + v2848, v2842);
-      const unsigned int v2857 = v2757 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2860 = v2757 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2861 = v2860 << 3u;
-      const unsigned int v2862 = 32u + v2857;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2863 = v2862 < v2;
-      const unsigned int v2864 = v12 + v2861;
-      const bool v2865 = v2864 < v1;
-      const bool v2866 = v2863 && v2865;
-      const unsigned int v2868 = v2862 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2870 = v2868 + v12;
-      const unsigned int v2871 = v2870 + v2861;
-      const unsigned int v2872 = v2866 ? v2871 : v5;
-      const unsigned int v2874 = v2857 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2875 = 4352u + v2874;
-      const unsigned int v2876 = v2875 + v2861;
-      iron_copy_async(shm1 + v2876, b + v2872, v2866);
-      const unsigned int v2881 = v2781 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2884 = v2781 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2885 = v2884 << 3u;
-      const unsigned int v2886 = 32u + v2881;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2887 = v2886 < v2;
-      const unsigned int v2888 = v12 + v2885;
-      const bool v2889 = v2888 < v1;
-      const bool v2890 = v2887 && v2889;
-      const unsigned int v2892 = v2886 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2894 = v2892 + v12;
-      const unsigned int v2895 = v2894 + v2885;
-      const unsigned int v2896 = v2890 ? v2895 : v5;
-      const unsigned int v2898 = v2881 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2899 = 4352u + v2898;
-      const unsigned int v2900 = v2899 + v2885;
-      iron_copy_async(shm1 + v2900, b + v2896, v2890);
-      const unsigned int v2905 = v2805 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2908 = v2805 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2909 = v2908 << 3u;
-      const unsigned int v2910 = 32u + v2905;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2911 = v2910 < v2;
-      const unsigned int v2912 = v12 + v2909;
-      const bool v2913 = v2912 < v1;
-      const bool v2914 = v2911 && v2913;
-      const unsigned int v2916 = v2910 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2918 = v2916 + v12;
-      const unsigned int v2919 = v2918 + v2909;
-      const unsigned int v2920 = v2914 ? v2919 : v5;
-      const unsigned int v2922 = v2905 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2923 = 4352u + v2922;
-      const unsigned int v2924 = v2923 + v2909;
-      iron_copy_async(shm1 + v2924, b + v2920, v2914);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2745 = 32u < v2;
+    if (v2745) {
+      const unsigned int v2749 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2752 = v2749 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2755 = v2749 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2756 = v2755 << 3u;
+      const unsigned int v2757 = v25 + v2752;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2758 = v2757 < v0;
+      const unsigned int v2759 = 32u + v2756;
+      const bool v2760 = v2759 < v2;
+      const bool v2761 = v2758 && v2760;
+      const unsigned int v2763 = v2757 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2765 = v2763 + 32u;
+      const unsigned int v2766 = v2765 + v2756;
+      const unsigned int v2767 = v2761 ? v2766 : v5;
+      const unsigned int v2769 = v2752 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2770 = 5120u + v2769;
+      const unsigned int v2771 = v2770 + v2756;
+      iron_copy_async(shm0 + v2771, a + v2767, v2761);
+      const unsigned int v2774 = v2749 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2776 = v2774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2779 = v2774 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2780 = v2779 << 3u;
+      const unsigned int v2781 = v25 + v2776;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2782 = v2781 < v0;
+      const unsigned int v2783 = 32u + v2780;
+      const bool v2784 = v2783 < v2;
+      const bool v2785 = v2782 && v2784;
+      const unsigned int v2787 = v2781 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2789 = v2787 + 32u;
+      const unsigned int v2790 = v2789 + v2780;
+      const unsigned int v2791 = v2785 ? v2790 : v5;
+      const unsigned int v2793 = v2776 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2794 = 5120u + v2793;
+      const unsigned int v2795 = v2794 + v2780;
+      iron_copy_async(shm0 + v2795, a + v2791, v2785);
+      const unsigned int v2798 = v2749 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2800 = v2798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2803 = v2798 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2804 = v2803 << 3u;
+      const unsigned int v2805 = v25 + v2800;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2806 = v2805 < v0;
+      const unsigned int v2807 = 32u + v2804;
+      const bool v2808 = v2807 < v2;
+      const bool v2809 = v2806 && v2808;
+      const unsigned int v2811 = v2805 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2813 = v2811 + 32u;
+      const unsigned int v2814 = v2813 + v2804;
+      const unsigned int v2815 = v2809 ? v2814 : v5;
+      const unsigned int v2817 = v2800 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2818 = 5120u + v2817;
+      const unsigned int v2819 = v2818 + v2804;
+      iron_copy_async(shm0 + v2819, a + v2815, v2809);
+      const unsigned int v2822 = v2749 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2824 = v2822 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2827 = v2822 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2828 = v2827 << 3u;
+      const unsigned int v2829 = v25 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2830 = v2829 < v0;
+      const unsigned int v2831 = 32u + v2828;
+      const bool v2832 = v2831 < v2;
+      const bool v2833 = v2830 && v2832;
+      const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2837 = v2835 + 32u;
+      const unsigned int v2838 = v2837 + v2828;
+      const unsigned int v2839 = v2833 ? v2838 : v5;
+      const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2842 = 5120u + v2841;
+      const unsigned int v2843 = v2842 + v2828;
+      iron_copy_async(shm0 + v2843, a + v2839, v2833);
+      const unsigned int v2850 = v2749 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2853 = v2749 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2854 = v2853 << 3u;
+      const unsigned int v2855 = 32u + v2850;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2856 = v2855 < v2;
+      const unsigned int v2857 = v29 + v2854;
+      const bool v2858 = v2857 < v1;
+      const bool v2859 = v2856 && v2858;
+      const unsigned int v2861 = v2855 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2863 = v2861 + v29;
+      const unsigned int v2864 = v2863 + v2854;
+      const unsigned int v2865 = v2859 ? v2864 : v5;
+      const unsigned int v2867 = v2850 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2868 = 4352u + v2867;
+      const unsigned int v2869 = v2868 + v2854;
+      iron_copy_async(shm1 + v2869, b + v2865, v2859);
+      const unsigned int v2874 = v2774 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2877 = v2774 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2878 = v2877 << 3u;
+      const unsigned int v2879 = 32u + v2874;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2880 = v2879 < v2;
+      const unsigned int v2881 = v29 + v2878;
+      const bool v2882 = v2881 < v1;
+      const bool v2883 = v2880 && v2882;
+      const unsigned int v2885 = v2879 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2887 = v2885 + v29;
+      const unsigned int v2888 = v2887 + v2878;
+      const unsigned int v2889 = v2883 ? v2888 : v5;
+      const unsigned int v2891 = v2874 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2892 = 4352u + v2891;
+      const unsigned int v2893 = v2892 + v2878;
+      iron_copy_async(shm1 + v2893, b + v2889, v2883);
+      const unsigned int v2898 = v2798 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2901 = v2798 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2902 = v2901 << 3u;
+      const unsigned int v2903 = 32u + v2898;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2904 = v2903 < v2;
+      const unsigned int v2905 = v29 + v2902;
+      const bool v2906 = v2905 < v1;
+      const bool v2907 = v2904 && v2906;
+      const unsigned int v2909 = v2903 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2911 = v2909 + v29;
+      const unsigned int v2912 = v2911 + v2902;
+      const unsigned int v2913 = v2907 ? v2912 : v5;
+      const unsigned int v2915 = v2898 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2916 = 4352u + v2915;
+      const unsigned int v2917 = v2916 + v2902;
+      iron_copy_async(shm1 + v2917, b + v2913, v2907);
+      const unsigned int v2922 = v2822 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2925 = v2822 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2926 = v2925 << 3u;
+      const unsigned int v2927 = 32u + v2922;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2928 = v2927 < v2;
+      const unsigned int v2929 = v29 + v2926;
+      const bool v2930 = v2929 < v1;
+      const bool v2931 = v2928 && v2930;
+      const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2935 = v2933 + v29;
+      const unsigned int v2936 = v2935 + v2926;
+      const unsigned int v2937 = v2931 ? v2936 : v5;
+      const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2940 = 4352u + v2939;
+      const unsigned int v2941 = v2940 + v2926;
+      iron_copy_async(shm1 + v2941, b + v2937, v2931);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2929 = 64u < v2;
-    if (v2929) {
-      const unsigned int v2933 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2936 = v2933 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2939 = v2933 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2940 = v2939 << 3u;
-      const unsigned int v2941 = v9 + v2936;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2942 = v2941 < v0;
-      const unsigned int v2943 = 64u + v2940;
-      const bool v2944 = v2943 < v2;
-      const bool v2945 = v2942 && v2944;
-      const unsigned int v2947 = v2941 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2949 = v2947 + 64u;
-      const unsigned int v2950 = v2949 + v2940;
-      const unsigned int v2951 = v2945 ? v2950 : v5;
-      const unsigned int v2953 = v2936 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2954 = 10240u + v2953;
-      const unsigned int v2955 = v2954 + v2940;
-      iron_copy_async(shm0 + v2955, a + v2951, v2945);
-      const unsigned int v2958 = v2933 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2960 = v2958 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2963 = v2958 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2964 = v2963 << 3u;
-      const unsigned int v2965 = v9 + v2960;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2966 = v2965 < v0;
-      const unsigned int v2967 = 64u + v2964;
-      const bool v2968 = v2967 < v2;
-      const bool v2969 = v2966 && v2968;
-      const unsigned int v2971 = v2965 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2973 = v2971 + 64u;
-      const unsigned int v2974 = v2973 + v2964;
-      const unsigned int v2975 = v2969 ? v2974 : v5;
-      const unsigned int v2977 = v2960 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2978 = 10240u + v2977;
-      const unsigned int v2979 = v2978 + v2964;
-      iron_copy_async(shm0 + v2979, a + v2975, v2969);
-      const unsigned int v2982 = v2933 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2984 = v2982 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2987 = v2982 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2988 = v2987 << 3u;
-      const unsigned int v2989 = v9 + v2984;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2990 = v2989 < v0;
-      const unsigned int v2991 = 64u + v2988;
-      const bool v2992 = v2991 < v2;
-      const bool v2993 = v2990 && v2992;
-      const unsigned int v2995 = v2989 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2997 = v2995 + 64u;
-      const unsigned int v2998 = v2997 + v2988;
-      const unsigned int v2999 = v2993 ? v2998 : v5;
-      const unsigned int v3001 = v2984 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3002 = 10240u + v3001;
-      const unsigned int v3003 = v3002 + v2988;
-      iron_copy_async(shm0 + v3003, a + v2999, v2993);
-      const unsigned int v3006 = v2933 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3008 = v3006 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3011 = v3006 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3012 = v3011 << 3u;
-      const unsigned int v3013 = v9 + v3008;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3014 = v3013 < v0;
-      const unsigned int v3015 = 64u + v3012;
-      const bool v3016 = v3015 < v2;
-      const bool v3017 = v3014 && v3016;
-      const unsigned int v3019 = v3013 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3021 = v3019 + 64u;
-      const unsigned int v3022 = v3021 + v3012;
-      const unsigned int v3023 = v3017 ? v3022 : v5;
-      const unsigned int v3025 = v3008 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3026 = 10240u + v3025;
-      const unsigned int v3027 = v3026 + v3012;
-      iron_copy_async(shm0 + v3027, a + v3023, v3017);
-      const unsigned int v3034 = v2933 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3037 = v2933 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3038 = v3037 << 3u;
-      const unsigned int v3039 = 64u + v3034;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3040 = v3039 < v2;
-      const unsigned int v3041 = v12 + v3038;
-      const bool v3042 = v3041 < v1;
-      const bool v3043 = v3040 && v3042;
-      const unsigned int v3045 = v3039 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3047 = v3045 + v12;
-      const unsigned int v3048 = v3047 + v3038;
-      const unsigned int v3049 = v3043 ? v3048 : v5;
-      const unsigned int v3051 = v3034 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3052 = 8704u + v3051;
-      const unsigned int v3053 = v3052 + v3038;
-      iron_copy_async(shm1 + v3053, b + v3049, v3043);
-      const unsigned int v3058 = v2958 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3061 = v2958 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3062 = v3061 << 3u;
-      const unsigned int v3063 = 64u + v3058;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3064 = v3063 < v2;
-      const unsigned int v3065 = v12 + v3062;
-      const bool v3066 = v3065 < v1;
-      const bool v3067 = v3064 && v3066;
-      const unsigned int v3069 = v3063 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3071 = v3069 + v12;
-      const unsigned int v3072 = v3071 + v3062;
-      const unsigned int v3073 = v3067 ? v3072 : v5;
-      const unsigned int v3075 = v3058 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3076 = 8704u + v3075;
-      const unsigned int v3077 = v3076 + v3062;
-      iron_copy_async(shm1 + v3077, b + v3073, v3067);
-      const unsigned int v3082 = v2982 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3085 = v2982 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3086 = v3085 << 3u;
-      const unsigned int v3087 = 64u + v3082;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3088 = v3087 < v2;
-      const unsigned int v3089 = v12 + v3086;
-      const bool v3090 = v3089 < v1;
-      const bool v3091 = v3088 && v3090;
-      const unsigned int v3093 = v3087 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3095 = v3093 + v12;
-      const unsigned int v3096 = v3095 + v3086;
-      const unsigned int v3097 = v3091 ? v3096 : v5;
-      const unsigned int v3099 = v3082 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3100 = 8704u + v3099;
-      const unsigned int v3101 = v3100 + v3086;
-      iron_copy_async(shm1 + v3101, b + v3097, v3091);
-      const unsigned int v3106 = v3006 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3109 = v3006 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3110 = v3109 << 3u;
-      const unsigned int v3111 = 64u + v3106;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3112 = v3111 < v2;
-      const unsigned int v3113 = v12 + v3110;
-      const bool v3114 = v3113 < v1;
-      const bool v3115 = v3112 && v3114;
-      const unsigned int v3117 = v3111 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3119 = v3117 + v12;
-      const unsigned int v3120 = v3119 + v3110;
-      const unsigned int v3121 = v3115 ? v3120 : v5;
-      const unsigned int v3123 = v3106 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3124 = 8704u + v3123;
-      const unsigned int v3125 = v3124 + v3110;
-      iron_copy_async(shm1 + v3125, b + v3121, v3115);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2946 = 64u < v2;
+    if (v2946) {
+      const unsigned int v2950 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2953 = v2950 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2956 = v2950 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2957 = v2956 << 3u;
+      const unsigned int v2958 = v25 + v2953;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2959 = v2958 < v0;
+      const unsigned int v2960 = 64u + v2957;
+      const bool v2961 = v2960 < v2;
+      const bool v2962 = v2959 && v2961;
+      const unsigned int v2964 = v2958 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2966 = v2964 + 64u;
+      const unsigned int v2967 = v2966 + v2957;
+      const unsigned int v2968 = v2962 ? v2967 : v5;
+      const unsigned int v2970 = v2953 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2971 = 10240u + v2970;
+      const unsigned int v2972 = v2971 + v2957;
+      iron_copy_async(shm0 + v2972, a + v2968, v2962);
+      const unsigned int v2975 = v2950 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2977 = v2975 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2980 = v2975 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2981 = v2980 << 3u;
+      const unsigned int v2982 = v25 + v2977;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2983 = v2982 < v0;
+      const unsigned int v2984 = 64u + v2981;
+      const bool v2985 = v2984 < v2;
+      const bool v2986 = v2983 && v2985;
+      const unsigned int v2988 = v2982 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2990 = v2988 + 64u;
+      const unsigned int v2991 = v2990 + v2981;
+      const unsigned int v2992 = v2986 ? v2991 : v5;
+      const unsigned int v2994 = v2977 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2995 = 10240u + v2994;
+      const unsigned int v2996 = v2995 + v2981;
+      iron_copy_async(shm0 + v2996, a + v2992, v2986);
+      const unsigned int v2999 = v2950 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3001 = v2999 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3004 = v2999 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3005 = v3004 << 3u;
+      const unsigned int v3006 = v25 + v3001;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3007 = v3006 < v0;
+      const unsigned int v3008 = 64u + v3005;
+      const bool v3009 = v3008 < v2;
+      const bool v3010 = v3007 && v3009;
+      const unsigned int v3012 = v3006 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3014 = v3012 + 64u;
+      const unsigned int v3015 = v3014 + v3005;
+      const unsigned int v3016 = v3010 ? v3015 : v5;
+      const unsigned int v3018 = v3001 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3019 = 10240u + v3018;
+      const unsigned int v3020 = v3019 + v3005;
+      iron_copy_async(shm0 + v3020, a + v3016, v3010);
+      const unsigned int v3023 = v2950 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3025 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3028 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3029 = v3028 << 3u;
+      const unsigned int v3030 = v25 + v3025;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3031 = v3030 < v0;
+      const unsigned int v3032 = 64u + v3029;
+      const bool v3033 = v3032 < v2;
+      const bool v3034 = v3031 && v3033;
+      const unsigned int v3036 = v3030 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3038 = v3036 + 64u;
+      const unsigned int v3039 = v3038 + v3029;
+      const unsigned int v3040 = v3034 ? v3039 : v5;
+      const unsigned int v3042 = v3025 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3043 = 10240u + v3042;
+      const unsigned int v3044 = v3043 + v3029;
+      iron_copy_async(shm0 + v3044, a + v3040, v3034);
+      const unsigned int v3051 = v2950 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3054 = v2950 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3055 = v3054 << 3u;
+      const unsigned int v3056 = 64u + v3051;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3057 = v3056 < v2;
+      const unsigned int v3058 = v29 + v3055;
+      const bool v3059 = v3058 < v1;
+      const bool v3060 = v3057 && v3059;
+      const unsigned int v3062 = v3056 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3064 = v3062 + v29;
+      const unsigned int v3065 = v3064 + v3055;
+      const unsigned int v3066 = v3060 ? v3065 : v5;
+      const unsigned int v3068 = v3051 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3069 = 8704u + v3068;
+      const unsigned int v3070 = v3069 + v3055;
+      iron_copy_async(shm1 + v3070, b + v3066, v3060);
+      const unsigned int v3075 = v2975 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3078 = v2975 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3079 = v3078 << 3u;
+      const unsigned int v3080 = 64u + v3075;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3081 = v3080 < v2;
+      const unsigned int v3082 = v29 + v3079;
+      const bool v3083 = v3082 < v1;
+      const bool v3084 = v3081 && v3083;
+      const unsigned int v3086 = v3080 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3088 = v3086 + v29;
+      const unsigned int v3089 = v3088 + v3079;
+      const unsigned int v3090 = v3084 ? v3089 : v5;
+      const unsigned int v3092 = v3075 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3093 = 8704u + v3092;
+      const unsigned int v3094 = v3093 + v3079;
+      iron_copy_async(shm1 + v3094, b + v3090, v3084);
+      const unsigned int v3099 = v2999 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3102 = v2999 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3103 = v3102 << 3u;
+      const unsigned int v3104 = 64u + v3099;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3105 = v3104 < v2;
+      const unsigned int v3106 = v29 + v3103;
+      const bool v3107 = v3106 < v1;
+      const bool v3108 = v3105 && v3107;
+      const unsigned int v3110 = v3104 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3112 = v3110 + v29;
+      const unsigned int v3113 = v3112 + v3103;
+      const unsigned int v3114 = v3108 ? v3113 : v5;
+      const unsigned int v3116 = v3099 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3117 = 8704u + v3116;
+      const unsigned int v3118 = v3117 + v3103;
+      iron_copy_async(shm1 + v3118, b + v3114, v3108);
+      const unsigned int v3123 = v3023 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3126 = v3023 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3127 = v3126 << 3u;
+      const unsigned int v3128 = 64u + v3123;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3129 = v3128 < v2;
+      const unsigned int v3130 = v29 + v3127;
+      const bool v3131 = v3130 < v1;
+      const bool v3132 = v3129 && v3131;
+      const unsigned int v3134 = v3128 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3136 = v3134 + v29;
+      const unsigned int v3137 = v3136 + v3127;
+      const unsigned int v3138 = v3132 ? v3137 : v5;
+      const unsigned int v3140 = v3123 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3141 = 8704u + v3140;
+      const unsigned int v3142 = v3141 + v3127;
+      iron_copy_async(shm1 + v3142, b + v3138, v3132);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3341 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3358 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v3126 = v5; v3126 < v2; v3126 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3128 = v3126 >> 5u;
-      const unsigned int v3130 = v3128 & 3u;
+    for (unsigned int v3143 = v5; v3143 < v2; v3143 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3145 = v3143 >> 5u;
+      const unsigned int v3147 = v3145 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3133 = v3126 + 96u;
-      const unsigned int v3135 = v3128 + 3u;
-      const unsigned int v3136 = v3135 & 3u;
-      const bool v3137 = v3133 < v2;
-      if (v3137) {
-        const unsigned int v3139 = v3136 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3141 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3144 = v3141 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3147 = v3141 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3148 = v3147 << 3u;
-        const unsigned int v3149 = v9 + v3144;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3150 = v3149 < v0;
-        const unsigned int v3151 = v3133 + v3148;
-        const bool v3152 = v3151 < v2;
-        const bool v3153 = v3150 && v3152;
-        const unsigned int v3155 = v3149 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3157 = v3155 + v3133;
-        const unsigned int v3158 = v3157 + v3148;
-        const unsigned int v3159 = v3153 ? v3158 : v5;
-        const unsigned int v3161 = v3144 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3162 = v3139 + v3161;
-        const unsigned int v3163 = v3162 + v3148;
-        iron_copy_async(shm0 + v3163, a + v3159, v3153);
-        const unsigned int v3166 = v3141 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3168 = v3166 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3171 = v3166 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3172 = v3171 << 3u;
-        const unsigned int v3173 = v9 + v3168;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3174 = v3173 < v0;
-        const unsigned int v3175 = v3133 + v3172;
-        const bool v3176 = v3175 < v2;
-        const bool v3177 = v3174 && v3176;
-        const unsigned int v3179 = v3173 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3181 = v3179 + v3133;
-        const unsigned int v3182 = v3181 + v3172;
-        const unsigned int v3183 = v3177 ? v3182 : v5;
-        const unsigned int v3185 = v3168 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3186 = v3139 + v3185;
-        const unsigned int v3187 = v3186 + v3172;
-        iron_copy_async(shm0 + v3187, a + v3183, v3177);
-        const unsigned int v3190 = v3141 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3192 = v3190 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3195 = v3190 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3196 = v3195 << 3u;
-        const unsigned int v3197 = v9 + v3192;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3198 = v3197 < v0;
-        const unsigned int v3199 = v3133 + v3196;
-        const bool v3200 = v3199 < v2;
-        const bool v3201 = v3198 && v3200;
-        const unsigned int v3203 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3205 = v3203 + v3133;
-        const unsigned int v3206 = v3205 + v3196;
-        const unsigned int v3207 = v3201 ? v3206 : v5;
-        const unsigned int v3209 = v3192 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3210 = v3139 + v3209;
-        const unsigned int v3211 = v3210 + v3196;
-        iron_copy_async(shm0 + v3211, a + v3207, v3201);
-        const unsigned int v3214 = v3141 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3216 = v3214 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3219 = v3214 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3220 = v3219 << 3u;
-        const unsigned int v3221 = v9 + v3216;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3222 = v3221 < v0;
-        const unsigned int v3223 = v3133 + v3220;
-        const bool v3224 = v3223 < v2;
-        const bool v3225 = v3222 && v3224;
-        const unsigned int v3227 = v3221 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3229 = v3227 + v3133;
-        const unsigned int v3230 = v3229 + v3220;
-        const unsigned int v3231 = v3225 ? v3230 : v5;
-        const unsigned int v3233 = v3216 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3234 = v3139 + v3233;
-        const unsigned int v3235 = v3234 + v3220;
-        iron_copy_async(shm0 + v3235, a + v3231, v3225);
-        const unsigned int v3237 = v3136 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3242 = v3141 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3245 = v3141 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3246 = v3245 << 3u;
-        const unsigned int v3247 = v3133 + v3242;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3248 = v3247 < v2;
-        const unsigned int v3249 = v12 + v3246;
-        const bool v3250 = v3249 < v1;
-        const bool v3251 = v3248 && v3250;
-        const unsigned int v3253 = v3247 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3255 = v3253 + v12;
-        const unsigned int v3256 = v3255 + v3246;
-        const unsigned int v3257 = v3251 ? v3256 : v5;
-        const unsigned int v3259 = v3242 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3260 = v3237 + v3259;
-        const unsigned int v3261 = v3260 + v3246;
-        iron_copy_async(shm1 + v3261, b + v3257, v3251);
-        const unsigned int v3266 = v3166 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3269 = v3166 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3270 = v3269 << 3u;
-        const unsigned int v3271 = v3133 + v3266;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3272 = v3271 < v2;
-        const unsigned int v3273 = v12 + v3270;
-        const bool v3274 = v3273 < v1;
-        const bool v3275 = v3272 && v3274;
-        const unsigned int v3277 = v3271 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3279 = v3277 + v12;
-        const unsigned int v3280 = v3279 + v3270;
-        const unsigned int v3281 = v3275 ? v3280 : v5;
-        const unsigned int v3283 = v3266 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3284 = v3237 + v3283;
-        const unsigned int v3285 = v3284 + v3270;
-        iron_copy_async(shm1 + v3285, b + v3281, v3275);
-        const unsigned int v3290 = v3190 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3293 = v3190 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3294 = v3293 << 3u;
-        const unsigned int v3295 = v3133 + v3290;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3296 = v3295 < v2;
-        const unsigned int v3297 = v12 + v3294;
-        const bool v3298 = v3297 < v1;
-        const bool v3299 = v3296 && v3298;
-        const unsigned int v3301 = v3295 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3303 = v3301 + v12;
-        const unsigned int v3304 = v3303 + v3294;
-        const unsigned int v3305 = v3299 ? v3304 : v5;
-        const unsigned int v3307 = v3290 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3308 = v3237 + v3307;
-        const unsigned int v3309 = v3308 + v3294;
-        iron_copy_async(shm1 + v3309, b + v3305, v3299);
-        const unsigned int v3314 = v3214 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3317 = v3214 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3318 = v3317 << 3u;
-        const unsigned int v3319 = v3133 + v3314;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3320 = v3319 < v2;
-        const unsigned int v3321 = v12 + v3318;
-        const bool v3322 = v3321 < v1;
-        const bool v3323 = v3320 && v3322;
-        const unsigned int v3325 = v3319 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3327 = v3325 + v12;
-        const unsigned int v3328 = v3327 + v3318;
-        const unsigned int v3329 = v3323 ? v3328 : v5;
-        const unsigned int v3331 = v3314 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3332 = v3237 + v3331;
-        const unsigned int v3333 = v3332 + v3318;
-        iron_copy_async(shm1 + v3333, b + v3329, v3323);
+      const unsigned int v3150 = v3143 + 96u;
+      const unsigned int v3152 = v3145 + 3u;
+      const unsigned int v3153 = v3152 & 3u;
+      const bool v3154 = v3150 < v2;
+      if (v3154) {
+        const unsigned int v3156 = v3153 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3158 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3161 = v3158 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3164 = v3158 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3165 = v3164 << 3u;
+        const unsigned int v3166 = v25 + v3161;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3167 = v3166 < v0;
+        const unsigned int v3168 = v3150 + v3165;
+        const bool v3169 = v3168 < v2;
+        const bool v3170 = v3167 && v3169;
+        const unsigned int v3172 = v3166 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3174 = v3172 + v3150;
+        const unsigned int v3175 = v3174 + v3165;
+        const unsigned int v3176 = v3170 ? v3175 : v5;
+        const unsigned int v3178 = v3161 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3179 = v3156 + v3178;
+        const unsigned int v3180 = v3179 + v3165;
+        iron_copy_async(shm0 + v3180, a + v3176, v3170);
+        const unsigned int v3183 = v3158 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3185 = v3183 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3188 = v3183 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3189 = v3188 << 3u;
+        const unsigned int v3190 = v25 + v3185;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3191 = v3190 < v0;
+        const unsigned int v3192 = v3150 + v3189;
+        const bool v3193 = v3192 < v2;
+        const bool v3194 = v3191 && v3193;
+        const unsigned int v3196 = v3190 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3198 = v3196 + v3150;
+        const unsigned int v3199 = v3198 + v3189;
+        const unsigned int v3200 = v3194 ? v3199 : v5;
+        const unsigned int v3202 = v3185 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3203 = v3156 + v3202;
+        const unsigned int v3204 = v3203 + v3189;
+        iron_copy_async(shm0 + v3204, a + v3200, v3194);
+        const unsigned int v3207 = v3158 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3209 = v3207 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3212 = v3207 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3213 = v3212 << 3u;
+        const unsigned int v3214 = v25 + v3209;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3215 = v3214 < v0;
+        const unsigned int v3216 = v3150 + v3213;
+        const bool v3217 = v3216 < v2;
+        const bool v3218 = v3215 && v3217;
+        const unsigned int v3220 = v3214 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3222 = v3220 + v3150;
+        const unsigned int v3223 = v3222 + v3213;
+        const unsigned int v3224 = v3218 ? v3223 : v5;
+        const unsigned int v3226 = v3209 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3227 = v3156 + v3226;
+        const unsigned int v3228 = v3227 + v3213;
+        iron_copy_async(shm0 + v3228, a + v3224, v3218);
+        const unsigned int v3231 = v3158 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3233 = v3231 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3236 = v3231 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3237 = v3236 << 3u;
+        const unsigned int v3238 = v25 + v3233;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3239 = v3238 < v0;
+        const unsigned int v3240 = v3150 + v3237;
+        const bool v3241 = v3240 < v2;
+        const bool v3242 = v3239 && v3241;
+        const unsigned int v3244 = v3238 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3246 = v3244 + v3150;
+        const unsigned int v3247 = v3246 + v3237;
+        const unsigned int v3248 = v3242 ? v3247 : v5;
+        const unsigned int v3250 = v3233 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3251 = v3156 + v3250;
+        const unsigned int v3252 = v3251 + v3237;
+        iron_copy_async(shm0 + v3252, a + v3248, v3242);
+        const unsigned int v3254 = v3153 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3259 = v3158 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3262 = v3158 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3263 = v3262 << 3u;
+        const unsigned int v3264 = v3150 + v3259;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3265 = v3264 < v2;
+        const unsigned int v3266 = v29 + v3263;
+        const bool v3267 = v3266 < v1;
+        const bool v3268 = v3265 && v3267;
+        const unsigned int v3270 = v3264 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3272 = v3270 + v29;
+        const unsigned int v3273 = v3272 + v3263;
+        const unsigned int v3274 = v3268 ? v3273 : v5;
+        const unsigned int v3276 = v3259 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3277 = v3254 + v3276;
+        const unsigned int v3278 = v3277 + v3263;
+        iron_copy_async(shm1 + v3278, b + v3274, v3268);
+        const unsigned int v3283 = v3183 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3286 = v3183 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3287 = v3286 << 3u;
+        const unsigned int v3288 = v3150 + v3283;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3289 = v3288 < v2;
+        const unsigned int v3290 = v29 + v3287;
+        const bool v3291 = v3290 < v1;
+        const bool v3292 = v3289 && v3291;
+        const unsigned int v3294 = v3288 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3296 = v3294 + v29;
+        const unsigned int v3297 = v3296 + v3287;
+        const unsigned int v3298 = v3292 ? v3297 : v5;
+        const unsigned int v3300 = v3283 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3301 = v3254 + v3300;
+        const unsigned int v3302 = v3301 + v3287;
+        iron_copy_async(shm1 + v3302, b + v3298, v3292);
+        const unsigned int v3307 = v3207 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3310 = v3207 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3311 = v3310 << 3u;
+        const unsigned int v3312 = v3150 + v3307;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3313 = v3312 < v2;
+        const unsigned int v3314 = v29 + v3311;
+        const bool v3315 = v3314 < v1;
+        const bool v3316 = v3313 && v3315;
+        const unsigned int v3318 = v3312 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3320 = v3318 + v29;
+        const unsigned int v3321 = v3320 + v3311;
+        const unsigned int v3322 = v3316 ? v3321 : v5;
+        const unsigned int v3324 = v3307 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3325 = v3254 + v3324;
+        const unsigned int v3326 = v3325 + v3311;
+        iron_copy_async(shm1 + v3326, b + v3322, v3316);
+        const unsigned int v3331 = v3231 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3334 = v3231 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3335 = v3334 << 3u;
+        const unsigned int v3336 = v3150 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3337 = v3336 < v2;
+        const unsigned int v3338 = v29 + v3335;
+        const bool v3339 = v3338 < v1;
+        const bool v3340 = v3337 && v3339;
+        const unsigned int v3342 = v3336 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3344 = v3342 + v29;
+        const unsigned int v3345 = v3344 + v3335;
+        const unsigned int v3346 = v3340 ? v3345 : v5;
+        const unsigned int v3348 = v3331 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3349 = v3254 + v3348;
+        const unsigned int v3350 = v3349 + v3335;
+        iron_copy_async(shm1 + v3350, b + v3346, v3340);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3335 = v3130 * 4352u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3337 = v3130 * 5120u;
-      const unsigned int v3342 = v3337 + v3341;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3342, 40u);
-      const unsigned int v3347 = v3335 + v21;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v27, shm1, v3347, 136u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v3353 = v3342 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3353, 40u);
-      const unsigned int v3356 = v3335 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const unsigned int v3357 = v3356 + v21;
-      iron_frag_load_shared<false>(v27, shm1, v3357, 136u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3352 = v3147 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3354 = v3147 * 5120u;
+      const unsigned int v3359 = v3354 + v3358;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3359, 40u);
+      const unsigned int v3364 = v3352 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v44, shm1, v3364, 136u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v3370 = v3359 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3370, 40u);
+      const unsigned int v3373 = v3352 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v3374 = v3373 + v38;
+      iron_frag_load_shared<false>(v44, shm1, v3374, 136u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v276 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v277 = threadIdx.x;
-    const unsigned int v333 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v345 = v333 + 16u;
-    const unsigned int v349 = 2176u + v21;  // kernels/gemm/gemm_tiles.hpp:172
+    const unsigned int v293 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v294 = threadIdx.x;
+    const unsigned int v350 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v362 = v350 + 16u;
+    const unsigned int v366 = 2176u + v38;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v275 = v5; v275 < v2; v275 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v279 = v277; v279 < 4096u; v279 += v276) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v281 = v279 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v283 = v279 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v284 = v9 + v281;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v285 = v284 < v0;
-        const unsigned int v286 = v275 + v283;
-        const bool v287 = v286 < v2;
-        const bool v288 = v285 && v287;
-        if (v288) {
-          const unsigned int v290 = v284 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v292 = v290 + v275;
-          const unsigned int v293 = v292 + v283;
-          const __nv_bfloat16 v294 = a[v293];
-          const unsigned int v296 = v281 * 40u;
-          const unsigned int v297 = v296 + v283;
-          shm0[v297] = v294;
+    for (unsigned int v292 = v5; v292 < v2; v292 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v296 = v294; v296 < 4096u; v296 += v293) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v298 = v296 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v300 = v296 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v301 = v25 + v298;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v302 = v301 < v0;
+        const unsigned int v303 = v292 + v300;
+        const bool v304 = v303 < v2;
+        const bool v305 = v302 && v304;
+        if (v305) {
+          const unsigned int v307 = v301 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v309 = v307 + v292;
+          const unsigned int v310 = v309 + v300;
+          const __nv_bfloat16 v311 = a[v310];
+          const unsigned int v313 = v298 * 40u;
+          const unsigned int v314 = v313 + v300;
+          shm0[v314] = v311;
         } else {
-          const unsigned int v299 = v281 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v300 = v299 + v283;
-          shm0[v300] = __float2bfloat16_rn(0.0f);
+          const unsigned int v316 = v298 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v317 = v316 + v300;
+          shm0[v317] = __float2bfloat16_rn(0.0f);
         }
       }
 
-      for (unsigned int v305 = v277; v305 < 4096u; v305 += v276) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v307 = v305 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v309 = v305 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v310 = v275 + v307;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v311 = v310 < v2;
-        const unsigned int v312 = v12 + v309;
-        const bool v313 = v312 < v1;
-        const bool v314 = v311 && v313;
-        if (v314) {
-          const unsigned int v316 = v310 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v318 = v316 + v12;
-          const unsigned int v319 = v318 + v309;
-          const __nv_bfloat16 v320 = b[v319];
-          const unsigned int v322 = v307 * 136u;
-          const unsigned int v323 = v322 + v309;
-          shm1[v323] = v320;
+      for (unsigned int v322 = v294; v322 < 4096u; v322 += v293) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v324 = v322 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v326 = v322 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v327 = v292 + v324;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v328 = v327 < v2;
+        const unsigned int v329 = v29 + v326;
+        const bool v330 = v329 < v1;
+        const bool v331 = v328 && v330;
+        if (v331) {
+          const unsigned int v333 = v327 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v335 = v333 + v29;
+          const unsigned int v336 = v335 + v326;
+          const __nv_bfloat16 v337 = b[v336];
+          const unsigned int v339 = v324 * 136u;
+          const unsigned int v340 = v339 + v326;
+          shm1[v340] = v337;
         } else {
-          const unsigned int v325 = v307 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v326 = v325 + v309;
-          shm1[v326] = __float2bfloat16_rn(0.0f);
+          const unsigned int v342 = v324 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v343 = v342 + v326;
+          shm1[v343] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v25, shm0, v333, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v27, shm1, v21, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v25, shm0, v345, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v27, shm1, v349, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v42, shm0, v350, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v44, shm1, v38, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v42, shm0, v362, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v44, shm1, v366, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v351 = v9 + v17;
-  const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v354 = v12 + v21;
-  const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v357 = v355 < v1;
-  const bool v358 = v356 && v357;
-  if (v358) {
-    const float v359 = v23.x[0];
-    const unsigned int v360 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v361 = v360 + v355;
-    const __nv_bfloat16 v362 = c[v361];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v363 = __bfloat162float(v362);
-    const float v364 = v363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v365 = fmaf(v359, v3, v364);
-    const __nv_bfloat16 v366 = __float2bfloat16_rn(v365);
-    c[v361] = v366;
-  }
-  const unsigned int v367 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v369 = v351 + v367;
-  const unsigned int v370 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v372 = v354 + v370;
-  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v367 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v368 = v25 + v34;
+  const unsigned int v369 = v368 + v367;
+  const unsigned int v370 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v371 = v29 + v38;
+  const unsigned int v372 = v371 + v370;
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v374 = v372 < v1;
   const bool v375 = v373 && v374;
   if (v375) {
-    const float v376 = v23.x[1];
+    const float v376 = v40.x[0];
     const unsigned int v377 = v369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v378 = v377 + v372;
     const __nv_bfloat16 v379 = c[v378];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -876,15 +871,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v383 = __float2bfloat16_rn(v382);
     c[v378] = v383;
   }
-  const unsigned int v384 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v386 = v351 + v384;
-  const unsigned int v387 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v389 = v354 + v387;
-  const bool v390 = v386 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v384 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v386 = v368 + v384;
+  const unsigned int v387 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v389 = v371 + v387;
+  const bool v390 = v386 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v391 = v389 < v1;
   const bool v392 = v390 && v391;
   if (v392) {
-    const float v393 = v23.x[2];
+    const float v393 = v40.x[1];
     const unsigned int v394 = v386 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v395 = v394 + v389;
     const __nv_bfloat16 v396 = c[v395];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -894,15 +889,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v400 = __float2bfloat16_rn(v399);
     c[v395] = v400;
   }
-  const unsigned int v401 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v403 = v351 + v401;
-  const unsigned int v404 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v406 = v354 + v404;
-  const bool v407 = v403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v401 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v403 = v368 + v401;
+  const unsigned int v404 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v406 = v371 + v404;
+  const bool v407 = v403 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v408 = v406 < v1;
   const bool v409 = v407 && v408;
   if (v409) {
-    const float v410 = v23.x[3];
+    const float v410 = v40.x[2];
     const unsigned int v411 = v403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v412 = v411 + v406;
     const __nv_bfloat16 v413 = c[v412];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -912,15 +907,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v417 = __float2bfloat16_rn(v416);
     c[v412] = v417;
   }
-  const unsigned int v418 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v420 = v351 + v418;
-  const unsigned int v421 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v423 = v354 + v421;
-  const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v418 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v420 = v368 + v418;
+  const unsigned int v421 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v423 = v371 + v421;
+  const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v425 = v423 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
-    const float v427 = v23.x[4];
+    const float v427 = v40.x[3];
     const unsigned int v428 = v420 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v429 = v428 + v423;
     const __nv_bfloat16 v430 = c[v429];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -930,15 +925,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v434 = __float2bfloat16_rn(v433);
     c[v429] = v434;
   }
-  const unsigned int v435 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v437 = v351 + v435;
-  const unsigned int v438 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v440 = v354 + v438;
-  const bool v441 = v437 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v435 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v437 = v368 + v435;
+  const unsigned int v438 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v440 = v371 + v438;
+  const bool v441 = v437 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v442 = v440 < v1;
   const bool v443 = v441 && v442;
   if (v443) {
-    const float v444 = v23.x[5];
+    const float v444 = v40.x[4];
     const unsigned int v445 = v437 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v446 = v445 + v440;
     const __nv_bfloat16 v447 = c[v446];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -948,15 +943,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v451 = __float2bfloat16_rn(v450);
     c[v446] = v451;
   }
-  const unsigned int v452 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v454 = v351 + v452;
-  const unsigned int v455 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v457 = v354 + v455;
-  const bool v458 = v454 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v452 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v454 = v368 + v452;
+  const unsigned int v455 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v457 = v371 + v455;
+  const bool v458 = v454 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v459 = v457 < v1;
   const bool v460 = v458 && v459;
   if (v460) {
-    const float v461 = v23.x[6];
+    const float v461 = v40.x[5];
     const unsigned int v462 = v454 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v463 = v462 + v457;
     const __nv_bfloat16 v464 = c[v463];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -966,15 +961,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v468 = __float2bfloat16_rn(v467);
     c[v463] = v468;
   }
-  const unsigned int v469 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v471 = v351 + v469;
-  const unsigned int v472 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v474 = v354 + v472;
-  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v469 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v471 = v368 + v469;
+  const unsigned int v472 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v474 = v371 + v472;
+  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v476 = v474 < v1;
   const bool v477 = v475 && v476;
   if (v477) {
-    const float v478 = v23.x[7];
+    const float v478 = v40.x[6];
     const unsigned int v479 = v471 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v480 = v479 + v474;
     const __nv_bfloat16 v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -984,15 +979,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v485 = __float2bfloat16_rn(v484);
     c[v480] = v485;
   }
-  const unsigned int v486 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v488 = v351 + v486;
-  const unsigned int v489 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v491 = v354 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v486 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v488 = v368 + v486;
+  const unsigned int v489 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v491 = v371 + v489;
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
-    const float v495 = v23.x[8];
+    const float v495 = v40.x[7];
     const unsigned int v496 = v488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v497 = v496 + v491;
     const __nv_bfloat16 v498 = c[v497];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1002,15 +997,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v502 = __float2bfloat16_rn(v501);
     c[v497] = v502;
   }
-  const unsigned int v503 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v505 = v351 + v503;
-  const unsigned int v506 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v508 = v354 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v503 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v505 = v368 + v503;
+  const unsigned int v506 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v508 = v371 + v506;
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
-    const float v512 = v23.x[9];
+    const float v512 = v40.x[8];
     const unsigned int v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v514 = v513 + v508;
     const __nv_bfloat16 v515 = c[v514];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1020,15 +1015,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v519 = __float2bfloat16_rn(v518);
     c[v514] = v519;
   }
-  const unsigned int v520 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v522 = v351 + v520;
-  const unsigned int v523 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v525 = v354 + v523;
-  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v520 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v522 = v368 + v520;
+  const unsigned int v523 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v525 = v371 + v523;
+  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v527 = v525 < v1;
   const bool v528 = v526 && v527;
   if (v528) {
-    const float v529 = v23.x[10];
+    const float v529 = v40.x[9];
     const unsigned int v530 = v522 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v531 = v530 + v525;
     const __nv_bfloat16 v532 = c[v531];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1038,15 +1033,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v536 = __float2bfloat16_rn(v535);
     c[v531] = v536;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v539 = v351 + v537;
-  const unsigned int v540 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v542 = v354 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v537 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v539 = v368 + v537;
+  const unsigned int v540 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v542 = v371 + v540;
+  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v544 = v542 < v1;
   const bool v545 = v543 && v544;
   if (v545) {
-    const float v546 = v23.x[11];
+    const float v546 = v40.x[10];
     const unsigned int v547 = v539 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v548 = v547 + v542;
     const __nv_bfloat16 v549 = c[v548];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1056,15 +1051,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v553 = __float2bfloat16_rn(v552);
     c[v548] = v553;
   }
-  const unsigned int v554 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v556 = v351 + v554;
-  const unsigned int v557 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v559 = v354 + v557;
-  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v554 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v556 = v368 + v554;
+  const unsigned int v557 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v559 = v371 + v557;
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v561 = v559 < v1;
   const bool v562 = v560 && v561;
   if (v562) {
-    const float v563 = v23.x[12];
+    const float v563 = v40.x[11];
     const unsigned int v564 = v556 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v565 = v564 + v559;
     const __nv_bfloat16 v566 = c[v565];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1074,15 +1069,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v570 = __float2bfloat16_rn(v569);
     c[v565] = v570;
   }
-  const unsigned int v571 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v573 = v351 + v571;
-  const unsigned int v574 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v576 = v354 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v571 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v573 = v368 + v571;
+  const unsigned int v574 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v576 = v371 + v574;
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
-    const float v580 = v23.x[13];
+    const float v580 = v40.x[12];
     const unsigned int v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v582 = v581 + v576;
     const __nv_bfloat16 v583 = c[v582];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1092,15 +1087,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v587 = __float2bfloat16_rn(v586);
     c[v582] = v587;
   }
-  const unsigned int v588 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v590 = v351 + v588;
-  const unsigned int v591 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v593 = v354 + v591;
-  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v588 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v590 = v368 + v588;
+  const unsigned int v591 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v593 = v371 + v591;
+  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v595 = v593 < v1;
   const bool v596 = v594 && v595;
   if (v596) {
-    const float v597 = v23.x[14];
+    const float v597 = v40.x[13];
     const unsigned int v598 = v590 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v599 = v598 + v593;
     const __nv_bfloat16 v600 = c[v599];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1110,15 +1105,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v604 = __float2bfloat16_rn(v603);
     c[v599] = v604;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v607 = v351 + v605;
-  const unsigned int v608 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v610 = v354 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v605 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v607 = v368 + v605;
+  const unsigned int v608 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v610 = v371 + v608;
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
-    const float v614 = v23.x[15];
+    const float v614 = v40.x[14];
     const unsigned int v615 = v607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v616 = v615 + v610;
     const __nv_bfloat16 v617 = c[v616];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1128,15 +1123,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v621 = __float2bfloat16_rn(v620);
     c[v616] = v621;
   }
-  const unsigned int v622 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v624 = v351 + v622;
-  const unsigned int v625 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v627 = v354 + v625;
-  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v622 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v624 = v368 + v622;
+  const unsigned int v625 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v627 = v371 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
-    const float v631 = v23.x[16];
+    const float v631 = v40.x[15];
     const unsigned int v632 = v624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v633 = v632 + v627;
     const __nv_bfloat16 v634 = c[v633];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1146,15 +1141,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v638 = __float2bfloat16_rn(v637);
     c[v633] = v638;
   }
-  const unsigned int v639 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v641 = v351 + v639;
-  const unsigned int v642 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v644 = v354 + v642;
-  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v639 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v641 = v368 + v639;
+  const unsigned int v642 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v644 = v371 + v642;
+  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
-    const float v648 = v23.x[17];
+    const float v648 = v40.x[16];
     const unsigned int v649 = v641 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v650 = v649 + v644;
     const __nv_bfloat16 v651 = c[v650];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1164,15 +1159,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v655 = __float2bfloat16_rn(v654);
     c[v650] = v655;
   }
-  const unsigned int v656 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v658 = v351 + v656;
-  const unsigned int v659 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v661 = v354 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v656 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v658 = v368 + v656;
+  const unsigned int v659 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v661 = v371 + v659;
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
-    const float v665 = v23.x[18];
+    const float v665 = v40.x[17];
     const unsigned int v666 = v658 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v667 = v666 + v661;
     const __nv_bfloat16 v668 = c[v667];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1182,15 +1177,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v672 = __float2bfloat16_rn(v671);
     c[v667] = v672;
   }
-  const unsigned int v673 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v675 = v351 + v673;
-  const unsigned int v676 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v678 = v354 + v676;
-  const bool v679 = v675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v673 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v675 = v368 + v673;
+  const unsigned int v676 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v678 = v371 + v676;
+  const bool v679 = v675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v680 = v678 < v1;
   const bool v681 = v679 && v680;
   if (v681) {
-    const float v682 = v23.x[19];
+    const float v682 = v40.x[18];
     const unsigned int v683 = v675 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v684 = v683 + v678;
     const __nv_bfloat16 v685 = c[v684];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1200,15 +1195,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v689 = __float2bfloat16_rn(v688);
     c[v684] = v689;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v692 = v351 + v690;
-  const unsigned int v693 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v695 = v354 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v690 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v692 = v368 + v690;
+  const unsigned int v693 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v695 = v371 + v693;
+  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
-    const float v699 = v23.x[20];
+    const float v699 = v40.x[19];
     const unsigned int v700 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v701 = v700 + v695;
     const __nv_bfloat16 v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1218,15 +1213,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v706 = __float2bfloat16_rn(v705);
     c[v701] = v706;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v709 = v351 + v707;
-  const unsigned int v710 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v712 = v354 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v707 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v709 = v368 + v707;
+  const unsigned int v710 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v712 = v371 + v710;
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
-    const float v716 = v23.x[21];
+    const float v716 = v40.x[20];
     const unsigned int v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v718 = v717 + v712;
     const __nv_bfloat16 v719 = c[v718];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1236,15 +1231,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v723 = __float2bfloat16_rn(v722);
     c[v718] = v723;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v726 = v351 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v729 = v354 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v724 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v726 = v368 + v724;
+  const unsigned int v727 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v729 = v371 + v727;
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
-    const float v733 = v23.x[22];
+    const float v733 = v40.x[21];
     const unsigned int v734 = v726 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v735 = v734 + v729;
     const __nv_bfloat16 v736 = c[v735];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1254,15 +1249,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v740 = __float2bfloat16_rn(v739);
     c[v735] = v740;
   }
-  const unsigned int v741 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v743 = v351 + v741;
-  const unsigned int v744 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v746 = v354 + v744;
-  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v741 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v743 = v368 + v741;
+  const unsigned int v744 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v746 = v371 + v744;
+  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
-    const float v750 = v23.x[23];
+    const float v750 = v40.x[22];
     const unsigned int v751 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v752 = v751 + v746;
     const __nv_bfloat16 v753 = c[v752];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1272,15 +1267,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v757 = __float2bfloat16_rn(v756);
     c[v752] = v757;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v760 = v351 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v763 = v354 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v758 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v760 = v368 + v758;
+  const unsigned int v761 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v763 = v371 + v761;
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
-    const float v767 = v23.x[24];
+    const float v767 = v40.x[23];
     const unsigned int v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v769 = v768 + v763;
     const __nv_bfloat16 v770 = c[v769];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1290,15 +1285,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v774 = __float2bfloat16_rn(v773);
     c[v769] = v774;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v777 = v351 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v780 = v354 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v775 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v777 = v368 + v775;
+  const unsigned int v778 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v780 = v371 + v778;
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
-    const float v784 = v23.x[25];
+    const float v784 = v40.x[24];
     const unsigned int v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v786 = v785 + v780;
     const __nv_bfloat16 v787 = c[v786];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1308,15 +1303,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v791 = __float2bfloat16_rn(v790);
     c[v786] = v791;
   }
-  const unsigned int v792 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v794 = v351 + v792;
-  const unsigned int v795 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v797 = v354 + v795;
-  const bool v798 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v792 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v794 = v368 + v792;
+  const unsigned int v795 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v797 = v371 + v795;
+  const bool v798 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v799 = v797 < v1;
   const bool v800 = v798 && v799;
   if (v800) {
-    const float v801 = v23.x[26];
+    const float v801 = v40.x[25];
     const unsigned int v802 = v794 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v803 = v802 + v797;
     const __nv_bfloat16 v804 = c[v803];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1326,15 +1321,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v808 = __float2bfloat16_rn(v807);
     c[v803] = v808;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v811 = v351 + v809;
-  const unsigned int v812 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v814 = v354 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v809 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v811 = v368 + v809;
+  const unsigned int v812 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v814 = v371 + v812;
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
-    const float v818 = v23.x[27];
+    const float v818 = v40.x[26];
     const unsigned int v819 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v820 = v819 + v814;
     const __nv_bfloat16 v821 = c[v820];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1344,15 +1339,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v825 = __float2bfloat16_rn(v824);
     c[v820] = v825;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v828 = v351 + v826;
-  const unsigned int v829 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v831 = v354 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v826 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v828 = v368 + v826;
+  const unsigned int v829 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v831 = v371 + v829;
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
-    const float v835 = v23.x[28];
+    const float v835 = v40.x[27];
     const unsigned int v836 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v837 = v836 + v831;
     const __nv_bfloat16 v838 = c[v837];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1362,15 +1357,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v842 = __float2bfloat16_rn(v841);
     c[v837] = v842;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v845 = v351 + v843;
-  const unsigned int v846 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v848 = v354 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v843 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v845 = v368 + v843;
+  const unsigned int v846 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v848 = v371 + v846;
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
-    const float v852 = v23.x[29];
+    const float v852 = v40.x[28];
     const unsigned int v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v854 = v853 + v848;
     const __nv_bfloat16 v855 = c[v854];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1380,15 +1375,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v859 = __float2bfloat16_rn(v858);
     c[v854] = v859;
   }
-  const unsigned int v860 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v862 = v351 + v860;
-  const unsigned int v863 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v865 = v354 + v863;
-  const bool v866 = v862 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v860 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v862 = v368 + v860;
+  const unsigned int v863 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v865 = v371 + v863;
+  const bool v866 = v862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v867 = v865 < v1;
   const bool v868 = v866 && v867;
   if (v868) {
-    const float v869 = v23.x[30];
+    const float v869 = v40.x[29];
     const unsigned int v870 = v862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v871 = v870 + v865;
     const __nv_bfloat16 v872 = c[v871];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1398,15 +1393,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v876 = __float2bfloat16_rn(v875);
     c[v871] = v876;
   }
-  const unsigned int v877 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v879 = v351 + v877;
-  const unsigned int v880 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v882 = v354 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v877 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v879 = v368 + v877;
+  const unsigned int v880 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v882 = v371 + v880;
+  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v884 = v882 < v1;
   const bool v885 = v883 && v884;
   if (v885) {
-    const float v886 = v23.x[31];
+    const float v886 = v40.x[30];
     const unsigned int v887 = v879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v888 = v887 + v882;
     const __nv_bfloat16 v889 = c[v888];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1416,15 +1411,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v893 = __float2bfloat16_rn(v892);
     c[v888] = v893;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v896 = v351 + v894;
-  const unsigned int v897 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v899 = v354 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v894 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v896 = v368 + v894;
+  const unsigned int v897 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v899 = v371 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
-    const float v903 = v23.x[32];
+    const float v903 = v40.x[31];
     const unsigned int v904 = v896 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v905 = v904 + v899;
     const __nv_bfloat16 v906 = c[v905];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1434,15 +1429,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v910 = __float2bfloat16_rn(v909);
     c[v905] = v910;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v913 = v351 + v911;
-  const unsigned int v914 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v916 = v354 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v911 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v913 = v368 + v911;
+  const unsigned int v914 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v916 = v371 + v914;
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
-    const float v920 = v23.x[33];
+    const float v920 = v40.x[32];
     const unsigned int v921 = v913 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v922 = v921 + v916;
     const __nv_bfloat16 v923 = c[v922];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1452,15 +1447,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v927 = __float2bfloat16_rn(v926);
     c[v922] = v927;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v930 = v351 + v928;
-  const unsigned int v931 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v933 = v354 + v931;
-  const bool v934 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v928 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v930 = v368 + v928;
+  const unsigned int v931 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v933 = v371 + v931;
+  const bool v934 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v935 = v933 < v1;
   const bool v936 = v934 && v935;
   if (v936) {
-    const float v937 = v23.x[34];
+    const float v937 = v40.x[33];
     const unsigned int v938 = v930 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v939 = v938 + v933;
     const __nv_bfloat16 v940 = c[v939];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1470,15 +1465,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v944 = __float2bfloat16_rn(v943);
     c[v939] = v944;
   }
-  const unsigned int v945 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v947 = v351 + v945;
-  const unsigned int v948 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v950 = v354 + v948;
-  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v945 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v947 = v368 + v945;
+  const unsigned int v948 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v950 = v371 + v948;
+  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
-    const float v954 = v23.x[35];
+    const float v954 = v40.x[34];
     const unsigned int v955 = v947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v956 = v955 + v950;
     const __nv_bfloat16 v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1488,15 +1483,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v961 = __float2bfloat16_rn(v960);
     c[v956] = v961;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v964 = v351 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v967 = v354 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v962 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v964 = v368 + v962;
+  const unsigned int v965 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v967 = v371 + v965;
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
-    const float v971 = v23.x[36];
+    const float v971 = v40.x[35];
     const unsigned int v972 = v964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v973 = v972 + v967;
     const __nv_bfloat16 v974 = c[v973];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1506,15 +1501,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v978 = __float2bfloat16_rn(v977);
     c[v973] = v978;
   }
-  const unsigned int v979 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v981 = v351 + v979;
-  const unsigned int v982 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v984 = v354 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v979 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v981 = v368 + v979;
+  const unsigned int v982 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v984 = v371 + v982;
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
-    const float v988 = v23.x[37];
+    const float v988 = v40.x[36];
     const unsigned int v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v990 = v989 + v984;
     const __nv_bfloat16 v991 = c[v990];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1524,15 +1519,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v995 = __float2bfloat16_rn(v994);
     c[v990] = v995;
   }
-  const unsigned int v996 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v998 = v351 + v996;
-  const unsigned int v999 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1001 = v354 + v999;
-  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v996 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v998 = v368 + v996;
+  const unsigned int v999 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1001 = v371 + v999;
+  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1003 = v1001 < v1;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
-    const float v1005 = v23.x[38];
+    const float v1005 = v40.x[37];
     const unsigned int v1006 = v998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1007 = v1006 + v1001;
     const __nv_bfloat16 v1008 = c[v1007];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1542,15 +1537,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1012 = __float2bfloat16_rn(v1011);
     c[v1007] = v1012;
   }
-  const unsigned int v1013 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1015 = v351 + v1013;
-  const unsigned int v1016 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1018 = v354 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1013 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1015 = v368 + v1013;
+  const unsigned int v1016 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1018 = v371 + v1016;
+  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
-    const float v1022 = v23.x[39];
+    const float v1022 = v40.x[38];
     const unsigned int v1023 = v1015 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1024 = v1023 + v1018;
     const __nv_bfloat16 v1025 = c[v1024];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1560,15 +1555,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1029 = __float2bfloat16_rn(v1028);
     c[v1024] = v1029;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1032 = v351 + v1030;
-  const unsigned int v1033 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1035 = v354 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1030 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1032 = v368 + v1030;
+  const unsigned int v1033 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1035 = v371 + v1033;
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
-    const float v1039 = v23.x[40];
+    const float v1039 = v40.x[39];
     const unsigned int v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1041 = v1040 + v1035;
     const __nv_bfloat16 v1042 = c[v1041];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1578,15 +1573,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1046 = __float2bfloat16_rn(v1045);
     c[v1041] = v1046;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1049 = v351 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1052 = v354 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1047 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1049 = v368 + v1047;
+  const unsigned int v1050 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1052 = v371 + v1050;
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
-    const float v1056 = v23.x[41];
+    const float v1056 = v40.x[40];
     const unsigned int v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1058 = v1057 + v1052;
     const __nv_bfloat16 v1059 = c[v1058];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1596,15 +1591,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1063 = __float2bfloat16_rn(v1062);
     c[v1058] = v1063;
   }
-  const unsigned int v1064 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1066 = v351 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1064 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1066 = v368 + v1064;
+  const unsigned int v1067 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1069 = v371 + v1067;
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
-    const float v1073 = v23.x[42];
+    const float v1073 = v40.x[41];
     const unsigned int v1074 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1075 = v1074 + v1069;
     const __nv_bfloat16 v1076 = c[v1075];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1614,15 +1609,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1080 = __float2bfloat16_rn(v1079);
     c[v1075] = v1080;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1083 = v351 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1086 = v354 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1081 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1083 = v368 + v1081;
+  const unsigned int v1084 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1086 = v371 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
-    const float v1090 = v23.x[43];
+    const float v1090 = v40.x[42];
     const unsigned int v1091 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1092 = v1091 + v1086;
     const __nv_bfloat16 v1093 = c[v1092];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1632,15 +1627,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1097 = __float2bfloat16_rn(v1096);
     c[v1092] = v1097;
   }
-  const unsigned int v1098 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1100 = v351 + v1098;
-  const unsigned int v1101 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1103 = v354 + v1101;
-  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1098 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1100 = v368 + v1098;
+  const unsigned int v1101 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1103 = v371 + v1101;
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
-    const float v1107 = v23.x[44];
+    const float v1107 = v40.x[43];
     const unsigned int v1108 = v1100 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1109 = v1108 + v1103;
     const __nv_bfloat16 v1110 = c[v1109];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1650,15 +1645,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1114 = __float2bfloat16_rn(v1113);
     c[v1109] = v1114;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1117 = v351 + v1115;
-  const unsigned int v1118 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1120 = v354 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1115 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1117 = v368 + v1115;
+  const unsigned int v1118 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1120 = v371 + v1118;
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
-    const float v1124 = v23.x[45];
+    const float v1124 = v40.x[44];
     const unsigned int v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1126 = v1125 + v1120;
     const __nv_bfloat16 v1127 = c[v1126];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1668,15 +1663,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1131 = __float2bfloat16_rn(v1130);
     c[v1126] = v1131;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1134 = v351 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1137 = v354 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1132 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1134 = v368 + v1132;
+  const unsigned int v1135 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1137 = v371 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
-    const float v1141 = v23.x[46];
+    const float v1141 = v40.x[45];
     const unsigned int v1142 = v1134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1143 = v1142 + v1137;
     const __nv_bfloat16 v1144 = c[v1143];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1686,15 +1681,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1148 = __float2bfloat16_rn(v1147);
     c[v1143] = v1148;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1151 = v351 + v1149;
-  const unsigned int v1152 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1154 = v354 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1149 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1151 = v368 + v1149;
+  const unsigned int v1152 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1154 = v371 + v1152;
+  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
-    const float v1158 = v23.x[47];
+    const float v1158 = v40.x[46];
     const unsigned int v1159 = v1151 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1160 = v1159 + v1154;
     const __nv_bfloat16 v1161 = c[v1160];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1704,15 +1699,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1165 = __float2bfloat16_rn(v1164);
     c[v1160] = v1165;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1168 = v351 + v1166;
-  const unsigned int v1169 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1171 = v354 + v1169;
-  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1166 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1168 = v368 + v1166;
+  const unsigned int v1169 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1171 = v371 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
-    const float v1175 = v23.x[48];
+    const float v1175 = v40.x[47];
     const unsigned int v1176 = v1168 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1177 = v1176 + v1171;
     const __nv_bfloat16 v1178 = c[v1177];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1722,15 +1717,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1182 = __float2bfloat16_rn(v1181);
     c[v1177] = v1182;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1185 = v351 + v1183;
-  const unsigned int v1186 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1188 = v354 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1183 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1185 = v368 + v1183;
+  const unsigned int v1186 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1188 = v371 + v1186;
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
-    const float v1192 = v23.x[49];
+    const float v1192 = v40.x[48];
     const unsigned int v1193 = v1185 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1194 = v1193 + v1188;
     const __nv_bfloat16 v1195 = c[v1194];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1740,15 +1735,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1199 = __float2bfloat16_rn(v1198);
     c[v1194] = v1199;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1202 = v351 + v1200;
-  const unsigned int v1203 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1205 = v354 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1200 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1202 = v368 + v1200;
+  const unsigned int v1203 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1205 = v371 + v1203;
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
-    const float v1209 = v23.x[50];
+    const float v1209 = v40.x[49];
     const unsigned int v1210 = v1202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1211 = v1210 + v1205;
     const __nv_bfloat16 v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1758,15 +1753,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1216 = __float2bfloat16_rn(v1215);
     c[v1211] = v1216;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1219 = v351 + v1217;
-  const unsigned int v1220 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1222 = v354 + v1220;
-  const bool v1223 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1217 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1219 = v368 + v1217;
+  const unsigned int v1220 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1222 = v371 + v1220;
+  const bool v1223 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1224 = v1222 < v1;
   const bool v1225 = v1223 && v1224;
   if (v1225) {
-    const float v1226 = v23.x[51];
+    const float v1226 = v40.x[50];
     const unsigned int v1227 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1228 = v1227 + v1222;
     const __nv_bfloat16 v1229 = c[v1228];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1776,15 +1771,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1233 = __float2bfloat16_rn(v1232);
     c[v1228] = v1233;
   }
-  const unsigned int v1234 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1236 = v351 + v1234;
-  const unsigned int v1237 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1239 = v354 + v1237;
-  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1234 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1236 = v368 + v1234;
+  const unsigned int v1237 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1239 = v371 + v1237;
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
-    const float v1243 = v23.x[52];
+    const float v1243 = v40.x[51];
     const unsigned int v1244 = v1236 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1245 = v1244 + v1239;
     const __nv_bfloat16 v1246 = c[v1245];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1794,15 +1789,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1250 = __float2bfloat16_rn(v1249);
     c[v1245] = v1250;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1253 = v351 + v1251;
-  const unsigned int v1254 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1256 = v354 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1251 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1253 = v368 + v1251;
+  const unsigned int v1254 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1256 = v371 + v1254;
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
-    const float v1260 = v23.x[53];
+    const float v1260 = v40.x[52];
     const unsigned int v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1262 = v1261 + v1256;
     const __nv_bfloat16 v1263 = c[v1262];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1812,15 +1807,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1267 = __float2bfloat16_rn(v1266);
     c[v1262] = v1267;
   }
-  const unsigned int v1268 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1270 = v351 + v1268;
-  const unsigned int v1271 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1273 = v354 + v1271;
-  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1268 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1270 = v368 + v1268;
+  const unsigned int v1271 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1273 = v371 + v1271;
+  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1275 = v1273 < v1;
   const bool v1276 = v1274 && v1275;
   if (v1276) {
-    const float v1277 = v23.x[54];
+    const float v1277 = v40.x[53];
     const unsigned int v1278 = v1270 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1279 = v1278 + v1273;
     const __nv_bfloat16 v1280 = c[v1279];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1830,15 +1825,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1284 = __float2bfloat16_rn(v1283);
     c[v1279] = v1284;
   }
-  const unsigned int v1285 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1287 = v351 + v1285;
-  const unsigned int v1288 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1290 = v354 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1285 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1287 = v368 + v1285;
+  const unsigned int v1288 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1290 = v371 + v1288;
+  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
-    const float v1294 = v23.x[55];
+    const float v1294 = v40.x[54];
     const unsigned int v1295 = v1287 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1296 = v1295 + v1290;
     const __nv_bfloat16 v1297 = c[v1296];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1848,15 +1843,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1301 = __float2bfloat16_rn(v1300);
     c[v1296] = v1301;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1304 = v351 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1307 = v354 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1302 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1304 = v368 + v1302;
+  const unsigned int v1305 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1307 = v371 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
-    const float v1311 = v23.x[56];
+    const float v1311 = v40.x[55];
     const unsigned int v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1313 = v1312 + v1307;
     const __nv_bfloat16 v1314 = c[v1313];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1866,15 +1861,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1318 = __float2bfloat16_rn(v1317);
     c[v1313] = v1318;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1321 = v351 + v1319;
-  const unsigned int v1322 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1324 = v354 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1319 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1321 = v368 + v1319;
+  const unsigned int v1322 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1324 = v371 + v1322;
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
-    const float v1328 = v23.x[57];
+    const float v1328 = v40.x[56];
     const unsigned int v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1330 = v1329 + v1324;
     const __nv_bfloat16 v1331 = c[v1330];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1884,15 +1879,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1335 = __float2bfloat16_rn(v1334);
     c[v1330] = v1335;
   }
-  const unsigned int v1336 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1338 = v351 + v1336;
-  const unsigned int v1339 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1341 = v354 + v1339;
-  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1336 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1338 = v368 + v1336;
+  const unsigned int v1339 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1341 = v371 + v1339;
+  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1343 = v1341 < v1;
   const bool v1344 = v1342 && v1343;
   if (v1344) {
-    const float v1345 = v23.x[58];
+    const float v1345 = v40.x[57];
     const unsigned int v1346 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1347 = v1346 + v1341;
     const __nv_bfloat16 v1348 = c[v1347];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1902,15 +1897,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1352 = __float2bfloat16_rn(v1351);
     c[v1347] = v1352;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1355 = v351 + v1353;
-  const unsigned int v1356 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1358 = v354 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1353 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1355 = v368 + v1353;
+  const unsigned int v1356 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1358 = v371 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1360 = v1358 < v1;
   const bool v1361 = v1359 && v1360;
   if (v1361) {
-    const float v1362 = v23.x[59];
+    const float v1362 = v40.x[58];
     const unsigned int v1363 = v1355 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1364 = v1363 + v1358;
     const __nv_bfloat16 v1365 = c[v1364];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1920,15 +1915,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1369 = __float2bfloat16_rn(v1368);
     c[v1364] = v1369;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1372 = v351 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1375 = v354 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1370 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1372 = v368 + v1370;
+  const unsigned int v1373 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1375 = v371 + v1373;
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
-    const float v1379 = v23.x[60];
+    const float v1379 = v40.x[59];
     const unsigned int v1380 = v1372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1381 = v1380 + v1375;
     const __nv_bfloat16 v1382 = c[v1381];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1938,15 +1933,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1386 = __float2bfloat16_rn(v1385);
     c[v1381] = v1386;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1389 = v351 + v1387;
-  const unsigned int v1390 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1392 = v354 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1387 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1389 = v368 + v1387;
+  const unsigned int v1390 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1392 = v371 + v1390;
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
-    const float v1396 = v23.x[61];
+    const float v1396 = v40.x[60];
     const unsigned int v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1398 = v1397 + v1392;
     const __nv_bfloat16 v1399 = c[v1398];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1956,15 +1951,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1403 = __float2bfloat16_rn(v1402);
     c[v1398] = v1403;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1406 = v351 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1409 = v354 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1404 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1406 = v368 + v1404;
+  const unsigned int v1407 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1409 = v371 + v1407;
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
-    const float v1413 = v23.x[62];
+    const float v1413 = v40.x[61];
     const unsigned int v1414 = v1406 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1415 = v1414 + v1409;
     const __nv_bfloat16 v1416 = c[v1415];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1974,15 +1969,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1420 = __float2bfloat16_rn(v1419);
     c[v1415] = v1420;
   }
-  const unsigned int v1421 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1423 = v351 + v1421;
-  const unsigned int v1424 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1426 = v354 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1421 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1423 = v368 + v1421;
+  const unsigned int v1424 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1426 = v371 + v1424;
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1428 = v1426 < v1;
   const bool v1429 = v1427 && v1428;
   if (v1429) {
-    const float v1430 = v23.x[63];
+    const float v1430 = v40.x[62];
     const unsigned int v1431 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1432 = v1431 + v1426;
     const __nv_bfloat16 v1433 = c[v1432];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1992,15 +1987,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1437 = __float2bfloat16_rn(v1436);
     c[v1432] = v1437;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v23.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1440 = v351 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v23.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1443 = v354 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1438 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1440 = v368 + v1438;
+  const unsigned int v1441 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1443 = v371 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
-    const float v1447 = v23.x[64];
+    const float v1447 = v40.x[63];
     const unsigned int v1448 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1449 = v1448 + v1443;
     const __nv_bfloat16 v1450 = c[v1449];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2010,15 +2005,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1454 = __float2bfloat16_rn(v1453);
     c[v1449] = v1454;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v23.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1457 = v351 + v1455;
-  const unsigned int v1458 = static_cast<unsigned int>(v23.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1460 = v354 + v1458;
-  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1455 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1457 = v368 + v1455;
+  const unsigned int v1458 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1460 = v371 + v1458;
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
-    const float v1464 = v23.x[65];
+    const float v1464 = v40.x[64];
     const unsigned int v1465 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1466 = v1465 + v1460;
     const __nv_bfloat16 v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2028,15 +2023,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1471 = __float2bfloat16_rn(v1470);
     c[v1466] = v1471;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v23.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1474 = v351 + v1472;
-  const unsigned int v1475 = static_cast<unsigned int>(v23.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1477 = v354 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1472 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1474 = v368 + v1472;
+  const unsigned int v1475 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1477 = v371 + v1475;
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
-    const float v1481 = v23.x[66];
+    const float v1481 = v40.x[65];
     const unsigned int v1482 = v1474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1483 = v1482 + v1477;
     const __nv_bfloat16 v1484 = c[v1483];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2046,15 +2041,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1488 = __float2bfloat16_rn(v1487);
     c[v1483] = v1488;
   }
-  const unsigned int v1489 = static_cast<unsigned int>(v23.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1491 = v351 + v1489;
-  const unsigned int v1492 = static_cast<unsigned int>(v23.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1494 = v354 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1489 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1491 = v368 + v1489;
+  const unsigned int v1492 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1494 = v371 + v1492;
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
-    const float v1498 = v23.x[67];
+    const float v1498 = v40.x[66];
     const unsigned int v1499 = v1491 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1500 = v1499 + v1494;
     const __nv_bfloat16 v1501 = c[v1500];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2064,15 +2059,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1505 = __float2bfloat16_rn(v1504);
     c[v1500] = v1505;
   }
-  const unsigned int v1506 = static_cast<unsigned int>(v23.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1508 = v351 + v1506;
-  const unsigned int v1509 = static_cast<unsigned int>(v23.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1511 = v354 + v1509;
-  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1506 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1508 = v368 + v1506;
+  const unsigned int v1509 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1511 = v371 + v1509;
+  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1513 = v1511 < v1;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
-    const float v1515 = v23.x[68];
+    const float v1515 = v40.x[67];
     const unsigned int v1516 = v1508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1517 = v1516 + v1511;
     const __nv_bfloat16 v1518 = c[v1517];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2082,15 +2077,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1522 = __float2bfloat16_rn(v1521);
     c[v1517] = v1522;
   }
-  const unsigned int v1523 = static_cast<unsigned int>(v23.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1525 = v351 + v1523;
-  const unsigned int v1526 = static_cast<unsigned int>(v23.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1528 = v354 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1523 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1525 = v368 + v1523;
+  const unsigned int v1526 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1528 = v371 + v1526;
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
-    const float v1532 = v23.x[69];
+    const float v1532 = v40.x[68];
     const unsigned int v1533 = v1525 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1534 = v1533 + v1528;
     const __nv_bfloat16 v1535 = c[v1534];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2100,15 +2095,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1539 = __float2bfloat16_rn(v1538);
     c[v1534] = v1539;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v23.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1542 = v351 + v1540;
-  const unsigned int v1543 = static_cast<unsigned int>(v23.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1545 = v354 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1540 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1542 = v368 + v1540;
+  const unsigned int v1543 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1545 = v371 + v1543;
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
-    const float v1549 = v23.x[70];
+    const float v1549 = v40.x[69];
     const unsigned int v1550 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1551 = v1550 + v1545;
     const __nv_bfloat16 v1552 = c[v1551];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2118,15 +2113,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1556 = __float2bfloat16_rn(v1555);
     c[v1551] = v1556;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v23.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1559 = v351 + v1557;
-  const unsigned int v1560 = static_cast<unsigned int>(v23.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1562 = v354 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1557 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1559 = v368 + v1557;
+  const unsigned int v1560 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1562 = v371 + v1560;
+  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1564 = v1562 < v1;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
-    const float v1566 = v23.x[71];
+    const float v1566 = v40.x[70];
     const unsigned int v1567 = v1559 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1568 = v1567 + v1562;
     const __nv_bfloat16 v1569 = c[v1568];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2136,15 +2131,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1573 = __float2bfloat16_rn(v1572);
     c[v1568] = v1573;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v23.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1576 = v351 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v23.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1579 = v354 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1574 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1576 = v368 + v1574;
+  const unsigned int v1577 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1579 = v371 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
-    const float v1583 = v23.x[72];
+    const float v1583 = v40.x[71];
     const unsigned int v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1585 = v1584 + v1579;
     const __nv_bfloat16 v1586 = c[v1585];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2154,15 +2149,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1590 = __float2bfloat16_rn(v1589);
     c[v1585] = v1590;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v23.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1593 = v351 + v1591;
-  const unsigned int v1594 = static_cast<unsigned int>(v23.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1596 = v354 + v1594;
-  const bool v1597 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1591 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1593 = v368 + v1591;
+  const unsigned int v1594 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1596 = v371 + v1594;
+  const bool v1597 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
-    const float v1600 = v23.x[73];
+    const float v1600 = v40.x[72];
     const unsigned int v1601 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1602 = v1601 + v1596;
     const __nv_bfloat16 v1603 = c[v1602];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2172,15 +2167,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1607 = __float2bfloat16_rn(v1606);
     c[v1602] = v1607;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v23.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1610 = v351 + v1608;
-  const unsigned int v1611 = static_cast<unsigned int>(v23.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1613 = v354 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1608 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1610 = v368 + v1608;
+  const unsigned int v1611 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1613 = v371 + v1611;
+  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
-    const float v1617 = v23.x[74];
+    const float v1617 = v40.x[73];
     const unsigned int v1618 = v1610 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1619 = v1618 + v1613;
     const __nv_bfloat16 v1620 = c[v1619];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2190,15 +2185,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1624 = __float2bfloat16_rn(v1623);
     c[v1619] = v1624;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v23.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1627 = v351 + v1625;
-  const unsigned int v1628 = static_cast<unsigned int>(v23.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1630 = v354 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1625 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1627 = v368 + v1625;
+  const unsigned int v1628 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1630 = v371 + v1628;
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
-    const float v1634 = v23.x[75];
+    const float v1634 = v40.x[74];
     const unsigned int v1635 = v1627 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1636 = v1635 + v1630;
     const __nv_bfloat16 v1637 = c[v1636];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2208,15 +2203,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1641 = __float2bfloat16_rn(v1640);
     c[v1636] = v1641;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v23.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1644 = v351 + v1642;
-  const unsigned int v1645 = static_cast<unsigned int>(v23.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1647 = v354 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1642 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1644 = v368 + v1642;
+  const unsigned int v1645 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1647 = v371 + v1645;
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
-    const float v1651 = v23.x[76];
+    const float v1651 = v40.x[75];
     const unsigned int v1652 = v1644 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1653 = v1652 + v1647;
     const __nv_bfloat16 v1654 = c[v1653];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2226,15 +2221,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1658 = __float2bfloat16_rn(v1657);
     c[v1653] = v1658;
   }
-  const unsigned int v1659 = static_cast<unsigned int>(v23.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1661 = v351 + v1659;
-  const unsigned int v1662 = static_cast<unsigned int>(v23.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1664 = v354 + v1662;
-  const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1659 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1661 = v368 + v1659;
+  const unsigned int v1662 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1664 = v371 + v1662;
+  const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
-    const float v1668 = v23.x[77];
+    const float v1668 = v40.x[76];
     const unsigned int v1669 = v1661 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1670 = v1669 + v1664;
     const __nv_bfloat16 v1671 = c[v1670];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2244,15 +2239,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1675 = __float2bfloat16_rn(v1674);
     c[v1670] = v1675;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v23.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1678 = v351 + v1676;
-  const unsigned int v1679 = static_cast<unsigned int>(v23.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1681 = v354 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1676 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1678 = v368 + v1676;
+  const unsigned int v1679 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1681 = v371 + v1679;
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
-    const float v1685 = v23.x[78];
+    const float v1685 = v40.x[77];
     const unsigned int v1686 = v1678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1687 = v1686 + v1681;
     const __nv_bfloat16 v1688 = c[v1687];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2262,15 +2257,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1692 = __float2bfloat16_rn(v1691);
     c[v1687] = v1692;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v23.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1695 = v351 + v1693;
-  const unsigned int v1696 = static_cast<unsigned int>(v23.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1698 = v354 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1693 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1695 = v368 + v1693;
+  const unsigned int v1696 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1698 = v371 + v1696;
+  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1700 = v1698 < v1;
   const bool v1701 = v1699 && v1700;
   if (v1701) {
-    const float v1702 = v23.x[79];
+    const float v1702 = v40.x[78];
     const unsigned int v1703 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1704 = v1703 + v1698;
     const __nv_bfloat16 v1705 = c[v1704];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2280,15 +2275,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1709 = __float2bfloat16_rn(v1708);
     c[v1704] = v1709;
   }
-  const unsigned int v1710 = static_cast<unsigned int>(v23.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1712 = v351 + v1710;
-  const unsigned int v1713 = static_cast<unsigned int>(v23.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1715 = v354 + v1713;
-  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1710 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1712 = v368 + v1710;
+  const unsigned int v1713 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1715 = v371 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
-    const float v1719 = v23.x[80];
+    const float v1719 = v40.x[79];
     const unsigned int v1720 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1721 = v1720 + v1715;
     const __nv_bfloat16 v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2298,15 +2293,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1726 = __float2bfloat16_rn(v1725);
     c[v1721] = v1726;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v23.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1729 = v351 + v1727;
-  const unsigned int v1730 = static_cast<unsigned int>(v23.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1732 = v354 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1727 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1729 = v368 + v1727;
+  const unsigned int v1730 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1732 = v371 + v1730;
+  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
-    const float v1736 = v23.x[81];
+    const float v1736 = v40.x[80];
     const unsigned int v1737 = v1729 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1738 = v1737 + v1732;
     const __nv_bfloat16 v1739 = c[v1738];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2316,15 +2311,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1743 = __float2bfloat16_rn(v1742);
     c[v1738] = v1743;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v23.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1746 = v351 + v1744;
-  const unsigned int v1747 = static_cast<unsigned int>(v23.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1749 = v354 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1744 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1746 = v368 + v1744;
+  const unsigned int v1747 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1749 = v371 + v1747;
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
-    const float v1753 = v23.x[82];
+    const float v1753 = v40.x[81];
     const unsigned int v1754 = v1746 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1755 = v1754 + v1749;
     const __nv_bfloat16 v1756 = c[v1755];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2334,15 +2329,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1760 = __float2bfloat16_rn(v1759);
     c[v1755] = v1760;
   }
-  const unsigned int v1761 = static_cast<unsigned int>(v23.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1763 = v351 + v1761;
-  const unsigned int v1764 = static_cast<unsigned int>(v23.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1766 = v354 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1761 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1763 = v368 + v1761;
+  const unsigned int v1764 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1766 = v371 + v1764;
+  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
-    const float v1770 = v23.x[83];
+    const float v1770 = v40.x[82];
     const unsigned int v1771 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1772 = v1771 + v1766;
     const __nv_bfloat16 v1773 = c[v1772];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2352,15 +2347,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1777 = __float2bfloat16_rn(v1776);
     c[v1772] = v1777;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v23.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1780 = v351 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v23.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1778 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1780 = v368 + v1778;
+  const unsigned int v1781 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1783 = v371 + v1781;
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
-    const float v1787 = v23.x[84];
+    const float v1787 = v40.x[83];
     const unsigned int v1788 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1789 = v1788 + v1783;
     const __nv_bfloat16 v1790 = c[v1789];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2370,15 +2365,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1794 = __float2bfloat16_rn(v1793);
     c[v1789] = v1794;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v23.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1797 = v351 + v1795;
-  const unsigned int v1798 = static_cast<unsigned int>(v23.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1800 = v354 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1795 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1797 = v368 + v1795;
+  const unsigned int v1798 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1800 = v371 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
-    const float v1804 = v23.x[85];
+    const float v1804 = v40.x[84];
     const unsigned int v1805 = v1797 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1806 = v1805 + v1800;
     const __nv_bfloat16 v1807 = c[v1806];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2388,15 +2383,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1811 = __float2bfloat16_rn(v1810);
     c[v1806] = v1811;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v23.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1814 = v351 + v1812;
-  const unsigned int v1815 = static_cast<unsigned int>(v23.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1817 = v354 + v1815;
-  const bool v1818 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1812 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1814 = v368 + v1812;
+  const unsigned int v1815 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1817 = v371 + v1815;
+  const bool v1818 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
-    const float v1821 = v23.x[86];
+    const float v1821 = v40.x[85];
     const unsigned int v1822 = v1814 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1823 = v1822 + v1817;
     const __nv_bfloat16 v1824 = c[v1823];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2406,15 +2401,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1828 = __float2bfloat16_rn(v1827);
     c[v1823] = v1828;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v23.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1831 = v351 + v1829;
-  const unsigned int v1832 = static_cast<unsigned int>(v23.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1834 = v354 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1829 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1831 = v368 + v1829;
+  const unsigned int v1832 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1834 = v371 + v1832;
+  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
-    const float v1838 = v23.x[87];
+    const float v1838 = v40.x[86];
     const unsigned int v1839 = v1831 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1840 = v1839 + v1834;
     const __nv_bfloat16 v1841 = c[v1840];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2424,15 +2419,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1845 = __float2bfloat16_rn(v1844);
     c[v1840] = v1845;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v23.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1848 = v351 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v23.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1851 = v354 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1846 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1848 = v368 + v1846;
+  const unsigned int v1849 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1851 = v371 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
-    const float v1855 = v23.x[88];
+    const float v1855 = v40.x[87];
     const unsigned int v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1857 = v1856 + v1851;
     const __nv_bfloat16 v1858 = c[v1857];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2442,15 +2437,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1862 = __float2bfloat16_rn(v1861);
     c[v1857] = v1862;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v23.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1865 = v351 + v1863;
-  const unsigned int v1866 = static_cast<unsigned int>(v23.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1868 = v354 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1863 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1865 = v368 + v1863;
+  const unsigned int v1866 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1868 = v371 + v1866;
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
-    const float v1872 = v23.x[89];
+    const float v1872 = v40.x[88];
     const unsigned int v1873 = v1865 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1874 = v1873 + v1868;
     const __nv_bfloat16 v1875 = c[v1874];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2460,15 +2455,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1879 = __float2bfloat16_rn(v1878);
     c[v1874] = v1879;
   }
-  const unsigned int v1880 = static_cast<unsigned int>(v23.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1882 = v351 + v1880;
-  const unsigned int v1883 = static_cast<unsigned int>(v23.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1885 = v354 + v1883;
-  const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1880 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1882 = v368 + v1880;
+  const unsigned int v1883 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1885 = v371 + v1883;
+  const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1887 = v1885 < v1;
   const bool v1888 = v1886 && v1887;
   if (v1888) {
-    const float v1889 = v23.x[90];
+    const float v1889 = v40.x[89];
     const unsigned int v1890 = v1882 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1891 = v1890 + v1885;
     const __nv_bfloat16 v1892 = c[v1891];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2478,15 +2473,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1896 = __float2bfloat16_rn(v1895);
     c[v1891] = v1896;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v23.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1899 = v351 + v1897;
-  const unsigned int v1900 = static_cast<unsigned int>(v23.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1902 = v354 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1897 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1899 = v368 + v1897;
+  const unsigned int v1900 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1902 = v371 + v1900;
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
-    const float v1906 = v23.x[91];
+    const float v1906 = v40.x[90];
     const unsigned int v1907 = v1899 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1908 = v1907 + v1902;
     const __nv_bfloat16 v1909 = c[v1908];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2496,15 +2491,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1913 = __float2bfloat16_rn(v1912);
     c[v1908] = v1913;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v23.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1916 = v351 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v23.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1919 = v354 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1914 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1916 = v368 + v1914;
+  const unsigned int v1917 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1919 = v371 + v1917;
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
-    const float v1923 = v23.x[92];
+    const float v1923 = v40.x[91];
     const unsigned int v1924 = v1916 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1925 = v1924 + v1919;
     const __nv_bfloat16 v1926 = c[v1925];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2514,15 +2509,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1930 = __float2bfloat16_rn(v1929);
     c[v1925] = v1930;
   }
-  const unsigned int v1931 = static_cast<unsigned int>(v23.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1933 = v351 + v1931;
-  const unsigned int v1934 = static_cast<unsigned int>(v23.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1936 = v354 + v1934;
-  const bool v1937 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1931 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1933 = v368 + v1931;
+  const unsigned int v1934 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1936 = v371 + v1934;
+  const bool v1937 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
-    const float v1940 = v23.x[93];
+    const float v1940 = v40.x[92];
     const unsigned int v1941 = v1933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1942 = v1941 + v1936;
     const __nv_bfloat16 v1943 = c[v1942];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2532,15 +2527,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1947 = __float2bfloat16_rn(v1946);
     c[v1942] = v1947;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v23.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1950 = v351 + v1948;
-  const unsigned int v1951 = static_cast<unsigned int>(v23.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1953 = v354 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1948 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1950 = v368 + v1948;
+  const unsigned int v1951 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1953 = v371 + v1951;
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
-    const float v1957 = v23.x[94];
+    const float v1957 = v40.x[93];
     const unsigned int v1958 = v1950 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1959 = v1958 + v1953;
     const __nv_bfloat16 v1960 = c[v1959];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2550,15 +2545,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1964 = __float2bfloat16_rn(v1963);
     c[v1959] = v1964;
   }
-  const unsigned int v1965 = static_cast<unsigned int>(v23.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1967 = v351 + v1965;
-  const unsigned int v1968 = static_cast<unsigned int>(v23.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1970 = v354 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1965 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1967 = v368 + v1965;
+  const unsigned int v1968 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1970 = v371 + v1968;
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
-    const float v1974 = v23.x[95];
+    const float v1974 = v40.x[94];
     const unsigned int v1975 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1976 = v1975 + v1970;
     const __nv_bfloat16 v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2568,15 +2563,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1981 = __float2bfloat16_rn(v1980);
     c[v1976] = v1981;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v23.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1984 = v351 + v1982;
-  const unsigned int v1985 = static_cast<unsigned int>(v23.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1987 = v354 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1982 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1984 = v368 + v1982;
+  const unsigned int v1985 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1987 = v371 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
-    const float v1991 = v23.x[96];
+    const float v1991 = v40.x[95];
     const unsigned int v1992 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1993 = v1992 + v1987;
     const __nv_bfloat16 v1994 = c[v1993];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2586,15 +2581,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v1998 = __float2bfloat16_rn(v1997);
     c[v1993] = v1998;
   }
-  const unsigned int v1999 = static_cast<unsigned int>(v23.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2001 = v351 + v1999;
-  const unsigned int v2002 = static_cast<unsigned int>(v23.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2004 = v354 + v2002;
-  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1999 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2001 = v368 + v1999;
+  const unsigned int v2002 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2004 = v371 + v2002;
+  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
-    const float v2008 = v23.x[97];
+    const float v2008 = v40.x[96];
     const unsigned int v2009 = v2001 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2010 = v2009 + v2004;
     const __nv_bfloat16 v2011 = c[v2010];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2604,15 +2599,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2015 = __float2bfloat16_rn(v2014);
     c[v2010] = v2015;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v23.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2018 = v351 + v2016;
-  const unsigned int v2019 = static_cast<unsigned int>(v23.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2021 = v354 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2016 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2018 = v368 + v2016;
+  const unsigned int v2019 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2021 = v371 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
-    const float v2025 = v23.x[98];
+    const float v2025 = v40.x[97];
     const unsigned int v2026 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2027 = v2026 + v2021;
     const __nv_bfloat16 v2028 = c[v2027];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2622,15 +2617,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2032 = __float2bfloat16_rn(v2031);
     c[v2027] = v2032;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v23.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2035 = v351 + v2033;
-  const unsigned int v2036 = static_cast<unsigned int>(v23.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2038 = v354 + v2036;
-  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2033 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2035 = v368 + v2033;
+  const unsigned int v2036 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2038 = v371 + v2036;
+  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
-    const float v2042 = v23.x[99];
+    const float v2042 = v40.x[98];
     const unsigned int v2043 = v2035 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2044 = v2043 + v2038;
     const __nv_bfloat16 v2045 = c[v2044];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2640,15 +2635,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2049 = __float2bfloat16_rn(v2048);
     c[v2044] = v2049;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v23.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2052 = v351 + v2050;
-  const unsigned int v2053 = static_cast<unsigned int>(v23.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2055 = v354 + v2053;
-  const bool v2056 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2050 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2052 = v368 + v2050;
+  const unsigned int v2053 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2055 = v371 + v2053;
+  const bool v2056 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2057 = v2055 < v1;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
-    const float v2059 = v23.x[100];
+    const float v2059 = v40.x[99];
     const unsigned int v2060 = v2052 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2061 = v2060 + v2055;
     const __nv_bfloat16 v2062 = c[v2061];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2658,15 +2653,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2066 = __float2bfloat16_rn(v2065);
     c[v2061] = v2066;
   }
-  const unsigned int v2067 = static_cast<unsigned int>(v23.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2069 = v351 + v2067;
-  const unsigned int v2070 = static_cast<unsigned int>(v23.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2072 = v354 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2067 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2069 = v368 + v2067;
+  const unsigned int v2070 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2072 = v371 + v2070;
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
-    const float v2076 = v23.x[101];
+    const float v2076 = v40.x[100];
     const unsigned int v2077 = v2069 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2078 = v2077 + v2072;
     const __nv_bfloat16 v2079 = c[v2078];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2676,15 +2671,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2083 = __float2bfloat16_rn(v2082);
     c[v2078] = v2083;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v23.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2086 = v351 + v2084;
-  const unsigned int v2087 = static_cast<unsigned int>(v23.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2089 = v354 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2084 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2086 = v368 + v2084;
+  const unsigned int v2087 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2089 = v371 + v2087;
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
-    const float v2093 = v23.x[102];
+    const float v2093 = v40.x[101];
     const unsigned int v2094 = v2086 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2095 = v2094 + v2089;
     const __nv_bfloat16 v2096 = c[v2095];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2694,15 +2689,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2100 = __float2bfloat16_rn(v2099);
     c[v2095] = v2100;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v23.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2103 = v351 + v2101;
-  const unsigned int v2104 = static_cast<unsigned int>(v23.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2106 = v354 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2101 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2103 = v368 + v2101;
+  const unsigned int v2104 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2106 = v371 + v2104;
+  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
-    const float v2110 = v23.x[103];
+    const float v2110 = v40.x[102];
     const unsigned int v2111 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2112 = v2111 + v2106;
     const __nv_bfloat16 v2113 = c[v2112];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2712,15 +2707,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2117 = __float2bfloat16_rn(v2116);
     c[v2112] = v2117;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v23.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2120 = v351 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v23.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2123 = v354 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2118 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2120 = v368 + v2118;
+  const unsigned int v2121 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2123 = v371 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
-    const float v2127 = v23.x[104];
+    const float v2127 = v40.x[103];
     const unsigned int v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2129 = v2128 + v2123;
     const __nv_bfloat16 v2130 = c[v2129];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2730,15 +2725,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2134 = __float2bfloat16_rn(v2133);
     c[v2129] = v2134;
   }
-  const unsigned int v2135 = static_cast<unsigned int>(v23.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2137 = v351 + v2135;
-  const unsigned int v2138 = static_cast<unsigned int>(v23.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2140 = v354 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2135 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2137 = v368 + v2135;
+  const unsigned int v2138 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2140 = v371 + v2138;
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2142 = v2140 < v1;
   const bool v2143 = v2141 && v2142;
   if (v2143) {
-    const float v2144 = v23.x[105];
+    const float v2144 = v40.x[104];
     const unsigned int v2145 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2146 = v2145 + v2140;
     const __nv_bfloat16 v2147 = c[v2146];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2748,15 +2743,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2151 = __float2bfloat16_rn(v2150);
     c[v2146] = v2151;
   }
-  const unsigned int v2152 = static_cast<unsigned int>(v23.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2154 = v351 + v2152;
-  const unsigned int v2155 = static_cast<unsigned int>(v23.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2157 = v354 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2152 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2154 = v368 + v2152;
+  const unsigned int v2155 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2157 = v371 + v2155;
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
-    const float v2161 = v23.x[106];
+    const float v2161 = v40.x[105];
     const unsigned int v2162 = v2154 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2163 = v2162 + v2157;
     const __nv_bfloat16 v2164 = c[v2163];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2766,15 +2761,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2168 = __float2bfloat16_rn(v2167);
     c[v2163] = v2168;
   }
-  const unsigned int v2169 = static_cast<unsigned int>(v23.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2171 = v351 + v2169;
-  const unsigned int v2172 = static_cast<unsigned int>(v23.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2174 = v354 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2169 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2171 = v368 + v2169;
+  const unsigned int v2172 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2174 = v371 + v2172;
+  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
-    const float v2178 = v23.x[107];
+    const float v2178 = v40.x[106];
     const unsigned int v2179 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2180 = v2179 + v2174;
     const __nv_bfloat16 v2181 = c[v2180];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2784,15 +2779,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2185 = __float2bfloat16_rn(v2184);
     c[v2180] = v2185;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v23.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2188 = v351 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v23.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2191 = v354 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2186 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2188 = v368 + v2186;
+  const unsigned int v2189 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2191 = v371 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
-    const float v2195 = v23.x[108];
+    const float v2195 = v40.x[107];
     const unsigned int v2196 = v2188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2197 = v2196 + v2191;
     const __nv_bfloat16 v2198 = c[v2197];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2802,15 +2797,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2202 = __float2bfloat16_rn(v2201);
     c[v2197] = v2202;
   }
-  const unsigned int v2203 = static_cast<unsigned int>(v23.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2205 = v351 + v2203;
-  const unsigned int v2206 = static_cast<unsigned int>(v23.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2208 = v354 + v2206;
-  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2203 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2205 = v368 + v2203;
+  const unsigned int v2206 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2208 = v371 + v2206;
+  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
-    const float v2212 = v23.x[109];
+    const float v2212 = v40.x[108];
     const unsigned int v2213 = v2205 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2214 = v2213 + v2208;
     const __nv_bfloat16 v2215 = c[v2214];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2820,15 +2815,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2219 = __float2bfloat16_rn(v2218);
     c[v2214] = v2219;
   }
-  const unsigned int v2220 = static_cast<unsigned int>(v23.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2222 = v351 + v2220;
-  const unsigned int v2223 = static_cast<unsigned int>(v23.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2225 = v354 + v2223;
-  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2220 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2222 = v368 + v2220;
+  const unsigned int v2223 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2225 = v371 + v2223;
+  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
-    const float v2229 = v23.x[110];
+    const float v2229 = v40.x[109];
     const unsigned int v2230 = v2222 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2231 = v2230 + v2225;
     const __nv_bfloat16 v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2838,15 +2833,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2236 = __float2bfloat16_rn(v2235);
     c[v2231] = v2236;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v23.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2239 = v351 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v23.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2242 = v354 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2237 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2239 = v368 + v2237;
+  const unsigned int v2240 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2242 = v371 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
-    const float v2246 = v23.x[111];
+    const float v2246 = v40.x[110];
     const unsigned int v2247 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2248 = v2247 + v2242;
     const __nv_bfloat16 v2249 = c[v2248];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2856,15 +2851,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2253 = __float2bfloat16_rn(v2252);
     c[v2248] = v2253;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v23.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2256 = v351 + v2254;
-  const unsigned int v2257 = static_cast<unsigned int>(v23.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2259 = v354 + v2257;
-  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2254 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2256 = v368 + v2254;
+  const unsigned int v2257 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2259 = v371 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2261 = v2259 < v1;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
-    const float v2263 = v23.x[112];
+    const float v2263 = v40.x[111];
     const unsigned int v2264 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2265 = v2264 + v2259;
     const __nv_bfloat16 v2266 = c[v2265];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2874,15 +2869,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2270 = __float2bfloat16_rn(v2269);
     c[v2265] = v2270;
   }
-  const unsigned int v2271 = static_cast<unsigned int>(v23.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2273 = v351 + v2271;
-  const unsigned int v2274 = static_cast<unsigned int>(v23.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2276 = v354 + v2274;
-  const bool v2277 = v2273 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2271 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2273 = v368 + v2271;
+  const unsigned int v2274 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2276 = v371 + v2274;
+  const bool v2277 = v2273 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2278 = v2276 < v1;
   const bool v2279 = v2277 && v2278;
   if (v2279) {
-    const float v2280 = v23.x[113];
+    const float v2280 = v40.x[112];
     const unsigned int v2281 = v2273 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2282 = v2281 + v2276;
     const __nv_bfloat16 v2283 = c[v2282];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2892,15 +2887,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2287 = __float2bfloat16_rn(v2286);
     c[v2282] = v2287;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v23.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2290 = v351 + v2288;
-  const unsigned int v2291 = static_cast<unsigned int>(v23.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2293 = v354 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2288 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2290 = v368 + v2288;
+  const unsigned int v2291 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2293 = v371 + v2291;
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
-    const float v2297 = v23.x[114];
+    const float v2297 = v40.x[113];
     const unsigned int v2298 = v2290 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2299 = v2298 + v2293;
     const __nv_bfloat16 v2300 = c[v2299];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2910,15 +2905,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2304 = __float2bfloat16_rn(v2303);
     c[v2299] = v2304;
   }
-  const unsigned int v2305 = static_cast<unsigned int>(v23.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2307 = v351 + v2305;
-  const unsigned int v2308 = static_cast<unsigned int>(v23.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2310 = v354 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2305 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2307 = v368 + v2305;
+  const unsigned int v2308 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2310 = v371 + v2308;
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
-    const float v2314 = v23.x[115];
+    const float v2314 = v40.x[114];
     const unsigned int v2315 = v2307 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2316 = v2315 + v2310;
     const __nv_bfloat16 v2317 = c[v2316];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2928,15 +2923,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2321 = __float2bfloat16_rn(v2320);
     c[v2316] = v2321;
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v23.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2324 = v351 + v2322;
-  const unsigned int v2325 = static_cast<unsigned int>(v23.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2327 = v354 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2322 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2324 = v368 + v2322;
+  const unsigned int v2325 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2327 = v371 + v2325;
+  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
-    const float v2331 = v23.x[116];
+    const float v2331 = v40.x[115];
     const unsigned int v2332 = v2324 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2333 = v2332 + v2327;
     const __nv_bfloat16 v2334 = c[v2333];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2946,15 +2941,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2338 = __float2bfloat16_rn(v2337);
     c[v2333] = v2338;
   }
-  const unsigned int v2339 = static_cast<unsigned int>(v23.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2341 = v351 + v2339;
-  const unsigned int v2342 = static_cast<unsigned int>(v23.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2344 = v354 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2339 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2341 = v368 + v2339;
+  const unsigned int v2342 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2344 = v371 + v2342;
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
-    const float v2348 = v23.x[117];
+    const float v2348 = v40.x[116];
     const unsigned int v2349 = v2341 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2350 = v2349 + v2344;
     const __nv_bfloat16 v2351 = c[v2350];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2964,15 +2959,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2355 = __float2bfloat16_rn(v2354);
     c[v2350] = v2355;
   }
-  const unsigned int v2356 = static_cast<unsigned int>(v23.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2358 = v351 + v2356;
-  const unsigned int v2359 = static_cast<unsigned int>(v23.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2361 = v354 + v2359;
-  const bool v2362 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2356 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2358 = v368 + v2356;
+  const unsigned int v2359 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2361 = v371 + v2359;
+  const bool v2362 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
-    const float v2365 = v23.x[118];
+    const float v2365 = v40.x[117];
     const unsigned int v2366 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2367 = v2366 + v2361;
     const __nv_bfloat16 v2368 = c[v2367];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2982,15 +2977,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2372 = __float2bfloat16_rn(v2371);
     c[v2367] = v2372;
   }
-  const unsigned int v2373 = static_cast<unsigned int>(v23.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2375 = v351 + v2373;
-  const unsigned int v2376 = static_cast<unsigned int>(v23.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2378 = v354 + v2376;
-  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2373 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2375 = v368 + v2373;
+  const unsigned int v2376 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2378 = v371 + v2376;
+  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
-    const float v2382 = v23.x[119];
+    const float v2382 = v40.x[118];
     const unsigned int v2383 = v2375 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2384 = v2383 + v2378;
     const __nv_bfloat16 v2385 = c[v2384];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3000,15 +2995,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2389 = __float2bfloat16_rn(v2388);
     c[v2384] = v2389;
   }
-  const unsigned int v2390 = static_cast<unsigned int>(v23.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2392 = v351 + v2390;
-  const unsigned int v2393 = static_cast<unsigned int>(v23.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2395 = v354 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2390 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2392 = v368 + v2390;
+  const unsigned int v2393 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2395 = v371 + v2393;
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
-    const float v2399 = v23.x[120];
+    const float v2399 = v40.x[119];
     const unsigned int v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2401 = v2400 + v2395;
     const __nv_bfloat16 v2402 = c[v2401];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3018,15 +3013,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2406 = __float2bfloat16_rn(v2405);
     c[v2401] = v2406;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v23.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2409 = v351 + v2407;
-  const unsigned int v2410 = static_cast<unsigned int>(v23.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2412 = v354 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2407 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2409 = v368 + v2407;
+  const unsigned int v2410 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2412 = v371 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
-    const float v2416 = v23.x[121];
+    const float v2416 = v40.x[120];
     const unsigned int v2417 = v2409 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2418 = v2417 + v2412;
     const __nv_bfloat16 v2419 = c[v2418];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3036,15 +3031,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2423 = __float2bfloat16_rn(v2422);
     c[v2418] = v2423;
   }
-  const unsigned int v2424 = static_cast<unsigned int>(v23.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2426 = v351 + v2424;
-  const unsigned int v2427 = static_cast<unsigned int>(v23.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2429 = v354 + v2427;
-  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2424 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2426 = v368 + v2424;
+  const unsigned int v2427 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2429 = v371 + v2427;
+  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
-    const float v2433 = v23.x[122];
+    const float v2433 = v40.x[121];
     const unsigned int v2434 = v2426 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2435 = v2434 + v2429;
     const __nv_bfloat16 v2436 = c[v2435];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3054,15 +3049,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2440 = __float2bfloat16_rn(v2439);
     c[v2435] = v2440;
   }
-  const unsigned int v2441 = static_cast<unsigned int>(v23.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2443 = v351 + v2441;
-  const unsigned int v2444 = static_cast<unsigned int>(v23.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2446 = v354 + v2444;
-  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2441 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2443 = v368 + v2441;
+  const unsigned int v2444 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2446 = v371 + v2444;
+  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2448 = v2446 < v1;
   const bool v2449 = v2447 && v2448;
   if (v2449) {
-    const float v2450 = v23.x[123];
+    const float v2450 = v40.x[122];
     const unsigned int v2451 = v2443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2452 = v2451 + v2446;
     const __nv_bfloat16 v2453 = c[v2452];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3072,15 +3067,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2457 = __float2bfloat16_rn(v2456);
     c[v2452] = v2457;
   }
-  const unsigned int v2458 = static_cast<unsigned int>(v23.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2460 = v351 + v2458;
-  const unsigned int v2461 = static_cast<unsigned int>(v23.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2463 = v354 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2458 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2460 = v368 + v2458;
+  const unsigned int v2461 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2463 = v371 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2465 = v2463 < v1;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
-    const float v2467 = v23.x[124];
+    const float v2467 = v40.x[123];
     const unsigned int v2468 = v2460 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2469 = v2468 + v2463;
     const __nv_bfloat16 v2470 = c[v2469];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3090,15 +3085,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2474 = __float2bfloat16_rn(v2473);
     c[v2469] = v2474;
   }
-  const unsigned int v2475 = static_cast<unsigned int>(v23.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2477 = v351 + v2475;
-  const unsigned int v2478 = static_cast<unsigned int>(v23.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2480 = v354 + v2478;
-  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2475 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2477 = v368 + v2475;
+  const unsigned int v2478 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2480 = v371 + v2478;
+  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2482 = v2480 < v1;
   const bool v2483 = v2481 && v2482;
   if (v2483) {
-    const float v2484 = v23.x[125];
+    const float v2484 = v40.x[124];
     const unsigned int v2485 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2486 = v2485 + v2480;
     const __nv_bfloat16 v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3108,15 +3103,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2491 = __float2bfloat16_rn(v2490);
     c[v2486] = v2491;
   }
-  const unsigned int v2492 = static_cast<unsigned int>(v23.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2494 = v351 + v2492;
-  const unsigned int v2495 = static_cast<unsigned int>(v23.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2497 = v354 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2492 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2494 = v368 + v2492;
+  const unsigned int v2495 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2497 = v371 + v2495;
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
-    const float v2501 = v23.x[126];
+    const float v2501 = v40.x[125];
     const unsigned int v2502 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2503 = v2502 + v2497;
     const __nv_bfloat16 v2504 = c[v2503];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3126,15 +3121,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const __nv_bfloat16 v2508 = __float2bfloat16_rn(v2507);
     c[v2503] = v2508;
   }
-  const unsigned int v2509 = static_cast<unsigned int>(v23.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2511 = v351 + v2509;
-  const unsigned int v2512 = static_cast<unsigned int>(v23.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2514 = v354 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2509 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2511 = v368 + v2509;
+  const unsigned int v2512 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2514 = v371 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
-    const float v2518 = v23.x[127];
+    const float v2518 = v40.x[126];
     const unsigned int v2519 = v2511 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2520 = v2519 + v2514;
     const __nv_bfloat16 v2521 = c[v2520];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3143,5 +3138,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2524 = fmaf(v2518, v3, v2523);
     const __nv_bfloat16 v2525 = __float2bfloat16_rn(v2524);
     c[v2520] = v2525;
+  }
+  const unsigned int v2526 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2528 = v368 + v2526;
+  const unsigned int v2529 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2531 = v371 + v2529;
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2533 = v2531 < v1;
+  const bool v2534 = v2532 && v2533;
+  if (v2534) {
+    const float v2535 = v40.x[127];
+    const unsigned int v2536 = v2528 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2537 = v2536 + v2531;
+    const __nv_bfloat16 v2538 = c[v2537];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2539 = __bfloat162float(v2538);
+    const float v2540 = v2539 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2541 = fmaf(v2535, v3, v2540);
+    const __nv_bfloat16 v2542 = __float2bfloat16_rn(v2541);
+    c[v2537] = v2542;
   }
 }

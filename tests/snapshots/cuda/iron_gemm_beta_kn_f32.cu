@@ -201,657 +201,654 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
   const float v3 = alpha;
   const float v4 = beta;
   unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v12 = v11 << 7u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v21 = v20 << 6u;
-  iron_frag<float, 2, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, 0.0f);
-  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, 0.0f);
-  iron_frag<float, 1, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, 0.0f);
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == v5;
-  const unsigned int v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v40 = v39 == v5;
-  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v46) {
-    const bool v2507 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2507) {
-      const unsigned int v2511 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2514 = v2511 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2517 = v2511 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2518 = v2517 << 2u;
-      const unsigned int v2519 = v9 + v2514;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2520 = v2519 < v0;
-      const bool v2522 = v2518 < v2;
-      const bool v2523 = v2520 && v2522;
-      const unsigned int v2525 = v2519 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2528 = v2525 + v2518;
-      const unsigned int v2529 = v2523 ? v2528 : v5;
-      const unsigned int v2531 = v2514 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2533 = v2531 + v2518;
-      iron_copy_async(shm0 + v2533, a + v2529, v2523);
-      const unsigned int v2536 = v2511 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2538 = v2536 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2541 = v2536 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2542 = v2541 << 2u;
-      const unsigned int v2543 = v9 + v2538;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2544 = v2543 < v0;
-      const bool v2546 = v2542 < v2;
-      const bool v2547 = v2544 && v2546;
-      const unsigned int v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2552 = v2549 + v2542;
-      const unsigned int v2553 = v2547 ? v2552 : v5;
-      const unsigned int v2555 = v2538 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2557 = v2555 + v2542;
-      iron_copy_async(shm0 + v2557, a + v2553, v2547);
-      const unsigned int v2560 = v2511 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2562 = v2560 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2565 = v2560 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2566 = v2565 << 2u;
-      const unsigned int v2567 = v9 + v2562;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2568 = v2567 < v0;
-      const bool v2570 = v2566 < v2;
-      const bool v2571 = v2568 && v2570;
-      const unsigned int v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2576 = v2573 + v2566;
-      const unsigned int v2577 = v2571 ? v2576 : v5;
-      const unsigned int v2579 = v2562 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2581 = v2579 + v2566;
-      iron_copy_async(shm0 + v2581, a + v2577, v2571);
-      const unsigned int v2584 = v2511 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2586 = v2584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2589 = v2584 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2590 = v2589 << 2u;
-      const unsigned int v2591 = v9 + v2586;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2592 = v2591 < v0;
-      const bool v2594 = v2590 < v2;
-      const bool v2595 = v2592 && v2594;
-      const unsigned int v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2600 = v2597 + v2590;
-      const unsigned int v2601 = v2595 ? v2600 : v5;
-      const unsigned int v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2605 = v2603 + v2590;
-      iron_copy_async(shm0 + v2605, a + v2601, v2595);
-      const unsigned int v2612 = v2511 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2615 = v2511 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2616 = v2615 << 2u;
-      const bool v2618 = v2612 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2619 = v12 + v2616;
-      const bool v2620 = v2619 < v1;
-      const bool v2621 = v2618 && v2620;
-      const unsigned int v2623 = v2612 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2625 = v2623 + v12;
-      const unsigned int v2626 = v2625 + v2616;
-      const unsigned int v2627 = v2621 ? v2626 : v5;
-      const unsigned int v2629 = v2612 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2631 = v2629 + v2616;
-      iron_copy_async(shm1 + v2631, b + v2627, v2621);
-      const unsigned int v2636 = v2536 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2639 = v2536 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2640 = v2639 << 2u;
-      const bool v2642 = v2636 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2643 = v12 + v2640;
-      const bool v2644 = v2643 < v1;
-      const bool v2645 = v2642 && v2644;
-      const unsigned int v2647 = v2636 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2649 = v2647 + v12;
-      const unsigned int v2650 = v2649 + v2640;
-      const unsigned int v2651 = v2645 ? v2650 : v5;
-      const unsigned int v2653 = v2636 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2655 = v2653 + v2640;
-      iron_copy_async(shm1 + v2655, b + v2651, v2645);
-      const unsigned int v2660 = v2560 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2663 = v2560 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2664 = v2663 << 2u;
-      const bool v2666 = v2660 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2667 = v12 + v2664;
-      const bool v2668 = v2667 < v1;
-      const bool v2669 = v2666 && v2668;
-      const unsigned int v2671 = v2660 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2673 = v2671 + v12;
-      const unsigned int v2674 = v2673 + v2664;
-      const unsigned int v2675 = v2669 ? v2674 : v5;
-      const unsigned int v2677 = v2660 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2679 = v2677 + v2664;
-      iron_copy_async(shm1 + v2679, b + v2675, v2669);
-      const unsigned int v2684 = v2584 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2687 = v2584 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2688 = v2687 << 2u;
-      const bool v2690 = v2684 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2691 = v12 + v2688;
-      const bool v2692 = v2691 < v1;
-      const bool v2693 = v2690 && v2692;
-      const unsigned int v2695 = v2684 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2697 = v2695 + v12;
-      const unsigned int v2698 = v2697 + v2688;
-      const unsigned int v2699 = v2693 ? v2698 : v5;
-      const unsigned int v2701 = v2684 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2703 = v2701 + v2688;
-      iron_copy_async(shm1 + v2703, b + v2699, v2693);
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v9 = blockIdx.y;
+  const unsigned int v10 = v9 * v7;
+  const unsigned int v11 = v10 + v8;
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v16 = v15 << 3u;
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v19 = v18 - v16;
+  const unsigned int v20 = min(v19, 8u);
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v23 = v22 % v20;
+  const unsigned int v24 = v16 + v23;
+  const unsigned int v25 = v24 << 7u;
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v29 = v28 << 7u;
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v34 = v33 << 6u;
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v38 = v37 << 6u;
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, 0.0f);
+  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, 0.0f);
+  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, 0.0f);
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == v5;
+  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v57 = v56 == v5;
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v63) {
+    const bool v2524 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2524) {
+      const unsigned int v2528 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2531 = v2528 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2534 = v2528 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2535 = v2534 << 2u;
+      const unsigned int v2536 = v25 + v2531;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2537 = v2536 < v0;
+      const bool v2539 = v2535 < v2;
+      const bool v2540 = v2537 && v2539;
+      const unsigned int v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2545 = v2542 + v2535;
+      const unsigned int v2546 = v2540 ? v2545 : v5;
+      const unsigned int v2548 = v2531 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2550 = v2548 + v2535;
+      iron_copy_async(shm0 + v2550, a + v2546, v2540);
+      const unsigned int v2553 = v2528 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2555 = v2553 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2558 = v2553 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2559 = v2558 << 2u;
+      const unsigned int v2560 = v25 + v2555;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2561 = v2560 < v0;
+      const bool v2563 = v2559 < v2;
+      const bool v2564 = v2561 && v2563;
+      const unsigned int v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2569 = v2566 + v2559;
+      const unsigned int v2570 = v2564 ? v2569 : v5;
+      const unsigned int v2572 = v2555 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2574 = v2572 + v2559;
+      iron_copy_async(shm0 + v2574, a + v2570, v2564);
+      const unsigned int v2577 = v2528 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2579 = v2577 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2582 = v2577 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2583 = v2582 << 2u;
+      const unsigned int v2584 = v25 + v2579;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2585 = v2584 < v0;
+      const bool v2587 = v2583 < v2;
+      const bool v2588 = v2585 && v2587;
+      const unsigned int v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2593 = v2590 + v2583;
+      const unsigned int v2594 = v2588 ? v2593 : v5;
+      const unsigned int v2596 = v2579 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2598 = v2596 + v2583;
+      iron_copy_async(shm0 + v2598, a + v2594, v2588);
+      const unsigned int v2601 = v2528 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2603 = v2601 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2606 = v2601 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2607 = v2606 << 2u;
+      const unsigned int v2608 = v25 + v2603;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2609 = v2608 < v0;
+      const bool v2611 = v2607 < v2;
+      const bool v2612 = v2609 && v2611;
+      const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2617 = v2614 + v2607;
+      const unsigned int v2618 = v2612 ? v2617 : v5;
+      const unsigned int v2620 = v2603 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2622 = v2620 + v2607;
+      iron_copy_async(shm0 + v2622, a + v2618, v2612);
+      const unsigned int v2629 = v2528 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2632 = v2528 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2633 = v2632 << 2u;
+      const bool v2635 = v2629 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2636 = v29 + v2633;
+      const bool v2637 = v2636 < v1;
+      const bool v2638 = v2635 && v2637;
+      const unsigned int v2640 = v2629 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2642 = v2640 + v29;
+      const unsigned int v2643 = v2642 + v2633;
+      const unsigned int v2644 = v2638 ? v2643 : v5;
+      const unsigned int v2646 = v2629 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2648 = v2646 + v2633;
+      iron_copy_async(shm1 + v2648, b + v2644, v2638);
+      const unsigned int v2653 = v2553 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2656 = v2553 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2657 = v2656 << 2u;
+      const bool v2659 = v2653 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2660 = v29 + v2657;
+      const bool v2661 = v2660 < v1;
+      const bool v2662 = v2659 && v2661;
+      const unsigned int v2664 = v2653 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2666 = v2664 + v29;
+      const unsigned int v2667 = v2666 + v2657;
+      const unsigned int v2668 = v2662 ? v2667 : v5;
+      const unsigned int v2670 = v2653 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2672 = v2670 + v2657;
+      iron_copy_async(shm1 + v2672, b + v2668, v2662);
+      const unsigned int v2677 = v2577 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2680 = v2577 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2681 = v2680 << 2u;
+      const bool v2683 = v2677 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2684 = v29 + v2681;
+      const bool v2685 = v2684 < v1;
+      const bool v2686 = v2683 && v2685;
+      const unsigned int v2688 = v2677 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2690 = v2688 + v29;
+      const unsigned int v2691 = v2690 + v2681;
+      const unsigned int v2692 = v2686 ? v2691 : v5;
+      const unsigned int v2694 = v2677 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2696 = v2694 + v2681;
+      iron_copy_async(shm1 + v2696, b + v2692, v2686);
+      const unsigned int v2701 = v2601 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2704 = v2601 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2705 = v2704 << 2u;
+      const bool v2707 = v2701 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2708 = v29 + v2705;
+      const bool v2709 = v2708 < v1;
+      const bool v2710 = v2707 && v2709;
+      const unsigned int v2712 = v2701 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2714 = v2712 + v29;
+      const unsigned int v2715 = v2714 + v2705;
+      const unsigned int v2716 = v2710 ? v2715 : v5;
+      const unsigned int v2718 = v2701 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2720 = v2718 + v2705;
+      iron_copy_async(shm1 + v2720, b + v2716, v2710);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2708 = 16u < v2;
-    if (v2708) {
-      const unsigned int v2712 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2715 = v2712 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2718 = v2712 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2719 = v2718 << 2u;
-      const unsigned int v2720 = v9 + v2715;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2721 = v2720 < v0;
-      const unsigned int v2722 = 16u + v2719;
-      const bool v2723 = v2722 < v2;
-      const bool v2724 = v2721 && v2723;
-      const unsigned int v2726 = v2720 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2728 = v2726 + 16u;
-      const unsigned int v2729 = v2728 + v2719;
-      const unsigned int v2730 = v2724 ? v2729 : v5;
-      const unsigned int v2732 = v2715 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2733 = 2560u + v2732;
-      const unsigned int v2734 = v2733 + v2719;
-      iron_copy_async(shm0 + v2734, a + v2730, v2724);
-      const unsigned int v2737 = v2712 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2739 = v2737 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2742 = v2737 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2743 = v2742 << 2u;
-      const unsigned int v2744 = v9 + v2739;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2745 = v2744 < v0;
-      const unsigned int v2746 = 16u + v2743;
-      const bool v2747 = v2746 < v2;
-      const bool v2748 = v2745 && v2747;
-      const unsigned int v2750 = v2744 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2752 = v2750 + 16u;
-      const unsigned int v2753 = v2752 + v2743;
-      const unsigned int v2754 = v2748 ? v2753 : v5;
-      const unsigned int v2756 = v2739 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2757 = 2560u + v2756;
-      const unsigned int v2758 = v2757 + v2743;
-      iron_copy_async(shm0 + v2758, a + v2754, v2748);
-      const unsigned int v2761 = v2712 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2763 = v2761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2766 = v2761 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2767 = v2766 << 2u;
-      const unsigned int v2768 = v9 + v2763;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2769 = v2768 < v0;
-      const unsigned int v2770 = 16u + v2767;
-      const bool v2771 = v2770 < v2;
-      const bool v2772 = v2769 && v2771;
-      const unsigned int v2774 = v2768 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2776 = v2774 + 16u;
-      const unsigned int v2777 = v2776 + v2767;
-      const unsigned int v2778 = v2772 ? v2777 : v5;
-      const unsigned int v2780 = v2763 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2781 = 2560u + v2780;
-      const unsigned int v2782 = v2781 + v2767;
-      iron_copy_async(shm0 + v2782, a + v2778, v2772);
-      const unsigned int v2785 = v2712 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2787 = v2785 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2790 = v2785 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2791 = v2790 << 2u;
-      const unsigned int v2792 = v9 + v2787;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2793 = v2792 < v0;
-      const unsigned int v2794 = 16u + v2791;
-      const bool v2795 = v2794 < v2;
-      const bool v2796 = v2793 && v2795;
-      const unsigned int v2798 = v2792 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2800 = v2798 + 16u;
-      const unsigned int v2801 = v2800 + v2791;
-      const unsigned int v2802 = v2796 ? v2801 : v5;
-      const unsigned int v2804 = v2787 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2805 = 2560u + v2804;
-      const unsigned int v2806 = v2805 + v2791;
-      iron_copy_async(shm0 + v2806, a + v2802, v2796);
-      const unsigned int v2813 = v2712 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2816 = v2712 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2817 = v2816 << 2u;
-      const unsigned int v2818 = 16u + v2813;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2819 = v2818 < v2;
-      const unsigned int v2820 = v12 + v2817;
-      const bool v2821 = v2820 < v1;
-      const bool v2822 = v2819 && v2821;
-      const unsigned int v2824 = v2818 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2826 = v2824 + v12;
-      const unsigned int v2827 = v2826 + v2817;
-      const unsigned int v2828 = v2822 ? v2827 : v5;
-      const unsigned int v2830 = v2813 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2831 = 2112u + v2830;
-      const unsigned int v2832 = v2831 + v2817;
-      iron_copy_async(shm1 + v2832, b + v2828, v2822);
-      const unsigned int v2837 = v2737 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2840 = v2737 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2841 = v2840 << 2u;
-      const unsigned int v2842 = 16u + v2837;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2843 = v2842 < v2;
-      const unsigned int v2844 = v12 + v2841;
-      const bool v2845 = v2844 < v1;
-      const bool v2846 = v2843 && v2845;
-      const unsigned int v2848 = v2842 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2850 = v2848 + v12;
-      const unsigned int v2851 = v2850 + v2841;
-      const unsigned int v2852 = v2846 ? v2851 : v5;
-      const unsigned int v2854 = v2837 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2855 = 2112u + v2854;
-      const unsigned int v2856 = v2855 + v2841;
-      iron_copy_async(shm1 + v2856, b + v2852, v2846);
-      const unsigned int v2861 = v2761 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2864 = v2761 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2865 = v2864 << 2u;
-      const unsigned int v2866 = 16u + v2861;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2867 = v2866 < v2;
-      const unsigned int v2868 = v12 + v2865;
-      const bool v2869 = v2868 < v1;
-      const bool v2870 = v2867 && v2869;
-      const unsigned int v2872 = v2866 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2874 = v2872 + v12;
-      const unsigned int v2875 = v2874 + v2865;
-      const unsigned int v2876 = v2870 ? v2875 : v5;
-      const unsigned int v2878 = v2861 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2879 = 2112u + v2878;
-      const unsigned int v2880 = v2879 + v2865;
-      iron_copy_async(shm1 + v2880, b + v2876, v2870);
-      const unsigned int v2885 = v2785 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2888 = v2785 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2889 = v2888 << 2u;
-      const unsigned int v2890 = 16u + v2885;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2891 = v2890 < v2;
-      const unsigned int v2892 = v12 + v2889;
-      const bool v2893 = v2892 < v1;
-      const bool v2894 = v2891 && v2893;
-      const unsigned int v2896 = v2890 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2898 = v2896 + v12;
-      const unsigned int v2899 = v2898 + v2889;
-      const unsigned int v2900 = v2894 ? v2899 : v5;
-      const unsigned int v2902 = v2885 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2903 = 2112u + v2902;
-      const unsigned int v2904 = v2903 + v2889;
-      iron_copy_async(shm1 + v2904, b + v2900, v2894);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2725 = 16u < v2;
+    if (v2725) {
+      const unsigned int v2729 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2736 = v2735 << 2u;
+      const unsigned int v2737 = v25 + v2732;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2738 = v2737 < v0;
+      const unsigned int v2739 = 16u + v2736;
+      const bool v2740 = v2739 < v2;
+      const bool v2741 = v2738 && v2740;
+      const unsigned int v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2745 = v2743 + 16u;
+      const unsigned int v2746 = v2745 + v2736;
+      const unsigned int v2747 = v2741 ? v2746 : v5;
+      const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2750 = 2560u + v2749;
+      const unsigned int v2751 = v2750 + v2736;
+      iron_copy_async(shm0 + v2751, a + v2747, v2741);
+      const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2760 = v2759 << 2u;
+      const unsigned int v2761 = v25 + v2756;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2762 = v2761 < v0;
+      const unsigned int v2763 = 16u + v2760;
+      const bool v2764 = v2763 < v2;
+      const bool v2765 = v2762 && v2764;
+      const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2769 = v2767 + 16u;
+      const unsigned int v2770 = v2769 + v2760;
+      const unsigned int v2771 = v2765 ? v2770 : v5;
+      const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2774 = 2560u + v2773;
+      const unsigned int v2775 = v2774 + v2760;
+      iron_copy_async(shm0 + v2775, a + v2771, v2765);
+      const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2784 = v2783 << 2u;
+      const unsigned int v2785 = v25 + v2780;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2786 = v2785 < v0;
+      const unsigned int v2787 = 16u + v2784;
+      const bool v2788 = v2787 < v2;
+      const bool v2789 = v2786 && v2788;
+      const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2793 = v2791 + 16u;
+      const unsigned int v2794 = v2793 + v2784;
+      const unsigned int v2795 = v2789 ? v2794 : v5;
+      const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2798 = 2560u + v2797;
+      const unsigned int v2799 = v2798 + v2784;
+      iron_copy_async(shm0 + v2799, a + v2795, v2789);
+      const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2808 = v2807 << 2u;
+      const unsigned int v2809 = v25 + v2804;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2810 = v2809 < v0;
+      const unsigned int v2811 = 16u + v2808;
+      const bool v2812 = v2811 < v2;
+      const bool v2813 = v2810 && v2812;
+      const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2817 = v2815 + 16u;
+      const unsigned int v2818 = v2817 + v2808;
+      const unsigned int v2819 = v2813 ? v2818 : v5;
+      const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2822 = 2560u + v2821;
+      const unsigned int v2823 = v2822 + v2808;
+      iron_copy_async(shm0 + v2823, a + v2819, v2813);
+      const unsigned int v2830 = v2729 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2833 = v2729 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2834 = v2833 << 2u;
+      const unsigned int v2835 = 16u + v2830;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2836 = v2835 < v2;
+      const unsigned int v2837 = v29 + v2834;
+      const bool v2838 = v2837 < v1;
+      const bool v2839 = v2836 && v2838;
+      const unsigned int v2841 = v2835 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2843 = v2841 + v29;
+      const unsigned int v2844 = v2843 + v2834;
+      const unsigned int v2845 = v2839 ? v2844 : v5;
+      const unsigned int v2847 = v2830 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2848 = 2112u + v2847;
+      const unsigned int v2849 = v2848 + v2834;
+      iron_copy_async(shm1 + v2849, b + v2845, v2839);
+      const unsigned int v2854 = v2754 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2857 = v2754 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2858 = v2857 << 2u;
+      const unsigned int v2859 = 16u + v2854;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2860 = v2859 < v2;
+      const unsigned int v2861 = v29 + v2858;
+      const bool v2862 = v2861 < v1;
+      const bool v2863 = v2860 && v2862;
+      const unsigned int v2865 = v2859 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2867 = v2865 + v29;
+      const unsigned int v2868 = v2867 + v2858;
+      const unsigned int v2869 = v2863 ? v2868 : v5;
+      const unsigned int v2871 = v2854 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2872 = 2112u + v2871;
+      const unsigned int v2873 = v2872 + v2858;
+      iron_copy_async(shm1 + v2873, b + v2869, v2863);
+      const unsigned int v2878 = v2778 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2881 = v2778 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2882 = v2881 << 2u;
+      const unsigned int v2883 = 16u + v2878;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2884 = v2883 < v2;
+      const unsigned int v2885 = v29 + v2882;
+      const bool v2886 = v2885 < v1;
+      const bool v2887 = v2884 && v2886;
+      const unsigned int v2889 = v2883 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2891 = v2889 + v29;
+      const unsigned int v2892 = v2891 + v2882;
+      const unsigned int v2893 = v2887 ? v2892 : v5;
+      const unsigned int v2895 = v2878 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2896 = 2112u + v2895;
+      const unsigned int v2897 = v2896 + v2882;
+      iron_copy_async(shm1 + v2897, b + v2893, v2887);
+      const unsigned int v2902 = v2802 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2905 = v2802 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2906 = v2905 << 2u;
+      const unsigned int v2907 = 16u + v2902;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2908 = v2907 < v2;
+      const unsigned int v2909 = v29 + v2906;
+      const bool v2910 = v2909 < v1;
+      const bool v2911 = v2908 && v2910;
+      const unsigned int v2913 = v2907 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2915 = v2913 + v29;
+      const unsigned int v2916 = v2915 + v2906;
+      const unsigned int v2917 = v2911 ? v2916 : v5;
+      const unsigned int v2919 = v2902 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2920 = 2112u + v2919;
+      const unsigned int v2921 = v2920 + v2906;
+      iron_copy_async(shm1 + v2921, b + v2917, v2911);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2909 = 32u < v2;
-    if (v2909) {
-      const unsigned int v2913 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2916 = v2913 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2919 = v2913 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2920 = v2919 << 2u;
-      const unsigned int v2921 = v9 + v2916;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2922 = v2921 < v0;
-      const unsigned int v2923 = 32u + v2920;
-      const bool v2924 = v2923 < v2;
-      const bool v2925 = v2922 && v2924;
-      const unsigned int v2927 = v2921 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2929 = v2927 + 32u;
-      const unsigned int v2930 = v2929 + v2920;
-      const unsigned int v2931 = v2925 ? v2930 : v5;
-      const unsigned int v2933 = v2916 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2934 = 5120u + v2933;
-      const unsigned int v2935 = v2934 + v2920;
-      iron_copy_async(shm0 + v2935, a + v2931, v2925);
-      const unsigned int v2938 = v2913 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2940 = v2938 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2943 = v2938 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2944 = v2943 << 2u;
-      const unsigned int v2945 = v9 + v2940;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2946 = v2945 < v0;
-      const unsigned int v2947 = 32u + v2944;
-      const bool v2948 = v2947 < v2;
-      const bool v2949 = v2946 && v2948;
-      const unsigned int v2951 = v2945 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2953 = v2951 + 32u;
-      const unsigned int v2954 = v2953 + v2944;
-      const unsigned int v2955 = v2949 ? v2954 : v5;
-      const unsigned int v2957 = v2940 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2958 = 5120u + v2957;
-      const unsigned int v2959 = v2958 + v2944;
-      iron_copy_async(shm0 + v2959, a + v2955, v2949);
-      const unsigned int v2962 = v2913 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2964 = v2962 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2967 = v2962 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2968 = v2967 << 2u;
-      const unsigned int v2969 = v9 + v2964;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2970 = v2969 < v0;
-      const unsigned int v2971 = 32u + v2968;
-      const bool v2972 = v2971 < v2;
-      const bool v2973 = v2970 && v2972;
-      const unsigned int v2975 = v2969 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2977 = v2975 + 32u;
-      const unsigned int v2978 = v2977 + v2968;
-      const unsigned int v2979 = v2973 ? v2978 : v5;
-      const unsigned int v2981 = v2964 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2982 = 5120u + v2981;
-      const unsigned int v2983 = v2982 + v2968;
-      iron_copy_async(shm0 + v2983, a + v2979, v2973);
-      const unsigned int v2986 = v2913 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2988 = v2986 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2991 = v2986 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2992 = v2991 << 2u;
-      const unsigned int v2993 = v9 + v2988;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2994 = v2993 < v0;
-      const unsigned int v2995 = 32u + v2992;
-      const bool v2996 = v2995 < v2;
-      const bool v2997 = v2994 && v2996;
-      const unsigned int v2999 = v2993 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3001 = v2999 + 32u;
-      const unsigned int v3002 = v3001 + v2992;
-      const unsigned int v3003 = v2997 ? v3002 : v5;
-      const unsigned int v3005 = v2988 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3006 = 5120u + v3005;
-      const unsigned int v3007 = v3006 + v2992;
-      iron_copy_async(shm0 + v3007, a + v3003, v2997);
-      const unsigned int v3014 = v2913 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3017 = v2913 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3018 = v3017 << 2u;
-      const unsigned int v3019 = 32u + v3014;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3020 = v3019 < v2;
-      const unsigned int v3021 = v12 + v3018;
-      const bool v3022 = v3021 < v1;
-      const bool v3023 = v3020 && v3022;
-      const unsigned int v3025 = v3019 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3027 = v3025 + v12;
-      const unsigned int v3028 = v3027 + v3018;
-      const unsigned int v3029 = v3023 ? v3028 : v5;
-      const unsigned int v3031 = v3014 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3032 = 4224u + v3031;
-      const unsigned int v3033 = v3032 + v3018;
-      iron_copy_async(shm1 + v3033, b + v3029, v3023);
-      const unsigned int v3038 = v2938 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3041 = v2938 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3042 = v3041 << 2u;
-      const unsigned int v3043 = 32u + v3038;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3044 = v3043 < v2;
-      const unsigned int v3045 = v12 + v3042;
-      const bool v3046 = v3045 < v1;
-      const bool v3047 = v3044 && v3046;
-      const unsigned int v3049 = v3043 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3051 = v3049 + v12;
-      const unsigned int v3052 = v3051 + v3042;
-      const unsigned int v3053 = v3047 ? v3052 : v5;
-      const unsigned int v3055 = v3038 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3056 = 4224u + v3055;
-      const unsigned int v3057 = v3056 + v3042;
-      iron_copy_async(shm1 + v3057, b + v3053, v3047);
-      const unsigned int v3062 = v2962 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3065 = v2962 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3066 = v3065 << 2u;
-      const unsigned int v3067 = 32u + v3062;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3068 = v3067 < v2;
-      const unsigned int v3069 = v12 + v3066;
-      const bool v3070 = v3069 < v1;
-      const bool v3071 = v3068 && v3070;
-      const unsigned int v3073 = v3067 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3075 = v3073 + v12;
-      const unsigned int v3076 = v3075 + v3066;
-      const unsigned int v3077 = v3071 ? v3076 : v5;
-      const unsigned int v3079 = v3062 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3080 = 4224u + v3079;
-      const unsigned int v3081 = v3080 + v3066;
-      iron_copy_async(shm1 + v3081, b + v3077, v3071);
-      const unsigned int v3086 = v2986 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3089 = v2986 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3090 = v3089 << 2u;
-      const unsigned int v3091 = 32u + v3086;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3092 = v3091 < v2;
-      const unsigned int v3093 = v12 + v3090;
-      const bool v3094 = v3093 < v1;
-      const bool v3095 = v3092 && v3094;
-      const unsigned int v3097 = v3091 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3099 = v3097 + v12;
-      const unsigned int v3100 = v3099 + v3090;
-      const unsigned int v3101 = v3095 ? v3100 : v5;
-      const unsigned int v3103 = v3086 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3104 = 4224u + v3103;
-      const unsigned int v3105 = v3104 + v3090;
-      iron_copy_async(shm1 + v3105, b + v3101, v3095);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2926 = 32u < v2;
+    if (v2926) {
+      const unsigned int v2930 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2933 = v2930 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2936 = v2930 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2937 = v2936 << 2u;
+      const unsigned int v2938 = v25 + v2933;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2939 = v2938 < v0;
+      const unsigned int v2940 = 32u + v2937;
+      const bool v2941 = v2940 < v2;
+      const bool v2942 = v2939 && v2941;
+      const unsigned int v2944 = v2938 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2946 = v2944 + 32u;
+      const unsigned int v2947 = v2946 + v2937;
+      const unsigned int v2948 = v2942 ? v2947 : v5;
+      const unsigned int v2950 = v2933 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2951 = 5120u + v2950;
+      const unsigned int v2952 = v2951 + v2937;
+      iron_copy_async(shm0 + v2952, a + v2948, v2942);
+      const unsigned int v2955 = v2930 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2957 = v2955 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2960 = v2955 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2961 = v2960 << 2u;
+      const unsigned int v2962 = v25 + v2957;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2963 = v2962 < v0;
+      const unsigned int v2964 = 32u + v2961;
+      const bool v2965 = v2964 < v2;
+      const bool v2966 = v2963 && v2965;
+      const unsigned int v2968 = v2962 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2970 = v2968 + 32u;
+      const unsigned int v2971 = v2970 + v2961;
+      const unsigned int v2972 = v2966 ? v2971 : v5;
+      const unsigned int v2974 = v2957 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2975 = 5120u + v2974;
+      const unsigned int v2976 = v2975 + v2961;
+      iron_copy_async(shm0 + v2976, a + v2972, v2966);
+      const unsigned int v2979 = v2930 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2981 = v2979 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2984 = v2979 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2985 = v2984 << 2u;
+      const unsigned int v2986 = v25 + v2981;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2987 = v2986 < v0;
+      const unsigned int v2988 = 32u + v2985;
+      const bool v2989 = v2988 < v2;
+      const bool v2990 = v2987 && v2989;
+      const unsigned int v2992 = v2986 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2994 = v2992 + 32u;
+      const unsigned int v2995 = v2994 + v2985;
+      const unsigned int v2996 = v2990 ? v2995 : v5;
+      const unsigned int v2998 = v2981 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2999 = 5120u + v2998;
+      const unsigned int v3000 = v2999 + v2985;
+      iron_copy_async(shm0 + v3000, a + v2996, v2990);
+      const unsigned int v3003 = v2930 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3005 = v3003 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3008 = v3003 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3009 = v3008 << 2u;
+      const unsigned int v3010 = v25 + v3005;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3011 = v3010 < v0;
+      const unsigned int v3012 = 32u + v3009;
+      const bool v3013 = v3012 < v2;
+      const bool v3014 = v3011 && v3013;
+      const unsigned int v3016 = v3010 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3018 = v3016 + 32u;
+      const unsigned int v3019 = v3018 + v3009;
+      const unsigned int v3020 = v3014 ? v3019 : v5;
+      const unsigned int v3022 = v3005 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3023 = 5120u + v3022;
+      const unsigned int v3024 = v3023 + v3009;
+      iron_copy_async(shm0 + v3024, a + v3020, v3014);
+      const unsigned int v3031 = v2930 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3034 = v2930 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3035 = v3034 << 2u;
+      const unsigned int v3036 = 32u + v3031;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3037 = v3036 < v2;
+      const unsigned int v3038 = v29 + v3035;
+      const bool v3039 = v3038 < v1;
+      const bool v3040 = v3037 && v3039;
+      const unsigned int v3042 = v3036 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3044 = v3042 + v29;
+      const unsigned int v3045 = v3044 + v3035;
+      const unsigned int v3046 = v3040 ? v3045 : v5;
+      const unsigned int v3048 = v3031 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3049 = 4224u + v3048;
+      const unsigned int v3050 = v3049 + v3035;
+      iron_copy_async(shm1 + v3050, b + v3046, v3040);
+      const unsigned int v3055 = v2955 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3058 = v2955 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3059 = v3058 << 2u;
+      const unsigned int v3060 = 32u + v3055;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3061 = v3060 < v2;
+      const unsigned int v3062 = v29 + v3059;
+      const bool v3063 = v3062 < v1;
+      const bool v3064 = v3061 && v3063;
+      const unsigned int v3066 = v3060 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3068 = v3066 + v29;
+      const unsigned int v3069 = v3068 + v3059;
+      const unsigned int v3070 = v3064 ? v3069 : v5;
+      const unsigned int v3072 = v3055 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3073 = 4224u + v3072;
+      const unsigned int v3074 = v3073 + v3059;
+      iron_copy_async(shm1 + v3074, b + v3070, v3064);
+      const unsigned int v3079 = v2979 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3082 = v2979 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3083 = v3082 << 2u;
+      const unsigned int v3084 = 32u + v3079;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3085 = v3084 < v2;
+      const unsigned int v3086 = v29 + v3083;
+      const bool v3087 = v3086 < v1;
+      const bool v3088 = v3085 && v3087;
+      const unsigned int v3090 = v3084 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3092 = v3090 + v29;
+      const unsigned int v3093 = v3092 + v3083;
+      const unsigned int v3094 = v3088 ? v3093 : v5;
+      const unsigned int v3096 = v3079 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3097 = 4224u + v3096;
+      const unsigned int v3098 = v3097 + v3083;
+      iron_copy_async(shm1 + v3098, b + v3094, v3088);
+      const unsigned int v3103 = v3003 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3106 = v3003 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3107 = v3106 << 2u;
+      const unsigned int v3108 = 32u + v3103;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3109 = v3108 < v2;
+      const unsigned int v3110 = v29 + v3107;
+      const bool v3111 = v3110 < v1;
+      const bool v3112 = v3109 && v3111;
+      const unsigned int v3114 = v3108 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3116 = v3114 + v29;
+      const unsigned int v3117 = v3116 + v3107;
+      const unsigned int v3118 = v3112 ? v3117 : v5;
+      const unsigned int v3120 = v3103 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3121 = 4224u + v3120;
+      const unsigned int v3122 = v3121 + v3107;
+      iron_copy_async(shm1 + v3122, b + v3118, v3112);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3321 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3338 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v3106 = v5; v3106 < v2; v3106 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3108 = v3106 >> 4u;
-      const unsigned int v3110 = v3108 & 3u;
+    for (unsigned int v3123 = v5; v3123 < v2; v3123 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3125 = v3123 >> 4u;
+      const unsigned int v3127 = v3125 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3113 = v3106 + 48u;
-      const unsigned int v3115 = v3108 + 3u;
-      const unsigned int v3116 = v3115 & 3u;
-      const bool v3117 = v3113 < v2;
-      if (v3117) {
-        const unsigned int v3119 = v3116 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3121 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3124 = v3121 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3127 = v3121 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3128 = v3127 << 2u;
-        const unsigned int v3129 = v9 + v3124;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3130 = v3129 < v0;
-        const unsigned int v3131 = v3113 + v3128;
-        const bool v3132 = v3131 < v2;
-        const bool v3133 = v3130 && v3132;
-        const unsigned int v3135 = v3129 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3137 = v3135 + v3113;
-        const unsigned int v3138 = v3137 + v3128;
-        const unsigned int v3139 = v3133 ? v3138 : v5;
-        const unsigned int v3141 = v3124 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3142 = v3119 + v3141;
-        const unsigned int v3143 = v3142 + v3128;
-        iron_copy_async(shm0 + v3143, a + v3139, v3133);
-        const unsigned int v3146 = v3121 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3148 = v3146 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3151 = v3146 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3152 = v3151 << 2u;
-        const unsigned int v3153 = v9 + v3148;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3154 = v3153 < v0;
-        const unsigned int v3155 = v3113 + v3152;
-        const bool v3156 = v3155 < v2;
-        const bool v3157 = v3154 && v3156;
-        const unsigned int v3159 = v3153 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3161 = v3159 + v3113;
-        const unsigned int v3162 = v3161 + v3152;
-        const unsigned int v3163 = v3157 ? v3162 : v5;
-        const unsigned int v3165 = v3148 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3166 = v3119 + v3165;
-        const unsigned int v3167 = v3166 + v3152;
-        iron_copy_async(shm0 + v3167, a + v3163, v3157);
-        const unsigned int v3170 = v3121 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3172 = v3170 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3175 = v3170 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3176 = v3175 << 2u;
-        const unsigned int v3177 = v9 + v3172;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3178 = v3177 < v0;
-        const unsigned int v3179 = v3113 + v3176;
-        const bool v3180 = v3179 < v2;
-        const bool v3181 = v3178 && v3180;
-        const unsigned int v3183 = v3177 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3185 = v3183 + v3113;
-        const unsigned int v3186 = v3185 + v3176;
-        const unsigned int v3187 = v3181 ? v3186 : v5;
-        const unsigned int v3189 = v3172 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3190 = v3119 + v3189;
-        const unsigned int v3191 = v3190 + v3176;
-        iron_copy_async(shm0 + v3191, a + v3187, v3181);
-        const unsigned int v3194 = v3121 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3196 = v3194 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3199 = v3194 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3200 = v3199 << 2u;
-        const unsigned int v3201 = v9 + v3196;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3202 = v3201 < v0;
-        const unsigned int v3203 = v3113 + v3200;
-        const bool v3204 = v3203 < v2;
-        const bool v3205 = v3202 && v3204;
-        const unsigned int v3207 = v3201 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3209 = v3207 + v3113;
-        const unsigned int v3210 = v3209 + v3200;
-        const unsigned int v3211 = v3205 ? v3210 : v5;
-        const unsigned int v3213 = v3196 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3214 = v3119 + v3213;
-        const unsigned int v3215 = v3214 + v3200;
-        iron_copy_async(shm0 + v3215, a + v3211, v3205);
-        const unsigned int v3217 = v3116 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3222 = v3121 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3225 = v3121 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3226 = v3225 << 2u;
-        const unsigned int v3227 = v3113 + v3222;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3228 = v3227 < v2;
-        const unsigned int v3229 = v12 + v3226;
-        const bool v3230 = v3229 < v1;
-        const bool v3231 = v3228 && v3230;
-        const unsigned int v3233 = v3227 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3235 = v3233 + v12;
-        const unsigned int v3236 = v3235 + v3226;
-        const unsigned int v3237 = v3231 ? v3236 : v5;
-        const unsigned int v3239 = v3222 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3240 = v3217 + v3239;
-        const unsigned int v3241 = v3240 + v3226;
-        iron_copy_async(shm1 + v3241, b + v3237, v3231);
-        const unsigned int v3246 = v3146 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3249 = v3146 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3250 = v3249 << 2u;
-        const unsigned int v3251 = v3113 + v3246;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3252 = v3251 < v2;
-        const unsigned int v3253 = v12 + v3250;
-        const bool v3254 = v3253 < v1;
-        const bool v3255 = v3252 && v3254;
-        const unsigned int v3257 = v3251 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3259 = v3257 + v12;
-        const unsigned int v3260 = v3259 + v3250;
-        const unsigned int v3261 = v3255 ? v3260 : v5;
-        const unsigned int v3263 = v3246 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3264 = v3217 + v3263;
-        const unsigned int v3265 = v3264 + v3250;
-        iron_copy_async(shm1 + v3265, b + v3261, v3255);
-        const unsigned int v3270 = v3170 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3273 = v3170 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3274 = v3273 << 2u;
-        const unsigned int v3275 = v3113 + v3270;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3276 = v3275 < v2;
-        const unsigned int v3277 = v12 + v3274;
-        const bool v3278 = v3277 < v1;
-        const bool v3279 = v3276 && v3278;
-        const unsigned int v3281 = v3275 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3283 = v3281 + v12;
-        const unsigned int v3284 = v3283 + v3274;
-        const unsigned int v3285 = v3279 ? v3284 : v5;
-        const unsigned int v3287 = v3270 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3288 = v3217 + v3287;
-        const unsigned int v3289 = v3288 + v3274;
-        iron_copy_async(shm1 + v3289, b + v3285, v3279);
-        const unsigned int v3294 = v3194 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3297 = v3194 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3298 = v3297 << 2u;
-        const unsigned int v3299 = v3113 + v3294;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3300 = v3299 < v2;
-        const unsigned int v3301 = v12 + v3298;
-        const bool v3302 = v3301 < v1;
-        const bool v3303 = v3300 && v3302;
-        const unsigned int v3305 = v3299 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3307 = v3305 + v12;
-        const unsigned int v3308 = v3307 + v3298;
-        const unsigned int v3309 = v3303 ? v3308 : v5;
-        const unsigned int v3311 = v3294 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3312 = v3217 + v3311;
-        const unsigned int v3313 = v3312 + v3298;
-        iron_copy_async(shm1 + v3313, b + v3309, v3303);
+      const unsigned int v3130 = v3123 + 48u;
+      const unsigned int v3132 = v3125 + 3u;
+      const unsigned int v3133 = v3132 & 3u;
+      const bool v3134 = v3130 < v2;
+      if (v3134) {
+        const unsigned int v3136 = v3133 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3138 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3141 = v3138 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3144 = v3138 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3145 = v3144 << 2u;
+        const unsigned int v3146 = v25 + v3141;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3147 = v3146 < v0;
+        const unsigned int v3148 = v3130 + v3145;
+        const bool v3149 = v3148 < v2;
+        const bool v3150 = v3147 && v3149;
+        const unsigned int v3152 = v3146 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3154 = v3152 + v3130;
+        const unsigned int v3155 = v3154 + v3145;
+        const unsigned int v3156 = v3150 ? v3155 : v5;
+        const unsigned int v3158 = v3141 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3159 = v3136 + v3158;
+        const unsigned int v3160 = v3159 + v3145;
+        iron_copy_async(shm0 + v3160, a + v3156, v3150);
+        const unsigned int v3163 = v3138 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3165 = v3163 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3168 = v3163 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3169 = v3168 << 2u;
+        const unsigned int v3170 = v25 + v3165;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3171 = v3170 < v0;
+        const unsigned int v3172 = v3130 + v3169;
+        const bool v3173 = v3172 < v2;
+        const bool v3174 = v3171 && v3173;
+        const unsigned int v3176 = v3170 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3178 = v3176 + v3130;
+        const unsigned int v3179 = v3178 + v3169;
+        const unsigned int v3180 = v3174 ? v3179 : v5;
+        const unsigned int v3182 = v3165 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3183 = v3136 + v3182;
+        const unsigned int v3184 = v3183 + v3169;
+        iron_copy_async(shm0 + v3184, a + v3180, v3174);
+        const unsigned int v3187 = v3138 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3189 = v3187 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3192 = v3187 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3193 = v3192 << 2u;
+        const unsigned int v3194 = v25 + v3189;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3195 = v3194 < v0;
+        const unsigned int v3196 = v3130 + v3193;
+        const bool v3197 = v3196 < v2;
+        const bool v3198 = v3195 && v3197;
+        const unsigned int v3200 = v3194 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3202 = v3200 + v3130;
+        const unsigned int v3203 = v3202 + v3193;
+        const unsigned int v3204 = v3198 ? v3203 : v5;
+        const unsigned int v3206 = v3189 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3207 = v3136 + v3206;
+        const unsigned int v3208 = v3207 + v3193;
+        iron_copy_async(shm0 + v3208, a + v3204, v3198);
+        const unsigned int v3211 = v3138 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3213 = v3211 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3216 = v3211 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3217 = v3216 << 2u;
+        const unsigned int v3218 = v25 + v3213;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3219 = v3218 < v0;
+        const unsigned int v3220 = v3130 + v3217;
+        const bool v3221 = v3220 < v2;
+        const bool v3222 = v3219 && v3221;
+        const unsigned int v3224 = v3218 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3226 = v3224 + v3130;
+        const unsigned int v3227 = v3226 + v3217;
+        const unsigned int v3228 = v3222 ? v3227 : v5;
+        const unsigned int v3230 = v3213 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3231 = v3136 + v3230;
+        const unsigned int v3232 = v3231 + v3217;
+        iron_copy_async(shm0 + v3232, a + v3228, v3222);
+        const unsigned int v3234 = v3133 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3239 = v3138 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3242 = v3138 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3243 = v3242 << 2u;
+        const unsigned int v3244 = v3130 + v3239;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3245 = v3244 < v2;
+        const unsigned int v3246 = v29 + v3243;
+        const bool v3247 = v3246 < v1;
+        const bool v3248 = v3245 && v3247;
+        const unsigned int v3250 = v3244 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3252 = v3250 + v29;
+        const unsigned int v3253 = v3252 + v3243;
+        const unsigned int v3254 = v3248 ? v3253 : v5;
+        const unsigned int v3256 = v3239 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3257 = v3234 + v3256;
+        const unsigned int v3258 = v3257 + v3243;
+        iron_copy_async(shm1 + v3258, b + v3254, v3248);
+        const unsigned int v3263 = v3163 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3266 = v3163 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3267 = v3266 << 2u;
+        const unsigned int v3268 = v3130 + v3263;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3269 = v3268 < v2;
+        const unsigned int v3270 = v29 + v3267;
+        const bool v3271 = v3270 < v1;
+        const bool v3272 = v3269 && v3271;
+        const unsigned int v3274 = v3268 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3276 = v3274 + v29;
+        const unsigned int v3277 = v3276 + v3267;
+        const unsigned int v3278 = v3272 ? v3277 : v5;
+        const unsigned int v3280 = v3263 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3281 = v3234 + v3280;
+        const unsigned int v3282 = v3281 + v3267;
+        iron_copy_async(shm1 + v3282, b + v3278, v3272);
+        const unsigned int v3287 = v3187 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3290 = v3187 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3291 = v3290 << 2u;
+        const unsigned int v3292 = v3130 + v3287;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3293 = v3292 < v2;
+        const unsigned int v3294 = v29 + v3291;
+        const bool v3295 = v3294 < v1;
+        const bool v3296 = v3293 && v3295;
+        const unsigned int v3298 = v3292 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3300 = v3298 + v29;
+        const unsigned int v3301 = v3300 + v3291;
+        const unsigned int v3302 = v3296 ? v3301 : v5;
+        const unsigned int v3304 = v3287 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3305 = v3234 + v3304;
+        const unsigned int v3306 = v3305 + v3291;
+        iron_copy_async(shm1 + v3306, b + v3302, v3296);
+        const unsigned int v3311 = v3211 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3314 = v3211 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3315 = v3314 << 2u;
+        const unsigned int v3316 = v3130 + v3311;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3317 = v3316 < v2;
+        const unsigned int v3318 = v29 + v3315;
+        const bool v3319 = v3318 < v1;
+        const bool v3320 = v3317 && v3319;
+        const unsigned int v3322 = v3316 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3324 = v3322 + v29;
+        const unsigned int v3325 = v3324 + v3315;
+        const unsigned int v3326 = v3320 ? v3325 : v5;
+        const unsigned int v3328 = v3311 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3329 = v3234 + v3328;
+        const unsigned int v3330 = v3329 + v3315;
+        iron_copy_async(shm1 + v3330, b + v3326, v3320);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3315 = v3110 * 2112u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3317 = v3110 * 2560u;
-      const unsigned int v3322 = v3317 + v3321;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3322, 20u);
-      const unsigned int v3327 = v3315 + v21;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v27, shm1, v3327, 132u);
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3332 = v3127 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3334 = v3127 * 2560u;
+      const unsigned int v3339 = v3334 + v3338;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3339, 20u);
+      const unsigned int v3344 = v3332 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v44, shm1, v3344, 132u);
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v266 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v267 = threadIdx.x;
-    const unsigned int v323 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const unsigned int v283 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v284 = threadIdx.x;
+    const unsigned int v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v265 = v5; v265 < v2; v265 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v269 = v267; v269 < 2048u; v269 += v266) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v271 = v269 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v273 = v269 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v274 = v9 + v271;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v275 = v274 < v0;
-        const unsigned int v276 = v265 + v273;
-        const bool v277 = v276 < v2;
-        const bool v278 = v275 && v277;
-        if (v278) {
-          const unsigned int v280 = v274 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v282 = v280 + v265;
-          const unsigned int v283 = v282 + v273;
-          const float v284 = a[v283];
-          const unsigned int v286 = v271 * 20u;
-          const unsigned int v287 = v286 + v273;
-          shm0[v287] = v284;
+    for (unsigned int v282 = v5; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v292 = v291 < v0;
+        const unsigned int v293 = v282 + v290;
+        const bool v294 = v293 < v2;
+        const bool v295 = v292 && v294;
+        if (v295) {
+          const unsigned int v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v299 = v297 + v282;
+          const unsigned int v300 = v299 + v290;
+          const float v301 = a[v300];
+          const unsigned int v303 = v288 * 20u;
+          const unsigned int v304 = v303 + v290;
+          shm0[v304] = v301;
         } else {
-          const unsigned int v289 = v271 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v290 = v289 + v273;
-          shm0[v290] = 0.0f;
+          const unsigned int v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v307 = v306 + v290;
+          shm0[v307] = 0.0f;
         }
       }
 
-      for (unsigned int v295 = v267; v295 < 2048u; v295 += v266) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v297 = v295 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v299 = v295 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v300 = v265 + v297;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v301 = v300 < v2;
-        const unsigned int v302 = v12 + v299;
-        const bool v303 = v302 < v1;
-        const bool v304 = v301 && v303;
-        if (v304) {
-          const unsigned int v306 = v300 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v308 = v306 + v12;
-          const unsigned int v309 = v308 + v299;
-          const float v310 = b[v309];
-          const unsigned int v312 = v297 * 132u;
-          const unsigned int v313 = v312 + v299;
-          shm1[v313] = v310;
+      for (unsigned int v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v318 = v317 < v2;
+        const unsigned int v319 = v29 + v316;
+        const bool v320 = v319 < v1;
+        const bool v321 = v318 && v320;
+        if (v321) {
+          const unsigned int v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v325 = v323 + v29;
+          const unsigned int v326 = v325 + v316;
+          const float v327 = b[v326];
+          const unsigned int v329 = v314 * 132u;
+          const unsigned int v330 = v329 + v316;
+          shm1[v330] = v327;
         } else {
-          const unsigned int v315 = v297 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v316 = v315 + v299;
-          shm1[v316] = 0.0f;
+          const unsigned int v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v333 = v332 + v316;
+          shm1[v333] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v25, shm0, v323, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v27, shm1, v21, 132u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v42, shm0, v340, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v44, shm1, v38, 132u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v330 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v331 = v9 + v17;
-  const unsigned int v332 = v331 + v330;
-  const unsigned int v333 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v334 = v12 + v21;
-  const unsigned int v335 = v334 + v333;
-  const bool v336 = v332 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v337 = v335 < v1;
-  const bool v338 = v336 && v337;
-  if (v338) {
-    const float v339 = v23.x[0];
-    const unsigned int v340 = v332 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v341 = v340 + v335;
-    const float v342 = c[v341];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v344 = v342 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v345 = fmaf(v339, v3, v344);
-    c[v341] = v345;
-  }
-  const unsigned int v347 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v349 = v331 + v347;
-  const unsigned int v350 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v352 = v334 + v350;
-  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v347 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v348 = v25 + v34;
+  const unsigned int v349 = v348 + v347;
+  const unsigned int v350 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v351 = v29 + v38;
+  const unsigned int v352 = v351 + v350;
+  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v354 = v352 < v1;
   const bool v355 = v353 && v354;
   if (v355) {
-    const float v356 = v23.x[1];
+    const float v356 = v40.x[0];
     const unsigned int v357 = v349 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v358 = v357 + v352;
     const float v359 = c[v358];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -859,15 +856,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v362 = fmaf(v356, v3, v361);
     c[v358] = v362;
   }
-  const unsigned int v364 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v366 = v331 + v364;
-  const unsigned int v367 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v369 = v334 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v364 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v366 = v348 + v364;
+  const unsigned int v367 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v369 = v351 + v367;
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
-    const float v373 = v23.x[2];
+    const float v373 = v40.x[1];
     const unsigned int v374 = v366 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v375 = v374 + v369;
     const float v376 = c[v375];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -875,15 +872,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v379 = fmaf(v373, v3, v378);
     c[v375] = v379;
   }
-  const unsigned int v381 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v383 = v331 + v381;
-  const unsigned int v384 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v386 = v334 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v381 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v383 = v348 + v381;
+  const unsigned int v384 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v386 = v351 + v384;
+  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v388 = v386 < v1;
   const bool v389 = v387 && v388;
   if (v389) {
-    const float v390 = v23.x[3];
+    const float v390 = v40.x[2];
     const unsigned int v391 = v383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v392 = v391 + v386;
     const float v393 = c[v392];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -891,15 +888,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v396 = fmaf(v390, v3, v395);
     c[v392] = v396;
   }
-  const unsigned int v398 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v400 = v331 + v398;
-  const unsigned int v401 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v403 = v334 + v401;
-  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v398 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v400 = v348 + v398;
+  const unsigned int v401 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v403 = v351 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v405 = v403 < v1;
   const bool v406 = v404 && v405;
   if (v406) {
-    const float v407 = v23.x[4];
+    const float v407 = v40.x[3];
     const unsigned int v408 = v400 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v409 = v408 + v403;
     const float v410 = c[v409];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -907,15 +904,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v413 = fmaf(v407, v3, v412);
     c[v409] = v413;
   }
-  const unsigned int v415 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v417 = v331 + v415;
-  const unsigned int v418 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v420 = v334 + v418;
-  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v415 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v417 = v348 + v415;
+  const unsigned int v418 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v420 = v351 + v418;
+  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v422 = v420 < v1;
   const bool v423 = v421 && v422;
   if (v423) {
-    const float v424 = v23.x[5];
+    const float v424 = v40.x[4];
     const unsigned int v425 = v417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v426 = v425 + v420;
     const float v427 = c[v426];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -923,15 +920,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v430 = fmaf(v424, v3, v429);
     c[v426] = v430;
   }
-  const unsigned int v432 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v434 = v331 + v432;
-  const unsigned int v435 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v437 = v334 + v435;
-  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v432 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v434 = v348 + v432;
+  const unsigned int v435 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v437 = v351 + v435;
+  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v439 = v437 < v1;
   const bool v440 = v438 && v439;
   if (v440) {
-    const float v441 = v23.x[6];
+    const float v441 = v40.x[5];
     const unsigned int v442 = v434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v443 = v442 + v437;
     const float v444 = c[v443];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -939,15 +936,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v447 = fmaf(v441, v3, v446);
     c[v443] = v447;
   }
-  const unsigned int v449 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v451 = v331 + v449;
-  const unsigned int v452 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v454 = v334 + v452;
-  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v449 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v451 = v348 + v449;
+  const unsigned int v452 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v454 = v351 + v452;
+  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v456 = v454 < v1;
   const bool v457 = v455 && v456;
   if (v457) {
-    const float v458 = v23.x[7];
+    const float v458 = v40.x[6];
     const unsigned int v459 = v451 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v460 = v459 + v454;
     const float v461 = c[v460];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -955,15 +952,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v464 = fmaf(v458, v3, v463);
     c[v460] = v464;
   }
-  const unsigned int v466 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v468 = v331 + v466;
-  const unsigned int v469 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v471 = v334 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v466 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v468 = v348 + v466;
+  const unsigned int v469 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v471 = v351 + v469;
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
-    const float v475 = v23.x[8];
+    const float v475 = v40.x[7];
     const unsigned int v476 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v477 = v476 + v471;
     const float v478 = c[v477];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -971,15 +968,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v481 = fmaf(v475, v3, v480);
     c[v477] = v481;
   }
-  const unsigned int v483 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v485 = v331 + v483;
-  const unsigned int v486 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v488 = v334 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v483 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v485 = v348 + v483;
+  const unsigned int v486 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v488 = v351 + v486;
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
-    const float v492 = v23.x[9];
+    const float v492 = v40.x[8];
     const unsigned int v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v494 = v493 + v488;
     const float v495 = c[v494];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -987,15 +984,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v498 = fmaf(v492, v3, v497);
     c[v494] = v498;
   }
-  const unsigned int v500 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v502 = v331 + v500;
-  const unsigned int v503 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v505 = v334 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v500 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v502 = v348 + v500;
+  const unsigned int v503 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v505 = v351 + v503;
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
-    const float v509 = v23.x[10];
+    const float v509 = v40.x[9];
     const unsigned int v510 = v502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v511 = v510 + v505;
     const float v512 = c[v511];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1003,15 +1000,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v515 = fmaf(v509, v3, v514);
     c[v511] = v515;
   }
-  const unsigned int v517 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v519 = v331 + v517;
-  const unsigned int v520 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v522 = v334 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v517 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v519 = v348 + v517;
+  const unsigned int v520 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v522 = v351 + v520;
+  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v524 = v522 < v1;
   const bool v525 = v523 && v524;
   if (v525) {
-    const float v526 = v23.x[11];
+    const float v526 = v40.x[10];
     const unsigned int v527 = v519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v528 = v527 + v522;
     const float v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1019,15 +1016,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v532 = fmaf(v526, v3, v531);
     c[v528] = v532;
   }
-  const unsigned int v534 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v536 = v331 + v534;
-  const unsigned int v537 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v539 = v334 + v537;
-  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v534 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v536 = v348 + v534;
+  const unsigned int v537 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v539 = v351 + v537;
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v541 = v539 < v1;
   const bool v542 = v540 && v541;
   if (v542) {
-    const float v543 = v23.x[12];
+    const float v543 = v40.x[11];
     const unsigned int v544 = v536 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v545 = v544 + v539;
     const float v546 = c[v545];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1035,15 +1032,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v549 = fmaf(v543, v3, v548);
     c[v545] = v549;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v553 = v331 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v556 = v334 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v551 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v553 = v348 + v551;
+  const unsigned int v554 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v556 = v351 + v554;
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
-    const float v560 = v23.x[13];
+    const float v560 = v40.x[12];
     const unsigned int v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v562 = v561 + v556;
     const float v563 = c[v562];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1051,15 +1048,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v566 = fmaf(v560, v3, v565);
     c[v562] = v566;
   }
-  const unsigned int v568 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v570 = v331 + v568;
-  const unsigned int v571 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v573 = v334 + v571;
-  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v568 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v570 = v348 + v568;
+  const unsigned int v571 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v573 = v351 + v571;
+  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v575 = v573 < v1;
   const bool v576 = v574 && v575;
   if (v576) {
-    const float v577 = v23.x[14];
+    const float v577 = v40.x[13];
     const unsigned int v578 = v570 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v579 = v578 + v573;
     const float v580 = c[v579];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1067,15 +1064,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v583 = fmaf(v577, v3, v582);
     c[v579] = v583;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v587 = v331 + v585;
-  const unsigned int v588 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v590 = v334 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v585 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v587 = v348 + v585;
+  const unsigned int v588 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v590 = v351 + v588;
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
-    const float v594 = v23.x[15];
+    const float v594 = v40.x[14];
     const unsigned int v595 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v596 = v595 + v590;
     const float v597 = c[v596];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1083,15 +1080,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v600 = fmaf(v594, v3, v599);
     c[v596] = v600;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v604 = v331 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v607 = v334 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v602 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v604 = v348 + v602;
+  const unsigned int v605 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v607 = v351 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
-    const float v611 = v23.x[16];
+    const float v611 = v40.x[15];
     const unsigned int v612 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v613 = v612 + v607;
     const float v614 = c[v613];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1099,15 +1096,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v617 = fmaf(v611, v3, v616);
     c[v613] = v617;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v621 = v331 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v624 = v334 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v619 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v621 = v348 + v619;
+  const unsigned int v622 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v624 = v351 + v622;
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
-    const float v628 = v23.x[17];
+    const float v628 = v40.x[16];
     const unsigned int v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v630 = v629 + v624;
     const float v631 = c[v630];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1115,15 +1112,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v634 = fmaf(v628, v3, v633);
     c[v630] = v634;
   }
-  const unsigned int v636 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v638 = v331 + v636;
-  const unsigned int v639 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v641 = v334 + v639;
-  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v636 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v638 = v348 + v636;
+  const unsigned int v639 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v641 = v351 + v639;
+  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
-    const float v645 = v23.x[18];
+    const float v645 = v40.x[17];
     const unsigned int v646 = v638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v647 = v646 + v641;
     const float v648 = c[v647];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1131,15 +1128,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v651 = fmaf(v645, v3, v650);
     c[v647] = v651;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v655 = v331 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v658 = v334 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v653 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v655 = v348 + v653;
+  const unsigned int v656 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v658 = v351 + v656;
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
-    const float v662 = v23.x[19];
+    const float v662 = v40.x[18];
     const unsigned int v663 = v655 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v664 = v663 + v658;
     const float v665 = c[v664];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1147,15 +1144,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v668 = fmaf(v662, v3, v667);
     c[v664] = v668;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v672 = v331 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v675 = v334 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v670 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v672 = v348 + v670;
+  const unsigned int v673 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v675 = v351 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
-    const float v679 = v23.x[20];
+    const float v679 = v40.x[19];
     const unsigned int v680 = v672 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v681 = v680 + v675;
     const float v682 = c[v681];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1163,15 +1160,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v685 = fmaf(v679, v3, v684);
     c[v681] = v685;
   }
-  const unsigned int v687 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v689 = v331 + v687;
-  const unsigned int v690 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v692 = v334 + v690;
-  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v687 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v689 = v348 + v687;
+  const unsigned int v690 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v692 = v351 + v690;
+  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
-    const float v696 = v23.x[21];
+    const float v696 = v40.x[20];
     const unsigned int v697 = v689 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v698 = v697 + v692;
     const float v699 = c[v698];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1179,15 +1176,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v702 = fmaf(v696, v3, v701);
     c[v698] = v702;
   }
-  const unsigned int v704 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v706 = v331 + v704;
-  const unsigned int v707 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v709 = v334 + v707;
-  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v704 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v706 = v348 + v704;
+  const unsigned int v707 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v709 = v351 + v707;
+  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
-    const float v713 = v23.x[22];
+    const float v713 = v40.x[21];
     const unsigned int v714 = v706 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v715 = v714 + v709;
     const float v716 = c[v715];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1195,15 +1192,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v719 = fmaf(v713, v3, v718);
     c[v715] = v719;
   }
-  const unsigned int v721 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v723 = v331 + v721;
-  const unsigned int v724 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v726 = v334 + v724;
-  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v721 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v723 = v348 + v721;
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v726 = v351 + v724;
+  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
-    const float v730 = v23.x[23];
+    const float v730 = v40.x[22];
     const unsigned int v731 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v732 = v731 + v726;
     const float v733 = c[v732];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1211,15 +1208,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v736 = fmaf(v730, v3, v735);
     c[v732] = v736;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v740 = v331 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v743 = v334 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v738 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v740 = v348 + v738;
+  const unsigned int v741 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v743 = v351 + v741;
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
-    const float v747 = v23.x[24];
+    const float v747 = v40.x[23];
     const unsigned int v748 = v740 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v749 = v748 + v743;
     const float v750 = c[v749];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1227,15 +1224,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v753 = fmaf(v747, v3, v752);
     c[v749] = v753;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v757 = v331 + v755;
-  const unsigned int v758 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v760 = v334 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v755 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v757 = v348 + v755;
+  const unsigned int v758 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v760 = v351 + v758;
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
-    const float v764 = v23.x[25];
+    const float v764 = v40.x[24];
     const unsigned int v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v766 = v765 + v760;
     const float v767 = c[v766];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1243,15 +1240,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v770 = fmaf(v764, v3, v769);
     c[v766] = v770;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v774 = v331 + v772;
-  const unsigned int v775 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v777 = v334 + v775;
-  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v772 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v774 = v348 + v772;
+  const unsigned int v775 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v777 = v351 + v775;
+  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v779 = v777 < v1;
   const bool v780 = v778 && v779;
   if (v780) {
-    const float v781 = v23.x[26];
+    const float v781 = v40.x[25];
     const unsigned int v782 = v774 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v783 = v782 + v777;
     const float v784 = c[v783];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1259,15 +1256,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v787 = fmaf(v781, v3, v786);
     c[v783] = v787;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v791 = v331 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v794 = v334 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v789 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v791 = v348 + v789;
+  const unsigned int v792 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v794 = v351 + v792;
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
-    const float v798 = v23.x[27];
+    const float v798 = v40.x[26];
     const unsigned int v799 = v791 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v800 = v799 + v794;
     const float v801 = c[v800];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1275,15 +1272,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v804 = fmaf(v798, v3, v803);
     c[v800] = v804;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v808 = v331 + v806;
-  const unsigned int v809 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v811 = v334 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v806 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v808 = v348 + v806;
+  const unsigned int v809 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v811 = v351 + v809;
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
-    const float v815 = v23.x[28];
+    const float v815 = v40.x[27];
     const unsigned int v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v817 = v816 + v811;
     const float v818 = c[v817];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1291,15 +1288,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v821 = fmaf(v815, v3, v820);
     c[v817] = v821;
   }
-  const unsigned int v823 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v825 = v331 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v828 = v334 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v823 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v825 = v348 + v823;
+  const unsigned int v826 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v828 = v351 + v826;
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
-    const float v832 = v23.x[29];
+    const float v832 = v40.x[28];
     const unsigned int v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v834 = v833 + v828;
     const float v835 = c[v834];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1307,15 +1304,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v838 = fmaf(v832, v3, v837);
     c[v834] = v838;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v842 = v331 + v840;
-  const unsigned int v843 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v845 = v334 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v840 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v842 = v348 + v840;
+  const unsigned int v843 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v845 = v351 + v843;
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
-    const float v849 = v23.x[30];
+    const float v849 = v40.x[29];
     const unsigned int v850 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v851 = v850 + v845;
     const float v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1323,15 +1320,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v855 = fmaf(v849, v3, v854);
     c[v851] = v855;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v859 = v331 + v857;
-  const unsigned int v860 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v862 = v334 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v859 = v348 + v857;
+  const unsigned int v860 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v862 = v351 + v860;
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
-    const float v866 = v23.x[31];
+    const float v866 = v40.x[30];
     const unsigned int v867 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v868 = v867 + v862;
     const float v869 = c[v868];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1339,15 +1336,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v872 = fmaf(v866, v3, v871);
     c[v868] = v872;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v876 = v331 + v874;
-  const unsigned int v877 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v879 = v334 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v874 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v876 = v348 + v874;
+  const unsigned int v877 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v879 = v351 + v877;
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
-    const float v883 = v23.x[32];
+    const float v883 = v40.x[31];
     const unsigned int v884 = v876 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v885 = v884 + v879;
     const float v886 = c[v885];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1355,15 +1352,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v889 = fmaf(v883, v3, v888);
     c[v885] = v889;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v893 = v331 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v896 = v334 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v891 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v893 = v348 + v891;
+  const unsigned int v894 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v896 = v351 + v894;
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
-    const float v900 = v23.x[33];
+    const float v900 = v40.x[32];
     const unsigned int v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v902 = v901 + v896;
     const float v903 = c[v902];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1371,15 +1368,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v906 = fmaf(v900, v3, v905);
     c[v902] = v906;
   }
-  const unsigned int v908 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v910 = v331 + v908;
-  const unsigned int v911 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v913 = v334 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v908 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v910 = v348 + v908;
+  const unsigned int v911 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v913 = v351 + v911;
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
-    const float v917 = v23.x[34];
+    const float v917 = v40.x[33];
     const unsigned int v918 = v910 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v919 = v918 + v913;
     const float v920 = c[v919];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1387,15 +1384,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v923 = fmaf(v917, v3, v922);
     c[v919] = v923;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v927 = v331 + v925;
-  const unsigned int v928 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v930 = v334 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v925 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v927 = v348 + v925;
+  const unsigned int v928 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v930 = v351 + v928;
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
-    const float v934 = v23.x[35];
+    const float v934 = v40.x[34];
     const unsigned int v935 = v927 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v936 = v935 + v930;
     const float v937 = c[v936];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1403,15 +1400,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v940 = fmaf(v934, v3, v939);
     c[v936] = v940;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v944 = v331 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v947 = v334 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v942 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v944 = v348 + v942;
+  const unsigned int v945 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v947 = v351 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
-    const float v951 = v23.x[36];
+    const float v951 = v40.x[35];
     const unsigned int v952 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v953 = v952 + v947;
     const float v954 = c[v953];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1419,15 +1416,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v957 = fmaf(v951, v3, v956);
     c[v953] = v957;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v961 = v331 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v964 = v334 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v959 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v961 = v348 + v959;
+  const unsigned int v962 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v964 = v351 + v962;
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
-    const float v968 = v23.x[37];
+    const float v968 = v40.x[36];
     const unsigned int v969 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v970 = v969 + v964;
     const float v971 = c[v970];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1435,15 +1432,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v974 = fmaf(v968, v3, v973);
     c[v970] = v974;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v978 = v331 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v981 = v334 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v976 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v978 = v348 + v976;
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v981 = v351 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
-    const float v985 = v23.x[38];
+    const float v985 = v40.x[37];
     const unsigned int v986 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v987 = v986 + v981;
     const float v988 = c[v987];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1451,15 +1448,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v991 = fmaf(v985, v3, v990);
     c[v987] = v991;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v995 = v331 + v993;
-  const unsigned int v996 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v998 = v334 + v996;
-  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v993 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v995 = v348 + v993;
+  const unsigned int v996 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v998 = v351 + v996;
+  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
-    const float v1002 = v23.x[39];
+    const float v1002 = v40.x[38];
     const unsigned int v1003 = v995 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1004 = v1003 + v998;
     const float v1005 = c[v1004];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1467,15 +1464,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1008 = fmaf(v1002, v3, v1007);
     c[v1004] = v1008;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1012 = v331 + v1010;
-  const unsigned int v1013 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1015 = v334 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1010 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1012 = v348 + v1010;
+  const unsigned int v1013 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1015 = v351 + v1013;
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
-    const float v1019 = v23.x[40];
+    const float v1019 = v40.x[39];
     const unsigned int v1020 = v1012 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1021 = v1020 + v1015;
     const float v1022 = c[v1021];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1483,15 +1480,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1025 = fmaf(v1019, v3, v1024);
     c[v1021] = v1025;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1029 = v331 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1032 = v334 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1027 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1029 = v348 + v1027;
+  const unsigned int v1030 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1032 = v351 + v1030;
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
-    const float v1036 = v23.x[41];
+    const float v1036 = v40.x[40];
     const unsigned int v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1038 = v1037 + v1032;
     const float v1039 = c[v1038];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1499,15 +1496,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1042 = fmaf(v1036, v3, v1041);
     c[v1038] = v1042;
   }
-  const unsigned int v1044 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1046 = v331 + v1044;
-  const unsigned int v1047 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1049 = v334 + v1047;
-  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1044 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1046 = v348 + v1044;
+  const unsigned int v1047 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1049 = v351 + v1047;
+  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1051 = v1049 < v1;
   const bool v1052 = v1050 && v1051;
   if (v1052) {
-    const float v1053 = v23.x[42];
+    const float v1053 = v40.x[41];
     const unsigned int v1054 = v1046 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1055 = v1054 + v1049;
     const float v1056 = c[v1055];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1515,15 +1512,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1059 = fmaf(v1053, v3, v1058);
     c[v1055] = v1059;
   }
-  const unsigned int v1061 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1063 = v331 + v1061;
-  const unsigned int v1064 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1066 = v334 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1061 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1063 = v348 + v1061;
+  const unsigned int v1064 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1066 = v351 + v1064;
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
-    const float v1070 = v23.x[43];
+    const float v1070 = v40.x[42];
     const unsigned int v1071 = v1063 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1072 = v1071 + v1066;
     const float v1073 = c[v1072];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1531,15 +1528,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1076 = fmaf(v1070, v3, v1075);
     c[v1072] = v1076;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1080 = v331 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1083 = v334 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1078 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1080 = v348 + v1078;
+  const unsigned int v1081 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1083 = v351 + v1081;
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
-    const float v1087 = v23.x[44];
+    const float v1087 = v40.x[43];
     const unsigned int v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1089 = v1088 + v1083;
     const float v1090 = c[v1089];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1547,15 +1544,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1093 = fmaf(v1087, v3, v1092);
     c[v1089] = v1093;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1097 = v331 + v1095;
-  const unsigned int v1098 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1100 = v334 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1095 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1097 = v348 + v1095;
+  const unsigned int v1098 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1100 = v351 + v1098;
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
-    const float v1104 = v23.x[45];
+    const float v1104 = v40.x[44];
     const unsigned int v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1106 = v1105 + v1100;
     const float v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1563,15 +1560,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1110 = fmaf(v1104, v3, v1109);
     c[v1106] = v1110;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1114 = v331 + v1112;
-  const unsigned int v1115 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1117 = v334 + v1115;
-  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1114 = v348 + v1112;
+  const unsigned int v1115 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1117 = v351 + v1115;
+  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1119 = v1117 < v1;
   const bool v1120 = v1118 && v1119;
   if (v1120) {
-    const float v1121 = v23.x[46];
+    const float v1121 = v40.x[45];
     const unsigned int v1122 = v1114 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1123 = v1122 + v1117;
     const float v1124 = c[v1123];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1579,15 +1576,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1127 = fmaf(v1121, v3, v1126);
     c[v1123] = v1127;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1131 = v331 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1134 = v334 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1129 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1131 = v348 + v1129;
+  const unsigned int v1132 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1134 = v351 + v1132;
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
-    const float v1138 = v23.x[47];
+    const float v1138 = v40.x[46];
     const unsigned int v1139 = v1131 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1140 = v1139 + v1134;
     const float v1141 = c[v1140];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1595,15 +1592,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1144 = fmaf(v1138, v3, v1143);
     c[v1140] = v1144;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1148 = v331 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1151 = v334 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1146 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1148 = v348 + v1146;
+  const unsigned int v1149 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1151 = v351 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
-    const float v1155 = v23.x[48];
+    const float v1155 = v40.x[47];
     const unsigned int v1156 = v1148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1157 = v1156 + v1151;
     const float v1158 = c[v1157];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1611,15 +1608,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1161 = fmaf(v1155, v3, v1160);
     c[v1157] = v1161;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1165 = v331 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1168 = v334 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1163 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1165 = v348 + v1163;
+  const unsigned int v1166 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1168 = v351 + v1166;
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
-    const float v1172 = v23.x[49];
+    const float v1172 = v40.x[48];
     const unsigned int v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1174 = v1173 + v1168;
     const float v1175 = c[v1174];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1627,15 +1624,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1178 = fmaf(v1172, v3, v1177);
     c[v1174] = v1178;
   }
-  const unsigned int v1180 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1182 = v331 + v1180;
-  const unsigned int v1183 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1185 = v334 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1180 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1182 = v348 + v1180;
+  const unsigned int v1183 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1185 = v351 + v1183;
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
-    const float v1189 = v23.x[50];
+    const float v1189 = v40.x[49];
     const unsigned int v1190 = v1182 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1191 = v1190 + v1185;
     const float v1192 = c[v1191];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1643,15 +1640,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1195 = fmaf(v1189, v3, v1194);
     c[v1191] = v1195;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1199 = v331 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1202 = v334 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1197 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1199 = v348 + v1197;
+  const unsigned int v1200 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1202 = v351 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
-    const float v1206 = v23.x[51];
+    const float v1206 = v40.x[50];
     const unsigned int v1207 = v1199 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1208 = v1207 + v1202;
     const float v1209 = c[v1208];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1659,15 +1656,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1212 = fmaf(v1206, v3, v1211);
     c[v1208] = v1212;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1216 = v331 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1219 = v334 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1214 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1216 = v348 + v1214;
+  const unsigned int v1217 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1219 = v351 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
-    const float v1223 = v23.x[52];
+    const float v1223 = v40.x[51];
     const unsigned int v1224 = v1216 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1225 = v1224 + v1219;
     const float v1226 = c[v1225];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1675,15 +1672,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1229 = fmaf(v1223, v3, v1228);
     c[v1225] = v1229;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1233 = v331 + v1231;
-  const unsigned int v1234 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1236 = v334 + v1234;
-  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1231 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1233 = v348 + v1231;
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1236 = v351 + v1234;
+  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
-    const float v1240 = v23.x[53];
+    const float v1240 = v40.x[52];
     const unsigned int v1241 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1242 = v1241 + v1236;
     const float v1243 = c[v1242];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1691,15 +1688,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1246 = fmaf(v1240, v3, v1245);
     c[v1242] = v1246;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1250 = v331 + v1248;
-  const unsigned int v1251 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1253 = v334 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1248 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1250 = v348 + v1248;
+  const unsigned int v1251 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1253 = v351 + v1251;
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
-    const float v1257 = v23.x[54];
+    const float v1257 = v40.x[53];
     const unsigned int v1258 = v1250 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1259 = v1258 + v1253;
     const float v1260 = c[v1259];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1707,15 +1704,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1263 = fmaf(v1257, v3, v1262);
     c[v1259] = v1263;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1267 = v331 + v1265;
-  const unsigned int v1268 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1270 = v334 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1265 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1267 = v348 + v1265;
+  const unsigned int v1268 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1270 = v351 + v1268;
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
-    const float v1274 = v23.x[55];
+    const float v1274 = v40.x[54];
     const unsigned int v1275 = v1267 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1276 = v1275 + v1270;
     const float v1277 = c[v1276];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1723,15 +1720,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1280 = fmaf(v1274, v3, v1279);
     c[v1276] = v1280;
   }
-  const unsigned int v1282 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1284 = v331 + v1282;
-  const unsigned int v1285 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1287 = v334 + v1285;
-  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1282 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1284 = v348 + v1282;
+  const unsigned int v1285 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1287 = v351 + v1285;
+  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
-    const float v1291 = v23.x[56];
+    const float v1291 = v40.x[55];
     const unsigned int v1292 = v1284 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1293 = v1292 + v1287;
     const float v1294 = c[v1293];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1739,15 +1736,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1297 = fmaf(v1291, v3, v1296);
     c[v1293] = v1297;
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1301 = v331 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1304 = v334 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1299 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1301 = v348 + v1299;
+  const unsigned int v1302 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1304 = v351 + v1302;
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
-    const float v1308 = v23.x[57];
+    const float v1308 = v40.x[56];
     const unsigned int v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1310 = v1309 + v1304;
     const float v1311 = c[v1310];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1755,15 +1752,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1314 = fmaf(v1308, v3, v1313);
     c[v1310] = v1314;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1318 = v331 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1321 = v334 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1316 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1318 = v348 + v1316;
+  const unsigned int v1319 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1321 = v351 + v1319;
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
-    const float v1325 = v23.x[58];
+    const float v1325 = v40.x[57];
     const unsigned int v1326 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1327 = v1326 + v1321;
     const float v1328 = c[v1327];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1771,15 +1768,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1331 = fmaf(v1325, v3, v1330);
     c[v1327] = v1331;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1335 = v331 + v1333;
-  const unsigned int v1336 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1338 = v334 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1333 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1335 = v348 + v1333;
+  const unsigned int v1336 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1338 = v351 + v1336;
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
-    const float v1342 = v23.x[59];
+    const float v1342 = v40.x[58];
     const unsigned int v1343 = v1335 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1344 = v1343 + v1338;
     const float v1345 = c[v1344];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1787,15 +1784,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1348 = fmaf(v1342, v3, v1347);
     c[v1344] = v1348;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1352 = v331 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1355 = v334 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1350 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1352 = v348 + v1350;
+  const unsigned int v1353 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1355 = v351 + v1353;
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
-    const float v1359 = v23.x[60];
+    const float v1359 = v40.x[59];
     const unsigned int v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1361 = v1360 + v1355;
     const float v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1803,15 +1800,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1365 = fmaf(v1359, v3, v1364);
     c[v1361] = v1365;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1369 = v331 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1372 = v334 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1369 = v348 + v1367;
+  const unsigned int v1370 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1372 = v351 + v1370;
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
-    const float v1376 = v23.x[61];
+    const float v1376 = v40.x[60];
     const unsigned int v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1378 = v1377 + v1372;
     const float v1379 = c[v1378];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1819,15 +1816,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1382 = fmaf(v1376, v3, v1381);
     c[v1378] = v1382;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1386 = v331 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1389 = v334 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1384 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1386 = v348 + v1384;
+  const unsigned int v1387 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1389 = v351 + v1387;
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
-    const float v1393 = v23.x[62];
+    const float v1393 = v40.x[61];
     const unsigned int v1394 = v1386 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1395 = v1394 + v1389;
     const float v1396 = c[v1395];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1835,15 +1832,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1399 = fmaf(v1393, v3, v1398);
     c[v1395] = v1399;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1403 = v331 + v1401;
-  const unsigned int v1404 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1406 = v334 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1401 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1403 = v348 + v1401;
+  const unsigned int v1404 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1406 = v351 + v1404;
+  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1408 = v1406 < v1;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
-    const float v1410 = v23.x[63];
+    const float v1410 = v40.x[62];
     const unsigned int v1411 = v1403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1412 = v1411 + v1406;
     const float v1413 = c[v1412];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1851,15 +1848,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1416 = fmaf(v1410, v3, v1415);
     c[v1412] = v1416;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v23.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1420 = v331 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v23.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1423 = v334 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1418 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1420 = v348 + v1418;
+  const unsigned int v1421 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1423 = v351 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
-    const float v1427 = v23.x[64];
+    const float v1427 = v40.x[63];
     const unsigned int v1428 = v1420 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1429 = v1428 + v1423;
     const float v1430 = c[v1429];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1867,15 +1864,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1433 = fmaf(v1427, v3, v1432);
     c[v1429] = v1433;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v23.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1437 = v331 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v23.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1440 = v334 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1435 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1437 = v348 + v1435;
+  const unsigned int v1438 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1440 = v351 + v1438;
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
-    const float v1444 = v23.x[65];
+    const float v1444 = v40.x[64];
     const unsigned int v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1446 = v1445 + v1440;
     const float v1447 = c[v1446];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1883,15 +1880,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1450 = fmaf(v1444, v3, v1449);
     c[v1446] = v1450;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v23.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1454 = v331 + v1452;
-  const unsigned int v1455 = static_cast<unsigned int>(v23.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1457 = v334 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1452 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1454 = v348 + v1452;
+  const unsigned int v1455 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1457 = v351 + v1455;
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
-    const float v1461 = v23.x[66];
+    const float v1461 = v40.x[65];
     const unsigned int v1462 = v1454 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1463 = v1462 + v1457;
     const float v1464 = c[v1463];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1899,15 +1896,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1467 = fmaf(v1461, v3, v1466);
     c[v1463] = v1467;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v23.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1471 = v331 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v23.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1474 = v334 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1469 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1471 = v348 + v1469;
+  const unsigned int v1472 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1474 = v351 + v1472;
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
-    const float v1478 = v23.x[67];
+    const float v1478 = v40.x[66];
     const unsigned int v1479 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1480 = v1479 + v1474;
     const float v1481 = c[v1480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1915,15 +1912,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1484 = fmaf(v1478, v3, v1483);
     c[v1480] = v1484;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v23.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1488 = v331 + v1486;
-  const unsigned int v1489 = static_cast<unsigned int>(v23.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1491 = v334 + v1489;
-  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1486 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1488 = v348 + v1486;
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1491 = v351 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
-    const float v1495 = v23.x[68];
+    const float v1495 = v40.x[67];
     const unsigned int v1496 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1497 = v1496 + v1491;
     const float v1498 = c[v1497];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1931,15 +1928,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1501 = fmaf(v1495, v3, v1500);
     c[v1497] = v1501;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v23.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1505 = v331 + v1503;
-  const unsigned int v1506 = static_cast<unsigned int>(v23.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1508 = v334 + v1506;
-  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1503 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1505 = v348 + v1503;
+  const unsigned int v1506 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1508 = v351 + v1506;
+  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
-    const float v1512 = v23.x[69];
+    const float v1512 = v40.x[68];
     const unsigned int v1513 = v1505 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1514 = v1513 + v1508;
     const float v1515 = c[v1514];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1947,15 +1944,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1518 = fmaf(v1512, v3, v1517);
     c[v1514] = v1518;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v23.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1522 = v331 + v1520;
-  const unsigned int v1523 = static_cast<unsigned int>(v23.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1525 = v334 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1520 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1522 = v348 + v1520;
+  const unsigned int v1523 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1525 = v351 + v1523;
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
-    const float v1529 = v23.x[70];
+    const float v1529 = v40.x[69];
     const unsigned int v1530 = v1522 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1531 = v1530 + v1525;
     const float v1532 = c[v1531];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1963,15 +1960,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1535 = fmaf(v1529, v3, v1534);
     c[v1531] = v1535;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v23.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1539 = v331 + v1537;
-  const unsigned int v1540 = static_cast<unsigned int>(v23.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1542 = v334 + v1540;
-  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1537 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1539 = v348 + v1537;
+  const unsigned int v1540 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1542 = v351 + v1540;
+  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
-    const float v1546 = v23.x[71];
+    const float v1546 = v40.x[70];
     const unsigned int v1547 = v1539 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1548 = v1547 + v1542;
     const float v1549 = c[v1548];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1979,15 +1976,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1552 = fmaf(v1546, v3, v1551);
     c[v1548] = v1552;
   }
-  const unsigned int v1554 = static_cast<unsigned int>(v23.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1556 = v331 + v1554;
-  const unsigned int v1557 = static_cast<unsigned int>(v23.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1559 = v334 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1554 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1556 = v348 + v1554;
+  const unsigned int v1557 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1559 = v351 + v1557;
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
-    const float v1563 = v23.x[72];
+    const float v1563 = v40.x[71];
     const unsigned int v1564 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1565 = v1564 + v1559;
     const float v1566 = c[v1565];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1995,15 +1992,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1569 = fmaf(v1563, v3, v1568);
     c[v1565] = v1569;
   }
-  const unsigned int v1571 = static_cast<unsigned int>(v23.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1573 = v331 + v1571;
-  const unsigned int v1574 = static_cast<unsigned int>(v23.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1576 = v334 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1571 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1573 = v348 + v1571;
+  const unsigned int v1574 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1576 = v351 + v1574;
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
-    const float v1580 = v23.x[73];
+    const float v1580 = v40.x[72];
     const unsigned int v1581 = v1573 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1582 = v1581 + v1576;
     const float v1583 = c[v1582];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2011,15 +2008,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1586 = fmaf(v1580, v3, v1585);
     c[v1582] = v1586;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v23.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1590 = v331 + v1588;
-  const unsigned int v1591 = static_cast<unsigned int>(v23.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1593 = v334 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1588 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1590 = v348 + v1588;
+  const unsigned int v1591 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1593 = v351 + v1591;
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
-    const float v1597 = v23.x[74];
+    const float v1597 = v40.x[73];
     const unsigned int v1598 = v1590 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1599 = v1598 + v1593;
     const float v1600 = c[v1599];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2027,15 +2024,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1603 = fmaf(v1597, v3, v1602);
     c[v1599] = v1603;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v23.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1607 = v331 + v1605;
-  const unsigned int v1608 = static_cast<unsigned int>(v23.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1610 = v334 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1605 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1607 = v348 + v1605;
+  const unsigned int v1608 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1610 = v351 + v1608;
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
-    const float v1614 = v23.x[75];
+    const float v1614 = v40.x[74];
     const unsigned int v1615 = v1607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1616 = v1615 + v1610;
     const float v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2043,15 +2040,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1620 = fmaf(v1614, v3, v1619);
     c[v1616] = v1620;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v23.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1624 = v331 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v23.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1627 = v334 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1624 = v348 + v1622;
+  const unsigned int v1625 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1627 = v351 + v1625;
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v23.x[76];
+    const float v1631 = v40.x[75];
     const unsigned int v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1633 = v1632 + v1627;
     const float v1634 = c[v1633];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2059,15 +2056,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1637 = fmaf(v1631, v3, v1636);
     c[v1633] = v1637;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v23.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1641 = v331 + v1639;
-  const unsigned int v1642 = static_cast<unsigned int>(v23.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1644 = v334 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1639 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1641 = v348 + v1639;
+  const unsigned int v1642 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1644 = v351 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
-    const float v1648 = v23.x[77];
+    const float v1648 = v40.x[76];
     const unsigned int v1649 = v1641 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1650 = v1649 + v1644;
     const float v1651 = c[v1650];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2075,15 +2072,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1654 = fmaf(v1648, v3, v1653);
     c[v1650] = v1654;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v23.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1658 = v331 + v1656;
-  const unsigned int v1659 = static_cast<unsigned int>(v23.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1661 = v334 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1656 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1658 = v348 + v1656;
+  const unsigned int v1659 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1661 = v351 + v1659;
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
-    const float v1665 = v23.x[78];
+    const float v1665 = v40.x[77];
     const unsigned int v1666 = v1658 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1667 = v1666 + v1661;
     const float v1668 = c[v1667];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2091,15 +2088,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1671 = fmaf(v1665, v3, v1670);
     c[v1667] = v1671;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v23.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1675 = v331 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v23.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1678 = v334 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1673 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1675 = v348 + v1673;
+  const unsigned int v1676 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1678 = v351 + v1676;
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
-    const float v1682 = v23.x[79];
+    const float v1682 = v40.x[78];
     const unsigned int v1683 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1684 = v1683 + v1678;
     const float v1685 = c[v1684];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2107,15 +2104,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1688 = fmaf(v1682, v3, v1687);
     c[v1684] = v1688;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v23.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1692 = v331 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v23.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1695 = v334 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1690 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1692 = v348 + v1690;
+  const unsigned int v1693 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1695 = v351 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
-    const float v1699 = v23.x[80];
+    const float v1699 = v40.x[79];
     const unsigned int v1700 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1701 = v1700 + v1695;
     const float v1702 = c[v1701];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2123,15 +2120,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1705 = fmaf(v1699, v3, v1704);
     c[v1701] = v1705;
   }
-  const unsigned int v1707 = static_cast<unsigned int>(v23.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1709 = v331 + v1707;
-  const unsigned int v1710 = static_cast<unsigned int>(v23.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1712 = v334 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1707 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1709 = v348 + v1707;
+  const unsigned int v1710 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1712 = v351 + v1710;
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
-    const float v1716 = v23.x[81];
+    const float v1716 = v40.x[80];
     const unsigned int v1717 = v1709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1718 = v1717 + v1712;
     const float v1719 = c[v1718];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2139,15 +2136,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1722 = fmaf(v1716, v3, v1721);
     c[v1718] = v1722;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v23.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1726 = v331 + v1724;
-  const unsigned int v1727 = static_cast<unsigned int>(v23.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1729 = v334 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1724 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1726 = v348 + v1724;
+  const unsigned int v1727 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1729 = v351 + v1727;
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
-    const float v1733 = v23.x[82];
+    const float v1733 = v40.x[81];
     const unsigned int v1734 = v1726 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1735 = v1734 + v1729;
     const float v1736 = c[v1735];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2155,15 +2152,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1739 = fmaf(v1733, v3, v1738);
     c[v1735] = v1739;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v23.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1743 = v331 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v23.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1746 = v334 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1741 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1743 = v348 + v1741;
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1746 = v351 + v1744;
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
-    const float v1750 = v23.x[83];
+    const float v1750 = v40.x[82];
     const unsigned int v1751 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1752 = v1751 + v1746;
     const float v1753 = c[v1752];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2171,15 +2168,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1756 = fmaf(v1750, v3, v1755);
     c[v1752] = v1756;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v23.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1760 = v331 + v1758;
-  const unsigned int v1761 = static_cast<unsigned int>(v23.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1763 = v334 + v1761;
-  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1758 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1760 = v348 + v1758;
+  const unsigned int v1761 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1763 = v351 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
-    const float v1767 = v23.x[84];
+    const float v1767 = v40.x[83];
     const unsigned int v1768 = v1760 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1769 = v1768 + v1763;
     const float v1770 = c[v1769];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2187,15 +2184,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1773 = fmaf(v1767, v3, v1772);
     c[v1769] = v1773;
   }
-  const unsigned int v1775 = static_cast<unsigned int>(v23.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1777 = v331 + v1775;
-  const unsigned int v1778 = static_cast<unsigned int>(v23.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1780 = v334 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1775 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1777 = v348 + v1775;
+  const unsigned int v1778 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1780 = v351 + v1778;
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
-    const float v1784 = v23.x[85];
+    const float v1784 = v40.x[84];
     const unsigned int v1785 = v1777 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1786 = v1785 + v1780;
     const float v1787 = c[v1786];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2203,15 +2200,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1790 = fmaf(v1784, v3, v1789);
     c[v1786] = v1790;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v23.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1794 = v331 + v1792;
-  const unsigned int v1795 = static_cast<unsigned int>(v23.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1797 = v334 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1792 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1794 = v348 + v1792;
+  const unsigned int v1795 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1797 = v351 + v1795;
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
-    const float v1801 = v23.x[86];
+    const float v1801 = v40.x[85];
     const unsigned int v1802 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1803 = v1802 + v1797;
     const float v1804 = c[v1803];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2219,15 +2216,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1807 = fmaf(v1801, v3, v1806);
     c[v1803] = v1807;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v23.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1811 = v331 + v1809;
-  const unsigned int v1812 = static_cast<unsigned int>(v23.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1814 = v334 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1809 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1811 = v348 + v1809;
+  const unsigned int v1812 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1814 = v351 + v1812;
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
-    const float v1818 = v23.x[87];
+    const float v1818 = v40.x[86];
     const unsigned int v1819 = v1811 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1820 = v1819 + v1814;
     const float v1821 = c[v1820];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2235,15 +2232,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1824 = fmaf(v1818, v3, v1823);
     c[v1820] = v1824;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v23.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1828 = v331 + v1826;
-  const unsigned int v1829 = static_cast<unsigned int>(v23.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1831 = v334 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1826 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1828 = v348 + v1826;
+  const unsigned int v1829 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1831 = v351 + v1829;
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
-    const float v1835 = v23.x[88];
+    const float v1835 = v40.x[87];
     const unsigned int v1836 = v1828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1837 = v1836 + v1831;
     const float v1838 = c[v1837];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2251,15 +2248,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1841 = fmaf(v1835, v3, v1840);
     c[v1837] = v1841;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v23.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1845 = v331 + v1843;
-  const unsigned int v1846 = static_cast<unsigned int>(v23.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1848 = v334 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1843 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1845 = v348 + v1843;
+  const unsigned int v1846 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1848 = v351 + v1846;
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
-    const float v1852 = v23.x[89];
+    const float v1852 = v40.x[88];
     const unsigned int v1853 = v1845 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1854 = v1853 + v1848;
     const float v1855 = c[v1854];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2267,15 +2264,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1858 = fmaf(v1852, v3, v1857);
     c[v1854] = v1858;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v23.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1862 = v331 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v23.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1865 = v334 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1860 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1862 = v348 + v1860;
+  const unsigned int v1863 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1865 = v351 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
-    const float v1869 = v23.x[90];
+    const float v1869 = v40.x[89];
     const unsigned int v1870 = v1862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1871 = v1870 + v1865;
     const float v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2283,15 +2280,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1875 = fmaf(v1869, v3, v1874);
     c[v1871] = v1875;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v23.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1879 = v331 + v1877;
-  const unsigned int v1880 = static_cast<unsigned int>(v23.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1882 = v334 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1879 = v348 + v1877;
+  const unsigned int v1880 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1882 = v351 + v1880;
+  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
-    const float v1886 = v23.x[91];
+    const float v1886 = v40.x[90];
     const unsigned int v1887 = v1879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1888 = v1887 + v1882;
     const float v1889 = c[v1888];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2299,15 +2296,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1892 = fmaf(v1886, v3, v1891);
     c[v1888] = v1892;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v23.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1896 = v331 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v23.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1899 = v334 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1894 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1896 = v348 + v1894;
+  const unsigned int v1897 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1899 = v351 + v1897;
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
-    const float v1903 = v23.x[92];
+    const float v1903 = v40.x[91];
     const unsigned int v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1905 = v1904 + v1899;
     const float v1906 = c[v1905];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2315,15 +2312,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1909 = fmaf(v1903, v3, v1908);
     c[v1905] = v1909;
   }
-  const unsigned int v1911 = static_cast<unsigned int>(v23.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1913 = v331 + v1911;
-  const unsigned int v1914 = static_cast<unsigned int>(v23.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1916 = v334 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1911 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1913 = v348 + v1911;
+  const unsigned int v1914 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1916 = v351 + v1914;
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
-    const float v1920 = v23.x[93];
+    const float v1920 = v40.x[92];
     const unsigned int v1921 = v1913 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1922 = v1921 + v1916;
     const float v1923 = c[v1922];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2331,15 +2328,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1926 = fmaf(v1920, v3, v1925);
     c[v1922] = v1926;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v23.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1930 = v331 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v23.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1933 = v334 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1928 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1930 = v348 + v1928;
+  const unsigned int v1931 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1933 = v351 + v1931;
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
-    const float v1937 = v23.x[94];
+    const float v1937 = v40.x[93];
     const unsigned int v1938 = v1930 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1939 = v1938 + v1933;
     const float v1940 = c[v1939];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2347,15 +2344,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1943 = fmaf(v1937, v3, v1942);
     c[v1939] = v1943;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v23.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1947 = v331 + v1945;
-  const unsigned int v1948 = static_cast<unsigned int>(v23.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1950 = v334 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1945 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1947 = v348 + v1945;
+  const unsigned int v1948 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1950 = v351 + v1948;
+  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
-    const float v1954 = v23.x[95];
+    const float v1954 = v40.x[94];
     const unsigned int v1955 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1956 = v1955 + v1950;
     const float v1957 = c[v1956];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2363,15 +2360,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1960 = fmaf(v1954, v3, v1959);
     c[v1956] = v1960;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v23.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1964 = v331 + v1962;
-  const unsigned int v1965 = static_cast<unsigned int>(v23.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1967 = v334 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1962 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1964 = v348 + v1962;
+  const unsigned int v1965 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1967 = v351 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
-    const float v1971 = v23.x[96];
+    const float v1971 = v40.x[95];
     const unsigned int v1972 = v1964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1973 = v1972 + v1967;
     const float v1974 = c[v1973];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2379,15 +2376,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1977 = fmaf(v1971, v3, v1976);
     c[v1973] = v1977;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v23.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1981 = v331 + v1979;
-  const unsigned int v1982 = static_cast<unsigned int>(v23.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1984 = v334 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1979 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1981 = v348 + v1979;
+  const unsigned int v1982 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1984 = v351 + v1982;
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
-    const float v1988 = v23.x[97];
+    const float v1988 = v40.x[96];
     const unsigned int v1989 = v1981 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1990 = v1989 + v1984;
     const float v1991 = c[v1990];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2395,15 +2392,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1994 = fmaf(v1988, v3, v1993);
     c[v1990] = v1994;
   }
-  const unsigned int v1996 = static_cast<unsigned int>(v23.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1998 = v331 + v1996;
-  const unsigned int v1999 = static_cast<unsigned int>(v23.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2001 = v334 + v1999;
-  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1996 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1998 = v348 + v1996;
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2001 = v351 + v1999;
+  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
-    const float v2005 = v23.x[98];
+    const float v2005 = v40.x[97];
     const unsigned int v2006 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2007 = v2006 + v2001;
     const float v2008 = c[v2007];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2411,15 +2408,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2011 = fmaf(v2005, v3, v2010);
     c[v2007] = v2011;
   }
-  const unsigned int v2013 = static_cast<unsigned int>(v23.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v331 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v23.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v334 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2013 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2015 = v348 + v2013;
+  const unsigned int v2016 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2018 = v351 + v2016;
+  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
-    const float v2022 = v23.x[99];
+    const float v2022 = v40.x[98];
     const unsigned int v2023 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2024 = v2023 + v2018;
     const float v2025 = c[v2024];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2427,15 +2424,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2028 = fmaf(v2022, v3, v2027);
     c[v2024] = v2028;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v23.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2032 = v331 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v23.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2035 = v334 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2030 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v348 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v351 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
-    const float v2039 = v23.x[100];
+    const float v2039 = v40.x[99];
     const unsigned int v2040 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2041 = v2040 + v2035;
     const float v2042 = c[v2041];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2443,15 +2440,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2045 = fmaf(v2039, v3, v2044);
     c[v2041] = v2045;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v23.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2049 = v331 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v23.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2052 = v334 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2047 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2049 = v348 + v2047;
+  const unsigned int v2050 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2052 = v351 + v2050;
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
-    const float v2056 = v23.x[101];
+    const float v2056 = v40.x[100];
     const unsigned int v2057 = v2049 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2058 = v2057 + v2052;
     const float v2059 = c[v2058];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2459,15 +2456,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2062 = fmaf(v2056, v3, v2061);
     c[v2058] = v2062;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v23.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2066 = v331 + v2064;
-  const unsigned int v2067 = static_cast<unsigned int>(v23.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2069 = v334 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2064 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2066 = v348 + v2064;
+  const unsigned int v2067 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2069 = v351 + v2067;
+  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
-    const float v2073 = v23.x[102];
+    const float v2073 = v40.x[101];
     const unsigned int v2074 = v2066 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2075 = v2074 + v2069;
     const float v2076 = c[v2075];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2475,15 +2472,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2079 = fmaf(v2073, v3, v2078);
     c[v2075] = v2079;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v23.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2083 = v331 + v2081;
-  const unsigned int v2084 = static_cast<unsigned int>(v23.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2086 = v334 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2081 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2083 = v348 + v2081;
+  const unsigned int v2084 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2086 = v351 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
-    const float v2090 = v23.x[103];
+    const float v2090 = v40.x[102];
     const unsigned int v2091 = v2083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2092 = v2091 + v2086;
     const float v2093 = c[v2092];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2491,15 +2488,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2096 = fmaf(v2090, v3, v2095);
     c[v2092] = v2096;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v23.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2100 = v331 + v2098;
-  const unsigned int v2101 = static_cast<unsigned int>(v23.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2103 = v334 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2098 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2100 = v348 + v2098;
+  const unsigned int v2101 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2103 = v351 + v2101;
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
-    const float v2107 = v23.x[104];
+    const float v2107 = v40.x[103];
     const unsigned int v2108 = v2100 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2109 = v2108 + v2103;
     const float v2110 = c[v2109];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2507,15 +2504,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2113 = fmaf(v2107, v3, v2112);
     c[v2109] = v2113;
   }
-  const unsigned int v2115 = static_cast<unsigned int>(v23.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2117 = v331 + v2115;
-  const unsigned int v2118 = static_cast<unsigned int>(v23.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2120 = v334 + v2118;
-  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2115 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2117 = v348 + v2115;
+  const unsigned int v2118 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2120 = v351 + v2118;
+  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
-    const float v2124 = v23.x[105];
+    const float v2124 = v40.x[104];
     const unsigned int v2125 = v2117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2126 = v2125 + v2120;
     const float v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2523,15 +2520,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2130 = fmaf(v2124, v3, v2129);
     c[v2126] = v2130;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v23.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2134 = v331 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v23.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2137 = v334 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2134 = v348 + v2132;
+  const unsigned int v2135 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2137 = v351 + v2135;
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
-    const float v2141 = v23.x[106];
+    const float v2141 = v40.x[105];
     const unsigned int v2142 = v2134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2143 = v2142 + v2137;
     const float v2144 = c[v2143];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2539,15 +2536,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2147 = fmaf(v2141, v3, v2146);
     c[v2143] = v2147;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v23.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2151 = v331 + v2149;
-  const unsigned int v2152 = static_cast<unsigned int>(v23.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2154 = v334 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2149 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2151 = v348 + v2149;
+  const unsigned int v2152 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2154 = v351 + v2152;
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
-    const float v2158 = v23.x[107];
+    const float v2158 = v40.x[106];
     const unsigned int v2159 = v2151 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2160 = v2159 + v2154;
     const float v2161 = c[v2160];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2555,15 +2552,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2164 = fmaf(v2158, v3, v2163);
     c[v2160] = v2164;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v23.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2168 = v331 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v23.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2171 = v334 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2166 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2168 = v348 + v2166;
+  const unsigned int v2169 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2171 = v351 + v2169;
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
-    const float v2175 = v23.x[108];
+    const float v2175 = v40.x[107];
     const unsigned int v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2177 = v2176 + v2171;
     const float v2178 = c[v2177];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2571,15 +2568,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2181 = fmaf(v2175, v3, v2180);
     c[v2177] = v2181;
   }
-  const unsigned int v2183 = static_cast<unsigned int>(v23.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2185 = v331 + v2183;
-  const unsigned int v2186 = static_cast<unsigned int>(v23.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2188 = v334 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2183 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2185 = v348 + v2183;
+  const unsigned int v2186 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2188 = v351 + v2186;
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
-    const float v2192 = v23.x[109];
+    const float v2192 = v40.x[108];
     const unsigned int v2193 = v2185 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2194 = v2193 + v2188;
     const float v2195 = c[v2194];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2587,15 +2584,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2198 = fmaf(v2192, v3, v2197);
     c[v2194] = v2198;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v23.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2202 = v331 + v2200;
-  const unsigned int v2203 = static_cast<unsigned int>(v23.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2205 = v334 + v2203;
-  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2200 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2202 = v348 + v2200;
+  const unsigned int v2203 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2205 = v351 + v2203;
+  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2207 = v2205 < v1;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
-    const float v2209 = v23.x[110];
+    const float v2209 = v40.x[109];
     const unsigned int v2210 = v2202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2211 = v2210 + v2205;
     const float v2212 = c[v2211];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2603,15 +2600,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2215 = fmaf(v2209, v3, v2214);
     c[v2211] = v2215;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v23.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2219 = v331 + v2217;
-  const unsigned int v2220 = static_cast<unsigned int>(v23.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2222 = v334 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2217 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2219 = v348 + v2217;
+  const unsigned int v2220 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2222 = v351 + v2220;
+  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
-    const float v2226 = v23.x[111];
+    const float v2226 = v40.x[110];
     const unsigned int v2227 = v2219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2228 = v2227 + v2222;
     const float v2229 = c[v2228];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2619,15 +2616,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2232 = fmaf(v2226, v3, v2231);
     c[v2228] = v2232;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v23.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2236 = v331 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v23.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2239 = v334 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2234 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2236 = v348 + v2234;
+  const unsigned int v2237 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2239 = v351 + v2237;
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
-    const float v2243 = v23.x[112];
+    const float v2243 = v40.x[111];
     const unsigned int v2244 = v2236 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2245 = v2244 + v2239;
     const float v2246 = c[v2245];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2635,15 +2632,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2249 = fmaf(v2243, v3, v2248);
     c[v2245] = v2249;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v23.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2253 = v331 + v2251;
-  const unsigned int v2254 = static_cast<unsigned int>(v23.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2256 = v334 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2251 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2253 = v348 + v2251;
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2256 = v351 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
-    const float v2260 = v23.x[113];
+    const float v2260 = v40.x[112];
     const unsigned int v2261 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2262 = v2261 + v2256;
     const float v2263 = c[v2262];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2651,15 +2648,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2266 = fmaf(v2260, v3, v2265);
     c[v2262] = v2266;
   }
-  const unsigned int v2268 = static_cast<unsigned int>(v23.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2270 = v331 + v2268;
-  const unsigned int v2271 = static_cast<unsigned int>(v23.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2273 = v334 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2268 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2270 = v348 + v2268;
+  const unsigned int v2271 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2273 = v351 + v2271;
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
-    const float v2277 = v23.x[114];
+    const float v2277 = v40.x[113];
     const unsigned int v2278 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2279 = v2278 + v2273;
     const float v2280 = c[v2279];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2667,15 +2664,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2283 = fmaf(v2277, v3, v2282);
     c[v2279] = v2283;
   }
-  const unsigned int v2285 = static_cast<unsigned int>(v23.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2287 = v331 + v2285;
-  const unsigned int v2288 = static_cast<unsigned int>(v23.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2290 = v334 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2285 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2287 = v348 + v2285;
+  const unsigned int v2288 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2290 = v351 + v2288;
+  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
-    const float v2294 = v23.x[115];
+    const float v2294 = v40.x[114];
     const unsigned int v2295 = v2287 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2296 = v2295 + v2290;
     const float v2297 = c[v2296];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2683,15 +2680,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2300 = fmaf(v2294, v3, v2299);
     c[v2296] = v2300;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v23.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2304 = v331 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v23.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2307 = v334 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2302 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2304 = v348 + v2302;
+  const unsigned int v2305 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2307 = v351 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
-    const float v2311 = v23.x[116];
+    const float v2311 = v40.x[115];
     const unsigned int v2312 = v2304 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2313 = v2312 + v2307;
     const float v2314 = c[v2313];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2699,15 +2696,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2317 = fmaf(v2311, v3, v2316);
     c[v2313] = v2317;
   }
-  const unsigned int v2319 = static_cast<unsigned int>(v23.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2321 = v331 + v2319;
-  const unsigned int v2322 = static_cast<unsigned int>(v23.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2324 = v334 + v2322;
-  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2319 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2321 = v348 + v2319;
+  const unsigned int v2322 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2324 = v351 + v2322;
+  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
-    const float v2328 = v23.x[117];
+    const float v2328 = v40.x[116];
     const unsigned int v2329 = v2321 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2330 = v2329 + v2324;
     const float v2331 = c[v2330];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2715,15 +2712,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2334 = fmaf(v2328, v3, v2333);
     c[v2330] = v2334;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v23.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2338 = v331 + v2336;
-  const unsigned int v2339 = static_cast<unsigned int>(v23.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2341 = v334 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2336 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2338 = v348 + v2336;
+  const unsigned int v2339 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2341 = v351 + v2339;
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
-    const float v2345 = v23.x[118];
+    const float v2345 = v40.x[117];
     const unsigned int v2346 = v2338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2347 = v2346 + v2341;
     const float v2348 = c[v2347];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2731,15 +2728,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2351 = fmaf(v2345, v3, v2350);
     c[v2347] = v2351;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v23.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2355 = v331 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v23.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2358 = v334 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2353 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2355 = v348 + v2353;
+  const unsigned int v2356 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2358 = v351 + v2356;
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
-    const float v2362 = v23.x[119];
+    const float v2362 = v40.x[118];
     const unsigned int v2363 = v2355 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2364 = v2363 + v2358;
     const float v2365 = c[v2364];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2747,15 +2744,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2368 = fmaf(v2362, v3, v2367);
     c[v2364] = v2368;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v23.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2372 = v331 + v2370;
-  const unsigned int v2373 = static_cast<unsigned int>(v23.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2375 = v334 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2370 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2372 = v348 + v2370;
+  const unsigned int v2373 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2375 = v351 + v2373;
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
-    const float v2379 = v23.x[120];
+    const float v2379 = v40.x[119];
     const unsigned int v2380 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2381 = v2380 + v2375;
     const float v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2763,15 +2760,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2385 = fmaf(v2379, v3, v2384);
     c[v2381] = v2385;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v23.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2389 = v331 + v2387;
-  const unsigned int v2390 = static_cast<unsigned int>(v23.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2392 = v334 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2389 = v348 + v2387;
+  const unsigned int v2390 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2392 = v351 + v2390;
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
-    const float v2396 = v23.x[121];
+    const float v2396 = v40.x[120];
     const unsigned int v2397 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2398 = v2397 + v2392;
     const float v2399 = c[v2398];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2779,15 +2776,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2402 = fmaf(v2396, v3, v2401);
     c[v2398] = v2402;
   }
-  const unsigned int v2404 = static_cast<unsigned int>(v23.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2406 = v331 + v2404;
-  const unsigned int v2407 = static_cast<unsigned int>(v23.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2409 = v334 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2404 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2406 = v348 + v2404;
+  const unsigned int v2407 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2409 = v351 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
-    const float v2413 = v23.x[122];
+    const float v2413 = v40.x[121];
     const unsigned int v2414 = v2406 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2415 = v2414 + v2409;
     const float v2416 = c[v2415];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2795,15 +2792,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2419 = fmaf(v2413, v3, v2418);
     c[v2415] = v2419;
   }
-  const unsigned int v2421 = static_cast<unsigned int>(v23.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2423 = v331 + v2421;
-  const unsigned int v2424 = static_cast<unsigned int>(v23.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2426 = v334 + v2424;
-  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2421 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2423 = v348 + v2421;
+  const unsigned int v2424 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2426 = v351 + v2424;
+  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
-    const float v2430 = v23.x[123];
+    const float v2430 = v40.x[122];
     const unsigned int v2431 = v2423 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2432 = v2431 + v2426;
     const float v2433 = c[v2432];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2811,15 +2808,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2436 = fmaf(v2430, v3, v2435);
     c[v2432] = v2436;
   }
-  const unsigned int v2438 = static_cast<unsigned int>(v23.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2440 = v331 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v23.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2443 = v334 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2438 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2440 = v348 + v2438;
+  const unsigned int v2441 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2443 = v351 + v2441;
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
-    const float v2447 = v23.x[124];
+    const float v2447 = v40.x[123];
     const unsigned int v2448 = v2440 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2449 = v2448 + v2443;
     const float v2450 = c[v2449];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2827,15 +2824,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2453 = fmaf(v2447, v3, v2452);
     c[v2449] = v2453;
   }
-  const unsigned int v2455 = static_cast<unsigned int>(v23.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2457 = v331 + v2455;
-  const unsigned int v2458 = static_cast<unsigned int>(v23.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2460 = v334 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2455 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2457 = v348 + v2455;
+  const unsigned int v2458 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2460 = v351 + v2458;
+  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
-    const float v2464 = v23.x[125];
+    const float v2464 = v40.x[124];
     const unsigned int v2465 = v2457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2466 = v2465 + v2460;
     const float v2467 = c[v2466];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2843,15 +2840,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2470 = fmaf(v2464, v3, v2469);
     c[v2466] = v2470;
   }
-  const unsigned int v2472 = static_cast<unsigned int>(v23.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2474 = v331 + v2472;
-  const unsigned int v2475 = static_cast<unsigned int>(v23.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2477 = v334 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2472 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2474 = v348 + v2472;
+  const unsigned int v2475 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2477 = v351 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
-    const float v2481 = v23.x[126];
+    const float v2481 = v40.x[125];
     const unsigned int v2482 = v2474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2483 = v2482 + v2477;
     const float v2484 = c[v2483];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2859,20 +2856,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2487 = fmaf(v2481, v3, v2486);
     c[v2483] = v2487;
   }
-  const unsigned int v2489 = static_cast<unsigned int>(v23.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2491 = v331 + v2489;
-  const unsigned int v2492 = static_cast<unsigned int>(v23.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2494 = v334 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2489 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2491 = v348 + v2489;
+  const unsigned int v2492 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2494 = v351 + v2492;
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
-    const float v2498 = v23.x[127];
+    const float v2498 = v40.x[126];
     const unsigned int v2499 = v2491 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2500 = v2499 + v2494;
     const float v2501 = c[v2500];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2503 = v2501 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2504 = fmaf(v2498, v3, v2503);
     c[v2500] = v2504;
+  }
+  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2508 = v348 + v2506;
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2511 = v351 + v2509;
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2513 = v2511 < v1;
+  const bool v2514 = v2512 && v2513;
+  if (v2514) {
+    const float v2515 = v40.x[127];
+    const unsigned int v2516 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2517 = v2516 + v2511;
+    const float v2518 = c[v2517];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2520 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2521 = fmaf(v2515, v3, v2520);
+    c[v2517] = v2521;
   }
 }

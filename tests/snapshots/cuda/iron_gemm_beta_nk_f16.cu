@@ -203,543 +203,538 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
   const float v3 = alpha;
   const float v4 = beta;
   unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v12 = v11 << 7u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v21 = v20 << 6u;
-  iron_frag<float, 2, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, 0.0f);
-  iron_frag<__half, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, __float2half_rn(0.0f));
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == v5;
-  const bool v46 = v31 && v31;
-  if (v46) {
-    const bool v2535 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2535) {
-      const unsigned int v2539 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2542 = v2539 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2545 = v2539 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2546 = v2545 << 3u;
-      const unsigned int v2547 = v9 + v2542;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2548 = v2547 < v0;
-      const bool v2550 = v2546 < v2;
-      const bool v2551 = v2548 && v2550;
-      const unsigned int v2553 = v2547 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2556 = v2553 + v2546;
-      const unsigned int v2557 = v2551 ? v2556 : v5;
-      const unsigned int v2559 = v2542 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2561 = v2559 + v2546;
-      iron_copy_async(shm0 + v2561, a + v2557, v2551);
-      const unsigned int v2564 = v2539 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2566 = v2564 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2569 = v2564 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2570 = v2569 << 3u;
-      const unsigned int v2571 = v9 + v2566;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2572 = v2571 < v0;
-      const bool v2574 = v2570 < v2;
-      const bool v2575 = v2572 && v2574;
-      const unsigned int v2577 = v2571 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2580 = v2577 + v2570;
-      const unsigned int v2581 = v2575 ? v2580 : v5;
-      const unsigned int v2583 = v2566 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2585 = v2583 + v2570;
-      iron_copy_async(shm0 + v2585, a + v2581, v2575);
-      const unsigned int v2588 = v2539 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2590 = v2588 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2593 = v2588 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2594 = v2593 << 3u;
-      const unsigned int v2595 = v9 + v2590;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2596 = v2595 < v0;
-      const bool v2598 = v2594 < v2;
-      const bool v2599 = v2596 && v2598;
-      const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2604 = v2601 + v2594;
-      const unsigned int v2605 = v2599 ? v2604 : v5;
-      const unsigned int v2607 = v2590 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2609 = v2607 + v2594;
-      iron_copy_async(shm0 + v2609, a + v2605, v2599);
-      const unsigned int v2612 = v2539 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2614 = v2612 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2617 = v2612 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2618 = v2617 << 3u;
-      const unsigned int v2619 = v9 + v2614;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2620 = v2619 < v0;
-      const bool v2622 = v2618 < v2;
-      const bool v2623 = v2620 && v2622;
-      const unsigned int v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2628 = v2625 + v2618;
-      const unsigned int v2629 = v2623 ? v2628 : v5;
-      const unsigned int v2631 = v2614 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2633 = v2631 + v2618;
-      iron_copy_async(shm0 + v2633, a + v2629, v2623);
-      const unsigned int v2645 = v12 + v2542;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2646 = v2645 < v1;
-      const bool v2649 = v2646 && v2550;
-      const unsigned int v2651 = v2645 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2654 = v2651 + v2546;
-      const unsigned int v2655 = v2649 ? v2654 : v5;
-      iron_copy_async(shm1 + v2561, b + v2655, v2649);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2669 = v12 + v2566;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2670 = v2669 < v1;
-      const bool v2673 = v2670 && v2574;
-      const unsigned int v2675 = v2669 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2678 = v2675 + v2570;
-      const unsigned int v2679 = v2673 ? v2678 : v5;
-      iron_copy_async(shm1 + v2585, b + v2679, v2673);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2693 = v12 + v2590;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2694 = v2693 < v1;
-      const bool v2697 = v2694 && v2598;
-      const unsigned int v2699 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2702 = v2699 + v2594;
-      const unsigned int v2703 = v2697 ? v2702 : v5;
-      iron_copy_async(shm1 + v2609, b + v2703, v2697);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2717 = v12 + v2614;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2718 = v2717 < v1;
-      const bool v2721 = v2718 && v2622;
-      const unsigned int v2723 = v2717 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2726 = v2723 + v2618;
-      const unsigned int v2727 = v2721 ? v2726 : v5;
-      iron_copy_async(shm1 + v2633, b + v2727, v2721);  // kernels/gemm/gemm_tiles.hpp:61
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v9 = blockIdx.y;
+  const unsigned int v10 = v9 * v7;
+  const unsigned int v11 = v10 + v8;
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v16 = v15 << 3u;
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v19 = v18 - v16;
+  const unsigned int v20 = min(v19, 8u);
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v23 = v22 % v20;
+  const unsigned int v24 = v16 + v23;
+  const unsigned int v25 = v24 << 7u;
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v29 = v28 << 7u;
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v34 = v33 << 6u;
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v38 = v37 << 6u;
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, 0.0f);
+  iron_frag<__half, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, __float2half_rn(0.0f));
+  iron_frag<__half, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, __float2half_rn(0.0f));
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == v5;
+  const bool v63 = v48 && v48;
+  if (v63) {
+    const bool v2552 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2552) {
+      const unsigned int v2556 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2559 = v2556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2562 = v2556 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2563 = v2562 << 3u;
+      const unsigned int v2564 = v25 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2565 = v2564 < v0;
+      const bool v2567 = v2563 < v2;
+      const bool v2568 = v2565 && v2567;
+      const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2573 = v2570 + v2563;
+      const unsigned int v2574 = v2568 ? v2573 : v5;
+      const unsigned int v2576 = v2559 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2578 = v2576 + v2563;
+      iron_copy_async(shm0 + v2578, a + v2574, v2568);
+      const unsigned int v2581 = v2556 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2583 = v2581 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2586 = v2581 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2587 = v2586 << 3u;
+      const unsigned int v2588 = v25 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2589 = v2588 < v0;
+      const bool v2591 = v2587 < v2;
+      const bool v2592 = v2589 && v2591;
+      const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2597 = v2594 + v2587;
+      const unsigned int v2598 = v2592 ? v2597 : v5;
+      const unsigned int v2600 = v2583 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2602 = v2600 + v2587;
+      iron_copy_async(shm0 + v2602, a + v2598, v2592);
+      const unsigned int v2605 = v2556 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2607 = v2605 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2610 = v2605 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2611 = v2610 << 3u;
+      const unsigned int v2612 = v25 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2613 = v2612 < v0;
+      const bool v2615 = v2611 < v2;
+      const bool v2616 = v2613 && v2615;
+      const unsigned int v2618 = v2612 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2621 = v2618 + v2611;
+      const unsigned int v2622 = v2616 ? v2621 : v5;
+      const unsigned int v2624 = v2607 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2626 = v2624 + v2611;
+      iron_copy_async(shm0 + v2626, a + v2622, v2616);
+      const unsigned int v2629 = v2556 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2631 = v2629 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2634 = v2629 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2635 = v2634 << 3u;
+      const unsigned int v2636 = v25 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2637 = v2636 < v0;
+      const bool v2639 = v2635 < v2;
+      const bool v2640 = v2637 && v2639;
+      const unsigned int v2642 = v2636 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2645 = v2642 + v2635;
+      const unsigned int v2646 = v2640 ? v2645 : v5;
+      const unsigned int v2648 = v2631 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2650 = v2648 + v2635;
+      iron_copy_async(shm0 + v2650, a + v2646, v2640);
+      const unsigned int v2662 = v29 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2663 = v2662 < v1;
+      const bool v2666 = v2663 && v2567;
+      const unsigned int v2668 = v2662 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2671 = v2668 + v2563;
+      const unsigned int v2672 = v2666 ? v2671 : v5;
+      iron_copy_async(shm1 + v2578, b + v2672, v2666);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2686 = v29 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2687 = v2686 < v1;
+      const bool v2690 = v2687 && v2591;
+      const unsigned int v2692 = v2686 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2695 = v2692 + v2587;
+      const unsigned int v2696 = v2690 ? v2695 : v5;
+      iron_copy_async(shm1 + v2602, b + v2696, v2690);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2710 = v29 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2711 = v2710 < v1;
+      const bool v2714 = v2711 && v2615;
+      const unsigned int v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2719 = v2716 + v2611;
+      const unsigned int v2720 = v2714 ? v2719 : v5;
+      iron_copy_async(shm1 + v2626, b + v2720, v2714);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2734 = v29 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2735 = v2734 < v1;
+      const bool v2738 = v2735 && v2639;
+      const unsigned int v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2743 = v2740 + v2635;
+      const unsigned int v2744 = v2738 ? v2743 : v5;
+      iron_copy_async(shm1 + v2650, b + v2744, v2738);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2736 = 32u < v2;
-    if (v2736) {
-      const unsigned int v2740 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2743 = v2740 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2746 = v2740 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2747 = v2746 << 3u;
-      const unsigned int v2748 = v9 + v2743;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2749 = v2748 < v0;
-      const unsigned int v2750 = 32u + v2747;
-      const bool v2751 = v2750 < v2;
-      const bool v2752 = v2749 && v2751;
-      const unsigned int v2754 = v2748 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2756 = v2754 + 32u;
-      const unsigned int v2757 = v2756 + v2747;
-      const unsigned int v2758 = v2752 ? v2757 : v5;
-      const unsigned int v2760 = v2743 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2761 = 5120u + v2760;
-      const unsigned int v2762 = v2761 + v2747;
-      iron_copy_async(shm0 + v2762, a + v2758, v2752);
-      const unsigned int v2765 = v2740 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2767 = v2765 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2770 = v2765 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2771 = v2770 << 3u;
-      const unsigned int v2772 = v9 + v2767;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2773 = v2772 < v0;
-      const unsigned int v2774 = 32u + v2771;
-      const bool v2775 = v2774 < v2;
-      const bool v2776 = v2773 && v2775;
-      const unsigned int v2778 = v2772 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2780 = v2778 + 32u;
-      const unsigned int v2781 = v2780 + v2771;
-      const unsigned int v2782 = v2776 ? v2781 : v5;
-      const unsigned int v2784 = v2767 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2785 = 5120u + v2784;
-      const unsigned int v2786 = v2785 + v2771;
-      iron_copy_async(shm0 + v2786, a + v2782, v2776);
-      const unsigned int v2789 = v2740 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2791 = v2789 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2794 = v2789 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2795 = v2794 << 3u;
-      const unsigned int v2796 = v9 + v2791;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2797 = v2796 < v0;
-      const unsigned int v2798 = 32u + v2795;
-      const bool v2799 = v2798 < v2;
-      const bool v2800 = v2797 && v2799;
-      const unsigned int v2802 = v2796 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2804 = v2802 + 32u;
-      const unsigned int v2805 = v2804 + v2795;
-      const unsigned int v2806 = v2800 ? v2805 : v5;
-      const unsigned int v2808 = v2791 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2809 = 5120u + v2808;
-      const unsigned int v2810 = v2809 + v2795;
-      iron_copy_async(shm0 + v2810, a + v2806, v2800);
-      const unsigned int v2813 = v2740 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2815 = v2813 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2818 = v2813 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2819 = v2818 << 3u;
-      const unsigned int v2820 = v9 + v2815;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2821 = v2820 < v0;
-      const unsigned int v2822 = 32u + v2819;
-      const bool v2823 = v2822 < v2;
-      const bool v2824 = v2821 && v2823;
-      const unsigned int v2826 = v2820 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2828 = v2826 + 32u;
-      const unsigned int v2829 = v2828 + v2819;
-      const unsigned int v2830 = v2824 ? v2829 : v5;
-      const unsigned int v2832 = v2815 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2833 = 5120u + v2832;
-      const unsigned int v2834 = v2833 + v2819;
-      iron_copy_async(shm0 + v2834, a + v2830, v2824);
-      const unsigned int v2846 = v12 + v2743;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2847 = v2846 < v1;
-      const bool v2850 = v2847 && v2751;
-      const unsigned int v2852 = v2846 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2854 = v2852 + 32u;
-      const unsigned int v2855 = v2854 + v2747;
-      const unsigned int v2856 = v2850 ? v2855 : v5;
-      iron_copy_async(shm1 + v2762, b + v2856, v2850);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2870 = v12 + v2767;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2871 = v2870 < v1;
-      const bool v2874 = v2871 && v2775;
-      const unsigned int v2876 = v2870 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2878 = v2876 + 32u;
-      const unsigned int v2879 = v2878 + v2771;
-      const unsigned int v2880 = v2874 ? v2879 : v5;
-      iron_copy_async(shm1 + v2786, b + v2880, v2874);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2894 = v12 + v2791;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2895 = v2894 < v1;
-      const bool v2898 = v2895 && v2799;
-      const unsigned int v2900 = v2894 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2902 = v2900 + 32u;
-      const unsigned int v2903 = v2902 + v2795;
-      const unsigned int v2904 = v2898 ? v2903 : v5;
-      iron_copy_async(shm1 + v2810, b + v2904, v2898);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2918 = v12 + v2815;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2919 = v2918 < v1;
-      const bool v2922 = v2919 && v2823;
-      const unsigned int v2924 = v2918 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2926 = v2924 + 32u;
-      const unsigned int v2927 = v2926 + v2819;
-      const unsigned int v2928 = v2922 ? v2927 : v5;
-      iron_copy_async(shm1 + v2834, b + v2928, v2922);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2753 = 32u < v2;
+    if (v2753) {
+      const unsigned int v2757 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2760 = v2757 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2763 = v2757 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2764 = v2763 << 3u;
+      const unsigned int v2765 = v25 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2766 = v2765 < v0;
+      const unsigned int v2767 = 32u + v2764;
+      const bool v2768 = v2767 < v2;
+      const bool v2769 = v2766 && v2768;
+      const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2773 = v2771 + 32u;
+      const unsigned int v2774 = v2773 + v2764;
+      const unsigned int v2775 = v2769 ? v2774 : v5;
+      const unsigned int v2777 = v2760 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2778 = 5120u + v2777;
+      const unsigned int v2779 = v2778 + v2764;
+      iron_copy_async(shm0 + v2779, a + v2775, v2769);
+      const unsigned int v2782 = v2757 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2784 = v2782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2787 = v2782 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2788 = v2787 << 3u;
+      const unsigned int v2789 = v25 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2790 = v2789 < v0;
+      const unsigned int v2791 = 32u + v2788;
+      const bool v2792 = v2791 < v2;
+      const bool v2793 = v2790 && v2792;
+      const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2797 = v2795 + 32u;
+      const unsigned int v2798 = v2797 + v2788;
+      const unsigned int v2799 = v2793 ? v2798 : v5;
+      const unsigned int v2801 = v2784 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2802 = 5120u + v2801;
+      const unsigned int v2803 = v2802 + v2788;
+      iron_copy_async(shm0 + v2803, a + v2799, v2793);
+      const unsigned int v2806 = v2757 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2808 = v2806 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2811 = v2806 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2812 = v2811 << 3u;
+      const unsigned int v2813 = v25 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2814 = v2813 < v0;
+      const unsigned int v2815 = 32u + v2812;
+      const bool v2816 = v2815 < v2;
+      const bool v2817 = v2814 && v2816;
+      const unsigned int v2819 = v2813 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2821 = v2819 + 32u;
+      const unsigned int v2822 = v2821 + v2812;
+      const unsigned int v2823 = v2817 ? v2822 : v5;
+      const unsigned int v2825 = v2808 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2826 = 5120u + v2825;
+      const unsigned int v2827 = v2826 + v2812;
+      iron_copy_async(shm0 + v2827, a + v2823, v2817);
+      const unsigned int v2830 = v2757 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2832 = v2830 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2835 = v2830 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2836 = v2835 << 3u;
+      const unsigned int v2837 = v25 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2838 = v2837 < v0;
+      const unsigned int v2839 = 32u + v2836;
+      const bool v2840 = v2839 < v2;
+      const bool v2841 = v2838 && v2840;
+      const unsigned int v2843 = v2837 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2845 = v2843 + 32u;
+      const unsigned int v2846 = v2845 + v2836;
+      const unsigned int v2847 = v2841 ? v2846 : v5;
+      const unsigned int v2849 = v2832 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2850 = 5120u + v2849;
+      const unsigned int v2851 = v2850 + v2836;
+      iron_copy_async(shm0 + v2851, a + v2847, v2841);
+      const unsigned int v2863 = v29 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2864 = v2863 < v1;
+      const bool v2867 = v2864 && v2768;
+      const unsigned int v2869 = v2863 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2871 = v2869 + 32u;
+      const unsigned int v2872 = v2871 + v2764;
+      const unsigned int v2873 = v2867 ? v2872 : v5;
+      iron_copy_async(shm1 + v2779, b + v2873, v2867);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2887 = v29 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2888 = v2887 < v1;
+      const bool v2891 = v2888 && v2792;
+      const unsigned int v2893 = v2887 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2895 = v2893 + 32u;
+      const unsigned int v2896 = v2895 + v2788;
+      const unsigned int v2897 = v2891 ? v2896 : v5;
+      iron_copy_async(shm1 + v2803, b + v2897, v2891);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2911 = v29 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2912 = v2911 < v1;
+      const bool v2915 = v2912 && v2816;
+      const unsigned int v2917 = v2911 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2919 = v2917 + 32u;
+      const unsigned int v2920 = v2919 + v2812;
+      const unsigned int v2921 = v2915 ? v2920 : v5;
+      iron_copy_async(shm1 + v2827, b + v2921, v2915);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2935 = v29 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2936 = v2935 < v1;
+      const bool v2939 = v2936 && v2840;
+      const unsigned int v2941 = v2935 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2943 = v2941 + 32u;
+      const unsigned int v2944 = v2943 + v2836;
+      const unsigned int v2945 = v2939 ? v2944 : v5;
+      iron_copy_async(shm1 + v2851, b + v2945, v2939);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2937 = 64u < v2;
-    if (v2937) {
-      const unsigned int v2941 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2944 = v2941 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2947 = v2941 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2948 = v2947 << 3u;
-      const unsigned int v2949 = v9 + v2944;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2950 = v2949 < v0;
-      const unsigned int v2951 = 64u + v2948;
-      const bool v2952 = v2951 < v2;
-      const bool v2953 = v2950 && v2952;
-      const unsigned int v2955 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2957 = v2955 + 64u;
-      const unsigned int v2958 = v2957 + v2948;
-      const unsigned int v2959 = v2953 ? v2958 : v5;
-      const unsigned int v2961 = v2944 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2962 = 10240u + v2961;
-      const unsigned int v2963 = v2962 + v2948;
-      iron_copy_async(shm0 + v2963, a + v2959, v2953);
-      const unsigned int v2966 = v2941 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2968 = v2966 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2971 = v2966 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2972 = v2971 << 3u;
-      const unsigned int v2973 = v9 + v2968;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2974 = v2973 < v0;
-      const unsigned int v2975 = 64u + v2972;
-      const bool v2976 = v2975 < v2;
-      const bool v2977 = v2974 && v2976;
-      const unsigned int v2979 = v2973 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2981 = v2979 + 64u;
-      const unsigned int v2982 = v2981 + v2972;
-      const unsigned int v2983 = v2977 ? v2982 : v5;
-      const unsigned int v2985 = v2968 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2986 = 10240u + v2985;
-      const unsigned int v2987 = v2986 + v2972;
-      iron_copy_async(shm0 + v2987, a + v2983, v2977);
-      const unsigned int v2990 = v2941 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2992 = v2990 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2995 = v2990 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2996 = v2995 << 3u;
-      const unsigned int v2997 = v9 + v2992;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2998 = v2997 < v0;
-      const unsigned int v2999 = 64u + v2996;
-      const bool v3000 = v2999 < v2;
-      const bool v3001 = v2998 && v3000;
-      const unsigned int v3003 = v2997 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3005 = v3003 + 64u;
-      const unsigned int v3006 = v3005 + v2996;
-      const unsigned int v3007 = v3001 ? v3006 : v5;
-      const unsigned int v3009 = v2992 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3010 = 10240u + v3009;
-      const unsigned int v3011 = v3010 + v2996;
-      iron_copy_async(shm0 + v3011, a + v3007, v3001);
-      const unsigned int v3014 = v2941 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3016 = v3014 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3019 = v3014 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3020 = v3019 << 3u;
-      const unsigned int v3021 = v9 + v3016;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3022 = v3021 < v0;
-      const unsigned int v3023 = 64u + v3020;
-      const bool v3024 = v3023 < v2;
-      const bool v3025 = v3022 && v3024;
-      const unsigned int v3027 = v3021 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3029 = v3027 + 64u;
-      const unsigned int v3030 = v3029 + v3020;
-      const unsigned int v3031 = v3025 ? v3030 : v5;
-      const unsigned int v3033 = v3016 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3034 = 10240u + v3033;
-      const unsigned int v3035 = v3034 + v3020;
-      iron_copy_async(shm0 + v3035, a + v3031, v3025);
-      const unsigned int v3047 = v12 + v2944;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3048 = v3047 < v1;
-      const bool v3051 = v3048 && v2952;
-      const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3055 = v3053 + 64u;
-      const unsigned int v3056 = v3055 + v2948;
-      const unsigned int v3057 = v3051 ? v3056 : v5;
-      iron_copy_async(shm1 + v2963, b + v3057, v3051);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3071 = v12 + v2968;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3072 = v3071 < v1;
-      const bool v3075 = v3072 && v2976;
-      const unsigned int v3077 = v3071 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3079 = v3077 + 64u;
-      const unsigned int v3080 = v3079 + v2972;
-      const unsigned int v3081 = v3075 ? v3080 : v5;
-      iron_copy_async(shm1 + v2987, b + v3081, v3075);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3095 = v12 + v2992;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3096 = v3095 < v1;
-      const bool v3099 = v3096 && v3000;
-      const unsigned int v3101 = v3095 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3103 = v3101 + 64u;
-      const unsigned int v3104 = v3103 + v2996;
-      const unsigned int v3105 = v3099 ? v3104 : v5;
-      iron_copy_async(shm1 + v3011, b + v3105, v3099);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3119 = v12 + v3016;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3120 = v3119 < v1;
-      const bool v3123 = v3120 && v3024;
-      const unsigned int v3125 = v3119 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3127 = v3125 + 64u;
-      const unsigned int v3128 = v3127 + v3020;
-      const unsigned int v3129 = v3123 ? v3128 : v5;
-      iron_copy_async(shm1 + v3035, b + v3129, v3123);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2954 = 64u < v2;
+    if (v2954) {
+      const unsigned int v2958 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2961 = v2958 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2964 = v2958 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2965 = v2964 << 3u;
+      const unsigned int v2966 = v25 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2967 = v2966 < v0;
+      const unsigned int v2968 = 64u + v2965;
+      const bool v2969 = v2968 < v2;
+      const bool v2970 = v2967 && v2969;
+      const unsigned int v2972 = v2966 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2974 = v2972 + 64u;
+      const unsigned int v2975 = v2974 + v2965;
+      const unsigned int v2976 = v2970 ? v2975 : v5;
+      const unsigned int v2978 = v2961 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2979 = 10240u + v2978;
+      const unsigned int v2980 = v2979 + v2965;
+      iron_copy_async(shm0 + v2980, a + v2976, v2970);
+      const unsigned int v2983 = v2958 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2985 = v2983 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2988 = v2983 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2989 = v2988 << 3u;
+      const unsigned int v2990 = v25 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2991 = v2990 < v0;
+      const unsigned int v2992 = 64u + v2989;
+      const bool v2993 = v2992 < v2;
+      const bool v2994 = v2991 && v2993;
+      const unsigned int v2996 = v2990 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2998 = v2996 + 64u;
+      const unsigned int v2999 = v2998 + v2989;
+      const unsigned int v3000 = v2994 ? v2999 : v5;
+      const unsigned int v3002 = v2985 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3003 = 10240u + v3002;
+      const unsigned int v3004 = v3003 + v2989;
+      iron_copy_async(shm0 + v3004, a + v3000, v2994);
+      const unsigned int v3007 = v2958 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3009 = v3007 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3012 = v3007 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3013 = v3012 << 3u;
+      const unsigned int v3014 = v25 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3015 = v3014 < v0;
+      const unsigned int v3016 = 64u + v3013;
+      const bool v3017 = v3016 < v2;
+      const bool v3018 = v3015 && v3017;
+      const unsigned int v3020 = v3014 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3022 = v3020 + 64u;
+      const unsigned int v3023 = v3022 + v3013;
+      const unsigned int v3024 = v3018 ? v3023 : v5;
+      const unsigned int v3026 = v3009 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3027 = 10240u + v3026;
+      const unsigned int v3028 = v3027 + v3013;
+      iron_copy_async(shm0 + v3028, a + v3024, v3018);
+      const unsigned int v3031 = v2958 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3033 = v3031 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3036 = v3031 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3037 = v3036 << 3u;
+      const unsigned int v3038 = v25 + v3033;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3039 = v3038 < v0;
+      const unsigned int v3040 = 64u + v3037;
+      const bool v3041 = v3040 < v2;
+      const bool v3042 = v3039 && v3041;
+      const unsigned int v3044 = v3038 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3046 = v3044 + 64u;
+      const unsigned int v3047 = v3046 + v3037;
+      const unsigned int v3048 = v3042 ? v3047 : v5;
+      const unsigned int v3050 = v3033 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3051 = 10240u + v3050;
+      const unsigned int v3052 = v3051 + v3037;
+      iron_copy_async(shm0 + v3052, a + v3048, v3042);
+      const unsigned int v3064 = v29 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3065 = v3064 < v1;
+      const bool v3068 = v3065 && v2969;
+      const unsigned int v3070 = v3064 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3072 = v3070 + 64u;
+      const unsigned int v3073 = v3072 + v2965;
+      const unsigned int v3074 = v3068 ? v3073 : v5;
+      iron_copy_async(shm1 + v2980, b + v3074, v3068);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3088 = v29 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3089 = v3088 < v1;
+      const bool v3092 = v3089 && v2993;
+      const unsigned int v3094 = v3088 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3096 = v3094 + 64u;
+      const unsigned int v3097 = v3096 + v2989;
+      const unsigned int v3098 = v3092 ? v3097 : v5;
+      iron_copy_async(shm1 + v3004, b + v3098, v3092);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3112 = v29 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3113 = v3112 < v1;
+      const bool v3116 = v3113 && v3017;
+      const unsigned int v3118 = v3112 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3120 = v3118 + 64u;
+      const unsigned int v3121 = v3120 + v3013;
+      const unsigned int v3122 = v3116 ? v3121 : v5;
+      iron_copy_async(shm1 + v3028, b + v3122, v3116);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3136 = v29 + v3033;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3137 = v3136 < v1;
+      const bool v3140 = v3137 && v3041;
+      const unsigned int v3142 = v3136 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3144 = v3142 + 64u;
+      const unsigned int v3145 = v3144 + v3037;
+      const unsigned int v3146 = v3140 ? v3145 : v5;
+      iron_copy_async(shm1 + v3052, b + v3146, v3140);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3349 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v3355 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3366 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3372 = v38 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v3134 = v5; v3134 < v2; v3134 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3136 = v3134 >> 5u;
-      const unsigned int v3138 = v3136 & 3u;
+    for (unsigned int v3151 = v5; v3151 < v2; v3151 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3153 = v3151 >> 5u;
+      const unsigned int v3155 = v3153 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3141 = v3134 + 96u;
-      const unsigned int v3143 = v3136 + 3u;
-      const unsigned int v3144 = v3143 & 3u;
-      const bool v3145 = v3141 < v2;
-      if (v3145) {
-        const unsigned int v3147 = v3144 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3149 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3152 = v3149 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3155 = v3149 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3156 = v3155 << 3u;
-        const unsigned int v3157 = v9 + v3152;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3158 = v3157 < v0;
-        const unsigned int v3159 = v3141 + v3156;
-        const bool v3160 = v3159 < v2;
-        const bool v3161 = v3158 && v3160;
-        const unsigned int v3163 = v3157 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3165 = v3163 + v3141;
-        const unsigned int v3166 = v3165 + v3156;
-        const unsigned int v3167 = v3161 ? v3166 : v5;
-        const unsigned int v3169 = v3152 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3170 = v3147 + v3169;
-        const unsigned int v3171 = v3170 + v3156;
-        iron_copy_async(shm0 + v3171, a + v3167, v3161);
-        const unsigned int v3174 = v3149 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3176 = v3174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3179 = v3174 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3180 = v3179 << 3u;
-        const unsigned int v3181 = v9 + v3176;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3182 = v3181 < v0;
-        const unsigned int v3183 = v3141 + v3180;
-        const bool v3184 = v3183 < v2;
-        const bool v3185 = v3182 && v3184;
-        const unsigned int v3187 = v3181 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3189 = v3187 + v3141;
-        const unsigned int v3190 = v3189 + v3180;
-        const unsigned int v3191 = v3185 ? v3190 : v5;
-        const unsigned int v3193 = v3176 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3194 = v3147 + v3193;
-        const unsigned int v3195 = v3194 + v3180;
-        iron_copy_async(shm0 + v3195, a + v3191, v3185);
-        const unsigned int v3198 = v3149 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3200 = v3198 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3203 = v3198 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3204 = v3203 << 3u;
-        const unsigned int v3205 = v9 + v3200;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3206 = v3205 < v0;
-        const unsigned int v3207 = v3141 + v3204;
-        const bool v3208 = v3207 < v2;
-        const bool v3209 = v3206 && v3208;
-        const unsigned int v3211 = v3205 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3213 = v3211 + v3141;
-        const unsigned int v3214 = v3213 + v3204;
-        const unsigned int v3215 = v3209 ? v3214 : v5;
-        const unsigned int v3217 = v3200 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3218 = v3147 + v3217;
-        const unsigned int v3219 = v3218 + v3204;
-        iron_copy_async(shm0 + v3219, a + v3215, v3209);
-        const unsigned int v3222 = v3149 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3224 = v3222 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3227 = v3222 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3228 = v3227 << 3u;
-        const unsigned int v3229 = v9 + v3224;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3230 = v3229 < v0;
-        const unsigned int v3231 = v3141 + v3228;
-        const bool v3232 = v3231 < v2;
-        const bool v3233 = v3230 && v3232;
-        const unsigned int v3235 = v3229 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3237 = v3235 + v3141;
-        const unsigned int v3238 = v3237 + v3228;
-        const unsigned int v3239 = v3233 ? v3238 : v5;
-        const unsigned int v3241 = v3224 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3242 = v3147 + v3241;
-        const unsigned int v3243 = v3242 + v3228;
-        iron_copy_async(shm0 + v3243, a + v3239, v3233);
-        const unsigned int v3255 = v12 + v3152;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3256 = v3255 < v1;
-        const bool v3259 = v3256 && v3160;
-        const unsigned int v3261 = v3255 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3263 = v3261 + v3141;
-        const unsigned int v3264 = v3263 + v3156;
-        const unsigned int v3265 = v3259 ? v3264 : v5;
-        iron_copy_async(shm1 + v3171, b + v3265, v3259);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3279 = v12 + v3176;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3280 = v3279 < v1;
-        const bool v3283 = v3280 && v3184;
-        const unsigned int v3285 = v3279 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3287 = v3285 + v3141;
-        const unsigned int v3288 = v3287 + v3180;
-        const unsigned int v3289 = v3283 ? v3288 : v5;
-        iron_copy_async(shm1 + v3195, b + v3289, v3283);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3303 = v12 + v3200;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3304 = v3303 < v1;
-        const bool v3307 = v3304 && v3208;
-        const unsigned int v3309 = v3303 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3311 = v3309 + v3141;
-        const unsigned int v3312 = v3311 + v3204;
-        const unsigned int v3313 = v3307 ? v3312 : v5;
-        iron_copy_async(shm1 + v3219, b + v3313, v3307);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3327 = v12 + v3224;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3328 = v3327 < v1;
-        const bool v3331 = v3328 && v3232;
-        const unsigned int v3333 = v3327 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3335 = v3333 + v3141;
-        const unsigned int v3336 = v3335 + v3228;
-        const unsigned int v3337 = v3331 ? v3336 : v5;
-        iron_copy_async(shm1 + v3243, b + v3337, v3331);  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3158 = v3151 + 96u;
+      const unsigned int v3160 = v3153 + 3u;
+      const unsigned int v3161 = v3160 & 3u;
+      const bool v3162 = v3158 < v2;
+      if (v3162) {
+        const unsigned int v3164 = v3161 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3166 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3169 = v3166 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3172 = v3166 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3173 = v3172 << 3u;
+        const unsigned int v3174 = v25 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3175 = v3174 < v0;
+        const unsigned int v3176 = v3158 + v3173;
+        const bool v3177 = v3176 < v2;
+        const bool v3178 = v3175 && v3177;
+        const unsigned int v3180 = v3174 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3182 = v3180 + v3158;
+        const unsigned int v3183 = v3182 + v3173;
+        const unsigned int v3184 = v3178 ? v3183 : v5;
+        const unsigned int v3186 = v3169 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3187 = v3164 + v3186;
+        const unsigned int v3188 = v3187 + v3173;
+        iron_copy_async(shm0 + v3188, a + v3184, v3178);
+        const unsigned int v3191 = v3166 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3193 = v3191 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3196 = v3191 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3197 = v3196 << 3u;
+        const unsigned int v3198 = v25 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3199 = v3198 < v0;
+        const unsigned int v3200 = v3158 + v3197;
+        const bool v3201 = v3200 < v2;
+        const bool v3202 = v3199 && v3201;
+        const unsigned int v3204 = v3198 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3206 = v3204 + v3158;
+        const unsigned int v3207 = v3206 + v3197;
+        const unsigned int v3208 = v3202 ? v3207 : v5;
+        const unsigned int v3210 = v3193 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3211 = v3164 + v3210;
+        const unsigned int v3212 = v3211 + v3197;
+        iron_copy_async(shm0 + v3212, a + v3208, v3202);
+        const unsigned int v3215 = v3166 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3217 = v3215 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3220 = v3215 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3221 = v3220 << 3u;
+        const unsigned int v3222 = v25 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3223 = v3222 < v0;
+        const unsigned int v3224 = v3158 + v3221;
+        const bool v3225 = v3224 < v2;
+        const bool v3226 = v3223 && v3225;
+        const unsigned int v3228 = v3222 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3230 = v3228 + v3158;
+        const unsigned int v3231 = v3230 + v3221;
+        const unsigned int v3232 = v3226 ? v3231 : v5;
+        const unsigned int v3234 = v3217 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3235 = v3164 + v3234;
+        const unsigned int v3236 = v3235 + v3221;
+        iron_copy_async(shm0 + v3236, a + v3232, v3226);
+        const unsigned int v3239 = v3166 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3241 = v3239 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3244 = v3239 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3245 = v3244 << 3u;
+        const unsigned int v3246 = v25 + v3241;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3247 = v3246 < v0;
+        const unsigned int v3248 = v3158 + v3245;
+        const bool v3249 = v3248 < v2;
+        const bool v3250 = v3247 && v3249;
+        const unsigned int v3252 = v3246 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3254 = v3252 + v3158;
+        const unsigned int v3255 = v3254 + v3245;
+        const unsigned int v3256 = v3250 ? v3255 : v5;
+        const unsigned int v3258 = v3241 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3259 = v3164 + v3258;
+        const unsigned int v3260 = v3259 + v3245;
+        iron_copy_async(shm0 + v3260, a + v3256, v3250);
+        const unsigned int v3272 = v29 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3273 = v3272 < v1;
+        const bool v3276 = v3273 && v3177;
+        const unsigned int v3278 = v3272 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3280 = v3278 + v3158;
+        const unsigned int v3281 = v3280 + v3173;
+        const unsigned int v3282 = v3276 ? v3281 : v5;
+        iron_copy_async(shm1 + v3188, b + v3282, v3276);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3296 = v29 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3297 = v3296 < v1;
+        const bool v3300 = v3297 && v3201;
+        const unsigned int v3302 = v3296 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3304 = v3302 + v3158;
+        const unsigned int v3305 = v3304 + v3197;
+        const unsigned int v3306 = v3300 ? v3305 : v5;
+        iron_copy_async(shm1 + v3212, b + v3306, v3300);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3320 = v29 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3321 = v3320 < v1;
+        const bool v3324 = v3321 && v3225;
+        const unsigned int v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3328 = v3326 + v3158;
+        const unsigned int v3329 = v3328 + v3221;
+        const unsigned int v3330 = v3324 ? v3329 : v5;
+        iron_copy_async(shm1 + v3236, b + v3330, v3324);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3344 = v29 + v3241;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3345 = v3344 < v1;
+        const bool v3348 = v3345 && v3249;
+        const unsigned int v3350 = v3344 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3352 = v3350 + v3158;
+        const unsigned int v3353 = v3352 + v3245;
+        const unsigned int v3354 = v3348 ? v3353 : v5;
+        iron_copy_async(shm1 + v3260, b + v3354, v3348);  // kernels/gemm/gemm_tiles.hpp:62
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3343 = v3138 * 5120u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3350 = v3343 + v3349;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3350, 40u);
-      const unsigned int v3356 = v3343 + v3355;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v27, shm1, v3356, 40u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v3363 = v3350 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3363, 40u);
-      const unsigned int v3369 = v3356 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v27, shm1, v3369, 40u);
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3360 = v3155 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3367 = v3360 + v3366;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3367, 40u);
+      const unsigned int v3373 = v3360 + v3372;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v44, shm1, v3373, 40u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v3380 = v3367 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3380, 40u);
+      const unsigned int v3386 = v3373 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v44, shm1, v3386, 40u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v280 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v281 = threadIdx.x;
-    const unsigned int v337 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v343 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const unsigned int v351 = v337 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v357 = v343 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v297 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v298 = threadIdx.x;
+    const unsigned int v354 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v360 = v38 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const unsigned int v368 = v354 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v374 = v360 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v279 = v5; v279 < v2; v279 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v283 = v281; v283 < 4096u; v283 += v280) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v285 = v283 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v287 = v283 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v288 = v9 + v285;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v289 = v288 < v0;
-        const unsigned int v290 = v279 + v287;
-        const bool v291 = v290 < v2;
-        const bool v292 = v289 && v291;
-        if (v292) {
-          const unsigned int v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v296 = v294 + v279;
-          const unsigned int v297 = v296 + v287;
-          const __half v298 = a[v297];
-          const unsigned int v300 = v285 * 40u;
-          const unsigned int v301 = v300 + v287;
-          shm0[v301] = v298;
+    for (unsigned int v296 = v5; v296 < v2; v296 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v300 = v298; v300 < 4096u; v300 += v297) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v302 = v300 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v304 = v300 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v305 = v25 + v302;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v306 = v305 < v0;
+        const unsigned int v307 = v296 + v304;
+        const bool v308 = v307 < v2;
+        const bool v309 = v306 && v308;
+        if (v309) {
+          const unsigned int v311 = v305 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v313 = v311 + v296;
+          const unsigned int v314 = v313 + v304;
+          const __half v315 = a[v314];
+          const unsigned int v317 = v302 * 40u;
+          const unsigned int v318 = v317 + v304;
+          shm0[v318] = v315;
         } else {
-          const unsigned int v303 = v285 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v304 = v303 + v287;
-          shm0[v304] = __float2half_rn(0.0f);
+          const unsigned int v320 = v302 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v321 = v320 + v304;
+          shm0[v321] = __float2half_rn(0.0f);
         }
       }
 
-      for (unsigned int v309 = v281; v309 < 4096u; v309 += v280) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v311 = v309 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v313 = v309 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v314 = v12 + v311;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v315 = v314 < v1;
-        const unsigned int v316 = v279 + v313;
-        const bool v317 = v316 < v2;
-        const bool v318 = v315 && v317;
-        if (v318) {
-          const unsigned int v320 = v314 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v322 = v320 + v279;
-          const unsigned int v323 = v322 + v313;
-          const __half v324 = b[v323];
-          const unsigned int v326 = v311 * 40u;
-          const unsigned int v327 = v326 + v313;
-          shm1[v327] = v324;
+      for (unsigned int v326 = v298; v326 < 4096u; v326 += v297) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v328 = v326 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v330 = v326 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v331 = v29 + v328;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v332 = v331 < v1;
+        const unsigned int v333 = v296 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v339 = v337 + v296;
+          const unsigned int v340 = v339 + v330;
+          const __half v341 = b[v340];
+          const unsigned int v343 = v328 * 40u;
+          const unsigned int v344 = v343 + v330;
+          shm1[v344] = v341;
         } else {
-          const unsigned int v329 = v311 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v330 = v329 + v313;
-          shm1[v330] = __float2half_rn(0.0f);
+          const unsigned int v346 = v328 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v347 = v346 + v330;
+          shm1[v347] = __float2half_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v25, shm0, v337, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v27, shm1, v343, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v25, shm0, v351, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v27, shm1, v357, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v42, shm0, v354, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v44, shm1, v360, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v42, shm0, v368, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v44, shm1, v374, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v358 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v359 = v9 + v17;
-  const unsigned int v360 = v359 + v358;
-  const unsigned int v361 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v362 = v12 + v21;
-  const unsigned int v363 = v362 + v361;
-  const bool v364 = v360 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v365 = v363 < v1;
-  const bool v366 = v364 && v365;
-  if (v366) {
-    const float v367 = v23.x[0];
-    const unsigned int v368 = v360 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v369 = v368 + v363;
-    const __half v370 = c[v369];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v371 = __half2float(v370);
-    const float v372 = v371 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v373 = fmaf(v367, v3, v372);
-    const __half v374 = __float2half_rn(v373);
-    c[v369] = v374;
-  }
-  const unsigned int v375 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v377 = v359 + v375;
-  const unsigned int v378 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v380 = v362 + v378;
-  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v375 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v376 = v25 + v34;
+  const unsigned int v377 = v376 + v375;
+  const unsigned int v378 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v379 = v29 + v38;
+  const unsigned int v380 = v379 + v378;
+  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v382 = v380 < v1;
   const bool v383 = v381 && v382;
   if (v383) {
-    const float v384 = v23.x[1];
+    const float v384 = v40.x[0];
     const unsigned int v385 = v377 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v386 = v385 + v380;
     const __half v387 = c[v386];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -749,15 +744,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v391 = __float2half_rn(v390);
     c[v386] = v391;
   }
-  const unsigned int v392 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v394 = v359 + v392;
-  const unsigned int v395 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v397 = v362 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v392 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v394 = v376 + v392;
+  const unsigned int v395 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v397 = v379 + v395;
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
-    const float v401 = v23.x[2];
+    const float v401 = v40.x[1];
     const unsigned int v402 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v403 = v402 + v397;
     const __half v404 = c[v403];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -767,15 +762,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v408 = __float2half_rn(v407);
     c[v403] = v408;
   }
-  const unsigned int v409 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v411 = v359 + v409;
-  const unsigned int v412 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v414 = v362 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v409 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v411 = v376 + v409;
+  const unsigned int v412 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v414 = v379 + v412;
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v416 = v414 < v1;
   const bool v417 = v415 && v416;
   if (v417) {
-    const float v418 = v23.x[3];
+    const float v418 = v40.x[2];
     const unsigned int v419 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v420 = v419 + v414;
     const __half v421 = c[v420];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -785,15 +780,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v425 = __float2half_rn(v424);
     c[v420] = v425;
   }
-  const unsigned int v426 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v428 = v359 + v426;
-  const unsigned int v429 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v431 = v362 + v429;
-  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v426 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v428 = v376 + v426;
+  const unsigned int v429 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v431 = v379 + v429;
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v433 = v431 < v1;
   const bool v434 = v432 && v433;
   if (v434) {
-    const float v435 = v23.x[4];
+    const float v435 = v40.x[3];
     const unsigned int v436 = v428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v437 = v436 + v431;
     const __half v438 = c[v437];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -803,15 +798,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v442 = __float2half_rn(v441);
     c[v437] = v442;
   }
-  const unsigned int v443 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v445 = v359 + v443;
-  const unsigned int v446 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v448 = v362 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v443 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v445 = v376 + v443;
+  const unsigned int v446 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v448 = v379 + v446;
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
-    const float v452 = v23.x[5];
+    const float v452 = v40.x[4];
     const unsigned int v453 = v445 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v454 = v453 + v448;
     const __half v455 = c[v454];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -821,15 +816,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v459 = __float2half_rn(v458);
     c[v454] = v459;
   }
-  const unsigned int v460 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v462 = v359 + v460;
-  const unsigned int v463 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v465 = v362 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v460 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v462 = v376 + v460;
+  const unsigned int v463 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v465 = v379 + v463;
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
-    const float v469 = v23.x[6];
+    const float v469 = v40.x[5];
     const unsigned int v470 = v462 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v471 = v470 + v465;
     const __half v472 = c[v471];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -839,15 +834,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v476 = __float2half_rn(v475);
     c[v471] = v476;
   }
-  const unsigned int v477 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v479 = v359 + v477;
-  const unsigned int v480 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v482 = v362 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v477 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v479 = v376 + v477;
+  const unsigned int v480 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v482 = v379 + v480;
+  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v484 = v482 < v1;
   const bool v485 = v483 && v484;
   if (v485) {
-    const float v486 = v23.x[7];
+    const float v486 = v40.x[6];
     const unsigned int v487 = v479 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v488 = v487 + v482;
     const __half v489 = c[v488];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -857,15 +852,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v493 = __float2half_rn(v492);
     c[v488] = v493;
   }
-  const unsigned int v494 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v496 = v359 + v494;
-  const unsigned int v497 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v499 = v362 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v494 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v496 = v376 + v494;
+  const unsigned int v497 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v499 = v379 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
-    const float v503 = v23.x[8];
+    const float v503 = v40.x[7];
     const unsigned int v504 = v496 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v505 = v504 + v499;
     const __half v506 = c[v505];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -875,15 +870,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v510 = __float2half_rn(v509);
     c[v505] = v510;
   }
-  const unsigned int v511 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v513 = v359 + v511;
-  const unsigned int v514 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v516 = v362 + v514;
-  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v511 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v513 = v376 + v511;
+  const unsigned int v514 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v516 = v379 + v514;
+  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v518 = v516 < v1;
   const bool v519 = v517 && v518;
   if (v519) {
-    const float v520 = v23.x[9];
+    const float v520 = v40.x[8];
     const unsigned int v521 = v513 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v522 = v521 + v516;
     const __half v523 = c[v522];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -893,15 +888,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v527 = __float2half_rn(v526);
     c[v522] = v527;
   }
-  const unsigned int v528 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v530 = v359 + v528;
-  const unsigned int v531 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v533 = v362 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v528 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v530 = v376 + v528;
+  const unsigned int v531 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v533 = v379 + v531;
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
-    const float v537 = v23.x[10];
+    const float v537 = v40.x[9];
     const unsigned int v538 = v530 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v539 = v538 + v533;
     const __half v540 = c[v539];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -911,15 +906,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v544 = __float2half_rn(v543);
     c[v539] = v544;
   }
-  const unsigned int v545 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v547 = v359 + v545;
-  const unsigned int v548 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v550 = v362 + v548;
-  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v545 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v547 = v376 + v545;
+  const unsigned int v548 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v550 = v379 + v548;
+  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v552 = v550 < v1;
   const bool v553 = v551 && v552;
   if (v553) {
-    const float v554 = v23.x[11];
+    const float v554 = v40.x[10];
     const unsigned int v555 = v547 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v556 = v555 + v550;
     const __half v557 = c[v556];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -929,15 +924,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v561 = __float2half_rn(v560);
     c[v556] = v561;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v564 = v359 + v562;
-  const unsigned int v565 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v567 = v362 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v562 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v564 = v376 + v562;
+  const unsigned int v565 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v567 = v379 + v565;
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
-    const float v571 = v23.x[12];
+    const float v571 = v40.x[11];
     const unsigned int v572 = v564 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v573 = v572 + v567;
     const __half v574 = c[v573];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -947,15 +942,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v578 = __float2half_rn(v577);
     c[v573] = v578;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v581 = v359 + v579;
-  const unsigned int v582 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v584 = v362 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v579 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v581 = v376 + v579;
+  const unsigned int v582 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v584 = v379 + v582;
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
-    const float v588 = v23.x[13];
+    const float v588 = v40.x[12];
     const unsigned int v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v590 = v589 + v584;
     const __half v591 = c[v590];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -965,15 +960,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v595 = __float2half_rn(v594);
     c[v590] = v595;
   }
-  const unsigned int v596 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v598 = v359 + v596;
-  const unsigned int v599 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v601 = v362 + v599;
-  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v596 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v598 = v376 + v596;
+  const unsigned int v599 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v601 = v379 + v599;
+  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v603 = v601 < v1;
   const bool v604 = v602 && v603;
   if (v604) {
-    const float v605 = v23.x[14];
+    const float v605 = v40.x[13];
     const unsigned int v606 = v598 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v607 = v606 + v601;
     const __half v608 = c[v607];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -983,15 +978,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v612 = __float2half_rn(v611);
     c[v607] = v612;
   }
-  const unsigned int v613 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v615 = v359 + v613;
-  const unsigned int v616 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v618 = v362 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v613 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v615 = v376 + v613;
+  const unsigned int v616 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v618 = v379 + v616;
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
-    const float v622 = v23.x[15];
+    const float v622 = v40.x[14];
     const unsigned int v623 = v615 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v624 = v623 + v618;
     const __half v625 = c[v624];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1001,15 +996,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v629 = __float2half_rn(v628);
     c[v624] = v629;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v632 = v359 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v635 = v362 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v630 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v632 = v376 + v630;
+  const unsigned int v633 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v635 = v379 + v633;
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
-    const float v639 = v23.x[16];
+    const float v639 = v40.x[15];
     const unsigned int v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v641 = v640 + v635;
     const __half v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1019,15 +1014,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v646 = __float2half_rn(v645);
     c[v641] = v646;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v649 = v359 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v652 = v362 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v647 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v649 = v376 + v647;
+  const unsigned int v650 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v652 = v379 + v650;
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
-    const float v656 = v23.x[17];
+    const float v656 = v40.x[16];
     const unsigned int v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v658 = v657 + v652;
     const __half v659 = c[v658];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1037,15 +1032,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v663 = __float2half_rn(v662);
     c[v658] = v663;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v666 = v359 + v664;
-  const unsigned int v667 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v669 = v362 + v667;
-  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v664 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v666 = v376 + v664;
+  const unsigned int v667 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v669 = v379 + v667;
+  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
-    const float v673 = v23.x[18];
+    const float v673 = v40.x[17];
     const unsigned int v674 = v666 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v675 = v674 + v669;
     const __half v676 = c[v675];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1055,15 +1050,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v680 = __float2half_rn(v679);
     c[v675] = v680;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v683 = v359 + v681;
-  const unsigned int v684 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v686 = v362 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v681 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v683 = v376 + v681;
+  const unsigned int v684 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v686 = v379 + v684;
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
-    const float v690 = v23.x[19];
+    const float v690 = v40.x[18];
     const unsigned int v691 = v683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v692 = v691 + v686;
     const __half v693 = c[v692];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1073,15 +1068,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v697 = __float2half_rn(v696);
     c[v692] = v697;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v700 = v359 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v703 = v362 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v698 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v700 = v376 + v698;
+  const unsigned int v701 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v703 = v379 + v701;
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
-    const float v707 = v23.x[20];
+    const float v707 = v40.x[19];
     const unsigned int v708 = v700 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v709 = v708 + v703;
     const __half v710 = c[v709];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1091,15 +1086,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v714 = __float2half_rn(v713);
     c[v709] = v714;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v717 = v359 + v715;
-  const unsigned int v718 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v720 = v362 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v715 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v717 = v376 + v715;
+  const unsigned int v718 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v720 = v379 + v718;
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
-    const float v724 = v23.x[21];
+    const float v724 = v40.x[20];
     const unsigned int v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v726 = v725 + v720;
     const __half v727 = c[v726];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1109,15 +1104,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v731 = __float2half_rn(v730);
     c[v726] = v731;
   }
-  const unsigned int v732 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v734 = v359 + v732;
-  const unsigned int v735 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v737 = v362 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v732 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v734 = v376 + v732;
+  const unsigned int v735 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v737 = v379 + v735;
+  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v739 = v737 < v1;
   const bool v740 = v738 && v739;
   if (v740) {
-    const float v741 = v23.x[22];
+    const float v741 = v40.x[21];
     const unsigned int v742 = v734 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v743 = v742 + v737;
     const __half v744 = c[v743];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1127,15 +1122,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v748 = __float2half_rn(v747);
     c[v743] = v748;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v751 = v359 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v754 = v362 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v749 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v751 = v376 + v749;
+  const unsigned int v752 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v754 = v379 + v752;
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
-    const float v758 = v23.x[23];
+    const float v758 = v40.x[22];
     const unsigned int v759 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v760 = v759 + v754;
     const __half v761 = c[v760];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1145,15 +1140,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v765 = __float2half_rn(v764);
     c[v760] = v765;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v768 = v359 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v771 = v362 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v766 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v768 = v376 + v766;
+  const unsigned int v769 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v771 = v379 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
-    const float v775 = v23.x[24];
+    const float v775 = v40.x[23];
     const unsigned int v776 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v777 = v776 + v771;
     const __half v778 = c[v777];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1163,15 +1158,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v782 = __float2half_rn(v781);
     c[v777] = v782;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v785 = v359 + v783;
-  const unsigned int v786 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v788 = v362 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v783 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v785 = v376 + v783;
+  const unsigned int v786 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v788 = v379 + v786;
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
-    const float v792 = v23.x[25];
+    const float v792 = v40.x[24];
     const unsigned int v793 = v785 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v794 = v793 + v788;
     const __half v795 = c[v794];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1181,15 +1176,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v799 = __float2half_rn(v798);
     c[v794] = v799;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v802 = v359 + v800;
-  const unsigned int v803 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v805 = v362 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v800 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v802 = v376 + v800;
+  const unsigned int v803 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v805 = v379 + v803;
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
-    const float v809 = v23.x[26];
+    const float v809 = v40.x[25];
     const unsigned int v810 = v802 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v811 = v810 + v805;
     const __half v812 = c[v811];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1199,15 +1194,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v816 = __float2half_rn(v815);
     c[v811] = v816;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v819 = v359 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v822 = v362 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v817 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v819 = v376 + v817;
+  const unsigned int v820 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v822 = v379 + v820;
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
-    const float v826 = v23.x[27];
+    const float v826 = v40.x[26];
     const unsigned int v827 = v819 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v828 = v827 + v822;
     const __half v829 = c[v828];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1217,15 +1212,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v833 = __float2half_rn(v832);
     c[v828] = v833;
   }
-  const unsigned int v834 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v836 = v359 + v834;
-  const unsigned int v837 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v839 = v362 + v837;
-  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v834 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v836 = v376 + v834;
+  const unsigned int v837 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v839 = v379 + v837;
+  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v841 = v839 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
-    const float v843 = v23.x[28];
+    const float v843 = v40.x[27];
     const unsigned int v844 = v836 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v845 = v844 + v839;
     const __half v846 = c[v845];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1235,15 +1230,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v850 = __float2half_rn(v849);
     c[v845] = v850;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v853 = v359 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v856 = v362 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v851 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v853 = v376 + v851;
+  const unsigned int v854 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v856 = v379 + v854;
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
-    const float v860 = v23.x[29];
+    const float v860 = v40.x[28];
     const unsigned int v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v862 = v861 + v856;
     const __half v863 = c[v862];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1253,15 +1248,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v867 = __float2half_rn(v866);
     c[v862] = v867;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v870 = v359 + v868;
-  const unsigned int v871 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v873 = v362 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v868 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v870 = v376 + v868;
+  const unsigned int v871 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v873 = v379 + v871;
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
-    const float v877 = v23.x[30];
+    const float v877 = v40.x[29];
     const unsigned int v878 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v879 = v878 + v873;
     const __half v880 = c[v879];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1271,15 +1266,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v884 = __float2half_rn(v883);
     c[v879] = v884;
   }
-  const unsigned int v885 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v887 = v359 + v885;
-  const unsigned int v888 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v890 = v362 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v885 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v887 = v376 + v885;
+  const unsigned int v888 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v890 = v379 + v888;
+  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
-    const float v894 = v23.x[31];
+    const float v894 = v40.x[30];
     const unsigned int v895 = v887 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v896 = v895 + v890;
     const __half v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1289,15 +1284,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v901 = __float2half_rn(v900);
     c[v896] = v901;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v904 = v359 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v907 = v362 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v902 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v904 = v376 + v902;
+  const unsigned int v905 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v907 = v379 + v905;
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
-    const float v911 = v23.x[32];
+    const float v911 = v40.x[31];
     const unsigned int v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v913 = v912 + v907;
     const __half v914 = c[v913];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1307,15 +1302,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v918 = __float2half_rn(v917);
     c[v913] = v918;
   }
-  const unsigned int v919 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v921 = v359 + v919;
-  const unsigned int v922 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v924 = v362 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v919 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v921 = v376 + v919;
+  const unsigned int v922 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v924 = v379 + v922;
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
-    const float v928 = v23.x[33];
+    const float v928 = v40.x[32];
     const unsigned int v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v930 = v929 + v924;
     const __half v931 = c[v930];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1325,15 +1320,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v935 = __float2half_rn(v934);
     c[v930] = v935;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v938 = v359 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v941 = v362 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v936 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v938 = v376 + v936;
+  const unsigned int v939 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v941 = v379 + v939;
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
-    const float v945 = v23.x[34];
+    const float v945 = v40.x[33];
     const unsigned int v946 = v938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v947 = v946 + v941;
     const __half v948 = c[v947];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1343,15 +1338,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v952 = __float2half_rn(v951);
     c[v947] = v952;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v955 = v359 + v953;
-  const unsigned int v956 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v958 = v362 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v953 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v955 = v376 + v953;
+  const unsigned int v956 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v958 = v379 + v956;
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
-    const float v962 = v23.x[35];
+    const float v962 = v40.x[34];
     const unsigned int v963 = v955 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v964 = v963 + v958;
     const __half v965 = c[v964];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1361,15 +1356,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v969 = __float2half_rn(v968);
     c[v964] = v969;
   }
-  const unsigned int v970 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v972 = v359 + v970;
-  const unsigned int v973 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v975 = v362 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v970 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v972 = v376 + v970;
+  const unsigned int v973 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v975 = v379 + v973;
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
-    const float v979 = v23.x[36];
+    const float v979 = v40.x[35];
     const unsigned int v980 = v972 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v981 = v980 + v975;
     const __half v982 = c[v981];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1379,15 +1374,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v986 = __float2half_rn(v985);
     c[v981] = v986;
   }
-  const unsigned int v987 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v989 = v359 + v987;
-  const unsigned int v990 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v992 = v362 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v987 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v989 = v376 + v987;
+  const unsigned int v990 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v992 = v379 + v990;
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
-    const float v996 = v23.x[37];
+    const float v996 = v40.x[36];
     const unsigned int v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v998 = v997 + v992;
     const __half v999 = c[v998];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1397,15 +1392,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1003 = __float2half_rn(v1002);
     c[v998] = v1003;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1006 = v359 + v1004;
-  const unsigned int v1007 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1009 = v362 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1004 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1006 = v376 + v1004;
+  const unsigned int v1007 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1009 = v379 + v1007;
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
-    const float v1013 = v23.x[38];
+    const float v1013 = v40.x[37];
     const unsigned int v1014 = v1006 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1015 = v1014 + v1009;
     const __half v1016 = c[v1015];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1415,15 +1410,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1020 = __float2half_rn(v1019);
     c[v1015] = v1020;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1023 = v359 + v1021;
-  const unsigned int v1024 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1026 = v362 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1021 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1023 = v376 + v1021;
+  const unsigned int v1024 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1026 = v379 + v1024;
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
-    const float v1030 = v23.x[39];
+    const float v1030 = v40.x[38];
     const unsigned int v1031 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1032 = v1031 + v1026;
     const __half v1033 = c[v1032];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1433,15 +1428,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1037 = __float2half_rn(v1036);
     c[v1032] = v1037;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1040 = v359 + v1038;
-  const unsigned int v1041 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1043 = v362 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1038 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1040 = v376 + v1038;
+  const unsigned int v1041 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1043 = v379 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1045 = v1043 < v1;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
-    const float v1047 = v23.x[40];
+    const float v1047 = v40.x[39];
     const unsigned int v1048 = v1040 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1049 = v1048 + v1043;
     const __half v1050 = c[v1049];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1451,15 +1446,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1054 = __float2half_rn(v1053);
     c[v1049] = v1054;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1057 = v359 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1060 = v362 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1055 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1057 = v376 + v1055;
+  const unsigned int v1058 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1060 = v379 + v1058;
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
-    const float v1064 = v23.x[41];
+    const float v1064 = v40.x[40];
     const unsigned int v1065 = v1057 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1066 = v1065 + v1060;
     const __half v1067 = c[v1066];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1469,15 +1464,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1071 = __float2half_rn(v1070);
     c[v1066] = v1071;
   }
-  const unsigned int v1072 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1074 = v359 + v1072;
-  const unsigned int v1075 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1077 = v362 + v1075;
-  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1072 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1074 = v376 + v1072;
+  const unsigned int v1075 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1077 = v379 + v1075;
+  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1079 = v1077 < v1;
   const bool v1080 = v1078 && v1079;
   if (v1080) {
-    const float v1081 = v23.x[42];
+    const float v1081 = v40.x[41];
     const unsigned int v1082 = v1074 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1083 = v1082 + v1077;
     const __half v1084 = c[v1083];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1487,15 +1482,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1088 = __float2half_rn(v1087);
     c[v1083] = v1088;
   }
-  const unsigned int v1089 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1091 = v359 + v1089;
-  const unsigned int v1092 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1094 = v362 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1089 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1091 = v376 + v1089;
+  const unsigned int v1092 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1094 = v379 + v1092;
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
-    const float v1098 = v23.x[43];
+    const float v1098 = v40.x[42];
     const unsigned int v1099 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1100 = v1099 + v1094;
     const __half v1101 = c[v1100];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1505,15 +1500,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1105 = __float2half_rn(v1104);
     c[v1100] = v1105;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1108 = v359 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1111 = v362 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1106 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1108 = v376 + v1106;
+  const unsigned int v1109 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1111 = v379 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
-    const float v1115 = v23.x[44];
+    const float v1115 = v40.x[43];
     const unsigned int v1116 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1117 = v1116 + v1111;
     const __half v1118 = c[v1117];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1523,15 +1518,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1122 = __float2half_rn(v1121);
     c[v1117] = v1122;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1125 = v359 + v1123;
-  const unsigned int v1126 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1128 = v362 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1123 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1125 = v376 + v1123;
+  const unsigned int v1126 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1128 = v379 + v1126;
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
-    const float v1132 = v23.x[45];
+    const float v1132 = v40.x[44];
     const unsigned int v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1134 = v1133 + v1128;
     const __half v1135 = c[v1134];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1541,15 +1536,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1139 = __float2half_rn(v1138);
     c[v1134] = v1139;
   }
-  const unsigned int v1140 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1142 = v359 + v1140;
-  const unsigned int v1143 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1145 = v362 + v1143;
-  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1140 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1142 = v376 + v1140;
+  const unsigned int v1143 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1145 = v379 + v1143;
+  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
-    const float v1149 = v23.x[46];
+    const float v1149 = v40.x[45];
     const unsigned int v1150 = v1142 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1151 = v1150 + v1145;
     const __half v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1559,15 +1554,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1156 = __float2half_rn(v1155);
     c[v1151] = v1156;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1159 = v359 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1162 = v362 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1157 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1159 = v376 + v1157;
+  const unsigned int v1160 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1162 = v379 + v1160;
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
-    const float v1166 = v23.x[47];
+    const float v1166 = v40.x[46];
     const unsigned int v1167 = v1159 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1168 = v1167 + v1162;
     const __half v1169 = c[v1168];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1577,15 +1572,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1173 = __float2half_rn(v1172);
     c[v1168] = v1173;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1176 = v359 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1179 = v362 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1174 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1176 = v376 + v1174;
+  const unsigned int v1177 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1179 = v379 + v1177;
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
-    const float v1183 = v23.x[48];
+    const float v1183 = v40.x[47];
     const unsigned int v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1185 = v1184 + v1179;
     const __half v1186 = c[v1185];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1595,15 +1590,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1190 = __float2half_rn(v1189);
     c[v1185] = v1190;
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1193 = v359 + v1191;
-  const unsigned int v1194 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1196 = v362 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1191 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1193 = v376 + v1191;
+  const unsigned int v1194 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1196 = v379 + v1194;
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
-    const float v1200 = v23.x[49];
+    const float v1200 = v40.x[48];
     const unsigned int v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1202 = v1201 + v1196;
     const __half v1203 = c[v1202];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1613,15 +1608,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1207 = __float2half_rn(v1206);
     c[v1202] = v1207;
   }
-  const unsigned int v1208 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1210 = v359 + v1208;
-  const unsigned int v1211 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1213 = v362 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1208 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1210 = v376 + v1208;
+  const unsigned int v1211 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1213 = v379 + v1211;
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
-    const float v1217 = v23.x[50];
+    const float v1217 = v40.x[49];
     const unsigned int v1218 = v1210 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1219 = v1218 + v1213;
     const __half v1220 = c[v1219];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1631,15 +1626,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1224 = __float2half_rn(v1223);
     c[v1219] = v1224;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1227 = v359 + v1225;
-  const unsigned int v1228 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1230 = v362 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1225 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1227 = v376 + v1225;
+  const unsigned int v1228 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1230 = v379 + v1228;
+  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1232 = v1230 < v1;
   const bool v1233 = v1231 && v1232;
   if (v1233) {
-    const float v1234 = v23.x[51];
+    const float v1234 = v40.x[50];
     const unsigned int v1235 = v1227 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1236 = v1235 + v1230;
     const __half v1237 = c[v1236];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1649,15 +1644,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1241 = __float2half_rn(v1240);
     c[v1236] = v1241;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1244 = v359 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1247 = v362 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1242 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1244 = v376 + v1242;
+  const unsigned int v1245 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1247 = v379 + v1245;
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
-    const float v1251 = v23.x[52];
+    const float v1251 = v40.x[51];
     const unsigned int v1252 = v1244 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1253 = v1252 + v1247;
     const __half v1254 = c[v1253];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1667,15 +1662,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1258 = __float2half_rn(v1257);
     c[v1253] = v1258;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1261 = v359 + v1259;
-  const unsigned int v1262 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1264 = v362 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1259 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1261 = v376 + v1259;
+  const unsigned int v1262 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1264 = v379 + v1262;
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
-    const float v1268 = v23.x[53];
+    const float v1268 = v40.x[52];
     const unsigned int v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1270 = v1269 + v1264;
     const __half v1271 = c[v1270];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1685,15 +1680,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1275 = __float2half_rn(v1274);
     c[v1270] = v1275;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1278 = v359 + v1276;
-  const unsigned int v1279 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1281 = v362 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1276 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1278 = v376 + v1276;
+  const unsigned int v1279 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1281 = v379 + v1279;
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
-    const float v1285 = v23.x[54];
+    const float v1285 = v40.x[53];
     const unsigned int v1286 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1287 = v1286 + v1281;
     const __half v1288 = c[v1287];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1703,15 +1698,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1292 = __float2half_rn(v1291);
     c[v1287] = v1292;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1295 = v359 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1298 = v362 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1293 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1295 = v376 + v1293;
+  const unsigned int v1296 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1298 = v379 + v1296;
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
-    const float v1302 = v23.x[55];
+    const float v1302 = v40.x[54];
     const unsigned int v1303 = v1295 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1304 = v1303 + v1298;
     const __half v1305 = c[v1304];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1721,15 +1716,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1309 = __float2half_rn(v1308);
     c[v1304] = v1309;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1312 = v359 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1315 = v362 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1310 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1312 = v376 + v1310;
+  const unsigned int v1313 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1315 = v379 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
-    const float v1319 = v23.x[56];
+    const float v1319 = v40.x[55];
     const unsigned int v1320 = v1312 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1321 = v1320 + v1315;
     const __half v1322 = c[v1321];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1739,15 +1734,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1326 = __float2half_rn(v1325);
     c[v1321] = v1326;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1329 = v359 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1332 = v362 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1327 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1329 = v376 + v1327;
+  const unsigned int v1330 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1332 = v379 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
-    const float v1336 = v23.x[57];
+    const float v1336 = v40.x[56];
     const unsigned int v1337 = v1329 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1338 = v1337 + v1332;
     const __half v1339 = c[v1338];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1757,15 +1752,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1343 = __float2half_rn(v1342);
     c[v1338] = v1343;
   }
-  const unsigned int v1344 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1346 = v359 + v1344;
-  const unsigned int v1347 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1349 = v362 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1344 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1346 = v376 + v1344;
+  const unsigned int v1347 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1349 = v379 + v1347;
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
-    const float v1353 = v23.x[58];
+    const float v1353 = v40.x[57];
     const unsigned int v1354 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1355 = v1354 + v1349;
     const __half v1356 = c[v1355];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1775,15 +1770,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1360 = __float2half_rn(v1359);
     c[v1355] = v1360;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1363 = v359 + v1361;
-  const unsigned int v1364 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1366 = v362 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1361 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1363 = v376 + v1361;
+  const unsigned int v1364 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1366 = v379 + v1364;
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
-    const float v1370 = v23.x[59];
+    const float v1370 = v40.x[58];
     const unsigned int v1371 = v1363 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1372 = v1371 + v1366;
     const __half v1373 = c[v1372];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1793,15 +1788,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1377 = __float2half_rn(v1376);
     c[v1372] = v1377;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1380 = v359 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1383 = v362 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1378 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1380 = v376 + v1378;
+  const unsigned int v1381 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1383 = v379 + v1381;
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
-    const float v1387 = v23.x[60];
+    const float v1387 = v40.x[59];
     const unsigned int v1388 = v1380 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1389 = v1388 + v1383;
     const __half v1390 = c[v1389];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1811,15 +1806,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1394 = __float2half_rn(v1393);
     c[v1389] = v1394;
   }
-  const unsigned int v1395 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1397 = v359 + v1395;
-  const unsigned int v1398 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1400 = v362 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1395 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1397 = v376 + v1395;
+  const unsigned int v1398 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1400 = v379 + v1398;
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
-    const float v1404 = v23.x[61];
+    const float v1404 = v40.x[60];
     const unsigned int v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1406 = v1405 + v1400;
     const __half v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1829,15 +1824,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1411 = __float2half_rn(v1410);
     c[v1406] = v1411;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1414 = v359 + v1412;
-  const unsigned int v1415 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1417 = v362 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1412 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1414 = v376 + v1412;
+  const unsigned int v1415 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1417 = v379 + v1415;
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
-    const float v1421 = v23.x[62];
+    const float v1421 = v40.x[61];
     const unsigned int v1422 = v1414 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1423 = v1422 + v1417;
     const __half v1424 = c[v1423];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1847,15 +1842,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1428 = __float2half_rn(v1427);
     c[v1423] = v1428;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1431 = v359 + v1429;
-  const unsigned int v1432 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1434 = v362 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1429 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1431 = v376 + v1429;
+  const unsigned int v1432 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1434 = v379 + v1432;
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
-    const float v1438 = v23.x[63];
+    const float v1438 = v40.x[62];
     const unsigned int v1439 = v1431 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1440 = v1439 + v1434;
     const __half v1441 = c[v1440];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1865,15 +1860,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1445 = __float2half_rn(v1444);
     c[v1440] = v1445;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v23.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1448 = v359 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v23.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1451 = v362 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1446 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1448 = v376 + v1446;
+  const unsigned int v1449 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1451 = v379 + v1449;
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
-    const float v1455 = v23.x[64];
+    const float v1455 = v40.x[63];
     const unsigned int v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1457 = v1456 + v1451;
     const __half v1458 = c[v1457];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1883,15 +1878,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1462 = __float2half_rn(v1461);
     c[v1457] = v1462;
   }
-  const unsigned int v1463 = static_cast<unsigned int>(v23.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1465 = v359 + v1463;
-  const unsigned int v1466 = static_cast<unsigned int>(v23.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1468 = v362 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1463 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1465 = v376 + v1463;
+  const unsigned int v1466 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1468 = v379 + v1466;
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
-    const float v1472 = v23.x[65];
+    const float v1472 = v40.x[64];
     const unsigned int v1473 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1474 = v1473 + v1468;
     const __half v1475 = c[v1474];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1901,15 +1896,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1479 = __float2half_rn(v1478);
     c[v1474] = v1479;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v23.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1482 = v359 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v23.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1485 = v362 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1480 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1482 = v376 + v1480;
+  const unsigned int v1483 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1485 = v379 + v1483;
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
-    const float v1489 = v23.x[66];
+    const float v1489 = v40.x[65];
     const unsigned int v1490 = v1482 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1491 = v1490 + v1485;
     const __half v1492 = c[v1491];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1919,15 +1914,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1496 = __float2half_rn(v1495);
     c[v1491] = v1496;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v23.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1499 = v359 + v1497;
-  const unsigned int v1500 = static_cast<unsigned int>(v23.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1502 = v362 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1497 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1499 = v376 + v1497;
+  const unsigned int v1500 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1502 = v379 + v1500;
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
-    const float v1506 = v23.x[67];
+    const float v1506 = v40.x[66];
     const unsigned int v1507 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1508 = v1507 + v1502;
     const __half v1509 = c[v1508];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1937,15 +1932,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1513 = __float2half_rn(v1512);
     c[v1508] = v1513;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v23.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1516 = v359 + v1514;
-  const unsigned int v1517 = static_cast<unsigned int>(v23.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1519 = v362 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1514 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1516 = v376 + v1514;
+  const unsigned int v1517 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1519 = v379 + v1517;
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
-    const float v1523 = v23.x[68];
+    const float v1523 = v40.x[67];
     const unsigned int v1524 = v1516 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1525 = v1524 + v1519;
     const __half v1526 = c[v1525];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1955,15 +1950,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1530 = __float2half_rn(v1529);
     c[v1525] = v1530;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v23.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1533 = v359 + v1531;
-  const unsigned int v1534 = static_cast<unsigned int>(v23.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1536 = v362 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1531 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1533 = v376 + v1531;
+  const unsigned int v1534 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1536 = v379 + v1534;
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
-    const float v1540 = v23.x[69];
+    const float v1540 = v40.x[68];
     const unsigned int v1541 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1542 = v1541 + v1536;
     const __half v1543 = c[v1542];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1973,15 +1968,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1547 = __float2half_rn(v1546);
     c[v1542] = v1547;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v23.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1550 = v359 + v1548;
-  const unsigned int v1551 = static_cast<unsigned int>(v23.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1553 = v362 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1548 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1550 = v376 + v1548;
+  const unsigned int v1551 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1553 = v379 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
-    const float v1557 = v23.x[70];
+    const float v1557 = v40.x[69];
     const unsigned int v1558 = v1550 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1559 = v1558 + v1553;
     const __half v1560 = c[v1559];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1991,15 +1986,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1564 = __float2half_rn(v1563);
     c[v1559] = v1564;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v23.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1567 = v359 + v1565;
-  const unsigned int v1568 = static_cast<unsigned int>(v23.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1570 = v362 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1565 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1567 = v376 + v1565;
+  const unsigned int v1568 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1570 = v379 + v1568;
+  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
-    const float v1574 = v23.x[71];
+    const float v1574 = v40.x[70];
     const unsigned int v1575 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1576 = v1575 + v1570;
     const __half v1577 = c[v1576];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2009,15 +2004,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1581 = __float2half_rn(v1580);
     c[v1576] = v1581;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v23.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1584 = v359 + v1582;
-  const unsigned int v1585 = static_cast<unsigned int>(v23.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1587 = v362 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1582 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1584 = v376 + v1582;
+  const unsigned int v1585 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1587 = v379 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
-    const float v1591 = v23.x[72];
+    const float v1591 = v40.x[71];
     const unsigned int v1592 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1593 = v1592 + v1587;
     const __half v1594 = c[v1593];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2027,15 +2022,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1598 = __float2half_rn(v1597);
     c[v1593] = v1598;
   }
-  const unsigned int v1599 = static_cast<unsigned int>(v23.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1601 = v359 + v1599;
-  const unsigned int v1602 = static_cast<unsigned int>(v23.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1604 = v362 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1599 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1601 = v376 + v1599;
+  const unsigned int v1602 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1604 = v379 + v1602;
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
-    const float v1608 = v23.x[73];
+    const float v1608 = v40.x[72];
     const unsigned int v1609 = v1601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1610 = v1609 + v1604;
     const __half v1611 = c[v1610];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2045,15 +2040,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1615 = __float2half_rn(v1614);
     c[v1610] = v1615;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v23.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1618 = v359 + v1616;
-  const unsigned int v1619 = static_cast<unsigned int>(v23.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1621 = v362 + v1619;
-  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1616 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1618 = v376 + v1616;
+  const unsigned int v1619 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1621 = v379 + v1619;
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1623 = v1621 < v1;
   const bool v1624 = v1622 && v1623;
   if (v1624) {
-    const float v1625 = v23.x[74];
+    const float v1625 = v40.x[73];
     const unsigned int v1626 = v1618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1627 = v1626 + v1621;
     const __half v1628 = c[v1627];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2063,15 +2058,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1632 = __float2half_rn(v1631);
     c[v1627] = v1632;
   }
-  const unsigned int v1633 = static_cast<unsigned int>(v23.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1635 = v359 + v1633;
-  const unsigned int v1636 = static_cast<unsigned int>(v23.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1638 = v362 + v1636;
-  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1633 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1635 = v376 + v1633;
+  const unsigned int v1636 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1638 = v379 + v1636;
+  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1640 = v1638 < v1;
   const bool v1641 = v1639 && v1640;
   if (v1641) {
-    const float v1642 = v23.x[75];
+    const float v1642 = v40.x[74];
     const unsigned int v1643 = v1635 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1644 = v1643 + v1638;
     const __half v1645 = c[v1644];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2081,15 +2076,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1649 = __float2half_rn(v1648);
     c[v1644] = v1649;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v23.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1652 = v359 + v1650;
-  const unsigned int v1653 = static_cast<unsigned int>(v23.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1655 = v362 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1650 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1652 = v376 + v1650;
+  const unsigned int v1653 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1655 = v379 + v1653;
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
-    const float v1659 = v23.x[76];
+    const float v1659 = v40.x[75];
     const unsigned int v1660 = v1652 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1661 = v1660 + v1655;
     const __half v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2099,15 +2094,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1666 = __float2half_rn(v1665);
     c[v1661] = v1666;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v23.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1669 = v359 + v1667;
-  const unsigned int v1670 = static_cast<unsigned int>(v23.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1672 = v362 + v1670;
-  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1667 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1669 = v376 + v1667;
+  const unsigned int v1670 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1672 = v379 + v1670;
+  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
-    const float v1676 = v23.x[77];
+    const float v1676 = v40.x[76];
     const unsigned int v1677 = v1669 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1678 = v1677 + v1672;
     const __half v1679 = c[v1678];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2117,15 +2112,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1683 = __float2half_rn(v1682);
     c[v1678] = v1683;
   }
-  const unsigned int v1684 = static_cast<unsigned int>(v23.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1686 = v359 + v1684;
-  const unsigned int v1687 = static_cast<unsigned int>(v23.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1689 = v362 + v1687;
-  const bool v1690 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1684 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1686 = v376 + v1684;
+  const unsigned int v1687 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1689 = v379 + v1687;
+  const bool v1690 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1691 = v1689 < v1;
   const bool v1692 = v1690 && v1691;
   if (v1692) {
-    const float v1693 = v23.x[78];
+    const float v1693 = v40.x[77];
     const unsigned int v1694 = v1686 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1695 = v1694 + v1689;
     const __half v1696 = c[v1695];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2135,15 +2130,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1700 = __float2half_rn(v1699);
     c[v1695] = v1700;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v23.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1703 = v359 + v1701;
-  const unsigned int v1704 = static_cast<unsigned int>(v23.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1706 = v362 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1701 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1703 = v376 + v1701;
+  const unsigned int v1704 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1706 = v379 + v1704;
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
-    const float v1710 = v23.x[79];
+    const float v1710 = v40.x[78];
     const unsigned int v1711 = v1703 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1712 = v1711 + v1706;
     const __half v1713 = c[v1712];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2153,15 +2148,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1717 = __float2half_rn(v1716);
     c[v1712] = v1717;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v23.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1720 = v359 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v23.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1723 = v362 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1718 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1720 = v376 + v1718;
+  const unsigned int v1721 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1723 = v379 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
-    const float v1727 = v23.x[80];
+    const float v1727 = v40.x[79];
     const unsigned int v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1729 = v1728 + v1723;
     const __half v1730 = c[v1729];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2171,15 +2166,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1734 = __float2half_rn(v1733);
     c[v1729] = v1734;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v23.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1737 = v359 + v1735;
-  const unsigned int v1738 = static_cast<unsigned int>(v23.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1740 = v362 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1735 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1737 = v376 + v1735;
+  const unsigned int v1738 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1740 = v379 + v1738;
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
-    const float v1744 = v23.x[81];
+    const float v1744 = v40.x[80];
     const unsigned int v1745 = v1737 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1746 = v1745 + v1740;
     const __half v1747 = c[v1746];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2189,15 +2184,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1751 = __float2half_rn(v1750);
     c[v1746] = v1751;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v23.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1754 = v359 + v1752;
-  const unsigned int v1755 = static_cast<unsigned int>(v23.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1757 = v362 + v1755;
-  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1752 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1754 = v376 + v1752;
+  const unsigned int v1755 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1757 = v379 + v1755;
+  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1759 = v1757 < v1;
   const bool v1760 = v1758 && v1759;
   if (v1760) {
-    const float v1761 = v23.x[82];
+    const float v1761 = v40.x[81];
     const unsigned int v1762 = v1754 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1763 = v1762 + v1757;
     const __half v1764 = c[v1763];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2207,15 +2202,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1768 = __float2half_rn(v1767);
     c[v1763] = v1768;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v23.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1771 = v359 + v1769;
-  const unsigned int v1772 = static_cast<unsigned int>(v23.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1774 = v362 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1769 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1771 = v376 + v1769;
+  const unsigned int v1772 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1774 = v379 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
-    const float v1778 = v23.x[83];
+    const float v1778 = v40.x[82];
     const unsigned int v1779 = v1771 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1780 = v1779 + v1774;
     const __half v1781 = c[v1780];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2225,15 +2220,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1785 = __float2half_rn(v1784);
     c[v1780] = v1785;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v23.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1788 = v359 + v1786;
-  const unsigned int v1789 = static_cast<unsigned int>(v23.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1791 = v362 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1786 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1788 = v376 + v1786;
+  const unsigned int v1789 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1791 = v379 + v1789;
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
-    const float v1795 = v23.x[84];
+    const float v1795 = v40.x[83];
     const unsigned int v1796 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1797 = v1796 + v1791;
     const __half v1798 = c[v1797];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2243,15 +2238,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1802 = __float2half_rn(v1801);
     c[v1797] = v1802;
   }
-  const unsigned int v1803 = static_cast<unsigned int>(v23.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1805 = v359 + v1803;
-  const unsigned int v1806 = static_cast<unsigned int>(v23.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1808 = v362 + v1806;
-  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1803 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1805 = v376 + v1803;
+  const unsigned int v1806 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1808 = v379 + v1806;
+  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
-    const float v1812 = v23.x[85];
+    const float v1812 = v40.x[84];
     const unsigned int v1813 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1814 = v1813 + v1808;
     const __half v1815 = c[v1814];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2261,15 +2256,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1819 = __float2half_rn(v1818);
     c[v1814] = v1819;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v23.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1822 = v359 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v23.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1825 = v362 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1820 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1822 = v376 + v1820;
+  const unsigned int v1823 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1825 = v379 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
-    const float v1829 = v23.x[86];
+    const float v1829 = v40.x[85];
     const unsigned int v1830 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1831 = v1830 + v1825;
     const __half v1832 = c[v1831];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2279,15 +2274,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1836 = __float2half_rn(v1835);
     c[v1831] = v1836;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v23.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1839 = v359 + v1837;
-  const unsigned int v1840 = static_cast<unsigned int>(v23.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1842 = v362 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1837 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1839 = v376 + v1837;
+  const unsigned int v1840 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1842 = v379 + v1840;
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
-    const float v1846 = v23.x[87];
+    const float v1846 = v40.x[86];
     const unsigned int v1847 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1848 = v1847 + v1842;
     const __half v1849 = c[v1848];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2297,15 +2292,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1853 = __float2half_rn(v1852);
     c[v1848] = v1853;
   }
-  const unsigned int v1854 = static_cast<unsigned int>(v23.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1856 = v359 + v1854;
-  const unsigned int v1857 = static_cast<unsigned int>(v23.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1859 = v362 + v1857;
-  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1854 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1856 = v376 + v1854;
+  const unsigned int v1857 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1859 = v379 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
-    const float v1863 = v23.x[88];
+    const float v1863 = v40.x[87];
     const unsigned int v1864 = v1856 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1865 = v1864 + v1859;
     const __half v1866 = c[v1865];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2315,15 +2310,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1870 = __float2half_rn(v1869);
     c[v1865] = v1870;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v23.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1873 = v359 + v1871;
-  const unsigned int v1874 = static_cast<unsigned int>(v23.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1876 = v362 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1871 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1873 = v376 + v1871;
+  const unsigned int v1874 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1876 = v379 + v1874;
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
-    const float v1880 = v23.x[89];
+    const float v1880 = v40.x[88];
     const unsigned int v1881 = v1873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1882 = v1881 + v1876;
     const __half v1883 = c[v1882];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2333,15 +2328,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1887 = __float2half_rn(v1886);
     c[v1882] = v1887;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v23.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1890 = v359 + v1888;
-  const unsigned int v1891 = static_cast<unsigned int>(v23.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1893 = v362 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1888 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1890 = v376 + v1888;
+  const unsigned int v1891 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1893 = v379 + v1891;
+  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
-    const float v1897 = v23.x[90];
+    const float v1897 = v40.x[89];
     const unsigned int v1898 = v1890 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1899 = v1898 + v1893;
     const __half v1900 = c[v1899];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2351,15 +2346,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1904 = __float2half_rn(v1903);
     c[v1899] = v1904;
   }
-  const unsigned int v1905 = static_cast<unsigned int>(v23.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1907 = v359 + v1905;
-  const unsigned int v1908 = static_cast<unsigned int>(v23.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1910 = v362 + v1908;
-  const bool v1911 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1905 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1907 = v376 + v1905;
+  const unsigned int v1908 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1910 = v379 + v1908;
+  const bool v1911 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1912 = v1910 < v1;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
-    const float v1914 = v23.x[91];
+    const float v1914 = v40.x[90];
     const unsigned int v1915 = v1907 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1916 = v1915 + v1910;
     const __half v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2369,15 +2364,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1921 = __float2half_rn(v1920);
     c[v1916] = v1921;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v23.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1924 = v359 + v1922;
-  const unsigned int v1925 = static_cast<unsigned int>(v23.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1927 = v362 + v1925;
-  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1922 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1924 = v376 + v1922;
+  const unsigned int v1925 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1927 = v379 + v1925;
+  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
-    const float v1931 = v23.x[92];
+    const float v1931 = v40.x[91];
     const unsigned int v1932 = v1924 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1933 = v1932 + v1927;
     const __half v1934 = c[v1933];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2387,15 +2382,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1938 = __float2half_rn(v1937);
     c[v1933] = v1938;
   }
-  const unsigned int v1939 = static_cast<unsigned int>(v23.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1941 = v359 + v1939;
-  const unsigned int v1942 = static_cast<unsigned int>(v23.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1944 = v362 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1939 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1941 = v376 + v1939;
+  const unsigned int v1942 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1944 = v379 + v1942;
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
-    const float v1948 = v23.x[93];
+    const float v1948 = v40.x[92];
     const unsigned int v1949 = v1941 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1950 = v1949 + v1944;
     const __half v1951 = c[v1950];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2405,15 +2400,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1955 = __float2half_rn(v1954);
     c[v1950] = v1955;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v23.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1958 = v359 + v1956;
-  const unsigned int v1959 = static_cast<unsigned int>(v23.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1961 = v362 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1956 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1958 = v376 + v1956;
+  const unsigned int v1959 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1961 = v379 + v1959;
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
-    const float v1965 = v23.x[94];
+    const float v1965 = v40.x[93];
     const unsigned int v1966 = v1958 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1967 = v1966 + v1961;
     const __half v1968 = c[v1967];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2423,15 +2418,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1972 = __float2half_rn(v1971);
     c[v1967] = v1972;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v23.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1975 = v359 + v1973;
-  const unsigned int v1976 = static_cast<unsigned int>(v23.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1978 = v362 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1973 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1975 = v376 + v1973;
+  const unsigned int v1976 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1978 = v379 + v1976;
+  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
-    const float v1982 = v23.x[95];
+    const float v1982 = v40.x[94];
     const unsigned int v1983 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1984 = v1983 + v1978;
     const __half v1985 = c[v1984];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2441,15 +2436,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v1989 = __float2half_rn(v1988);
     c[v1984] = v1989;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v23.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1992 = v359 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v23.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1995 = v362 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1990 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1992 = v376 + v1990;
+  const unsigned int v1993 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1995 = v379 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
-    const float v1999 = v23.x[96];
+    const float v1999 = v40.x[95];
     const unsigned int v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2001 = v2000 + v1995;
     const __half v2002 = c[v2001];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2459,15 +2454,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2006 = __float2half_rn(v2005);
     c[v2001] = v2006;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v23.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2009 = v359 + v2007;
-  const unsigned int v2010 = static_cast<unsigned int>(v23.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2012 = v362 + v2010;
-  const bool v2013 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2007 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2009 = v376 + v2007;
+  const unsigned int v2010 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2012 = v379 + v2010;
+  const bool v2013 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2014 = v2012 < v1;
   const bool v2015 = v2013 && v2014;
   if (v2015) {
-    const float v2016 = v23.x[97];
+    const float v2016 = v40.x[96];
     const unsigned int v2017 = v2009 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2018 = v2017 + v2012;
     const __half v2019 = c[v2018];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2477,15 +2472,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2023 = __float2half_rn(v2022);
     c[v2018] = v2023;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v23.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2026 = v359 + v2024;
-  const unsigned int v2027 = static_cast<unsigned int>(v23.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2029 = v362 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2024 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2026 = v376 + v2024;
+  const unsigned int v2027 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2029 = v379 + v2027;
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
-    const float v2033 = v23.x[98];
+    const float v2033 = v40.x[97];
     const unsigned int v2034 = v2026 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2035 = v2034 + v2029;
     const __half v2036 = c[v2035];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2495,15 +2490,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2040 = __float2half_rn(v2039);
     c[v2035] = v2040;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v23.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2043 = v359 + v2041;
-  const unsigned int v2044 = static_cast<unsigned int>(v23.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2046 = v362 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2041 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2043 = v376 + v2041;
+  const unsigned int v2044 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2046 = v379 + v2044;
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
-    const float v2050 = v23.x[99];
+    const float v2050 = v40.x[98];
     const unsigned int v2051 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2052 = v2051 + v2046;
     const __half v2053 = c[v2052];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2513,15 +2508,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2057 = __float2half_rn(v2056);
     c[v2052] = v2057;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v23.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2060 = v359 + v2058;
-  const unsigned int v2061 = static_cast<unsigned int>(v23.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2063 = v362 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2058 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2060 = v376 + v2058;
+  const unsigned int v2061 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2063 = v379 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
-    const float v2067 = v23.x[100];
+    const float v2067 = v40.x[99];
     const unsigned int v2068 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2069 = v2068 + v2063;
     const __half v2070 = c[v2069];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2531,15 +2526,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2074 = __float2half_rn(v2073);
     c[v2069] = v2074;
   }
-  const unsigned int v2075 = static_cast<unsigned int>(v23.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2077 = v359 + v2075;
-  const unsigned int v2078 = static_cast<unsigned int>(v23.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2080 = v362 + v2078;
-  const bool v2081 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2075 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2077 = v376 + v2075;
+  const unsigned int v2078 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2080 = v379 + v2078;
+  const bool v2081 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
-    const float v2084 = v23.x[101];
+    const float v2084 = v40.x[100];
     const unsigned int v2085 = v2077 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2086 = v2085 + v2080;
     const __half v2087 = c[v2086];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2549,15 +2544,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2091 = __float2half_rn(v2090);
     c[v2086] = v2091;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v23.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2094 = v359 + v2092;
-  const unsigned int v2095 = static_cast<unsigned int>(v23.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2097 = v362 + v2095;
-  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2092 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2094 = v376 + v2092;
+  const unsigned int v2095 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2097 = v379 + v2095;
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2099 = v2097 < v1;
   const bool v2100 = v2098 && v2099;
   if (v2100) {
-    const float v2101 = v23.x[102];
+    const float v2101 = v40.x[101];
     const unsigned int v2102 = v2094 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2103 = v2102 + v2097;
     const __half v2104 = c[v2103];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2567,15 +2562,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2108 = __float2half_rn(v2107);
     c[v2103] = v2108;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v23.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2111 = v359 + v2109;
-  const unsigned int v2112 = static_cast<unsigned int>(v23.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2114 = v362 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2109 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2111 = v376 + v2109;
+  const unsigned int v2112 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2114 = v379 + v2112;
+  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
-    const float v2118 = v23.x[103];
+    const float v2118 = v40.x[102];
     const unsigned int v2119 = v2111 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2120 = v2119 + v2114;
     const __half v2121 = c[v2120];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2585,15 +2580,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2125 = __float2half_rn(v2124);
     c[v2120] = v2125;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v23.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2128 = v359 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v23.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2131 = v362 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2126 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2128 = v376 + v2126;
+  const unsigned int v2129 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2131 = v379 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
-    const float v2135 = v23.x[104];
+    const float v2135 = v40.x[103];
     const unsigned int v2136 = v2128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2137 = v2136 + v2131;
     const __half v2138 = c[v2137];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2603,15 +2598,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2142 = __float2half_rn(v2141);
     c[v2137] = v2142;
   }
-  const unsigned int v2143 = static_cast<unsigned int>(v23.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2145 = v359 + v2143;
-  const unsigned int v2146 = static_cast<unsigned int>(v23.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2148 = v362 + v2146;
-  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2143 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2145 = v376 + v2143;
+  const unsigned int v2146 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2148 = v379 + v2146;
+  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2150 = v2148 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
-    const float v2152 = v23.x[105];
+    const float v2152 = v40.x[104];
     const unsigned int v2153 = v2145 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2154 = v2153 + v2148;
     const __half v2155 = c[v2154];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2621,15 +2616,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2159 = __float2half_rn(v2158);
     c[v2154] = v2159;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v23.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2162 = v359 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v23.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2165 = v362 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2160 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2162 = v376 + v2160;
+  const unsigned int v2163 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2165 = v379 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
-    const float v2169 = v23.x[106];
+    const float v2169 = v40.x[105];
     const unsigned int v2170 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2171 = v2170 + v2165;
     const __half v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2639,15 +2634,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2176 = __float2half_rn(v2175);
     c[v2171] = v2176;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v23.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2179 = v359 + v2177;
-  const unsigned int v2180 = static_cast<unsigned int>(v23.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2182 = v362 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2177 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2179 = v376 + v2177;
+  const unsigned int v2180 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2182 = v379 + v2180;
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
-    const float v2186 = v23.x[107];
+    const float v2186 = v40.x[106];
     const unsigned int v2187 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2188 = v2187 + v2182;
     const __half v2189 = c[v2188];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2657,15 +2652,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2193 = __float2half_rn(v2192);
     c[v2188] = v2193;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v23.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2196 = v359 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v23.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2199 = v362 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2194 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2196 = v376 + v2194;
+  const unsigned int v2197 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2199 = v379 + v2197;
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
-    const float v2203 = v23.x[108];
+    const float v2203 = v40.x[107];
     const unsigned int v2204 = v2196 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2205 = v2204 + v2199;
     const __half v2206 = c[v2205];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2675,15 +2670,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2210 = __float2half_rn(v2209);
     c[v2205] = v2210;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v23.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2213 = v359 + v2211;
-  const unsigned int v2214 = static_cast<unsigned int>(v23.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2216 = v362 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2211 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2213 = v376 + v2211;
+  const unsigned int v2214 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2216 = v379 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
-    const float v2220 = v23.x[109];
+    const float v2220 = v40.x[108];
     const unsigned int v2221 = v2213 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2222 = v2221 + v2216;
     const __half v2223 = c[v2222];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2693,15 +2688,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2227 = __float2half_rn(v2226);
     c[v2222] = v2227;
   }
-  const unsigned int v2228 = static_cast<unsigned int>(v23.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2230 = v359 + v2228;
-  const unsigned int v2231 = static_cast<unsigned int>(v23.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2233 = v362 + v2231;
-  const bool v2234 = v2230 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2228 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2230 = v376 + v2228;
+  const unsigned int v2231 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2233 = v379 + v2231;
+  const bool v2234 = v2230 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2235 = v2233 < v1;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
-    const float v2237 = v23.x[110];
+    const float v2237 = v40.x[109];
     const unsigned int v2238 = v2230 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2239 = v2238 + v2233;
     const __half v2240 = c[v2239];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2711,15 +2706,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2244 = __float2half_rn(v2243);
     c[v2239] = v2244;
   }
-  const unsigned int v2245 = static_cast<unsigned int>(v23.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2247 = v359 + v2245;
-  const unsigned int v2248 = static_cast<unsigned int>(v23.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2250 = v362 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2245 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2247 = v376 + v2245;
+  const unsigned int v2248 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2250 = v379 + v2248;
+  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2252 = v2250 < v1;
   const bool v2253 = v2251 && v2252;
   if (v2253) {
-    const float v2254 = v23.x[111];
+    const float v2254 = v40.x[110];
     const unsigned int v2255 = v2247 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2256 = v2255 + v2250;
     const __half v2257 = c[v2256];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2729,15 +2724,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2261 = __float2half_rn(v2260);
     c[v2256] = v2261;
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v23.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2264 = v359 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v23.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2267 = v362 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2262 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2264 = v376 + v2262;
+  const unsigned int v2265 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2267 = v379 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
-    const float v2271 = v23.x[112];
+    const float v2271 = v40.x[111];
     const unsigned int v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2273 = v2272 + v2267;
     const __half v2274 = c[v2273];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2747,15 +2742,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2278 = __float2half_rn(v2277);
     c[v2273] = v2278;
   }
-  const unsigned int v2279 = static_cast<unsigned int>(v23.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2281 = v359 + v2279;
-  const unsigned int v2282 = static_cast<unsigned int>(v23.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2284 = v362 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2279 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2281 = v376 + v2279;
+  const unsigned int v2282 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2284 = v379 + v2282;
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
-    const float v2288 = v23.x[113];
+    const float v2288 = v40.x[112];
     const unsigned int v2289 = v2281 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2290 = v2289 + v2284;
     const __half v2291 = c[v2290];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2765,15 +2760,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2295 = __float2half_rn(v2294);
     c[v2290] = v2295;
   }
-  const unsigned int v2296 = static_cast<unsigned int>(v23.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2298 = v359 + v2296;
-  const unsigned int v2299 = static_cast<unsigned int>(v23.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2301 = v362 + v2299;
-  const bool v2302 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2296 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2298 = v376 + v2296;
+  const unsigned int v2299 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2301 = v379 + v2299;
+  const bool v2302 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
-    const float v2305 = v23.x[114];
+    const float v2305 = v40.x[113];
     const unsigned int v2306 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2307 = v2306 + v2301;
     const __half v2308 = c[v2307];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2783,15 +2778,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2312 = __float2half_rn(v2311);
     c[v2307] = v2312;
   }
-  const unsigned int v2313 = static_cast<unsigned int>(v23.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2315 = v359 + v2313;
-  const unsigned int v2316 = static_cast<unsigned int>(v23.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2318 = v362 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2313 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2315 = v376 + v2313;
+  const unsigned int v2316 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2318 = v379 + v2316;
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
-    const float v2322 = v23.x[115];
+    const float v2322 = v40.x[114];
     const unsigned int v2323 = v2315 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2324 = v2323 + v2318;
     const __half v2325 = c[v2324];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2801,15 +2796,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2329 = __float2half_rn(v2328);
     c[v2324] = v2329;
   }
-  const unsigned int v2330 = static_cast<unsigned int>(v23.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2332 = v359 + v2330;
-  const unsigned int v2333 = static_cast<unsigned int>(v23.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2335 = v362 + v2333;
-  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2330 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2332 = v376 + v2330;
+  const unsigned int v2333 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2335 = v379 + v2333;
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
-    const float v2339 = v23.x[116];
+    const float v2339 = v40.x[115];
     const unsigned int v2340 = v2332 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2341 = v2340 + v2335;
     const __half v2342 = c[v2341];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2819,15 +2814,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2346 = __float2half_rn(v2345);
     c[v2341] = v2346;
   }
-  const unsigned int v2347 = static_cast<unsigned int>(v23.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2349 = v359 + v2347;
-  const unsigned int v2350 = static_cast<unsigned int>(v23.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2352 = v362 + v2350;
-  const bool v2353 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2347 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2349 = v376 + v2347;
+  const unsigned int v2350 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2352 = v379 + v2350;
+  const bool v2353 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2354 = v2352 < v1;
   const bool v2355 = v2353 && v2354;
   if (v2355) {
-    const float v2356 = v23.x[117];
+    const float v2356 = v40.x[116];
     const unsigned int v2357 = v2349 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2358 = v2357 + v2352;
     const __half v2359 = c[v2358];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2837,15 +2832,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2363 = __float2half_rn(v2362);
     c[v2358] = v2363;
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v23.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2366 = v359 + v2364;
-  const unsigned int v2367 = static_cast<unsigned int>(v23.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2369 = v362 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2364 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2366 = v376 + v2364;
+  const unsigned int v2367 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2369 = v379 + v2367;
+  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
-    const float v2373 = v23.x[118];
+    const float v2373 = v40.x[117];
     const unsigned int v2374 = v2366 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2375 = v2374 + v2369;
     const __half v2376 = c[v2375];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2855,15 +2850,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2380 = __float2half_rn(v2379);
     c[v2375] = v2380;
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v23.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2383 = v359 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v23.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2386 = v362 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2381 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2383 = v376 + v2381;
+  const unsigned int v2384 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2386 = v379 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
-    const float v2390 = v23.x[119];
+    const float v2390 = v40.x[118];
     const unsigned int v2391 = v2383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2392 = v2391 + v2386;
     const __half v2393 = c[v2392];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2873,15 +2868,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2397 = __float2half_rn(v2396);
     c[v2392] = v2397;
   }
-  const unsigned int v2398 = static_cast<unsigned int>(v23.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2400 = v359 + v2398;
-  const unsigned int v2401 = static_cast<unsigned int>(v23.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2403 = v362 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2398 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2400 = v376 + v2398;
+  const unsigned int v2401 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2403 = v379 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
-    const float v2407 = v23.x[120];
+    const float v2407 = v40.x[119];
     const unsigned int v2408 = v2400 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2409 = v2408 + v2403;
     const __half v2410 = c[v2409];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2891,15 +2886,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2414 = __float2half_rn(v2413);
     c[v2409] = v2414;
   }
-  const unsigned int v2415 = static_cast<unsigned int>(v23.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2417 = v359 + v2415;
-  const unsigned int v2418 = static_cast<unsigned int>(v23.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2420 = v362 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2415 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2417 = v376 + v2415;
+  const unsigned int v2418 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2420 = v379 + v2418;
+  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
-    const float v2424 = v23.x[121];
+    const float v2424 = v40.x[120];
     const unsigned int v2425 = v2417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2426 = v2425 + v2420;
     const __half v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2909,15 +2904,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2431 = __float2half_rn(v2430);
     c[v2426] = v2431;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v23.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2434 = v359 + v2432;
-  const unsigned int v2435 = static_cast<unsigned int>(v23.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2437 = v362 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2432 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2434 = v376 + v2432;
+  const unsigned int v2435 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2437 = v379 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2439 = v2437 < v1;
   const bool v2440 = v2438 && v2439;
   if (v2440) {
-    const float v2441 = v23.x[122];
+    const float v2441 = v40.x[121];
     const unsigned int v2442 = v2434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2443 = v2442 + v2437;
     const __half v2444 = c[v2443];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2927,15 +2922,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2448 = __float2half_rn(v2447);
     c[v2443] = v2448;
   }
-  const unsigned int v2449 = static_cast<unsigned int>(v23.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2451 = v359 + v2449;
-  const unsigned int v2452 = static_cast<unsigned int>(v23.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2454 = v362 + v2452;
-  const bool v2455 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2449 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2451 = v376 + v2449;
+  const unsigned int v2452 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2454 = v379 + v2452;
+  const bool v2455 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
-    const float v2458 = v23.x[123];
+    const float v2458 = v40.x[122];
     const unsigned int v2459 = v2451 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2460 = v2459 + v2454;
     const __half v2461 = c[v2460];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2945,15 +2940,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2465 = __float2half_rn(v2464);
     c[v2460] = v2465;
   }
-  const unsigned int v2466 = static_cast<unsigned int>(v23.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2468 = v359 + v2466;
-  const unsigned int v2469 = static_cast<unsigned int>(v23.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2471 = v362 + v2469;
-  const bool v2472 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2466 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2468 = v376 + v2466;
+  const unsigned int v2469 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2471 = v379 + v2469;
+  const bool v2472 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2473 = v2471 < v1;
   const bool v2474 = v2472 && v2473;
   if (v2474) {
-    const float v2475 = v23.x[124];
+    const float v2475 = v40.x[123];
     const unsigned int v2476 = v2468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2477 = v2476 + v2471;
     const __half v2478 = c[v2477];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2963,15 +2958,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2482 = __float2half_rn(v2481);
     c[v2477] = v2482;
   }
-  const unsigned int v2483 = static_cast<unsigned int>(v23.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2485 = v359 + v2483;
-  const unsigned int v2486 = static_cast<unsigned int>(v23.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2488 = v362 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2483 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2485 = v376 + v2483;
+  const unsigned int v2486 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2488 = v379 + v2486;
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
-    const float v2492 = v23.x[125];
+    const float v2492 = v40.x[124];
     const unsigned int v2493 = v2485 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2494 = v2493 + v2488;
     const __half v2495 = c[v2494];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2981,15 +2976,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2499 = __float2half_rn(v2498);
     c[v2494] = v2499;
   }
-  const unsigned int v2500 = static_cast<unsigned int>(v23.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2502 = v359 + v2500;
-  const unsigned int v2503 = static_cast<unsigned int>(v23.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2505 = v362 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2500 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2502 = v376 + v2500;
+  const unsigned int v2503 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2505 = v379 + v2503;
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
-    const float v2509 = v23.x[126];
+    const float v2509 = v40.x[125];
     const unsigned int v2510 = v2502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2511 = v2510 + v2505;
     const __half v2512 = c[v2511];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2999,15 +2994,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const __half v2516 = __float2half_rn(v2515);
     c[v2511] = v2516;
   }
-  const unsigned int v2517 = static_cast<unsigned int>(v23.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2519 = v359 + v2517;
-  const unsigned int v2520 = static_cast<unsigned int>(v23.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2522 = v362 + v2520;
-  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2517 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2519 = v376 + v2517;
+  const unsigned int v2520 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2522 = v379 + v2520;
+  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2524 = v2522 < v1;
   const bool v2525 = v2523 && v2524;
   if (v2525) {
-    const float v2526 = v23.x[127];
+    const float v2526 = v40.x[126];
     const unsigned int v2527 = v2519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2528 = v2527 + v2522;
     const __half v2529 = c[v2528];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -3016,5 +3011,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2532 = fmaf(v2526, v3, v2531);
     const __half v2533 = __float2half_rn(v2532);
     c[v2528] = v2533;
+  }
+  const unsigned int v2534 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2536 = v376 + v2534;
+  const unsigned int v2537 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2539 = v379 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v40.x[127];
+    const unsigned int v2544 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2545 = v2544 + v2539;
+    const __half v2546 = c[v2545];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2547 = __half2float(v2546);
+    const float v2548 = v2547 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2549 = fmaf(v2543, v3, v2548);
+    const __half v2550 = __float2half_rn(v2549);
+    c[v2545] = v2550;
   }
 }

@@ -201,531 +201,528 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
   const float v3 = alpha;
   const float v4 = beta;
   unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
-  const unsigned int v8 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v9 = v8 << 7u;
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v12 = v11 << 7u;
-  const unsigned int v13 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v17 = v16 << 6u;
-  const unsigned int v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v21 = v20 << 6u;
-  iron_frag<float, 2, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, 0.0f);
-  iron_frag<float, 0, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, 0.0f);
-  iron_frag<float, 1, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, 0.0f);
-  const unsigned int v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == v5;
-  const bool v46 = v31 && v31;
-  if (v46) {
-    const bool v2511 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2511) {
-      const unsigned int v2515 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2518 = v2515 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2521 = v2515 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2522 = v2521 << 2u;
-      const unsigned int v2523 = v9 + v2518;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2524 = v2523 < v0;
-      const bool v2526 = v2522 < v2;
-      const bool v2527 = v2524 && v2526;
-      const unsigned int v2529 = v2523 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2532 = v2529 + v2522;
-      const unsigned int v2533 = v2527 ? v2532 : v5;
-      const unsigned int v2535 = v2518 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2537 = v2535 + v2522;
-      iron_copy_async(shm0 + v2537, a + v2533, v2527);
-      const unsigned int v2540 = v2515 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2542 = v2540 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2545 = v2540 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2546 = v2545 << 2u;
-      const unsigned int v2547 = v9 + v2542;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2548 = v2547 < v0;
-      const bool v2550 = v2546 < v2;
-      const bool v2551 = v2548 && v2550;
-      const unsigned int v2553 = v2547 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2556 = v2553 + v2546;
-      const unsigned int v2557 = v2551 ? v2556 : v5;
-      const unsigned int v2559 = v2542 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2561 = v2559 + v2546;
-      iron_copy_async(shm0 + v2561, a + v2557, v2551);
-      const unsigned int v2564 = v2515 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2566 = v2564 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2569 = v2564 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2570 = v2569 << 2u;
-      const unsigned int v2571 = v9 + v2566;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2572 = v2571 < v0;
-      const bool v2574 = v2570 < v2;
-      const bool v2575 = v2572 && v2574;
-      const unsigned int v2577 = v2571 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2580 = v2577 + v2570;
-      const unsigned int v2581 = v2575 ? v2580 : v5;
-      const unsigned int v2583 = v2566 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2585 = v2583 + v2570;
-      iron_copy_async(shm0 + v2585, a + v2581, v2575);
-      const unsigned int v2588 = v2515 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2590 = v2588 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2593 = v2588 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2594 = v2593 << 2u;
-      const unsigned int v2595 = v9 + v2590;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2596 = v2595 < v0;
-      const bool v2598 = v2594 < v2;
-      const bool v2599 = v2596 && v2598;
-      const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2604 = v2601 + v2594;
-      const unsigned int v2605 = v2599 ? v2604 : v5;
-      const unsigned int v2607 = v2590 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2609 = v2607 + v2594;
-      iron_copy_async(shm0 + v2609, a + v2605, v2599);
-      const unsigned int v2621 = v12 + v2518;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2622 = v2621 < v1;
-      const bool v2625 = v2622 && v2526;
-      const unsigned int v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2630 = v2627 + v2522;
-      const unsigned int v2631 = v2625 ? v2630 : v5;
-      iron_copy_async(shm1 + v2537, b + v2631, v2625);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2645 = v12 + v2542;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2646 = v2645 < v1;
-      const bool v2649 = v2646 && v2550;
-      const unsigned int v2651 = v2645 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2654 = v2651 + v2546;
-      const unsigned int v2655 = v2649 ? v2654 : v5;
-      iron_copy_async(shm1 + v2561, b + v2655, v2649);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2669 = v12 + v2566;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2670 = v2669 < v1;
-      const bool v2673 = v2670 && v2574;
-      const unsigned int v2675 = v2669 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2678 = v2675 + v2570;
-      const unsigned int v2679 = v2673 ? v2678 : v5;
-      iron_copy_async(shm1 + v2585, b + v2679, v2673);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2693 = v12 + v2590;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2694 = v2693 < v1;
-      const bool v2697 = v2694 && v2598;
-      const unsigned int v2699 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2702 = v2699 + v2594;
-      const unsigned int v2703 = v2697 ? v2702 : v5;
-      iron_copy_async(shm1 + v2609, b + v2703, v2697);  // kernels/gemm/gemm_tiles.hpp:61
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v9 = blockIdx.y;
+  const unsigned int v10 = v9 * v7;
+  const unsigned int v11 = v10 + v8;
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v16 = v15 << 3u;
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v19 = v18 - v16;
+  const unsigned int v20 = min(v19, 8u);
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v23 = v22 % v20;
+  const unsigned int v24 = v16 + v23;
+  const unsigned int v25 = v24 << 7u;
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v29 = v28 << 7u;
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v34 = v33 << 6u;
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v38 = v37 << 6u;
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, 0.0f);
+  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, 0.0f);
+  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, 0.0f);
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == v5;
+  const bool v63 = v48 && v48;
+  if (v63) {
+    const bool v2528 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2528) {
+      const unsigned int v2532 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2535 = v2532 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2538 = v2532 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2539 = v2538 << 2u;
+      const unsigned int v2540 = v25 + v2535;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2541 = v2540 < v0;
+      const bool v2543 = v2539 < v2;
+      const bool v2544 = v2541 && v2543;
+      const unsigned int v2546 = v2540 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2549 = v2546 + v2539;
+      const unsigned int v2550 = v2544 ? v2549 : v5;
+      const unsigned int v2552 = v2535 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2554 = v2552 + v2539;
+      iron_copy_async(shm0 + v2554, a + v2550, v2544);
+      const unsigned int v2557 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2559 = v2557 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2562 = v2557 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2563 = v2562 << 2u;
+      const unsigned int v2564 = v25 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2565 = v2564 < v0;
+      const bool v2567 = v2563 < v2;
+      const bool v2568 = v2565 && v2567;
+      const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2573 = v2570 + v2563;
+      const unsigned int v2574 = v2568 ? v2573 : v5;
+      const unsigned int v2576 = v2559 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2578 = v2576 + v2563;
+      iron_copy_async(shm0 + v2578, a + v2574, v2568);
+      const unsigned int v2581 = v2532 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2583 = v2581 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2586 = v2581 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2587 = v2586 << 2u;
+      const unsigned int v2588 = v25 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2589 = v2588 < v0;
+      const bool v2591 = v2587 < v2;
+      const bool v2592 = v2589 && v2591;
+      const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2597 = v2594 + v2587;
+      const unsigned int v2598 = v2592 ? v2597 : v5;
+      const unsigned int v2600 = v2583 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2602 = v2600 + v2587;
+      iron_copy_async(shm0 + v2602, a + v2598, v2592);
+      const unsigned int v2605 = v2532 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2607 = v2605 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2610 = v2605 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2611 = v2610 << 2u;
+      const unsigned int v2612 = v25 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2613 = v2612 < v0;
+      const bool v2615 = v2611 < v2;
+      const bool v2616 = v2613 && v2615;
+      const unsigned int v2618 = v2612 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2621 = v2618 + v2611;
+      const unsigned int v2622 = v2616 ? v2621 : v5;
+      const unsigned int v2624 = v2607 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2626 = v2624 + v2611;
+      iron_copy_async(shm0 + v2626, a + v2622, v2616);
+      const unsigned int v2638 = v29 + v2535;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2639 = v2638 < v1;
+      const bool v2642 = v2639 && v2543;
+      const unsigned int v2644 = v2638 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2647 = v2644 + v2539;
+      const unsigned int v2648 = v2642 ? v2647 : v5;
+      iron_copy_async(shm1 + v2554, b + v2648, v2642);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2662 = v29 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2663 = v2662 < v1;
+      const bool v2666 = v2663 && v2567;
+      const unsigned int v2668 = v2662 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2671 = v2668 + v2563;
+      const unsigned int v2672 = v2666 ? v2671 : v5;
+      iron_copy_async(shm1 + v2578, b + v2672, v2666);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2686 = v29 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2687 = v2686 < v1;
+      const bool v2690 = v2687 && v2591;
+      const unsigned int v2692 = v2686 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2695 = v2692 + v2587;
+      const unsigned int v2696 = v2690 ? v2695 : v5;
+      iron_copy_async(shm1 + v2602, b + v2696, v2690);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2710 = v29 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2711 = v2710 < v1;
+      const bool v2714 = v2711 && v2615;
+      const unsigned int v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2719 = v2716 + v2611;
+      const unsigned int v2720 = v2714 ? v2719 : v5;
+      iron_copy_async(shm1 + v2626, b + v2720, v2714);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2712 = 16u < v2;
-    if (v2712) {
-      const unsigned int v2716 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2719 = v2716 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2722 = v2716 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2723 = v2722 << 2u;
-      const unsigned int v2724 = v9 + v2719;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2725 = v2724 < v0;
-      const unsigned int v2726 = 16u + v2723;
-      const bool v2727 = v2726 < v2;
-      const bool v2728 = v2725 && v2727;
-      const unsigned int v2730 = v2724 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2732 = v2730 + 16u;
-      const unsigned int v2733 = v2732 + v2723;
-      const unsigned int v2734 = v2728 ? v2733 : v5;
-      const unsigned int v2736 = v2719 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2737 = 2560u + v2736;
-      const unsigned int v2738 = v2737 + v2723;
-      iron_copy_async(shm0 + v2738, a + v2734, v2728);
-      const unsigned int v2741 = v2716 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2743 = v2741 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2746 = v2741 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2747 = v2746 << 2u;
-      const unsigned int v2748 = v9 + v2743;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2749 = v2748 < v0;
-      const unsigned int v2750 = 16u + v2747;
-      const bool v2751 = v2750 < v2;
-      const bool v2752 = v2749 && v2751;
-      const unsigned int v2754 = v2748 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2756 = v2754 + 16u;
-      const unsigned int v2757 = v2756 + v2747;
-      const unsigned int v2758 = v2752 ? v2757 : v5;
-      const unsigned int v2760 = v2743 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2761 = 2560u + v2760;
-      const unsigned int v2762 = v2761 + v2747;
-      iron_copy_async(shm0 + v2762, a + v2758, v2752);
-      const unsigned int v2765 = v2716 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2767 = v2765 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2770 = v2765 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2771 = v2770 << 2u;
-      const unsigned int v2772 = v9 + v2767;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2773 = v2772 < v0;
-      const unsigned int v2774 = 16u + v2771;
-      const bool v2775 = v2774 < v2;
-      const bool v2776 = v2773 && v2775;
-      const unsigned int v2778 = v2772 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2780 = v2778 + 16u;
-      const unsigned int v2781 = v2780 + v2771;
-      const unsigned int v2782 = v2776 ? v2781 : v5;
-      const unsigned int v2784 = v2767 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2785 = 2560u + v2784;
-      const unsigned int v2786 = v2785 + v2771;
-      iron_copy_async(shm0 + v2786, a + v2782, v2776);
-      const unsigned int v2789 = v2716 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2791 = v2789 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2794 = v2789 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2795 = v2794 << 2u;
-      const unsigned int v2796 = v9 + v2791;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2797 = v2796 < v0;
-      const unsigned int v2798 = 16u + v2795;
-      const bool v2799 = v2798 < v2;
-      const bool v2800 = v2797 && v2799;
-      const unsigned int v2802 = v2796 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2804 = v2802 + 16u;
-      const unsigned int v2805 = v2804 + v2795;
-      const unsigned int v2806 = v2800 ? v2805 : v5;
-      const unsigned int v2808 = v2791 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2809 = 2560u + v2808;
-      const unsigned int v2810 = v2809 + v2795;
-      iron_copy_async(shm0 + v2810, a + v2806, v2800);
-      const unsigned int v2822 = v12 + v2719;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2823 = v2822 < v1;
-      const bool v2826 = v2823 && v2727;
-      const unsigned int v2828 = v2822 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2830 = v2828 + 16u;
-      const unsigned int v2831 = v2830 + v2723;
-      const unsigned int v2832 = v2826 ? v2831 : v5;
-      iron_copy_async(shm1 + v2738, b + v2832, v2826);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2846 = v12 + v2743;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2847 = v2846 < v1;
-      const bool v2850 = v2847 && v2751;
-      const unsigned int v2852 = v2846 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2854 = v2852 + 16u;
-      const unsigned int v2855 = v2854 + v2747;
-      const unsigned int v2856 = v2850 ? v2855 : v5;
-      iron_copy_async(shm1 + v2762, b + v2856, v2850);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2870 = v12 + v2767;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2871 = v2870 < v1;
-      const bool v2874 = v2871 && v2775;
-      const unsigned int v2876 = v2870 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2878 = v2876 + 16u;
-      const unsigned int v2879 = v2878 + v2771;
-      const unsigned int v2880 = v2874 ? v2879 : v5;
-      iron_copy_async(shm1 + v2786, b + v2880, v2874);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2894 = v12 + v2791;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2895 = v2894 < v1;
-      const bool v2898 = v2895 && v2799;
-      const unsigned int v2900 = v2894 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2902 = v2900 + 16u;
-      const unsigned int v2903 = v2902 + v2795;
-      const unsigned int v2904 = v2898 ? v2903 : v5;
-      iron_copy_async(shm1 + v2810, b + v2904, v2898);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2729 = 16u < v2;
+    if (v2729) {
+      const unsigned int v2733 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2736 = v2733 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2739 = v2733 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2740 = v2739 << 2u;
+      const unsigned int v2741 = v25 + v2736;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2742 = v2741 < v0;
+      const unsigned int v2743 = 16u + v2740;
+      const bool v2744 = v2743 < v2;
+      const bool v2745 = v2742 && v2744;
+      const unsigned int v2747 = v2741 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2749 = v2747 + 16u;
+      const unsigned int v2750 = v2749 + v2740;
+      const unsigned int v2751 = v2745 ? v2750 : v5;
+      const unsigned int v2753 = v2736 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2754 = 2560u + v2753;
+      const unsigned int v2755 = v2754 + v2740;
+      iron_copy_async(shm0 + v2755, a + v2751, v2745);
+      const unsigned int v2758 = v2733 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2760 = v2758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2763 = v2758 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2764 = v2763 << 2u;
+      const unsigned int v2765 = v25 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2766 = v2765 < v0;
+      const unsigned int v2767 = 16u + v2764;
+      const bool v2768 = v2767 < v2;
+      const bool v2769 = v2766 && v2768;
+      const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2773 = v2771 + 16u;
+      const unsigned int v2774 = v2773 + v2764;
+      const unsigned int v2775 = v2769 ? v2774 : v5;
+      const unsigned int v2777 = v2760 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2778 = 2560u + v2777;
+      const unsigned int v2779 = v2778 + v2764;
+      iron_copy_async(shm0 + v2779, a + v2775, v2769);
+      const unsigned int v2782 = v2733 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2784 = v2782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2787 = v2782 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2788 = v2787 << 2u;
+      const unsigned int v2789 = v25 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2790 = v2789 < v0;
+      const unsigned int v2791 = 16u + v2788;
+      const bool v2792 = v2791 < v2;
+      const bool v2793 = v2790 && v2792;
+      const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2797 = v2795 + 16u;
+      const unsigned int v2798 = v2797 + v2788;
+      const unsigned int v2799 = v2793 ? v2798 : v5;
+      const unsigned int v2801 = v2784 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2802 = 2560u + v2801;
+      const unsigned int v2803 = v2802 + v2788;
+      iron_copy_async(shm0 + v2803, a + v2799, v2793);
+      const unsigned int v2806 = v2733 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2808 = v2806 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2811 = v2806 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2812 = v2811 << 2u;
+      const unsigned int v2813 = v25 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2814 = v2813 < v0;
+      const unsigned int v2815 = 16u + v2812;
+      const bool v2816 = v2815 < v2;
+      const bool v2817 = v2814 && v2816;
+      const unsigned int v2819 = v2813 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2821 = v2819 + 16u;
+      const unsigned int v2822 = v2821 + v2812;
+      const unsigned int v2823 = v2817 ? v2822 : v5;
+      const unsigned int v2825 = v2808 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2826 = 2560u + v2825;
+      const unsigned int v2827 = v2826 + v2812;
+      iron_copy_async(shm0 + v2827, a + v2823, v2817);
+      const unsigned int v2839 = v29 + v2736;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2840 = v2839 < v1;
+      const bool v2843 = v2840 && v2744;
+      const unsigned int v2845 = v2839 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2847 = v2845 + 16u;
+      const unsigned int v2848 = v2847 + v2740;
+      const unsigned int v2849 = v2843 ? v2848 : v5;
+      iron_copy_async(shm1 + v2755, b + v2849, v2843);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2863 = v29 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2864 = v2863 < v1;
+      const bool v2867 = v2864 && v2768;
+      const unsigned int v2869 = v2863 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2871 = v2869 + 16u;
+      const unsigned int v2872 = v2871 + v2764;
+      const unsigned int v2873 = v2867 ? v2872 : v5;
+      iron_copy_async(shm1 + v2779, b + v2873, v2867);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2887 = v29 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2888 = v2887 < v1;
+      const bool v2891 = v2888 && v2792;
+      const unsigned int v2893 = v2887 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2895 = v2893 + 16u;
+      const unsigned int v2896 = v2895 + v2788;
+      const unsigned int v2897 = v2891 ? v2896 : v5;
+      iron_copy_async(shm1 + v2803, b + v2897, v2891);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2911 = v29 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2912 = v2911 < v1;
+      const bool v2915 = v2912 && v2816;
+      const unsigned int v2917 = v2911 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2919 = v2917 + 16u;
+      const unsigned int v2920 = v2919 + v2812;
+      const unsigned int v2921 = v2915 ? v2920 : v5;
+      iron_copy_async(shm1 + v2827, b + v2921, v2915);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2913 = 32u < v2;
-    if (v2913) {
-      const unsigned int v2917 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2920 = v2917 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2923 = v2917 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2924 = v2923 << 2u;
-      const unsigned int v2925 = v9 + v2920;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2926 = v2925 < v0;
-      const unsigned int v2927 = 32u + v2924;
-      const bool v2928 = v2927 < v2;
-      const bool v2929 = v2926 && v2928;
-      const unsigned int v2931 = v2925 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2933 = v2931 + 32u;
-      const unsigned int v2934 = v2933 + v2924;
-      const unsigned int v2935 = v2929 ? v2934 : v5;
-      const unsigned int v2937 = v2920 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2938 = 5120u + v2937;
-      const unsigned int v2939 = v2938 + v2924;
-      iron_copy_async(shm0 + v2939, a + v2935, v2929);
-      const unsigned int v2942 = v2917 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2944 = v2942 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2947 = v2942 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2948 = v2947 << 2u;
-      const unsigned int v2949 = v9 + v2944;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2950 = v2949 < v0;
-      const unsigned int v2951 = 32u + v2948;
-      const bool v2952 = v2951 < v2;
-      const bool v2953 = v2950 && v2952;
-      const unsigned int v2955 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2957 = v2955 + 32u;
-      const unsigned int v2958 = v2957 + v2948;
-      const unsigned int v2959 = v2953 ? v2958 : v5;
-      const unsigned int v2961 = v2944 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2962 = 5120u + v2961;
-      const unsigned int v2963 = v2962 + v2948;
-      iron_copy_async(shm0 + v2963, a + v2959, v2953);
-      const unsigned int v2966 = v2917 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2968 = v2966 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2971 = v2966 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2972 = v2971 << 2u;
-      const unsigned int v2973 = v9 + v2968;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2974 = v2973 < v0;
-      const unsigned int v2975 = 32u + v2972;
-      const bool v2976 = v2975 < v2;
-      const bool v2977 = v2974 && v2976;
-      const unsigned int v2979 = v2973 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2981 = v2979 + 32u;
-      const unsigned int v2982 = v2981 + v2972;
-      const unsigned int v2983 = v2977 ? v2982 : v5;
-      const unsigned int v2985 = v2968 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2986 = 5120u + v2985;
-      const unsigned int v2987 = v2986 + v2972;
-      iron_copy_async(shm0 + v2987, a + v2983, v2977);
-      const unsigned int v2990 = v2917 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2992 = v2990 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2995 = v2990 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2996 = v2995 << 2u;
-      const unsigned int v2997 = v9 + v2992;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2998 = v2997 < v0;
-      const unsigned int v2999 = 32u + v2996;
-      const bool v3000 = v2999 < v2;
-      const bool v3001 = v2998 && v3000;
-      const unsigned int v3003 = v2997 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3005 = v3003 + 32u;
-      const unsigned int v3006 = v3005 + v2996;
-      const unsigned int v3007 = v3001 ? v3006 : v5;
-      const unsigned int v3009 = v2992 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3010 = 5120u + v3009;
-      const unsigned int v3011 = v3010 + v2996;
-      iron_copy_async(shm0 + v3011, a + v3007, v3001);
-      const unsigned int v3023 = v12 + v2920;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3024 = v3023 < v1;
-      const bool v3027 = v3024 && v2928;
-      const unsigned int v3029 = v3023 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3031 = v3029 + 32u;
-      const unsigned int v3032 = v3031 + v2924;
-      const unsigned int v3033 = v3027 ? v3032 : v5;
-      iron_copy_async(shm1 + v2939, b + v3033, v3027);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3047 = v12 + v2944;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3048 = v3047 < v1;
-      const bool v3051 = v3048 && v2952;
-      const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3055 = v3053 + 32u;
-      const unsigned int v3056 = v3055 + v2948;
-      const unsigned int v3057 = v3051 ? v3056 : v5;
-      iron_copy_async(shm1 + v2963, b + v3057, v3051);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3071 = v12 + v2968;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3072 = v3071 < v1;
-      const bool v3075 = v3072 && v2976;
-      const unsigned int v3077 = v3071 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3079 = v3077 + 32u;
-      const unsigned int v3080 = v3079 + v2972;
-      const unsigned int v3081 = v3075 ? v3080 : v5;
-      iron_copy_async(shm1 + v2987, b + v3081, v3075);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3095 = v12 + v2992;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3096 = v3095 < v1;
-      const bool v3099 = v3096 && v3000;
-      const unsigned int v3101 = v3095 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3103 = v3101 + 32u;
-      const unsigned int v3104 = v3103 + v2996;
-      const unsigned int v3105 = v3099 ? v3104 : v5;
-      iron_copy_async(shm1 + v3011, b + v3105, v3099);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2930 = 32u < v2;
+    if (v2930) {
+      const unsigned int v2934 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2937 = v2934 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2940 = v2934 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2941 = v2940 << 2u;
+      const unsigned int v2942 = v25 + v2937;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2943 = v2942 < v0;
+      const unsigned int v2944 = 32u + v2941;
+      const bool v2945 = v2944 < v2;
+      const bool v2946 = v2943 && v2945;
+      const unsigned int v2948 = v2942 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2950 = v2948 + 32u;
+      const unsigned int v2951 = v2950 + v2941;
+      const unsigned int v2952 = v2946 ? v2951 : v5;
+      const unsigned int v2954 = v2937 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2955 = 5120u + v2954;
+      const unsigned int v2956 = v2955 + v2941;
+      iron_copy_async(shm0 + v2956, a + v2952, v2946);
+      const unsigned int v2959 = v2934 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2961 = v2959 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2964 = v2959 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2965 = v2964 << 2u;
+      const unsigned int v2966 = v25 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2967 = v2966 < v0;
+      const unsigned int v2968 = 32u + v2965;
+      const bool v2969 = v2968 < v2;
+      const bool v2970 = v2967 && v2969;
+      const unsigned int v2972 = v2966 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2974 = v2972 + 32u;
+      const unsigned int v2975 = v2974 + v2965;
+      const unsigned int v2976 = v2970 ? v2975 : v5;
+      const unsigned int v2978 = v2961 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2979 = 5120u + v2978;
+      const unsigned int v2980 = v2979 + v2965;
+      iron_copy_async(shm0 + v2980, a + v2976, v2970);
+      const unsigned int v2983 = v2934 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2985 = v2983 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2988 = v2983 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2989 = v2988 << 2u;
+      const unsigned int v2990 = v25 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2991 = v2990 < v0;
+      const unsigned int v2992 = 32u + v2989;
+      const bool v2993 = v2992 < v2;
+      const bool v2994 = v2991 && v2993;
+      const unsigned int v2996 = v2990 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2998 = v2996 + 32u;
+      const unsigned int v2999 = v2998 + v2989;
+      const unsigned int v3000 = v2994 ? v2999 : v5;
+      const unsigned int v3002 = v2985 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3003 = 5120u + v3002;
+      const unsigned int v3004 = v3003 + v2989;
+      iron_copy_async(shm0 + v3004, a + v3000, v2994);
+      const unsigned int v3007 = v2934 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3009 = v3007 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3012 = v3007 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3013 = v3012 << 2u;
+      const unsigned int v3014 = v25 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3015 = v3014 < v0;
+      const unsigned int v3016 = 32u + v3013;
+      const bool v3017 = v3016 < v2;
+      const bool v3018 = v3015 && v3017;
+      const unsigned int v3020 = v3014 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3022 = v3020 + 32u;
+      const unsigned int v3023 = v3022 + v3013;
+      const unsigned int v3024 = v3018 ? v3023 : v5;
+      const unsigned int v3026 = v3009 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3027 = 5120u + v3026;
+      const unsigned int v3028 = v3027 + v3013;
+      iron_copy_async(shm0 + v3028, a + v3024, v3018);
+      const unsigned int v3040 = v29 + v2937;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3041 = v3040 < v1;
+      const bool v3044 = v3041 && v2945;
+      const unsigned int v3046 = v3040 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3048 = v3046 + 32u;
+      const unsigned int v3049 = v3048 + v2941;
+      const unsigned int v3050 = v3044 ? v3049 : v5;
+      iron_copy_async(shm1 + v2956, b + v3050, v3044);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3064 = v29 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3065 = v3064 < v1;
+      const bool v3068 = v3065 && v2969;
+      const unsigned int v3070 = v3064 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3072 = v3070 + 32u;
+      const unsigned int v3073 = v3072 + v2965;
+      const unsigned int v3074 = v3068 ? v3073 : v5;
+      iron_copy_async(shm1 + v2980, b + v3074, v3068);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3088 = v29 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3089 = v3088 < v1;
+      const bool v3092 = v3089 && v2993;
+      const unsigned int v3094 = v3088 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3096 = v3094 + 32u;
+      const unsigned int v3097 = v3096 + v2989;
+      const unsigned int v3098 = v3092 ? v3097 : v5;
+      iron_copy_async(shm1 + v3004, b + v3098, v3092);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3112 = v29 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3113 = v3112 < v1;
+      const bool v3116 = v3113 && v3017;
+      const unsigned int v3118 = v3112 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3120 = v3118 + 32u;
+      const unsigned int v3121 = v3120 + v3013;
+      const unsigned int v3122 = v3116 ? v3121 : v5;
+      iron_copy_async(shm1 + v3028, b + v3122, v3116);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3325 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v3331 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v3110 = v5; v3110 < v2; v3110 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3112 = v3110 >> 4u;
-      const unsigned int v3114 = v3112 & 3u;
+    for (unsigned int v3127 = v5; v3127 < v2; v3127 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3129 = v3127 >> 4u;
+      const unsigned int v3131 = v3129 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3117 = v3110 + 48u;
-      const unsigned int v3119 = v3112 + 3u;
-      const unsigned int v3120 = v3119 & 3u;
-      const bool v3121 = v3117 < v2;
-      if (v3121) {
-        const unsigned int v3123 = v3120 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3125 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3128 = v3125 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3131 = v3125 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3132 = v3131 << 2u;
-        const unsigned int v3133 = v9 + v3128;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3134 = v3133 < v0;
-        const unsigned int v3135 = v3117 + v3132;
-        const bool v3136 = v3135 < v2;
-        const bool v3137 = v3134 && v3136;
-        const unsigned int v3139 = v3133 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3141 = v3139 + v3117;
-        const unsigned int v3142 = v3141 + v3132;
-        const unsigned int v3143 = v3137 ? v3142 : v5;
-        const unsigned int v3145 = v3128 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3146 = v3123 + v3145;
-        const unsigned int v3147 = v3146 + v3132;
-        iron_copy_async(shm0 + v3147, a + v3143, v3137);
-        const unsigned int v3150 = v3125 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3152 = v3150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3155 = v3150 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3156 = v3155 << 2u;
-        const unsigned int v3157 = v9 + v3152;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3158 = v3157 < v0;
-        const unsigned int v3159 = v3117 + v3156;
-        const bool v3160 = v3159 < v2;
-        const bool v3161 = v3158 && v3160;
-        const unsigned int v3163 = v3157 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3165 = v3163 + v3117;
-        const unsigned int v3166 = v3165 + v3156;
-        const unsigned int v3167 = v3161 ? v3166 : v5;
-        const unsigned int v3169 = v3152 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3170 = v3123 + v3169;
-        const unsigned int v3171 = v3170 + v3156;
-        iron_copy_async(shm0 + v3171, a + v3167, v3161);
-        const unsigned int v3174 = v3125 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3176 = v3174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3179 = v3174 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3180 = v3179 << 2u;
-        const unsigned int v3181 = v9 + v3176;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3182 = v3181 < v0;
-        const unsigned int v3183 = v3117 + v3180;
-        const bool v3184 = v3183 < v2;
-        const bool v3185 = v3182 && v3184;
-        const unsigned int v3187 = v3181 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3189 = v3187 + v3117;
-        const unsigned int v3190 = v3189 + v3180;
-        const unsigned int v3191 = v3185 ? v3190 : v5;
-        const unsigned int v3193 = v3176 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3194 = v3123 + v3193;
-        const unsigned int v3195 = v3194 + v3180;
-        iron_copy_async(shm0 + v3195, a + v3191, v3185);
-        const unsigned int v3198 = v3125 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3200 = v3198 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3203 = v3198 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3204 = v3203 << 2u;
-        const unsigned int v3205 = v9 + v3200;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3206 = v3205 < v0;
-        const unsigned int v3207 = v3117 + v3204;
-        const bool v3208 = v3207 < v2;
-        const bool v3209 = v3206 && v3208;
-        const unsigned int v3211 = v3205 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3213 = v3211 + v3117;
-        const unsigned int v3214 = v3213 + v3204;
-        const unsigned int v3215 = v3209 ? v3214 : v5;
-        const unsigned int v3217 = v3200 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3218 = v3123 + v3217;
-        const unsigned int v3219 = v3218 + v3204;
-        iron_copy_async(shm0 + v3219, a + v3215, v3209);
-        const unsigned int v3231 = v12 + v3128;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3232 = v3231 < v1;
-        const bool v3235 = v3232 && v3136;
-        const unsigned int v3237 = v3231 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3239 = v3237 + v3117;
-        const unsigned int v3240 = v3239 + v3132;
-        const unsigned int v3241 = v3235 ? v3240 : v5;
-        iron_copy_async(shm1 + v3147, b + v3241, v3235);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3255 = v12 + v3152;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3256 = v3255 < v1;
-        const bool v3259 = v3256 && v3160;
-        const unsigned int v3261 = v3255 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3263 = v3261 + v3117;
-        const unsigned int v3264 = v3263 + v3156;
-        const unsigned int v3265 = v3259 ? v3264 : v5;
-        iron_copy_async(shm1 + v3171, b + v3265, v3259);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3279 = v12 + v3176;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3280 = v3279 < v1;
-        const bool v3283 = v3280 && v3184;
-        const unsigned int v3285 = v3279 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3287 = v3285 + v3117;
-        const unsigned int v3288 = v3287 + v3180;
-        const unsigned int v3289 = v3283 ? v3288 : v5;
-        iron_copy_async(shm1 + v3195, b + v3289, v3283);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3303 = v12 + v3200;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3304 = v3303 < v1;
-        const bool v3307 = v3304 && v3208;
-        const unsigned int v3309 = v3303 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3311 = v3309 + v3117;
-        const unsigned int v3312 = v3311 + v3204;
-        const unsigned int v3313 = v3307 ? v3312 : v5;
-        iron_copy_async(shm1 + v3219, b + v3313, v3307);  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3134 = v3127 + 48u;
+      const unsigned int v3136 = v3129 + 3u;
+      const unsigned int v3137 = v3136 & 3u;
+      const bool v3138 = v3134 < v2;
+      if (v3138) {
+        const unsigned int v3140 = v3137 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3142 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3145 = v3142 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3148 = v3142 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3149 = v3148 << 2u;
+        const unsigned int v3150 = v25 + v3145;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3151 = v3150 < v0;
+        const unsigned int v3152 = v3134 + v3149;
+        const bool v3153 = v3152 < v2;
+        const bool v3154 = v3151 && v3153;
+        const unsigned int v3156 = v3150 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3158 = v3156 + v3134;
+        const unsigned int v3159 = v3158 + v3149;
+        const unsigned int v3160 = v3154 ? v3159 : v5;
+        const unsigned int v3162 = v3145 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3163 = v3140 + v3162;
+        const unsigned int v3164 = v3163 + v3149;
+        iron_copy_async(shm0 + v3164, a + v3160, v3154);
+        const unsigned int v3167 = v3142 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3169 = v3167 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3172 = v3167 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3173 = v3172 << 2u;
+        const unsigned int v3174 = v25 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3175 = v3174 < v0;
+        const unsigned int v3176 = v3134 + v3173;
+        const bool v3177 = v3176 < v2;
+        const bool v3178 = v3175 && v3177;
+        const unsigned int v3180 = v3174 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3182 = v3180 + v3134;
+        const unsigned int v3183 = v3182 + v3173;
+        const unsigned int v3184 = v3178 ? v3183 : v5;
+        const unsigned int v3186 = v3169 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3187 = v3140 + v3186;
+        const unsigned int v3188 = v3187 + v3173;
+        iron_copy_async(shm0 + v3188, a + v3184, v3178);
+        const unsigned int v3191 = v3142 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3193 = v3191 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3196 = v3191 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3197 = v3196 << 2u;
+        const unsigned int v3198 = v25 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3199 = v3198 < v0;
+        const unsigned int v3200 = v3134 + v3197;
+        const bool v3201 = v3200 < v2;
+        const bool v3202 = v3199 && v3201;
+        const unsigned int v3204 = v3198 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3206 = v3204 + v3134;
+        const unsigned int v3207 = v3206 + v3197;
+        const unsigned int v3208 = v3202 ? v3207 : v5;
+        const unsigned int v3210 = v3193 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3211 = v3140 + v3210;
+        const unsigned int v3212 = v3211 + v3197;
+        iron_copy_async(shm0 + v3212, a + v3208, v3202);
+        const unsigned int v3215 = v3142 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3217 = v3215 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3220 = v3215 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3221 = v3220 << 2u;
+        const unsigned int v3222 = v25 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3223 = v3222 < v0;
+        const unsigned int v3224 = v3134 + v3221;
+        const bool v3225 = v3224 < v2;
+        const bool v3226 = v3223 && v3225;
+        const unsigned int v3228 = v3222 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3230 = v3228 + v3134;
+        const unsigned int v3231 = v3230 + v3221;
+        const unsigned int v3232 = v3226 ? v3231 : v5;
+        const unsigned int v3234 = v3217 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3235 = v3140 + v3234;
+        const unsigned int v3236 = v3235 + v3221;
+        iron_copy_async(shm0 + v3236, a + v3232, v3226);
+        const unsigned int v3248 = v29 + v3145;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3249 = v3248 < v1;
+        const bool v3252 = v3249 && v3153;
+        const unsigned int v3254 = v3248 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3256 = v3254 + v3134;
+        const unsigned int v3257 = v3256 + v3149;
+        const unsigned int v3258 = v3252 ? v3257 : v5;
+        iron_copy_async(shm1 + v3164, b + v3258, v3252);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3272 = v29 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3273 = v3272 < v1;
+        const bool v3276 = v3273 && v3177;
+        const unsigned int v3278 = v3272 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3280 = v3278 + v3134;
+        const unsigned int v3281 = v3280 + v3173;
+        const unsigned int v3282 = v3276 ? v3281 : v5;
+        iron_copy_async(shm1 + v3188, b + v3282, v3276);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3296 = v29 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3297 = v3296 < v1;
+        const bool v3300 = v3297 && v3201;
+        const unsigned int v3302 = v3296 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3304 = v3302 + v3134;
+        const unsigned int v3305 = v3304 + v3197;
+        const unsigned int v3306 = v3300 ? v3305 : v5;
+        iron_copy_async(shm1 + v3212, b + v3306, v3300);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3320 = v29 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3321 = v3320 < v1;
+        const bool v3324 = v3321 && v3225;
+        const unsigned int v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3328 = v3326 + v3134;
+        const unsigned int v3329 = v3328 + v3221;
+        const unsigned int v3330 = v3324 ? v3329 : v5;
+        iron_copy_async(shm1 + v3236, b + v3330, v3324);  // kernels/gemm/gemm_tiles.hpp:62
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3319 = v3114 * 2560u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3326 = v3319 + v3325;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v25, shm0, v3326, 20u);
-      const unsigned int v3332 = v3319 + v3331;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v27, shm1, v3332, 20u);
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3336 = v3131 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3343 = v3336 + v3342;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v3343, 20u);
+      const unsigned int v3349 = v3336 + v3348;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v44, shm1, v3349, 20u);
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v268 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v269 = threadIdx.x;
-    const unsigned int v325 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v331 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v286 = threadIdx.x;
+    const unsigned int v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v267 = v5; v267 < v2; v267 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v271 = v269; v271 < 2048u; v271 += v268) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v273 = v271 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v275 = v271 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v276 = v9 + v273;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v277 = v276 < v0;
-        const unsigned int v278 = v267 + v275;
-        const bool v279 = v278 < v2;
-        const bool v280 = v277 && v279;
-        if (v280) {
-          const unsigned int v282 = v276 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v284 = v282 + v267;
-          const unsigned int v285 = v284 + v275;
-          const float v286 = a[v285];
-          const unsigned int v288 = v273 * 20u;
-          const unsigned int v289 = v288 + v275;
-          shm0[v289] = v286;
+    for (unsigned int v284 = v5; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v294 = v293 < v0;
+        const unsigned int v295 = v284 + v292;
+        const bool v296 = v295 < v2;
+        const bool v297 = v294 && v296;
+        if (v297) {
+          const unsigned int v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v301 = v299 + v284;
+          const unsigned int v302 = v301 + v292;
+          const float v303 = a[v302];
+          const unsigned int v305 = v290 * 20u;
+          const unsigned int v306 = v305 + v292;
+          shm0[v306] = v303;
         } else {
-          const unsigned int v291 = v273 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v292 = v291 + v275;
-          shm0[v292] = 0.0f;
+          const unsigned int v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v309 = v308 + v292;
+          shm0[v309] = 0.0f;
         }
       }
 
-      for (unsigned int v297 = v269; v297 < 2048u; v297 += v268) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v299 = v297 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v301 = v297 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v302 = v12 + v299;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v303 = v302 < v1;
-        const unsigned int v304 = v267 + v301;
-        const bool v305 = v304 < v2;
-        const bool v306 = v303 && v305;
-        if (v306) {
-          const unsigned int v308 = v302 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v310 = v308 + v267;
-          const unsigned int v311 = v310 + v301;
-          const float v312 = b[v311];
-          const unsigned int v314 = v299 * 20u;
-          const unsigned int v315 = v314 + v301;
-          shm1[v315] = v312;
+      for (unsigned int v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v320 = v319 < v1;
+        const unsigned int v321 = v284 + v318;
+        const bool v322 = v321 < v2;
+        const bool v323 = v320 && v322;
+        if (v323) {
+          const unsigned int v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v327 = v325 + v284;
+          const unsigned int v328 = v327 + v318;
+          const float v329 = b[v328];
+          const unsigned int v331 = v316 * 20u;
+          const unsigned int v332 = v331 + v318;
+          shm1[v332] = v329;
         } else {
-          const unsigned int v317 = v299 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v318 = v317 + v301;
-          shm1[v318] = 0.0f;
+          const unsigned int v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v335 = v334 + v318;
+          shm1[v335] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v25, shm0, v325, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v27, shm1, v331, 20u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_software(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v42, shm0, v342, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v44, shm1, v348, 20u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v334 = static_cast<unsigned int>(v23.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v335 = v9 + v17;
-  const unsigned int v336 = v335 + v334;
-  const unsigned int v337 = static_cast<unsigned int>(v23.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v338 = v12 + v21;
-  const unsigned int v339 = v338 + v337;
-  const bool v340 = v336 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v341 = v339 < v1;
-  const bool v342 = v340 && v341;
-  if (v342) {
-    const float v343 = v23.x[0];
-    const unsigned int v344 = v336 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v345 = v344 + v339;
-    const float v346 = c[v345];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v348 = v346 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v349 = fmaf(v343, v3, v348);
-    c[v345] = v349;
-  }
-  const unsigned int v351 = static_cast<unsigned int>(v23.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v353 = v335 + v351;
-  const unsigned int v354 = static_cast<unsigned int>(v23.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v356 = v338 + v354;
-  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v351 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v352 = v25 + v34;
+  const unsigned int v353 = v352 + v351;
+  const unsigned int v354 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v355 = v29 + v38;
+  const unsigned int v356 = v355 + v354;
+  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v358 = v356 < v1;
   const bool v359 = v357 && v358;
   if (v359) {
-    const float v360 = v23.x[1];
+    const float v360 = v40.x[0];
     const unsigned int v361 = v353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v362 = v361 + v356;
     const float v363 = c[v362];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -733,15 +730,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v366 = fmaf(v360, v3, v365);
     c[v362] = v366;
   }
-  const unsigned int v368 = static_cast<unsigned int>(v23.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v370 = v335 + v368;
-  const unsigned int v371 = static_cast<unsigned int>(v23.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v373 = v338 + v371;
-  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v368 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v370 = v352 + v368;
+  const unsigned int v371 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v373 = v355 + v371;
+  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v375 = v373 < v1;
   const bool v376 = v374 && v375;
   if (v376) {
-    const float v377 = v23.x[2];
+    const float v377 = v40.x[1];
     const unsigned int v378 = v370 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v379 = v378 + v373;
     const float v380 = c[v379];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -749,15 +746,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v383 = fmaf(v377, v3, v382);
     c[v379] = v383;
   }
-  const unsigned int v385 = static_cast<unsigned int>(v23.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v387 = v335 + v385;
-  const unsigned int v388 = static_cast<unsigned int>(v23.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v390 = v338 + v388;
-  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v385 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v387 = v352 + v385;
+  const unsigned int v388 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v390 = v355 + v388;
+  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v392 = v390 < v1;
   const bool v393 = v391 && v392;
   if (v393) {
-    const float v394 = v23.x[3];
+    const float v394 = v40.x[2];
     const unsigned int v395 = v387 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v396 = v395 + v390;
     const float v397 = c[v396];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -765,15 +762,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v400 = fmaf(v394, v3, v399);
     c[v396] = v400;
   }
-  const unsigned int v402 = static_cast<unsigned int>(v23.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v404 = v335 + v402;
-  const unsigned int v405 = static_cast<unsigned int>(v23.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v407 = v338 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v402 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v404 = v352 + v402;
+  const unsigned int v405 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v407 = v355 + v405;
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
-    const float v411 = v23.x[4];
+    const float v411 = v40.x[3];
     const unsigned int v412 = v404 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v413 = v412 + v407;
     const float v414 = c[v413];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -781,15 +778,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v417 = fmaf(v411, v3, v416);
     c[v413] = v417;
   }
-  const unsigned int v419 = static_cast<unsigned int>(v23.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v421 = v335 + v419;
-  const unsigned int v422 = static_cast<unsigned int>(v23.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v424 = v338 + v422;
-  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v419 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v421 = v352 + v419;
+  const unsigned int v422 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v424 = v355 + v422;
+  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v426 = v424 < v1;
   const bool v427 = v425 && v426;
   if (v427) {
-    const float v428 = v23.x[5];
+    const float v428 = v40.x[4];
     const unsigned int v429 = v421 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v430 = v429 + v424;
     const float v431 = c[v430];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -797,15 +794,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v434 = fmaf(v428, v3, v433);
     c[v430] = v434;
   }
-  const unsigned int v436 = static_cast<unsigned int>(v23.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v438 = v335 + v436;
-  const unsigned int v439 = static_cast<unsigned int>(v23.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v441 = v338 + v439;
-  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v436 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v438 = v352 + v436;
+  const unsigned int v439 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v441 = v355 + v439;
+  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v443 = v441 < v1;
   const bool v444 = v442 && v443;
   if (v444) {
-    const float v445 = v23.x[6];
+    const float v445 = v40.x[5];
     const unsigned int v446 = v438 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v447 = v446 + v441;
     const float v448 = c[v447];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -813,15 +810,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v451 = fmaf(v445, v3, v450);
     c[v447] = v451;
   }
-  const unsigned int v453 = static_cast<unsigned int>(v23.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v455 = v335 + v453;
-  const unsigned int v456 = static_cast<unsigned int>(v23.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v458 = v338 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v453 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v455 = v352 + v453;
+  const unsigned int v456 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v458 = v355 + v456;
+  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v460 = v458 < v1;
   const bool v461 = v459 && v460;
   if (v461) {
-    const float v462 = v23.x[7];
+    const float v462 = v40.x[6];
     const unsigned int v463 = v455 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v464 = v463 + v458;
     const float v465 = c[v464];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -829,15 +826,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v468 = fmaf(v462, v3, v467);
     c[v464] = v468;
   }
-  const unsigned int v470 = static_cast<unsigned int>(v23.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v472 = v335 + v470;
-  const unsigned int v473 = static_cast<unsigned int>(v23.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v475 = v338 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v470 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v472 = v352 + v470;
+  const unsigned int v473 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v475 = v355 + v473;
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
-    const float v479 = v23.x[8];
+    const float v479 = v40.x[7];
     const unsigned int v480 = v472 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v481 = v480 + v475;
     const float v482 = c[v481];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -845,15 +842,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v485 = fmaf(v479, v3, v484);
     c[v481] = v485;
   }
-  const unsigned int v487 = static_cast<unsigned int>(v23.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v489 = v335 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v23.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v492 = v338 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v487 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v489 = v352 + v487;
+  const unsigned int v490 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v492 = v355 + v490;
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
-    const float v496 = v23.x[9];
+    const float v496 = v40.x[8];
     const unsigned int v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v498 = v497 + v492;
     const float v499 = c[v498];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -861,15 +858,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v502 = fmaf(v496, v3, v501);
     c[v498] = v502;
   }
-  const unsigned int v504 = static_cast<unsigned int>(v23.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v506 = v335 + v504;
-  const unsigned int v507 = static_cast<unsigned int>(v23.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v509 = v338 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v504 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v506 = v352 + v504;
+  const unsigned int v507 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v509 = v355 + v507;
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
-    const float v513 = v23.x[10];
+    const float v513 = v40.x[9];
     const unsigned int v514 = v506 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v515 = v514 + v509;
     const float v516 = c[v515];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -877,15 +874,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v519 = fmaf(v513, v3, v518);
     c[v515] = v519;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v23.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v523 = v335 + v521;
-  const unsigned int v524 = static_cast<unsigned int>(v23.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v526 = v338 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v521 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v523 = v352 + v521;
+  const unsigned int v524 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v526 = v355 + v524;
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
-    const float v530 = v23.x[11];
+    const float v530 = v40.x[10];
     const unsigned int v531 = v523 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v532 = v531 + v526;
     const float v533 = c[v532];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -893,15 +890,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v536 = fmaf(v530, v3, v535);
     c[v532] = v536;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v23.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v540 = v335 + v538;
-  const unsigned int v541 = static_cast<unsigned int>(v23.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v543 = v338 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v538 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v540 = v352 + v538;
+  const unsigned int v541 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v543 = v355 + v541;
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
-    const float v547 = v23.x[12];
+    const float v547 = v40.x[11];
     const unsigned int v548 = v540 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v549 = v548 + v543;
     const float v550 = c[v549];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -909,15 +906,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v553 = fmaf(v547, v3, v552);
     c[v549] = v553;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v23.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v557 = v335 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v23.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v560 = v338 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v555 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v557 = v352 + v555;
+  const unsigned int v558 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v560 = v355 + v558;
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
-    const float v564 = v23.x[13];
+    const float v564 = v40.x[12];
     const unsigned int v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v566 = v565 + v560;
     const float v567 = c[v566];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -925,15 +922,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v570 = fmaf(v564, v3, v569);
     c[v566] = v570;
   }
-  const unsigned int v572 = static_cast<unsigned int>(v23.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v574 = v335 + v572;
-  const unsigned int v575 = static_cast<unsigned int>(v23.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v577 = v338 + v575;
-  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v572 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v574 = v352 + v572;
+  const unsigned int v575 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v577 = v355 + v575;
+  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v579 = v577 < v1;
   const bool v580 = v578 && v579;
   if (v580) {
-    const float v581 = v23.x[14];
+    const float v581 = v40.x[13];
     const unsigned int v582 = v574 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v583 = v582 + v577;
     const float v584 = c[v583];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -941,15 +938,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v587 = fmaf(v581, v3, v586);
     c[v583] = v587;
   }
-  const unsigned int v589 = static_cast<unsigned int>(v23.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v591 = v335 + v589;
-  const unsigned int v592 = static_cast<unsigned int>(v23.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v594 = v338 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v589 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v591 = v352 + v589;
+  const unsigned int v592 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v594 = v355 + v592;
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
-    const float v598 = v23.x[15];
+    const float v598 = v40.x[14];
     const unsigned int v599 = v591 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v600 = v599 + v594;
     const float v601 = c[v600];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -957,15 +954,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v604 = fmaf(v598, v3, v603);
     c[v600] = v604;
   }
-  const unsigned int v606 = static_cast<unsigned int>(v23.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v608 = v335 + v606;
-  const unsigned int v609 = static_cast<unsigned int>(v23.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v611 = v338 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v606 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v608 = v352 + v606;
+  const unsigned int v609 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v611 = v355 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v613 = v611 < v1;
   const bool v614 = v612 && v613;
   if (v614) {
-    const float v615 = v23.x[16];
+    const float v615 = v40.x[15];
     const unsigned int v616 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v617 = v616 + v611;
     const float v618 = c[v617];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -973,15 +970,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v621 = fmaf(v615, v3, v620);
     c[v617] = v621;
   }
-  const unsigned int v623 = static_cast<unsigned int>(v23.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v625 = v335 + v623;
-  const unsigned int v626 = static_cast<unsigned int>(v23.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v628 = v338 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v623 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v625 = v352 + v623;
+  const unsigned int v626 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v628 = v355 + v626;
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
-    const float v632 = v23.x[17];
+    const float v632 = v40.x[16];
     const unsigned int v633 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v634 = v633 + v628;
     const float v635 = c[v634];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -989,15 +986,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v638 = fmaf(v632, v3, v637);
     c[v634] = v638;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v23.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v642 = v335 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v23.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v645 = v338 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v640 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v642 = v352 + v640;
+  const unsigned int v643 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v645 = v355 + v643;
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
-    const float v649 = v23.x[18];
+    const float v649 = v40.x[17];
     const unsigned int v650 = v642 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v651 = v650 + v645;
     const float v652 = c[v651];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1005,15 +1002,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v655 = fmaf(v649, v3, v654);
     c[v651] = v655;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v23.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v659 = v335 + v657;
-  const unsigned int v660 = static_cast<unsigned int>(v23.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v662 = v338 + v660;
-  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v657 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v659 = v352 + v657;
+  const unsigned int v660 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v662 = v355 + v660;
+  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
-    const float v666 = v23.x[19];
+    const float v666 = v40.x[18];
     const unsigned int v667 = v659 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v668 = v667 + v662;
     const float v669 = c[v668];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1021,15 +1018,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v672 = fmaf(v666, v3, v671);
     c[v668] = v672;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v23.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v676 = v335 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v23.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v679 = v338 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v674 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v676 = v352 + v674;
+  const unsigned int v677 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v679 = v355 + v677;
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
-    const float v683 = v23.x[20];
+    const float v683 = v40.x[19];
     const unsigned int v684 = v676 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v685 = v684 + v679;
     const float v686 = c[v685];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1037,15 +1034,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v689 = fmaf(v683, v3, v688);
     c[v685] = v689;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v23.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v693 = v335 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v23.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v696 = v338 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v691 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v693 = v352 + v691;
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v696 = v355 + v694;
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
-    const float v700 = v23.x[21];
+    const float v700 = v40.x[20];
     const unsigned int v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v702 = v701 + v696;
     const float v703 = c[v702];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1053,15 +1050,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v706 = fmaf(v700, v3, v705);
     c[v702] = v706;
   }
-  const unsigned int v708 = static_cast<unsigned int>(v23.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v710 = v335 + v708;
-  const unsigned int v711 = static_cast<unsigned int>(v23.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v713 = v338 + v711;
-  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v708 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v710 = v352 + v708;
+  const unsigned int v711 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v713 = v355 + v711;
+  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v715 = v713 < v1;
   const bool v716 = v714 && v715;
   if (v716) {
-    const float v717 = v23.x[22];
+    const float v717 = v40.x[21];
     const unsigned int v718 = v710 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v719 = v718 + v713;
     const float v720 = c[v719];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1069,15 +1066,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v723 = fmaf(v717, v3, v722);
     c[v719] = v723;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v23.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v727 = v335 + v725;
-  const unsigned int v728 = static_cast<unsigned int>(v23.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v730 = v338 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v725 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v727 = v352 + v725;
+  const unsigned int v728 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v730 = v355 + v728;
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
-    const float v734 = v23.x[23];
+    const float v734 = v40.x[22];
     const unsigned int v735 = v727 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v736 = v735 + v730;
     const float v737 = c[v736];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1085,15 +1082,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v740 = fmaf(v734, v3, v739);
     c[v736] = v740;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v23.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v744 = v335 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v23.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v747 = v338 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v742 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v744 = v352 + v742;
+  const unsigned int v745 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v747 = v355 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
-    const float v751 = v23.x[24];
+    const float v751 = v40.x[23];
     const unsigned int v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v753 = v752 + v747;
     const float v754 = c[v753];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1101,15 +1098,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v757 = fmaf(v751, v3, v756);
     c[v753] = v757;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v23.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v761 = v335 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v23.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v764 = v338 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v759 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v761 = v352 + v759;
+  const unsigned int v762 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v764 = v355 + v762;
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
-    const float v768 = v23.x[25];
+    const float v768 = v40.x[24];
     const unsigned int v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v770 = v769 + v764;
     const float v771 = c[v770];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1117,15 +1114,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v774 = fmaf(v768, v3, v773);
     c[v770] = v774;
   }
-  const unsigned int v776 = static_cast<unsigned int>(v23.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v778 = v335 + v776;
-  const unsigned int v779 = static_cast<unsigned int>(v23.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v781 = v338 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v776 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v778 = v352 + v776;
+  const unsigned int v779 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v781 = v355 + v779;
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
-    const float v785 = v23.x[26];
+    const float v785 = v40.x[25];
     const unsigned int v786 = v778 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v787 = v786 + v781;
     const float v788 = c[v787];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1133,15 +1130,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v791 = fmaf(v785, v3, v790);
     c[v787] = v791;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v23.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v795 = v335 + v793;
-  const unsigned int v796 = static_cast<unsigned int>(v23.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v798 = v338 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v793 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v795 = v352 + v793;
+  const unsigned int v796 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v798 = v355 + v796;
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
-    const float v802 = v23.x[27];
+    const float v802 = v40.x[26];
     const unsigned int v803 = v795 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v804 = v803 + v798;
     const float v805 = c[v804];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1149,15 +1146,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v808 = fmaf(v802, v3, v807);
     c[v804] = v808;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v23.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v812 = v335 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v23.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v815 = v338 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v810 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v812 = v352 + v810;
+  const unsigned int v813 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v815 = v355 + v813;
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
-    const float v819 = v23.x[28];
+    const float v819 = v40.x[27];
     const unsigned int v820 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v821 = v820 + v815;
     const float v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1165,15 +1162,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v825 = fmaf(v819, v3, v824);
     c[v821] = v825;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v23.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v829 = v335 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v23.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v832 = v338 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v829 = v352 + v827;
+  const unsigned int v830 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v832 = v355 + v830;
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
-    const float v836 = v23.x[29];
+    const float v836 = v40.x[28];
     const unsigned int v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v838 = v837 + v832;
     const float v839 = c[v838];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1181,15 +1178,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v842 = fmaf(v836, v3, v841);
     c[v838] = v842;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v23.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v846 = v335 + v844;
-  const unsigned int v847 = static_cast<unsigned int>(v23.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v849 = v338 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v844 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v846 = v352 + v844;
+  const unsigned int v847 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v849 = v355 + v847;
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
-    const float v853 = v23.x[30];
+    const float v853 = v40.x[29];
     const unsigned int v854 = v846 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v855 = v854 + v849;
     const float v856 = c[v855];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1197,15 +1194,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v859 = fmaf(v853, v3, v858);
     c[v855] = v859;
   }
-  const unsigned int v861 = static_cast<unsigned int>(v23.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v863 = v335 + v861;
-  const unsigned int v864 = static_cast<unsigned int>(v23.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v866 = v338 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v861 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v863 = v352 + v861;
+  const unsigned int v864 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v866 = v355 + v864;
+  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v868 = v866 < v1;
   const bool v869 = v867 && v868;
   if (v869) {
-    const float v870 = v23.x[31];
+    const float v870 = v40.x[30];
     const unsigned int v871 = v863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v872 = v871 + v866;
     const float v873 = c[v872];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1213,15 +1210,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v876 = fmaf(v870, v3, v875);
     c[v872] = v876;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v23.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v880 = v335 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v23.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v883 = v338 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v878 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v880 = v352 + v878;
+  const unsigned int v881 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v883 = v355 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
-    const float v887 = v23.x[32];
+    const float v887 = v40.x[31];
     const unsigned int v888 = v880 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v889 = v888 + v883;
     const float v890 = c[v889];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1229,15 +1226,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v893 = fmaf(v887, v3, v892);
     c[v889] = v893;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v23.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v897 = v335 + v895;
-  const unsigned int v898 = static_cast<unsigned int>(v23.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v900 = v338 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v895 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v897 = v352 + v895;
+  const unsigned int v898 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v900 = v355 + v898;
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
-    const float v904 = v23.x[33];
+    const float v904 = v40.x[32];
     const unsigned int v905 = v897 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v906 = v905 + v900;
     const float v907 = c[v906];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1245,15 +1242,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v910 = fmaf(v904, v3, v909);
     c[v906] = v910;
   }
-  const unsigned int v912 = static_cast<unsigned int>(v23.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v914 = v335 + v912;
-  const unsigned int v915 = static_cast<unsigned int>(v23.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v917 = v338 + v915;
-  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v912 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v914 = v352 + v912;
+  const unsigned int v915 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v917 = v355 + v915;
+  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v919 = v917 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
-    const float v921 = v23.x[34];
+    const float v921 = v40.x[33];
     const unsigned int v922 = v914 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v923 = v922 + v917;
     const float v924 = c[v923];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1261,15 +1258,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v927 = fmaf(v921, v3, v926);
     c[v923] = v927;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v23.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v931 = v335 + v929;
-  const unsigned int v932 = static_cast<unsigned int>(v23.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v934 = v338 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v929 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v931 = v352 + v929;
+  const unsigned int v932 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v934 = v355 + v932;
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
-    const float v938 = v23.x[35];
+    const float v938 = v40.x[34];
     const unsigned int v939 = v931 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v940 = v939 + v934;
     const float v941 = c[v940];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1277,15 +1274,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v944 = fmaf(v938, v3, v943);
     c[v940] = v944;
   }
-  const unsigned int v946 = static_cast<unsigned int>(v23.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v948 = v335 + v946;
-  const unsigned int v949 = static_cast<unsigned int>(v23.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v951 = v338 + v949;
-  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v946 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v948 = v352 + v946;
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v951 = v355 + v949;
+  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
-    const float v955 = v23.x[36];
+    const float v955 = v40.x[35];
     const unsigned int v956 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v957 = v956 + v951;
     const float v958 = c[v957];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1293,15 +1290,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v961 = fmaf(v955, v3, v960);
     c[v957] = v961;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v23.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v965 = v335 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v23.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v968 = v338 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v963 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v965 = v352 + v963;
+  const unsigned int v966 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v968 = v355 + v966;
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
-    const float v972 = v23.x[37];
+    const float v972 = v40.x[36];
     const unsigned int v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v974 = v973 + v968;
     const float v975 = c[v974];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1309,15 +1306,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v978 = fmaf(v972, v3, v977);
     c[v974] = v978;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v23.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v982 = v335 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v23.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v985 = v338 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v980 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v982 = v352 + v980;
+  const unsigned int v983 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v985 = v355 + v983;
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
-    const float v989 = v23.x[38];
+    const float v989 = v40.x[37];
     const unsigned int v990 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v991 = v990 + v985;
     const float v992 = c[v991];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1325,15 +1322,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v995 = fmaf(v989, v3, v994);
     c[v991] = v995;
   }
-  const unsigned int v997 = static_cast<unsigned int>(v23.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v999 = v335 + v997;
-  const unsigned int v1000 = static_cast<unsigned int>(v23.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1002 = v338 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v997 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v999 = v352 + v997;
+  const unsigned int v1000 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1002 = v355 + v1000;
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
-    const float v1006 = v23.x[39];
+    const float v1006 = v40.x[38];
     const unsigned int v1007 = v999 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1008 = v1007 + v1002;
     const float v1009 = c[v1008];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1341,15 +1338,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1012 = fmaf(v1006, v3, v1011);
     c[v1008] = v1012;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v23.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1016 = v335 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v23.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1019 = v338 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1014 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1016 = v352 + v1014;
+  const unsigned int v1017 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1019 = v355 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
-    const float v1023 = v23.x[40];
+    const float v1023 = v40.x[39];
     const unsigned int v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1025 = v1024 + v1019;
     const float v1026 = c[v1025];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1357,15 +1354,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1029 = fmaf(v1023, v3, v1028);
     c[v1025] = v1029;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v23.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1033 = v335 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v23.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1036 = v338 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1031 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1033 = v352 + v1031;
+  const unsigned int v1034 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1036 = v355 + v1034;
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
-    const float v1040 = v23.x[41];
+    const float v1040 = v40.x[40];
     const unsigned int v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1042 = v1041 + v1036;
     const float v1043 = c[v1042];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1373,15 +1370,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1046 = fmaf(v1040, v3, v1045);
     c[v1042] = v1046;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v23.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1050 = v335 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v23.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1053 = v338 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1048 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1050 = v352 + v1048;
+  const unsigned int v1051 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1053 = v355 + v1051;
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
-    const float v1057 = v23.x[42];
+    const float v1057 = v40.x[41];
     const unsigned int v1058 = v1050 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1059 = v1058 + v1053;
     const float v1060 = c[v1059];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1389,15 +1386,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1063 = fmaf(v1057, v3, v1062);
     c[v1059] = v1063;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v23.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1067 = v335 + v1065;
-  const unsigned int v1068 = static_cast<unsigned int>(v23.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1070 = v338 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1065 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1067 = v352 + v1065;
+  const unsigned int v1068 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1070 = v355 + v1068;
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
-    const float v1074 = v23.x[43];
+    const float v1074 = v40.x[42];
     const unsigned int v1075 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1076 = v1075 + v1070;
     const float v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1405,15 +1402,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1080 = fmaf(v1074, v3, v1079);
     c[v1076] = v1080;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v23.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1084 = v335 + v1082;
-  const unsigned int v1085 = static_cast<unsigned int>(v23.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1087 = v338 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1084 = v352 + v1082;
+  const unsigned int v1085 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1087 = v355 + v1085;
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
-    const float v1091 = v23.x[44];
+    const float v1091 = v40.x[43];
     const unsigned int v1092 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1093 = v1092 + v1087;
     const float v1094 = c[v1093];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1421,15 +1418,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1097 = fmaf(v1091, v3, v1096);
     c[v1093] = v1097;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v23.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1101 = v335 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v23.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1104 = v338 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1099 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1101 = v352 + v1099;
+  const unsigned int v1102 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1104 = v355 + v1102;
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
-    const float v1108 = v23.x[45];
+    const float v1108 = v40.x[44];
     const unsigned int v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1110 = v1109 + v1104;
     const float v1111 = c[v1110];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1437,15 +1434,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1114 = fmaf(v1108, v3, v1113);
     c[v1110] = v1114;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v23.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1118 = v335 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v23.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1121 = v338 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1116 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1118 = v352 + v1116;
+  const unsigned int v1119 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1121 = v355 + v1119;
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
-    const float v1125 = v23.x[46];
+    const float v1125 = v40.x[45];
     const unsigned int v1126 = v1118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1127 = v1126 + v1121;
     const float v1128 = c[v1127];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1453,15 +1450,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1131 = fmaf(v1125, v3, v1130);
     c[v1127] = v1131;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v23.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1135 = v335 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v23.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1138 = v338 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1133 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1135 = v352 + v1133;
+  const unsigned int v1136 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1138 = v355 + v1136;
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
-    const float v1142 = v23.x[47];
+    const float v1142 = v40.x[46];
     const unsigned int v1143 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1144 = v1143 + v1138;
     const float v1145 = c[v1144];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1469,15 +1466,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1148 = fmaf(v1142, v3, v1147);
     c[v1144] = v1148;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v23.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1152 = v335 + v1150;
-  const unsigned int v1153 = static_cast<unsigned int>(v23.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1155 = v338 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1150 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1152 = v352 + v1150;
+  const unsigned int v1153 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1155 = v355 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
-    const float v1159 = v23.x[48];
+    const float v1159 = v40.x[47];
     const unsigned int v1160 = v1152 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1161 = v1160 + v1155;
     const float v1162 = c[v1161];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1485,15 +1482,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1165 = fmaf(v1159, v3, v1164);
     c[v1161] = v1165;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v23.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1169 = v335 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v23.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1172 = v338 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1167 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1169 = v352 + v1167;
+  const unsigned int v1170 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1172 = v355 + v1170;
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
-    const float v1176 = v23.x[49];
+    const float v1176 = v40.x[48];
     const unsigned int v1177 = v1169 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1178 = v1177 + v1172;
     const float v1179 = c[v1178];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1501,15 +1498,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1182 = fmaf(v1176, v3, v1181);
     c[v1178] = v1182;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v23.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1186 = v335 + v1184;
-  const unsigned int v1187 = static_cast<unsigned int>(v23.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1189 = v338 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1184 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1186 = v352 + v1184;
+  const unsigned int v1187 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1189 = v355 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
-    const float v1193 = v23.x[50];
+    const float v1193 = v40.x[49];
     const unsigned int v1194 = v1186 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1195 = v1194 + v1189;
     const float v1196 = c[v1195];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1517,15 +1514,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1199 = fmaf(v1193, v3, v1198);
     c[v1195] = v1199;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v23.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1203 = v335 + v1201;
-  const unsigned int v1204 = static_cast<unsigned int>(v23.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1206 = v338 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1201 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1203 = v352 + v1201;
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1206 = v355 + v1204;
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
-    const float v1210 = v23.x[51];
+    const float v1210 = v40.x[50];
     const unsigned int v1211 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1212 = v1211 + v1206;
     const float v1213 = c[v1212];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1533,15 +1530,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1216 = fmaf(v1210, v3, v1215);
     c[v1212] = v1216;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v23.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1220 = v335 + v1218;
-  const unsigned int v1221 = static_cast<unsigned int>(v23.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1223 = v338 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1218 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1220 = v352 + v1218;
+  const unsigned int v1221 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1223 = v355 + v1221;
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
-    const float v1227 = v23.x[52];
+    const float v1227 = v40.x[51];
     const unsigned int v1228 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1229 = v1228 + v1223;
     const float v1230 = c[v1229];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1549,15 +1546,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1233 = fmaf(v1227, v3, v1232);
     c[v1229] = v1233;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v23.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1237 = v335 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v23.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1240 = v338 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1235 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1237 = v352 + v1235;
+  const unsigned int v1238 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1240 = v355 + v1238;
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
-    const float v1244 = v23.x[53];
+    const float v1244 = v40.x[52];
     const unsigned int v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1246 = v1245 + v1240;
     const float v1247 = c[v1246];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1565,15 +1562,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1250 = fmaf(v1244, v3, v1249);
     c[v1246] = v1250;
   }
-  const unsigned int v1252 = static_cast<unsigned int>(v23.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1254 = v335 + v1252;
-  const unsigned int v1255 = static_cast<unsigned int>(v23.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1257 = v338 + v1255;
-  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1252 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1254 = v352 + v1252;
+  const unsigned int v1255 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1257 = v355 + v1255;
+  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1259 = v1257 < v1;
   const bool v1260 = v1258 && v1259;
   if (v1260) {
-    const float v1261 = v23.x[54];
+    const float v1261 = v40.x[53];
     const unsigned int v1262 = v1254 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1263 = v1262 + v1257;
     const float v1264 = c[v1263];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1581,15 +1578,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1267 = fmaf(v1261, v3, v1266);
     c[v1263] = v1267;
   }
-  const unsigned int v1269 = static_cast<unsigned int>(v23.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1271 = v335 + v1269;
-  const unsigned int v1272 = static_cast<unsigned int>(v23.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1274 = v338 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1269 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1271 = v352 + v1269;
+  const unsigned int v1272 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1274 = v355 + v1272;
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
-    const float v1278 = v23.x[55];
+    const float v1278 = v40.x[54];
     const unsigned int v1279 = v1271 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1280 = v1279 + v1274;
     const float v1281 = c[v1280];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1597,15 +1594,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1284 = fmaf(v1278, v3, v1283);
     c[v1280] = v1284;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v23.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1288 = v335 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v23.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1291 = v338 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1286 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1288 = v352 + v1286;
+  const unsigned int v1289 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1291 = v355 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v23.x[56];
+    const float v1295 = v40.x[55];
     const unsigned int v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1297 = v1296 + v1291;
     const float v1298 = c[v1297];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1613,15 +1610,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1301 = fmaf(v1295, v3, v1300);
     c[v1297] = v1301;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v23.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1305 = v335 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v23.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1308 = v338 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1303 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1305 = v352 + v1303;
+  const unsigned int v1306 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1308 = v355 + v1306;
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
-    const float v1312 = v23.x[57];
+    const float v1312 = v40.x[56];
     const unsigned int v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1314 = v1313 + v1308;
     const float v1315 = c[v1314];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1629,15 +1626,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1318 = fmaf(v1312, v3, v1317);
     c[v1314] = v1318;
   }
-  const unsigned int v1320 = static_cast<unsigned int>(v23.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1322 = v335 + v1320;
-  const unsigned int v1323 = static_cast<unsigned int>(v23.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1325 = v338 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1320 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1322 = v352 + v1320;
+  const unsigned int v1323 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1325 = v355 + v1323;
+  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
-    const float v1329 = v23.x[58];
+    const float v1329 = v40.x[57];
     const unsigned int v1330 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1331 = v1330 + v1325;
     const float v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1645,15 +1642,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1335 = fmaf(v1329, v3, v1334);
     c[v1331] = v1335;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v23.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1339 = v335 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v23.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1342 = v338 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1339 = v352 + v1337;
+  const unsigned int v1340 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1342 = v355 + v1340;
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
-    const float v1346 = v23.x[59];
+    const float v1346 = v40.x[58];
     const unsigned int v1347 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1348 = v1347 + v1342;
     const float v1349 = c[v1348];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1661,15 +1658,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1352 = fmaf(v1346, v3, v1351);
     c[v1348] = v1352;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v23.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1356 = v335 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v23.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1359 = v338 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1354 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1356 = v352 + v1354;
+  const unsigned int v1357 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1359 = v355 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
-    const float v1363 = v23.x[60];
+    const float v1363 = v40.x[59];
     const unsigned int v1364 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1365 = v1364 + v1359;
     const float v1366 = c[v1365];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1677,15 +1674,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1369 = fmaf(v1363, v3, v1368);
     c[v1365] = v1369;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v23.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1373 = v335 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v23.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1376 = v338 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1371 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1373 = v352 + v1371;
+  const unsigned int v1374 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1376 = v355 + v1374;
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
-    const float v1380 = v23.x[61];
+    const float v1380 = v40.x[60];
     const unsigned int v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1382 = v1381 + v1376;
     const float v1383 = c[v1382];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1693,15 +1690,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1386 = fmaf(v1380, v3, v1385);
     c[v1382] = v1386;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v23.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1390 = v335 + v1388;
-  const unsigned int v1391 = static_cast<unsigned int>(v23.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1393 = v338 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1388 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1390 = v352 + v1388;
+  const unsigned int v1391 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1393 = v355 + v1391;
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
-    const float v1397 = v23.x[62];
+    const float v1397 = v40.x[61];
     const unsigned int v1398 = v1390 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1399 = v1398 + v1393;
     const float v1400 = c[v1399];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1709,15 +1706,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1403 = fmaf(v1397, v3, v1402);
     c[v1399] = v1403;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v23.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1407 = v335 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v23.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1410 = v338 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1405 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1407 = v352 + v1405;
+  const unsigned int v1408 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1410 = v355 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
-    const float v1414 = v23.x[63];
+    const float v1414 = v40.x[62];
     const unsigned int v1415 = v1407 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1416 = v1415 + v1410;
     const float v1417 = c[v1416];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1725,15 +1722,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1420 = fmaf(v1414, v3, v1419);
     c[v1416] = v1420;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v23.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1424 = v335 + v1422;
-  const unsigned int v1425 = static_cast<unsigned int>(v23.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1427 = v338 + v1425;
-  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1422 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1424 = v352 + v1422;
+  const unsigned int v1425 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1427 = v355 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1429 = v1427 < v1;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
-    const float v1431 = v23.x[64];
+    const float v1431 = v40.x[63];
     const unsigned int v1432 = v1424 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1433 = v1432 + v1427;
     const float v1434 = c[v1433];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1741,15 +1738,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1437 = fmaf(v1431, v3, v1436);
     c[v1433] = v1437;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v23.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1441 = v335 + v1439;
-  const unsigned int v1442 = static_cast<unsigned int>(v23.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1444 = v338 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1439 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1441 = v352 + v1439;
+  const unsigned int v1442 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1444 = v355 + v1442;
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
-    const float v1448 = v23.x[65];
+    const float v1448 = v40.x[64];
     const unsigned int v1449 = v1441 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1450 = v1449 + v1444;
     const float v1451 = c[v1450];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1757,15 +1754,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1454 = fmaf(v1448, v3, v1453);
     c[v1450] = v1454;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v23.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1458 = v335 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v23.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1461 = v338 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1456 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1458 = v352 + v1456;
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1461 = v355 + v1459;
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
-    const float v1465 = v23.x[66];
+    const float v1465 = v40.x[65];
     const unsigned int v1466 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1467 = v1466 + v1461;
     const float v1468 = c[v1467];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1773,15 +1770,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1471 = fmaf(v1465, v3, v1470);
     c[v1467] = v1471;
   }
-  const unsigned int v1473 = static_cast<unsigned int>(v23.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1475 = v335 + v1473;
-  const unsigned int v1476 = static_cast<unsigned int>(v23.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1478 = v338 + v1476;
-  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1473 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1475 = v352 + v1473;
+  const unsigned int v1476 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1478 = v355 + v1476;
+  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
-    const float v1482 = v23.x[67];
+    const float v1482 = v40.x[66];
     const unsigned int v1483 = v1475 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1484 = v1483 + v1478;
     const float v1485 = c[v1484];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1789,15 +1786,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1488 = fmaf(v1482, v3, v1487);
     c[v1484] = v1488;
   }
-  const unsigned int v1490 = static_cast<unsigned int>(v23.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1492 = v335 + v1490;
-  const unsigned int v1493 = static_cast<unsigned int>(v23.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1495 = v338 + v1493;
-  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1490 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1492 = v352 + v1490;
+  const unsigned int v1493 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1495 = v355 + v1493;
+  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
-    const float v1499 = v23.x[68];
+    const float v1499 = v40.x[67];
     const unsigned int v1500 = v1492 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1501 = v1500 + v1495;
     const float v1502 = c[v1501];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1805,15 +1802,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1505 = fmaf(v1499, v3, v1504);
     c[v1501] = v1505;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v23.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1509 = v335 + v1507;
-  const unsigned int v1510 = static_cast<unsigned int>(v23.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1512 = v338 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1507 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1509 = v352 + v1507;
+  const unsigned int v1510 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1512 = v355 + v1510;
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
-    const float v1516 = v23.x[69];
+    const float v1516 = v40.x[68];
     const unsigned int v1517 = v1509 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1518 = v1517 + v1512;
     const float v1519 = c[v1518];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1821,15 +1818,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1522 = fmaf(v1516, v3, v1521);
     c[v1518] = v1522;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v23.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1526 = v335 + v1524;
-  const unsigned int v1527 = static_cast<unsigned int>(v23.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1529 = v338 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1524 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1526 = v352 + v1524;
+  const unsigned int v1527 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1529 = v355 + v1527;
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
-    const float v1533 = v23.x[70];
+    const float v1533 = v40.x[69];
     const unsigned int v1534 = v1526 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1535 = v1534 + v1529;
     const float v1536 = c[v1535];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1837,15 +1834,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1539 = fmaf(v1533, v3, v1538);
     c[v1535] = v1539;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v23.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1543 = v335 + v1541;
-  const unsigned int v1544 = static_cast<unsigned int>(v23.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1546 = v338 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1541 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1543 = v352 + v1541;
+  const unsigned int v1544 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1546 = v355 + v1544;
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
-    const float v1550 = v23.x[71];
+    const float v1550 = v40.x[70];
     const unsigned int v1551 = v1543 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1552 = v1551 + v1546;
     const float v1553 = c[v1552];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1853,15 +1850,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1556 = fmaf(v1550, v3, v1555);
     c[v1552] = v1556;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v23.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1560 = v335 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v23.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1563 = v338 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1558 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1560 = v352 + v1558;
+  const unsigned int v1561 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1563 = v355 + v1561;
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
-    const float v1567 = v23.x[72];
+    const float v1567 = v40.x[71];
     const unsigned int v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1569 = v1568 + v1563;
     const float v1570 = c[v1569];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1869,15 +1866,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1573 = fmaf(v1567, v3, v1572);
     c[v1569] = v1573;
   }
-  const unsigned int v1575 = static_cast<unsigned int>(v23.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1577 = v335 + v1575;
-  const unsigned int v1578 = static_cast<unsigned int>(v23.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1580 = v338 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1575 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1577 = v352 + v1575;
+  const unsigned int v1578 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1580 = v355 + v1578;
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
-    const float v1584 = v23.x[73];
+    const float v1584 = v40.x[72];
     const unsigned int v1585 = v1577 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1586 = v1585 + v1580;
     const float v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1885,15 +1882,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1590 = fmaf(v1584, v3, v1589);
     c[v1586] = v1590;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v23.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1594 = v335 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v23.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1597 = v338 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1594 = v352 + v1592;
+  const unsigned int v1595 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1597 = v355 + v1595;
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
-    const float v1601 = v23.x[74];
+    const float v1601 = v40.x[73];
     const unsigned int v1602 = v1594 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1603 = v1602 + v1597;
     const float v1604 = c[v1603];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1901,15 +1898,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1607 = fmaf(v1601, v3, v1606);
     c[v1603] = v1607;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v23.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1611 = v335 + v1609;
-  const unsigned int v1612 = static_cast<unsigned int>(v23.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1614 = v338 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1609 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1611 = v352 + v1609;
+  const unsigned int v1612 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1614 = v355 + v1612;
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
-    const float v1618 = v23.x[75];
+    const float v1618 = v40.x[74];
     const unsigned int v1619 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1620 = v1619 + v1614;
     const float v1621 = c[v1620];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1917,15 +1914,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1624 = fmaf(v1618, v3, v1623);
     c[v1620] = v1624;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v23.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1628 = v335 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v23.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1631 = v338 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1626 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1628 = v352 + v1626;
+  const unsigned int v1629 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1631 = v355 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
-    const float v1635 = v23.x[76];
+    const float v1635 = v40.x[75];
     const unsigned int v1636 = v1628 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1637 = v1636 + v1631;
     const float v1638 = c[v1637];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1933,15 +1930,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1641 = fmaf(v1635, v3, v1640);
     c[v1637] = v1641;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v23.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1645 = v335 + v1643;
-  const unsigned int v1646 = static_cast<unsigned int>(v23.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1648 = v338 + v1646;
-  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1643 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1645 = v352 + v1643;
+  const unsigned int v1646 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1648 = v355 + v1646;
+  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
-    const float v1652 = v23.x[77];
+    const float v1652 = v40.x[76];
     const unsigned int v1653 = v1645 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1654 = v1653 + v1648;
     const float v1655 = c[v1654];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1949,15 +1946,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1658 = fmaf(v1652, v3, v1657);
     c[v1654] = v1658;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v23.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1662 = v335 + v1660;
-  const unsigned int v1663 = static_cast<unsigned int>(v23.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1665 = v338 + v1663;
-  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1660 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1662 = v352 + v1660;
+  const unsigned int v1663 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1665 = v355 + v1663;
+  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1667 = v1665 < v1;
   const bool v1668 = v1666 && v1667;
   if (v1668) {
-    const float v1669 = v23.x[78];
+    const float v1669 = v40.x[77];
     const unsigned int v1670 = v1662 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1671 = v1670 + v1665;
     const float v1672 = c[v1671];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1965,15 +1962,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1675 = fmaf(v1669, v3, v1674);
     c[v1671] = v1675;
   }
-  const unsigned int v1677 = static_cast<unsigned int>(v23.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1679 = v335 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v23.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1682 = v338 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1677 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1679 = v352 + v1677;
+  const unsigned int v1680 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1682 = v355 + v1680;
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
-    const float v1686 = v23.x[79];
+    const float v1686 = v40.x[78];
     const unsigned int v1687 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1688 = v1687 + v1682;
     const float v1689 = c[v1688];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1981,15 +1978,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1692 = fmaf(v1686, v3, v1691);
     c[v1688] = v1692;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v23.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1696 = v335 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v23.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1699 = v338 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1694 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1696 = v352 + v1694;
+  const unsigned int v1697 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1699 = v355 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
-    const float v1703 = v23.x[80];
+    const float v1703 = v40.x[79];
     const unsigned int v1704 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1705 = v1704 + v1699;
     const float v1706 = c[v1705];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1997,15 +1994,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1709 = fmaf(v1703, v3, v1708);
     c[v1705] = v1709;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v23.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1713 = v335 + v1711;
-  const unsigned int v1714 = static_cast<unsigned int>(v23.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1716 = v338 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1711 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1713 = v352 + v1711;
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1716 = v355 + v1714;
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
-    const float v1720 = v23.x[81];
+    const float v1720 = v40.x[80];
     const unsigned int v1721 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1722 = v1721 + v1716;
     const float v1723 = c[v1722];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2013,15 +2010,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1726 = fmaf(v1720, v3, v1725);
     c[v1722] = v1726;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v23.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1730 = v335 + v1728;
-  const unsigned int v1731 = static_cast<unsigned int>(v23.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1733 = v338 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1728 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1730 = v352 + v1728;
+  const unsigned int v1731 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1733 = v355 + v1731;
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
-    const float v1737 = v23.x[82];
+    const float v1737 = v40.x[81];
     const unsigned int v1738 = v1730 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1739 = v1738 + v1733;
     const float v1740 = c[v1739];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2029,15 +2026,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1743 = fmaf(v1737, v3, v1742);
     c[v1739] = v1743;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v23.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1747 = v335 + v1745;
-  const unsigned int v1748 = static_cast<unsigned int>(v23.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1750 = v338 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1745 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1747 = v352 + v1745;
+  const unsigned int v1748 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1750 = v355 + v1748;
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
-    const float v1754 = v23.x[83];
+    const float v1754 = v40.x[82];
     const unsigned int v1755 = v1747 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1756 = v1755 + v1750;
     const float v1757 = c[v1756];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2045,15 +2042,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1760 = fmaf(v1754, v3, v1759);
     c[v1756] = v1760;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v23.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1764 = v335 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v23.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1767 = v338 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1762 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1764 = v352 + v1762;
+  const unsigned int v1765 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1767 = v355 + v1765;
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
-    const float v1771 = v23.x[84];
+    const float v1771 = v40.x[83];
     const unsigned int v1772 = v1764 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1773 = v1772 + v1767;
     const float v1774 = c[v1773];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2061,15 +2058,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1777 = fmaf(v1771, v3, v1776);
     c[v1773] = v1777;
   }
-  const unsigned int v1779 = static_cast<unsigned int>(v23.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1781 = v335 + v1779;
-  const unsigned int v1782 = static_cast<unsigned int>(v23.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1784 = v338 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1779 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1781 = v352 + v1779;
+  const unsigned int v1782 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1784 = v355 + v1782;
+  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
-    const float v1788 = v23.x[85];
+    const float v1788 = v40.x[84];
     const unsigned int v1789 = v1781 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1790 = v1789 + v1784;
     const float v1791 = c[v1790];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2077,15 +2074,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1794 = fmaf(v1788, v3, v1793);
     c[v1790] = v1794;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v23.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1798 = v335 + v1796;
-  const unsigned int v1799 = static_cast<unsigned int>(v23.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1801 = v338 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1796 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1798 = v352 + v1796;
+  const unsigned int v1799 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1801 = v355 + v1799;
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
-    const float v1805 = v23.x[86];
+    const float v1805 = v40.x[85];
     const unsigned int v1806 = v1798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1807 = v1806 + v1801;
     const float v1808 = c[v1807];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2093,15 +2090,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1811 = fmaf(v1805, v3, v1810);
     c[v1807] = v1811;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v23.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1815 = v335 + v1813;
-  const unsigned int v1816 = static_cast<unsigned int>(v23.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1818 = v338 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1813 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1815 = v352 + v1813;
+  const unsigned int v1816 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1818 = v355 + v1816;
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
-    const float v1822 = v23.x[87];
+    const float v1822 = v40.x[86];
     const unsigned int v1823 = v1815 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1824 = v1823 + v1818;
     const float v1825 = c[v1824];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2109,15 +2106,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1828 = fmaf(v1822, v3, v1827);
     c[v1824] = v1828;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v23.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1832 = v335 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v23.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1835 = v338 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1830 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1832 = v352 + v1830;
+  const unsigned int v1833 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1835 = v355 + v1833;
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
-    const float v1839 = v23.x[88];
+    const float v1839 = v40.x[87];
     const unsigned int v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1841 = v1840 + v1835;
     const float v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2125,15 +2122,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1845 = fmaf(v1839, v3, v1844);
     c[v1841] = v1845;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v23.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1849 = v335 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v23.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1852 = v338 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1849 = v352 + v1847;
+  const unsigned int v1850 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1852 = v355 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
-    const float v1856 = v23.x[89];
+    const float v1856 = v40.x[88];
     const unsigned int v1857 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1858 = v1857 + v1852;
     const float v1859 = c[v1858];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2141,15 +2138,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1862 = fmaf(v1856, v3, v1861);
     c[v1858] = v1862;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v23.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1866 = v335 + v1864;
-  const unsigned int v1867 = static_cast<unsigned int>(v23.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1869 = v338 + v1867;
-  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1864 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1866 = v352 + v1864;
+  const unsigned int v1867 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1869 = v355 + v1867;
+  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
-    const float v1873 = v23.x[90];
+    const float v1873 = v40.x[89];
     const unsigned int v1874 = v1866 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1875 = v1874 + v1869;
     const float v1876 = c[v1875];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2157,15 +2154,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1879 = fmaf(v1873, v3, v1878);
     c[v1875] = v1879;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v23.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1883 = v335 + v1881;
-  const unsigned int v1884 = static_cast<unsigned int>(v23.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1886 = v338 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1881 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1883 = v352 + v1881;
+  const unsigned int v1884 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1886 = v355 + v1884;
+  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1888 = v1886 < v1;
   const bool v1889 = v1887 && v1888;
   if (v1889) {
-    const float v1890 = v23.x[91];
+    const float v1890 = v40.x[90];
     const unsigned int v1891 = v1883 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1892 = v1891 + v1886;
     const float v1893 = c[v1892];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2173,15 +2170,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1896 = fmaf(v1890, v3, v1895);
     c[v1892] = v1896;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v23.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1900 = v335 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v23.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1903 = v338 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1898 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1900 = v352 + v1898;
+  const unsigned int v1901 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1903 = v355 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
-    const float v1907 = v23.x[92];
+    const float v1907 = v40.x[91];
     const unsigned int v1908 = v1900 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1909 = v1908 + v1903;
     const float v1910 = c[v1909];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2189,15 +2186,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1913 = fmaf(v1907, v3, v1912);
     c[v1909] = v1913;
   }
-  const unsigned int v1915 = static_cast<unsigned int>(v23.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1917 = v335 + v1915;
-  const unsigned int v1918 = static_cast<unsigned int>(v23.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1920 = v338 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1915 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1917 = v352 + v1915;
+  const unsigned int v1918 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1920 = v355 + v1918;
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
-    const float v1924 = v23.x[93];
+    const float v1924 = v40.x[92];
     const unsigned int v1925 = v1917 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1926 = v1925 + v1920;
     const float v1927 = c[v1926];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2205,15 +2202,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1930 = fmaf(v1924, v3, v1929);
     c[v1926] = v1930;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v23.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1934 = v335 + v1932;
-  const unsigned int v1935 = static_cast<unsigned int>(v23.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1937 = v338 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1932 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1934 = v352 + v1932;
+  const unsigned int v1935 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1937 = v355 + v1935;
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
-    const float v1941 = v23.x[94];
+    const float v1941 = v40.x[93];
     const unsigned int v1942 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1943 = v1942 + v1937;
     const float v1944 = c[v1943];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2221,15 +2218,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1947 = fmaf(v1941, v3, v1946);
     c[v1943] = v1947;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v23.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1951 = v335 + v1949;
-  const unsigned int v1952 = static_cast<unsigned int>(v23.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1954 = v338 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1949 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1951 = v352 + v1949;
+  const unsigned int v1952 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1954 = v355 + v1952;
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
-    const float v1958 = v23.x[95];
+    const float v1958 = v40.x[94];
     const unsigned int v1959 = v1951 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1960 = v1959 + v1954;
     const float v1961 = c[v1960];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2237,15 +2234,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1964 = fmaf(v1958, v3, v1963);
     c[v1960] = v1964;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v23.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1968 = v335 + v1966;
-  const unsigned int v1969 = static_cast<unsigned int>(v23.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1971 = v338 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1966 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1968 = v352 + v1966;
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1971 = v355 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
-    const float v1975 = v23.x[96];
+    const float v1975 = v40.x[95];
     const unsigned int v1976 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1977 = v1976 + v1971;
     const float v1978 = c[v1977];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2253,15 +2250,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1981 = fmaf(v1975, v3, v1980);
     c[v1977] = v1981;
   }
-  const unsigned int v1983 = static_cast<unsigned int>(v23.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1985 = v335 + v1983;
-  const unsigned int v1986 = static_cast<unsigned int>(v23.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1988 = v338 + v1986;
-  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v1983 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1985 = v352 + v1983;
+  const unsigned int v1986 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1988 = v355 + v1986;
+  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
-    const float v1992 = v23.x[97];
+    const float v1992 = v40.x[96];
     const unsigned int v1993 = v1985 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1994 = v1993 + v1988;
     const float v1995 = c[v1994];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2269,15 +2266,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1998 = fmaf(v1992, v3, v1997);
     c[v1994] = v1998;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v23.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2002 = v335 + v2000;
-  const unsigned int v2003 = static_cast<unsigned int>(v23.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2005 = v338 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2000 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2002 = v352 + v2000;
+  const unsigned int v2003 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2005 = v355 + v2003;
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
-    const float v2009 = v23.x[98];
+    const float v2009 = v40.x[97];
     const unsigned int v2010 = v2002 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2011 = v2010 + v2005;
     const float v2012 = c[v2011];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2285,15 +2282,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2015 = fmaf(v2009, v3, v2014);
     c[v2011] = v2015;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v23.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2019 = v335 + v2017;
-  const unsigned int v2020 = static_cast<unsigned int>(v23.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2022 = v338 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2017 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2019 = v352 + v2017;
+  const unsigned int v2020 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2022 = v355 + v2020;
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
-    const float v2026 = v23.x[99];
+    const float v2026 = v40.x[98];
     const unsigned int v2027 = v2019 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2028 = v2027 + v2022;
     const float v2029 = c[v2028];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2301,15 +2298,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2032 = fmaf(v2026, v3, v2031);
     c[v2028] = v2032;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v23.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2036 = v335 + v2034;
-  const unsigned int v2037 = static_cast<unsigned int>(v23.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2039 = v338 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2034 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2036 = v352 + v2034;
+  const unsigned int v2037 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2039 = v355 + v2037;
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
-    const float v2043 = v23.x[100];
+    const float v2043 = v40.x[99];
     const unsigned int v2044 = v2036 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2045 = v2044 + v2039;
     const float v2046 = c[v2045];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2317,15 +2314,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2049 = fmaf(v2043, v3, v2048);
     c[v2045] = v2049;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v23.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2053 = v335 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v23.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2056 = v338 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2051 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2053 = v352 + v2051;
+  const unsigned int v2054 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2056 = v355 + v2054;
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
-    const float v2060 = v23.x[101];
+    const float v2060 = v40.x[100];
     const unsigned int v2061 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2062 = v2061 + v2056;
     const float v2063 = c[v2062];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2333,15 +2330,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2066 = fmaf(v2060, v3, v2065);
     c[v2062] = v2066;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v23.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2070 = v335 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v23.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2073 = v338 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2068 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2070 = v352 + v2068;
+  const unsigned int v2071 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2073 = v355 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
-    const float v2077 = v23.x[102];
+    const float v2077 = v40.x[101];
     const unsigned int v2078 = v2070 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2079 = v2078 + v2073;
     const float v2080 = c[v2079];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2349,15 +2346,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2083 = fmaf(v2077, v3, v2082);
     c[v2079] = v2083;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v23.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2087 = v335 + v2085;
-  const unsigned int v2088 = static_cast<unsigned int>(v23.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2090 = v338 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2085 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2087 = v352 + v2085;
+  const unsigned int v2088 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2090 = v355 + v2088;
+  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
-    const float v2094 = v23.x[103];
+    const float v2094 = v40.x[102];
     const unsigned int v2095 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2096 = v2095 + v2090;
     const float v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2365,15 +2362,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2100 = fmaf(v2094, v3, v2099);
     c[v2096] = v2100;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v23.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2104 = v335 + v2102;
-  const unsigned int v2105 = static_cast<unsigned int>(v23.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2107 = v338 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2104 = v352 + v2102;
+  const unsigned int v2105 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2107 = v355 + v2105;
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
-    const float v2111 = v23.x[104];
+    const float v2111 = v40.x[103];
     const unsigned int v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2113 = v2112 + v2107;
     const float v2114 = c[v2113];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2381,15 +2378,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2117 = fmaf(v2111, v3, v2116);
     c[v2113] = v2117;
   }
-  const unsigned int v2119 = static_cast<unsigned int>(v23.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2121 = v335 + v2119;
-  const unsigned int v2122 = static_cast<unsigned int>(v23.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2124 = v338 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2119 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2121 = v352 + v2119;
+  const unsigned int v2122 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2124 = v355 + v2122;
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
-    const float v2128 = v23.x[105];
+    const float v2128 = v40.x[104];
     const unsigned int v2129 = v2121 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2130 = v2129 + v2124;
     const float v2131 = c[v2130];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2397,15 +2394,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2134 = fmaf(v2128, v3, v2133);
     c[v2130] = v2134;
   }
-  const unsigned int v2136 = static_cast<unsigned int>(v23.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2138 = v335 + v2136;
-  const unsigned int v2139 = static_cast<unsigned int>(v23.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2141 = v338 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2136 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2138 = v352 + v2136;
+  const unsigned int v2139 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2141 = v355 + v2139;
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
-    const float v2145 = v23.x[106];
+    const float v2145 = v40.x[105];
     const unsigned int v2146 = v2138 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2147 = v2146 + v2141;
     const float v2148 = c[v2147];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2413,15 +2410,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2151 = fmaf(v2145, v3, v2150);
     c[v2147] = v2151;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v23.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2155 = v335 + v2153;
-  const unsigned int v2156 = static_cast<unsigned int>(v23.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2158 = v338 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2153 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2155 = v352 + v2153;
+  const unsigned int v2156 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2158 = v355 + v2156;
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
-    const float v2162 = v23.x[107];
+    const float v2162 = v40.x[106];
     const unsigned int v2163 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2164 = v2163 + v2158;
     const float v2165 = c[v2164];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2429,15 +2426,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2168 = fmaf(v2162, v3, v2167);
     c[v2164] = v2168;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v23.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2172 = v335 + v2170;
-  const unsigned int v2173 = static_cast<unsigned int>(v23.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2175 = v338 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2170 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2172 = v352 + v2170;
+  const unsigned int v2173 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2175 = v355 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
-    const float v2179 = v23.x[108];
+    const float v2179 = v40.x[107];
     const unsigned int v2180 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2181 = v2180 + v2175;
     const float v2182 = c[v2181];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2445,15 +2442,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2185 = fmaf(v2179, v3, v2184);
     c[v2181] = v2185;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v23.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2189 = v335 + v2187;
-  const unsigned int v2190 = static_cast<unsigned int>(v23.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2192 = v338 + v2190;
-  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2187 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2189 = v352 + v2187;
+  const unsigned int v2190 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2192 = v355 + v2190;
+  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
-    const float v2196 = v23.x[109];
+    const float v2196 = v40.x[108];
     const unsigned int v2197 = v2189 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2198 = v2197 + v2192;
     const float v2199 = c[v2198];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2461,15 +2458,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2202 = fmaf(v2196, v3, v2201);
     c[v2198] = v2202;
   }
-  const unsigned int v2204 = static_cast<unsigned int>(v23.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2206 = v335 + v2204;
-  const unsigned int v2207 = static_cast<unsigned int>(v23.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2209 = v338 + v2207;
-  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2204 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2206 = v352 + v2204;
+  const unsigned int v2207 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2209 = v355 + v2207;
+  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
-    const float v2213 = v23.x[110];
+    const float v2213 = v40.x[109];
     const unsigned int v2214 = v2206 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2215 = v2214 + v2209;
     const float v2216 = c[v2215];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2477,15 +2474,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2219 = fmaf(v2213, v3, v2218);
     c[v2215] = v2219;
   }
-  const unsigned int v2221 = static_cast<unsigned int>(v23.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2223 = v335 + v2221;
-  const unsigned int v2224 = static_cast<unsigned int>(v23.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2226 = v338 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2221 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2223 = v352 + v2221;
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2226 = v355 + v2224;
+  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
-    const float v2230 = v23.x[111];
+    const float v2230 = v40.x[110];
     const unsigned int v2231 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2232 = v2231 + v2226;
     const float v2233 = c[v2232];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2493,15 +2490,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2236 = fmaf(v2230, v3, v2235);
     c[v2232] = v2236;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v23.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2240 = v335 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v23.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2243 = v338 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2238 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2240 = v352 + v2238;
+  const unsigned int v2241 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2243 = v355 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
-    const float v2247 = v23.x[112];
+    const float v2247 = v40.x[111];
     const unsigned int v2248 = v2240 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2249 = v2248 + v2243;
     const float v2250 = c[v2249];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2509,15 +2506,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2253 = fmaf(v2247, v3, v2252);
     c[v2249] = v2253;
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v23.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2257 = v335 + v2255;
-  const unsigned int v2258 = static_cast<unsigned int>(v23.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2260 = v338 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2255 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2257 = v352 + v2255;
+  const unsigned int v2258 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2260 = v355 + v2258;
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
-    const float v2264 = v23.x[113];
+    const float v2264 = v40.x[112];
     const unsigned int v2265 = v2257 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2266 = v2265 + v2260;
     const float v2267 = c[v2266];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2525,15 +2522,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2270 = fmaf(v2264, v3, v2269);
     c[v2266] = v2270;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v23.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2274 = v335 + v2272;
-  const unsigned int v2275 = static_cast<unsigned int>(v23.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2277 = v338 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2272 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2274 = v352 + v2272;
+  const unsigned int v2275 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2277 = v355 + v2275;
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
-    const float v2281 = v23.x[114];
+    const float v2281 = v40.x[113];
     const unsigned int v2282 = v2274 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2283 = v2282 + v2277;
     const float v2284 = c[v2283];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2541,15 +2538,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2287 = fmaf(v2281, v3, v2286);
     c[v2283] = v2287;
   }
-  const unsigned int v2289 = static_cast<unsigned int>(v23.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2291 = v335 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v23.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2294 = v338 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2289 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2291 = v352 + v2289;
+  const unsigned int v2292 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2294 = v355 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
-    const float v2298 = v23.x[115];
+    const float v2298 = v40.x[114];
     const unsigned int v2299 = v2291 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2300 = v2299 + v2294;
     const float v2301 = c[v2300];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2557,15 +2554,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2304 = fmaf(v2298, v3, v2303);
     c[v2300] = v2304;
   }
-  const unsigned int v2306 = static_cast<unsigned int>(v23.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2308 = v335 + v2306;
-  const unsigned int v2309 = static_cast<unsigned int>(v23.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2311 = v338 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2306 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2308 = v352 + v2306;
+  const unsigned int v2309 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2311 = v355 + v2309;
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
-    const float v2315 = v23.x[116];
+    const float v2315 = v40.x[115];
     const unsigned int v2316 = v2308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2317 = v2316 + v2311;
     const float v2318 = c[v2317];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2573,15 +2570,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2321 = fmaf(v2315, v3, v2320);
     c[v2317] = v2321;
   }
-  const unsigned int v2323 = static_cast<unsigned int>(v23.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2325 = v335 + v2323;
-  const unsigned int v2326 = static_cast<unsigned int>(v23.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2328 = v338 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2323 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2325 = v352 + v2323;
+  const unsigned int v2326 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2328 = v355 + v2326;
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
-    const float v2332 = v23.x[117];
+    const float v2332 = v40.x[116];
     const unsigned int v2333 = v2325 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2334 = v2333 + v2328;
     const float v2335 = c[v2334];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2589,15 +2586,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2338 = fmaf(v2332, v3, v2337);
     c[v2334] = v2338;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v23.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2342 = v335 + v2340;
-  const unsigned int v2343 = static_cast<unsigned int>(v23.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2345 = v338 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2340 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2342 = v352 + v2340;
+  const unsigned int v2343 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2345 = v355 + v2343;
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
-    const float v2349 = v23.x[118];
+    const float v2349 = v40.x[117];
     const unsigned int v2350 = v2342 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2351 = v2350 + v2345;
     const float v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2605,15 +2602,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2355 = fmaf(v2349, v3, v2354);
     c[v2351] = v2355;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v23.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2359 = v335 + v2357;
-  const unsigned int v2360 = static_cast<unsigned int>(v23.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2362 = v338 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2359 = v352 + v2357;
+  const unsigned int v2360 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2362 = v355 + v2360;
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
-    const float v2366 = v23.x[119];
+    const float v2366 = v40.x[118];
     const unsigned int v2367 = v2359 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2368 = v2367 + v2362;
     const float v2369 = c[v2368];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2621,15 +2618,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2372 = fmaf(v2366, v3, v2371);
     c[v2368] = v2372;
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v23.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2376 = v335 + v2374;
-  const unsigned int v2377 = static_cast<unsigned int>(v23.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2379 = v338 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2374 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2376 = v352 + v2374;
+  const unsigned int v2377 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2379 = v355 + v2377;
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
-    const float v2383 = v23.x[120];
+    const float v2383 = v40.x[119];
     const unsigned int v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2385 = v2384 + v2379;
     const float v2386 = c[v2385];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2637,15 +2634,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2389 = fmaf(v2383, v3, v2388);
     c[v2385] = v2389;
   }
-  const unsigned int v2391 = static_cast<unsigned int>(v23.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2393 = v335 + v2391;
-  const unsigned int v2394 = static_cast<unsigned int>(v23.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2396 = v338 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2391 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2393 = v352 + v2391;
+  const unsigned int v2394 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2396 = v355 + v2394;
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
-    const float v2400 = v23.x[121];
+    const float v2400 = v40.x[120];
     const unsigned int v2401 = v2393 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2402 = v2401 + v2396;
     const float v2403 = c[v2402];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2653,15 +2650,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2406 = fmaf(v2400, v3, v2405);
     c[v2402] = v2406;
   }
-  const unsigned int v2408 = static_cast<unsigned int>(v23.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2410 = v335 + v2408;
-  const unsigned int v2411 = static_cast<unsigned int>(v23.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2413 = v338 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2408 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2410 = v352 + v2408;
+  const unsigned int v2411 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2413 = v355 + v2411;
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
-    const float v2417 = v23.x[122];
+    const float v2417 = v40.x[121];
     const unsigned int v2418 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2419 = v2418 + v2413;
     const float v2420 = c[v2419];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2669,15 +2666,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2423 = fmaf(v2417, v3, v2422);
     c[v2419] = v2423;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v23.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2427 = v335 + v2425;
-  const unsigned int v2428 = static_cast<unsigned int>(v23.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2430 = v338 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2425 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2427 = v352 + v2425;
+  const unsigned int v2428 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2430 = v355 + v2428;
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
-    const float v2434 = v23.x[123];
+    const float v2434 = v40.x[122];
     const unsigned int v2435 = v2427 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2436 = v2435 + v2430;
     const float v2437 = c[v2436];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2685,15 +2682,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2440 = fmaf(v2434, v3, v2439);
     c[v2436] = v2440;
   }
-  const unsigned int v2442 = static_cast<unsigned int>(v23.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2444 = v335 + v2442;
-  const unsigned int v2445 = static_cast<unsigned int>(v23.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2447 = v338 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2442 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2444 = v352 + v2442;
+  const unsigned int v2445 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2447 = v355 + v2445;
+  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
-    const float v2451 = v23.x[124];
+    const float v2451 = v40.x[123];
     const unsigned int v2452 = v2444 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2453 = v2452 + v2447;
     const float v2454 = c[v2453];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2701,15 +2698,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2457 = fmaf(v2451, v3, v2456);
     c[v2453] = v2457;
   }
-  const unsigned int v2459 = static_cast<unsigned int>(v23.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2461 = v335 + v2459;
-  const unsigned int v2462 = static_cast<unsigned int>(v23.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2464 = v338 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2459 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2461 = v352 + v2459;
+  const unsigned int v2462 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2464 = v355 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
-    const float v2468 = v23.x[125];
+    const float v2468 = v40.x[124];
     const unsigned int v2469 = v2461 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2470 = v2469 + v2464;
     const float v2471 = c[v2470];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2717,15 +2714,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2474 = fmaf(v2468, v3, v2473);
     c[v2470] = v2474;
   }
-  const unsigned int v2476 = static_cast<unsigned int>(v23.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2478 = v335 + v2476;
-  const unsigned int v2479 = static_cast<unsigned int>(v23.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2481 = v338 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2478 = v352 + v2476;
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2481 = v355 + v2479;
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
-    const float v2485 = v23.x[126];
+    const float v2485 = v40.x[125];
     const unsigned int v2486 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2487 = v2486 + v2481;
     const float v2488 = c[v2487];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2733,20 +2730,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2491 = fmaf(v2485, v3, v2490);
     c[v2487] = v2491;
   }
-  const unsigned int v2493 = static_cast<unsigned int>(v23.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2495 = v335 + v2493;
-  const unsigned int v2496 = static_cast<unsigned int>(v23.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2498 = v338 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const unsigned int v2493 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2495 = v352 + v2493;
+  const unsigned int v2496 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2498 = v355 + v2496;
+  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
-    const float v2502 = v23.x[127];
+    const float v2502 = v40.x[126];
     const unsigned int v2503 = v2495 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2504 = v2503 + v2498;
     const float v2505 = c[v2504];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2507 = v2505 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2508 = fmaf(v2502, v3, v2507);
     c[v2504] = v2508;
+  }
+  const unsigned int v2510 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2512 = v352 + v2510;
+  const unsigned int v2513 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2515 = v355 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v40.x[127];
+    const unsigned int v2520 = v2512 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2521 = v2520 + v2515;
+    const float v2522 = c[v2521];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2524 = v2522 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2525 = fmaf(v2519, v3, v2524);
+    c[v2521] = v2525;
   }
 }

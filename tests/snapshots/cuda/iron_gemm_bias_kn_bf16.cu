@@ -202,2817 +202,2830 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == v4;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const bool v2398 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2398) {
-      const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2405 = v2402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2408 = v2402 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2409 = v2408 << 3u;
-      const unsigned int v2410 = v8 + v2405;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2411 = v2410 < v0;
-      const bool v2413 = v2409 < v2;
-      const bool v2414 = v2411 && v2413;
-      const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2419 = v2416 + v2409;
-      const unsigned int v2420 = v2414 ? v2419 : v4;
-      const unsigned int v2422 = v2405 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2424 = v2422 + v2409;
-      iron_copy_async(shm0 + v2424, a + v2420, v2414);
-      const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2429 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2432 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2433 = v2432 << 3u;
-      const unsigned int v2434 = v8 + v2429;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2435 = v2434 < v0;
-      const bool v2437 = v2433 < v2;
-      const bool v2438 = v2435 && v2437;
-      const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2443 = v2440 + v2433;
-      const unsigned int v2444 = v2438 ? v2443 : v4;
-      const unsigned int v2446 = v2429 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2448 = v2446 + v2433;
-      iron_copy_async(shm0 + v2448, a + v2444, v2438);
-      const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2453 = v2451 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2456 = v2451 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2457 = v2456 << 3u;
-      const unsigned int v2458 = v8 + v2453;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2459 = v2458 < v0;
-      const bool v2461 = v2457 < v2;
-      const bool v2462 = v2459 && v2461;
-      const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2467 = v2464 + v2457;
-      const unsigned int v2468 = v2462 ? v2467 : v4;
-      const unsigned int v2470 = v2453 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2472 = v2470 + v2457;
-      iron_copy_async(shm0 + v2472, a + v2468, v2462);
-      const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2477 = v2475 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2480 = v2475 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2481 = v2480 << 3u;
-      const unsigned int v2482 = v8 + v2477;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2483 = v2482 < v0;
-      const bool v2485 = v2481 < v2;
-      const bool v2486 = v2483 && v2485;
-      const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2491 = v2488 + v2481;
-      const unsigned int v2492 = v2486 ? v2491 : v4;
-      const unsigned int v2494 = v2477 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2496 = v2494 + v2481;
-      iron_copy_async(shm0 + v2496, a + v2492, v2486);
-      const unsigned int v2503 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2506 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2507 = v2506 << 3u;
-      const bool v2509 = v2503 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2510 = v11 + v2507;
-      const bool v2511 = v2510 < v1;
-      const bool v2512 = v2509 && v2511;
-      const unsigned int v2514 = v2503 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2516 = v2514 + v11;
-      const unsigned int v2517 = v2516 + v2507;
-      const unsigned int v2518 = v2512 ? v2517 : v4;
-      const unsigned int v2520 = v2503 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2522 = v2520 + v2507;
-      iron_copy_async(shm1 + v2522, b + v2518, v2512);
-      const unsigned int v2527 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2530 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2531 = v2530 << 3u;
-      const bool v2533 = v2527 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2534 = v11 + v2531;
-      const bool v2535 = v2534 < v1;
-      const bool v2536 = v2533 && v2535;
-      const unsigned int v2538 = v2527 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2540 = v2538 + v11;
-      const unsigned int v2541 = v2540 + v2531;
-      const unsigned int v2542 = v2536 ? v2541 : v4;
-      const unsigned int v2544 = v2527 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2546 = v2544 + v2531;
-      iron_copy_async(shm1 + v2546, b + v2542, v2536);
-      const unsigned int v2551 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2554 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2555 = v2554 << 3u;
-      const bool v2557 = v2551 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2558 = v11 + v2555;
-      const bool v2559 = v2558 < v1;
-      const bool v2560 = v2557 && v2559;
-      const unsigned int v2562 = v2551 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2564 = v2562 + v11;
-      const unsigned int v2565 = v2564 + v2555;
-      const unsigned int v2566 = v2560 ? v2565 : v4;
-      const unsigned int v2568 = v2551 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2570 = v2568 + v2555;
-      iron_copy_async(shm1 + v2570, b + v2566, v2560);
-      const unsigned int v2575 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2578 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2579 = v2578 << 3u;
-      const bool v2581 = v2575 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2582 = v11 + v2579;
-      const bool v2583 = v2582 < v1;
-      const bool v2584 = v2581 && v2583;
-      const unsigned int v2586 = v2575 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2588 = v2586 + v11;
-      const unsigned int v2589 = v2588 + v2579;
-      const unsigned int v2590 = v2584 ? v2589 : v4;
-      const unsigned int v2592 = v2575 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2594 = v2592 + v2579;
-      iron_copy_async(shm1 + v2594, b + v2590, v2584);
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<__nv_bfloat16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == v4;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const bool v2415 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2415) {
+      const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2422 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2425 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2426 = v2425 << 3u;
+      const unsigned int v2427 = v24 + v2422;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2428 = v2427 < v0;
+      const bool v2430 = v2426 < v2;
+      const bool v2431 = v2428 && v2430;
+      const unsigned int v2433 = v2427 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2436 = v2433 + v2426;
+      const unsigned int v2437 = v2431 ? v2436 : v4;
+      const unsigned int v2439 = v2422 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2441 = v2439 + v2426;
+      iron_copy_async(shm0 + v2441, a + v2437, v2431);
+      const unsigned int v2444 = v2419 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2446 = v2444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2449 = v2444 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2450 = v2449 << 3u;
+      const unsigned int v2451 = v24 + v2446;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2452 = v2451 < v0;
+      const bool v2454 = v2450 < v2;
+      const bool v2455 = v2452 && v2454;
+      const unsigned int v2457 = v2451 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2460 = v2457 + v2450;
+      const unsigned int v2461 = v2455 ? v2460 : v4;
+      const unsigned int v2463 = v2446 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2465 = v2463 + v2450;
+      iron_copy_async(shm0 + v2465, a + v2461, v2455);
+      const unsigned int v2468 = v2419 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2470 = v2468 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2473 = v2468 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2474 = v2473 << 3u;
+      const unsigned int v2475 = v24 + v2470;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2476 = v2475 < v0;
+      const bool v2478 = v2474 < v2;
+      const bool v2479 = v2476 && v2478;
+      const unsigned int v2481 = v2475 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2484 = v2481 + v2474;
+      const unsigned int v2485 = v2479 ? v2484 : v4;
+      const unsigned int v2487 = v2470 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2489 = v2487 + v2474;
+      iron_copy_async(shm0 + v2489, a + v2485, v2479);
+      const unsigned int v2492 = v2419 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2494 = v2492 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2497 = v2492 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2498 = v2497 << 3u;
+      const unsigned int v2499 = v24 + v2494;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2500 = v2499 < v0;
+      const bool v2502 = v2498 < v2;
+      const bool v2503 = v2500 && v2502;
+      const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2508 = v2505 + v2498;
+      const unsigned int v2509 = v2503 ? v2508 : v4;
+      const unsigned int v2511 = v2494 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2513 = v2511 + v2498;
+      iron_copy_async(shm0 + v2513, a + v2509, v2503);
+      const unsigned int v2520 = v2419 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2523 = v2419 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2524 = v2523 << 3u;
+      const bool v2526 = v2520 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2527 = v28 + v2524;
+      const bool v2528 = v2527 < v1;
+      const bool v2529 = v2526 && v2528;
+      const unsigned int v2531 = v2520 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2533 = v2531 + v28;
+      const unsigned int v2534 = v2533 + v2524;
+      const unsigned int v2535 = v2529 ? v2534 : v4;
+      const unsigned int v2537 = v2520 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2539 = v2537 + v2524;
+      iron_copy_async(shm1 + v2539, b + v2535, v2529);
+      const unsigned int v2544 = v2444 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2547 = v2444 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2548 = v2547 << 3u;
+      const bool v2550 = v2544 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2551 = v28 + v2548;
+      const bool v2552 = v2551 < v1;
+      const bool v2553 = v2550 && v2552;
+      const unsigned int v2555 = v2544 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2557 = v2555 + v28;
+      const unsigned int v2558 = v2557 + v2548;
+      const unsigned int v2559 = v2553 ? v2558 : v4;
+      const unsigned int v2561 = v2544 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2563 = v2561 + v2548;
+      iron_copy_async(shm1 + v2563, b + v2559, v2553);
+      const unsigned int v2568 = v2468 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2571 = v2468 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2572 = v2571 << 3u;
+      const bool v2574 = v2568 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2575 = v28 + v2572;
+      const bool v2576 = v2575 < v1;
+      const bool v2577 = v2574 && v2576;
+      const unsigned int v2579 = v2568 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2581 = v2579 + v28;
+      const unsigned int v2582 = v2581 + v2572;
+      const unsigned int v2583 = v2577 ? v2582 : v4;
+      const unsigned int v2585 = v2568 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2587 = v2585 + v2572;
+      iron_copy_async(shm1 + v2587, b + v2583, v2577);
+      const unsigned int v2592 = v2492 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2595 = v2492 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2596 = v2595 << 3u;
+      const bool v2598 = v2592 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2599 = v28 + v2596;
+      const bool v2600 = v2599 < v1;
+      const bool v2601 = v2598 && v2600;
+      const unsigned int v2603 = v2592 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2605 = v2603 + v28;
+      const unsigned int v2606 = v2605 + v2596;
+      const unsigned int v2607 = v2601 ? v2606 : v4;
+      const unsigned int v2609 = v2592 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2611 = v2609 + v2596;
+      iron_copy_async(shm1 + v2611, b + v2607, v2601);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2599 = 32u < v2;
-    if (v2599) {
-      const unsigned int v2603 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2606 = v2603 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2609 = v2603 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2610 = v2609 << 3u;
-      const unsigned int v2611 = v8 + v2606;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2612 = v2611 < v0;
-      const unsigned int v2613 = 32u + v2610;
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2612 && v2614;
-      const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2619 = v2617 + 32u;
-      const unsigned int v2620 = v2619 + v2610;
-      const unsigned int v2621 = v2615 ? v2620 : v4;
-      const unsigned int v2623 = v2606 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2624 = 5120u + v2623;
-      const unsigned int v2625 = v2624 + v2610;
-      iron_copy_async(shm0 + v2625, a + v2621, v2615);
-      const unsigned int v2628 = v2603 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2630 = v2628 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2633 = v2628 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2634 = v2633 << 3u;
-      const unsigned int v2635 = v8 + v2630;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2636 = v2635 < v0;
-      const unsigned int v2637 = 32u + v2634;
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2636 && v2638;
-      const unsigned int v2641 = v2635 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2643 = v2641 + 32u;
-      const unsigned int v2644 = v2643 + v2634;
-      const unsigned int v2645 = v2639 ? v2644 : v4;
-      const unsigned int v2647 = v2630 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2648 = 5120u + v2647;
-      const unsigned int v2649 = v2648 + v2634;
-      iron_copy_async(shm0 + v2649, a + v2645, v2639);
-      const unsigned int v2652 = v2603 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2654 = v2652 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2657 = v2652 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2658 = v2657 << 3u;
-      const unsigned int v2659 = v8 + v2654;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2660 = v2659 < v0;
-      const unsigned int v2661 = 32u + v2658;
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2660 && v2662;
-      const unsigned int v2665 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2667 = v2665 + 32u;
-      const unsigned int v2668 = v2667 + v2658;
-      const unsigned int v2669 = v2663 ? v2668 : v4;
-      const unsigned int v2671 = v2654 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2672 = 5120u + v2671;
-      const unsigned int v2673 = v2672 + v2658;
-      iron_copy_async(shm0 + v2673, a + v2669, v2663);
-      const unsigned int v2676 = v2603 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2678 = v2676 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2681 = v2676 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2682 = v2681 << 3u;
-      const unsigned int v2683 = v8 + v2678;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2684 = v2683 < v0;
-      const unsigned int v2685 = 32u + v2682;
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2684 && v2686;
-      const unsigned int v2689 = v2683 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2691 = v2689 + 32u;
-      const unsigned int v2692 = v2691 + v2682;
-      const unsigned int v2693 = v2687 ? v2692 : v4;
-      const unsigned int v2695 = v2678 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2696 = 5120u + v2695;
-      const unsigned int v2697 = v2696 + v2682;
-      iron_copy_async(shm0 + v2697, a + v2693, v2687);
-      const unsigned int v2704 = v2603 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2707 = v2603 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2708 = v2707 << 3u;
-      const unsigned int v2709 = 32u + v2704;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2710 = v2709 < v2;
-      const unsigned int v2711 = v11 + v2708;
-      const bool v2712 = v2711 < v1;
-      const bool v2713 = v2710 && v2712;
-      const unsigned int v2715 = v2709 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2717 = v2715 + v11;
-      const unsigned int v2718 = v2717 + v2708;
-      const unsigned int v2719 = v2713 ? v2718 : v4;
-      const unsigned int v2721 = v2704 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2722 = 4352u + v2721;
-      const unsigned int v2723 = v2722 + v2708;
-      iron_copy_async(shm1 + v2723, b + v2719, v2713);
-      const unsigned int v2728 = v2628 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2731 = v2628 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2732 = v2731 << 3u;
-      const unsigned int v2733 = 32u + v2728;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2734 = v2733 < v2;
-      const unsigned int v2735 = v11 + v2732;
-      const bool v2736 = v2735 < v1;
-      const bool v2737 = v2734 && v2736;
-      const unsigned int v2739 = v2733 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2741 = v2739 + v11;
-      const unsigned int v2742 = v2741 + v2732;
-      const unsigned int v2743 = v2737 ? v2742 : v4;
-      const unsigned int v2745 = v2728 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2746 = 4352u + v2745;
-      const unsigned int v2747 = v2746 + v2732;
-      iron_copy_async(shm1 + v2747, b + v2743, v2737);
-      const unsigned int v2752 = v2652 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2755 = v2652 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2756 = v2755 << 3u;
-      const unsigned int v2757 = 32u + v2752;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2758 = v2757 < v2;
-      const unsigned int v2759 = v11 + v2756;
-      const bool v2760 = v2759 < v1;
-      const bool v2761 = v2758 && v2760;
-      const unsigned int v2763 = v2757 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2765 = v2763 + v11;
-      const unsigned int v2766 = v2765 + v2756;
-      const unsigned int v2767 = v2761 ? v2766 : v4;
-      const unsigned int v2769 = v2752 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2770 = 4352u + v2769;
-      const unsigned int v2771 = v2770 + v2756;
-      iron_copy_async(shm1 + v2771, b + v2767, v2761);
-      const unsigned int v2776 = v2676 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2779 = v2676 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2780 = v2779 << 3u;
-      const unsigned int v2781 = 32u + v2776;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2782 = v2781 < v2;
-      const unsigned int v2783 = v11 + v2780;
-      const bool v2784 = v2783 < v1;
-      const bool v2785 = v2782 && v2784;
-      const unsigned int v2787 = v2781 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2789 = v2787 + v11;
-      const unsigned int v2790 = v2789 + v2780;
-      const unsigned int v2791 = v2785 ? v2790 : v4;
-      const unsigned int v2793 = v2776 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2794 = 4352u + v2793;
-      const unsigned int v2795 = v2794 + v2780;
-      iron_copy_async(shm1 + v2795, b + v2791, v2785);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2616 = 32u < v2;
+    if (v2616) {
+      const unsigned int v2620 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2623 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2626 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2627 = v2626 << 3u;
+      const unsigned int v2628 = v24 + v2623;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2629 = v2628 < v0;
+      const unsigned int v2630 = 32u + v2627;
+      const bool v2631 = v2630 < v2;
+      const bool v2632 = v2629 && v2631;
+      const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2636 = v2634 + 32u;
+      const unsigned int v2637 = v2636 + v2627;
+      const unsigned int v2638 = v2632 ? v2637 : v4;
+      const unsigned int v2640 = v2623 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2641 = 5120u + v2640;
+      const unsigned int v2642 = v2641 + v2627;
+      iron_copy_async(shm0 + v2642, a + v2638, v2632);
+      const unsigned int v2645 = v2620 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2647 = v2645 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2650 = v2645 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2651 = v2650 << 3u;
+      const unsigned int v2652 = v24 + v2647;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2653 = v2652 < v0;
+      const unsigned int v2654 = 32u + v2651;
+      const bool v2655 = v2654 < v2;
+      const bool v2656 = v2653 && v2655;
+      const unsigned int v2658 = v2652 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2660 = v2658 + 32u;
+      const unsigned int v2661 = v2660 + v2651;
+      const unsigned int v2662 = v2656 ? v2661 : v4;
+      const unsigned int v2664 = v2647 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2665 = 5120u + v2664;
+      const unsigned int v2666 = v2665 + v2651;
+      iron_copy_async(shm0 + v2666, a + v2662, v2656);
+      const unsigned int v2669 = v2620 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2671 = v2669 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2674 = v2669 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2675 = v2674 << 3u;
+      const unsigned int v2676 = v24 + v2671;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2677 = v2676 < v0;
+      const unsigned int v2678 = 32u + v2675;
+      const bool v2679 = v2678 < v2;
+      const bool v2680 = v2677 && v2679;
+      const unsigned int v2682 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2684 = v2682 + 32u;
+      const unsigned int v2685 = v2684 + v2675;
+      const unsigned int v2686 = v2680 ? v2685 : v4;
+      const unsigned int v2688 = v2671 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2689 = 5120u + v2688;
+      const unsigned int v2690 = v2689 + v2675;
+      iron_copy_async(shm0 + v2690, a + v2686, v2680);
+      const unsigned int v2693 = v2620 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2695 = v2693 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2698 = v2693 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2699 = v2698 << 3u;
+      const unsigned int v2700 = v24 + v2695;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2701 = v2700 < v0;
+      const unsigned int v2702 = 32u + v2699;
+      const bool v2703 = v2702 < v2;
+      const bool v2704 = v2701 && v2703;
+      const unsigned int v2706 = v2700 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2708 = v2706 + 32u;
+      const unsigned int v2709 = v2708 + v2699;
+      const unsigned int v2710 = v2704 ? v2709 : v4;
+      const unsigned int v2712 = v2695 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2713 = 5120u + v2712;
+      const unsigned int v2714 = v2713 + v2699;
+      iron_copy_async(shm0 + v2714, a + v2710, v2704);
+      const unsigned int v2721 = v2620 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2724 = v2620 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2725 = v2724 << 3u;
+      const unsigned int v2726 = 32u + v2721;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2727 = v2726 < v2;
+      const unsigned int v2728 = v28 + v2725;
+      const bool v2729 = v2728 < v1;
+      const bool v2730 = v2727 && v2729;
+      const unsigned int v2732 = v2726 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2734 = v2732 + v28;
+      const unsigned int v2735 = v2734 + v2725;
+      const unsigned int v2736 = v2730 ? v2735 : v4;
+      const unsigned int v2738 = v2721 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2739 = 4352u + v2738;
+      const unsigned int v2740 = v2739 + v2725;
+      iron_copy_async(shm1 + v2740, b + v2736, v2730);
+      const unsigned int v2745 = v2645 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2748 = v2645 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2749 = v2748 << 3u;
+      const unsigned int v2750 = 32u + v2745;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2751 = v2750 < v2;
+      const unsigned int v2752 = v28 + v2749;
+      const bool v2753 = v2752 < v1;
+      const bool v2754 = v2751 && v2753;
+      const unsigned int v2756 = v2750 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2758 = v2756 + v28;
+      const unsigned int v2759 = v2758 + v2749;
+      const unsigned int v2760 = v2754 ? v2759 : v4;
+      const unsigned int v2762 = v2745 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2763 = 4352u + v2762;
+      const unsigned int v2764 = v2763 + v2749;
+      iron_copy_async(shm1 + v2764, b + v2760, v2754);
+      const unsigned int v2769 = v2669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2772 = v2669 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2773 = v2772 << 3u;
+      const unsigned int v2774 = 32u + v2769;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2775 = v2774 < v2;
+      const unsigned int v2776 = v28 + v2773;
+      const bool v2777 = v2776 < v1;
+      const bool v2778 = v2775 && v2777;
+      const unsigned int v2780 = v2774 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2782 = v2780 + v28;
+      const unsigned int v2783 = v2782 + v2773;
+      const unsigned int v2784 = v2778 ? v2783 : v4;
+      const unsigned int v2786 = v2769 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2787 = 4352u + v2786;
+      const unsigned int v2788 = v2787 + v2773;
+      iron_copy_async(shm1 + v2788, b + v2784, v2778);
+      const unsigned int v2793 = v2693 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2796 = v2693 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2797 = v2796 << 3u;
+      const unsigned int v2798 = 32u + v2793;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2799 = v2798 < v2;
+      const unsigned int v2800 = v28 + v2797;
+      const bool v2801 = v2800 < v1;
+      const bool v2802 = v2799 && v2801;
+      const unsigned int v2804 = v2798 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2806 = v2804 + v28;
+      const unsigned int v2807 = v2806 + v2797;
+      const unsigned int v2808 = v2802 ? v2807 : v4;
+      const unsigned int v2810 = v2793 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2811 = 4352u + v2810;
+      const unsigned int v2812 = v2811 + v2797;
+      iron_copy_async(shm1 + v2812, b + v2808, v2802);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2800 = 64u < v2;
-    if (v2800) {
-      const unsigned int v2804 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2807 = v2804 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2810 = v2804 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2811 = v2810 << 3u;
-      const unsigned int v2812 = v8 + v2807;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2813 = v2812 < v0;
-      const unsigned int v2814 = 64u + v2811;
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2813 && v2815;
-      const unsigned int v2818 = v2812 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2820 = v2818 + 64u;
-      const unsigned int v2821 = v2820 + v2811;
-      const unsigned int v2822 = v2816 ? v2821 : v4;
-      const unsigned int v2824 = v2807 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2825 = 10240u + v2824;
-      const unsigned int v2826 = v2825 + v2811;
-      iron_copy_async(shm0 + v2826, a + v2822, v2816);
-      const unsigned int v2829 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2831 = v2829 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2834 = v2829 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2835 = v2834 << 3u;
-      const unsigned int v2836 = v8 + v2831;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2837 = v2836 < v0;
-      const unsigned int v2838 = 64u + v2835;
-      const bool v2839 = v2838 < v2;
-      const bool v2840 = v2837 && v2839;
-      const unsigned int v2842 = v2836 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2844 = v2842 + 64u;
-      const unsigned int v2845 = v2844 + v2835;
-      const unsigned int v2846 = v2840 ? v2845 : v4;
-      const unsigned int v2848 = v2831 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2849 = 10240u + v2848;
-      const unsigned int v2850 = v2849 + v2835;
-      iron_copy_async(shm0 + v2850, a + v2846, v2840);
-      const unsigned int v2853 = v2804 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2855 = v2853 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2858 = v2853 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2859 = v2858 << 3u;
-      const unsigned int v2860 = v8 + v2855;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2861 = v2860 < v0;
-      const unsigned int v2862 = 64u + v2859;
-      const bool v2863 = v2862 < v2;
-      const bool v2864 = v2861 && v2863;
-      const unsigned int v2866 = v2860 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2868 = v2866 + 64u;
-      const unsigned int v2869 = v2868 + v2859;
-      const unsigned int v2870 = v2864 ? v2869 : v4;
-      const unsigned int v2872 = v2855 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2873 = 10240u + v2872;
-      const unsigned int v2874 = v2873 + v2859;
-      iron_copy_async(shm0 + v2874, a + v2870, v2864);
-      const unsigned int v2877 = v2804 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2879 = v2877 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2882 = v2877 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2883 = v2882 << 3u;
-      const unsigned int v2884 = v8 + v2879;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2885 = v2884 < v0;
-      const unsigned int v2886 = 64u + v2883;
-      const bool v2887 = v2886 < v2;
-      const bool v2888 = v2885 && v2887;
-      const unsigned int v2890 = v2884 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2892 = v2890 + 64u;
-      const unsigned int v2893 = v2892 + v2883;
-      const unsigned int v2894 = v2888 ? v2893 : v4;
-      const unsigned int v2896 = v2879 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2897 = 10240u + v2896;
-      const unsigned int v2898 = v2897 + v2883;
-      iron_copy_async(shm0 + v2898, a + v2894, v2888);
-      const unsigned int v2905 = v2804 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2908 = v2804 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2909 = v2908 << 3u;
-      const unsigned int v2910 = 64u + v2905;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2911 = v2910 < v2;
-      const unsigned int v2912 = v11 + v2909;
-      const bool v2913 = v2912 < v1;
-      const bool v2914 = v2911 && v2913;
-      const unsigned int v2916 = v2910 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2918 = v2916 + v11;
-      const unsigned int v2919 = v2918 + v2909;
-      const unsigned int v2920 = v2914 ? v2919 : v4;
-      const unsigned int v2922 = v2905 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2923 = 8704u + v2922;
-      const unsigned int v2924 = v2923 + v2909;
-      iron_copy_async(shm1 + v2924, b + v2920, v2914);
-      const unsigned int v2929 = v2829 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2932 = v2829 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2933 = v2932 << 3u;
-      const unsigned int v2934 = 64u + v2929;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2935 = v2934 < v2;
-      const unsigned int v2936 = v11 + v2933;
-      const bool v2937 = v2936 < v1;
-      const bool v2938 = v2935 && v2937;
-      const unsigned int v2940 = v2934 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2942 = v2940 + v11;
-      const unsigned int v2943 = v2942 + v2933;
-      const unsigned int v2944 = v2938 ? v2943 : v4;
-      const unsigned int v2946 = v2929 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2947 = 8704u + v2946;
-      const unsigned int v2948 = v2947 + v2933;
-      iron_copy_async(shm1 + v2948, b + v2944, v2938);
-      const unsigned int v2953 = v2853 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2956 = v2853 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2957 = v2956 << 3u;
-      const unsigned int v2958 = 64u + v2953;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2959 = v2958 < v2;
-      const unsigned int v2960 = v11 + v2957;
-      const bool v2961 = v2960 < v1;
-      const bool v2962 = v2959 && v2961;
-      const unsigned int v2964 = v2958 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2966 = v2964 + v11;
-      const unsigned int v2967 = v2966 + v2957;
-      const unsigned int v2968 = v2962 ? v2967 : v4;
-      const unsigned int v2970 = v2953 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2971 = 8704u + v2970;
-      const unsigned int v2972 = v2971 + v2957;
-      iron_copy_async(shm1 + v2972, b + v2968, v2962);
-      const unsigned int v2977 = v2877 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2980 = v2877 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2981 = v2980 << 3u;
-      const unsigned int v2982 = 64u + v2977;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2983 = v2982 < v2;
-      const unsigned int v2984 = v11 + v2981;
-      const bool v2985 = v2984 < v1;
-      const bool v2986 = v2983 && v2985;
-      const unsigned int v2988 = v2982 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2990 = v2988 + v11;
-      const unsigned int v2991 = v2990 + v2981;
-      const unsigned int v2992 = v2986 ? v2991 : v4;
-      const unsigned int v2994 = v2977 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2995 = 8704u + v2994;
-      const unsigned int v2996 = v2995 + v2981;
-      iron_copy_async(shm1 + v2996, b + v2992, v2986);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2817 = 64u < v2;
+    if (v2817) {
+      const unsigned int v2821 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2824 = v2821 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2827 = v2821 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2828 = v2827 << 3u;
+      const unsigned int v2829 = v24 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2830 = v2829 < v0;
+      const unsigned int v2831 = 64u + v2828;
+      const bool v2832 = v2831 < v2;
+      const bool v2833 = v2830 && v2832;
+      const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2837 = v2835 + 64u;
+      const unsigned int v2838 = v2837 + v2828;
+      const unsigned int v2839 = v2833 ? v2838 : v4;
+      const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2842 = 10240u + v2841;
+      const unsigned int v2843 = v2842 + v2828;
+      iron_copy_async(shm0 + v2843, a + v2839, v2833);
+      const unsigned int v2846 = v2821 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2848 = v2846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2851 = v2846 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2852 = v2851 << 3u;
+      const unsigned int v2853 = v24 + v2848;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2854 = v2853 < v0;
+      const unsigned int v2855 = 64u + v2852;
+      const bool v2856 = v2855 < v2;
+      const bool v2857 = v2854 && v2856;
+      const unsigned int v2859 = v2853 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2861 = v2859 + 64u;
+      const unsigned int v2862 = v2861 + v2852;
+      const unsigned int v2863 = v2857 ? v2862 : v4;
+      const unsigned int v2865 = v2848 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2866 = 10240u + v2865;
+      const unsigned int v2867 = v2866 + v2852;
+      iron_copy_async(shm0 + v2867, a + v2863, v2857);
+      const unsigned int v2870 = v2821 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2872 = v2870 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2875 = v2870 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2876 = v2875 << 3u;
+      const unsigned int v2877 = v24 + v2872;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2878 = v2877 < v0;
+      const unsigned int v2879 = 64u + v2876;
+      const bool v2880 = v2879 < v2;
+      const bool v2881 = v2878 && v2880;
+      const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2885 = v2883 + 64u;
+      const unsigned int v2886 = v2885 + v2876;
+      const unsigned int v2887 = v2881 ? v2886 : v4;
+      const unsigned int v2889 = v2872 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2890 = 10240u + v2889;
+      const unsigned int v2891 = v2890 + v2876;
+      iron_copy_async(shm0 + v2891, a + v2887, v2881);
+      const unsigned int v2894 = v2821 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2900 = v2899 << 3u;
+      const unsigned int v2901 = v24 + v2896;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2902 = v2901 < v0;
+      const unsigned int v2903 = 64u + v2900;
+      const bool v2904 = v2903 < v2;
+      const bool v2905 = v2902 && v2904;
+      const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2909 = v2907 + 64u;
+      const unsigned int v2910 = v2909 + v2900;
+      const unsigned int v2911 = v2905 ? v2910 : v4;
+      const unsigned int v2913 = v2896 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2914 = 10240u + v2913;
+      const unsigned int v2915 = v2914 + v2900;
+      iron_copy_async(shm0 + v2915, a + v2911, v2905);
+      const unsigned int v2922 = v2821 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2925 = v2821 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2926 = v2925 << 3u;
+      const unsigned int v2927 = 64u + v2922;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2928 = v2927 < v2;
+      const unsigned int v2929 = v28 + v2926;
+      const bool v2930 = v2929 < v1;
+      const bool v2931 = v2928 && v2930;
+      const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2935 = v2933 + v28;
+      const unsigned int v2936 = v2935 + v2926;
+      const unsigned int v2937 = v2931 ? v2936 : v4;
+      const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2940 = 8704u + v2939;
+      const unsigned int v2941 = v2940 + v2926;
+      iron_copy_async(shm1 + v2941, b + v2937, v2931);
+      const unsigned int v2946 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2949 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2950 = v2949 << 3u;
+      const unsigned int v2951 = 64u + v2946;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2952 = v2951 < v2;
+      const unsigned int v2953 = v28 + v2950;
+      const bool v2954 = v2953 < v1;
+      const bool v2955 = v2952 && v2954;
+      const unsigned int v2957 = v2951 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2959 = v2957 + v28;
+      const unsigned int v2960 = v2959 + v2950;
+      const unsigned int v2961 = v2955 ? v2960 : v4;
+      const unsigned int v2963 = v2946 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2964 = 8704u + v2963;
+      const unsigned int v2965 = v2964 + v2950;
+      iron_copy_async(shm1 + v2965, b + v2961, v2955);
+      const unsigned int v2970 = v2870 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2973 = v2870 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2974 = v2973 << 3u;
+      const unsigned int v2975 = 64u + v2970;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2976 = v2975 < v2;
+      const unsigned int v2977 = v28 + v2974;
+      const bool v2978 = v2977 < v1;
+      const bool v2979 = v2976 && v2978;
+      const unsigned int v2981 = v2975 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2983 = v2981 + v28;
+      const unsigned int v2984 = v2983 + v2974;
+      const unsigned int v2985 = v2979 ? v2984 : v4;
+      const unsigned int v2987 = v2970 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2988 = 8704u + v2987;
+      const unsigned int v2989 = v2988 + v2974;
+      iron_copy_async(shm1 + v2989, b + v2985, v2979);
+      const unsigned int v2994 = v2894 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2997 = v2894 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2998 = v2997 << 3u;
+      const unsigned int v2999 = 64u + v2994;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3000 = v2999 < v2;
+      const unsigned int v3001 = v28 + v2998;
+      const bool v3002 = v3001 < v1;
+      const bool v3003 = v3000 && v3002;
+      const unsigned int v3005 = v2999 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3007 = v3005 + v28;
+      const unsigned int v3008 = v3007 + v2998;
+      const unsigned int v3009 = v3003 ? v3008 : v4;
+      const unsigned int v3011 = v2994 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3012 = 8704u + v3011;
+      const unsigned int v3013 = v3012 + v2998;
+      iron_copy_async(shm1 + v3013, b + v3009, v3003);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3212 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3229 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v2997 = v4; v2997 < v2; v2997 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v2999 = v2997 >> 5u;
-      const unsigned int v3001 = v2999 & 3u;
+    for (unsigned int v3014 = v4; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3016 = v3014 >> 5u;
+      const unsigned int v3018 = v3016 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3004 = v2997 + 96u;
-      const unsigned int v3006 = v2999 + 3u;
-      const unsigned int v3007 = v3006 & 3u;
-      const bool v3008 = v3004 < v2;
-      if (v3008) {
-        const unsigned int v3010 = v3007 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3012 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3015 = v3012 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3018 = v3012 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3019 = v3018 << 3u;
-        const unsigned int v3020 = v8 + v3015;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3021 = v3020 < v0;
-        const unsigned int v3022 = v3004 + v3019;
-        const bool v3023 = v3022 < v2;
-        const bool v3024 = v3021 && v3023;
-        const unsigned int v3026 = v3020 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3028 = v3026 + v3004;
-        const unsigned int v3029 = v3028 + v3019;
-        const unsigned int v3030 = v3024 ? v3029 : v4;
-        const unsigned int v3032 = v3015 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3033 = v3010 + v3032;
-        const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async(shm0 + v3034, a + v3030, v3024);
-        const unsigned int v3037 = v3012 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3039 = v3037 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3042 = v3037 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3043 = v3042 << 3u;
-        const unsigned int v3044 = v8 + v3039;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3045 = v3044 < v0;
-        const unsigned int v3046 = v3004 + v3043;
-        const bool v3047 = v3046 < v2;
-        const bool v3048 = v3045 && v3047;
-        const unsigned int v3050 = v3044 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3052 = v3050 + v3004;
-        const unsigned int v3053 = v3052 + v3043;
-        const unsigned int v3054 = v3048 ? v3053 : v4;
-        const unsigned int v3056 = v3039 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3057 = v3010 + v3056;
-        const unsigned int v3058 = v3057 + v3043;
-        iron_copy_async(shm0 + v3058, a + v3054, v3048);
-        const unsigned int v3061 = v3012 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3063 = v3061 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3066 = v3061 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3067 = v3066 << 3u;
-        const unsigned int v3068 = v8 + v3063;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3069 = v3068 < v0;
-        const unsigned int v3070 = v3004 + v3067;
-        const bool v3071 = v3070 < v2;
-        const bool v3072 = v3069 && v3071;
-        const unsigned int v3074 = v3068 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3076 = v3074 + v3004;
-        const unsigned int v3077 = v3076 + v3067;
-        const unsigned int v3078 = v3072 ? v3077 : v4;
-        const unsigned int v3080 = v3063 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3081 = v3010 + v3080;
-        const unsigned int v3082 = v3081 + v3067;
-        iron_copy_async(shm0 + v3082, a + v3078, v3072);
-        const unsigned int v3085 = v3012 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3087 = v3085 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3090 = v3085 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3091 = v3090 << 3u;
-        const unsigned int v3092 = v8 + v3087;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3093 = v3092 < v0;
-        const unsigned int v3094 = v3004 + v3091;
-        const bool v3095 = v3094 < v2;
-        const bool v3096 = v3093 && v3095;
-        const unsigned int v3098 = v3092 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3100 = v3098 + v3004;
-        const unsigned int v3101 = v3100 + v3091;
-        const unsigned int v3102 = v3096 ? v3101 : v4;
-        const unsigned int v3104 = v3087 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3105 = v3010 + v3104;
-        const unsigned int v3106 = v3105 + v3091;
-        iron_copy_async(shm0 + v3106, a + v3102, v3096);
-        const unsigned int v3108 = v3007 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3113 = v3012 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3116 = v3012 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3117 = v3116 << 3u;
-        const unsigned int v3118 = v3004 + v3113;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3119 = v3118 < v2;
-        const unsigned int v3120 = v11 + v3117;
-        const bool v3121 = v3120 < v1;
-        const bool v3122 = v3119 && v3121;
-        const unsigned int v3124 = v3118 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3126 = v3124 + v11;
-        const unsigned int v3127 = v3126 + v3117;
-        const unsigned int v3128 = v3122 ? v3127 : v4;
-        const unsigned int v3130 = v3113 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3131 = v3108 + v3130;
-        const unsigned int v3132 = v3131 + v3117;
-        iron_copy_async(shm1 + v3132, b + v3128, v3122);
-        const unsigned int v3137 = v3037 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3140 = v3037 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3141 = v3140 << 3u;
-        const unsigned int v3142 = v3004 + v3137;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3143 = v3142 < v2;
-        const unsigned int v3144 = v11 + v3141;
-        const bool v3145 = v3144 < v1;
-        const bool v3146 = v3143 && v3145;
-        const unsigned int v3148 = v3142 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3150 = v3148 + v11;
-        const unsigned int v3151 = v3150 + v3141;
-        const unsigned int v3152 = v3146 ? v3151 : v4;
-        const unsigned int v3154 = v3137 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3155 = v3108 + v3154;
-        const unsigned int v3156 = v3155 + v3141;
-        iron_copy_async(shm1 + v3156, b + v3152, v3146);
-        const unsigned int v3161 = v3061 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3164 = v3061 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3165 = v3164 << 3u;
-        const unsigned int v3166 = v3004 + v3161;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3167 = v3166 < v2;
-        const unsigned int v3168 = v11 + v3165;
-        const bool v3169 = v3168 < v1;
-        const bool v3170 = v3167 && v3169;
-        const unsigned int v3172 = v3166 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3174 = v3172 + v11;
-        const unsigned int v3175 = v3174 + v3165;
-        const unsigned int v3176 = v3170 ? v3175 : v4;
-        const unsigned int v3178 = v3161 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3179 = v3108 + v3178;
-        const unsigned int v3180 = v3179 + v3165;
-        iron_copy_async(shm1 + v3180, b + v3176, v3170);
-        const unsigned int v3185 = v3085 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3188 = v3085 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3189 = v3188 << 3u;
-        const unsigned int v3190 = v3004 + v3185;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3191 = v3190 < v2;
-        const unsigned int v3192 = v11 + v3189;
-        const bool v3193 = v3192 < v1;
-        const bool v3194 = v3191 && v3193;
-        const unsigned int v3196 = v3190 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3198 = v3196 + v11;
-        const unsigned int v3199 = v3198 + v3189;
-        const unsigned int v3200 = v3194 ? v3199 : v4;
-        const unsigned int v3202 = v3185 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3203 = v3108 + v3202;
-        const unsigned int v3204 = v3203 + v3189;
-        iron_copy_async(shm1 + v3204, b + v3200, v3194);
+      const unsigned int v3021 = v3014 + 96u;
+      const unsigned int v3023 = v3016 + 3u;
+      const unsigned int v3024 = v3023 & 3u;
+      const bool v3025 = v3021 < v2;
+      if (v3025) {
+        const unsigned int v3027 = v3024 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3029 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3032 = v3029 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3035 = v3029 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3036 = v3035 << 3u;
+        const unsigned int v3037 = v24 + v3032;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3038 = v3037 < v0;
+        const unsigned int v3039 = v3021 + v3036;
+        const bool v3040 = v3039 < v2;
+        const bool v3041 = v3038 && v3040;
+        const unsigned int v3043 = v3037 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3045 = v3043 + v3021;
+        const unsigned int v3046 = v3045 + v3036;
+        const unsigned int v3047 = v3041 ? v3046 : v4;
+        const unsigned int v3049 = v3032 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3050 = v3027 + v3049;
+        const unsigned int v3051 = v3050 + v3036;
+        iron_copy_async(shm0 + v3051, a + v3047, v3041);
+        const unsigned int v3054 = v3029 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3056 = v3054 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3059 = v3054 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3060 = v3059 << 3u;
+        const unsigned int v3061 = v24 + v3056;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3062 = v3061 < v0;
+        const unsigned int v3063 = v3021 + v3060;
+        const bool v3064 = v3063 < v2;
+        const bool v3065 = v3062 && v3064;
+        const unsigned int v3067 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3069 = v3067 + v3021;
+        const unsigned int v3070 = v3069 + v3060;
+        const unsigned int v3071 = v3065 ? v3070 : v4;
+        const unsigned int v3073 = v3056 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3074 = v3027 + v3073;
+        const unsigned int v3075 = v3074 + v3060;
+        iron_copy_async(shm0 + v3075, a + v3071, v3065);
+        const unsigned int v3078 = v3029 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3080 = v3078 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3083 = v3078 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3084 = v3083 << 3u;
+        const unsigned int v3085 = v24 + v3080;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3086 = v3085 < v0;
+        const unsigned int v3087 = v3021 + v3084;
+        const bool v3088 = v3087 < v2;
+        const bool v3089 = v3086 && v3088;
+        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3093 = v3091 + v3021;
+        const unsigned int v3094 = v3093 + v3084;
+        const unsigned int v3095 = v3089 ? v3094 : v4;
+        const unsigned int v3097 = v3080 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3098 = v3027 + v3097;
+        const unsigned int v3099 = v3098 + v3084;
+        iron_copy_async(shm0 + v3099, a + v3095, v3089);
+        const unsigned int v3102 = v3029 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3108 = v3107 << 3u;
+        const unsigned int v3109 = v24 + v3104;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3110 = v3109 < v0;
+        const unsigned int v3111 = v3021 + v3108;
+        const bool v3112 = v3111 < v2;
+        const bool v3113 = v3110 && v3112;
+        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3117 = v3115 + v3021;
+        const unsigned int v3118 = v3117 + v3108;
+        const unsigned int v3119 = v3113 ? v3118 : v4;
+        const unsigned int v3121 = v3104 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3122 = v3027 + v3121;
+        const unsigned int v3123 = v3122 + v3108;
+        iron_copy_async(shm0 + v3123, a + v3119, v3113);
+        const unsigned int v3125 = v3024 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3130 = v3029 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3133 = v3029 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3134 = v3133 << 3u;
+        const unsigned int v3135 = v3021 + v3130;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3136 = v3135 < v2;
+        const unsigned int v3137 = v28 + v3134;
+        const bool v3138 = v3137 < v1;
+        const bool v3139 = v3136 && v3138;
+        const unsigned int v3141 = v3135 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3143 = v3141 + v28;
+        const unsigned int v3144 = v3143 + v3134;
+        const unsigned int v3145 = v3139 ? v3144 : v4;
+        const unsigned int v3147 = v3130 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3148 = v3125 + v3147;
+        const unsigned int v3149 = v3148 + v3134;
+        iron_copy_async(shm1 + v3149, b + v3145, v3139);
+        const unsigned int v3154 = v3054 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3157 = v3054 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3158 = v3157 << 3u;
+        const unsigned int v3159 = v3021 + v3154;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3160 = v3159 < v2;
+        const unsigned int v3161 = v28 + v3158;
+        const bool v3162 = v3161 < v1;
+        const bool v3163 = v3160 && v3162;
+        const unsigned int v3165 = v3159 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3167 = v3165 + v28;
+        const unsigned int v3168 = v3167 + v3158;
+        const unsigned int v3169 = v3163 ? v3168 : v4;
+        const unsigned int v3171 = v3154 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3172 = v3125 + v3171;
+        const unsigned int v3173 = v3172 + v3158;
+        iron_copy_async(shm1 + v3173, b + v3169, v3163);
+        const unsigned int v3178 = v3078 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3181 = v3078 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3182 = v3181 << 3u;
+        const unsigned int v3183 = v3021 + v3178;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3184 = v3183 < v2;
+        const unsigned int v3185 = v28 + v3182;
+        const bool v3186 = v3185 < v1;
+        const bool v3187 = v3184 && v3186;
+        const unsigned int v3189 = v3183 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3191 = v3189 + v28;
+        const unsigned int v3192 = v3191 + v3182;
+        const unsigned int v3193 = v3187 ? v3192 : v4;
+        const unsigned int v3195 = v3178 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3196 = v3125 + v3195;
+        const unsigned int v3197 = v3196 + v3182;
+        iron_copy_async(shm1 + v3197, b + v3193, v3187);
+        const unsigned int v3202 = v3102 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3205 = v3102 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3206 = v3205 << 3u;
+        const unsigned int v3207 = v3021 + v3202;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3208 = v3207 < v2;
+        const unsigned int v3209 = v28 + v3206;
+        const bool v3210 = v3209 < v1;
+        const bool v3211 = v3208 && v3210;
+        const unsigned int v3213 = v3207 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3215 = v3213 + v28;
+        const unsigned int v3216 = v3215 + v3206;
+        const unsigned int v3217 = v3211 ? v3216 : v4;
+        const unsigned int v3219 = v3202 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3220 = v3125 + v3219;
+        const unsigned int v3221 = v3220 + v3206;
+        iron_copy_async(shm1 + v3221, b + v3217, v3211);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3206 = v3001 * 4352u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3208 = v3001 * 5120u;
-      const unsigned int v3213 = v3208 + v3212;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3213, 40u);
-      const unsigned int v3218 = v3206 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v26, shm1, v3218, 136u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v3224 = v3213 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3224, 40u);
-      const unsigned int v3227 = v3206 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const unsigned int v3228 = v3227 + v20;
-      iron_frag_load_shared<false>(v26, shm1, v3228, 136u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3223 = v3018 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3225 = v3018 * 5120u;
+      const unsigned int v3230 = v3225 + v3229;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3230, 40u);
+      const unsigned int v3235 = v3223 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3235, 136u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v3241 = v3230 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3241, 40u);
+      const unsigned int v3244 = v3223 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v3245 = v3244 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v3245, 136u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v275 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v276 = threadIdx.x;
-    const unsigned int v332 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v344 = v332 + 16u;
-    const unsigned int v348 = 2176u + v20;  // kernels/gemm/gemm_tiles.hpp:172
+    const unsigned int v292 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v293 = threadIdx.x;
+    const unsigned int v349 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v361 = v349 + 16u;
+    const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v274 = v4; v274 < v2; v274 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v278 = v276; v278 < 4096u; v278 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v280 = v278 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v282 = v278 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v283 = v8 + v280;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v284 = v283 < v0;
-        const unsigned int v285 = v274 + v282;
-        const bool v286 = v285 < v2;
-        const bool v287 = v284 && v286;
-        if (v287) {
-          const unsigned int v289 = v283 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v291 = v289 + v274;
-          const unsigned int v292 = v291 + v282;
-          const __nv_bfloat16 v293 = a[v292];
-          const unsigned int v295 = v280 * 40u;
-          const unsigned int v296 = v295 + v282;
-          shm0[v296] = v293;
+    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v300 = v24 + v297;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v301 = v300 < v0;
+        const unsigned int v302 = v291 + v299;
+        const bool v303 = v302 < v2;
+        const bool v304 = v301 && v303;
+        if (v304) {
+          const unsigned int v306 = v300 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v308 = v306 + v291;
+          const unsigned int v309 = v308 + v299;
+          const __nv_bfloat16 v310 = a[v309];
+          const unsigned int v312 = v297 * 40u;
+          const unsigned int v313 = v312 + v299;
+          shm0[v313] = v310;
         } else {
-          const unsigned int v298 = v280 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v299 = v298 + v282;
-          shm0[v299] = __float2bfloat16_rn(0.0f);
+          const unsigned int v315 = v297 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v316 = v315 + v299;
+          shm0[v316] = __float2bfloat16_rn(0.0f);
         }
       }
 
-      for (unsigned int v304 = v276; v304 < 4096u; v304 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v306 = v304 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v308 = v304 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v309 = v274 + v306;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v310 = v309 < v2;
-        const unsigned int v311 = v11 + v308;
-        const bool v312 = v311 < v1;
-        const bool v313 = v310 && v312;
-        if (v313) {
-          const unsigned int v315 = v309 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v317 = v315 + v11;
-          const unsigned int v318 = v317 + v308;
-          const __nv_bfloat16 v319 = b[v318];
-          const unsigned int v321 = v306 * 136u;
-          const unsigned int v322 = v321 + v308;
-          shm1[v322] = v319;
+      for (unsigned int v321 = v293; v321 < 4096u; v321 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v323 = v321 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v325 = v321 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v326 = v291 + v323;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v327 = v326 < v2;
+        const unsigned int v328 = v28 + v325;
+        const bool v329 = v328 < v1;
+        const bool v330 = v327 && v329;
+        if (v330) {
+          const unsigned int v332 = v326 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v334 = v332 + v28;
+          const unsigned int v335 = v334 + v325;
+          const __nv_bfloat16 v336 = b[v335];
+          const unsigned int v338 = v323 * 136u;
+          const unsigned int v339 = v338 + v325;
+          shm1[v339] = v336;
         } else {
-          const unsigned int v324 = v306 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v325 = v324 + v308;
-          shm1[v325] = __float2bfloat16_rn(0.0f);
+          const unsigned int v341 = v323 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v342 = v341 + v325;
+          shm1[v342] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v332, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v20, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v24, shm0, v344, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v348, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v349, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v37, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v41, shm0, v361, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v365, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v349 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v350 = v8 + v16;
-  const unsigned int v351 = v350 + v349;
-  const unsigned int v352 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v353 = v11 + v20;
-  const unsigned int v354 = v353 + v352;
-  const bool v355 = v351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v356 = v354 < v1;
-  const bool v357 = v355 && v356;
-  if (v357) {
-    const float v358 = v22.x[0];
-    const __nv_bfloat16 v359 = bias[v354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v360 = __bfloat162float(v359);
-    const float v361 = fmaf(v358, v3, v360);
-    const __nv_bfloat16 v362 = __float2bfloat16_rn(v361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v363 = v351 * v1;
-    const unsigned int v364 = v363 + v354;
-    out[v364] = v362;
-  }
-  const unsigned int v365 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v367 = v350 + v365;
-  const unsigned int v368 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v370 = v353 + v368;
-  const bool v371 = v367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v372 = v370 < v1;
-  const bool v373 = v371 && v372;
-  if (v373) {
-    const float v374 = v22.x[1];
-    const __nv_bfloat16 v375 = bias[v370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v376 = __bfloat162float(v375);
-    const float v377 = fmaf(v374, v3, v376);
-    const __nv_bfloat16 v378 = __float2bfloat16_rn(v377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v379 = v367 * v1;
-    const unsigned int v380 = v379 + v370;
-    out[v380] = v378;
-  }
-  const unsigned int v381 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v383 = v350 + v381;
-  const unsigned int v384 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v386 = v353 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v388 = v386 < v1;
-  const bool v389 = v387 && v388;
-  if (v389) {
-    const float v390 = v22.x[2];
-    const __nv_bfloat16 v391 = bias[v386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v392 = __bfloat162float(v391);
-    const float v393 = fmaf(v390, v3, v392);
-    const __nv_bfloat16 v394 = __float2bfloat16_rn(v393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v395 = v383 * v1;
-    const unsigned int v396 = v395 + v386;
-    out[v396] = v394;
-  }
-  const unsigned int v397 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v399 = v350 + v397;
-  const unsigned int v400 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v402 = v353 + v400;
-  const bool v403 = v399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v404 = v402 < v1;
-  const bool v405 = v403 && v404;
-  if (v405) {
-    const float v406 = v22.x[3];
-    const __nv_bfloat16 v407 = bias[v402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v408 = __bfloat162float(v407);
-    const float v409 = fmaf(v406, v3, v408);
-    const __nv_bfloat16 v410 = __float2bfloat16_rn(v409);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v411 = v399 * v1;
-    const unsigned int v412 = v411 + v402;
-    out[v412] = v410;
-  }
-  const unsigned int v413 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v415 = v350 + v413;
-  const unsigned int v416 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v418 = v353 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.x[4];
-    const __nv_bfloat16 v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v424 = __bfloat162float(v423);
-    const float v425 = fmaf(v422, v3, v424);
-    const __nv_bfloat16 v426 = __float2bfloat16_rn(v425);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v427 = v415 * v1;
-    const unsigned int v428 = v427 + v418;
-    out[v428] = v426;
-  }
-  const unsigned int v429 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v431 = v350 + v429;
-  const unsigned int v432 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v434 = v353 + v432;
-  const bool v435 = v431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v436 = v434 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v22.x[5];
-    const __nv_bfloat16 v439 = bias[v434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v440 = __bfloat162float(v439);
-    const float v441 = fmaf(v438, v3, v440);
-    const __nv_bfloat16 v442 = __float2bfloat16_rn(v441);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v443 = v431 * v1;
-    const unsigned int v444 = v443 + v434;
-    out[v444] = v442;
-  }
-  const unsigned int v445 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v447 = v350 + v445;
-  const unsigned int v448 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v450 = v353 + v448;
-  const bool v451 = v447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v452 = v450 < v1;
-  const bool v453 = v451 && v452;
-  if (v453) {
-    const float v454 = v22.x[6];
-    const __nv_bfloat16 v455 = bias[v450];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v456 = __bfloat162float(v455);
-    const float v457 = fmaf(v454, v3, v456);
-    const __nv_bfloat16 v458 = __float2bfloat16_rn(v457);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v459 = v447 * v1;
-    const unsigned int v460 = v459 + v450;
-    out[v460] = v458;
-  }
-  const unsigned int v461 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v463 = v350 + v461;
-  const unsigned int v464 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v466 = v353 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v468 = v466 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v22.x[7];
-    const __nv_bfloat16 v471 = bias[v466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v472 = __bfloat162float(v471);
-    const float v473 = fmaf(v470, v3, v472);
-    const __nv_bfloat16 v474 = __float2bfloat16_rn(v473);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v475 = v463 * v1;
-    const unsigned int v476 = v475 + v466;
-    out[v476] = v474;
-  }
-  const unsigned int v477 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v479 = v350 + v477;
-  const unsigned int v480 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v482 = v353 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v484 = v482 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v22.x[8];
-    const __nv_bfloat16 v487 = bias[v482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v488 = __bfloat162float(v487);
-    const float v489 = fmaf(v486, v3, v488);
-    const __nv_bfloat16 v490 = __float2bfloat16_rn(v489);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v491 = v479 * v1;
-    const unsigned int v492 = v491 + v482;
-    out[v492] = v490;
-  }
-  const unsigned int v493 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v495 = v350 + v493;
-  const unsigned int v496 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v498 = v353 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v500 = v498 < v1;
-  const bool v501 = v499 && v500;
-  if (v501) {
-    const float v502 = v22.x[9];
-    const __nv_bfloat16 v503 = bias[v498];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v504 = __bfloat162float(v503);
-    const float v505 = fmaf(v502, v3, v504);
-    const __nv_bfloat16 v506 = __float2bfloat16_rn(v505);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v507 = v495 * v1;
-    const unsigned int v508 = v507 + v498;
-    out[v508] = v506;
-  }
-  const unsigned int v509 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v511 = v350 + v509;
-  const unsigned int v512 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v514 = v353 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v516 = v514 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v22.x[10];
-    const __nv_bfloat16 v519 = bias[v514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v520 = __bfloat162float(v519);
-    const float v521 = fmaf(v518, v3, v520);
-    const __nv_bfloat16 v522 = __float2bfloat16_rn(v521);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v523 = v511 * v1;
-    const unsigned int v524 = v523 + v514;
-    out[v524] = v522;
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v527 = v350 + v525;
-  const unsigned int v528 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v530 = v353 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v532 = v530 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v22.x[11];
-    const __nv_bfloat16 v535 = bias[v530];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v536 = __bfloat162float(v535);
-    const float v537 = fmaf(v534, v3, v536);
-    const __nv_bfloat16 v538 = __float2bfloat16_rn(v537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v539 = v527 * v1;
-    const unsigned int v540 = v539 + v530;
-    out[v540] = v538;
-  }
-  const unsigned int v541 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v543 = v350 + v541;
-  const unsigned int v544 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v546 = v353 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v548 = v546 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v22.x[12];
-    const __nv_bfloat16 v551 = bias[v546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v552 = __bfloat162float(v551);
-    const float v553 = fmaf(v550, v3, v552);
-    const __nv_bfloat16 v554 = __float2bfloat16_rn(v553);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v555 = v543 * v1;
-    const unsigned int v556 = v555 + v546;
-    out[v556] = v554;
-  }
-  const unsigned int v557 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v559 = v350 + v557;
-  const unsigned int v560 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v562 = v353 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v564 = v562 < v1;
-  const bool v565 = v563 && v564;
-  if (v565) {
-    const float v566 = v22.x[13];
-    const __nv_bfloat16 v567 = bias[v562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v568 = __bfloat162float(v567);
-    const float v569 = fmaf(v566, v3, v568);
-    const __nv_bfloat16 v570 = __float2bfloat16_rn(v569);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v571 = v559 * v1;
-    const unsigned int v572 = v571 + v562;
-    out[v572] = v570;
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v575 = v350 + v573;
-  const unsigned int v576 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v578 = v353 + v576;
-  const bool v579 = v575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v580 = v578 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v22.x[14];
-    const __nv_bfloat16 v583 = bias[v578];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v584 = __bfloat162float(v583);
-    const float v585 = fmaf(v582, v3, v584);
-    const __nv_bfloat16 v586 = __float2bfloat16_rn(v585);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v587 = v575 * v1;
-    const unsigned int v588 = v587 + v578;
-    out[v588] = v586;
-  }
-  const unsigned int v589 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v591 = v350 + v589;
-  const unsigned int v592 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v594 = v353 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v596 = v594 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v22.x[15];
-    const __nv_bfloat16 v599 = bias[v594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v600 = __bfloat162float(v599);
-    const float v601 = fmaf(v598, v3, v600);
-    const __nv_bfloat16 v602 = __float2bfloat16_rn(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v603 = v591 * v1;
-    const unsigned int v604 = v603 + v594;
-    out[v604] = v602;
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v607 = v350 + v605;
-  const unsigned int v608 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v610 = v353 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v612 = v610 < v1;
-  const bool v613 = v611 && v612;
-  if (v613) {
-    const float v614 = v22.x[16];
-    const __nv_bfloat16 v615 = bias[v610];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v616 = __bfloat162float(v615);
-    const float v617 = fmaf(v614, v3, v616);
-    const __nv_bfloat16 v618 = __float2bfloat16_rn(v617);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v619 = v607 * v1;
-    const unsigned int v620 = v619 + v610;
-    out[v620] = v618;
-  }
-  const unsigned int v621 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v623 = v350 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v626 = v353 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v628 = v626 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v22.x[17];
-    const __nv_bfloat16 v631 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v632 = __bfloat162float(v631);
-    const float v633 = fmaf(v630, v3, v632);
-    const __nv_bfloat16 v634 = __float2bfloat16_rn(v633);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v635 = v623 * v1;
-    const unsigned int v636 = v635 + v626;
-    out[v636] = v634;
-  }
-  const unsigned int v637 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v639 = v350 + v637;
-  const unsigned int v640 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v642 = v353 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v644 = v642 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v22.x[18];
-    const __nv_bfloat16 v647 = bias[v642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v648 = __bfloat162float(v647);
-    const float v649 = fmaf(v646, v3, v648);
-    const __nv_bfloat16 v650 = __float2bfloat16_rn(v649);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v651 = v639 * v1;
-    const unsigned int v652 = v651 + v642;
-    out[v652] = v650;
-  }
-  const unsigned int v653 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v655 = v350 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v658 = v353 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v660 = v658 < v1;
-  const bool v661 = v659 && v660;
-  if (v661) {
-    const float v662 = v22.x[19];
-    const __nv_bfloat16 v663 = bias[v658];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v664 = __bfloat162float(v663);
-    const float v665 = fmaf(v662, v3, v664);
-    const __nv_bfloat16 v666 = __float2bfloat16_rn(v665);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v667 = v655 * v1;
-    const unsigned int v668 = v667 + v658;
-    out[v668] = v666;
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v671 = v350 + v669;
-  const unsigned int v672 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v674 = v353 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.x[20];
-    const __nv_bfloat16 v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v680 = __bfloat162float(v679);
-    const float v681 = fmaf(v678, v3, v680);
-    const __nv_bfloat16 v682 = __float2bfloat16_rn(v681);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v683 = v671 * v1;
-    const unsigned int v684 = v683 + v674;
-    out[v684] = v682;
-  }
-  const unsigned int v685 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v687 = v350 + v685;
-  const unsigned int v688 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v690 = v353 + v688;
-  const bool v691 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v22.x[21];
-    const __nv_bfloat16 v695 = bias[v690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v696 = __bfloat162float(v695);
-    const float v697 = fmaf(v694, v3, v696);
-    const __nv_bfloat16 v698 = __float2bfloat16_rn(v697);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v699 = v687 * v1;
-    const unsigned int v700 = v699 + v690;
-    out[v700] = v698;
-  }
-  const unsigned int v701 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v703 = v350 + v701;
-  const unsigned int v704 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v706 = v353 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v708 = v706 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v22.x[22];
-    const __nv_bfloat16 v711 = bias[v706];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v712 = __bfloat162float(v711);
-    const float v713 = fmaf(v710, v3, v712);
-    const __nv_bfloat16 v714 = __float2bfloat16_rn(v713);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v715 = v703 * v1;
-    const unsigned int v716 = v715 + v706;
-    out[v716] = v714;
-  }
-  const unsigned int v717 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v719 = v350 + v717;
-  const unsigned int v720 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v722 = v353 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v22.x[23];
-    const __nv_bfloat16 v727 = bias[v722];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v728 = __bfloat162float(v727);
-    const float v729 = fmaf(v726, v3, v728);
-    const __nv_bfloat16 v730 = __float2bfloat16_rn(v729);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v731 = v719 * v1;
-    const unsigned int v732 = v731 + v722;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v735 = v350 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v738 = v353 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v740 = v738 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v22.x[24];
-    const __nv_bfloat16 v743 = bias[v738];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v744 = __bfloat162float(v743);
-    const float v745 = fmaf(v742, v3, v744);
-    const __nv_bfloat16 v746 = __float2bfloat16_rn(v745);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v747 = v735 * v1;
-    const unsigned int v748 = v747 + v738;
-    out[v748] = v746;
-  }
-  const unsigned int v749 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v751 = v350 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v754 = v353 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.x[25];
-    const __nv_bfloat16 v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v760 = __bfloat162float(v759);
-    const float v761 = fmaf(v758, v3, v760);
-    const __nv_bfloat16 v762 = __float2bfloat16_rn(v761);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v763 = v751 * v1;
-    const unsigned int v764 = v763 + v754;
-    out[v764] = v762;
-  }
-  const unsigned int v765 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v767 = v350 + v765;
-  const unsigned int v768 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v770 = v353 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v772 = v770 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v22.x[26];
-    const __nv_bfloat16 v775 = bias[v770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v776 = __bfloat162float(v775);
-    const float v777 = fmaf(v774, v3, v776);
-    const __nv_bfloat16 v778 = __float2bfloat16_rn(v777);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v779 = v767 * v1;
-    const unsigned int v780 = v779 + v770;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v783 = v350 + v781;
-  const unsigned int v784 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v786 = v353 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v788 = v786 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v22.x[27];
-    const __nv_bfloat16 v791 = bias[v786];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v792 = __bfloat162float(v791);
-    const float v793 = fmaf(v790, v3, v792);
-    const __nv_bfloat16 v794 = __float2bfloat16_rn(v793);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v795 = v783 * v1;
-    const unsigned int v796 = v795 + v786;
-    out[v796] = v794;
-  }
-  const unsigned int v797 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v799 = v350 + v797;
-  const unsigned int v800 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v802 = v353 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v22.x[28];
-    const __nv_bfloat16 v807 = bias[v802];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v808 = __bfloat162float(v807);
-    const float v809 = fmaf(v806, v3, v808);
-    const __nv_bfloat16 v810 = __float2bfloat16_rn(v809);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v811 = v799 * v1;
-    const unsigned int v812 = v811 + v802;
-    out[v812] = v810;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v815 = v350 + v813;
-  const unsigned int v816 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v818 = v353 + v816;
-  const bool v819 = v815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v820 = v818 < v1;
-  const bool v821 = v819 && v820;
-  if (v821) {
-    const float v822 = v22.x[29];
-    const __nv_bfloat16 v823 = bias[v818];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v824 = __bfloat162float(v823);
-    const float v825 = fmaf(v822, v3, v824);
-    const __nv_bfloat16 v826 = __float2bfloat16_rn(v825);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v827 = v815 * v1;
-    const unsigned int v828 = v827 + v818;
-    out[v828] = v826;
-  }
-  const unsigned int v829 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v831 = v350 + v829;
-  const unsigned int v832 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v834 = v353 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v836 = v834 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v22.x[30];
-    const __nv_bfloat16 v839 = bias[v834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v840 = __bfloat162float(v839);
-    const float v841 = fmaf(v838, v3, v840);
-    const __nv_bfloat16 v842 = __float2bfloat16_rn(v841);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v843 = v831 * v1;
-    const unsigned int v844 = v843 + v834;
-    out[v844] = v842;
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v847 = v350 + v845;
-  const unsigned int v848 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v850 = v353 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v852 = v850 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v22.x[31];
-    const __nv_bfloat16 v855 = bias[v850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v856 = __bfloat162float(v855);
-    const float v857 = fmaf(v854, v3, v856);
-    const __nv_bfloat16 v858 = __float2bfloat16_rn(v857);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v859 = v847 * v1;
-    const unsigned int v860 = v859 + v850;
-    out[v860] = v858;
-  }
-  const unsigned int v861 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v863 = v350 + v861;
-  const unsigned int v864 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v866 = v353 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v868 = v866 < v1;
-  const bool v869 = v867 && v868;
-  if (v869) {
-    const float v870 = v22.x[32];
-    const __nv_bfloat16 v871 = bias[v866];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v872 = __bfloat162float(v871);
-    const float v873 = fmaf(v870, v3, v872);
-    const __nv_bfloat16 v874 = __float2bfloat16_rn(v873);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v875 = v863 * v1;
-    const unsigned int v876 = v875 + v866;
-    out[v876] = v874;
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v879 = v350 + v877;
-  const unsigned int v880 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v882 = v353 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v884 = v882 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v22.x[33];
-    const __nv_bfloat16 v887 = bias[v882];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v888 = __bfloat162float(v887);
-    const float v889 = fmaf(v886, v3, v888);
-    const __nv_bfloat16 v890 = __float2bfloat16_rn(v889);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v891 = v879 * v1;
-    const unsigned int v892 = v891 + v882;
-    out[v892] = v890;
-  }
-  const unsigned int v893 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v895 = v350 + v893;
-  const unsigned int v896 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v898 = v353 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v900 = v898 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v22.x[34];
-    const __nv_bfloat16 v903 = bias[v898];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v904 = __bfloat162float(v903);
-    const float v905 = fmaf(v902, v3, v904);
-    const __nv_bfloat16 v906 = __float2bfloat16_rn(v905);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v907 = v895 * v1;
-    const unsigned int v908 = v907 + v898;
-    out[v908] = v906;
-  }
-  const unsigned int v909 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v911 = v350 + v909;
-  const unsigned int v912 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v914 = v353 + v912;
-  const bool v915 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v22.x[35];
-    const __nv_bfloat16 v919 = bias[v914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v920 = __bfloat162float(v919);
-    const float v921 = fmaf(v918, v3, v920);
-    const __nv_bfloat16 v922 = __float2bfloat16_rn(v921);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v923 = v911 * v1;
-    const unsigned int v924 = v923 + v914;
-    out[v924] = v922;
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v927 = v350 + v925;
-  const unsigned int v928 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v930 = v353 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v932 = v930 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v22.x[36];
-    const __nv_bfloat16 v935 = bias[v930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v936 = __bfloat162float(v935);
-    const float v937 = fmaf(v934, v3, v936);
-    const __nv_bfloat16 v938 = __float2bfloat16_rn(v937);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v939 = v927 * v1;
-    const unsigned int v940 = v939 + v930;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v943 = v350 + v941;
-  const unsigned int v944 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v946 = v353 + v944;
-  const bool v947 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v948 = v946 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v22.x[37];
-    const __nv_bfloat16 v951 = bias[v946];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v952 = __bfloat162float(v951);
-    const float v953 = fmaf(v950, v3, v952);
-    const __nv_bfloat16 v954 = __float2bfloat16_rn(v953);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v955 = v943 * v1;
-    const unsigned int v956 = v955 + v946;
-    out[v956] = v954;
-  }
-  const unsigned int v957 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v959 = v350 + v957;
-  const unsigned int v960 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v962 = v353 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v964 = v962 < v1;
-  const bool v965 = v963 && v964;
-  if (v965) {
-    const float v966 = v22.x[38];
-    const __nv_bfloat16 v967 = bias[v962];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v968 = __bfloat162float(v967);
-    const float v969 = fmaf(v966, v3, v968);
-    const __nv_bfloat16 v970 = __float2bfloat16_rn(v969);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v971 = v959 * v1;
-    const unsigned int v972 = v971 + v962;
-    out[v972] = v970;
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v975 = v350 + v973;
-  const unsigned int v976 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v978 = v353 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v980 = v978 < v1;
-  const bool v981 = v979 && v980;
-  if (v981) {
-    const float v982 = v22.x[39];
-    const __nv_bfloat16 v983 = bias[v978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v984 = __bfloat162float(v983);
-    const float v985 = fmaf(v982, v3, v984);
-    const __nv_bfloat16 v986 = __float2bfloat16_rn(v985);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v987 = v975 * v1;
-    const unsigned int v988 = v987 + v978;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v991 = v350 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v994 = v353 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v22.x[40];
-    const __nv_bfloat16 v999 = bias[v994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1000 = __bfloat162float(v999);
-    const float v1001 = fmaf(v998, v3, v1000);
-    const __nv_bfloat16 v1002 = __float2bfloat16_rn(v1001);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1003 = v991 * v1;
-    const unsigned int v1004 = v1003 + v994;
-    out[v1004] = v1002;
-  }
-  const unsigned int v1005 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1007 = v350 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1010 = v353 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.x[41];
-    const __nv_bfloat16 v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1016 = __bfloat162float(v1015);
-    const float v1017 = fmaf(v1014, v3, v1016);
-    const __nv_bfloat16 v1018 = __float2bfloat16_rn(v1017);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1019 = v1007 * v1;
-    const unsigned int v1020 = v1019 + v1010;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1023 = v350 + v1021;
-  const unsigned int v1024 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1026 = v353 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v22.x[42];
-    const __nv_bfloat16 v1031 = bias[v1026];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1032 = __bfloat162float(v1031);
-    const float v1033 = fmaf(v1030, v3, v1032);
-    const __nv_bfloat16 v1034 = __float2bfloat16_rn(v1033);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1035 = v1023 * v1;
-    const unsigned int v1036 = v1035 + v1026;
-    out[v1036] = v1034;
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1039 = v350 + v1037;
-  const unsigned int v1040 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1042 = v353 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1044 = v1042 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v22.x[43];
-    const __nv_bfloat16 v1047 = bias[v1042];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1048 = __bfloat162float(v1047);
-    const float v1049 = fmaf(v1046, v3, v1048);
-    const __nv_bfloat16 v1050 = __float2bfloat16_rn(v1049);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1051 = v1039 * v1;
-    const unsigned int v1052 = v1051 + v1042;
-    out[v1052] = v1050;
-  }
-  const unsigned int v1053 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1055 = v350 + v1053;
-  const unsigned int v1056 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1058 = v353 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1060 = v1058 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v22.x[44];
-    const __nv_bfloat16 v1063 = bias[v1058];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1064 = __bfloat162float(v1063);
-    const float v1065 = fmaf(v1062, v3, v1064);
-    const __nv_bfloat16 v1066 = __float2bfloat16_rn(v1065);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1067 = v1055 * v1;
-    const unsigned int v1068 = v1067 + v1058;
-    out[v1068] = v1066;
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1071 = v350 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1074 = v353 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1076 = v1074 < v1;
-  const bool v1077 = v1075 && v1076;
-  if (v1077) {
-    const float v1078 = v22.x[45];
-    const __nv_bfloat16 v1079 = bias[v1074];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1080 = __bfloat162float(v1079);
-    const float v1081 = fmaf(v1078, v3, v1080);
-    const __nv_bfloat16 v1082 = __float2bfloat16_rn(v1081);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1083 = v1071 * v1;
-    const unsigned int v1084 = v1083 + v1074;
-    out[v1084] = v1082;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1087 = v350 + v1085;
-  const unsigned int v1088 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1090 = v353 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.x[46];
-    const __nv_bfloat16 v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1096 = __bfloat162float(v1095);
-    const float v1097 = fmaf(v1094, v3, v1096);
-    const __nv_bfloat16 v1098 = __float2bfloat16_rn(v1097);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1099 = v1087 * v1;
-    const unsigned int v1100 = v1099 + v1090;
-    out[v1100] = v1098;
-  }
-  const unsigned int v1101 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1103 = v350 + v1101;
-  const unsigned int v1104 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1106 = v353 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1108 = v1106 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v22.x[47];
-    const __nv_bfloat16 v1111 = bias[v1106];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1112 = __bfloat162float(v1111);
-    const float v1113 = fmaf(v1110, v3, v1112);
-    const __nv_bfloat16 v1114 = __float2bfloat16_rn(v1113);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1115 = v1103 * v1;
-    const unsigned int v1116 = v1115 + v1106;
-    out[v1116] = v1114;
-  }
-  const unsigned int v1117 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1119 = v350 + v1117;
-  const unsigned int v1120 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1122 = v353 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1124 = v1122 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v22.x[48];
-    const __nv_bfloat16 v1127 = bias[v1122];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1128 = __bfloat162float(v1127);
-    const float v1129 = fmaf(v1126, v3, v1128);
-    const __nv_bfloat16 v1130 = __float2bfloat16_rn(v1129);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1131 = v1119 * v1;
-    const unsigned int v1132 = v1131 + v1122;
-    out[v1132] = v1130;
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1135 = v350 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1138 = v353 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v22.x[49];
-    const __nv_bfloat16 v1143 = bias[v1138];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1144 = __bfloat162float(v1143);
-    const float v1145 = fmaf(v1142, v3, v1144);
-    const __nv_bfloat16 v1146 = __float2bfloat16_rn(v1145);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1147 = v1135 * v1;
-    const unsigned int v1148 = v1147 + v1138;
-    out[v1148] = v1146;
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1151 = v350 + v1149;
-  const unsigned int v1152 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1154 = v353 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1156 = v1154 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v22.x[50];
-    const __nv_bfloat16 v1159 = bias[v1154];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1160 = __bfloat162float(v1159);
-    const float v1161 = fmaf(v1158, v3, v1160);
-    const __nv_bfloat16 v1162 = __float2bfloat16_rn(v1161);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1163 = v1151 * v1;
-    const unsigned int v1164 = v1163 + v1154;
-    out[v1164] = v1162;
-  }
-  const unsigned int v1165 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1167 = v350 + v1165;
-  const unsigned int v1168 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1170 = v353 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1172 = v1170 < v1;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v22.x[51];
-    const __nv_bfloat16 v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1176 = __bfloat162float(v1175);
-    const float v1177 = fmaf(v1174, v3, v1176);
-    const __nv_bfloat16 v1178 = __float2bfloat16_rn(v1177);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1179 = v1167 * v1;
-    const unsigned int v1180 = v1179 + v1170;
-    out[v1180] = v1178;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1183 = v350 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1186 = v353 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v22.x[52];
-    const __nv_bfloat16 v1191 = bias[v1186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1192 = __bfloat162float(v1191);
-    const float v1193 = fmaf(v1190, v3, v1192);
-    const __nv_bfloat16 v1194 = __float2bfloat16_rn(v1193);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1195 = v1183 * v1;
-    const unsigned int v1196 = v1195 + v1186;
-    out[v1196] = v1194;
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1199 = v350 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1202 = v353 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v22.x[53];
-    const __nv_bfloat16 v1207 = bias[v1202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1208 = __bfloat162float(v1207);
-    const float v1209 = fmaf(v1206, v3, v1208);
-    const __nv_bfloat16 v1210 = __float2bfloat16_rn(v1209);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1211 = v1199 * v1;
-    const unsigned int v1212 = v1211 + v1202;
-    out[v1212] = v1210;
-  }
-  const unsigned int v1213 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1215 = v350 + v1213;
-  const unsigned int v1216 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1218 = v353 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1220 = v1218 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v22.x[54];
-    const __nv_bfloat16 v1223 = bias[v1218];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1224 = __bfloat162float(v1223);
-    const float v1225 = fmaf(v1222, v3, v1224);
-    const __nv_bfloat16 v1226 = __float2bfloat16_rn(v1225);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1227 = v1215 * v1;
-    const unsigned int v1228 = v1227 + v1218;
-    out[v1228] = v1226;
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1231 = v350 + v1229;
-  const unsigned int v1232 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1234 = v353 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v22.x[55];
-    const __nv_bfloat16 v1239 = bias[v1234];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1240 = __bfloat162float(v1239);
-    const float v1241 = fmaf(v1238, v3, v1240);
-    const __nv_bfloat16 v1242 = __float2bfloat16_rn(v1241);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1243 = v1231 * v1;
-    const unsigned int v1244 = v1243 + v1234;
-    out[v1244] = v1242;
-  }
-  const unsigned int v1245 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1247 = v350 + v1245;
-  const unsigned int v1248 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1250 = v353 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v22.x[56];
-    const __nv_bfloat16 v1255 = bias[v1250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1256 = __bfloat162float(v1255);
-    const float v1257 = fmaf(v1254, v3, v1256);
-    const __nv_bfloat16 v1258 = __float2bfloat16_rn(v1257);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1259 = v1247 * v1;
-    const unsigned int v1260 = v1259 + v1250;
-    out[v1260] = v1258;
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1263 = v350 + v1261;
-  const unsigned int v1264 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1266 = v353 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v22.x[57];
-    const __nv_bfloat16 v1271 = bias[v1266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1272 = __bfloat162float(v1271);
-    const float v1273 = fmaf(v1270, v3, v1272);
-    const __nv_bfloat16 v1274 = __float2bfloat16_rn(v1273);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1275 = v1263 * v1;
-    const unsigned int v1276 = v1275 + v1266;
-    out[v1276] = v1274;
-  }
-  const unsigned int v1277 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1279 = v350 + v1277;
-  const unsigned int v1280 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1282 = v353 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1284 = v1282 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v22.x[58];
-    const __nv_bfloat16 v1287 = bias[v1282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1288 = __bfloat162float(v1287);
-    const float v1289 = fmaf(v1286, v3, v1288);
-    const __nv_bfloat16 v1290 = __float2bfloat16_rn(v1289);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1291 = v1279 * v1;
-    const unsigned int v1292 = v1291 + v1282;
-    out[v1292] = v1290;
-  }
-  const unsigned int v1293 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1295 = v350 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1298 = v353 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1300 = v1298 < v1;
-  const bool v1301 = v1299 && v1300;
-  if (v1301) {
-    const float v1302 = v22.x[59];
-    const __nv_bfloat16 v1303 = bias[v1298];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1304 = __bfloat162float(v1303);
-    const float v1305 = fmaf(v1302, v3, v1304);
-    const __nv_bfloat16 v1306 = __float2bfloat16_rn(v1305);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1307 = v1295 * v1;
-    const unsigned int v1308 = v1307 + v1298;
-    out[v1308] = v1306;
-  }
-  const unsigned int v1309 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1311 = v350 + v1309;
-  const unsigned int v1312 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1314 = v353 + v1312;
-  const bool v1315 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1316 = v1314 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v22.x[60];
-    const __nv_bfloat16 v1319 = bias[v1314];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1320 = __bfloat162float(v1319);
-    const float v1321 = fmaf(v1318, v3, v1320);
-    const __nv_bfloat16 v1322 = __float2bfloat16_rn(v1321);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1323 = v1311 * v1;
-    const unsigned int v1324 = v1323 + v1314;
-    out[v1324] = v1322;
-  }
-  const unsigned int v1325 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1327 = v350 + v1325;
-  const unsigned int v1328 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1330 = v353 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1332 = v1330 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v22.x[61];
-    const __nv_bfloat16 v1335 = bias[v1330];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1336 = __bfloat162float(v1335);
-    const float v1337 = fmaf(v1334, v3, v1336);
-    const __nv_bfloat16 v1338 = __float2bfloat16_rn(v1337);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1339 = v1327 * v1;
-    const unsigned int v1340 = v1339 + v1330;
-    out[v1340] = v1338;
-  }
-  const unsigned int v1341 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1343 = v350 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1346 = v353 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.x[62];
-    const __nv_bfloat16 v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1352 = __bfloat162float(v1351);
-    const float v1353 = fmaf(v1350, v3, v1352);
-    const __nv_bfloat16 v1354 = __float2bfloat16_rn(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1355 = v1343 * v1;
-    const unsigned int v1356 = v1355 + v1346;
-    out[v1356] = v1354;
-  }
-  const unsigned int v1357 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1359 = v350 + v1357;
-  const unsigned int v1360 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1362 = v353 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v22.x[63];
-    const __nv_bfloat16 v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1368 = __bfloat162float(v1367);
-    const float v1369 = fmaf(v1366, v3, v1368);
-    const __nv_bfloat16 v1370 = __float2bfloat16_rn(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1371 = v1359 * v1;
-    const unsigned int v1372 = v1371 + v1362;
-    out[v1372] = v1370;
-  }
-  const unsigned int v1373 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1375 = v350 + v1373;
-  const unsigned int v1376 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1378 = v353 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1380 = v1378 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v22.x[64];
-    const __nv_bfloat16 v1383 = bias[v1378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1384 = __bfloat162float(v1383);
-    const float v1385 = fmaf(v1382, v3, v1384);
-    const __nv_bfloat16 v1386 = __float2bfloat16_rn(v1385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1387 = v1375 * v1;
-    const unsigned int v1388 = v1387 + v1378;
-    out[v1388] = v1386;
-  }
-  const unsigned int v1389 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1391 = v350 + v1389;
-  const unsigned int v1392 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1394 = v353 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v22.x[65];
-    const __nv_bfloat16 v1399 = bias[v1394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1400 = __bfloat162float(v1399);
-    const float v1401 = fmaf(v1398, v3, v1400);
-    const __nv_bfloat16 v1402 = __float2bfloat16_rn(v1401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1403 = v1391 * v1;
-    const unsigned int v1404 = v1403 + v1394;
-    out[v1404] = v1402;
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1407 = v350 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1410 = v353 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v22.x[66];
-    const __nv_bfloat16 v1415 = bias[v1410];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1416 = __bfloat162float(v1415);
-    const float v1417 = fmaf(v1414, v3, v1416);
-    const __nv_bfloat16 v1418 = __float2bfloat16_rn(v1417);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1419 = v1407 * v1;
-    const unsigned int v1420 = v1419 + v1410;
-    out[v1420] = v1418;
-  }
-  const unsigned int v1421 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1423 = v350 + v1421;
-  const unsigned int v1424 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1426 = v353 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.x[67];
-    const __nv_bfloat16 v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1432 = __bfloat162float(v1431);
-    const float v1433 = fmaf(v1430, v3, v1432);
-    const __nv_bfloat16 v1434 = __float2bfloat16_rn(v1433);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1435 = v1423 * v1;
-    const unsigned int v1436 = v1435 + v1426;
-    out[v1436] = v1434;
-  }
-  const unsigned int v1437 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1439 = v350 + v1437;
-  const unsigned int v1440 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1442 = v353 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1444 = v1442 < v1;
-  const bool v1445 = v1443 && v1444;
-  if (v1445) {
-    const float v1446 = v22.x[68];
-    const __nv_bfloat16 v1447 = bias[v1442];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1448 = __bfloat162float(v1447);
-    const float v1449 = fmaf(v1446, v3, v1448);
-    const __nv_bfloat16 v1450 = __float2bfloat16_rn(v1449);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1451 = v1439 * v1;
-    const unsigned int v1452 = v1451 + v1442;
-    out[v1452] = v1450;
-  }
-  const unsigned int v1453 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1455 = v350 + v1453;
-  const unsigned int v1456 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1458 = v353 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v22.x[69];
-    const __nv_bfloat16 v1463 = bias[v1458];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1464 = __bfloat162float(v1463);
-    const float v1465 = fmaf(v1462, v3, v1464);
-    const __nv_bfloat16 v1466 = __float2bfloat16_rn(v1465);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1467 = v1455 * v1;
-    const unsigned int v1468 = v1467 + v1458;
-    out[v1468] = v1466;
-  }
-  const unsigned int v1469 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1471 = v350 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1474 = v353 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v22.x[70];
-    const __nv_bfloat16 v1479 = bias[v1474];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1480 = __bfloat162float(v1479);
-    const float v1481 = fmaf(v1478, v3, v1480);
-    const __nv_bfloat16 v1482 = __float2bfloat16_rn(v1481);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1483 = v1471 * v1;
-    const unsigned int v1484 = v1483 + v1474;
-    out[v1484] = v1482;
-  }
-  const unsigned int v1485 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1487 = v350 + v1485;
-  const unsigned int v1488 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1490 = v353 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1492 = v1490 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v22.x[71];
-    const __nv_bfloat16 v1495 = bias[v1490];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1496 = __bfloat162float(v1495);
-    const float v1497 = fmaf(v1494, v3, v1496);
-    const __nv_bfloat16 v1498 = __float2bfloat16_rn(v1497);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1499 = v1487 * v1;
-    const unsigned int v1500 = v1499 + v1490;
-    out[v1500] = v1498;
-  }
-  const unsigned int v1501 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1503 = v350 + v1501;
-  const unsigned int v1504 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1506 = v353 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1508 = v1506 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v22.x[72];
-    const __nv_bfloat16 v1511 = bias[v1506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1512 = __bfloat162float(v1511);
-    const float v1513 = fmaf(v1510, v3, v1512);
-    const __nv_bfloat16 v1514 = __float2bfloat16_rn(v1513);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1515 = v1503 * v1;
-    const unsigned int v1516 = v1515 + v1506;
-    out[v1516] = v1514;
-  }
-  const unsigned int v1517 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1519 = v350 + v1517;
-  const unsigned int v1520 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1522 = v353 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1524 = v1522 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v22.x[73];
-    const __nv_bfloat16 v1527 = bias[v1522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1528 = __bfloat162float(v1527);
-    const float v1529 = fmaf(v1526, v3, v1528);
-    const __nv_bfloat16 v1530 = __float2bfloat16_rn(v1529);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1531 = v1519 * v1;
-    const unsigned int v1532 = v1531 + v1522;
-    out[v1532] = v1530;
-  }
-  const unsigned int v1533 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1535 = v350 + v1533;
-  const unsigned int v1536 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1538 = v353 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v22.x[74];
-    const __nv_bfloat16 v1543 = bias[v1538];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1544 = __bfloat162float(v1543);
-    const float v1545 = fmaf(v1542, v3, v1544);
-    const __nv_bfloat16 v1546 = __float2bfloat16_rn(v1545);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1547 = v1535 * v1;
-    const unsigned int v1548 = v1547 + v1538;
-    out[v1548] = v1546;
-  }
-  const unsigned int v1549 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1551 = v350 + v1549;
-  const unsigned int v1552 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1554 = v353 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v22.x[75];
-    const __nv_bfloat16 v1559 = bias[v1554];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1560 = __bfloat162float(v1559);
-    const float v1561 = fmaf(v1558, v3, v1560);
-    const __nv_bfloat16 v1562 = __float2bfloat16_rn(v1561);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1563 = v1551 * v1;
-    const unsigned int v1564 = v1563 + v1554;
-    out[v1564] = v1562;
-  }
-  const unsigned int v1565 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1567 = v350 + v1565;
-  const unsigned int v1568 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1570 = v353 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1572 = v1570 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v22.x[76];
-    const __nv_bfloat16 v1575 = bias[v1570];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1576 = __bfloat162float(v1575);
-    const float v1577 = fmaf(v1574, v3, v1576);
-    const __nv_bfloat16 v1578 = __float2bfloat16_rn(v1577);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1579 = v1567 * v1;
-    const unsigned int v1580 = v1579 + v1570;
-    out[v1580] = v1578;
-  }
-  const unsigned int v1581 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1583 = v350 + v1581;
-  const unsigned int v1584 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1586 = v353 + v1584;
-  const bool v1587 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v22.x[77];
-    const __nv_bfloat16 v1591 = bias[v1586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1592 = __bfloat162float(v1591);
-    const float v1593 = fmaf(v1590, v3, v1592);
-    const __nv_bfloat16 v1594 = __float2bfloat16_rn(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1595 = v1583 * v1;
-    const unsigned int v1596 = v1595 + v1586;
-    out[v1596] = v1594;
-  }
-  const unsigned int v1597 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1599 = v350 + v1597;
-  const unsigned int v1600 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1602 = v353 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v22.x[78];
-    const __nv_bfloat16 v1607 = bias[v1602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1608 = __bfloat162float(v1607);
-    const float v1609 = fmaf(v1606, v3, v1608);
-    const __nv_bfloat16 v1610 = __float2bfloat16_rn(v1609);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1611 = v1599 * v1;
-    const unsigned int v1612 = v1611 + v1602;
-    out[v1612] = v1610;
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1615 = v350 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1618 = v353 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v22.x[79];
-    const __nv_bfloat16 v1623 = bias[v1618];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1624 = __bfloat162float(v1623);
-    const float v1625 = fmaf(v1622, v3, v1624);
-    const __nv_bfloat16 v1626 = __float2bfloat16_rn(v1625);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1627 = v1615 * v1;
-    const unsigned int v1628 = v1627 + v1618;
-    out[v1628] = v1626;
-  }
-  const unsigned int v1629 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1631 = v350 + v1629;
-  const unsigned int v1632 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1634 = v353 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1636 = v1634 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v22.x[80];
-    const __nv_bfloat16 v1639 = bias[v1634];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1640 = __bfloat162float(v1639);
-    const float v1641 = fmaf(v1638, v3, v1640);
-    const __nv_bfloat16 v1642 = __float2bfloat16_rn(v1641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1643 = v1631 * v1;
-    const unsigned int v1644 = v1643 + v1634;
-    out[v1644] = v1642;
-  }
-  const unsigned int v1645 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1647 = v350 + v1645;
-  const unsigned int v1648 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1650 = v353 + v1648;
-  const bool v1651 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v22.x[81];
-    const __nv_bfloat16 v1655 = bias[v1650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1656 = __bfloat162float(v1655);
-    const float v1657 = fmaf(v1654, v3, v1656);
-    const __nv_bfloat16 v1658 = __float2bfloat16_rn(v1657);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1659 = v1647 * v1;
-    const unsigned int v1660 = v1659 + v1650;
-    out[v1660] = v1658;
-  }
-  const unsigned int v1661 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1663 = v350 + v1661;
-  const unsigned int v1664 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1666 = v353 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v22.x[82];
-    const __nv_bfloat16 v1671 = bias[v1666];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1672 = __bfloat162float(v1671);
-    const float v1673 = fmaf(v1670, v3, v1672);
-    const __nv_bfloat16 v1674 = __float2bfloat16_rn(v1673);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1675 = v1663 * v1;
-    const unsigned int v1676 = v1675 + v1666;
-    out[v1676] = v1674;
-  }
-  const unsigned int v1677 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1679 = v350 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1682 = v353 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.x[83];
-    const __nv_bfloat16 v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1688 = __bfloat162float(v1687);
-    const float v1689 = fmaf(v1686, v3, v1688);
-    const __nv_bfloat16 v1690 = __float2bfloat16_rn(v1689);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1691 = v1679 * v1;
-    const unsigned int v1692 = v1691 + v1682;
-    out[v1692] = v1690;
-  }
-  const unsigned int v1693 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1695 = v350 + v1693;
-  const unsigned int v1696 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1698 = v353 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v22.x[84];
-    const __nv_bfloat16 v1703 = bias[v1698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1704 = __bfloat162float(v1703);
-    const float v1705 = fmaf(v1702, v3, v1704);
-    const __nv_bfloat16 v1706 = __float2bfloat16_rn(v1705);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1707 = v1695 * v1;
-    const unsigned int v1708 = v1707 + v1698;
-    out[v1708] = v1706;
-  }
-  const unsigned int v1709 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1711 = v350 + v1709;
-  const unsigned int v1712 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1714 = v353 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v22.x[85];
-    const __nv_bfloat16 v1719 = bias[v1714];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1720 = __bfloat162float(v1719);
-    const float v1721 = fmaf(v1718, v3, v1720);
-    const __nv_bfloat16 v1722 = __float2bfloat16_rn(v1721);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1723 = v1711 * v1;
-    const unsigned int v1724 = v1723 + v1714;
-    out[v1724] = v1722;
-  }
-  const unsigned int v1725 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1727 = v350 + v1725;
-  const unsigned int v1728 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1730 = v353 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v22.x[86];
-    const __nv_bfloat16 v1735 = bias[v1730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1736 = __bfloat162float(v1735);
-    const float v1737 = fmaf(v1734, v3, v1736);
-    const __nv_bfloat16 v1738 = __float2bfloat16_rn(v1737);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1739 = v1727 * v1;
-    const unsigned int v1740 = v1739 + v1730;
-    out[v1740] = v1738;
-  }
-  const unsigned int v1741 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1743 = v350 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1746 = v353 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1748 = v1746 < v1;
-  const bool v1749 = v1747 && v1748;
-  if (v1749) {
-    const float v1750 = v22.x[87];
-    const __nv_bfloat16 v1751 = bias[v1746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1752 = __bfloat162float(v1751);
-    const float v1753 = fmaf(v1750, v3, v1752);
-    const __nv_bfloat16 v1754 = __float2bfloat16_rn(v1753);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1755 = v1743 * v1;
-    const unsigned int v1756 = v1755 + v1746;
-    out[v1756] = v1754;
-  }
-  const unsigned int v1757 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1759 = v350 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1762 = v353 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.x[88];
-    const __nv_bfloat16 v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1768 = __bfloat162float(v1767);
-    const float v1769 = fmaf(v1766, v3, v1768);
-    const __nv_bfloat16 v1770 = __float2bfloat16_rn(v1769);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1771 = v1759 * v1;
-    const unsigned int v1772 = v1771 + v1762;
-    out[v1772] = v1770;
-  }
-  const unsigned int v1773 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1775 = v350 + v1773;
-  const unsigned int v1776 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1778 = v353 + v1776;
-  const bool v1779 = v1775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1780 = v1778 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v22.x[89];
-    const __nv_bfloat16 v1783 = bias[v1778];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1784 = __bfloat162float(v1783);
-    const float v1785 = fmaf(v1782, v3, v1784);
-    const __nv_bfloat16 v1786 = __float2bfloat16_rn(v1785);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1787 = v1775 * v1;
-    const unsigned int v1788 = v1787 + v1778;
-    out[v1788] = v1786;
-  }
-  const unsigned int v1789 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1791 = v350 + v1789;
-  const unsigned int v1792 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1794 = v353 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1796 = v1794 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v22.x[90];
-    const __nv_bfloat16 v1799 = bias[v1794];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1800 = __bfloat162float(v1799);
-    const float v1801 = fmaf(v1798, v3, v1800);
-    const __nv_bfloat16 v1802 = __float2bfloat16_rn(v1801);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1803 = v1791 * v1;
-    const unsigned int v1804 = v1803 + v1794;
-    out[v1804] = v1802;
-  }
-  const unsigned int v1805 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1807 = v350 + v1805;
-  const unsigned int v1808 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1810 = v353 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v22.x[91];
-    const __nv_bfloat16 v1815 = bias[v1810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1816 = __bfloat162float(v1815);
-    const float v1817 = fmaf(v1814, v3, v1816);
-    const __nv_bfloat16 v1818 = __float2bfloat16_rn(v1817);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1819 = v1807 * v1;
-    const unsigned int v1820 = v1819 + v1810;
-    out[v1820] = v1818;
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1823 = v350 + v1821;
-  const unsigned int v1824 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1826 = v353 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v22.x[92];
-    const __nv_bfloat16 v1831 = bias[v1826];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1832 = __bfloat162float(v1831);
-    const float v1833 = fmaf(v1830, v3, v1832);
-    const __nv_bfloat16 v1834 = __float2bfloat16_rn(v1833);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1835 = v1823 * v1;
-    const unsigned int v1836 = v1835 + v1826;
-    out[v1836] = v1834;
-  }
-  const unsigned int v1837 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1839 = v350 + v1837;
-  const unsigned int v1840 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1842 = v353 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1844 = v1842 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v22.x[93];
-    const __nv_bfloat16 v1847 = bias[v1842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1848 = __bfloat162float(v1847);
-    const float v1849 = fmaf(v1846, v3, v1848);
-    const __nv_bfloat16 v1850 = __float2bfloat16_rn(v1849);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1851 = v1839 * v1;
-    const unsigned int v1852 = v1851 + v1842;
-    out[v1852] = v1850;
-  }
-  const unsigned int v1853 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1855 = v350 + v1853;
-  const unsigned int v1856 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1858 = v353 + v1856;
-  const bool v1859 = v1855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1860 = v1858 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v22.x[94];
-    const __nv_bfloat16 v1863 = bias[v1858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1864 = __bfloat162float(v1863);
-    const float v1865 = fmaf(v1862, v3, v1864);
-    const __nv_bfloat16 v1866 = __float2bfloat16_rn(v1865);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1867 = v1855 * v1;
-    const unsigned int v1868 = v1867 + v1858;
-    out[v1868] = v1866;
-  }
-  const unsigned int v1869 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1871 = v350 + v1869;
-  const unsigned int v1872 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1874 = v353 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v22.x[95];
-    const __nv_bfloat16 v1879 = bias[v1874];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1880 = __bfloat162float(v1879);
-    const float v1881 = fmaf(v1878, v3, v1880);
-    const __nv_bfloat16 v1882 = __float2bfloat16_rn(v1881);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1883 = v1871 * v1;
-    const unsigned int v1884 = v1883 + v1874;
-    out[v1884] = v1882;
-  }
-  const unsigned int v1885 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1887 = v350 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1890 = v353 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v22.x[96];
-    const __nv_bfloat16 v1895 = bias[v1890];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1896 = __bfloat162float(v1895);
-    const float v1897 = fmaf(v1894, v3, v1896);
-    const __nv_bfloat16 v1898 = __float2bfloat16_rn(v1897);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1899 = v1887 * v1;
-    const unsigned int v1900 = v1899 + v1890;
-    out[v1900] = v1898;
-  }
-  const unsigned int v1901 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1903 = v350 + v1901;
-  const unsigned int v1904 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1906 = v353 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1908 = v1906 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v22.x[97];
-    const __nv_bfloat16 v1911 = bias[v1906];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1912 = __bfloat162float(v1911);
-    const float v1913 = fmaf(v1910, v3, v1912);
-    const __nv_bfloat16 v1914 = __float2bfloat16_rn(v1913);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1915 = v1903 * v1;
-    const unsigned int v1916 = v1915 + v1906;
-    out[v1916] = v1914;
-  }
-  const unsigned int v1917 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1919 = v350 + v1917;
-  const unsigned int v1920 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1922 = v353 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v22.x[98];
-    const __nv_bfloat16 v1927 = bias[v1922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1928 = __bfloat162float(v1927);
-    const float v1929 = fmaf(v1926, v3, v1928);
-    const __nv_bfloat16 v1930 = __float2bfloat16_rn(v1929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1931 = v1919 * v1;
-    const unsigned int v1932 = v1931 + v1922;
-    out[v1932] = v1930;
-  }
-  const unsigned int v1933 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1935 = v350 + v1933;
-  const unsigned int v1936 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1938 = v353 + v1936;
-  const bool v1939 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v22.x[99];
-    const __nv_bfloat16 v1943 = bias[v1938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1944 = __bfloat162float(v1943);
-    const float v1945 = fmaf(v1942, v3, v1944);
-    const __nv_bfloat16 v1946 = __float2bfloat16_rn(v1945);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1947 = v1935 * v1;
-    const unsigned int v1948 = v1947 + v1938;
-    out[v1948] = v1946;
-  }
-  const unsigned int v1949 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1951 = v350 + v1949;
-  const unsigned int v1952 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1954 = v353 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v22.x[100];
-    const __nv_bfloat16 v1959 = bias[v1954];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1960 = __bfloat162float(v1959);
-    const float v1961 = fmaf(v1958, v3, v1960);
-    const __nv_bfloat16 v1962 = __float2bfloat16_rn(v1961);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1963 = v1951 * v1;
-    const unsigned int v1964 = v1963 + v1954;
-    out[v1964] = v1962;
-  }
-  const unsigned int v1965 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1967 = v350 + v1965;
-  const unsigned int v1968 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1970 = v353 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v22.x[101];
-    const __nv_bfloat16 v1975 = bias[v1970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1976 = __bfloat162float(v1975);
-    const float v1977 = fmaf(v1974, v3, v1976);
-    const __nv_bfloat16 v1978 = __float2bfloat16_rn(v1977);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1979 = v1967 * v1;
-    const unsigned int v1980 = v1979 + v1970;
-    out[v1980] = v1978;
-  }
-  const unsigned int v1981 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1983 = v350 + v1981;
-  const unsigned int v1984 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1986 = v353 + v1984;
-  const bool v1987 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1988 = v1986 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v22.x[102];
-    const __nv_bfloat16 v1991 = bias[v1986];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1992 = __bfloat162float(v1991);
-    const float v1993 = fmaf(v1990, v3, v1992);
-    const __nv_bfloat16 v1994 = __float2bfloat16_rn(v1993);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1995 = v1983 * v1;
-    const unsigned int v1996 = v1995 + v1986;
-    out[v1996] = v1994;
-  }
-  const unsigned int v1997 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1999 = v350 + v1997;
-  const unsigned int v2000 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2002 = v353 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2004 = v2002 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v22.x[103];
-    const __nv_bfloat16 v2007 = bias[v2002];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2008 = __bfloat162float(v2007);
-    const float v2009 = fmaf(v2006, v3, v2008);
-    const __nv_bfloat16 v2010 = __float2bfloat16_rn(v2009);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2011 = v1999 * v1;
-    const unsigned int v2012 = v2011 + v2002;
-    out[v2012] = v2010;
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v350 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v353 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.x[104];
-    const __nv_bfloat16 v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2024 = __bfloat162float(v2023);
-    const float v2025 = fmaf(v2022, v3, v2024);
-    const __nv_bfloat16 v2026 = __float2bfloat16_rn(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2027 = v2015 * v1;
-    const unsigned int v2028 = v2027 + v2018;
-    out[v2028] = v2026;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2031 = v350 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2034 = v353 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v22.x[105];
-    const __nv_bfloat16 v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2040 = __bfloat162float(v2039);
-    const float v2041 = fmaf(v2038, v3, v2040);
-    const __nv_bfloat16 v2042 = __float2bfloat16_rn(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2043 = v2031 * v1;
-    const unsigned int v2044 = v2043 + v2034;
-    out[v2044] = v2042;
-  }
-  const unsigned int v2045 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2047 = v350 + v2045;
-  const unsigned int v2048 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2050 = v353 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v22.x[106];
-    const __nv_bfloat16 v2055 = bias[v2050];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2056 = __bfloat162float(v2055);
-    const float v2057 = fmaf(v2054, v3, v2056);
-    const __nv_bfloat16 v2058 = __float2bfloat16_rn(v2057);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2059 = v2047 * v1;
-    const unsigned int v2060 = v2059 + v2050;
-    out[v2060] = v2058;
-  }
-  const unsigned int v2061 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2063 = v350 + v2061;
-  const unsigned int v2064 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2066 = v353 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2068 = v2066 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v22.x[107];
-    const __nv_bfloat16 v2071 = bias[v2066];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2072 = __bfloat162float(v2071);
-    const float v2073 = fmaf(v2070, v3, v2072);
-    const __nv_bfloat16 v2074 = __float2bfloat16_rn(v2073);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2075 = v2063 * v1;
-    const unsigned int v2076 = v2075 + v2066;
-    out[v2076] = v2074;
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2079 = v350 + v2077;
-  const unsigned int v2080 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2082 = v353 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v22.x[108];
-    const __nv_bfloat16 v2087 = bias[v2082];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2088 = __bfloat162float(v2087);
-    const float v2089 = fmaf(v2086, v3, v2088);
-    const __nv_bfloat16 v2090 = __float2bfloat16_rn(v2089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2091 = v2079 * v1;
-    const unsigned int v2092 = v2091 + v2082;
-    out[v2092] = v2090;
-  }
-  const unsigned int v2093 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2095 = v350 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2098 = v353 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.x[109];
-    const __nv_bfloat16 v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2104 = __bfloat162float(v2103);
-    const float v2105 = fmaf(v2102, v3, v2104);
-    const __nv_bfloat16 v2106 = __float2bfloat16_rn(v2105);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2107 = v2095 * v1;
-    const unsigned int v2108 = v2107 + v2098;
-    out[v2108] = v2106;
-  }
-  const unsigned int v2109 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2111 = v350 + v2109;
-  const unsigned int v2112 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2114 = v353 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2116 = v2114 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v22.x[110];
-    const __nv_bfloat16 v2119 = bias[v2114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2120 = __bfloat162float(v2119);
-    const float v2121 = fmaf(v2118, v3, v2120);
-    const __nv_bfloat16 v2122 = __float2bfloat16_rn(v2121);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2123 = v2111 * v1;
-    const unsigned int v2124 = v2123 + v2114;
-    out[v2124] = v2122;
-  }
-  const unsigned int v2125 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2127 = v350 + v2125;
-  const unsigned int v2128 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2130 = v353 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2132 = v2130 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v22.x[111];
-    const __nv_bfloat16 v2135 = bias[v2130];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2136 = __bfloat162float(v2135);
-    const float v2137 = fmaf(v2134, v3, v2136);
-    const __nv_bfloat16 v2138 = __float2bfloat16_rn(v2137);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2139 = v2127 * v1;
-    const unsigned int v2140 = v2139 + v2130;
-    out[v2140] = v2138;
-  }
-  const unsigned int v2141 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2143 = v350 + v2141;
-  const unsigned int v2144 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2146 = v353 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v22.x[112];
-    const __nv_bfloat16 v2151 = bias[v2146];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2152 = __bfloat162float(v2151);
-    const float v2153 = fmaf(v2150, v3, v2152);
-    const __nv_bfloat16 v2154 = __float2bfloat16_rn(v2153);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2155 = v2143 * v1;
-    const unsigned int v2156 = v2155 + v2146;
-    out[v2156] = v2154;
-  }
-  const unsigned int v2157 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2159 = v350 + v2157;
-  const unsigned int v2160 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2162 = v353 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2164 = v2162 < v1;
-  const bool v2165 = v2163 && v2164;
-  if (v2165) {
-    const float v2166 = v22.x[113];
-    const __nv_bfloat16 v2167 = bias[v2162];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2168 = __bfloat162float(v2167);
-    const float v2169 = fmaf(v2166, v3, v2168);
-    const __nv_bfloat16 v2170 = __float2bfloat16_rn(v2169);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2171 = v2159 * v1;
-    const unsigned int v2172 = v2171 + v2162;
-    out[v2172] = v2170;
-  }
-  const unsigned int v2173 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2175 = v350 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2178 = v353 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v22.x[114];
-    const __nv_bfloat16 v2183 = bias[v2178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2184 = __bfloat162float(v2183);
-    const float v2185 = fmaf(v2182, v3, v2184);
-    const __nv_bfloat16 v2186 = __float2bfloat16_rn(v2185);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2187 = v2175 * v1;
-    const unsigned int v2188 = v2187 + v2178;
-    out[v2188] = v2186;
-  }
-  const unsigned int v2189 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2191 = v350 + v2189;
-  const unsigned int v2192 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2194 = v353 + v2192;
-  const bool v2195 = v2191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v22.x[115];
-    const __nv_bfloat16 v2199 = bias[v2194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2200 = __bfloat162float(v2199);
-    const float v2201 = fmaf(v2198, v3, v2200);
-    const __nv_bfloat16 v2202 = __float2bfloat16_rn(v2201);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2203 = v2191 * v1;
-    const unsigned int v2204 = v2203 + v2194;
-    out[v2204] = v2202;
-  }
-  const unsigned int v2205 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2207 = v350 + v2205;
-  const unsigned int v2208 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2210 = v353 + v2208;
-  const bool v2211 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2212 = v2210 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v22.x[116];
-    const __nv_bfloat16 v2215 = bias[v2210];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2216 = __bfloat162float(v2215);
-    const float v2217 = fmaf(v2214, v3, v2216);
-    const __nv_bfloat16 v2218 = __float2bfloat16_rn(v2217);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2219 = v2207 * v1;
-    const unsigned int v2220 = v2219 + v2210;
-    out[v2220] = v2218;
-  }
-  const unsigned int v2221 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2223 = v350 + v2221;
-  const unsigned int v2224 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2226 = v353 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v22.x[117];
-    const __nv_bfloat16 v2231 = bias[v2226];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2232 = __bfloat162float(v2231);
-    const float v2233 = fmaf(v2230, v3, v2232);
-    const __nv_bfloat16 v2234 = __float2bfloat16_rn(v2233);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2235 = v2223 * v1;
-    const unsigned int v2236 = v2235 + v2226;
-    out[v2236] = v2234;
-  }
-  const unsigned int v2237 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2239 = v350 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2242 = v353 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v22.x[118];
-    const __nv_bfloat16 v2247 = bias[v2242];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2248 = __bfloat162float(v2247);
-    const float v2249 = fmaf(v2246, v3, v2248);
-    const __nv_bfloat16 v2250 = __float2bfloat16_rn(v2249);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2251 = v2239 * v1;
-    const unsigned int v2252 = v2251 + v2242;
-    out[v2252] = v2250;
-  }
-  const unsigned int v2253 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2255 = v350 + v2253;
-  const unsigned int v2256 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2258 = v353 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v22.x[119];
-    const __nv_bfloat16 v2263 = bias[v2258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2264 = __bfloat162float(v2263);
-    const float v2265 = fmaf(v2262, v3, v2264);
-    const __nv_bfloat16 v2266 = __float2bfloat16_rn(v2265);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2267 = v2255 * v1;
-    const unsigned int v2268 = v2267 + v2258;
-    out[v2268] = v2266;
-  }
-  const unsigned int v2269 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2271 = v350 + v2269;
-  const unsigned int v2272 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2274 = v353 + v2272;
-  const bool v2275 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2276 = v2274 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v22.x[120];
-    const __nv_bfloat16 v2279 = bias[v2274];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2280 = __bfloat162float(v2279);
-    const float v2281 = fmaf(v2278, v3, v2280);
-    const __nv_bfloat16 v2282 = __float2bfloat16_rn(v2281);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2283 = v2271 * v1;
-    const unsigned int v2284 = v2283 + v2274;
-    out[v2284] = v2282;
-  }
-  const unsigned int v2285 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2287 = v350 + v2285;
-  const unsigned int v2288 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2290 = v353 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v22.x[121];
-    const __nv_bfloat16 v2295 = bias[v2290];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2296 = __bfloat162float(v2295);
-    const float v2297 = fmaf(v2294, v3, v2296);
-    const __nv_bfloat16 v2298 = __float2bfloat16_rn(v2297);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2299 = v2287 * v1;
-    const unsigned int v2300 = v2299 + v2290;
-    out[v2300] = v2298;
-  }
-  const unsigned int v2301 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2303 = v350 + v2301;
-  const unsigned int v2304 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2306 = v353 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v22.x[122];
-    const __nv_bfloat16 v2311 = bias[v2306];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2312 = __bfloat162float(v2311);
-    const float v2313 = fmaf(v2310, v3, v2312);
-    const __nv_bfloat16 v2314 = __float2bfloat16_rn(v2313);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2315 = v2303 * v1;
-    const unsigned int v2316 = v2315 + v2306;
-    out[v2316] = v2314;
-  }
-  const unsigned int v2317 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2319 = v350 + v2317;
-  const unsigned int v2320 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2322 = v353 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2324 = v2322 < v1;
-  const bool v2325 = v2323 && v2324;
-  if (v2325) {
-    const float v2326 = v22.x[123];
-    const __nv_bfloat16 v2327 = bias[v2322];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2328 = __bfloat162float(v2327);
-    const float v2329 = fmaf(v2326, v3, v2328);
-    const __nv_bfloat16 v2330 = __float2bfloat16_rn(v2329);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2331 = v2319 * v1;
-    const unsigned int v2332 = v2331 + v2322;
-    out[v2332] = v2330;
-  }
-  const unsigned int v2333 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2335 = v350 + v2333;
-  const unsigned int v2336 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2338 = v353 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2340 = v2338 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v22.x[124];
-    const __nv_bfloat16 v2343 = bias[v2338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2344 = __bfloat162float(v2343);
-    const float v2345 = fmaf(v2342, v3, v2344);
-    const __nv_bfloat16 v2346 = __float2bfloat16_rn(v2345);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2347 = v2335 * v1;
-    const unsigned int v2348 = v2347 + v2338;
-    out[v2348] = v2346;
-  }
-  const unsigned int v2349 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2351 = v350 + v2349;
-  const unsigned int v2352 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2354 = v353 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.x[125];
-    const __nv_bfloat16 v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2360 = __bfloat162float(v2359);
-    const float v2361 = fmaf(v2358, v3, v2360);
-    const __nv_bfloat16 v2362 = __float2bfloat16_rn(v2361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2363 = v2351 * v1;
-    const unsigned int v2364 = v2363 + v2354;
-    out[v2364] = v2362;
-  }
-  const unsigned int v2365 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2367 = v350 + v2365;
-  const unsigned int v2368 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2370 = v353 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v22.x[126];
-    const __nv_bfloat16 v2375 = bias[v2370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2376 = __bfloat162float(v2375);
-    const float v2377 = fmaf(v2374, v3, v2376);
-    const __nv_bfloat16 v2378 = __float2bfloat16_rn(v2377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2379 = v2367 * v1;
-    const unsigned int v2380 = v2379 + v2370;
-    out[v2380] = v2378;
-  }
-  const unsigned int v2381 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2383 = v350 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2386 = v353 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v22.x[127];
-    const __nv_bfloat16 v2391 = bias[v2386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2392 = __bfloat162float(v2391);
-    const float v2393 = fmaf(v2390, v3, v2392);
-    const __nv_bfloat16 v2394 = __float2bfloat16_rn(v2393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2395 = v2383 * v1;
-    const unsigned int v2396 = v2395 + v2386;
-    out[v2396] = v2394;
+  const unsigned int v366 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v367 = v24 + v33;
+  const unsigned int v368 = v367 + v366;
+  const unsigned int v369 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v370 = v28 + v37;
+  const unsigned int v371 = v370 + v369;
+  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v373 = v371 < v1;
+  const bool v374 = v372 && v373;
+  if (v374) {
+    const float v375 = v39.x[0];
+    const __nv_bfloat16 v376 = bias[v371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v377 = __bfloat162float(v376);
+    const float v378 = fmaf(v375, v3, v377);
+    const __nv_bfloat16 v379 = __float2bfloat16_rn(v378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v380 = v368 * v1;
+    const unsigned int v381 = v380 + v371;
+    out[v381] = v379;
+  }
+  const unsigned int v382 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v384 = v367 + v382;
+  const unsigned int v385 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v387 = v370 + v385;
+  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v389 = v387 < v1;
+  const bool v390 = v388 && v389;
+  if (v390) {
+    const float v391 = v39.x[1];
+    const __nv_bfloat16 v392 = bias[v387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v393 = __bfloat162float(v392);
+    const float v394 = fmaf(v391, v3, v393);
+    const __nv_bfloat16 v395 = __float2bfloat16_rn(v394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v396 = v384 * v1;
+    const unsigned int v397 = v396 + v387;
+    out[v397] = v395;
+  }
+  const unsigned int v398 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v400 = v367 + v398;
+  const unsigned int v401 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v403 = v370 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v405 = v403 < v1;
+  const bool v406 = v404 && v405;
+  if (v406) {
+    const float v407 = v39.x[2];
+    const __nv_bfloat16 v408 = bias[v403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v409 = __bfloat162float(v408);
+    const float v410 = fmaf(v407, v3, v409);
+    const __nv_bfloat16 v411 = __float2bfloat16_rn(v410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v412 = v400 * v1;
+    const unsigned int v413 = v412 + v403;
+    out[v413] = v411;
+  }
+  const unsigned int v414 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v416 = v367 + v414;
+  const unsigned int v417 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v419 = v370 + v417;
+  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v421 = v419 < v1;
+  const bool v422 = v420 && v421;
+  if (v422) {
+    const float v423 = v39.x[3];
+    const __nv_bfloat16 v424 = bias[v419];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v425 = __bfloat162float(v424);
+    const float v426 = fmaf(v423, v3, v425);
+    const __nv_bfloat16 v427 = __float2bfloat16_rn(v426);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v428 = v416 * v1;
+    const unsigned int v429 = v428 + v419;
+    out[v429] = v427;
+  }
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v432 = v367 + v430;
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v435 = v370 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.x[4];
+    const __nv_bfloat16 v440 = bias[v435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v441 = __bfloat162float(v440);
+    const float v442 = fmaf(v439, v3, v441);
+    const __nv_bfloat16 v443 = __float2bfloat16_rn(v442);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v444 = v432 * v1;
+    const unsigned int v445 = v444 + v435;
+    out[v445] = v443;
+  }
+  const unsigned int v446 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v448 = v367 + v446;
+  const unsigned int v449 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v451 = v370 + v449;
+  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v453 = v451 < v1;
+  const bool v454 = v452 && v453;
+  if (v454) {
+    const float v455 = v39.x[5];
+    const __nv_bfloat16 v456 = bias[v451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v457 = __bfloat162float(v456);
+    const float v458 = fmaf(v455, v3, v457);
+    const __nv_bfloat16 v459 = __float2bfloat16_rn(v458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v460 = v448 * v1;
+    const unsigned int v461 = v460 + v451;
+    out[v461] = v459;
+  }
+  const unsigned int v462 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v464 = v367 + v462;
+  const unsigned int v465 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v467 = v370 + v465;
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v469 = v467 < v1;
+  const bool v470 = v468 && v469;
+  if (v470) {
+    const float v471 = v39.x[6];
+    const __nv_bfloat16 v472 = bias[v467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v473 = __bfloat162float(v472);
+    const float v474 = fmaf(v471, v3, v473);
+    const __nv_bfloat16 v475 = __float2bfloat16_rn(v474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v476 = v464 * v1;
+    const unsigned int v477 = v476 + v467;
+    out[v477] = v475;
+  }
+  const unsigned int v478 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v480 = v367 + v478;
+  const unsigned int v481 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v483 = v370 + v481;
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v485 = v483 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v39.x[7];
+    const __nv_bfloat16 v488 = bias[v483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v489 = __bfloat162float(v488);
+    const float v490 = fmaf(v487, v3, v489);
+    const __nv_bfloat16 v491 = __float2bfloat16_rn(v490);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v492 = v480 * v1;
+    const unsigned int v493 = v492 + v483;
+    out[v493] = v491;
+  }
+  const unsigned int v494 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v496 = v367 + v494;
+  const unsigned int v497 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v499 = v370 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v501 = v499 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v39.x[8];
+    const __nv_bfloat16 v504 = bias[v499];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v505 = __bfloat162float(v504);
+    const float v506 = fmaf(v503, v3, v505);
+    const __nv_bfloat16 v507 = __float2bfloat16_rn(v506);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v508 = v496 * v1;
+    const unsigned int v509 = v508 + v499;
+    out[v509] = v507;
+  }
+  const unsigned int v510 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v512 = v367 + v510;
+  const unsigned int v513 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v515 = v370 + v513;
+  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v517 = v515 < v1;
+  const bool v518 = v516 && v517;
+  if (v518) {
+    const float v519 = v39.x[9];
+    const __nv_bfloat16 v520 = bias[v515];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v521 = __bfloat162float(v520);
+    const float v522 = fmaf(v519, v3, v521);
+    const __nv_bfloat16 v523 = __float2bfloat16_rn(v522);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v524 = v512 * v1;
+    const unsigned int v525 = v524 + v515;
+    out[v525] = v523;
+  }
+  const unsigned int v526 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v528 = v367 + v526;
+  const unsigned int v529 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v531 = v370 + v529;
+  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v533 = v531 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v39.x[10];
+    const __nv_bfloat16 v536 = bias[v531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v537 = __bfloat162float(v536);
+    const float v538 = fmaf(v535, v3, v537);
+    const __nv_bfloat16 v539 = __float2bfloat16_rn(v538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v540 = v528 * v1;
+    const unsigned int v541 = v540 + v531;
+    out[v541] = v539;
+  }
+  const unsigned int v542 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v544 = v367 + v542;
+  const unsigned int v545 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v547 = v370 + v545;
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v549 = v547 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v39.x[11];
+    const __nv_bfloat16 v552 = bias[v547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v553 = __bfloat162float(v552);
+    const float v554 = fmaf(v551, v3, v553);
+    const __nv_bfloat16 v555 = __float2bfloat16_rn(v554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v556 = v544 * v1;
+    const unsigned int v557 = v556 + v547;
+    out[v557] = v555;
+  }
+  const unsigned int v558 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v560 = v367 + v558;
+  const unsigned int v561 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v563 = v370 + v561;
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v565 = v563 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v39.x[12];
+    const __nv_bfloat16 v568 = bias[v563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v569 = __bfloat162float(v568);
+    const float v570 = fmaf(v567, v3, v569);
+    const __nv_bfloat16 v571 = __float2bfloat16_rn(v570);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v572 = v560 * v1;
+    const unsigned int v573 = v572 + v563;
+    out[v573] = v571;
+  }
+  const unsigned int v574 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v576 = v367 + v574;
+  const unsigned int v577 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v579 = v370 + v577;
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v581 = v579 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v39.x[13];
+    const __nv_bfloat16 v584 = bias[v579];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v585 = __bfloat162float(v584);
+    const float v586 = fmaf(v583, v3, v585);
+    const __nv_bfloat16 v587 = __float2bfloat16_rn(v586);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v588 = v576 * v1;
+    const unsigned int v589 = v588 + v579;
+    out[v589] = v587;
+  }
+  const unsigned int v590 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v592 = v367 + v590;
+  const unsigned int v593 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v595 = v370 + v593;
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v597 = v595 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v39.x[14];
+    const __nv_bfloat16 v600 = bias[v595];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v601 = __bfloat162float(v600);
+    const float v602 = fmaf(v599, v3, v601);
+    const __nv_bfloat16 v603 = __float2bfloat16_rn(v602);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v604 = v592 * v1;
+    const unsigned int v605 = v604 + v595;
+    out[v605] = v603;
+  }
+  const unsigned int v606 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v608 = v367 + v606;
+  const unsigned int v609 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v611 = v370 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v613 = v611 < v1;
+  const bool v614 = v612 && v613;
+  if (v614) {
+    const float v615 = v39.x[15];
+    const __nv_bfloat16 v616 = bias[v611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v617 = __bfloat162float(v616);
+    const float v618 = fmaf(v615, v3, v617);
+    const __nv_bfloat16 v619 = __float2bfloat16_rn(v618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v620 = v608 * v1;
+    const unsigned int v621 = v620 + v611;
+    out[v621] = v619;
+  }
+  const unsigned int v622 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v624 = v367 + v622;
+  const unsigned int v625 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v627 = v370 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.x[16];
+    const __nv_bfloat16 v632 = bias[v627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v633 = __bfloat162float(v632);
+    const float v634 = fmaf(v631, v3, v633);
+    const __nv_bfloat16 v635 = __float2bfloat16_rn(v634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v636 = v624 * v1;
+    const unsigned int v637 = v636 + v627;
+    out[v637] = v635;
+  }
+  const unsigned int v638 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v640 = v367 + v638;
+  const unsigned int v641 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v643 = v370 + v641;
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.x[17];
+    const __nv_bfloat16 v648 = bias[v643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v649 = __bfloat162float(v648);
+    const float v650 = fmaf(v647, v3, v649);
+    const __nv_bfloat16 v651 = __float2bfloat16_rn(v650);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v652 = v640 * v1;
+    const unsigned int v653 = v652 + v643;
+    out[v653] = v651;
+  }
+  const unsigned int v654 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v656 = v367 + v654;
+  const unsigned int v657 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v659 = v370 + v657;
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.x[18];
+    const __nv_bfloat16 v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v665 = __bfloat162float(v664);
+    const float v666 = fmaf(v663, v3, v665);
+    const __nv_bfloat16 v667 = __float2bfloat16_rn(v666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v668 = v656 * v1;
+    const unsigned int v669 = v668 + v659;
+    out[v669] = v667;
+  }
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v672 = v367 + v670;
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v675 = v370 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.x[19];
+    const __nv_bfloat16 v680 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v681 = __bfloat162float(v680);
+    const float v682 = fmaf(v679, v3, v681);
+    const __nv_bfloat16 v683 = __float2bfloat16_rn(v682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v684 = v672 * v1;
+    const unsigned int v685 = v684 + v675;
+    out[v685] = v683;
+  }
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v688 = v367 + v686;
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v691 = v370 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.x[20];
+    const __nv_bfloat16 v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v697 = __bfloat162float(v696);
+    const float v698 = fmaf(v695, v3, v697);
+    const __nv_bfloat16 v699 = __float2bfloat16_rn(v698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v700 = v688 * v1;
+    const unsigned int v701 = v700 + v691;
+    out[v701] = v699;
+  }
+  const unsigned int v702 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v704 = v367 + v702;
+  const unsigned int v705 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v707 = v370 + v705;
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v709 = v707 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v39.x[21];
+    const __nv_bfloat16 v712 = bias[v707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v713 = __bfloat162float(v712);
+    const float v714 = fmaf(v711, v3, v713);
+    const __nv_bfloat16 v715 = __float2bfloat16_rn(v714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v716 = v704 * v1;
+    const unsigned int v717 = v716 + v707;
+    out[v717] = v715;
+  }
+  const unsigned int v718 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v720 = v367 + v718;
+  const unsigned int v721 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v723 = v370 + v721;
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.x[22];
+    const __nv_bfloat16 v728 = bias[v723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v729 = __bfloat162float(v728);
+    const float v730 = fmaf(v727, v3, v729);
+    const __nv_bfloat16 v731 = __float2bfloat16_rn(v730);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v732 = v720 * v1;
+    const unsigned int v733 = v732 + v723;
+    out[v733] = v731;
+  }
+  const unsigned int v734 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v736 = v367 + v734;
+  const unsigned int v737 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v739 = v370 + v737;
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.x[23];
+    const __nv_bfloat16 v744 = bias[v739];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v745 = __bfloat162float(v744);
+    const float v746 = fmaf(v743, v3, v745);
+    const __nv_bfloat16 v747 = __float2bfloat16_rn(v746);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v748 = v736 * v1;
+    const unsigned int v749 = v748 + v739;
+    out[v749] = v747;
+  }
+  const unsigned int v750 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v752 = v367 + v750;
+  const unsigned int v753 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v755 = v370 + v753;
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v39.x[24];
+    const __nv_bfloat16 v760 = bias[v755];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v761 = __bfloat162float(v760);
+    const float v762 = fmaf(v759, v3, v761);
+    const __nv_bfloat16 v763 = __float2bfloat16_rn(v762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v764 = v752 * v1;
+    const unsigned int v765 = v764 + v755;
+    out[v765] = v763;
+  }
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v768 = v367 + v766;
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v771 = v370 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.x[25];
+    const __nv_bfloat16 v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v777 = __bfloat162float(v776);
+    const float v778 = fmaf(v775, v3, v777);
+    const __nv_bfloat16 v779 = __float2bfloat16_rn(v778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v780 = v768 * v1;
+    const unsigned int v781 = v780 + v771;
+    out[v781] = v779;
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v784 = v367 + v782;
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v787 = v370 + v785;
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.x[26];
+    const __nv_bfloat16 v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v793 = __bfloat162float(v792);
+    const float v794 = fmaf(v791, v3, v793);
+    const __nv_bfloat16 v795 = __float2bfloat16_rn(v794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v796 = v784 * v1;
+    const unsigned int v797 = v796 + v787;
+    out[v797] = v795;
+  }
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v800 = v367 + v798;
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v803 = v370 + v801;
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v805 = v803 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v39.x[27];
+    const __nv_bfloat16 v808 = bias[v803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v809 = __bfloat162float(v808);
+    const float v810 = fmaf(v807, v3, v809);
+    const __nv_bfloat16 v811 = __float2bfloat16_rn(v810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v812 = v800 * v1;
+    const unsigned int v813 = v812 + v803;
+    out[v813] = v811;
+  }
+  const unsigned int v814 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v816 = v367 + v814;
+  const unsigned int v817 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v819 = v370 + v817;
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.x[28];
+    const __nv_bfloat16 v824 = bias[v819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v825 = __bfloat162float(v824);
+    const float v826 = fmaf(v823, v3, v825);
+    const __nv_bfloat16 v827 = __float2bfloat16_rn(v826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v828 = v816 * v1;
+    const unsigned int v829 = v828 + v819;
+    out[v829] = v827;
+  }
+  const unsigned int v830 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v832 = v367 + v830;
+  const unsigned int v833 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v835 = v370 + v833;
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.x[29];
+    const __nv_bfloat16 v840 = bias[v835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v841 = __bfloat162float(v840);
+    const float v842 = fmaf(v839, v3, v841);
+    const __nv_bfloat16 v843 = __float2bfloat16_rn(v842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v844 = v832 * v1;
+    const unsigned int v845 = v844 + v835;
+    out[v845] = v843;
+  }
+  const unsigned int v846 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v848 = v367 + v846;
+  const unsigned int v849 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v851 = v370 + v849;
+  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v853 = v851 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v39.x[30];
+    const __nv_bfloat16 v856 = bias[v851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v857 = __bfloat162float(v856);
+    const float v858 = fmaf(v855, v3, v857);
+    const __nv_bfloat16 v859 = __float2bfloat16_rn(v858);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v860 = v848 * v1;
+    const unsigned int v861 = v860 + v851;
+    out[v861] = v859;
+  }
+  const unsigned int v862 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v864 = v367 + v862;
+  const unsigned int v865 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v867 = v370 + v865;
+  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.x[31];
+    const __nv_bfloat16 v872 = bias[v867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v873 = __bfloat162float(v872);
+    const float v874 = fmaf(v871, v3, v873);
+    const __nv_bfloat16 v875 = __float2bfloat16_rn(v874);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v876 = v864 * v1;
+    const unsigned int v877 = v876 + v867;
+    out[v877] = v875;
+  }
+  const unsigned int v878 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v880 = v367 + v878;
+  const unsigned int v881 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v883 = v370 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.x[32];
+    const __nv_bfloat16 v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v889 = __bfloat162float(v888);
+    const float v890 = fmaf(v887, v3, v889);
+    const __nv_bfloat16 v891 = __float2bfloat16_rn(v890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v892 = v880 * v1;
+    const unsigned int v893 = v892 + v883;
+    out[v893] = v891;
+  }
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v896 = v367 + v894;
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v899 = v370 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.x[33];
+    const __nv_bfloat16 v904 = bias[v899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v905 = __bfloat162float(v904);
+    const float v906 = fmaf(v903, v3, v905);
+    const __nv_bfloat16 v907 = __float2bfloat16_rn(v906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v908 = v896 * v1;
+    const unsigned int v909 = v908 + v899;
+    out[v909] = v907;
+  }
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v912 = v367 + v910;
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v915 = v370 + v913;
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.x[34];
+    const __nv_bfloat16 v920 = bias[v915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v921 = __bfloat162float(v920);
+    const float v922 = fmaf(v919, v3, v921);
+    const __nv_bfloat16 v923 = __float2bfloat16_rn(v922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v924 = v912 * v1;
+    const unsigned int v925 = v924 + v915;
+    out[v925] = v923;
+  }
+  const unsigned int v926 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v928 = v367 + v926;
+  const unsigned int v929 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v931 = v370 + v929;
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.x[35];
+    const __nv_bfloat16 v936 = bias[v931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v937 = __bfloat162float(v936);
+    const float v938 = fmaf(v935, v3, v937);
+    const __nv_bfloat16 v939 = __float2bfloat16_rn(v938);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v940 = v928 * v1;
+    const unsigned int v941 = v940 + v931;
+    out[v941] = v939;
+  }
+  const unsigned int v942 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v944 = v367 + v942;
+  const unsigned int v945 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v947 = v370 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v949 = v947 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v39.x[36];
+    const __nv_bfloat16 v952 = bias[v947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v953 = __bfloat162float(v952);
+    const float v954 = fmaf(v951, v3, v953);
+    const __nv_bfloat16 v955 = __float2bfloat16_rn(v954);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v956 = v944 * v1;
+    const unsigned int v957 = v956 + v947;
+    out[v957] = v955;
+  }
+  const unsigned int v958 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v960 = v367 + v958;
+  const unsigned int v961 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v963 = v370 + v961;
+  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.x[37];
+    const __nv_bfloat16 v968 = bias[v963];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v969 = __bfloat162float(v968);
+    const float v970 = fmaf(v967, v3, v969);
+    const __nv_bfloat16 v971 = __float2bfloat16_rn(v970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v972 = v960 * v1;
+    const unsigned int v973 = v972 + v963;
+    out[v973] = v971;
+  }
+  const unsigned int v974 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v976 = v367 + v974;
+  const unsigned int v977 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v979 = v370 + v977;
+  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.x[38];
+    const __nv_bfloat16 v984 = bias[v979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v985 = __bfloat162float(v984);
+    const float v986 = fmaf(v983, v3, v985);
+    const __nv_bfloat16 v987 = __float2bfloat16_rn(v986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v988 = v976 * v1;
+    const unsigned int v989 = v988 + v979;
+    out[v989] = v987;
+  }
+  const unsigned int v990 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v992 = v367 + v990;
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v995 = v370 + v993;
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.x[39];
+    const __nv_bfloat16 v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1001 = __bfloat162float(v1000);
+    const float v1002 = fmaf(v999, v3, v1001);
+    const __nv_bfloat16 v1003 = __float2bfloat16_rn(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1004 = v992 * v1;
+    const unsigned int v1005 = v1004 + v995;
+    out[v1005] = v1003;
+  }
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1008 = v367 + v1006;
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1011 = v370 + v1009;
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.x[40];
+    const __nv_bfloat16 v1016 = bias[v1011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1017 = __bfloat162float(v1016);
+    const float v1018 = fmaf(v1015, v3, v1017);
+    const __nv_bfloat16 v1019 = __float2bfloat16_rn(v1018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1020 = v1008 * v1;
+    const unsigned int v1021 = v1020 + v1011;
+    out[v1021] = v1019;
+  }
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1024 = v367 + v1022;
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1027 = v370 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.x[41];
+    const __nv_bfloat16 v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1033 = __bfloat162float(v1032);
+    const float v1034 = fmaf(v1031, v3, v1033);
+    const __nv_bfloat16 v1035 = __float2bfloat16_rn(v1034);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1036 = v1024 * v1;
+    const unsigned int v1037 = v1036 + v1027;
+    out[v1037] = v1035;
+  }
+  const unsigned int v1038 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1040 = v367 + v1038;
+  const unsigned int v1041 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1043 = v370 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1045 = v1043 < v1;
+  const bool v1046 = v1044 && v1045;
+  if (v1046) {
+    const float v1047 = v39.x[42];
+    const __nv_bfloat16 v1048 = bias[v1043];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1049 = __bfloat162float(v1048);
+    const float v1050 = fmaf(v1047, v3, v1049);
+    const __nv_bfloat16 v1051 = __float2bfloat16_rn(v1050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1052 = v1040 * v1;
+    const unsigned int v1053 = v1052 + v1043;
+    out[v1053] = v1051;
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1056 = v367 + v1054;
+  const unsigned int v1057 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1059 = v370 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.x[43];
+    const __nv_bfloat16 v1064 = bias[v1059];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1065 = __bfloat162float(v1064);
+    const float v1066 = fmaf(v1063, v3, v1065);
+    const __nv_bfloat16 v1067 = __float2bfloat16_rn(v1066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1068 = v1056 * v1;
+    const unsigned int v1069 = v1068 + v1059;
+    out[v1069] = v1067;
+  }
+  const unsigned int v1070 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1072 = v367 + v1070;
+  const unsigned int v1073 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1075 = v370 + v1073;
+  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.x[44];
+    const __nv_bfloat16 v1080 = bias[v1075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1081 = __bfloat162float(v1080);
+    const float v1082 = fmaf(v1079, v3, v1081);
+    const __nv_bfloat16 v1083 = __float2bfloat16_rn(v1082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1084 = v1072 * v1;
+    const unsigned int v1085 = v1084 + v1075;
+    out[v1085] = v1083;
+  }
+  const unsigned int v1086 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1088 = v367 + v1086;
+  const unsigned int v1089 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1091 = v370 + v1089;
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1093 = v1091 < v1;
+  const bool v1094 = v1092 && v1093;
+  if (v1094) {
+    const float v1095 = v39.x[45];
+    const __nv_bfloat16 v1096 = bias[v1091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1097 = __bfloat162float(v1096);
+    const float v1098 = fmaf(v1095, v3, v1097);
+    const __nv_bfloat16 v1099 = __float2bfloat16_rn(v1098);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1100 = v1088 * v1;
+    const unsigned int v1101 = v1100 + v1091;
+    out[v1101] = v1099;
+  }
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1104 = v367 + v1102;
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1107 = v370 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.x[46];
+    const __nv_bfloat16 v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1113 = __bfloat162float(v1112);
+    const float v1114 = fmaf(v1111, v3, v1113);
+    const __nv_bfloat16 v1115 = __float2bfloat16_rn(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1116 = v1104 * v1;
+    const unsigned int v1117 = v1116 + v1107;
+    out[v1117] = v1115;
+  }
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1120 = v367 + v1118;
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1123 = v370 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.x[47];
+    const __nv_bfloat16 v1128 = bias[v1123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1129 = __bfloat162float(v1128);
+    const float v1130 = fmaf(v1127, v3, v1129);
+    const __nv_bfloat16 v1131 = __float2bfloat16_rn(v1130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1132 = v1120 * v1;
+    const unsigned int v1133 = v1132 + v1123;
+    out[v1133] = v1131;
+  }
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1136 = v367 + v1134;
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1139 = v370 + v1137;
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1141 = v1139 < v1;
+  const bool v1142 = v1140 && v1141;
+  if (v1142) {
+    const float v1143 = v39.x[48];
+    const __nv_bfloat16 v1144 = bias[v1139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1145 = __bfloat162float(v1144);
+    const float v1146 = fmaf(v1143, v3, v1145);
+    const __nv_bfloat16 v1147 = __float2bfloat16_rn(v1146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1148 = v1136 * v1;
+    const unsigned int v1149 = v1148 + v1139;
+    out[v1149] = v1147;
+  }
+  const unsigned int v1150 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1152 = v367 + v1150;
+  const unsigned int v1153 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1155 = v370 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.x[49];
+    const __nv_bfloat16 v1160 = bias[v1155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1161 = __bfloat162float(v1160);
+    const float v1162 = fmaf(v1159, v3, v1161);
+    const __nv_bfloat16 v1163 = __float2bfloat16_rn(v1162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1164 = v1152 * v1;
+    const unsigned int v1165 = v1164 + v1155;
+    out[v1165] = v1163;
+  }
+  const unsigned int v1166 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1168 = v367 + v1166;
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1171 = v370 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.x[50];
+    const __nv_bfloat16 v1176 = bias[v1171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1177 = __bfloat162float(v1176);
+    const float v1178 = fmaf(v1175, v3, v1177);
+    const __nv_bfloat16 v1179 = __float2bfloat16_rn(v1178);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1180 = v1168 * v1;
+    const unsigned int v1181 = v1180 + v1171;
+    out[v1181] = v1179;
+  }
+  const unsigned int v1182 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1184 = v367 + v1182;
+  const unsigned int v1185 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1187 = v370 + v1185;
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1189 = v1187 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v39.x[51];
+    const __nv_bfloat16 v1192 = bias[v1187];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1193 = __bfloat162float(v1192);
+    const float v1194 = fmaf(v1191, v3, v1193);
+    const __nv_bfloat16 v1195 = __float2bfloat16_rn(v1194);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1196 = v1184 * v1;
+    const unsigned int v1197 = v1196 + v1187;
+    out[v1197] = v1195;
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1200 = v367 + v1198;
+  const unsigned int v1201 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1203 = v370 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.x[52];
+    const __nv_bfloat16 v1208 = bias[v1203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1209 = __bfloat162float(v1208);
+    const float v1210 = fmaf(v1207, v3, v1209);
+    const __nv_bfloat16 v1211 = __float2bfloat16_rn(v1210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1212 = v1200 * v1;
+    const unsigned int v1213 = v1212 + v1203;
+    out[v1213] = v1211;
+  }
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1216 = v367 + v1214;
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1219 = v370 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.x[53];
+    const __nv_bfloat16 v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1225 = __bfloat162float(v1224);
+    const float v1226 = fmaf(v1223, v3, v1225);
+    const __nv_bfloat16 v1227 = __float2bfloat16_rn(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1228 = v1216 * v1;
+    const unsigned int v1229 = v1228 + v1219;
+    out[v1229] = v1227;
+  }
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1232 = v367 + v1230;
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1235 = v370 + v1233;
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.x[54];
+    const __nv_bfloat16 v1240 = bias[v1235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1241 = __bfloat162float(v1240);
+    const float v1242 = fmaf(v1239, v3, v1241);
+    const __nv_bfloat16 v1243 = __float2bfloat16_rn(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1244 = v1232 * v1;
+    const unsigned int v1245 = v1244 + v1235;
+    out[v1245] = v1243;
+  }
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1248 = v367 + v1246;
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1251 = v370 + v1249;
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.x[55];
+    const __nv_bfloat16 v1256 = bias[v1251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1257 = __bfloat162float(v1256);
+    const float v1258 = fmaf(v1255, v3, v1257);
+    const __nv_bfloat16 v1259 = __float2bfloat16_rn(v1258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1260 = v1248 * v1;
+    const unsigned int v1261 = v1260 + v1251;
+    out[v1261] = v1259;
+  }
+  const unsigned int v1262 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1264 = v367 + v1262;
+  const unsigned int v1265 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1267 = v370 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.x[56];
+    const __nv_bfloat16 v1272 = bias[v1267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1273 = __bfloat162float(v1272);
+    const float v1274 = fmaf(v1271, v3, v1273);
+    const __nv_bfloat16 v1275 = __float2bfloat16_rn(v1274);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1276 = v1264 * v1;
+    const unsigned int v1277 = v1276 + v1267;
+    out[v1277] = v1275;
+  }
+  const unsigned int v1278 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1280 = v367 + v1278;
+  const unsigned int v1281 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1283 = v370 + v1281;
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1285 = v1283 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v39.x[57];
+    const __nv_bfloat16 v1288 = bias[v1283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1289 = __bfloat162float(v1288);
+    const float v1290 = fmaf(v1287, v3, v1289);
+    const __nv_bfloat16 v1291 = __float2bfloat16_rn(v1290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1292 = v1280 * v1;
+    const unsigned int v1293 = v1292 + v1283;
+    out[v1293] = v1291;
+  }
+  const unsigned int v1294 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1296 = v367 + v1294;
+  const unsigned int v1297 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1299 = v370 + v1297;
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.x[58];
+    const __nv_bfloat16 v1304 = bias[v1299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1305 = __bfloat162float(v1304);
+    const float v1306 = fmaf(v1303, v3, v1305);
+    const __nv_bfloat16 v1307 = __float2bfloat16_rn(v1306);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1308 = v1296 * v1;
+    const unsigned int v1309 = v1308 + v1299;
+    out[v1309] = v1307;
+  }
+  const unsigned int v1310 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1312 = v367 + v1310;
+  const unsigned int v1313 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1315 = v370 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.x[59];
+    const __nv_bfloat16 v1320 = bias[v1315];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1321 = __bfloat162float(v1320);
+    const float v1322 = fmaf(v1319, v3, v1321);
+    const __nv_bfloat16 v1323 = __float2bfloat16_rn(v1322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1324 = v1312 * v1;
+    const unsigned int v1325 = v1324 + v1315;
+    out[v1325] = v1323;
+  }
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1328 = v367 + v1326;
+  const unsigned int v1329 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1331 = v370 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.x[60];
+    const __nv_bfloat16 v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1337 = __bfloat162float(v1336);
+    const float v1338 = fmaf(v1335, v3, v1337);
+    const __nv_bfloat16 v1339 = __float2bfloat16_rn(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1340 = v1328 * v1;
+    const unsigned int v1341 = v1340 + v1331;
+    out[v1341] = v1339;
+  }
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1344 = v367 + v1342;
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1347 = v370 + v1345;
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.x[61];
+    const __nv_bfloat16 v1352 = bias[v1347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1353 = __bfloat162float(v1352);
+    const float v1354 = fmaf(v1351, v3, v1353);
+    const __nv_bfloat16 v1355 = __float2bfloat16_rn(v1354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1356 = v1344 * v1;
+    const unsigned int v1357 = v1356 + v1347;
+    out[v1357] = v1355;
+  }
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1360 = v367 + v1358;
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1363 = v370 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.x[62];
+    const __nv_bfloat16 v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1369 = __bfloat162float(v1368);
+    const float v1370 = fmaf(v1367, v3, v1369);
+    const __nv_bfloat16 v1371 = __float2bfloat16_rn(v1370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1372 = v1360 * v1;
+    const unsigned int v1373 = v1372 + v1363;
+    out[v1373] = v1371;
+  }
+  const unsigned int v1374 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1376 = v367 + v1374;
+  const unsigned int v1377 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1379 = v370 + v1377;
+  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1381 = v1379 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v39.x[63];
+    const __nv_bfloat16 v1384 = bias[v1379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1385 = __bfloat162float(v1384);
+    const float v1386 = fmaf(v1383, v3, v1385);
+    const __nv_bfloat16 v1387 = __float2bfloat16_rn(v1386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1388 = v1376 * v1;
+    const unsigned int v1389 = v1388 + v1379;
+    out[v1389] = v1387;
+  }
+  const unsigned int v1390 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1392 = v367 + v1390;
+  const unsigned int v1393 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1395 = v370 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.x[64];
+    const __nv_bfloat16 v1400 = bias[v1395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1401 = __bfloat162float(v1400);
+    const float v1402 = fmaf(v1399, v3, v1401);
+    const __nv_bfloat16 v1403 = __float2bfloat16_rn(v1402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1404 = v1392 * v1;
+    const unsigned int v1405 = v1404 + v1395;
+    out[v1405] = v1403;
+  }
+  const unsigned int v1406 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1408 = v367 + v1406;
+  const unsigned int v1409 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1411 = v370 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.x[65];
+    const __nv_bfloat16 v1416 = bias[v1411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1417 = __bfloat162float(v1416);
+    const float v1418 = fmaf(v1415, v3, v1417);
+    const __nv_bfloat16 v1419 = __float2bfloat16_rn(v1418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1420 = v1408 * v1;
+    const unsigned int v1421 = v1420 + v1411;
+    out[v1421] = v1419;
+  }
+  const unsigned int v1422 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1424 = v367 + v1422;
+  const unsigned int v1425 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1427 = v370 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1429 = v1427 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v39.x[66];
+    const __nv_bfloat16 v1432 = bias[v1427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1433 = __bfloat162float(v1432);
+    const float v1434 = fmaf(v1431, v3, v1433);
+    const __nv_bfloat16 v1435 = __float2bfloat16_rn(v1434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1436 = v1424 * v1;
+    const unsigned int v1437 = v1436 + v1427;
+    out[v1437] = v1435;
+  }
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1440 = v367 + v1438;
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1443 = v370 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.x[67];
+    const __nv_bfloat16 v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1449 = __bfloat162float(v1448);
+    const float v1450 = fmaf(v1447, v3, v1449);
+    const __nv_bfloat16 v1451 = __float2bfloat16_rn(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1452 = v1440 * v1;
+    const unsigned int v1453 = v1452 + v1443;
+    out[v1453] = v1451;
+  }
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1456 = v367 + v1454;
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1459 = v370 + v1457;
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.x[68];
+    const __nv_bfloat16 v1464 = bias[v1459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1465 = __bfloat162float(v1464);
+    const float v1466 = fmaf(v1463, v3, v1465);
+    const __nv_bfloat16 v1467 = __float2bfloat16_rn(v1466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1468 = v1456 * v1;
+    const unsigned int v1469 = v1468 + v1459;
+    out[v1469] = v1467;
+  }
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1472 = v367 + v1470;
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1475 = v370 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v39.x[69];
+    const __nv_bfloat16 v1480 = bias[v1475];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1481 = __bfloat162float(v1480);
+    const float v1482 = fmaf(v1479, v3, v1481);
+    const __nv_bfloat16 v1483 = __float2bfloat16_rn(v1482);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1484 = v1472 * v1;
+    const unsigned int v1485 = v1484 + v1475;
+    out[v1485] = v1483;
+  }
+  const unsigned int v1486 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1488 = v367 + v1486;
+  const unsigned int v1489 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1491 = v370 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.x[70];
+    const __nv_bfloat16 v1496 = bias[v1491];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1497 = __bfloat162float(v1496);
+    const float v1498 = fmaf(v1495, v3, v1497);
+    const __nv_bfloat16 v1499 = __float2bfloat16_rn(v1498);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1500 = v1488 * v1;
+    const unsigned int v1501 = v1500 + v1491;
+    out[v1501] = v1499;
+  }
+  const unsigned int v1502 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1504 = v367 + v1502;
+  const unsigned int v1505 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1507 = v370 + v1505;
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.x[71];
+    const __nv_bfloat16 v1512 = bias[v1507];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1513 = __bfloat162float(v1512);
+    const float v1514 = fmaf(v1511, v3, v1513);
+    const __nv_bfloat16 v1515 = __float2bfloat16_rn(v1514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1516 = v1504 * v1;
+    const unsigned int v1517 = v1516 + v1507;
+    out[v1517] = v1515;
+  }
+  const unsigned int v1518 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1520 = v367 + v1518;
+  const unsigned int v1521 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1523 = v370 + v1521;
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1525 = v1523 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v39.x[72];
+    const __nv_bfloat16 v1528 = bias[v1523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1529 = __bfloat162float(v1528);
+    const float v1530 = fmaf(v1527, v3, v1529);
+    const __nv_bfloat16 v1531 = __float2bfloat16_rn(v1530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1532 = v1520 * v1;
+    const unsigned int v1533 = v1532 + v1523;
+    out[v1533] = v1531;
+  }
+  const unsigned int v1534 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1536 = v367 + v1534;
+  const unsigned int v1537 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1539 = v370 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.x[73];
+    const __nv_bfloat16 v1544 = bias[v1539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1545 = __bfloat162float(v1544);
+    const float v1546 = fmaf(v1543, v3, v1545);
+    const __nv_bfloat16 v1547 = __float2bfloat16_rn(v1546);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1548 = v1536 * v1;
+    const unsigned int v1549 = v1548 + v1539;
+    out[v1549] = v1547;
+  }
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1552 = v367 + v1550;
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1555 = v370 + v1553;
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.x[74];
+    const __nv_bfloat16 v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1561 = __bfloat162float(v1560);
+    const float v1562 = fmaf(v1559, v3, v1561);
+    const __nv_bfloat16 v1563 = __float2bfloat16_rn(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1564 = v1552 * v1;
+    const unsigned int v1565 = v1564 + v1555;
+    out[v1565] = v1563;
+  }
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1568 = v367 + v1566;
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1571 = v370 + v1569;
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.x[75];
+    const __nv_bfloat16 v1576 = bias[v1571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1577 = __bfloat162float(v1576);
+    const float v1578 = fmaf(v1575, v3, v1577);
+    const __nv_bfloat16 v1579 = __float2bfloat16_rn(v1578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1580 = v1568 * v1;
+    const unsigned int v1581 = v1580 + v1571;
+    out[v1581] = v1579;
+  }
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1584 = v367 + v1582;
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1587 = v370 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.x[76];
+    const __nv_bfloat16 v1592 = bias[v1587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1593 = __bfloat162float(v1592);
+    const float v1594 = fmaf(v1591, v3, v1593);
+    const __nv_bfloat16 v1595 = __float2bfloat16_rn(v1594);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1596 = v1584 * v1;
+    const unsigned int v1597 = v1596 + v1587;
+    out[v1597] = v1595;
+  }
+  const unsigned int v1598 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1600 = v367 + v1598;
+  const unsigned int v1601 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1603 = v370 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.x[77];
+    const __nv_bfloat16 v1608 = bias[v1603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1609 = __bfloat162float(v1608);
+    const float v1610 = fmaf(v1607, v3, v1609);
+    const __nv_bfloat16 v1611 = __float2bfloat16_rn(v1610);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1612 = v1600 * v1;
+    const unsigned int v1613 = v1612 + v1603;
+    out[v1613] = v1611;
+  }
+  const unsigned int v1614 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1616 = v367 + v1614;
+  const unsigned int v1617 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1619 = v370 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v39.x[78];
+    const __nv_bfloat16 v1624 = bias[v1619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1625 = __bfloat162float(v1624);
+    const float v1626 = fmaf(v1623, v3, v1625);
+    const __nv_bfloat16 v1627 = __float2bfloat16_rn(v1626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1628 = v1616 * v1;
+    const unsigned int v1629 = v1628 + v1619;
+    out[v1629] = v1627;
+  }
+  const unsigned int v1630 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1632 = v367 + v1630;
+  const unsigned int v1633 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1635 = v370 + v1633;
+  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.x[79];
+    const __nv_bfloat16 v1640 = bias[v1635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1641 = __bfloat162float(v1640);
+    const float v1642 = fmaf(v1639, v3, v1641);
+    const __nv_bfloat16 v1643 = __float2bfloat16_rn(v1642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1644 = v1632 * v1;
+    const unsigned int v1645 = v1644 + v1635;
+    out[v1645] = v1643;
+  }
+  const unsigned int v1646 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1648 = v367 + v1646;
+  const unsigned int v1649 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1651 = v370 + v1649;
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.x[80];
+    const __nv_bfloat16 v1656 = bias[v1651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1657 = __bfloat162float(v1656);
+    const float v1658 = fmaf(v1655, v3, v1657);
+    const __nv_bfloat16 v1659 = __float2bfloat16_rn(v1658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1660 = v1648 * v1;
+    const unsigned int v1661 = v1660 + v1651;
+    out[v1661] = v1659;
+  }
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1664 = v367 + v1662;
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1667 = v370 + v1665;
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.x[81];
+    const __nv_bfloat16 v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1673 = __bfloat162float(v1672);
+    const float v1674 = fmaf(v1671, v3, v1673);
+    const __nv_bfloat16 v1675 = __float2bfloat16_rn(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1676 = v1664 * v1;
+    const unsigned int v1677 = v1676 + v1667;
+    out[v1677] = v1675;
+  }
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1680 = v367 + v1678;
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1683 = v370 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.x[82];
+    const __nv_bfloat16 v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1689 = __bfloat162float(v1688);
+    const float v1690 = fmaf(v1687, v3, v1689);
+    const __nv_bfloat16 v1691 = __float2bfloat16_rn(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1692 = v1680 * v1;
+    const unsigned int v1693 = v1692 + v1683;
+    out[v1693] = v1691;
+  }
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1696 = v367 + v1694;
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1699 = v370 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.x[83];
+    const __nv_bfloat16 v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1705 = __bfloat162float(v1704);
+    const float v1706 = fmaf(v1703, v3, v1705);
+    const __nv_bfloat16 v1707 = __float2bfloat16_rn(v1706);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1708 = v1696 * v1;
+    const unsigned int v1709 = v1708 + v1699;
+    out[v1709] = v1707;
+  }
+  const unsigned int v1710 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1712 = v367 + v1710;
+  const unsigned int v1713 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1715 = v370 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v39.x[84];
+    const __nv_bfloat16 v1720 = bias[v1715];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1721 = __bfloat162float(v1720);
+    const float v1722 = fmaf(v1719, v3, v1721);
+    const __nv_bfloat16 v1723 = __float2bfloat16_rn(v1722);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1724 = v1712 * v1;
+    const unsigned int v1725 = v1724 + v1715;
+    out[v1725] = v1723;
+  }
+  const unsigned int v1726 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1728 = v367 + v1726;
+  const unsigned int v1729 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1731 = v370 + v1729;
+  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.x[85];
+    const __nv_bfloat16 v1736 = bias[v1731];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1737 = __bfloat162float(v1736);
+    const float v1738 = fmaf(v1735, v3, v1737);
+    const __nv_bfloat16 v1739 = __float2bfloat16_rn(v1738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1740 = v1728 * v1;
+    const unsigned int v1741 = v1740 + v1731;
+    out[v1741] = v1739;
+  }
+  const unsigned int v1742 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1744 = v367 + v1742;
+  const unsigned int v1745 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1747 = v370 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.x[86];
+    const __nv_bfloat16 v1752 = bias[v1747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1753 = __bfloat162float(v1752);
+    const float v1754 = fmaf(v1751, v3, v1753);
+    const __nv_bfloat16 v1755 = __float2bfloat16_rn(v1754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1756 = v1744 * v1;
+    const unsigned int v1757 = v1756 + v1747;
+    out[v1757] = v1755;
+  }
+  const unsigned int v1758 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1760 = v367 + v1758;
+  const unsigned int v1761 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1763 = v370 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1765 = v1763 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v39.x[87];
+    const __nv_bfloat16 v1768 = bias[v1763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1769 = __bfloat162float(v1768);
+    const float v1770 = fmaf(v1767, v3, v1769);
+    const __nv_bfloat16 v1771 = __float2bfloat16_rn(v1770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1772 = v1760 * v1;
+    const unsigned int v1773 = v1772 + v1763;
+    out[v1773] = v1771;
+  }
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1776 = v367 + v1774;
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1779 = v370 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.x[88];
+    const __nv_bfloat16 v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1785 = __bfloat162float(v1784);
+    const float v1786 = fmaf(v1783, v3, v1785);
+    const __nv_bfloat16 v1787 = __float2bfloat16_rn(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1788 = v1776 * v1;
+    const unsigned int v1789 = v1788 + v1779;
+    out[v1789] = v1787;
+  }
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1792 = v367 + v1790;
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1795 = v370 + v1793;
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.x[89];
+    const __nv_bfloat16 v1800 = bias[v1795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1801 = __bfloat162float(v1800);
+    const float v1802 = fmaf(v1799, v3, v1801);
+    const __nv_bfloat16 v1803 = __float2bfloat16_rn(v1802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1804 = v1792 * v1;
+    const unsigned int v1805 = v1804 + v1795;
+    out[v1805] = v1803;
+  }
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1808 = v367 + v1806;
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1811 = v370 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v39.x[90];
+    const __nv_bfloat16 v1816 = bias[v1811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1817 = __bfloat162float(v1816);
+    const float v1818 = fmaf(v1815, v3, v1817);
+    const __nv_bfloat16 v1819 = __float2bfloat16_rn(v1818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1820 = v1808 * v1;
+    const unsigned int v1821 = v1820 + v1811;
+    out[v1821] = v1819;
+  }
+  const unsigned int v1822 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1824 = v367 + v1822;
+  const unsigned int v1825 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1827 = v370 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.x[91];
+    const __nv_bfloat16 v1832 = bias[v1827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1833 = __bfloat162float(v1832);
+    const float v1834 = fmaf(v1831, v3, v1833);
+    const __nv_bfloat16 v1835 = __float2bfloat16_rn(v1834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1836 = v1824 * v1;
+    const unsigned int v1837 = v1836 + v1827;
+    out[v1837] = v1835;
+  }
+  const unsigned int v1838 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1840 = v367 + v1838;
+  const unsigned int v1841 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1843 = v370 + v1841;
+  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.x[92];
+    const __nv_bfloat16 v1848 = bias[v1843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1849 = __bfloat162float(v1848);
+    const float v1850 = fmaf(v1847, v3, v1849);
+    const __nv_bfloat16 v1851 = __float2bfloat16_rn(v1850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1852 = v1840 * v1;
+    const unsigned int v1853 = v1852 + v1843;
+    out[v1853] = v1851;
+  }
+  const unsigned int v1854 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1856 = v367 + v1854;
+  const unsigned int v1857 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1859 = v370 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1861 = v1859 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v39.x[93];
+    const __nv_bfloat16 v1864 = bias[v1859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1865 = __bfloat162float(v1864);
+    const float v1866 = fmaf(v1863, v3, v1865);
+    const __nv_bfloat16 v1867 = __float2bfloat16_rn(v1866);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1868 = v1856 * v1;
+    const unsigned int v1869 = v1868 + v1859;
+    out[v1869] = v1867;
+  }
+  const unsigned int v1870 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1872 = v367 + v1870;
+  const unsigned int v1873 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1875 = v370 + v1873;
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.x[94];
+    const __nv_bfloat16 v1880 = bias[v1875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1881 = __bfloat162float(v1880);
+    const float v1882 = fmaf(v1879, v3, v1881);
+    const __nv_bfloat16 v1883 = __float2bfloat16_rn(v1882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1884 = v1872 * v1;
+    const unsigned int v1885 = v1884 + v1875;
+    out[v1885] = v1883;
+  }
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1888 = v367 + v1886;
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1891 = v370 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.x[95];
+    const __nv_bfloat16 v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1897 = __bfloat162float(v1896);
+    const float v1898 = fmaf(v1895, v3, v1897);
+    const __nv_bfloat16 v1899 = __float2bfloat16_rn(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1900 = v1888 * v1;
+    const unsigned int v1901 = v1900 + v1891;
+    out[v1901] = v1899;
+  }
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1904 = v367 + v1902;
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1907 = v370 + v1905;
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.x[96];
+    const __nv_bfloat16 v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1913 = __bfloat162float(v1912);
+    const float v1914 = fmaf(v1911, v3, v1913);
+    const __nv_bfloat16 v1915 = __float2bfloat16_rn(v1914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1916 = v1904 * v1;
+    const unsigned int v1917 = v1916 + v1907;
+    out[v1917] = v1915;
+  }
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1920 = v367 + v1918;
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1923 = v370 + v1921;
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.x[97];
+    const __nv_bfloat16 v1928 = bias[v1923];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1929 = __bfloat162float(v1928);
+    const float v1930 = fmaf(v1927, v3, v1929);
+    const __nv_bfloat16 v1931 = __float2bfloat16_rn(v1930);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1932 = v1920 * v1;
+    const unsigned int v1933 = v1932 + v1923;
+    out[v1933] = v1931;
+  }
+  const unsigned int v1934 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1936 = v367 + v1934;
+  const unsigned int v1937 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1939 = v370 + v1937;
+  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.x[98];
+    const __nv_bfloat16 v1944 = bias[v1939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1945 = __bfloat162float(v1944);
+    const float v1946 = fmaf(v1943, v3, v1945);
+    const __nv_bfloat16 v1947 = __float2bfloat16_rn(v1946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1948 = v1936 * v1;
+    const unsigned int v1949 = v1948 + v1939;
+    out[v1949] = v1947;
+  }
+  const unsigned int v1950 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1952 = v367 + v1950;
+  const unsigned int v1953 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1955 = v370 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v39.x[99];
+    const __nv_bfloat16 v1960 = bias[v1955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1961 = __bfloat162float(v1960);
+    const float v1962 = fmaf(v1959, v3, v1961);
+    const __nv_bfloat16 v1963 = __float2bfloat16_rn(v1962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1964 = v1952 * v1;
+    const unsigned int v1965 = v1964 + v1955;
+    out[v1965] = v1963;
+  }
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1968 = v367 + v1966;
+  const unsigned int v1969 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1971 = v370 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.x[100];
+    const __nv_bfloat16 v1976 = bias[v1971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1977 = __bfloat162float(v1976);
+    const float v1978 = fmaf(v1975, v3, v1977);
+    const __nv_bfloat16 v1979 = __float2bfloat16_rn(v1978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1980 = v1968 * v1;
+    const unsigned int v1981 = v1980 + v1971;
+    out[v1981] = v1979;
+  }
+  const unsigned int v1982 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1984 = v367 + v1982;
+  const unsigned int v1985 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1987 = v370 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.x[101];
+    const __nv_bfloat16 v1992 = bias[v1987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1993 = __bfloat162float(v1992);
+    const float v1994 = fmaf(v1991, v3, v1993);
+    const __nv_bfloat16 v1995 = __float2bfloat16_rn(v1994);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1996 = v1984 * v1;
+    const unsigned int v1997 = v1996 + v1987;
+    out[v1997] = v1995;
+  }
+  const unsigned int v1998 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2000 = v367 + v1998;
+  const unsigned int v2001 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2003 = v370 + v2001;
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.x[102];
+    const __nv_bfloat16 v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2009 = __bfloat162float(v2008);
+    const float v2010 = fmaf(v2007, v3, v2009);
+    const __nv_bfloat16 v2011 = __float2bfloat16_rn(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2012 = v2000 * v1;
+    const unsigned int v2013 = v2012 + v2003;
+    out[v2013] = v2011;
+  }
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2016 = v367 + v2014;
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2019 = v370 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.x[103];
+    const __nv_bfloat16 v2024 = bias[v2019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2025 = __bfloat162float(v2024);
+    const float v2026 = fmaf(v2023, v3, v2025);
+    const __nv_bfloat16 v2027 = __float2bfloat16_rn(v2026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2028 = v2016 * v1;
+    const unsigned int v2029 = v2028 + v2019;
+    out[v2029] = v2027;
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v367 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v370 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.x[104];
+    const __nv_bfloat16 v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2041 = __bfloat162float(v2040);
+    const float v2042 = fmaf(v2039, v3, v2041);
+    const __nv_bfloat16 v2043 = __float2bfloat16_rn(v2042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2044 = v2032 * v1;
+    const unsigned int v2045 = v2044 + v2035;
+    out[v2045] = v2043;
+  }
+  const unsigned int v2046 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2048 = v367 + v2046;
+  const unsigned int v2049 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2051 = v370 + v2049;
+  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2053 = v2051 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v39.x[105];
+    const __nv_bfloat16 v2056 = bias[v2051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2057 = __bfloat162float(v2056);
+    const float v2058 = fmaf(v2055, v3, v2057);
+    const __nv_bfloat16 v2059 = __float2bfloat16_rn(v2058);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2060 = v2048 * v1;
+    const unsigned int v2061 = v2060 + v2051;
+    out[v2061] = v2059;
+  }
+  const unsigned int v2062 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2064 = v367 + v2062;
+  const unsigned int v2065 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2067 = v370 + v2065;
+  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.x[106];
+    const __nv_bfloat16 v2072 = bias[v2067];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2073 = __bfloat162float(v2072);
+    const float v2074 = fmaf(v2071, v3, v2073);
+    const __nv_bfloat16 v2075 = __float2bfloat16_rn(v2074);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2076 = v2064 * v1;
+    const unsigned int v2077 = v2076 + v2067;
+    out[v2077] = v2075;
+  }
+  const unsigned int v2078 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2080 = v367 + v2078;
+  const unsigned int v2081 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2083 = v370 + v2081;
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.x[107];
+    const __nv_bfloat16 v2088 = bias[v2083];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2089 = __bfloat162float(v2088);
+    const float v2090 = fmaf(v2087, v3, v2089);
+    const __nv_bfloat16 v2091 = __float2bfloat16_rn(v2090);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2092 = v2080 * v1;
+    const unsigned int v2093 = v2092 + v2083;
+    out[v2093] = v2091;
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2096 = v367 + v2094;
+  const unsigned int v2097 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2099 = v370 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v39.x[108];
+    const __nv_bfloat16 v2104 = bias[v2099];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2105 = __bfloat162float(v2104);
+    const float v2106 = fmaf(v2103, v3, v2105);
+    const __nv_bfloat16 v2107 = __float2bfloat16_rn(v2106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2108 = v2096 * v1;
+    const unsigned int v2109 = v2108 + v2099;
+    out[v2109] = v2107;
+  }
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2112 = v367 + v2110;
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2115 = v370 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.x[109];
+    const __nv_bfloat16 v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2121 = __bfloat162float(v2120);
+    const float v2122 = fmaf(v2119, v3, v2121);
+    const __nv_bfloat16 v2123 = __float2bfloat16_rn(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2124 = v2112 * v1;
+    const unsigned int v2125 = v2124 + v2115;
+    out[v2125] = v2123;
+  }
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2128 = v367 + v2126;
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2131 = v370 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.x[110];
+    const __nv_bfloat16 v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2137 = __bfloat162float(v2136);
+    const float v2138 = fmaf(v2135, v3, v2137);
+    const __nv_bfloat16 v2139 = __float2bfloat16_rn(v2138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2140 = v2128 * v1;
+    const unsigned int v2141 = v2140 + v2131;
+    out[v2141] = v2139;
+  }
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2144 = v367 + v2142;
+  const unsigned int v2145 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2147 = v370 + v2145;
+  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2149 = v2147 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v39.x[111];
+    const __nv_bfloat16 v2152 = bias[v2147];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2153 = __bfloat162float(v2152);
+    const float v2154 = fmaf(v2151, v3, v2153);
+    const __nv_bfloat16 v2155 = __float2bfloat16_rn(v2154);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2156 = v2144 * v1;
+    const unsigned int v2157 = v2156 + v2147;
+    out[v2157] = v2155;
+  }
+  const unsigned int v2158 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2160 = v367 + v2158;
+  const unsigned int v2161 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2163 = v370 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v39.x[112];
+    const __nv_bfloat16 v2168 = bias[v2163];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2169 = __bfloat162float(v2168);
+    const float v2170 = fmaf(v2167, v3, v2169);
+    const __nv_bfloat16 v2171 = __float2bfloat16_rn(v2170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2172 = v2160 * v1;
+    const unsigned int v2173 = v2172 + v2163;
+    out[v2173] = v2171;
+  }
+  const unsigned int v2174 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2176 = v367 + v2174;
+  const unsigned int v2177 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2179 = v370 + v2177;
+  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v39.x[113];
+    const __nv_bfloat16 v2184 = bias[v2179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2185 = __bfloat162float(v2184);
+    const float v2186 = fmaf(v2183, v3, v2185);
+    const __nv_bfloat16 v2187 = __float2bfloat16_rn(v2186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2188 = v2176 * v1;
+    const unsigned int v2189 = v2188 + v2179;
+    out[v2189] = v2187;
+  }
+  const unsigned int v2190 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2192 = v367 + v2190;
+  const unsigned int v2193 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2195 = v370 + v2193;
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v39.x[114];
+    const __nv_bfloat16 v2200 = bias[v2195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2201 = __bfloat162float(v2200);
+    const float v2202 = fmaf(v2199, v3, v2201);
+    const __nv_bfloat16 v2203 = __float2bfloat16_rn(v2202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2204 = v2192 * v1;
+    const unsigned int v2205 = v2204 + v2195;
+    out[v2205] = v2203;
+  }
+  const unsigned int v2206 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2208 = v367 + v2206;
+  const unsigned int v2209 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2211 = v370 + v2209;
+  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v39.x[115];
+    const __nv_bfloat16 v2216 = bias[v2211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2217 = __bfloat162float(v2216);
+    const float v2218 = fmaf(v2215, v3, v2217);
+    const __nv_bfloat16 v2219 = __float2bfloat16_rn(v2218);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2220 = v2208 * v1;
+    const unsigned int v2221 = v2220 + v2211;
+    out[v2221] = v2219;
+  }
+  const unsigned int v2222 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2224 = v367 + v2222;
+  const unsigned int v2225 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2227 = v370 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.x[116];
+    const __nv_bfloat16 v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2233 = __bfloat162float(v2232);
+    const float v2234 = fmaf(v2231, v3, v2233);
+    const __nv_bfloat16 v2235 = __float2bfloat16_rn(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2236 = v2224 * v1;
+    const unsigned int v2237 = v2236 + v2227;
+    out[v2237] = v2235;
+  }
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2240 = v367 + v2238;
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2243 = v370 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.x[117];
+    const __nv_bfloat16 v2248 = bias[v2243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2249 = __bfloat162float(v2248);
+    const float v2250 = fmaf(v2247, v3, v2249);
+    const __nv_bfloat16 v2251 = __float2bfloat16_rn(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2252 = v2240 * v1;
+    const unsigned int v2253 = v2252 + v2243;
+    out[v2253] = v2251;
+  }
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2256 = v367 + v2254;
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2259 = v370 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2261 = v2259 < v1;
+  const bool v2262 = v2260 && v2261;
+  if (v2262) {
+    const float v2263 = v39.x[118];
+    const __nv_bfloat16 v2264 = bias[v2259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2265 = __bfloat162float(v2264);
+    const float v2266 = fmaf(v2263, v3, v2265);
+    const __nv_bfloat16 v2267 = __float2bfloat16_rn(v2266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2268 = v2256 * v1;
+    const unsigned int v2269 = v2268 + v2259;
+    out[v2269] = v2267;
+  }
+  const unsigned int v2270 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2272 = v367 + v2270;
+  const unsigned int v2273 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2275 = v370 + v2273;
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v39.x[119];
+    const __nv_bfloat16 v2280 = bias[v2275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2281 = __bfloat162float(v2280);
+    const float v2282 = fmaf(v2279, v3, v2281);
+    const __nv_bfloat16 v2283 = __float2bfloat16_rn(v2282);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2284 = v2272 * v1;
+    const unsigned int v2285 = v2284 + v2275;
+    out[v2285] = v2283;
+  }
+  const unsigned int v2286 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2288 = v367 + v2286;
+  const unsigned int v2289 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2291 = v370 + v2289;
+  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2293 = v2291 < v1;
+  const bool v2294 = v2292 && v2293;
+  if (v2294) {
+    const float v2295 = v39.x[120];
+    const __nv_bfloat16 v2296 = bias[v2291];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2297 = __bfloat162float(v2296);
+    const float v2298 = fmaf(v2295, v3, v2297);
+    const __nv_bfloat16 v2299 = __float2bfloat16_rn(v2298);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2300 = v2288 * v1;
+    const unsigned int v2301 = v2300 + v2291;
+    out[v2301] = v2299;
+  }
+  const unsigned int v2302 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2304 = v367 + v2302;
+  const unsigned int v2305 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2307 = v370 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v39.x[121];
+    const __nv_bfloat16 v2312 = bias[v2307];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2313 = __bfloat162float(v2312);
+    const float v2314 = fmaf(v2311, v3, v2313);
+    const __nv_bfloat16 v2315 = __float2bfloat16_rn(v2314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2316 = v2304 * v1;
+    const unsigned int v2317 = v2316 + v2307;
+    out[v2317] = v2315;
+  }
+  const unsigned int v2318 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2320 = v367 + v2318;
+  const unsigned int v2321 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2323 = v370 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v39.x[122];
+    const __nv_bfloat16 v2328 = bias[v2323];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2329 = __bfloat162float(v2328);
+    const float v2330 = fmaf(v2327, v3, v2329);
+    const __nv_bfloat16 v2331 = __float2bfloat16_rn(v2330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2332 = v2320 * v1;
+    const unsigned int v2333 = v2332 + v2323;
+    out[v2333] = v2331;
+  }
+  const unsigned int v2334 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2336 = v367 + v2334;
+  const unsigned int v2337 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2339 = v370 + v2337;
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.x[123];
+    const __nv_bfloat16 v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2345 = __bfloat162float(v2344);
+    const float v2346 = fmaf(v2343, v3, v2345);
+    const __nv_bfloat16 v2347 = __float2bfloat16_rn(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2348 = v2336 * v1;
+    const unsigned int v2349 = v2348 + v2339;
+    out[v2349] = v2347;
+  }
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2352 = v367 + v2350;
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2355 = v370 + v2353;
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.x[124];
+    const __nv_bfloat16 v2360 = bias[v2355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2361 = __bfloat162float(v2360);
+    const float v2362 = fmaf(v2359, v3, v2361);
+    const __nv_bfloat16 v2363 = __float2bfloat16_rn(v2362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2364 = v2352 * v1;
+    const unsigned int v2365 = v2364 + v2355;
+    out[v2365] = v2363;
+  }
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2368 = v367 + v2366;
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2371 = v370 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.x[125];
+    const __nv_bfloat16 v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2377 = __bfloat162float(v2376);
+    const float v2378 = fmaf(v2375, v3, v2377);
+    const __nv_bfloat16 v2379 = __float2bfloat16_rn(v2378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2380 = v2368 * v1;
+    const unsigned int v2381 = v2380 + v2371;
+    out[v2381] = v2379;
+  }
+  const unsigned int v2382 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2384 = v367 + v2382;
+  const unsigned int v2385 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2387 = v370 + v2385;
+  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2389 = v2387 < v1;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v39.x[126];
+    const __nv_bfloat16 v2392 = bias[v2387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2393 = __bfloat162float(v2392);
+    const float v2394 = fmaf(v2391, v3, v2393);
+    const __nv_bfloat16 v2395 = __float2bfloat16_rn(v2394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2396 = v2384 * v1;
+    const unsigned int v2397 = v2396 + v2387;
+    out[v2397] = v2395;
+  }
+  const unsigned int v2398 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2400 = v367 + v2398;
+  const unsigned int v2401 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2403 = v370 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v39.x[127];
+    const __nv_bfloat16 v2408 = bias[v2403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2409 = __bfloat162float(v2408);
+    const float v2410 = fmaf(v2407, v3, v2409);
+    const __nv_bfloat16 v2411 = __float2bfloat16_rn(v2410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2412 = v2400 * v1;
+    const unsigned int v2413 = v2412 + v2403;
+    out[v2413] = v2411;
   }
 }

@@ -200,3062 +200,3075 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == v4;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const bool v3018 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v3018) {
-      const unsigned int v3022 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3025 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3028 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3029 = v3028 << 2u;
-      const unsigned int v3030 = v8 + v3025;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3031 = v3030 < v0;
-      const bool v3033 = v3029 < v2;
-      const bool v3034 = v3031 && v3033;
-      const unsigned int v3036 = v3030 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3039 = v3036 + v3029;
-      const unsigned int v3040 = v3034 ? v3039 : v4;
-      const unsigned int v3042 = v3025 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3044 = v3042 + v3029;
-      iron_copy_async(shm0 + v3044, a + v3040, v3034);
-      const unsigned int v3047 = v3022 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3049 = v3047 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3052 = v3047 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3053 = v3052 << 2u;
-      const unsigned int v3054 = v8 + v3049;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3055 = v3054 < v0;
-      const bool v3057 = v3053 < v2;
-      const bool v3058 = v3055 && v3057;
-      const unsigned int v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3063 = v3060 + v3053;
-      const unsigned int v3064 = v3058 ? v3063 : v4;
-      const unsigned int v3066 = v3049 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3068 = v3066 + v3053;
-      iron_copy_async(shm0 + v3068, a + v3064, v3058);
-      const unsigned int v3071 = v3022 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3077 = v3076 << 2u;
-      const unsigned int v3078 = v8 + v3073;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3079 = v3078 < v0;
-      const bool v3081 = v3077 < v2;
-      const bool v3082 = v3079 && v3081;
-      const unsigned int v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3087 = v3084 + v3077;
-      const unsigned int v3088 = v3082 ? v3087 : v4;
-      const unsigned int v3090 = v3073 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3092 = v3090 + v3077;
-      iron_copy_async(shm0 + v3092, a + v3088, v3082);
-      const unsigned int v3095 = v3022 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3097 = v3095 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3100 = v3095 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3101 = v3100 << 2u;
-      const unsigned int v3102 = v8 + v3097;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3103 = v3102 < v0;
-      const bool v3105 = v3101 < v2;
-      const bool v3106 = v3103 && v3105;
-      const unsigned int v3108 = v3102 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3111 = v3108 + v3101;
-      const unsigned int v3112 = v3106 ? v3111 : v4;
-      const unsigned int v3114 = v3097 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3116 = v3114 + v3101;
-      iron_copy_async(shm0 + v3116, a + v3112, v3106);
-      const unsigned int v3123 = v3022 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3126 = v3022 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3127 = v3126 << 2u;
-      const bool v3129 = v3123 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3130 = v11 + v3127;
-      const bool v3131 = v3130 < v1;
-      const bool v3132 = v3129 && v3131;
-      const unsigned int v3134 = v3123 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3136 = v3134 + v11;
-      const unsigned int v3137 = v3136 + v3127;
-      const unsigned int v3138 = v3132 ? v3137 : v4;
-      const unsigned int v3140 = v3123 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3142 = v3140 + v3127;
-      iron_copy_async(shm1 + v3142, b + v3138, v3132);
-      const unsigned int v3147 = v3047 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3150 = v3047 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3151 = v3150 << 2u;
-      const bool v3153 = v3147 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3154 = v11 + v3151;
-      const bool v3155 = v3154 < v1;
-      const bool v3156 = v3153 && v3155;
-      const unsigned int v3158 = v3147 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3160 = v3158 + v11;
-      const unsigned int v3161 = v3160 + v3151;
-      const unsigned int v3162 = v3156 ? v3161 : v4;
-      const unsigned int v3164 = v3147 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3166 = v3164 + v3151;
-      iron_copy_async(shm1 + v3166, b + v3162, v3156);
-      const unsigned int v3171 = v3071 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3174 = v3071 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3175 = v3174 << 2u;
-      const bool v3177 = v3171 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3178 = v11 + v3175;
-      const bool v3179 = v3178 < v1;
-      const bool v3180 = v3177 && v3179;
-      const unsigned int v3182 = v3171 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3184 = v3182 + v11;
-      const unsigned int v3185 = v3184 + v3175;
-      const unsigned int v3186 = v3180 ? v3185 : v4;
-      const unsigned int v3188 = v3171 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3190 = v3188 + v3175;
-      iron_copy_async(shm1 + v3190, b + v3186, v3180);
-      const unsigned int v3195 = v3095 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3198 = v3095 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3199 = v3198 << 2u;
-      const bool v3201 = v3195 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3202 = v11 + v3199;
-      const bool v3203 = v3202 < v1;
-      const bool v3204 = v3201 && v3203;
-      const unsigned int v3206 = v3195 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3208 = v3206 + v11;
-      const unsigned int v3209 = v3208 + v3199;
-      const unsigned int v3210 = v3204 ? v3209 : v4;
-      const unsigned int v3212 = v3195 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3214 = v3212 + v3199;
-      iron_copy_async(shm1 + v3214, b + v3210, v3204);
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, 0.0f);
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, 0.0f);
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == v4;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const bool v3035 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v3035) {
+      const unsigned int v3039 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3042 = v3039 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3045 = v3039 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3046 = v3045 << 2u;
+      const unsigned int v3047 = v24 + v3042;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3048 = v3047 < v0;
+      const bool v3050 = v3046 < v2;
+      const bool v3051 = v3048 && v3050;
+      const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3056 = v3053 + v3046;
+      const unsigned int v3057 = v3051 ? v3056 : v4;
+      const unsigned int v3059 = v3042 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3061 = v3059 + v3046;
+      iron_copy_async(shm0 + v3061, a + v3057, v3051);
+      const unsigned int v3064 = v3039 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3066 = v3064 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3069 = v3064 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3070 = v3069 << 2u;
+      const unsigned int v3071 = v24 + v3066;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3072 = v3071 < v0;
+      const bool v3074 = v3070 < v2;
+      const bool v3075 = v3072 && v3074;
+      const unsigned int v3077 = v3071 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3080 = v3077 + v3070;
+      const unsigned int v3081 = v3075 ? v3080 : v4;
+      const unsigned int v3083 = v3066 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3085 = v3083 + v3070;
+      iron_copy_async(shm0 + v3085, a + v3081, v3075);
+      const unsigned int v3088 = v3039 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3090 = v3088 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3093 = v3088 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3094 = v3093 << 2u;
+      const unsigned int v3095 = v24 + v3090;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3096 = v3095 < v0;
+      const bool v3098 = v3094 < v2;
+      const bool v3099 = v3096 && v3098;
+      const unsigned int v3101 = v3095 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3104 = v3101 + v3094;
+      const unsigned int v3105 = v3099 ? v3104 : v4;
+      const unsigned int v3107 = v3090 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3109 = v3107 + v3094;
+      iron_copy_async(shm0 + v3109, a + v3105, v3099);
+      const unsigned int v3112 = v3039 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3114 = v3112 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3117 = v3112 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3118 = v3117 << 2u;
+      const unsigned int v3119 = v24 + v3114;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3120 = v3119 < v0;
+      const bool v3122 = v3118 < v2;
+      const bool v3123 = v3120 && v3122;
+      const unsigned int v3125 = v3119 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3128 = v3125 + v3118;
+      const unsigned int v3129 = v3123 ? v3128 : v4;
+      const unsigned int v3131 = v3114 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3133 = v3131 + v3118;
+      iron_copy_async(shm0 + v3133, a + v3129, v3123);
+      const unsigned int v3140 = v3039 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3143 = v3039 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3144 = v3143 << 2u;
+      const bool v3146 = v3140 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v3147 = v28 + v3144;
+      const bool v3148 = v3147 < v1;
+      const bool v3149 = v3146 && v3148;
+      const unsigned int v3151 = v3140 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3153 = v3151 + v28;
+      const unsigned int v3154 = v3153 + v3144;
+      const unsigned int v3155 = v3149 ? v3154 : v4;
+      const unsigned int v3157 = v3140 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3159 = v3157 + v3144;
+      iron_copy_async(shm1 + v3159, b + v3155, v3149);
+      const unsigned int v3164 = v3064 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3167 = v3064 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3168 = v3167 << 2u;
+      const bool v3170 = v3164 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v3171 = v28 + v3168;
+      const bool v3172 = v3171 < v1;
+      const bool v3173 = v3170 && v3172;
+      const unsigned int v3175 = v3164 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3177 = v3175 + v28;
+      const unsigned int v3178 = v3177 + v3168;
+      const unsigned int v3179 = v3173 ? v3178 : v4;
+      const unsigned int v3181 = v3164 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3183 = v3181 + v3168;
+      iron_copy_async(shm1 + v3183, b + v3179, v3173);
+      const unsigned int v3188 = v3088 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3191 = v3088 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3192 = v3191 << 2u;
+      const bool v3194 = v3188 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v3195 = v28 + v3192;
+      const bool v3196 = v3195 < v1;
+      const bool v3197 = v3194 && v3196;
+      const unsigned int v3199 = v3188 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3201 = v3199 + v28;
+      const unsigned int v3202 = v3201 + v3192;
+      const unsigned int v3203 = v3197 ? v3202 : v4;
+      const unsigned int v3205 = v3188 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3207 = v3205 + v3192;
+      iron_copy_async(shm1 + v3207, b + v3203, v3197);
+      const unsigned int v3212 = v3112 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3215 = v3112 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3216 = v3215 << 2u;
+      const bool v3218 = v3212 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v3219 = v28 + v3216;
+      const bool v3220 = v3219 < v1;
+      const bool v3221 = v3218 && v3220;
+      const unsigned int v3223 = v3212 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3225 = v3223 + v28;
+      const unsigned int v3226 = v3225 + v3216;
+      const unsigned int v3227 = v3221 ? v3226 : v4;
+      const unsigned int v3229 = v3212 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3231 = v3229 + v3216;
+      iron_copy_async(shm1 + v3231, b + v3227, v3221);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3219 = 16u < v2;
-    if (v3219) {
-      const unsigned int v3223 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3226 = v3223 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3229 = v3223 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3230 = v3229 << 2u;
-      const unsigned int v3231 = v8 + v3226;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3232 = v3231 < v0;
-      const unsigned int v3233 = 16u + v3230;
-      const bool v3234 = v3233 < v2;
-      const bool v3235 = v3232 && v3234;
-      const unsigned int v3237 = v3231 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3239 = v3237 + 16u;
-      const unsigned int v3240 = v3239 + v3230;
-      const unsigned int v3241 = v3235 ? v3240 : v4;
-      const unsigned int v3243 = v3226 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3244 = 2560u + v3243;
-      const unsigned int v3245 = v3244 + v3230;
-      iron_copy_async(shm0 + v3245, a + v3241, v3235);
-      const unsigned int v3248 = v3223 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3250 = v3248 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3253 = v3248 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3254 = v3253 << 2u;
-      const unsigned int v3255 = v8 + v3250;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3256 = v3255 < v0;
-      const unsigned int v3257 = 16u + v3254;
-      const bool v3258 = v3257 < v2;
-      const bool v3259 = v3256 && v3258;
-      const unsigned int v3261 = v3255 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3263 = v3261 + 16u;
-      const unsigned int v3264 = v3263 + v3254;
-      const unsigned int v3265 = v3259 ? v3264 : v4;
-      const unsigned int v3267 = v3250 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3268 = 2560u + v3267;
-      const unsigned int v3269 = v3268 + v3254;
-      iron_copy_async(shm0 + v3269, a + v3265, v3259);
-      const unsigned int v3272 = v3223 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3274 = v3272 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3277 = v3272 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3278 = v3277 << 2u;
-      const unsigned int v3279 = v8 + v3274;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3280 = v3279 < v0;
-      const unsigned int v3281 = 16u + v3278;
-      const bool v3282 = v3281 < v2;
-      const bool v3283 = v3280 && v3282;
-      const unsigned int v3285 = v3279 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3287 = v3285 + 16u;
-      const unsigned int v3288 = v3287 + v3278;
-      const unsigned int v3289 = v3283 ? v3288 : v4;
-      const unsigned int v3291 = v3274 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3292 = 2560u + v3291;
-      const unsigned int v3293 = v3292 + v3278;
-      iron_copy_async(shm0 + v3293, a + v3289, v3283);
-      const unsigned int v3296 = v3223 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3298 = v3296 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3301 = v3296 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3302 = v3301 << 2u;
-      const unsigned int v3303 = v8 + v3298;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3304 = v3303 < v0;
-      const unsigned int v3305 = 16u + v3302;
-      const bool v3306 = v3305 < v2;
-      const bool v3307 = v3304 && v3306;
-      const unsigned int v3309 = v3303 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3311 = v3309 + 16u;
-      const unsigned int v3312 = v3311 + v3302;
-      const unsigned int v3313 = v3307 ? v3312 : v4;
-      const unsigned int v3315 = v3298 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3316 = 2560u + v3315;
-      const unsigned int v3317 = v3316 + v3302;
-      iron_copy_async(shm0 + v3317, a + v3313, v3307);
-      const unsigned int v3324 = v3223 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3327 = v3223 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3328 = v3327 << 2u;
-      const unsigned int v3329 = 16u + v3324;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3330 = v3329 < v2;
-      const unsigned int v3331 = v11 + v3328;
-      const bool v3332 = v3331 < v1;
-      const bool v3333 = v3330 && v3332;
-      const unsigned int v3335 = v3329 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3337 = v3335 + v11;
-      const unsigned int v3338 = v3337 + v3328;
-      const unsigned int v3339 = v3333 ? v3338 : v4;
-      const unsigned int v3341 = v3324 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3342 = 2112u + v3341;
-      const unsigned int v3343 = v3342 + v3328;
-      iron_copy_async(shm1 + v3343, b + v3339, v3333);
-      const unsigned int v3348 = v3248 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3351 = v3248 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3352 = v3351 << 2u;
-      const unsigned int v3353 = 16u + v3348;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3354 = v3353 < v2;
-      const unsigned int v3355 = v11 + v3352;
-      const bool v3356 = v3355 < v1;
-      const bool v3357 = v3354 && v3356;
-      const unsigned int v3359 = v3353 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3361 = v3359 + v11;
-      const unsigned int v3362 = v3361 + v3352;
-      const unsigned int v3363 = v3357 ? v3362 : v4;
-      const unsigned int v3365 = v3348 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3366 = 2112u + v3365;
-      const unsigned int v3367 = v3366 + v3352;
-      iron_copy_async(shm1 + v3367, b + v3363, v3357);
-      const unsigned int v3372 = v3272 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3375 = v3272 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3376 = v3375 << 2u;
-      const unsigned int v3377 = 16u + v3372;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3378 = v3377 < v2;
-      const unsigned int v3379 = v11 + v3376;
-      const bool v3380 = v3379 < v1;
-      const bool v3381 = v3378 && v3380;
-      const unsigned int v3383 = v3377 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3385 = v3383 + v11;
-      const unsigned int v3386 = v3385 + v3376;
-      const unsigned int v3387 = v3381 ? v3386 : v4;
-      const unsigned int v3389 = v3372 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3390 = 2112u + v3389;
-      const unsigned int v3391 = v3390 + v3376;
-      iron_copy_async(shm1 + v3391, b + v3387, v3381);
-      const unsigned int v3396 = v3296 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3399 = v3296 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3400 = v3399 << 2u;
-      const unsigned int v3401 = 16u + v3396;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3402 = v3401 < v2;
-      const unsigned int v3403 = v11 + v3400;
-      const bool v3404 = v3403 < v1;
-      const bool v3405 = v3402 && v3404;
-      const unsigned int v3407 = v3401 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3409 = v3407 + v11;
-      const unsigned int v3410 = v3409 + v3400;
-      const unsigned int v3411 = v3405 ? v3410 : v4;
-      const unsigned int v3413 = v3396 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3414 = 2112u + v3413;
-      const unsigned int v3415 = v3414 + v3400;
-      iron_copy_async(shm1 + v3415, b + v3411, v3405);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3236 = 16u < v2;
+    if (v3236) {
+      const unsigned int v3240 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3243 = v3240 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3246 = v3240 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3247 = v3246 << 2u;
+      const unsigned int v3248 = v24 + v3243;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3249 = v3248 < v0;
+      const unsigned int v3250 = 16u + v3247;
+      const bool v3251 = v3250 < v2;
+      const bool v3252 = v3249 && v3251;
+      const unsigned int v3254 = v3248 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3256 = v3254 + 16u;
+      const unsigned int v3257 = v3256 + v3247;
+      const unsigned int v3258 = v3252 ? v3257 : v4;
+      const unsigned int v3260 = v3243 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3261 = 2560u + v3260;
+      const unsigned int v3262 = v3261 + v3247;
+      iron_copy_async(shm0 + v3262, a + v3258, v3252);
+      const unsigned int v3265 = v3240 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3267 = v3265 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3270 = v3265 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3271 = v3270 << 2u;
+      const unsigned int v3272 = v24 + v3267;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3273 = v3272 < v0;
+      const unsigned int v3274 = 16u + v3271;
+      const bool v3275 = v3274 < v2;
+      const bool v3276 = v3273 && v3275;
+      const unsigned int v3278 = v3272 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3280 = v3278 + 16u;
+      const unsigned int v3281 = v3280 + v3271;
+      const unsigned int v3282 = v3276 ? v3281 : v4;
+      const unsigned int v3284 = v3267 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3285 = 2560u + v3284;
+      const unsigned int v3286 = v3285 + v3271;
+      iron_copy_async(shm0 + v3286, a + v3282, v3276);
+      const unsigned int v3289 = v3240 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3291 = v3289 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3294 = v3289 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3295 = v3294 << 2u;
+      const unsigned int v3296 = v24 + v3291;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3297 = v3296 < v0;
+      const unsigned int v3298 = 16u + v3295;
+      const bool v3299 = v3298 < v2;
+      const bool v3300 = v3297 && v3299;
+      const unsigned int v3302 = v3296 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3304 = v3302 + 16u;
+      const unsigned int v3305 = v3304 + v3295;
+      const unsigned int v3306 = v3300 ? v3305 : v4;
+      const unsigned int v3308 = v3291 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3309 = 2560u + v3308;
+      const unsigned int v3310 = v3309 + v3295;
+      iron_copy_async(shm0 + v3310, a + v3306, v3300);
+      const unsigned int v3313 = v3240 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3315 = v3313 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3318 = v3313 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3319 = v3318 << 2u;
+      const unsigned int v3320 = v24 + v3315;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3321 = v3320 < v0;
+      const unsigned int v3322 = 16u + v3319;
+      const bool v3323 = v3322 < v2;
+      const bool v3324 = v3321 && v3323;
+      const unsigned int v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3328 = v3326 + 16u;
+      const unsigned int v3329 = v3328 + v3319;
+      const unsigned int v3330 = v3324 ? v3329 : v4;
+      const unsigned int v3332 = v3315 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3333 = 2560u + v3332;
+      const unsigned int v3334 = v3333 + v3319;
+      iron_copy_async(shm0 + v3334, a + v3330, v3324);
+      const unsigned int v3341 = v3240 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3344 = v3240 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3345 = v3344 << 2u;
+      const unsigned int v3346 = 16u + v3341;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3347 = v3346 < v2;
+      const unsigned int v3348 = v28 + v3345;
+      const bool v3349 = v3348 < v1;
+      const bool v3350 = v3347 && v3349;
+      const unsigned int v3352 = v3346 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3354 = v3352 + v28;
+      const unsigned int v3355 = v3354 + v3345;
+      const unsigned int v3356 = v3350 ? v3355 : v4;
+      const unsigned int v3358 = v3341 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3359 = 2112u + v3358;
+      const unsigned int v3360 = v3359 + v3345;
+      iron_copy_async(shm1 + v3360, b + v3356, v3350);
+      const unsigned int v3365 = v3265 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3368 = v3265 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3369 = v3368 << 2u;
+      const unsigned int v3370 = 16u + v3365;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3371 = v3370 < v2;
+      const unsigned int v3372 = v28 + v3369;
+      const bool v3373 = v3372 < v1;
+      const bool v3374 = v3371 && v3373;
+      const unsigned int v3376 = v3370 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3378 = v3376 + v28;
+      const unsigned int v3379 = v3378 + v3369;
+      const unsigned int v3380 = v3374 ? v3379 : v4;
+      const unsigned int v3382 = v3365 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3383 = 2112u + v3382;
+      const unsigned int v3384 = v3383 + v3369;
+      iron_copy_async(shm1 + v3384, b + v3380, v3374);
+      const unsigned int v3389 = v3289 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3392 = v3289 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3393 = v3392 << 2u;
+      const unsigned int v3394 = 16u + v3389;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3395 = v3394 < v2;
+      const unsigned int v3396 = v28 + v3393;
+      const bool v3397 = v3396 < v1;
+      const bool v3398 = v3395 && v3397;
+      const unsigned int v3400 = v3394 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3402 = v3400 + v28;
+      const unsigned int v3403 = v3402 + v3393;
+      const unsigned int v3404 = v3398 ? v3403 : v4;
+      const unsigned int v3406 = v3389 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3407 = 2112u + v3406;
+      const unsigned int v3408 = v3407 + v3393;
+      iron_copy_async(shm1 + v3408, b + v3404, v3398);
+      const unsigned int v3413 = v3313 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3416 = v3313 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3417 = v3416 << 2u;
+      const unsigned int v3418 = 16u + v3413;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3419 = v3418 < v2;
+      const unsigned int v3420 = v28 + v3417;
+      const bool v3421 = v3420 < v1;
+      const bool v3422 = v3419 && v3421;
+      const unsigned int v3424 = v3418 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3426 = v3424 + v28;
+      const unsigned int v3427 = v3426 + v3417;
+      const unsigned int v3428 = v3422 ? v3427 : v4;
+      const unsigned int v3430 = v3413 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3431 = 2112u + v3430;
+      const unsigned int v3432 = v3431 + v3417;
+      iron_copy_async(shm1 + v3432, b + v3428, v3422);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3420 = 32u < v2;
-    if (v3420) {
-      const unsigned int v3424 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3427 = v3424 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3430 = v3424 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3431 = v3430 << 2u;
-      const unsigned int v3432 = v8 + v3427;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3433 = v3432 < v0;
-      const unsigned int v3434 = 32u + v3431;
-      const bool v3435 = v3434 < v2;
-      const bool v3436 = v3433 && v3435;
-      const unsigned int v3438 = v3432 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3440 = v3438 + 32u;
-      const unsigned int v3441 = v3440 + v3431;
-      const unsigned int v3442 = v3436 ? v3441 : v4;
-      const unsigned int v3444 = v3427 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3445 = 5120u + v3444;
-      const unsigned int v3446 = v3445 + v3431;
-      iron_copy_async(shm0 + v3446, a + v3442, v3436);
-      const unsigned int v3449 = v3424 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3451 = v3449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3454 = v3449 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3455 = v3454 << 2u;
-      const unsigned int v3456 = v8 + v3451;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3457 = v3456 < v0;
-      const unsigned int v3458 = 32u + v3455;
-      const bool v3459 = v3458 < v2;
-      const bool v3460 = v3457 && v3459;
-      const unsigned int v3462 = v3456 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3464 = v3462 + 32u;
-      const unsigned int v3465 = v3464 + v3455;
-      const unsigned int v3466 = v3460 ? v3465 : v4;
-      const unsigned int v3468 = v3451 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3469 = 5120u + v3468;
-      const unsigned int v3470 = v3469 + v3455;
-      iron_copy_async(shm0 + v3470, a + v3466, v3460);
-      const unsigned int v3473 = v3424 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3475 = v3473 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3478 = v3473 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3479 = v3478 << 2u;
-      const unsigned int v3480 = v8 + v3475;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3481 = v3480 < v0;
-      const unsigned int v3482 = 32u + v3479;
-      const bool v3483 = v3482 < v2;
-      const bool v3484 = v3481 && v3483;
-      const unsigned int v3486 = v3480 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3488 = v3486 + 32u;
-      const unsigned int v3489 = v3488 + v3479;
-      const unsigned int v3490 = v3484 ? v3489 : v4;
-      const unsigned int v3492 = v3475 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3493 = 5120u + v3492;
-      const unsigned int v3494 = v3493 + v3479;
-      iron_copy_async(shm0 + v3494, a + v3490, v3484);
-      const unsigned int v3497 = v3424 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3499 = v3497 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3502 = v3497 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3503 = v3502 << 2u;
-      const unsigned int v3504 = v8 + v3499;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3505 = v3504 < v0;
-      const unsigned int v3506 = 32u + v3503;
-      const bool v3507 = v3506 < v2;
-      const bool v3508 = v3505 && v3507;
-      const unsigned int v3510 = v3504 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3512 = v3510 + 32u;
-      const unsigned int v3513 = v3512 + v3503;
-      const unsigned int v3514 = v3508 ? v3513 : v4;
-      const unsigned int v3516 = v3499 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3517 = 5120u + v3516;
-      const unsigned int v3518 = v3517 + v3503;
-      iron_copy_async(shm0 + v3518, a + v3514, v3508);
-      const unsigned int v3525 = v3424 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3528 = v3424 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3529 = v3528 << 2u;
-      const unsigned int v3530 = 32u + v3525;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3531 = v3530 < v2;
-      const unsigned int v3532 = v11 + v3529;
-      const bool v3533 = v3532 < v1;
-      const bool v3534 = v3531 && v3533;
-      const unsigned int v3536 = v3530 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3538 = v3536 + v11;
-      const unsigned int v3539 = v3538 + v3529;
-      const unsigned int v3540 = v3534 ? v3539 : v4;
-      const unsigned int v3542 = v3525 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3543 = 4224u + v3542;
-      const unsigned int v3544 = v3543 + v3529;
-      iron_copy_async(shm1 + v3544, b + v3540, v3534);
-      const unsigned int v3549 = v3449 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3552 = v3449 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3553 = v3552 << 2u;
-      const unsigned int v3554 = 32u + v3549;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3555 = v3554 < v2;
-      const unsigned int v3556 = v11 + v3553;
-      const bool v3557 = v3556 < v1;
-      const bool v3558 = v3555 && v3557;
-      const unsigned int v3560 = v3554 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3562 = v3560 + v11;
-      const unsigned int v3563 = v3562 + v3553;
-      const unsigned int v3564 = v3558 ? v3563 : v4;
-      const unsigned int v3566 = v3549 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3567 = 4224u + v3566;
-      const unsigned int v3568 = v3567 + v3553;
-      iron_copy_async(shm1 + v3568, b + v3564, v3558);
-      const unsigned int v3573 = v3473 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3576 = v3473 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3577 = v3576 << 2u;
-      const unsigned int v3578 = 32u + v3573;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3579 = v3578 < v2;
-      const unsigned int v3580 = v11 + v3577;
-      const bool v3581 = v3580 < v1;
-      const bool v3582 = v3579 && v3581;
-      const unsigned int v3584 = v3578 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3586 = v3584 + v11;
-      const unsigned int v3587 = v3586 + v3577;
-      const unsigned int v3588 = v3582 ? v3587 : v4;
-      const unsigned int v3590 = v3573 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3591 = 4224u + v3590;
-      const unsigned int v3592 = v3591 + v3577;
-      iron_copy_async(shm1 + v3592, b + v3588, v3582);
-      const unsigned int v3597 = v3497 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3600 = v3497 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3601 = v3600 << 2u;
-      const unsigned int v3602 = 32u + v3597;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3603 = v3602 < v2;
-      const unsigned int v3604 = v11 + v3601;
-      const bool v3605 = v3604 < v1;
-      const bool v3606 = v3603 && v3605;
-      const unsigned int v3608 = v3602 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3610 = v3608 + v11;
-      const unsigned int v3611 = v3610 + v3601;
-      const unsigned int v3612 = v3606 ? v3611 : v4;
-      const unsigned int v3614 = v3597 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3615 = 4224u + v3614;
-      const unsigned int v3616 = v3615 + v3601;
-      iron_copy_async(shm1 + v3616, b + v3612, v3606);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3437 = 32u < v2;
+    if (v3437) {
+      const unsigned int v3441 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3444 = v3441 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3447 = v3441 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3448 = v3447 << 2u;
+      const unsigned int v3449 = v24 + v3444;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3450 = v3449 < v0;
+      const unsigned int v3451 = 32u + v3448;
+      const bool v3452 = v3451 < v2;
+      const bool v3453 = v3450 && v3452;
+      const unsigned int v3455 = v3449 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3457 = v3455 + 32u;
+      const unsigned int v3458 = v3457 + v3448;
+      const unsigned int v3459 = v3453 ? v3458 : v4;
+      const unsigned int v3461 = v3444 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3462 = 5120u + v3461;
+      const unsigned int v3463 = v3462 + v3448;
+      iron_copy_async(shm0 + v3463, a + v3459, v3453);
+      const unsigned int v3466 = v3441 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3468 = v3466 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3471 = v3466 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3472 = v3471 << 2u;
+      const unsigned int v3473 = v24 + v3468;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3474 = v3473 < v0;
+      const unsigned int v3475 = 32u + v3472;
+      const bool v3476 = v3475 < v2;
+      const bool v3477 = v3474 && v3476;
+      const unsigned int v3479 = v3473 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3481 = v3479 + 32u;
+      const unsigned int v3482 = v3481 + v3472;
+      const unsigned int v3483 = v3477 ? v3482 : v4;
+      const unsigned int v3485 = v3468 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3486 = 5120u + v3485;
+      const unsigned int v3487 = v3486 + v3472;
+      iron_copy_async(shm0 + v3487, a + v3483, v3477);
+      const unsigned int v3490 = v3441 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3492 = v3490 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3495 = v3490 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3496 = v3495 << 2u;
+      const unsigned int v3497 = v24 + v3492;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3498 = v3497 < v0;
+      const unsigned int v3499 = 32u + v3496;
+      const bool v3500 = v3499 < v2;
+      const bool v3501 = v3498 && v3500;
+      const unsigned int v3503 = v3497 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3505 = v3503 + 32u;
+      const unsigned int v3506 = v3505 + v3496;
+      const unsigned int v3507 = v3501 ? v3506 : v4;
+      const unsigned int v3509 = v3492 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3510 = 5120u + v3509;
+      const unsigned int v3511 = v3510 + v3496;
+      iron_copy_async(shm0 + v3511, a + v3507, v3501);
+      const unsigned int v3514 = v3441 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3516 = v3514 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3519 = v3514 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3520 = v3519 << 2u;
+      const unsigned int v3521 = v24 + v3516;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3522 = v3521 < v0;
+      const unsigned int v3523 = 32u + v3520;
+      const bool v3524 = v3523 < v2;
+      const bool v3525 = v3522 && v3524;
+      const unsigned int v3527 = v3521 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3529 = v3527 + 32u;
+      const unsigned int v3530 = v3529 + v3520;
+      const unsigned int v3531 = v3525 ? v3530 : v4;
+      const unsigned int v3533 = v3516 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3534 = 5120u + v3533;
+      const unsigned int v3535 = v3534 + v3520;
+      iron_copy_async(shm0 + v3535, a + v3531, v3525);
+      const unsigned int v3542 = v3441 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3545 = v3441 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3546 = v3545 << 2u;
+      const unsigned int v3547 = 32u + v3542;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3548 = v3547 < v2;
+      const unsigned int v3549 = v28 + v3546;
+      const bool v3550 = v3549 < v1;
+      const bool v3551 = v3548 && v3550;
+      const unsigned int v3553 = v3547 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3555 = v3553 + v28;
+      const unsigned int v3556 = v3555 + v3546;
+      const unsigned int v3557 = v3551 ? v3556 : v4;
+      const unsigned int v3559 = v3542 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3560 = 4224u + v3559;
+      const unsigned int v3561 = v3560 + v3546;
+      iron_copy_async(shm1 + v3561, b + v3557, v3551);
+      const unsigned int v3566 = v3466 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3569 = v3466 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3570 = v3569 << 2u;
+      const unsigned int v3571 = 32u + v3566;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3572 = v3571 < v2;
+      const unsigned int v3573 = v28 + v3570;
+      const bool v3574 = v3573 < v1;
+      const bool v3575 = v3572 && v3574;
+      const unsigned int v3577 = v3571 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3579 = v3577 + v28;
+      const unsigned int v3580 = v3579 + v3570;
+      const unsigned int v3581 = v3575 ? v3580 : v4;
+      const unsigned int v3583 = v3566 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3584 = 4224u + v3583;
+      const unsigned int v3585 = v3584 + v3570;
+      iron_copy_async(shm1 + v3585, b + v3581, v3575);
+      const unsigned int v3590 = v3490 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3593 = v3490 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3594 = v3593 << 2u;
+      const unsigned int v3595 = 32u + v3590;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3596 = v3595 < v2;
+      const unsigned int v3597 = v28 + v3594;
+      const bool v3598 = v3597 < v1;
+      const bool v3599 = v3596 && v3598;
+      const unsigned int v3601 = v3595 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3603 = v3601 + v28;
+      const unsigned int v3604 = v3603 + v3594;
+      const unsigned int v3605 = v3599 ? v3604 : v4;
+      const unsigned int v3607 = v3590 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3608 = 4224u + v3607;
+      const unsigned int v3609 = v3608 + v3594;
+      iron_copy_async(shm1 + v3609, b + v3605, v3599);
+      const unsigned int v3614 = v3514 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3617 = v3514 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3618 = v3617 << 2u;
+      const unsigned int v3619 = 32u + v3614;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3620 = v3619 < v2;
+      const unsigned int v3621 = v28 + v3618;
+      const bool v3622 = v3621 < v1;
+      const bool v3623 = v3620 && v3622;
+      const unsigned int v3625 = v3619 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3627 = v3625 + v28;
+      const unsigned int v3628 = v3627 + v3618;
+      const unsigned int v3629 = v3623 ? v3628 : v4;
+      const unsigned int v3631 = v3614 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3632 = 4224u + v3631;
+      const unsigned int v3633 = v3632 + v3618;
+      iron_copy_async(shm1 + v3633, b + v3629, v3623);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3832 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3849 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v3617 = v4; v3617 < v2; v3617 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3619 = v3617 >> 4u;
-      const unsigned int v3621 = v3619 & 3u;
+    for (unsigned int v3634 = v4; v3634 < v2; v3634 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3636 = v3634 >> 4u;
+      const unsigned int v3638 = v3636 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3624 = v3617 + 48u;
-      const unsigned int v3626 = v3619 + 3u;
-      const unsigned int v3627 = v3626 & 3u;
-      const bool v3628 = v3624 < v2;
-      if (v3628) {
-        const unsigned int v3630 = v3627 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3632 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3635 = v3632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3638 = v3632 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3639 = v3638 << 2u;
-        const unsigned int v3640 = v8 + v3635;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3641 = v3640 < v0;
-        const unsigned int v3642 = v3624 + v3639;
-        const bool v3643 = v3642 < v2;
-        const bool v3644 = v3641 && v3643;
-        const unsigned int v3646 = v3640 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3648 = v3646 + v3624;
-        const unsigned int v3649 = v3648 + v3639;
-        const unsigned int v3650 = v3644 ? v3649 : v4;
-        const unsigned int v3652 = v3635 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3653 = v3630 + v3652;
-        const unsigned int v3654 = v3653 + v3639;
-        iron_copy_async(shm0 + v3654, a + v3650, v3644);
-        const unsigned int v3657 = v3632 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3659 = v3657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3662 = v3657 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3663 = v3662 << 2u;
-        const unsigned int v3664 = v8 + v3659;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3665 = v3664 < v0;
-        const unsigned int v3666 = v3624 + v3663;
-        const bool v3667 = v3666 < v2;
-        const bool v3668 = v3665 && v3667;
-        const unsigned int v3670 = v3664 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3672 = v3670 + v3624;
-        const unsigned int v3673 = v3672 + v3663;
-        const unsigned int v3674 = v3668 ? v3673 : v4;
-        const unsigned int v3676 = v3659 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3677 = v3630 + v3676;
-        const unsigned int v3678 = v3677 + v3663;
-        iron_copy_async(shm0 + v3678, a + v3674, v3668);
-        const unsigned int v3681 = v3632 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3683 = v3681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3686 = v3681 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3687 = v3686 << 2u;
-        const unsigned int v3688 = v8 + v3683;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3689 = v3688 < v0;
-        const unsigned int v3690 = v3624 + v3687;
-        const bool v3691 = v3690 < v2;
-        const bool v3692 = v3689 && v3691;
-        const unsigned int v3694 = v3688 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3696 = v3694 + v3624;
-        const unsigned int v3697 = v3696 + v3687;
-        const unsigned int v3698 = v3692 ? v3697 : v4;
-        const unsigned int v3700 = v3683 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3701 = v3630 + v3700;
-        const unsigned int v3702 = v3701 + v3687;
-        iron_copy_async(shm0 + v3702, a + v3698, v3692);
-        const unsigned int v3705 = v3632 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3707 = v3705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3710 = v3705 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3711 = v3710 << 2u;
-        const unsigned int v3712 = v8 + v3707;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3713 = v3712 < v0;
-        const unsigned int v3714 = v3624 + v3711;
-        const bool v3715 = v3714 < v2;
-        const bool v3716 = v3713 && v3715;
-        const unsigned int v3718 = v3712 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3720 = v3718 + v3624;
-        const unsigned int v3721 = v3720 + v3711;
-        const unsigned int v3722 = v3716 ? v3721 : v4;
-        const unsigned int v3724 = v3707 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3725 = v3630 + v3724;
-        const unsigned int v3726 = v3725 + v3711;
-        iron_copy_async(shm0 + v3726, a + v3722, v3716);
-        const unsigned int v3728 = v3627 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3733 = v3632 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3736 = v3632 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3737 = v3736 << 2u;
-        const unsigned int v3738 = v3624 + v3733;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3739 = v3738 < v2;
-        const unsigned int v3740 = v11 + v3737;
-        const bool v3741 = v3740 < v1;
-        const bool v3742 = v3739 && v3741;
-        const unsigned int v3744 = v3738 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3746 = v3744 + v11;
-        const unsigned int v3747 = v3746 + v3737;
-        const unsigned int v3748 = v3742 ? v3747 : v4;
-        const unsigned int v3750 = v3733 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3751 = v3728 + v3750;
-        const unsigned int v3752 = v3751 + v3737;
-        iron_copy_async(shm1 + v3752, b + v3748, v3742);
-        const unsigned int v3757 = v3657 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3760 = v3657 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3761 = v3760 << 2u;
-        const unsigned int v3762 = v3624 + v3757;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3763 = v3762 < v2;
-        const unsigned int v3764 = v11 + v3761;
-        const bool v3765 = v3764 < v1;
-        const bool v3766 = v3763 && v3765;
-        const unsigned int v3768 = v3762 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3770 = v3768 + v11;
-        const unsigned int v3771 = v3770 + v3761;
-        const unsigned int v3772 = v3766 ? v3771 : v4;
-        const unsigned int v3774 = v3757 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3775 = v3728 + v3774;
-        const unsigned int v3776 = v3775 + v3761;
-        iron_copy_async(shm1 + v3776, b + v3772, v3766);
-        const unsigned int v3781 = v3681 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3784 = v3681 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3785 = v3784 << 2u;
-        const unsigned int v3786 = v3624 + v3781;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3787 = v3786 < v2;
-        const unsigned int v3788 = v11 + v3785;
-        const bool v3789 = v3788 < v1;
-        const bool v3790 = v3787 && v3789;
-        const unsigned int v3792 = v3786 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3794 = v3792 + v11;
-        const unsigned int v3795 = v3794 + v3785;
-        const unsigned int v3796 = v3790 ? v3795 : v4;
-        const unsigned int v3798 = v3781 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3799 = v3728 + v3798;
-        const unsigned int v3800 = v3799 + v3785;
-        iron_copy_async(shm1 + v3800, b + v3796, v3790);
-        const unsigned int v3805 = v3705 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3808 = v3705 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3809 = v3808 << 2u;
-        const unsigned int v3810 = v3624 + v3805;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3811 = v3810 < v2;
-        const unsigned int v3812 = v11 + v3809;
-        const bool v3813 = v3812 < v1;
-        const bool v3814 = v3811 && v3813;
-        const unsigned int v3816 = v3810 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3818 = v3816 + v11;
-        const unsigned int v3819 = v3818 + v3809;
-        const unsigned int v3820 = v3814 ? v3819 : v4;
-        const unsigned int v3822 = v3805 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3823 = v3728 + v3822;
-        const unsigned int v3824 = v3823 + v3809;
-        iron_copy_async(shm1 + v3824, b + v3820, v3814);
+      const unsigned int v3641 = v3634 + 48u;
+      const unsigned int v3643 = v3636 + 3u;
+      const unsigned int v3644 = v3643 & 3u;
+      const bool v3645 = v3641 < v2;
+      if (v3645) {
+        const unsigned int v3647 = v3644 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3652 = v3649 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3655 = v3649 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3656 = v3655 << 2u;
+        const unsigned int v3657 = v24 + v3652;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3658 = v3657 < v0;
+        const unsigned int v3659 = v3641 + v3656;
+        const bool v3660 = v3659 < v2;
+        const bool v3661 = v3658 && v3660;
+        const unsigned int v3663 = v3657 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3665 = v3663 + v3641;
+        const unsigned int v3666 = v3665 + v3656;
+        const unsigned int v3667 = v3661 ? v3666 : v4;
+        const unsigned int v3669 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3670 = v3647 + v3669;
+        const unsigned int v3671 = v3670 + v3656;
+        iron_copy_async(shm0 + v3671, a + v3667, v3661);
+        const unsigned int v3674 = v3649 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3676 = v3674 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3679 = v3674 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3680 = v3679 << 2u;
+        const unsigned int v3681 = v24 + v3676;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3682 = v3681 < v0;
+        const unsigned int v3683 = v3641 + v3680;
+        const bool v3684 = v3683 < v2;
+        const bool v3685 = v3682 && v3684;
+        const unsigned int v3687 = v3681 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3689 = v3687 + v3641;
+        const unsigned int v3690 = v3689 + v3680;
+        const unsigned int v3691 = v3685 ? v3690 : v4;
+        const unsigned int v3693 = v3676 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3694 = v3647 + v3693;
+        const unsigned int v3695 = v3694 + v3680;
+        iron_copy_async(shm0 + v3695, a + v3691, v3685);
+        const unsigned int v3698 = v3649 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3700 = v3698 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3703 = v3698 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3704 = v3703 << 2u;
+        const unsigned int v3705 = v24 + v3700;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3706 = v3705 < v0;
+        const unsigned int v3707 = v3641 + v3704;
+        const bool v3708 = v3707 < v2;
+        const bool v3709 = v3706 && v3708;
+        const unsigned int v3711 = v3705 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3713 = v3711 + v3641;
+        const unsigned int v3714 = v3713 + v3704;
+        const unsigned int v3715 = v3709 ? v3714 : v4;
+        const unsigned int v3717 = v3700 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3718 = v3647 + v3717;
+        const unsigned int v3719 = v3718 + v3704;
+        iron_copy_async(shm0 + v3719, a + v3715, v3709);
+        const unsigned int v3722 = v3649 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3724 = v3722 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3727 = v3722 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3728 = v3727 << 2u;
+        const unsigned int v3729 = v24 + v3724;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3730 = v3729 < v0;
+        const unsigned int v3731 = v3641 + v3728;
+        const bool v3732 = v3731 < v2;
+        const bool v3733 = v3730 && v3732;
+        const unsigned int v3735 = v3729 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3737 = v3735 + v3641;
+        const unsigned int v3738 = v3737 + v3728;
+        const unsigned int v3739 = v3733 ? v3738 : v4;
+        const unsigned int v3741 = v3724 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3742 = v3647 + v3741;
+        const unsigned int v3743 = v3742 + v3728;
+        iron_copy_async(shm0 + v3743, a + v3739, v3733);
+        const unsigned int v3745 = v3644 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3750 = v3649 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3753 = v3649 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3754 = v3753 << 2u;
+        const unsigned int v3755 = v3641 + v3750;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3756 = v3755 < v2;
+        const unsigned int v3757 = v28 + v3754;
+        const bool v3758 = v3757 < v1;
+        const bool v3759 = v3756 && v3758;
+        const unsigned int v3761 = v3755 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3763 = v3761 + v28;
+        const unsigned int v3764 = v3763 + v3754;
+        const unsigned int v3765 = v3759 ? v3764 : v4;
+        const unsigned int v3767 = v3750 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3768 = v3745 + v3767;
+        const unsigned int v3769 = v3768 + v3754;
+        iron_copy_async(shm1 + v3769, b + v3765, v3759);
+        const unsigned int v3774 = v3674 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3777 = v3674 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3778 = v3777 << 2u;
+        const unsigned int v3779 = v3641 + v3774;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3780 = v3779 < v2;
+        const unsigned int v3781 = v28 + v3778;
+        const bool v3782 = v3781 < v1;
+        const bool v3783 = v3780 && v3782;
+        const unsigned int v3785 = v3779 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3787 = v3785 + v28;
+        const unsigned int v3788 = v3787 + v3778;
+        const unsigned int v3789 = v3783 ? v3788 : v4;
+        const unsigned int v3791 = v3774 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3792 = v3745 + v3791;
+        const unsigned int v3793 = v3792 + v3778;
+        iron_copy_async(shm1 + v3793, b + v3789, v3783);
+        const unsigned int v3798 = v3698 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3801 = v3698 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3802 = v3801 << 2u;
+        const unsigned int v3803 = v3641 + v3798;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3804 = v3803 < v2;
+        const unsigned int v3805 = v28 + v3802;
+        const bool v3806 = v3805 < v1;
+        const bool v3807 = v3804 && v3806;
+        const unsigned int v3809 = v3803 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3811 = v3809 + v28;
+        const unsigned int v3812 = v3811 + v3802;
+        const unsigned int v3813 = v3807 ? v3812 : v4;
+        const unsigned int v3815 = v3798 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3816 = v3745 + v3815;
+        const unsigned int v3817 = v3816 + v3802;
+        iron_copy_async(shm1 + v3817, b + v3813, v3807);
+        const unsigned int v3822 = v3722 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3825 = v3722 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3826 = v3825 << 2u;
+        const unsigned int v3827 = v3641 + v3822;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3828 = v3827 < v2;
+        const unsigned int v3829 = v28 + v3826;
+        const bool v3830 = v3829 < v1;
+        const bool v3831 = v3828 && v3830;
+        const unsigned int v3833 = v3827 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3835 = v3833 + v28;
+        const unsigned int v3836 = v3835 + v3826;
+        const unsigned int v3837 = v3831 ? v3836 : v4;
+        const unsigned int v3839 = v3822 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3840 = v3745 + v3839;
+        const unsigned int v3841 = v3840 + v3826;
+        iron_copy_async(shm1 + v3841, b + v3837, v3831);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3826 = v3621 * 2112u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3828 = v3621 * 2560u;
-      const unsigned int v3833 = v3828 + v3832;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3833, 20u);
-      const unsigned int v3838 = v3826 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v26, shm1, v3838, 132u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3843 = v3638 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3845 = v3638 * 2560u;
+      const unsigned int v3850 = v3845 + v3849;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3850, 20u);
+      const unsigned int v3855 = v3843 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3855, 132u);
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v265 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v266 = threadIdx.x;
-    const unsigned int v322 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v283 = threadIdx.x;
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v264 = v4; v264 < v2; v264 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v268 = v266; v268 < 2048u; v268 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v270 = v268 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v272 = v268 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v273 = v8 + v270;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v274 = v273 < v0;
-        const unsigned int v275 = v264 + v272;
-        const bool v276 = v275 < v2;
-        const bool v277 = v274 && v276;
-        if (v277) {
-          const unsigned int v279 = v273 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v281 = v279 + v264;
-          const unsigned int v282 = v281 + v272;
-          const float v283 = a[v282];
-          const unsigned int v285 = v270 * 20u;
-          const unsigned int v286 = v285 + v272;
-          shm0[v286] = v283;
+    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v291 = v290 < v0;
+        const unsigned int v292 = v281 + v289;
+        const bool v293 = v292 < v2;
+        const bool v294 = v291 && v293;
+        if (v294) {
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v298 = v296 + v281;
+          const unsigned int v299 = v298 + v289;
+          const float v300 = a[v299];
+          const unsigned int v302 = v287 * 20u;
+          const unsigned int v303 = v302 + v289;
+          shm0[v303] = v300;
         } else {
-          const unsigned int v288 = v270 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v289 = v288 + v272;
-          shm0[v289] = 0.0f;
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v306 = v305 + v289;
+          shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v294 = v266; v294 < 2048u; v294 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v296 = v294 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v298 = v294 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v299 = v264 + v296;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v300 = v299 < v2;
-        const unsigned int v301 = v11 + v298;
-        const bool v302 = v301 < v1;
-        const bool v303 = v300 && v302;
-        if (v303) {
-          const unsigned int v305 = v299 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v307 = v305 + v11;
-          const unsigned int v308 = v307 + v298;
-          const float v309 = b[v308];
-          const unsigned int v311 = v296 * 132u;
-          const unsigned int v312 = v311 + v298;
-          shm1[v312] = v309;
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v317 = v316 < v2;
+        const unsigned int v318 = v28 + v315;
+        const bool v319 = v318 < v1;
+        const bool v320 = v317 && v319;
+        if (v320) {
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v324 = v322 + v28;
+          const unsigned int v325 = v324 + v315;
+          const float v326 = b[v325];
+          const unsigned int v328 = v313 * 132u;
+          const unsigned int v329 = v328 + v315;
+          shm1[v329] = v326;
         } else {
-          const unsigned int v314 = v296 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v315 = v314 + v298;
-          shm1[v315] = 0.0f;
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v332 = v331 + v315;
+          shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v322, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v20, 132u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v329 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v330 = v8 + v16;
-  const unsigned int v331 = v330 + v329;
-  const unsigned int v332 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v333 = v11 + v20;
-  const unsigned int v334 = v333 + v332;
-  const bool v335 = v331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v336 = v334 < v1;
-  const bool v337 = v335 && v336;
-  if (v337) {
-    const float v338 = v22.x[0];
-    const float v339 = bias[v334];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v341 = fmaf(v338, v3, v339);
-    const float v342 = -v341;  // kernels/primitives/activation.hpp:30
-    const float v343 = expf(v342);
-    const float v345 = 1.0f + v343;
-    const float v346 = v341 / v345;
-    const unsigned int v348 = v331 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v349 = v348 + v334;
-    out[v349] = v346;
-  }
-  const unsigned int v350 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v352 = v330 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v355 = v333 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v357 = v355 < v1;
-  const bool v358 = v356 && v357;
-  if (v358) {
-    const float v359 = v22.x[1];
-    const float v360 = bias[v355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v362 = fmaf(v359, v3, v360);
-    const float v363 = -v362;  // kernels/primitives/activation.hpp:30
-    const float v364 = expf(v363);
-    const float v366 = 1.0f + v364;
-    const float v367 = v362 / v366;
-    const unsigned int v369 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v370 = v369 + v355;
-    out[v370] = v367;
-  }
-  const unsigned int v371 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v373 = v330 + v371;
-  const unsigned int v374 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v376 = v333 + v374;
-  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v378 = v376 < v1;
-  const bool v379 = v377 && v378;
-  if (v379) {
-    const float v380 = v22.x[2];
-    const float v381 = bias[v376];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v383 = fmaf(v380, v3, v381);
-    const float v384 = -v383;  // kernels/primitives/activation.hpp:30
-    const float v385 = expf(v384);
-    const float v387 = 1.0f + v385;
-    const float v388 = v383 / v387;
-    const unsigned int v390 = v373 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v391 = v390 + v376;
-    out[v391] = v388;
-  }
-  const unsigned int v392 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v394 = v330 + v392;
-  const unsigned int v395 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v397 = v333 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v399 = v397 < v1;
-  const bool v400 = v398 && v399;
-  if (v400) {
-    const float v401 = v22.x[3];
-    const float v402 = bias[v397];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v404 = fmaf(v401, v3, v402);
-    const float v405 = -v404;  // kernels/primitives/activation.hpp:30
-    const float v406 = expf(v405);
-    const float v408 = 1.0f + v406;
-    const float v409 = v404 / v408;
-    const unsigned int v411 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v412 = v411 + v397;
-    out[v412] = v409;
-  }
-  const unsigned int v413 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v415 = v330 + v413;
-  const unsigned int v416 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v418 = v333 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.x[4];
-    const float v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v425 = fmaf(v422, v3, v423);
-    const float v426 = -v425;  // kernels/primitives/activation.hpp:30
-    const float v427 = expf(v426);
-    const float v429 = 1.0f + v427;
-    const float v430 = v425 / v429;
-    const unsigned int v432 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v433 = v432 + v418;
-    out[v433] = v430;
-  }
-  const unsigned int v434 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v436 = v330 + v434;
-  const unsigned int v437 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v439 = v333 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v441 = v439 < v1;
-  const bool v442 = v440 && v441;
-  if (v442) {
-    const float v443 = v22.x[5];
-    const float v444 = bias[v439];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v446 = fmaf(v443, v3, v444);
-    const float v447 = -v446;  // kernels/primitives/activation.hpp:30
-    const float v448 = expf(v447);
-    const float v450 = 1.0f + v448;
-    const float v451 = v446 / v450;
-    const unsigned int v453 = v436 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v454 = v453 + v439;
-    out[v454] = v451;
-  }
-  const unsigned int v455 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v457 = v330 + v455;
-  const unsigned int v458 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v460 = v333 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v462 = v460 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v22.x[6];
-    const float v465 = bias[v460];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v467 = fmaf(v464, v3, v465);
-    const float v468 = -v467;  // kernels/primitives/activation.hpp:30
-    const float v469 = expf(v468);
-    const float v471 = 1.0f + v469;
-    const float v472 = v467 / v471;
-    const unsigned int v474 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v475 = v474 + v460;
-    out[v475] = v472;
-  }
-  const unsigned int v476 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v478 = v330 + v476;
-  const unsigned int v479 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v481 = v333 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v483 = v481 < v1;
-  const bool v484 = v482 && v483;
-  if (v484) {
-    const float v485 = v22.x[7];
-    const float v486 = bias[v481];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v488 = fmaf(v485, v3, v486);
-    const float v489 = -v488;  // kernels/primitives/activation.hpp:30
-    const float v490 = expf(v489);
-    const float v492 = 1.0f + v490;
-    const float v493 = v488 / v492;
-    const unsigned int v495 = v478 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v496 = v495 + v481;
-    out[v496] = v493;
-  }
-  const unsigned int v497 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v499 = v330 + v497;
-  const unsigned int v500 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v502 = v333 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v504 = v502 < v1;
-  const bool v505 = v503 && v504;
-  if (v505) {
-    const float v506 = v22.x[8];
-    const float v507 = bias[v502];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v509 = fmaf(v506, v3, v507);
-    const float v510 = -v509;  // kernels/primitives/activation.hpp:30
-    const float v511 = expf(v510);
-    const float v513 = 1.0f + v511;
-    const float v514 = v509 / v513;
-    const unsigned int v516 = v499 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v517 = v516 + v502;
-    out[v517] = v514;
-  }
-  const unsigned int v518 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v520 = v330 + v518;
-  const unsigned int v521 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v523 = v333 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v525 = v523 < v1;
-  const bool v526 = v524 && v525;
-  if (v526) {
-    const float v527 = v22.x[9];
-    const float v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v530 = fmaf(v527, v3, v528);
-    const float v531 = -v530;  // kernels/primitives/activation.hpp:30
-    const float v532 = expf(v531);
-    const float v534 = 1.0f + v532;
-    const float v535 = v530 / v534;
-    const unsigned int v537 = v520 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v538 = v537 + v523;
-    out[v538] = v535;
-  }
-  const unsigned int v539 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v541 = v330 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v544 = v333 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v546 = v544 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v22.x[10];
-    const float v549 = bias[v544];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v551 = fmaf(v548, v3, v549);
-    const float v552 = -v551;  // kernels/primitives/activation.hpp:30
-    const float v553 = expf(v552);
-    const float v555 = 1.0f + v553;
-    const float v556 = v551 / v555;
-    const unsigned int v558 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v559 = v558 + v544;
-    out[v559] = v556;
-  }
-  const unsigned int v560 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v562 = v330 + v560;
-  const unsigned int v563 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v565 = v333 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v567 = v565 < v1;
-  const bool v568 = v566 && v567;
-  if (v568) {
-    const float v569 = v22.x[11];
-    const float v570 = bias[v565];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v572 = fmaf(v569, v3, v570);
-    const float v573 = -v572;  // kernels/primitives/activation.hpp:30
-    const float v574 = expf(v573);
-    const float v576 = 1.0f + v574;
-    const float v577 = v572 / v576;
-    const unsigned int v579 = v562 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v580 = v579 + v565;
-    out[v580] = v577;
-  }
-  const unsigned int v581 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v583 = v330 + v581;
-  const unsigned int v584 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v586 = v333 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v588 = v586 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v22.x[12];
-    const float v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v593 = fmaf(v590, v3, v591);
-    const float v594 = -v593;  // kernels/primitives/activation.hpp:30
-    const float v595 = expf(v594);
-    const float v597 = 1.0f + v595;
-    const float v598 = v593 / v597;
-    const unsigned int v600 = v583 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v601 = v600 + v586;
-    out[v601] = v598;
-  }
-  const unsigned int v602 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v604 = v330 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v607 = v333 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v609 = v607 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v22.x[13];
-    const float v612 = bias[v607];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v614 = fmaf(v611, v3, v612);
-    const float v615 = -v614;  // kernels/primitives/activation.hpp:30
-    const float v616 = expf(v615);
-    const float v618 = 1.0f + v616;
-    const float v619 = v614 / v618;
-    const unsigned int v621 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v622 = v621 + v607;
-    out[v622] = v619;
-  }
-  const unsigned int v623 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v625 = v330 + v623;
-  const unsigned int v626 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v628 = v333 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v630 = v628 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v22.x[14];
-    const float v633 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v635 = fmaf(v632, v3, v633);
-    const float v636 = -v635;  // kernels/primitives/activation.hpp:30
-    const float v637 = expf(v636);
-    const float v639 = 1.0f + v637;
-    const float v640 = v635 / v639;
-    const unsigned int v642 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v643 = v642 + v628;
-    out[v643] = v640;
-  }
-  const unsigned int v644 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v646 = v330 + v644;
-  const unsigned int v647 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v649 = v333 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v651 = v649 < v1;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v22.x[15];
-    const float v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v656 = fmaf(v653, v3, v654);
-    const float v657 = -v656;  // kernels/primitives/activation.hpp:30
-    const float v658 = expf(v657);
-    const float v660 = 1.0f + v658;
-    const float v661 = v656 / v660;
-    const unsigned int v663 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v664 = v663 + v649;
-    out[v664] = v661;
-  }
-  const unsigned int v665 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v667 = v330 + v665;
-  const unsigned int v668 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v670 = v333 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v672 = v670 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v22.x[16];
-    const float v675 = bias[v670];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v677 = fmaf(v674, v3, v675);
-    const float v678 = -v677;  // kernels/primitives/activation.hpp:30
-    const float v679 = expf(v678);
-    const float v681 = 1.0f + v679;
-    const float v682 = v677 / v681;
-    const unsigned int v684 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v685 = v684 + v670;
-    out[v685] = v682;
-  }
-  const unsigned int v686 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v688 = v330 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v691 = v333 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v693 = v691 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v22.x[17];
-    const float v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v698 = fmaf(v695, v3, v696);
-    const float v699 = -v698;  // kernels/primitives/activation.hpp:30
-    const float v700 = expf(v699);
-    const float v702 = 1.0f + v700;
-    const float v703 = v698 / v702;
-    const unsigned int v705 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v706 = v705 + v691;
-    out[v706] = v703;
-  }
-  const unsigned int v707 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v709 = v330 + v707;
-  const unsigned int v710 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v712 = v333 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v714 = v712 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v22.x[18];
-    const float v717 = bias[v712];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v719 = fmaf(v716, v3, v717);
-    const float v720 = -v719;  // kernels/primitives/activation.hpp:30
-    const float v721 = expf(v720);
-    const float v723 = 1.0f + v721;
-    const float v724 = v719 / v723;
-    const unsigned int v726 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v727 = v726 + v712;
-    out[v727] = v724;
-  }
-  const unsigned int v728 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v730 = v330 + v728;
-  const unsigned int v731 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v733 = v333 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v735 = v733 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v22.x[19];
-    const float v738 = bias[v733];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v740 = fmaf(v737, v3, v738);
-    const float v741 = -v740;  // kernels/primitives/activation.hpp:30
-    const float v742 = expf(v741);
-    const float v744 = 1.0f + v742;
-    const float v745 = v740 / v744;
-    const unsigned int v747 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v748 = v747 + v733;
-    out[v748] = v745;
-  }
-  const unsigned int v749 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v751 = v330 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v754 = v333 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.x[20];
-    const float v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v761 = fmaf(v758, v3, v759);
-    const float v762 = -v761;  // kernels/primitives/activation.hpp:30
-    const float v763 = expf(v762);
-    const float v765 = 1.0f + v763;
-    const float v766 = v761 / v765;
-    const unsigned int v768 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v769 = v768 + v754;
-    out[v769] = v766;
-  }
-  const unsigned int v770 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v772 = v330 + v770;
-  const unsigned int v773 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v775 = v333 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v777 = v775 < v1;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v22.x[21];
-    const float v780 = bias[v775];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v782 = fmaf(v779, v3, v780);
-    const float v783 = -v782;  // kernels/primitives/activation.hpp:30
-    const float v784 = expf(v783);
-    const float v786 = 1.0f + v784;
-    const float v787 = v782 / v786;
-    const unsigned int v789 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v790 = v789 + v775;
-    out[v790] = v787;
-  }
-  const unsigned int v791 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v793 = v330 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v796 = v333 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v798 = v796 < v1;
-  const bool v799 = v797 && v798;
-  if (v799) {
-    const float v800 = v22.x[22];
-    const float v801 = bias[v796];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v803 = fmaf(v800, v3, v801);
-    const float v804 = -v803;  // kernels/primitives/activation.hpp:30
-    const float v805 = expf(v804);
-    const float v807 = 1.0f + v805;
-    const float v808 = v803 / v807;
-    const unsigned int v810 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v811 = v810 + v796;
-    out[v811] = v808;
-  }
-  const unsigned int v812 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v814 = v330 + v812;
-  const unsigned int v815 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v817 = v333 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v819 = v817 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v22.x[23];
-    const float v822 = bias[v817];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v824 = fmaf(v821, v3, v822);
-    const float v825 = -v824;  // kernels/primitives/activation.hpp:30
-    const float v826 = expf(v825);
-    const float v828 = 1.0f + v826;
-    const float v829 = v824 / v828;
-    const unsigned int v831 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v832 = v831 + v817;
-    out[v832] = v829;
-  }
-  const unsigned int v833 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v835 = v330 + v833;
-  const unsigned int v836 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v838 = v333 + v836;
-  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v840 = v838 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v22.x[24];
-    const float v843 = bias[v838];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v845 = fmaf(v842, v3, v843);
-    const float v846 = -v845;  // kernels/primitives/activation.hpp:30
-    const float v847 = expf(v846);
-    const float v849 = 1.0f + v847;
-    const float v850 = v845 / v849;
-    const unsigned int v852 = v835 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v853 = v852 + v838;
-    out[v853] = v850;
-  }
-  const unsigned int v854 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v856 = v330 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v859 = v333 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v22.x[25];
-    const float v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v866 = fmaf(v863, v3, v864);
-    const float v867 = -v866;  // kernels/primitives/activation.hpp:30
-    const float v868 = expf(v867);
-    const float v870 = 1.0f + v868;
-    const float v871 = v866 / v870;
-    const unsigned int v873 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v874 = v873 + v859;
-    out[v874] = v871;
-  }
-  const unsigned int v875 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v877 = v330 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v880 = v333 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v882 = v880 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v22.x[26];
-    const float v885 = bias[v880];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v887 = fmaf(v884, v3, v885);
-    const float v888 = -v887;  // kernels/primitives/activation.hpp:30
-    const float v889 = expf(v888);
-    const float v891 = 1.0f + v889;
-    const float v892 = v887 / v891;
-    const unsigned int v894 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v895 = v894 + v880;
-    out[v895] = v892;
-  }
-  const unsigned int v896 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v898 = v330 + v896;
-  const unsigned int v899 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v901 = v333 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v903 = v901 < v1;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v22.x[27];
-    const float v906 = bias[v901];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v908 = fmaf(v905, v3, v906);
-    const float v909 = -v908;  // kernels/primitives/activation.hpp:30
-    const float v910 = expf(v909);
-    const float v912 = 1.0f + v910;
-    const float v913 = v908 / v912;
-    const unsigned int v915 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v916 = v915 + v901;
-    out[v916] = v913;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v919 = v330 + v917;
-  const unsigned int v920 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v922 = v333 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v924 = v922 < v1;
-  const bool v925 = v923 && v924;
-  if (v925) {
-    const float v926 = v22.x[28];
-    const float v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = fmaf(v926, v3, v927);
-    const float v930 = -v929;  // kernels/primitives/activation.hpp:30
-    const float v931 = expf(v930);
-    const float v933 = 1.0f + v931;
-    const float v934 = v929 / v933;
-    const unsigned int v936 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v937 = v936 + v922;
-    out[v937] = v934;
-  }
-  const unsigned int v938 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v940 = v330 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v943 = v333 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v22.x[29];
-    const float v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v950 = fmaf(v947, v3, v948);
-    const float v951 = -v950;  // kernels/primitives/activation.hpp:30
-    const float v952 = expf(v951);
-    const float v954 = 1.0f + v952;
-    const float v955 = v950 / v954;
-    const unsigned int v957 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v958 = v957 + v943;
-    out[v958] = v955;
-  }
-  const unsigned int v959 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v961 = v330 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v964 = v333 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v22.x[30];
-    const float v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v971 = fmaf(v968, v3, v969);
-    const float v972 = -v971;  // kernels/primitives/activation.hpp:30
-    const float v973 = expf(v972);
-    const float v975 = 1.0f + v973;
-    const float v976 = v971 / v975;
-    const unsigned int v978 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v979 = v978 + v964;
-    out[v979] = v976;
-  }
-  const unsigned int v980 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v982 = v330 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v985 = v333 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v987 = v985 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v22.x[31];
-    const float v990 = bias[v985];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v992 = fmaf(v989, v3, v990);
-    const float v993 = -v992;  // kernels/primitives/activation.hpp:30
-    const float v994 = expf(v993);
-    const float v996 = 1.0f + v994;
-    const float v997 = v992 / v996;
-    const unsigned int v999 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1000 = v999 + v985;
-    out[v1000] = v997;
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1003 = v330 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1006 = v333 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1008 = v1006 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v22.x[32];
-    const float v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1013 = fmaf(v1010, v3, v1011);
-    const float v1014 = -v1013;  // kernels/primitives/activation.hpp:30
-    const float v1015 = expf(v1014);
-    const float v1017 = 1.0f + v1015;
-    const float v1018 = v1013 / v1017;
-    const unsigned int v1020 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1021 = v1020 + v1006;
-    out[v1021] = v1018;
-  }
-  const unsigned int v1022 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1024 = v330 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1027 = v333 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1029 = v1027 < v1;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v22.x[33];
-    const float v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1034 = fmaf(v1031, v3, v1032);
-    const float v1035 = -v1034;  // kernels/primitives/activation.hpp:30
-    const float v1036 = expf(v1035);
-    const float v1038 = 1.0f + v1036;
-    const float v1039 = v1034 / v1038;
-    const unsigned int v1041 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1042 = v1041 + v1027;
-    out[v1042] = v1039;
-  }
-  const unsigned int v1043 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1045 = v330 + v1043;
-  const unsigned int v1046 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1048 = v333 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1050 = v1048 < v1;
-  const bool v1051 = v1049 && v1050;
-  if (v1051) {
-    const float v1052 = v22.x[34];
-    const float v1053 = bias[v1048];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1055 = fmaf(v1052, v3, v1053);
-    const float v1056 = -v1055;  // kernels/primitives/activation.hpp:30
-    const float v1057 = expf(v1056);
-    const float v1059 = 1.0f + v1057;
-    const float v1060 = v1055 / v1059;
-    const unsigned int v1062 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1063 = v1062 + v1048;
-    out[v1063] = v1060;
-  }
-  const unsigned int v1064 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1066 = v330 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1069 = v333 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v22.x[35];
-    const float v1074 = bias[v1069];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1076 = fmaf(v1073, v3, v1074);
-    const float v1077 = -v1076;  // kernels/primitives/activation.hpp:30
-    const float v1078 = expf(v1077);
-    const float v1080 = 1.0f + v1078;
-    const float v1081 = v1076 / v1080;
-    const unsigned int v1083 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1084 = v1083 + v1069;
-    out[v1084] = v1081;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1087 = v330 + v1085;
-  const unsigned int v1088 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1090 = v333 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.x[36];
-    const float v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1097 = fmaf(v1094, v3, v1095);
-    const float v1098 = -v1097;  // kernels/primitives/activation.hpp:30
-    const float v1099 = expf(v1098);
-    const float v1101 = 1.0f + v1099;
-    const float v1102 = v1097 / v1101;
-    const unsigned int v1104 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1105 = v1104 + v1090;
-    out[v1105] = v1102;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1108 = v330 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1111 = v333 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v22.x[37];
-    const float v1116 = bias[v1111];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1118 = fmaf(v1115, v3, v1116);
-    const float v1119 = -v1118;  // kernels/primitives/activation.hpp:30
-    const float v1120 = expf(v1119);
-    const float v1122 = 1.0f + v1120;
-    const float v1123 = v1118 / v1122;
-    const unsigned int v1125 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1126 = v1125 + v1111;
-    out[v1126] = v1123;
-  }
-  const unsigned int v1127 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1129 = v330 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1132 = v333 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1134 = v1132 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v22.x[38];
-    const float v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1139 = fmaf(v1136, v3, v1137);
-    const float v1140 = -v1139;  // kernels/primitives/activation.hpp:30
-    const float v1141 = expf(v1140);
-    const float v1143 = 1.0f + v1141;
-    const float v1144 = v1139 / v1143;
-    const unsigned int v1146 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1147 = v1146 + v1132;
-    out[v1147] = v1144;
-  }
-  const unsigned int v1148 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1150 = v330 + v1148;
-  const unsigned int v1151 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1153 = v333 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1155 = v1153 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v22.x[39];
-    const float v1158 = bias[v1153];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1160 = fmaf(v1157, v3, v1158);
-    const float v1161 = -v1160;  // kernels/primitives/activation.hpp:30
-    const float v1162 = expf(v1161);
-    const float v1164 = 1.0f + v1162;
-    const float v1165 = v1160 / v1164;
-    const unsigned int v1167 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1168 = v1167 + v1153;
-    out[v1168] = v1165;
-  }
-  const unsigned int v1169 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1171 = v330 + v1169;
-  const unsigned int v1172 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1174 = v333 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1176 = v1174 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v22.x[40];
-    const float v1179 = bias[v1174];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1181 = fmaf(v1178, v3, v1179);
-    const float v1182 = -v1181;  // kernels/primitives/activation.hpp:30
-    const float v1183 = expf(v1182);
-    const float v1185 = 1.0f + v1183;
-    const float v1186 = v1181 / v1185;
-    const unsigned int v1188 = v1171 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1189 = v1188 + v1174;
-    out[v1189] = v1186;
-  }
-  const unsigned int v1190 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1192 = v330 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1195 = v333 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v22.x[41];
-    const float v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1202 = fmaf(v1199, v3, v1200);
-    const float v1203 = -v1202;  // kernels/primitives/activation.hpp:30
-    const float v1204 = expf(v1203);
-    const float v1206 = 1.0f + v1204;
-    const float v1207 = v1202 / v1206;
-    const unsigned int v1209 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1210 = v1209 + v1195;
-    out[v1210] = v1207;
-  }
-  const unsigned int v1211 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1213 = v330 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1216 = v333 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v22.x[42];
-    const float v1221 = bias[v1216];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1223 = fmaf(v1220, v3, v1221);
-    const float v1224 = -v1223;  // kernels/primitives/activation.hpp:30
-    const float v1225 = expf(v1224);
-    const float v1227 = 1.0f + v1225;
-    const float v1228 = v1223 / v1227;
-    const unsigned int v1230 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1231 = v1230 + v1216;
-    out[v1231] = v1228;
-  }
-  const unsigned int v1232 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1234 = v330 + v1232;
-  const unsigned int v1235 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1237 = v333 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1239 = v1237 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v22.x[43];
-    const float v1242 = bias[v1237];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1244 = fmaf(v1241, v3, v1242);
-    const float v1245 = -v1244;  // kernels/primitives/activation.hpp:30
-    const float v1246 = expf(v1245);
-    const float v1248 = 1.0f + v1246;
-    const float v1249 = v1244 / v1248;
-    const unsigned int v1251 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1252 = v1251 + v1237;
-    out[v1252] = v1249;
-  }
-  const unsigned int v1253 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1255 = v330 + v1253;
-  const unsigned int v1256 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1258 = v333 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1260 = v1258 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v22.x[44];
-    const float v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = fmaf(v1262, v3, v1263);
-    const float v1266 = -v1265;  // kernels/primitives/activation.hpp:30
-    const float v1267 = expf(v1266);
-    const float v1269 = 1.0f + v1267;
-    const float v1270 = v1265 / v1269;
-    const unsigned int v1272 = v1255 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1273 = v1272 + v1258;
-    out[v1273] = v1270;
-  }
-  const unsigned int v1274 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1276 = v330 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1279 = v333 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v22.x[45];
-    const float v1284 = bias[v1279];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1286 = fmaf(v1283, v3, v1284);
-    const float v1287 = -v1286;  // kernels/primitives/activation.hpp:30
-    const float v1288 = expf(v1287);
-    const float v1290 = 1.0f + v1288;
-    const float v1291 = v1286 / v1290;
-    const unsigned int v1293 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1294 = v1293 + v1279;
-    out[v1294] = v1291;
-  }
-  const unsigned int v1295 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1297 = v330 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1300 = v333 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v22.x[46];
-    const float v1305 = bias[v1300];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1307 = fmaf(v1304, v3, v1305);
-    const float v1308 = -v1307;  // kernels/primitives/activation.hpp:30
-    const float v1309 = expf(v1308);
-    const float v1311 = 1.0f + v1309;
-    const float v1312 = v1307 / v1311;
-    const unsigned int v1314 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1315 = v1314 + v1300;
-    out[v1315] = v1312;
-  }
-  const unsigned int v1316 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1318 = v330 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1321 = v333 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1323 = v1321 < v1;
-  const bool v1324 = v1322 && v1323;
-  if (v1324) {
-    const float v1325 = v22.x[47];
-    const float v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1328 = fmaf(v1325, v3, v1326);
-    const float v1329 = -v1328;  // kernels/primitives/activation.hpp:30
-    const float v1330 = expf(v1329);
-    const float v1332 = 1.0f + v1330;
-    const float v1333 = v1328 / v1332;
-    const unsigned int v1335 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1336 = v1335 + v1321;
-    out[v1336] = v1333;
-  }
-  const unsigned int v1337 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1339 = v330 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1342 = v333 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v22.x[48];
-    const float v1347 = bias[v1342];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1349 = fmaf(v1346, v3, v1347);
-    const float v1350 = -v1349;  // kernels/primitives/activation.hpp:30
-    const float v1351 = expf(v1350);
-    const float v1353 = 1.0f + v1351;
-    const float v1354 = v1349 / v1353;
-    const unsigned int v1356 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1357 = v1356 + v1342;
-    out[v1357] = v1354;
-  }
-  const unsigned int v1358 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1360 = v330 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1363 = v333 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1365 = v1363 < v1;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v22.x[49];
-    const float v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1370 = fmaf(v1367, v3, v1368);
-    const float v1371 = -v1370;  // kernels/primitives/activation.hpp:30
-    const float v1372 = expf(v1371);
-    const float v1374 = 1.0f + v1372;
-    const float v1375 = v1370 / v1374;
-    const unsigned int v1377 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1378 = v1377 + v1363;
-    out[v1378] = v1375;
-  }
-  const unsigned int v1379 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1381 = v330 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1384 = v333 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v22.x[50];
-    const float v1389 = bias[v1384];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1391 = fmaf(v1388, v3, v1389);
-    const float v1392 = -v1391;  // kernels/primitives/activation.hpp:30
-    const float v1393 = expf(v1392);
-    const float v1395 = 1.0f + v1393;
-    const float v1396 = v1391 / v1395;
-    const unsigned int v1398 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1399 = v1398 + v1384;
-    out[v1399] = v1396;
-  }
-  const unsigned int v1400 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1402 = v330 + v1400;
-  const unsigned int v1403 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1405 = v333 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1407 = v1405 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v22.x[51];
-    const float v1410 = bias[v1405];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1412 = fmaf(v1409, v3, v1410);
-    const float v1413 = -v1412;  // kernels/primitives/activation.hpp:30
-    const float v1414 = expf(v1413);
-    const float v1416 = 1.0f + v1414;
-    const float v1417 = v1412 / v1416;
-    const unsigned int v1419 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1420 = v1419 + v1405;
-    out[v1420] = v1417;
-  }
-  const unsigned int v1421 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1423 = v330 + v1421;
-  const unsigned int v1424 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1426 = v333 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.x[52];
-    const float v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1433 = fmaf(v1430, v3, v1431);
-    const float v1434 = -v1433;  // kernels/primitives/activation.hpp:30
-    const float v1435 = expf(v1434);
-    const float v1437 = 1.0f + v1435;
-    const float v1438 = v1433 / v1437;
-    const unsigned int v1440 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1441 = v1440 + v1426;
-    out[v1441] = v1438;
-  }
-  const unsigned int v1442 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1444 = v330 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1447 = v333 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1449 = v1447 < v1;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v22.x[53];
-    const float v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1454 = fmaf(v1451, v3, v1452);
-    const float v1455 = -v1454;  // kernels/primitives/activation.hpp:30
-    const float v1456 = expf(v1455);
-    const float v1458 = 1.0f + v1456;
-    const float v1459 = v1454 / v1458;
-    const unsigned int v1461 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1462 = v1461 + v1447;
-    out[v1462] = v1459;
-  }
-  const unsigned int v1463 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1465 = v330 + v1463;
-  const unsigned int v1466 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1468 = v333 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1470 = v1468 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v22.x[54];
-    const float v1473 = bias[v1468];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1475 = fmaf(v1472, v3, v1473);
-    const float v1476 = -v1475;  // kernels/primitives/activation.hpp:30
-    const float v1477 = expf(v1476);
-    const float v1479 = 1.0f + v1477;
-    const float v1480 = v1475 / v1479;
-    const unsigned int v1482 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1483 = v1482 + v1468;
-    out[v1483] = v1480;
-  }
-  const unsigned int v1484 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1486 = v330 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1489 = v333 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v22.x[55];
-    const float v1494 = bias[v1489];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1496 = fmaf(v1493, v3, v1494);
-    const float v1497 = -v1496;  // kernels/primitives/activation.hpp:30
-    const float v1498 = expf(v1497);
-    const float v1500 = 1.0f + v1498;
-    const float v1501 = v1496 / v1500;
-    const unsigned int v1503 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1504 = v1503 + v1489;
-    out[v1504] = v1501;
-  }
-  const unsigned int v1505 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1507 = v330 + v1505;
-  const unsigned int v1508 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1510 = v333 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1512 = v1510 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v22.x[56];
-    const float v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1517 = fmaf(v1514, v3, v1515);
-    const float v1518 = -v1517;  // kernels/primitives/activation.hpp:30
-    const float v1519 = expf(v1518);
-    const float v1521 = 1.0f + v1519;
-    const float v1522 = v1517 / v1521;
-    const unsigned int v1524 = v1507 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1525 = v1524 + v1510;
-    out[v1525] = v1522;
-  }
-  const unsigned int v1526 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1528 = v330 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1531 = v333 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v22.x[57];
-    const float v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1538 = fmaf(v1535, v3, v1536);
-    const float v1539 = -v1538;  // kernels/primitives/activation.hpp:30
-    const float v1540 = expf(v1539);
-    const float v1542 = 1.0f + v1540;
-    const float v1543 = v1538 / v1542;
-    const unsigned int v1545 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1546 = v1545 + v1531;
-    out[v1546] = v1543;
-  }
-  const unsigned int v1547 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1549 = v330 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1552 = v333 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v22.x[58];
-    const float v1557 = bias[v1552];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1559 = fmaf(v1556, v3, v1557);
-    const float v1560 = -v1559;  // kernels/primitives/activation.hpp:30
-    const float v1561 = expf(v1560);
-    const float v1563 = 1.0f + v1561;
-    const float v1564 = v1559 / v1563;
-    const unsigned int v1566 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1567 = v1566 + v1552;
-    out[v1567] = v1564;
-  }
-  const unsigned int v1568 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1570 = v330 + v1568;
-  const unsigned int v1571 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1573 = v333 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1575 = v1573 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v22.x[59];
-    const float v1578 = bias[v1573];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1580 = fmaf(v1577, v3, v1578);
-    const float v1581 = -v1580;  // kernels/primitives/activation.hpp:30
-    const float v1582 = expf(v1581);
-    const float v1584 = 1.0f + v1582;
-    const float v1585 = v1580 / v1584;
-    const unsigned int v1587 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1588 = v1587 + v1573;
-    out[v1588] = v1585;
-  }
-  const unsigned int v1589 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1591 = v330 + v1589;
-  const unsigned int v1592 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1594 = v333 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v22.x[60];
-    const float v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = fmaf(v1598, v3, v1599);
-    const float v1602 = -v1601;  // kernels/primitives/activation.hpp:30
-    const float v1603 = expf(v1602);
-    const float v1605 = 1.0f + v1603;
-    const float v1606 = v1601 / v1605;
-    const unsigned int v1608 = v1591 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1609 = v1608 + v1594;
-    out[v1609] = v1606;
-  }
-  const unsigned int v1610 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1612 = v330 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1615 = v333 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v22.x[61];
-    const float v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1622 = fmaf(v1619, v3, v1620);
-    const float v1623 = -v1622;  // kernels/primitives/activation.hpp:30
-    const float v1624 = expf(v1623);
-    const float v1626 = 1.0f + v1624;
-    const float v1627 = v1622 / v1626;
-    const unsigned int v1629 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1630 = v1629 + v1615;
-    out[v1630] = v1627;
-  }
-  const unsigned int v1631 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1633 = v330 + v1631;
-  const unsigned int v1634 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1636 = v333 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1638 = v1636 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v22.x[62];
-    const float v1641 = bias[v1636];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1643 = fmaf(v1640, v3, v1641);
-    const float v1644 = -v1643;  // kernels/primitives/activation.hpp:30
-    const float v1645 = expf(v1644);
-    const float v1647 = 1.0f + v1645;
-    const float v1648 = v1643 / v1647;
-    const unsigned int v1650 = v1633 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1651 = v1650 + v1636;
-    out[v1651] = v1648;
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1654 = v330 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1657 = v333 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v22.x[63];
-    const float v1662 = bias[v1657];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1664 = fmaf(v1661, v3, v1662);
-    const float v1665 = -v1664;  // kernels/primitives/activation.hpp:30
-    const float v1666 = expf(v1665);
-    const float v1668 = 1.0f + v1666;
-    const float v1669 = v1664 / v1668;
-    const unsigned int v1671 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1672 = v1671 + v1657;
-    out[v1672] = v1669;
-  }
-  const unsigned int v1673 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1675 = v330 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1678 = v333 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1680 = v1678 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v22.x[64];
-    const float v1683 = bias[v1678];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1685 = fmaf(v1682, v3, v1683);
-    const float v1686 = -v1685;  // kernels/primitives/activation.hpp:30
-    const float v1687 = expf(v1686);
-    const float v1689 = 1.0f + v1687;
-    const float v1690 = v1685 / v1689;
-    const unsigned int v1692 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1693 = v1692 + v1678;
-    out[v1693] = v1690;
-  }
-  const unsigned int v1694 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1696 = v330 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1699 = v333 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v22.x[65];
-    const float v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1706 = fmaf(v1703, v3, v1704);
-    const float v1707 = -v1706;  // kernels/primitives/activation.hpp:30
-    const float v1708 = expf(v1707);
-    const float v1710 = 1.0f + v1708;
-    const float v1711 = v1706 / v1710;
-    const unsigned int v1713 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1714 = v1713 + v1699;
-    out[v1714] = v1711;
-  }
-  const unsigned int v1715 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1717 = v330 + v1715;
-  const unsigned int v1718 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1720 = v333 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1722 = v1720 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v22.x[66];
-    const float v1725 = bias[v1720];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1727 = fmaf(v1724, v3, v1725);
-    const float v1728 = -v1727;  // kernels/primitives/activation.hpp:30
-    const float v1729 = expf(v1728);
-    const float v1731 = 1.0f + v1729;
-    const float v1732 = v1727 / v1731;
-    const unsigned int v1734 = v1717 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1735 = v1734 + v1720;
-    out[v1735] = v1732;
-  }
-  const unsigned int v1736 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1738 = v330 + v1736;
-  const unsigned int v1739 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1741 = v333 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1743 = v1741 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v22.x[67];
-    const float v1746 = bias[v1741];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1748 = fmaf(v1745, v3, v1746);
-    const float v1749 = -v1748;  // kernels/primitives/activation.hpp:30
-    const float v1750 = expf(v1749);
-    const float v1752 = 1.0f + v1750;
-    const float v1753 = v1748 / v1752;
-    const unsigned int v1755 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1756 = v1755 + v1741;
-    out[v1756] = v1753;
-  }
-  const unsigned int v1757 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1759 = v330 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1762 = v333 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.x[68];
-    const float v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1769 = fmaf(v1766, v3, v1767);
-    const float v1770 = -v1769;  // kernels/primitives/activation.hpp:30
-    const float v1771 = expf(v1770);
-    const float v1773 = 1.0f + v1771;
-    const float v1774 = v1769 / v1773;
-    const unsigned int v1776 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1777 = v1776 + v1762;
-    out[v1777] = v1774;
-  }
-  const unsigned int v1778 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1780 = v330 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1783 = v333 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v22.x[69];
-    const float v1788 = bias[v1783];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1790 = fmaf(v1787, v3, v1788);
-    const float v1791 = -v1790;  // kernels/primitives/activation.hpp:30
-    const float v1792 = expf(v1791);
-    const float v1794 = 1.0f + v1792;
-    const float v1795 = v1790 / v1794;
-    const unsigned int v1797 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1798 = v1797 + v1783;
-    out[v1798] = v1795;
-  }
-  const unsigned int v1799 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1801 = v330 + v1799;
-  const unsigned int v1802 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1804 = v333 + v1802;
-  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v22.x[70];
-    const float v1809 = bias[v1804];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1811 = fmaf(v1808, v3, v1809);
-    const float v1812 = -v1811;  // kernels/primitives/activation.hpp:30
-    const float v1813 = expf(v1812);
-    const float v1815 = 1.0f + v1813;
-    const float v1816 = v1811 / v1815;
-    const unsigned int v1818 = v1801 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1819 = v1818 + v1804;
-    out[v1819] = v1816;
-  }
-  const unsigned int v1820 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1822 = v330 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1825 = v333 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1827 = v1825 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v22.x[71];
-    const float v1830 = bias[v1825];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1832 = fmaf(v1829, v3, v1830);
-    const float v1833 = -v1832;  // kernels/primitives/activation.hpp:30
-    const float v1834 = expf(v1833);
-    const float v1836 = 1.0f + v1834;
-    const float v1837 = v1832 / v1836;
-    const unsigned int v1839 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1840 = v1839 + v1825;
-    out[v1840] = v1837;
-  }
-  const unsigned int v1841 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1843 = v330 + v1841;
-  const unsigned int v1844 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1846 = v333 + v1844;
-  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1848 = v1846 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v22.x[72];
-    const float v1851 = bias[v1846];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1853 = fmaf(v1850, v3, v1851);
-    const float v1854 = -v1853;  // kernels/primitives/activation.hpp:30
-    const float v1855 = expf(v1854);
-    const float v1857 = 1.0f + v1855;
-    const float v1858 = v1853 / v1857;
-    const unsigned int v1860 = v1843 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1861 = v1860 + v1846;
-    out[v1861] = v1858;
-  }
-  const unsigned int v1862 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1864 = v330 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1867 = v333 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v22.x[73];
-    const float v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1874 = fmaf(v1871, v3, v1872);
-    const float v1875 = -v1874;  // kernels/primitives/activation.hpp:30
-    const float v1876 = expf(v1875);
-    const float v1878 = 1.0f + v1876;
-    const float v1879 = v1874 / v1878;
-    const unsigned int v1881 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1882 = v1881 + v1867;
-    out[v1882] = v1879;
-  }
-  const unsigned int v1883 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1885 = v330 + v1883;
-  const unsigned int v1886 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1888 = v333 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v22.x[74];
-    const float v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1895 = fmaf(v1892, v3, v1893);
-    const float v1896 = -v1895;  // kernels/primitives/activation.hpp:30
-    const float v1897 = expf(v1896);
-    const float v1899 = 1.0f + v1897;
-    const float v1900 = v1895 / v1899;
-    const unsigned int v1902 = v1885 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1903 = v1902 + v1888;
-    out[v1903] = v1900;
-  }
-  const unsigned int v1904 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1906 = v330 + v1904;
-  const unsigned int v1907 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1909 = v333 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1911 = v1909 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v22.x[75];
-    const float v1914 = bias[v1909];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1916 = fmaf(v1913, v3, v1914);
-    const float v1917 = -v1916;  // kernels/primitives/activation.hpp:30
-    const float v1918 = expf(v1917);
-    const float v1920 = 1.0f + v1918;
-    const float v1921 = v1916 / v1920;
-    const unsigned int v1923 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1924 = v1923 + v1909;
-    out[v1924] = v1921;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1927 = v330 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1930 = v333 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v22.x[76];
-    const float v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = fmaf(v1934, v3, v1935);
-    const float v1938 = -v1937;  // kernels/primitives/activation.hpp:30
-    const float v1939 = expf(v1938);
-    const float v1941 = 1.0f + v1939;
-    const float v1942 = v1937 / v1941;
-    const unsigned int v1944 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1945 = v1944 + v1930;
-    out[v1945] = v1942;
-  }
-  const unsigned int v1946 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1948 = v330 + v1946;
-  const unsigned int v1949 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1951 = v333 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1953 = v1951 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v22.x[77];
-    const float v1956 = bias[v1951];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1958 = fmaf(v1955, v3, v1956);
-    const float v1959 = -v1958;  // kernels/primitives/activation.hpp:30
-    const float v1960 = expf(v1959);
-    const float v1962 = 1.0f + v1960;
-    const float v1963 = v1958 / v1962;
-    const unsigned int v1965 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1966 = v1965 + v1951;
-    out[v1966] = v1963;
-  }
-  const unsigned int v1967 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1969 = v330 + v1967;
-  const unsigned int v1970 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1972 = v333 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v22.x[78];
-    const float v1977 = bias[v1972];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1979 = fmaf(v1976, v3, v1977);
-    const float v1980 = -v1979;  // kernels/primitives/activation.hpp:30
-    const float v1981 = expf(v1980);
-    const float v1983 = 1.0f + v1981;
-    const float v1984 = v1979 / v1983;
-    const unsigned int v1986 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1987 = v1986 + v1972;
-    out[v1987] = v1984;
-  }
-  const unsigned int v1988 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1990 = v330 + v1988;
-  const unsigned int v1991 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1993 = v333 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1995 = v1993 < v1;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v22.x[79];
-    const float v1998 = bias[v1993];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2000 = fmaf(v1997, v3, v1998);
-    const float v2001 = -v2000;  // kernels/primitives/activation.hpp:30
-    const float v2002 = expf(v2001);
-    const float v2004 = 1.0f + v2002;
-    const float v2005 = v2000 / v2004;
-    const unsigned int v2007 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2008 = v2007 + v1993;
-    out[v2008] = v2005;
-  }
-  const unsigned int v2009 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2011 = v330 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2014 = v333 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v22.x[80];
-    const float v2019 = bias[v2014];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2021 = fmaf(v2018, v3, v2019);
-    const float v2022 = -v2021;  // kernels/primitives/activation.hpp:30
-    const float v2023 = expf(v2022);
-    const float v2025 = 1.0f + v2023;
-    const float v2026 = v2021 / v2025;
-    const unsigned int v2028 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2029 = v2028 + v2014;
-    out[v2029] = v2026;
-  }
-  const unsigned int v2030 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2032 = v330 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2035 = v333 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v22.x[81];
-    const float v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2042 = fmaf(v2039, v3, v2040);
-    const float v2043 = -v2042;  // kernels/primitives/activation.hpp:30
-    const float v2044 = expf(v2043);
-    const float v2046 = 1.0f + v2044;
-    const float v2047 = v2042 / v2046;
-    const unsigned int v2049 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2050 = v2049 + v2035;
-    out[v2050] = v2047;
-  }
-  const unsigned int v2051 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2053 = v330 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2056 = v333 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v22.x[82];
-    const float v2061 = bias[v2056];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2063 = fmaf(v2060, v3, v2061);
-    const float v2064 = -v2063;  // kernels/primitives/activation.hpp:30
-    const float v2065 = expf(v2064);
-    const float v2067 = 1.0f + v2065;
-    const float v2068 = v2063 / v2067;
-    const unsigned int v2070 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2071 = v2070 + v2056;
-    out[v2071] = v2068;
-  }
-  const unsigned int v2072 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2074 = v330 + v2072;
-  const unsigned int v2075 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2077 = v333 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2079 = v2077 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v22.x[83];
-    const float v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2084 = fmaf(v2081, v3, v2082);
-    const float v2085 = -v2084;  // kernels/primitives/activation.hpp:30
-    const float v2086 = expf(v2085);
-    const float v2088 = 1.0f + v2086;
-    const float v2089 = v2084 / v2088;
-    const unsigned int v2091 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2092 = v2091 + v2077;
-    out[v2092] = v2089;
-  }
-  const unsigned int v2093 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2095 = v330 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2098 = v333 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.x[84];
-    const float v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2105 = fmaf(v2102, v3, v2103);
-    const float v2106 = -v2105;  // kernels/primitives/activation.hpp:30
-    const float v2107 = expf(v2106);
-    const float v2109 = 1.0f + v2107;
-    const float v2110 = v2105 / v2109;
-    const unsigned int v2112 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2113 = v2112 + v2098;
-    out[v2113] = v2110;
-  }
-  const unsigned int v2114 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2116 = v330 + v2114;
-  const unsigned int v2117 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2119 = v333 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v22.x[85];
-    const float v2124 = bias[v2119];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2126 = fmaf(v2123, v3, v2124);
-    const float v2127 = -v2126;  // kernels/primitives/activation.hpp:30
-    const float v2128 = expf(v2127);
-    const float v2130 = 1.0f + v2128;
-    const float v2131 = v2126 / v2130;
-    const unsigned int v2133 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2134 = v2133 + v2119;
-    out[v2134] = v2131;
-  }
-  const unsigned int v2135 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2137 = v330 + v2135;
-  const unsigned int v2138 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2140 = v333 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2142 = v2140 < v1;
-  const bool v2143 = v2141 && v2142;
-  if (v2143) {
-    const float v2144 = v22.x[86];
-    const float v2145 = bias[v2140];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2147 = fmaf(v2144, v3, v2145);
-    const float v2148 = -v2147;  // kernels/primitives/activation.hpp:30
-    const float v2149 = expf(v2148);
-    const float v2151 = 1.0f + v2149;
-    const float v2152 = v2147 / v2151;
-    const unsigned int v2154 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2155 = v2154 + v2140;
-    out[v2155] = v2152;
-  }
-  const unsigned int v2156 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2158 = v330 + v2156;
-  const unsigned int v2159 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2161 = v333 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2163 = v2161 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v22.x[87];
-    const float v2166 = bias[v2161];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2168 = fmaf(v2165, v3, v2166);
-    const float v2169 = -v2168;  // kernels/primitives/activation.hpp:30
-    const float v2170 = expf(v2169);
-    const float v2172 = 1.0f + v2170;
-    const float v2173 = v2168 / v2172;
-    const unsigned int v2175 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2176 = v2175 + v2161;
-    out[v2176] = v2173;
-  }
-  const unsigned int v2177 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2179 = v330 + v2177;
-  const unsigned int v2180 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2182 = v333 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2184 = v2182 < v1;
-  const bool v2185 = v2183 && v2184;
-  if (v2185) {
-    const float v2186 = v22.x[88];
-    const float v2187 = bias[v2182];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2189 = fmaf(v2186, v3, v2187);
-    const float v2190 = -v2189;  // kernels/primitives/activation.hpp:30
-    const float v2191 = expf(v2190);
-    const float v2193 = 1.0f + v2191;
-    const float v2194 = v2189 / v2193;
-    const unsigned int v2196 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2197 = v2196 + v2182;
-    out[v2197] = v2194;
-  }
-  const unsigned int v2198 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2200 = v330 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2203 = v333 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v22.x[89];
-    const float v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2210 = fmaf(v2207, v3, v2208);
-    const float v2211 = -v2210;  // kernels/primitives/activation.hpp:30
-    const float v2212 = expf(v2211);
-    const float v2214 = 1.0f + v2212;
-    const float v2215 = v2210 / v2214;
-    const unsigned int v2217 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2218 = v2217 + v2203;
-    out[v2218] = v2215;
-  }
-  const unsigned int v2219 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2221 = v330 + v2219;
-  const unsigned int v2222 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2224 = v333 + v2222;
-  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v22.x[90];
-    const float v2229 = bias[v2224];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2231 = fmaf(v2228, v3, v2229);
-    const float v2232 = -v2231;  // kernels/primitives/activation.hpp:30
-    const float v2233 = expf(v2232);
-    const float v2235 = 1.0f + v2233;
-    const float v2236 = v2231 / v2235;
-    const unsigned int v2238 = v2221 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2239 = v2238 + v2224;
-    out[v2239] = v2236;
-  }
-  const unsigned int v2240 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2242 = v330 + v2240;
-  const unsigned int v2243 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2245 = v333 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2247 = v2245 < v1;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v22.x[91];
-    const float v2250 = bias[v2245];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2252 = fmaf(v2249, v3, v2250);
-    const float v2253 = -v2252;  // kernels/primitives/activation.hpp:30
-    const float v2254 = expf(v2253);
-    const float v2256 = 1.0f + v2254;
-    const float v2257 = v2252 / v2256;
-    const unsigned int v2259 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2260 = v2259 + v2245;
-    out[v2260] = v2257;
-  }
-  const unsigned int v2261 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2263 = v330 + v2261;
-  const unsigned int v2264 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2266 = v333 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v22.x[92];
-    const float v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = fmaf(v2270, v3, v2271);
-    const float v2274 = -v2273;  // kernels/primitives/activation.hpp:30
-    const float v2275 = expf(v2274);
-    const float v2277 = 1.0f + v2275;
-    const float v2278 = v2273 / v2277;
-    const unsigned int v2280 = v2263 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2281 = v2280 + v2266;
-    out[v2281] = v2278;
-  }
-  const unsigned int v2282 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2284 = v330 + v2282;
-  const unsigned int v2285 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2287 = v333 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2289 = v2287 < v1;
-  const bool v2290 = v2288 && v2289;
-  if (v2290) {
-    const float v2291 = v22.x[93];
-    const float v2292 = bias[v2287];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2294 = fmaf(v2291, v3, v2292);
-    const float v2295 = -v2294;  // kernels/primitives/activation.hpp:30
-    const float v2296 = expf(v2295);
-    const float v2298 = 1.0f + v2296;
-    const float v2299 = v2294 / v2298;
-    const unsigned int v2301 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2302 = v2301 + v2287;
-    out[v2302] = v2299;
-  }
-  const unsigned int v2303 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2305 = v330 + v2303;
-  const unsigned int v2306 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2308 = v333 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2310 = v2308 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v22.x[94];
-    const float v2313 = bias[v2308];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2315 = fmaf(v2312, v3, v2313);
-    const float v2316 = -v2315;  // kernels/primitives/activation.hpp:30
-    const float v2317 = expf(v2316);
-    const float v2319 = 1.0f + v2317;
-    const float v2320 = v2315 / v2319;
-    const unsigned int v2322 = v2305 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2323 = v2322 + v2308;
-    out[v2323] = v2320;
-  }
-  const unsigned int v2324 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2326 = v330 + v2324;
-  const unsigned int v2327 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2329 = v333 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v22.x[95];
-    const float v2334 = bias[v2329];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2336 = fmaf(v2333, v3, v2334);
-    const float v2337 = -v2336;  // kernels/primitives/activation.hpp:30
-    const float v2338 = expf(v2337);
-    const float v2340 = 1.0f + v2338;
-    const float v2341 = v2336 / v2340;
-    const unsigned int v2343 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2344 = v2343 + v2329;
-    out[v2344] = v2341;
-  }
-  const unsigned int v2345 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2347 = v330 + v2345;
-  const unsigned int v2348 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2350 = v333 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2352 = v2350 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v22.x[96];
-    const float v2355 = bias[v2350];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2357 = fmaf(v2354, v3, v2355);
-    const float v2358 = -v2357;  // kernels/primitives/activation.hpp:30
-    const float v2359 = expf(v2358);
-    const float v2361 = 1.0f + v2359;
-    const float v2362 = v2357 / v2361;
-    const unsigned int v2364 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2365 = v2364 + v2350;
-    out[v2365] = v2362;
-  }
-  const unsigned int v2366 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2368 = v330 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2371 = v333 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v22.x[97];
-    const float v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2378 = fmaf(v2375, v3, v2376);
-    const float v2379 = -v2378;  // kernels/primitives/activation.hpp:30
-    const float v2380 = expf(v2379);
-    const float v2382 = 1.0f + v2380;
-    const float v2383 = v2378 / v2382;
-    const unsigned int v2385 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2386 = v2385 + v2371;
-    out[v2386] = v2383;
-  }
-  const unsigned int v2387 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2389 = v330 + v2387;
-  const unsigned int v2390 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2392 = v333 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2394 = v2392 < v1;
-  const bool v2395 = v2393 && v2394;
-  if (v2395) {
-    const float v2396 = v22.x[98];
-    const float v2397 = bias[v2392];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2399 = fmaf(v2396, v3, v2397);
-    const float v2400 = -v2399;  // kernels/primitives/activation.hpp:30
-    const float v2401 = expf(v2400);
-    const float v2403 = 1.0f + v2401;
-    const float v2404 = v2399 / v2403;
-    const unsigned int v2406 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2407 = v2406 + v2392;
-    out[v2407] = v2404;
-  }
-  const unsigned int v2408 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2410 = v330 + v2408;
-  const unsigned int v2411 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2413 = v333 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2415 = v2413 < v1;
-  const bool v2416 = v2414 && v2415;
-  if (v2416) {
-    const float v2417 = v22.x[99];
-    const float v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2420 = fmaf(v2417, v3, v2418);
-    const float v2421 = -v2420;  // kernels/primitives/activation.hpp:30
-    const float v2422 = expf(v2421);
-    const float v2424 = 1.0f + v2422;
-    const float v2425 = v2420 / v2424;
-    const unsigned int v2427 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2428 = v2427 + v2413;
-    out[v2428] = v2425;
-  }
-  const unsigned int v2429 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2431 = v330 + v2429;
-  const unsigned int v2432 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2434 = v333 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v22.x[100];
-    const float v2439 = bias[v2434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2441 = fmaf(v2438, v3, v2439);
-    const float v2442 = -v2441;  // kernels/primitives/activation.hpp:30
-    const float v2443 = expf(v2442);
-    const float v2445 = 1.0f + v2443;
-    const float v2446 = v2441 / v2445;
-    const unsigned int v2448 = v2431 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2449 = v2448 + v2434;
-    out[v2449] = v2446;
-  }
-  const unsigned int v2450 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2452 = v330 + v2450;
-  const unsigned int v2453 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2455 = v333 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2457 = v2455 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v22.x[101];
-    const float v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2462 = fmaf(v2459, v3, v2460);
-    const float v2463 = -v2462;  // kernels/primitives/activation.hpp:30
-    const float v2464 = expf(v2463);
-    const float v2466 = 1.0f + v2464;
-    const float v2467 = v2462 / v2466;
-    const unsigned int v2469 = v2452 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2470 = v2469 + v2455;
-    out[v2470] = v2467;
-  }
-  const unsigned int v2471 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2473 = v330 + v2471;
-  const unsigned int v2474 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2476 = v333 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2478 = v2476 < v1;
-  const bool v2479 = v2477 && v2478;
-  if (v2479) {
-    const float v2480 = v22.x[102];
-    const float v2481 = bias[v2476];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2483 = fmaf(v2480, v3, v2481);
-    const float v2484 = -v2483;  // kernels/primitives/activation.hpp:30
-    const float v2485 = expf(v2484);
-    const float v2487 = 1.0f + v2485;
-    const float v2488 = v2483 / v2487;
-    const unsigned int v2490 = v2473 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2491 = v2490 + v2476;
-    out[v2491] = v2488;
-  }
-  const unsigned int v2492 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2494 = v330 + v2492;
-  const unsigned int v2495 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2497 = v333 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2499 = v2497 < v1;
-  const bool v2500 = v2498 && v2499;
-  if (v2500) {
-    const float v2501 = v22.x[103];
-    const float v2502 = bias[v2497];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2504 = fmaf(v2501, v3, v2502);
-    const float v2505 = -v2504;  // kernels/primitives/activation.hpp:30
-    const float v2506 = expf(v2505);
-    const float v2508 = 1.0f + v2506;
-    const float v2509 = v2504 / v2508;
-    const unsigned int v2511 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2512 = v2511 + v2497;
-    out[v2512] = v2509;
-  }
-  const unsigned int v2513 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2515 = v330 + v2513;
-  const unsigned int v2516 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2518 = v333 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2520 = v2518 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v22.x[104];
-    const float v2523 = bias[v2518];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2525 = fmaf(v2522, v3, v2523);
-    const float v2526 = -v2525;  // kernels/primitives/activation.hpp:30
-    const float v2527 = expf(v2526);
-    const float v2529 = 1.0f + v2527;
-    const float v2530 = v2525 / v2529;
-    const unsigned int v2532 = v2515 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2533 = v2532 + v2518;
-    out[v2533] = v2530;
-  }
-  const unsigned int v2534 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2536 = v330 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2539 = v333 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v22.x[105];
-    const float v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2546 = fmaf(v2543, v3, v2544);
-    const float v2547 = -v2546;  // kernels/primitives/activation.hpp:30
-    const float v2548 = expf(v2547);
-    const float v2550 = 1.0f + v2548;
-    const float v2551 = v2546 / v2550;
-    const unsigned int v2553 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2554 = v2553 + v2539;
-    out[v2554] = v2551;
-  }
-  const unsigned int v2555 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2557 = v330 + v2555;
-  const unsigned int v2558 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2560 = v333 + v2558;
-  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2562 = v2560 < v1;
-  const bool v2563 = v2561 && v2562;
-  if (v2563) {
-    const float v2564 = v22.x[106];
-    const float v2565 = bias[v2560];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2567 = fmaf(v2564, v3, v2565);
-    const float v2568 = -v2567;  // kernels/primitives/activation.hpp:30
-    const float v2569 = expf(v2568);
-    const float v2571 = 1.0f + v2569;
-    const float v2572 = v2567 / v2571;
-    const unsigned int v2574 = v2557 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2575 = v2574 + v2560;
-    out[v2575] = v2572;
-  }
-  const unsigned int v2576 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2578 = v330 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2581 = v333 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2583 = v2581 < v1;
-  const bool v2584 = v2582 && v2583;
-  if (v2584) {
-    const float v2585 = v22.x[107];
-    const float v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2588 = fmaf(v2585, v3, v2586);
-    const float v2589 = -v2588;  // kernels/primitives/activation.hpp:30
-    const float v2590 = expf(v2589);
-    const float v2592 = 1.0f + v2590;
-    const float v2593 = v2588 / v2592;
-    const unsigned int v2595 = v2578 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2596 = v2595 + v2581;
-    out[v2596] = v2593;
-  }
-  const unsigned int v2597 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2599 = v330 + v2597;
-  const unsigned int v2600 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2602 = v333 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2604 = v2602 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v22.x[108];
-    const float v2607 = bias[v2602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = fmaf(v2606, v3, v2607);
-    const float v2610 = -v2609;  // kernels/primitives/activation.hpp:30
-    const float v2611 = expf(v2610);
-    const float v2613 = 1.0f + v2611;
-    const float v2614 = v2609 / v2613;
-    const unsigned int v2616 = v2599 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2617 = v2616 + v2602;
-    out[v2617] = v2614;
-  }
-  const unsigned int v2618 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2620 = v330 + v2618;
-  const unsigned int v2621 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2623 = v333 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2625 = v2623 < v1;
-  const bool v2626 = v2624 && v2625;
-  if (v2626) {
-    const float v2627 = v22.x[109];
-    const float v2628 = bias[v2623];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2630 = fmaf(v2627, v3, v2628);
-    const float v2631 = -v2630;  // kernels/primitives/activation.hpp:30
-    const float v2632 = expf(v2631);
-    const float v2634 = 1.0f + v2632;
-    const float v2635 = v2630 / v2634;
-    const unsigned int v2637 = v2620 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2638 = v2637 + v2623;
-    out[v2638] = v2635;
-  }
-  const unsigned int v2639 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2641 = v330 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2644 = v333 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v22.x[110];
-    const float v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2651 = fmaf(v2648, v3, v2649);
-    const float v2652 = -v2651;  // kernels/primitives/activation.hpp:30
-    const float v2653 = expf(v2652);
-    const float v2655 = 1.0f + v2653;
-    const float v2656 = v2651 / v2655;
-    const unsigned int v2658 = v2641 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2659 = v2658 + v2644;
-    out[v2659] = v2656;
-  }
-  const unsigned int v2660 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2662 = v330 + v2660;
-  const unsigned int v2663 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2665 = v333 + v2663;
-  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2667 = v2665 < v1;
-  const bool v2668 = v2666 && v2667;
-  if (v2668) {
-    const float v2669 = v22.x[111];
-    const float v2670 = bias[v2665];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2672 = fmaf(v2669, v3, v2670);
-    const float v2673 = -v2672;  // kernels/primitives/activation.hpp:30
-    const float v2674 = expf(v2673);
-    const float v2676 = 1.0f + v2674;
-    const float v2677 = v2672 / v2676;
-    const unsigned int v2679 = v2662 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2680 = v2679 + v2665;
-    out[v2680] = v2677;
-  }
-  const unsigned int v2681 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2683 = v330 + v2681;
-  const unsigned int v2684 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2686 = v333 + v2684;
-  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2688 = v2686 < v1;
-  const bool v2689 = v2687 && v2688;
-  if (v2689) {
-    const float v2690 = v22.x[112];
-    const float v2691 = bias[v2686];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2693 = fmaf(v2690, v3, v2691);
-    const float v2694 = -v2693;  // kernels/primitives/activation.hpp:30
-    const float v2695 = expf(v2694);
-    const float v2697 = 1.0f + v2695;
-    const float v2698 = v2693 / v2697;
-    const unsigned int v2700 = v2683 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2701 = v2700 + v2686;
-    out[v2701] = v2698;
-  }
-  const unsigned int v2702 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2704 = v330 + v2702;
-  const unsigned int v2705 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2707 = v333 + v2705;
-  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2709 = v2707 < v1;
-  const bool v2710 = v2708 && v2709;
-  if (v2710) {
-    const float v2711 = v22.x[113];
-    const float v2712 = bias[v2707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2714 = fmaf(v2711, v3, v2712);
-    const float v2715 = -v2714;  // kernels/primitives/activation.hpp:30
-    const float v2716 = expf(v2715);
-    const float v2718 = 1.0f + v2716;
-    const float v2719 = v2714 / v2718;
-    const unsigned int v2721 = v2704 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2722 = v2721 + v2707;
-    out[v2722] = v2719;
-  }
-  const unsigned int v2723 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2725 = v330 + v2723;
-  const unsigned int v2726 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2728 = v333 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2730 = v2728 < v1;
-  const bool v2731 = v2729 && v2730;
-  if (v2731) {
-    const float v2732 = v22.x[114];
-    const float v2733 = bias[v2728];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2735 = fmaf(v2732, v3, v2733);
-    const float v2736 = -v2735;  // kernels/primitives/activation.hpp:30
-    const float v2737 = expf(v2736);
-    const float v2739 = 1.0f + v2737;
-    const float v2740 = v2735 / v2739;
-    const unsigned int v2742 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2743 = v2742 + v2728;
-    out[v2743] = v2740;
-  }
-  const unsigned int v2744 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2746 = v330 + v2744;
-  const unsigned int v2747 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2749 = v333 + v2747;
-  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2751 = v2749 < v1;
-  const bool v2752 = v2750 && v2751;
-  if (v2752) {
-    const float v2753 = v22.x[115];
-    const float v2754 = bias[v2749];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2756 = fmaf(v2753, v3, v2754);
-    const float v2757 = -v2756;  // kernels/primitives/activation.hpp:30
-    const float v2758 = expf(v2757);
-    const float v2760 = 1.0f + v2758;
-    const float v2761 = v2756 / v2760;
-    const unsigned int v2763 = v2746 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2764 = v2763 + v2749;
-    out[v2764] = v2761;
-  }
-  const unsigned int v2765 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2767 = v330 + v2765;
-  const unsigned int v2768 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2770 = v333 + v2768;
-  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2772 = v2770 < v1;
-  const bool v2773 = v2771 && v2772;
-  if (v2773) {
-    const float v2774 = v22.x[116];
-    const float v2775 = bias[v2770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2777 = fmaf(v2774, v3, v2775);
-    const float v2778 = -v2777;  // kernels/primitives/activation.hpp:30
-    const float v2779 = expf(v2778);
-    const float v2781 = 1.0f + v2779;
-    const float v2782 = v2777 / v2781;
-    const unsigned int v2784 = v2767 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2785 = v2784 + v2770;
-    out[v2785] = v2782;
-  }
-  const unsigned int v2786 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2788 = v330 + v2786;
-  const unsigned int v2789 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2791 = v333 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2793 = v2791 < v1;
-  const bool v2794 = v2792 && v2793;
-  if (v2794) {
-    const float v2795 = v22.x[117];
-    const float v2796 = bias[v2791];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2798 = fmaf(v2795, v3, v2796);
-    const float v2799 = -v2798;  // kernels/primitives/activation.hpp:30
-    const float v2800 = expf(v2799);
-    const float v2802 = 1.0f + v2800;
-    const float v2803 = v2798 / v2802;
-    const unsigned int v2805 = v2788 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2806 = v2805 + v2791;
-    out[v2806] = v2803;
-  }
-  const unsigned int v2807 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2809 = v330 + v2807;
-  const unsigned int v2810 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2812 = v333 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2814 = v2812 < v1;
-  const bool v2815 = v2813 && v2814;
-  if (v2815) {
-    const float v2816 = v22.x[118];
-    const float v2817 = bias[v2812];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2819 = fmaf(v2816, v3, v2817);
-    const float v2820 = -v2819;  // kernels/primitives/activation.hpp:30
-    const float v2821 = expf(v2820);
-    const float v2823 = 1.0f + v2821;
-    const float v2824 = v2819 / v2823;
-    const unsigned int v2826 = v2809 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2827 = v2826 + v2812;
-    out[v2827] = v2824;
-  }
-  const unsigned int v2828 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2830 = v330 + v2828;
-  const unsigned int v2831 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2833 = v333 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2835 = v2833 < v1;
-  const bool v2836 = v2834 && v2835;
-  if (v2836) {
-    const float v2837 = v22.x[119];
-    const float v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2840 = fmaf(v2837, v3, v2838);
-    const float v2841 = -v2840;  // kernels/primitives/activation.hpp:30
-    const float v2842 = expf(v2841);
-    const float v2844 = 1.0f + v2842;
-    const float v2845 = v2840 / v2844;
-    const unsigned int v2847 = v2830 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2848 = v2847 + v2833;
-    out[v2848] = v2845;
-  }
-  const unsigned int v2849 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2851 = v330 + v2849;
-  const unsigned int v2852 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2854 = v333 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2856 = v2854 < v1;
-  const bool v2857 = v2855 && v2856;
-  if (v2857) {
-    const float v2858 = v22.x[120];
-    const float v2859 = bias[v2854];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2861 = fmaf(v2858, v3, v2859);
-    const float v2862 = -v2861;  // kernels/primitives/activation.hpp:30
-    const float v2863 = expf(v2862);
-    const float v2865 = 1.0f + v2863;
-    const float v2866 = v2861 / v2865;
-    const unsigned int v2868 = v2851 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2869 = v2868 + v2854;
-    out[v2869] = v2866;
-  }
-  const unsigned int v2870 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2872 = v330 + v2870;
-  const unsigned int v2873 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2875 = v333 + v2873;
-  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2877 = v2875 < v1;
-  const bool v2878 = v2876 && v2877;
-  if (v2878) {
-    const float v2879 = v22.x[121];
-    const float v2880 = bias[v2875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2882 = fmaf(v2879, v3, v2880);
-    const float v2883 = -v2882;  // kernels/primitives/activation.hpp:30
-    const float v2884 = expf(v2883);
-    const float v2886 = 1.0f + v2884;
-    const float v2887 = v2882 / v2886;
-    const unsigned int v2889 = v2872 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2890 = v2889 + v2875;
-    out[v2890] = v2887;
-  }
-  const unsigned int v2891 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2893 = v330 + v2891;
-  const unsigned int v2894 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2896 = v333 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2898 = v2896 < v1;
-  const bool v2899 = v2897 && v2898;
-  if (v2899) {
-    const float v2900 = v22.x[122];
-    const float v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2903 = fmaf(v2900, v3, v2901);
-    const float v2904 = -v2903;  // kernels/primitives/activation.hpp:30
-    const float v2905 = expf(v2904);
-    const float v2907 = 1.0f + v2905;
-    const float v2908 = v2903 / v2907;
-    const unsigned int v2910 = v2893 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2911 = v2910 + v2896;
-    out[v2911] = v2908;
-  }
-  const unsigned int v2912 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2914 = v330 + v2912;
-  const unsigned int v2915 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2917 = v333 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v22.x[123];
-    const float v2922 = bias[v2917];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2924 = fmaf(v2921, v3, v2922);
-    const float v2925 = -v2924;  // kernels/primitives/activation.hpp:30
-    const float v2926 = expf(v2925);
-    const float v2928 = 1.0f + v2926;
-    const float v2929 = v2924 / v2928;
-    const unsigned int v2931 = v2914 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2932 = v2931 + v2917;
-    out[v2932] = v2929;
-  }
-  const unsigned int v2933 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2935 = v330 + v2933;
-  const unsigned int v2936 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2938 = v333 + v2936;
-  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2940 = v2938 < v1;
-  const bool v2941 = v2939 && v2940;
-  if (v2941) {
-    const float v2942 = v22.x[124];
-    const float v2943 = bias[v2938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2945 = fmaf(v2942, v3, v2943);
-    const float v2946 = -v2945;  // kernels/primitives/activation.hpp:30
-    const float v2947 = expf(v2946);
-    const float v2949 = 1.0f + v2947;
-    const float v2950 = v2945 / v2949;
-    const unsigned int v2952 = v2935 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2953 = v2952 + v2938;
-    out[v2953] = v2950;
-  }
-  const unsigned int v2954 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2956 = v330 + v2954;
-  const unsigned int v2957 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2959 = v333 + v2957;
-  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2961 = v2959 < v1;
-  const bool v2962 = v2960 && v2961;
-  if (v2962) {
-    const float v2963 = v22.x[125];
-    const float v2964 = bias[v2959];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2966 = fmaf(v2963, v3, v2964);
-    const float v2967 = -v2966;  // kernels/primitives/activation.hpp:30
-    const float v2968 = expf(v2967);
-    const float v2970 = 1.0f + v2968;
-    const float v2971 = v2966 / v2970;
-    const unsigned int v2973 = v2956 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2974 = v2973 + v2959;
-    out[v2974] = v2971;
-  }
-  const unsigned int v2975 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2977 = v330 + v2975;
-  const unsigned int v2978 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2980 = v333 + v2978;
-  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2982 = v2980 < v1;
-  const bool v2983 = v2981 && v2982;
-  if (v2983) {
-    const float v2984 = v22.x[126];
-    const float v2985 = bias[v2980];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2987 = fmaf(v2984, v3, v2985);
-    const float v2988 = -v2987;  // kernels/primitives/activation.hpp:30
-    const float v2989 = expf(v2988);
-    const float v2991 = 1.0f + v2989;
-    const float v2992 = v2987 / v2991;
-    const unsigned int v2994 = v2977 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2995 = v2994 + v2980;
-    out[v2995] = v2992;
-  }
-  const unsigned int v2996 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2998 = v330 + v2996;
-  const unsigned int v2999 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3001 = v333 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3003 = v3001 < v1;
-  const bool v3004 = v3002 && v3003;
-  if (v3004) {
-    const float v3005 = v22.x[127];
-    const float v3006 = bias[v3001];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3008 = fmaf(v3005, v3, v3006);
-    const float v3009 = -v3008;  // kernels/primitives/activation.hpp:30
-    const float v3010 = expf(v3009);
-    const float v3012 = 1.0f + v3010;
-    const float v3013 = v3008 / v3012;
-    const unsigned int v3015 = v2998 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3016 = v3015 + v3001;
-    out[v3016] = v3013;
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v347 = v24 + v33;
+  const unsigned int v348 = v347 + v346;
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v350 = v28 + v37;
+  const unsigned int v351 = v350 + v349;
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v353 = v351 < v1;
+  const bool v354 = v352 && v353;
+  if (v354) {
+    const float v355 = v39.x[0];
+    const float v356 = bias[v351];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v358 = fmaf(v355, v3, v356);
+    const float v359 = -v358;  // kernels/primitives/activation.hpp:30
+    const float v360 = expf(v359);
+    const float v362 = 1.0f + v360;
+    const float v363 = v358 / v362;
+    const unsigned int v365 = v348 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v366 = v365 + v351;
+    out[v366] = v363;
+  }
+  const unsigned int v367 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v369 = v347 + v367;
+  const unsigned int v370 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v372 = v350 + v370;
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v374 = v372 < v1;
+  const bool v375 = v373 && v374;
+  if (v375) {
+    const float v376 = v39.x[1];
+    const float v377 = bias[v372];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v379 = fmaf(v376, v3, v377);
+    const float v380 = -v379;  // kernels/primitives/activation.hpp:30
+    const float v381 = expf(v380);
+    const float v383 = 1.0f + v381;
+    const float v384 = v379 / v383;
+    const unsigned int v386 = v369 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v387 = v386 + v372;
+    out[v387] = v384;
+  }
+  const unsigned int v388 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v390 = v347 + v388;
+  const unsigned int v391 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v393 = v350 + v391;
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v395 = v393 < v1;
+  const bool v396 = v394 && v395;
+  if (v396) {
+    const float v397 = v39.x[2];
+    const float v398 = bias[v393];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v400 = fmaf(v397, v3, v398);
+    const float v401 = -v400;  // kernels/primitives/activation.hpp:30
+    const float v402 = expf(v401);
+    const float v404 = 1.0f + v402;
+    const float v405 = v400 / v404;
+    const unsigned int v407 = v390 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v408 = v407 + v393;
+    out[v408] = v405;
+  }
+  const unsigned int v409 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v411 = v347 + v409;
+  const unsigned int v412 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v414 = v350 + v412;
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v416 = v414 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v39.x[3];
+    const float v419 = bias[v414];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v421 = fmaf(v418, v3, v419);
+    const float v422 = -v421;  // kernels/primitives/activation.hpp:30
+    const float v423 = expf(v422);
+    const float v425 = 1.0f + v423;
+    const float v426 = v421 / v425;
+    const unsigned int v428 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v429 = v428 + v414;
+    out[v429] = v426;
+  }
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v432 = v347 + v430;
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v435 = v350 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.x[4];
+    const float v440 = bias[v435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v442 = fmaf(v439, v3, v440);
+    const float v443 = -v442;  // kernels/primitives/activation.hpp:30
+    const float v444 = expf(v443);
+    const float v446 = 1.0f + v444;
+    const float v447 = v442 / v446;
+    const unsigned int v449 = v432 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v450 = v449 + v435;
+    out[v450] = v447;
+  }
+  const unsigned int v451 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v453 = v347 + v451;
+  const unsigned int v454 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v456 = v350 + v454;
+  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v458 = v456 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v39.x[5];
+    const float v461 = bias[v456];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v463 = fmaf(v460, v3, v461);
+    const float v464 = -v463;  // kernels/primitives/activation.hpp:30
+    const float v465 = expf(v464);
+    const float v467 = 1.0f + v465;
+    const float v468 = v463 / v467;
+    const unsigned int v470 = v453 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v471 = v470 + v456;
+    out[v471] = v468;
+  }
+  const unsigned int v472 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v474 = v347 + v472;
+  const unsigned int v475 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v477 = v350 + v475;
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v479 = v477 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v39.x[6];
+    const float v482 = bias[v477];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v484 = fmaf(v481, v3, v482);
+    const float v485 = -v484;  // kernels/primitives/activation.hpp:30
+    const float v486 = expf(v485);
+    const float v488 = 1.0f + v486;
+    const float v489 = v484 / v488;
+    const unsigned int v491 = v474 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v492 = v491 + v477;
+    out[v492] = v489;
+  }
+  const unsigned int v493 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v495 = v347 + v493;
+  const unsigned int v496 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v498 = v350 + v496;
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v500 = v498 < v1;
+  const bool v501 = v499 && v500;
+  if (v501) {
+    const float v502 = v39.x[7];
+    const float v503 = bias[v498];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v505 = fmaf(v502, v3, v503);
+    const float v506 = -v505;  // kernels/primitives/activation.hpp:30
+    const float v507 = expf(v506);
+    const float v509 = 1.0f + v507;
+    const float v510 = v505 / v509;
+    const unsigned int v512 = v495 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v513 = v512 + v498;
+    out[v513] = v510;
+  }
+  const unsigned int v514 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v516 = v347 + v514;
+  const unsigned int v517 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v519 = v350 + v517;
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v521 = v519 < v1;
+  const bool v522 = v520 && v521;
+  if (v522) {
+    const float v523 = v39.x[8];
+    const float v524 = bias[v519];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v526 = fmaf(v523, v3, v524);
+    const float v527 = -v526;  // kernels/primitives/activation.hpp:30
+    const float v528 = expf(v527);
+    const float v530 = 1.0f + v528;
+    const float v531 = v526 / v530;
+    const unsigned int v533 = v516 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v534 = v533 + v519;
+    out[v534] = v531;
+  }
+  const unsigned int v535 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v537 = v347 + v535;
+  const unsigned int v538 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v540 = v350 + v538;
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v542 = v540 < v1;
+  const bool v543 = v541 && v542;
+  if (v543) {
+    const float v544 = v39.x[9];
+    const float v545 = bias[v540];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v547 = fmaf(v544, v3, v545);
+    const float v548 = -v547;  // kernels/primitives/activation.hpp:30
+    const float v549 = expf(v548);
+    const float v551 = 1.0f + v549;
+    const float v552 = v547 / v551;
+    const unsigned int v554 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v555 = v554 + v540;
+    out[v555] = v552;
+  }
+  const unsigned int v556 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v558 = v347 + v556;
+  const unsigned int v559 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v561 = v350 + v559;
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v563 = v561 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v39.x[10];
+    const float v566 = bias[v561];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v568 = fmaf(v565, v3, v566);
+    const float v569 = -v568;  // kernels/primitives/activation.hpp:30
+    const float v570 = expf(v569);
+    const float v572 = 1.0f + v570;
+    const float v573 = v568 / v572;
+    const unsigned int v575 = v558 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v576 = v575 + v561;
+    out[v576] = v573;
+  }
+  const unsigned int v577 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v579 = v347 + v577;
+  const unsigned int v580 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v582 = v350 + v580;
+  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v584 = v582 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v39.x[11];
+    const float v587 = bias[v582];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v589 = fmaf(v586, v3, v587);
+    const float v590 = -v589;  // kernels/primitives/activation.hpp:30
+    const float v591 = expf(v590);
+    const float v593 = 1.0f + v591;
+    const float v594 = v589 / v593;
+    const unsigned int v596 = v579 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v597 = v596 + v582;
+    out[v597] = v594;
+  }
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v600 = v347 + v598;
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v603 = v350 + v601;
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v605 = v603 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v39.x[12];
+    const float v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v610 = fmaf(v607, v3, v608);
+    const float v611 = -v610;  // kernels/primitives/activation.hpp:30
+    const float v612 = expf(v611);
+    const float v614 = 1.0f + v612;
+    const float v615 = v610 / v614;
+    const unsigned int v617 = v600 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v618 = v617 + v603;
+    out[v618] = v615;
+  }
+  const unsigned int v619 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v621 = v347 + v619;
+  const unsigned int v622 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v624 = v350 + v622;
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v626 = v624 < v1;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v39.x[13];
+    const float v629 = bias[v624];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v631 = fmaf(v628, v3, v629);
+    const float v632 = -v631;  // kernels/primitives/activation.hpp:30
+    const float v633 = expf(v632);
+    const float v635 = 1.0f + v633;
+    const float v636 = v631 / v635;
+    const unsigned int v638 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v639 = v638 + v624;
+    out[v639] = v636;
+  }
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v642 = v347 + v640;
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v645 = v350 + v643;
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v647 = v645 < v1;
+  const bool v648 = v646 && v647;
+  if (v648) {
+    const float v649 = v39.x[14];
+    const float v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v652 = fmaf(v649, v3, v650);
+    const float v653 = -v652;  // kernels/primitives/activation.hpp:30
+    const float v654 = expf(v653);
+    const float v656 = 1.0f + v654;
+    const float v657 = v652 / v656;
+    const unsigned int v659 = v642 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v660 = v659 + v645;
+    out[v660] = v657;
+  }
+  const unsigned int v661 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v663 = v347 + v661;
+  const unsigned int v664 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v666 = v350 + v664;
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v668 = v666 < v1;
+  const bool v669 = v667 && v668;
+  if (v669) {
+    const float v670 = v39.x[15];
+    const float v671 = bias[v666];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v673 = fmaf(v670, v3, v671);
+    const float v674 = -v673;  // kernels/primitives/activation.hpp:30
+    const float v675 = expf(v674);
+    const float v677 = 1.0f + v675;
+    const float v678 = v673 / v677;
+    const unsigned int v680 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v681 = v680 + v666;
+    out[v681] = v678;
+  }
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v684 = v347 + v682;
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v687 = v350 + v685;
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.x[16];
+    const float v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = fmaf(v691, v3, v692);
+    const float v695 = -v694;  // kernels/primitives/activation.hpp:30
+    const float v696 = expf(v695);
+    const float v698 = 1.0f + v696;
+    const float v699 = v694 / v698;
+    const unsigned int v701 = v684 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v702 = v701 + v687;
+    out[v702] = v699;
+  }
+  const unsigned int v703 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v705 = v347 + v703;
+  const unsigned int v706 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v708 = v350 + v706;
+  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v710 = v708 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v39.x[17];
+    const float v713 = bias[v708];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v715 = fmaf(v712, v3, v713);
+    const float v716 = -v715;  // kernels/primitives/activation.hpp:30
+    const float v717 = expf(v716);
+    const float v719 = 1.0f + v717;
+    const float v720 = v715 / v719;
+    const unsigned int v722 = v705 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v723 = v722 + v708;
+    out[v723] = v720;
+  }
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v726 = v347 + v724;
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v729 = v350 + v727;
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v731 = v729 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v39.x[18];
+    const float v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v736 = fmaf(v733, v3, v734);
+    const float v737 = -v736;  // kernels/primitives/activation.hpp:30
+    const float v738 = expf(v737);
+    const float v740 = 1.0f + v738;
+    const float v741 = v736 / v740;
+    const unsigned int v743 = v726 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v744 = v743 + v729;
+    out[v744] = v741;
+  }
+  const unsigned int v745 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v747 = v347 + v745;
+  const unsigned int v748 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v750 = v350 + v748;
+  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v752 = v750 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v39.x[19];
+    const float v755 = bias[v750];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v757 = fmaf(v754, v3, v755);
+    const float v758 = -v757;  // kernels/primitives/activation.hpp:30
+    const float v759 = expf(v758);
+    const float v761 = 1.0f + v759;
+    const float v762 = v757 / v761;
+    const unsigned int v764 = v747 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v765 = v764 + v750;
+    out[v765] = v762;
+  }
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v768 = v347 + v766;
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v771 = v350 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.x[20];
+    const float v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v778 = fmaf(v775, v3, v776);
+    const float v779 = -v778;  // kernels/primitives/activation.hpp:30
+    const float v780 = expf(v779);
+    const float v782 = 1.0f + v780;
+    const float v783 = v778 / v782;
+    const unsigned int v785 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v786 = v785 + v771;
+    out[v786] = v783;
+  }
+  const unsigned int v787 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v789 = v347 + v787;
+  const unsigned int v790 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v792 = v350 + v790;
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v794 = v792 < v1;
+  const bool v795 = v793 && v794;
+  if (v795) {
+    const float v796 = v39.x[21];
+    const float v797 = bias[v792];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v799 = fmaf(v796, v3, v797);
+    const float v800 = -v799;  // kernels/primitives/activation.hpp:30
+    const float v801 = expf(v800);
+    const float v803 = 1.0f + v801;
+    const float v804 = v799 / v803;
+    const unsigned int v806 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v807 = v806 + v792;
+    out[v807] = v804;
+  }
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v810 = v347 + v808;
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v813 = v350 + v811;
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v815 = v813 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v39.x[22];
+    const float v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v820 = fmaf(v817, v3, v818);
+    const float v821 = -v820;  // kernels/primitives/activation.hpp:30
+    const float v822 = expf(v821);
+    const float v824 = 1.0f + v822;
+    const float v825 = v820 / v824;
+    const unsigned int v827 = v810 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v828 = v827 + v813;
+    out[v828] = v825;
+  }
+  const unsigned int v829 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v831 = v347 + v829;
+  const unsigned int v832 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v834 = v350 + v832;
+  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v836 = v834 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v39.x[23];
+    const float v839 = bias[v834];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v841 = fmaf(v838, v3, v839);
+    const float v842 = -v841;  // kernels/primitives/activation.hpp:30
+    const float v843 = expf(v842);
+    const float v845 = 1.0f + v843;
+    const float v846 = v841 / v845;
+    const unsigned int v848 = v831 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v849 = v848 + v834;
+    out[v849] = v846;
+  }
+  const unsigned int v850 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v852 = v347 + v850;
+  const unsigned int v853 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v855 = v350 + v853;
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v857 = v855 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v39.x[24];
+    const float v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v862 = fmaf(v859, v3, v860);
+    const float v863 = -v862;  // kernels/primitives/activation.hpp:30
+    const float v864 = expf(v863);
+    const float v866 = 1.0f + v864;
+    const float v867 = v862 / v866;
+    const unsigned int v869 = v852 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v870 = v869 + v855;
+    out[v870] = v867;
+  }
+  const unsigned int v871 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v873 = v347 + v871;
+  const unsigned int v874 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v876 = v350 + v874;
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v878 = v876 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v39.x[25];
+    const float v881 = bias[v876];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v883 = fmaf(v880, v3, v881);
+    const float v884 = -v883;  // kernels/primitives/activation.hpp:30
+    const float v885 = expf(v884);
+    const float v887 = 1.0f + v885;
+    const float v888 = v883 / v887;
+    const unsigned int v890 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v891 = v890 + v876;
+    out[v891] = v888;
+  }
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v894 = v347 + v892;
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v897 = v350 + v895;
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v899 = v897 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v39.x[26];
+    const float v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v904 = fmaf(v901, v3, v902);
+    const float v905 = -v904;  // kernels/primitives/activation.hpp:30
+    const float v906 = expf(v905);
+    const float v908 = 1.0f + v906;
+    const float v909 = v904 / v908;
+    const unsigned int v911 = v894 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v912 = v911 + v897;
+    out[v912] = v909;
+  }
+  const unsigned int v913 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v915 = v347 + v913;
+  const unsigned int v916 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v918 = v350 + v916;
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v920 = v918 < v1;
+  const bool v921 = v919 && v920;
+  if (v921) {
+    const float v922 = v39.x[27];
+    const float v923 = bias[v918];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v925 = fmaf(v922, v3, v923);
+    const float v926 = -v925;  // kernels/primitives/activation.hpp:30
+    const float v927 = expf(v926);
+    const float v929 = 1.0f + v927;
+    const float v930 = v925 / v929;
+    const unsigned int v932 = v915 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v933 = v932 + v918;
+    out[v933] = v930;
+  }
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v936 = v347 + v934;
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v939 = v350 + v937;
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v941 = v939 < v1;
+  const bool v942 = v940 && v941;
+  if (v942) {
+    const float v943 = v39.x[28];
+    const float v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v946 = fmaf(v943, v3, v944);
+    const float v947 = -v946;  // kernels/primitives/activation.hpp:30
+    const float v948 = expf(v947);
+    const float v950 = 1.0f + v948;
+    const float v951 = v946 / v950;
+    const unsigned int v953 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v954 = v953 + v939;
+    out[v954] = v951;
+  }
+  const unsigned int v955 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v957 = v347 + v955;
+  const unsigned int v958 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v960 = v350 + v958;
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v962 = v960 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v39.x[29];
+    const float v965 = bias[v960];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v967 = fmaf(v964, v3, v965);
+    const float v968 = -v967;  // kernels/primitives/activation.hpp:30
+    const float v969 = expf(v968);
+    const float v971 = 1.0f + v969;
+    const float v972 = v967 / v971;
+    const unsigned int v974 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v975 = v974 + v960;
+    out[v975] = v972;
+  }
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v978 = v347 + v976;
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v981 = v350 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v39.x[30];
+    const float v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v988 = fmaf(v985, v3, v986);
+    const float v989 = -v988;  // kernels/primitives/activation.hpp:30
+    const float v990 = expf(v989);
+    const float v992 = 1.0f + v990;
+    const float v993 = v988 / v992;
+    const unsigned int v995 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v996 = v995 + v981;
+    out[v996] = v993;
+  }
+  const unsigned int v997 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v999 = v347 + v997;
+  const unsigned int v1000 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1002 = v350 + v1000;
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1004 = v1002 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v39.x[31];
+    const float v1007 = bias[v1002];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1009 = fmaf(v1006, v3, v1007);
+    const float v1010 = -v1009;  // kernels/primitives/activation.hpp:30
+    const float v1011 = expf(v1010);
+    const float v1013 = 1.0f + v1011;
+    const float v1014 = v1009 / v1013;
+    const unsigned int v1016 = v999 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1017 = v1016 + v1002;
+    out[v1017] = v1014;
+  }
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1020 = v347 + v1018;
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1023 = v350 + v1021;
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.x[32];
+    const float v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = fmaf(v1027, v3, v1028);
+    const float v1031 = -v1030;  // kernels/primitives/activation.hpp:30
+    const float v1032 = expf(v1031);
+    const float v1034 = 1.0f + v1032;
+    const float v1035 = v1030 / v1034;
+    const unsigned int v1037 = v1020 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1038 = v1037 + v1023;
+    out[v1038] = v1035;
+  }
+  const unsigned int v1039 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1041 = v347 + v1039;
+  const unsigned int v1042 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1044 = v350 + v1042;
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1046 = v1044 < v1;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v39.x[33];
+    const float v1049 = bias[v1044];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1051 = fmaf(v1048, v3, v1049);
+    const float v1052 = -v1051;  // kernels/primitives/activation.hpp:30
+    const float v1053 = expf(v1052);
+    const float v1055 = 1.0f + v1053;
+    const float v1056 = v1051 / v1055;
+    const unsigned int v1058 = v1041 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1059 = v1058 + v1044;
+    out[v1059] = v1056;
+  }
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1062 = v347 + v1060;
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1065 = v350 + v1063;
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1067 = v1065 < v1;
+  const bool v1068 = v1066 && v1067;
+  if (v1068) {
+    const float v1069 = v39.x[34];
+    const float v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1072 = fmaf(v1069, v3, v1070);
+    const float v1073 = -v1072;  // kernels/primitives/activation.hpp:30
+    const float v1074 = expf(v1073);
+    const float v1076 = 1.0f + v1074;
+    const float v1077 = v1072 / v1076;
+    const unsigned int v1079 = v1062 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1080 = v1079 + v1065;
+    out[v1080] = v1077;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1083 = v347 + v1081;
+  const unsigned int v1084 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1086 = v350 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1088 = v1086 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v39.x[35];
+    const float v1091 = bias[v1086];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1093 = fmaf(v1090, v3, v1091);
+    const float v1094 = -v1093;  // kernels/primitives/activation.hpp:30
+    const float v1095 = expf(v1094);
+    const float v1097 = 1.0f + v1095;
+    const float v1098 = v1093 / v1097;
+    const unsigned int v1100 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1101 = v1100 + v1086;
+    out[v1101] = v1098;
+  }
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1104 = v347 + v1102;
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1107 = v350 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.x[36];
+    const float v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1114 = fmaf(v1111, v3, v1112);
+    const float v1115 = -v1114;  // kernels/primitives/activation.hpp:30
+    const float v1116 = expf(v1115);
+    const float v1118 = 1.0f + v1116;
+    const float v1119 = v1114 / v1118;
+    const unsigned int v1121 = v1104 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1122 = v1121 + v1107;
+    out[v1122] = v1119;
+  }
+  const unsigned int v1123 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1125 = v347 + v1123;
+  const unsigned int v1126 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1128 = v350 + v1126;
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1130 = v1128 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v39.x[37];
+    const float v1133 = bias[v1128];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1135 = fmaf(v1132, v3, v1133);
+    const float v1136 = -v1135;  // kernels/primitives/activation.hpp:30
+    const float v1137 = expf(v1136);
+    const float v1139 = 1.0f + v1137;
+    const float v1140 = v1135 / v1139;
+    const unsigned int v1142 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1143 = v1142 + v1128;
+    out[v1143] = v1140;
+  }
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1146 = v347 + v1144;
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1149 = v350 + v1147;
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v39.x[38];
+    const float v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1156 = fmaf(v1153, v3, v1154);
+    const float v1157 = -v1156;  // kernels/primitives/activation.hpp:30
+    const float v1158 = expf(v1157);
+    const float v1160 = 1.0f + v1158;
+    const float v1161 = v1156 / v1160;
+    const unsigned int v1163 = v1146 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1164 = v1163 + v1149;
+    out[v1164] = v1161;
+  }
+  const unsigned int v1165 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1167 = v347 + v1165;
+  const unsigned int v1168 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1170 = v350 + v1168;
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1172 = v1170 < v1;
+  const bool v1173 = v1171 && v1172;
+  if (v1173) {
+    const float v1174 = v39.x[39];
+    const float v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1177 = fmaf(v1174, v3, v1175);
+    const float v1178 = -v1177;  // kernels/primitives/activation.hpp:30
+    const float v1179 = expf(v1178);
+    const float v1181 = 1.0f + v1179;
+    const float v1182 = v1177 / v1181;
+    const unsigned int v1184 = v1167 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1185 = v1184 + v1170;
+    out[v1185] = v1182;
+  }
+  const unsigned int v1186 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1188 = v347 + v1186;
+  const unsigned int v1189 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1191 = v350 + v1189;
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v39.x[40];
+    const float v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1198 = fmaf(v1195, v3, v1196);
+    const float v1199 = -v1198;  // kernels/primitives/activation.hpp:30
+    const float v1200 = expf(v1199);
+    const float v1202 = 1.0f + v1200;
+    const float v1203 = v1198 / v1202;
+    const unsigned int v1205 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1206 = v1205 + v1191;
+    out[v1206] = v1203;
+  }
+  const unsigned int v1207 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1209 = v347 + v1207;
+  const unsigned int v1210 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1212 = v350 + v1210;
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1214 = v1212 < v1;
+  const bool v1215 = v1213 && v1214;
+  if (v1215) {
+    const float v1216 = v39.x[41];
+    const float v1217 = bias[v1212];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1219 = fmaf(v1216, v3, v1217);
+    const float v1220 = -v1219;  // kernels/primitives/activation.hpp:30
+    const float v1221 = expf(v1220);
+    const float v1223 = 1.0f + v1221;
+    const float v1224 = v1219 / v1223;
+    const unsigned int v1226 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1227 = v1226 + v1212;
+    out[v1227] = v1224;
+  }
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1230 = v347 + v1228;
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1233 = v350 + v1231;
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1235 = v1233 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v39.x[42];
+    const float v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1240 = fmaf(v1237, v3, v1238);
+    const float v1241 = -v1240;  // kernels/primitives/activation.hpp:30
+    const float v1242 = expf(v1241);
+    const float v1244 = 1.0f + v1242;
+    const float v1245 = v1240 / v1244;
+    const unsigned int v1247 = v1230 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1248 = v1247 + v1233;
+    out[v1248] = v1245;
+  }
+  const unsigned int v1249 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1251 = v347 + v1249;
+  const unsigned int v1252 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1254 = v350 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v39.x[43];
+    const float v1259 = bias[v1254];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1261 = fmaf(v1258, v3, v1259);
+    const float v1262 = -v1261;  // kernels/primitives/activation.hpp:30
+    const float v1263 = expf(v1262);
+    const float v1265 = 1.0f + v1263;
+    const float v1266 = v1261 / v1265;
+    const unsigned int v1268 = v1251 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1269 = v1268 + v1254;
+    out[v1269] = v1266;
+  }
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1272 = v347 + v1270;
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1275 = v350 + v1273;
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1277 = v1275 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v39.x[44];
+    const float v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1282 = fmaf(v1279, v3, v1280);
+    const float v1283 = -v1282;  // kernels/primitives/activation.hpp:30
+    const float v1284 = expf(v1283);
+    const float v1286 = 1.0f + v1284;
+    const float v1287 = v1282 / v1286;
+    const unsigned int v1289 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1290 = v1289 + v1275;
+    out[v1290] = v1287;
+  }
+  const unsigned int v1291 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1293 = v347 + v1291;
+  const unsigned int v1294 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1296 = v350 + v1294;
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1298 = v1296 < v1;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v39.x[45];
+    const float v1301 = bias[v1296];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1303 = fmaf(v1300, v3, v1301);
+    const float v1304 = -v1303;  // kernels/primitives/activation.hpp:30
+    const float v1305 = expf(v1304);
+    const float v1307 = 1.0f + v1305;
+    const float v1308 = v1303 / v1307;
+    const unsigned int v1310 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1311 = v1310 + v1296;
+    out[v1311] = v1308;
+  }
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1314 = v347 + v1312;
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1317 = v350 + v1315;
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v39.x[46];
+    const float v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1324 = fmaf(v1321, v3, v1322);
+    const float v1325 = -v1324;  // kernels/primitives/activation.hpp:30
+    const float v1326 = expf(v1325);
+    const float v1328 = 1.0f + v1326;
+    const float v1329 = v1324 / v1328;
+    const unsigned int v1331 = v1314 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1332 = v1331 + v1317;
+    out[v1332] = v1329;
+  }
+  const unsigned int v1333 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1335 = v347 + v1333;
+  const unsigned int v1336 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1338 = v350 + v1336;
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1340 = v1338 < v1;
+  const bool v1341 = v1339 && v1340;
+  if (v1341) {
+    const float v1342 = v39.x[47];
+    const float v1343 = bias[v1338];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = fmaf(v1342, v3, v1343);
+    const float v1346 = -v1345;  // kernels/primitives/activation.hpp:30
+    const float v1347 = expf(v1346);
+    const float v1349 = 1.0f + v1347;
+    const float v1350 = v1345 / v1349;
+    const unsigned int v1352 = v1335 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1353 = v1352 + v1338;
+    out[v1353] = v1350;
+  }
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1356 = v347 + v1354;
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1359 = v350 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.x[48];
+    const float v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1366 = fmaf(v1363, v3, v1364);
+    const float v1367 = -v1366;  // kernels/primitives/activation.hpp:30
+    const float v1368 = expf(v1367);
+    const float v1370 = 1.0f + v1368;
+    const float v1371 = v1366 / v1370;
+    const unsigned int v1373 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1374 = v1373 + v1359;
+    out[v1374] = v1371;
+  }
+  const unsigned int v1375 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1377 = v347 + v1375;
+  const unsigned int v1378 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1380 = v350 + v1378;
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1382 = v1380 < v1;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v39.x[49];
+    const float v1385 = bias[v1380];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1387 = fmaf(v1384, v3, v1385);
+    const float v1388 = -v1387;  // kernels/primitives/activation.hpp:30
+    const float v1389 = expf(v1388);
+    const float v1391 = 1.0f + v1389;
+    const float v1392 = v1387 / v1391;
+    const unsigned int v1394 = v1377 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1395 = v1394 + v1380;
+    out[v1395] = v1392;
+  }
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1398 = v347 + v1396;
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1401 = v350 + v1399;
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v39.x[50];
+    const float v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1408 = fmaf(v1405, v3, v1406);
+    const float v1409 = -v1408;  // kernels/primitives/activation.hpp:30
+    const float v1410 = expf(v1409);
+    const float v1412 = 1.0f + v1410;
+    const float v1413 = v1408 / v1412;
+    const unsigned int v1415 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1416 = v1415 + v1401;
+    out[v1416] = v1413;
+  }
+  const unsigned int v1417 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1419 = v347 + v1417;
+  const unsigned int v1420 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1422 = v350 + v1420;
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1424 = v1422 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v39.x[51];
+    const float v1427 = bias[v1422];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1429 = fmaf(v1426, v3, v1427);
+    const float v1430 = -v1429;  // kernels/primitives/activation.hpp:30
+    const float v1431 = expf(v1430);
+    const float v1433 = 1.0f + v1431;
+    const float v1434 = v1429 / v1433;
+    const unsigned int v1436 = v1419 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1437 = v1436 + v1422;
+    out[v1437] = v1434;
+  }
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1440 = v347 + v1438;
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1443 = v350 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.x[52];
+    const float v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1450 = fmaf(v1447, v3, v1448);
+    const float v1451 = -v1450;  // kernels/primitives/activation.hpp:30
+    const float v1452 = expf(v1451);
+    const float v1454 = 1.0f + v1452;
+    const float v1455 = v1450 / v1454;
+    const unsigned int v1457 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1458 = v1457 + v1443;
+    out[v1458] = v1455;
+  }
+  const unsigned int v1459 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1461 = v347 + v1459;
+  const unsigned int v1462 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1464 = v350 + v1462;
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1466 = v1464 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v39.x[53];
+    const float v1469 = bias[v1464];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1471 = fmaf(v1468, v3, v1469);
+    const float v1472 = -v1471;  // kernels/primitives/activation.hpp:30
+    const float v1473 = expf(v1472);
+    const float v1475 = 1.0f + v1473;
+    const float v1476 = v1471 / v1475;
+    const unsigned int v1478 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1479 = v1478 + v1464;
+    out[v1479] = v1476;
+  }
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1482 = v347 + v1480;
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1485 = v350 + v1483;
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1487 = v1485 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v39.x[54];
+    const float v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1492 = fmaf(v1489, v3, v1490);
+    const float v1493 = -v1492;  // kernels/primitives/activation.hpp:30
+    const float v1494 = expf(v1493);
+    const float v1496 = 1.0f + v1494;
+    const float v1497 = v1492 / v1496;
+    const unsigned int v1499 = v1482 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1500 = v1499 + v1485;
+    out[v1500] = v1497;
+  }
+  const unsigned int v1501 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1503 = v347 + v1501;
+  const unsigned int v1504 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1506 = v350 + v1504;
+  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1508 = v1506 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v39.x[55];
+    const float v1511 = bias[v1506];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1513 = fmaf(v1510, v3, v1511);
+    const float v1514 = -v1513;  // kernels/primitives/activation.hpp:30
+    const float v1515 = expf(v1514);
+    const float v1517 = 1.0f + v1515;
+    const float v1518 = v1513 / v1517;
+    const unsigned int v1520 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1521 = v1520 + v1506;
+    out[v1521] = v1518;
+  }
+  const unsigned int v1522 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1524 = v347 + v1522;
+  const unsigned int v1525 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1527 = v350 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v39.x[56];
+    const float v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1534 = fmaf(v1531, v3, v1532);
+    const float v1535 = -v1534;  // kernels/primitives/activation.hpp:30
+    const float v1536 = expf(v1535);
+    const float v1538 = 1.0f + v1536;
+    const float v1539 = v1534 / v1538;
+    const unsigned int v1541 = v1524 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1542 = v1541 + v1527;
+    out[v1542] = v1539;
+  }
+  const unsigned int v1543 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1545 = v347 + v1543;
+  const unsigned int v1546 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1548 = v350 + v1546;
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1550 = v1548 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v39.x[57];
+    const float v1553 = bias[v1548];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1555 = fmaf(v1552, v3, v1553);
+    const float v1556 = -v1555;  // kernels/primitives/activation.hpp:30
+    const float v1557 = expf(v1556);
+    const float v1559 = 1.0f + v1557;
+    const float v1560 = v1555 / v1559;
+    const unsigned int v1562 = v1545 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1563 = v1562 + v1548;
+    out[v1563] = v1560;
+  }
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1566 = v347 + v1564;
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1569 = v350 + v1567;
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1571 = v1569 < v1;
+  const bool v1572 = v1570 && v1571;
+  if (v1572) {
+    const float v1573 = v39.x[58];
+    const float v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1576 = fmaf(v1573, v3, v1574);
+    const float v1577 = -v1576;  // kernels/primitives/activation.hpp:30
+    const float v1578 = expf(v1577);
+    const float v1580 = 1.0f + v1578;
+    const float v1581 = v1576 / v1580;
+    const unsigned int v1583 = v1566 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1584 = v1583 + v1569;
+    out[v1584] = v1581;
+  }
+  const unsigned int v1585 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1587 = v347 + v1585;
+  const unsigned int v1588 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1590 = v350 + v1588;
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1592 = v1590 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v39.x[59];
+    const float v1595 = bias[v1590];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1597 = fmaf(v1594, v3, v1595);
+    const float v1598 = -v1597;  // kernels/primitives/activation.hpp:30
+    const float v1599 = expf(v1598);
+    const float v1601 = 1.0f + v1599;
+    const float v1602 = v1597 / v1601;
+    const unsigned int v1604 = v1587 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1605 = v1604 + v1590;
+    out[v1605] = v1602;
+  }
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1608 = v347 + v1606;
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1611 = v350 + v1609;
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v39.x[60];
+    const float v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1618 = fmaf(v1615, v3, v1616);
+    const float v1619 = -v1618;  // kernels/primitives/activation.hpp:30
+    const float v1620 = expf(v1619);
+    const float v1622 = 1.0f + v1620;
+    const float v1623 = v1618 / v1622;
+    const unsigned int v1625 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1626 = v1625 + v1611;
+    out[v1626] = v1623;
+  }
+  const unsigned int v1627 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1629 = v347 + v1627;
+  const unsigned int v1630 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1632 = v350 + v1630;
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1634 = v1632 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v39.x[61];
+    const float v1637 = bias[v1632];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1639 = fmaf(v1636, v3, v1637);
+    const float v1640 = -v1639;  // kernels/primitives/activation.hpp:30
+    const float v1641 = expf(v1640);
+    const float v1643 = 1.0f + v1641;
+    const float v1644 = v1639 / v1643;
+    const unsigned int v1646 = v1629 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1647 = v1646 + v1632;
+    out[v1647] = v1644;
+  }
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1650 = v347 + v1648;
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1653 = v350 + v1651;
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v39.x[62];
+    const float v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1660 = fmaf(v1657, v3, v1658);
+    const float v1661 = -v1660;  // kernels/primitives/activation.hpp:30
+    const float v1662 = expf(v1661);
+    const float v1664 = 1.0f + v1662;
+    const float v1665 = v1660 / v1664;
+    const unsigned int v1667 = v1650 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1668 = v1667 + v1653;
+    out[v1668] = v1665;
+  }
+  const unsigned int v1669 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1671 = v347 + v1669;
+  const unsigned int v1672 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1674 = v350 + v1672;
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1676 = v1674 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v39.x[63];
+    const float v1679 = bias[v1674];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1681 = fmaf(v1678, v3, v1679);
+    const float v1682 = -v1681;  // kernels/primitives/activation.hpp:30
+    const float v1683 = expf(v1682);
+    const float v1685 = 1.0f + v1683;
+    const float v1686 = v1681 / v1685;
+    const unsigned int v1688 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1689 = v1688 + v1674;
+    out[v1689] = v1686;
+  }
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1692 = v347 + v1690;
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1695 = v350 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.x[64];
+    const float v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1702 = fmaf(v1699, v3, v1700);
+    const float v1703 = -v1702;  // kernels/primitives/activation.hpp:30
+    const float v1704 = expf(v1703);
+    const float v1706 = 1.0f + v1704;
+    const float v1707 = v1702 / v1706;
+    const unsigned int v1709 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1710 = v1709 + v1695;
+    out[v1710] = v1707;
+  }
+  const unsigned int v1711 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1713 = v347 + v1711;
+  const unsigned int v1714 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1716 = v350 + v1714;
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1718 = v1716 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v39.x[65];
+    const float v1721 = bias[v1716];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1723 = fmaf(v1720, v3, v1721);
+    const float v1724 = -v1723;  // kernels/primitives/activation.hpp:30
+    const float v1725 = expf(v1724);
+    const float v1727 = 1.0f + v1725;
+    const float v1728 = v1723 / v1727;
+    const unsigned int v1730 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1731 = v1730 + v1716;
+    out[v1731] = v1728;
+  }
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1734 = v347 + v1732;
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1737 = v350 + v1735;
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1739 = v1737 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v39.x[66];
+    const float v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1744 = fmaf(v1741, v3, v1742);
+    const float v1745 = -v1744;  // kernels/primitives/activation.hpp:30
+    const float v1746 = expf(v1745);
+    const float v1748 = 1.0f + v1746;
+    const float v1749 = v1744 / v1748;
+    const unsigned int v1751 = v1734 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1752 = v1751 + v1737;
+    out[v1752] = v1749;
+  }
+  const unsigned int v1753 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1755 = v347 + v1753;
+  const unsigned int v1756 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1758 = v350 + v1756;
+  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1760 = v1758 < v1;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v39.x[67];
+    const float v1763 = bias[v1758];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1765 = fmaf(v1762, v3, v1763);
+    const float v1766 = -v1765;  // kernels/primitives/activation.hpp:30
+    const float v1767 = expf(v1766);
+    const float v1769 = 1.0f + v1767;
+    const float v1770 = v1765 / v1769;
+    const unsigned int v1772 = v1755 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1773 = v1772 + v1758;
+    out[v1773] = v1770;
+  }
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1776 = v347 + v1774;
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1779 = v350 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.x[68];
+    const float v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1786 = fmaf(v1783, v3, v1784);
+    const float v1787 = -v1786;  // kernels/primitives/activation.hpp:30
+    const float v1788 = expf(v1787);
+    const float v1790 = 1.0f + v1788;
+    const float v1791 = v1786 / v1790;
+    const unsigned int v1793 = v1776 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1794 = v1793 + v1779;
+    out[v1794] = v1791;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1797 = v347 + v1795;
+  const unsigned int v1798 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1800 = v350 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v39.x[69];
+    const float v1805 = bias[v1800];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1807 = fmaf(v1804, v3, v1805);
+    const float v1808 = -v1807;  // kernels/primitives/activation.hpp:30
+    const float v1809 = expf(v1808);
+    const float v1811 = 1.0f + v1809;
+    const float v1812 = v1807 / v1811;
+    const unsigned int v1814 = v1797 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1815 = v1814 + v1800;
+    out[v1815] = v1812;
+  }
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1818 = v347 + v1816;
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1821 = v350 + v1819;
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v39.x[70];
+    const float v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1828 = fmaf(v1825, v3, v1826);
+    const float v1829 = -v1828;  // kernels/primitives/activation.hpp:30
+    const float v1830 = expf(v1829);
+    const float v1832 = 1.0f + v1830;
+    const float v1833 = v1828 / v1832;
+    const unsigned int v1835 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1836 = v1835 + v1821;
+    out[v1836] = v1833;
+  }
+  const unsigned int v1837 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1839 = v347 + v1837;
+  const unsigned int v1840 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1842 = v350 + v1840;
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1844 = v1842 < v1;
+  const bool v1845 = v1843 && v1844;
+  if (v1845) {
+    const float v1846 = v39.x[71];
+    const float v1847 = bias[v1842];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1849 = fmaf(v1846, v3, v1847);
+    const float v1850 = -v1849;  // kernels/primitives/activation.hpp:30
+    const float v1851 = expf(v1850);
+    const float v1853 = 1.0f + v1851;
+    const float v1854 = v1849 / v1853;
+    const unsigned int v1856 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1857 = v1856 + v1842;
+    out[v1857] = v1854;
+  }
+  const unsigned int v1858 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1860 = v347 + v1858;
+  const unsigned int v1861 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1863 = v350 + v1861;
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v39.x[72];
+    const float v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1870 = fmaf(v1867, v3, v1868);
+    const float v1871 = -v1870;  // kernels/primitives/activation.hpp:30
+    const float v1872 = expf(v1871);
+    const float v1874 = 1.0f + v1872;
+    const float v1875 = v1870 / v1874;
+    const unsigned int v1877 = v1860 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1878 = v1877 + v1863;
+    out[v1878] = v1875;
+  }
+  const unsigned int v1879 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1881 = v347 + v1879;
+  const unsigned int v1882 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1884 = v350 + v1882;
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1886 = v1884 < v1;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v39.x[73];
+    const float v1889 = bias[v1884];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1891 = fmaf(v1888, v3, v1889);
+    const float v1892 = -v1891;  // kernels/primitives/activation.hpp:30
+    const float v1893 = expf(v1892);
+    const float v1895 = 1.0f + v1893;
+    const float v1896 = v1891 / v1895;
+    const unsigned int v1898 = v1881 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1899 = v1898 + v1884;
+    out[v1899] = v1896;
+  }
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1902 = v347 + v1900;
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1905 = v350 + v1903;
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v39.x[74];
+    const float v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1912 = fmaf(v1909, v3, v1910);
+    const float v1913 = -v1912;  // kernels/primitives/activation.hpp:30
+    const float v1914 = expf(v1913);
+    const float v1916 = 1.0f + v1914;
+    const float v1917 = v1912 / v1916;
+    const unsigned int v1919 = v1902 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1920 = v1919 + v1905;
+    out[v1920] = v1917;
+  }
+  const unsigned int v1921 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1923 = v347 + v1921;
+  const unsigned int v1924 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1926 = v350 + v1924;
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1928 = v1926 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v39.x[75];
+    const float v1931 = bias[v1926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1933 = fmaf(v1930, v3, v1931);
+    const float v1934 = -v1933;  // kernels/primitives/activation.hpp:30
+    const float v1935 = expf(v1934);
+    const float v1937 = 1.0f + v1935;
+    const float v1938 = v1933 / v1937;
+    const unsigned int v1940 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1941 = v1940 + v1926;
+    out[v1941] = v1938;
+  }
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1944 = v347 + v1942;
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1947 = v350 + v1945;
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v39.x[76];
+    const float v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1954 = fmaf(v1951, v3, v1952);
+    const float v1955 = -v1954;  // kernels/primitives/activation.hpp:30
+    const float v1956 = expf(v1955);
+    const float v1958 = 1.0f + v1956;
+    const float v1959 = v1954 / v1958;
+    const unsigned int v1961 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1962 = v1961 + v1947;
+    out[v1962] = v1959;
+  }
+  const unsigned int v1963 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1965 = v347 + v1963;
+  const unsigned int v1966 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1968 = v350 + v1966;
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1970 = v1968 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v39.x[77];
+    const float v1973 = bias[v1968];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1975 = fmaf(v1972, v3, v1973);
+    const float v1976 = -v1975;  // kernels/primitives/activation.hpp:30
+    const float v1977 = expf(v1976);
+    const float v1979 = 1.0f + v1977;
+    const float v1980 = v1975 / v1979;
+    const unsigned int v1982 = v1965 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1983 = v1982 + v1968;
+    out[v1983] = v1980;
+  }
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1986 = v347 + v1984;
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1989 = v350 + v1987;
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.x[78];
+    const float v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1996 = fmaf(v1993, v3, v1994);
+    const float v1997 = -v1996;  // kernels/primitives/activation.hpp:30
+    const float v1998 = expf(v1997);
+    const float v2000 = 1.0f + v1998;
+    const float v2001 = v1996 / v2000;
+    const unsigned int v2003 = v1986 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2004 = v2003 + v1989;
+    out[v2004] = v2001;
+  }
+  const unsigned int v2005 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2007 = v347 + v2005;
+  const unsigned int v2008 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2010 = v350 + v2008;
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2012 = v2010 < v1;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v39.x[79];
+    const float v2015 = bias[v2010];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2017 = fmaf(v2014, v3, v2015);
+    const float v2018 = -v2017;  // kernels/primitives/activation.hpp:30
+    const float v2019 = expf(v2018);
+    const float v2021 = 1.0f + v2019;
+    const float v2022 = v2017 / v2021;
+    const unsigned int v2024 = v2007 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2025 = v2024 + v2010;
+    out[v2025] = v2022;
+  }
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2028 = v347 + v2026;
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2031 = v350 + v2029;
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.x[80];
+    const float v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2038 = fmaf(v2035, v3, v2036);
+    const float v2039 = -v2038;  // kernels/primitives/activation.hpp:30
+    const float v2040 = expf(v2039);
+    const float v2042 = 1.0f + v2040;
+    const float v2043 = v2038 / v2042;
+    const unsigned int v2045 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2046 = v2045 + v2031;
+    out[v2046] = v2043;
+  }
+  const unsigned int v2047 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2049 = v347 + v2047;
+  const unsigned int v2050 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2052 = v350 + v2050;
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2054 = v2052 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v39.x[81];
+    const float v2057 = bias[v2052];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2059 = fmaf(v2056, v3, v2057);
+    const float v2060 = -v2059;  // kernels/primitives/activation.hpp:30
+    const float v2061 = expf(v2060);
+    const float v2063 = 1.0f + v2061;
+    const float v2064 = v2059 / v2063;
+    const unsigned int v2066 = v2049 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2067 = v2066 + v2052;
+    out[v2067] = v2064;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2070 = v347 + v2068;
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2073 = v350 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v39.x[82];
+    const float v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2080 = fmaf(v2077, v3, v2078);
+    const float v2081 = -v2080;  // kernels/primitives/activation.hpp:30
+    const float v2082 = expf(v2081);
+    const float v2084 = 1.0f + v2082;
+    const float v2085 = v2080 / v2084;
+    const unsigned int v2087 = v2070 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2088 = v2087 + v2073;
+    out[v2088] = v2085;
+  }
+  const unsigned int v2089 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2091 = v347 + v2089;
+  const unsigned int v2092 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2094 = v350 + v2092;
+  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2096 = v2094 < v1;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v39.x[83];
+    const float v2099 = bias[v2094];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2101 = fmaf(v2098, v3, v2099);
+    const float v2102 = -v2101;  // kernels/primitives/activation.hpp:30
+    const float v2103 = expf(v2102);
+    const float v2105 = 1.0f + v2103;
+    const float v2106 = v2101 / v2105;
+    const unsigned int v2108 = v2091 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2109 = v2108 + v2094;
+    out[v2109] = v2106;
+  }
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2112 = v347 + v2110;
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2115 = v350 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.x[84];
+    const float v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2122 = fmaf(v2119, v3, v2120);
+    const float v2123 = -v2122;  // kernels/primitives/activation.hpp:30
+    const float v2124 = expf(v2123);
+    const float v2126 = 1.0f + v2124;
+    const float v2127 = v2122 / v2126;
+    const unsigned int v2129 = v2112 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2130 = v2129 + v2115;
+    out[v2130] = v2127;
+  }
+  const unsigned int v2131 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2133 = v347 + v2131;
+  const unsigned int v2134 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2136 = v350 + v2134;
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v39.x[85];
+    const float v2141 = bias[v2136];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2143 = fmaf(v2140, v3, v2141);
+    const float v2144 = -v2143;  // kernels/primitives/activation.hpp:30
+    const float v2145 = expf(v2144);
+    const float v2147 = 1.0f + v2145;
+    const float v2148 = v2143 / v2147;
+    const unsigned int v2150 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2151 = v2150 + v2136;
+    out[v2151] = v2148;
+  }
+  const unsigned int v2152 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2154 = v347 + v2152;
+  const unsigned int v2155 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2157 = v350 + v2155;
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v39.x[86];
+    const float v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2164 = fmaf(v2161, v3, v2162);
+    const float v2165 = -v2164;  // kernels/primitives/activation.hpp:30
+    const float v2166 = expf(v2165);
+    const float v2168 = 1.0f + v2166;
+    const float v2169 = v2164 / v2168;
+    const unsigned int v2171 = v2154 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2172 = v2171 + v2157;
+    out[v2172] = v2169;
+  }
+  const unsigned int v2173 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2175 = v347 + v2173;
+  const unsigned int v2176 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2178 = v350 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v39.x[87];
+    const float v2183 = bias[v2178];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2185 = fmaf(v2182, v3, v2183);
+    const float v2186 = -v2185;  // kernels/primitives/activation.hpp:30
+    const float v2187 = expf(v2186);
+    const float v2189 = 1.0f + v2187;
+    const float v2190 = v2185 / v2189;
+    const unsigned int v2192 = v2175 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2193 = v2192 + v2178;
+    out[v2193] = v2190;
+  }
+  const unsigned int v2194 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2196 = v347 + v2194;
+  const unsigned int v2197 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2199 = v350 + v2197;
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2201 = v2199 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v39.x[88];
+    const float v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2206 = fmaf(v2203, v3, v2204);
+    const float v2207 = -v2206;  // kernels/primitives/activation.hpp:30
+    const float v2208 = expf(v2207);
+    const float v2210 = 1.0f + v2208;
+    const float v2211 = v2206 / v2210;
+    const unsigned int v2213 = v2196 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2214 = v2213 + v2199;
+    out[v2214] = v2211;
+  }
+  const unsigned int v2215 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2217 = v347 + v2215;
+  const unsigned int v2218 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2220 = v350 + v2218;
+  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2222 = v2220 < v1;
+  const bool v2223 = v2221 && v2222;
+  if (v2223) {
+    const float v2224 = v39.x[89];
+    const float v2225 = bias[v2220];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2227 = fmaf(v2224, v3, v2225);
+    const float v2228 = -v2227;  // kernels/primitives/activation.hpp:30
+    const float v2229 = expf(v2228);
+    const float v2231 = 1.0f + v2229;
+    const float v2232 = v2227 / v2231;
+    const unsigned int v2234 = v2217 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2235 = v2234 + v2220;
+    out[v2235] = v2232;
+  }
+  const unsigned int v2236 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2238 = v347 + v2236;
+  const unsigned int v2239 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2241 = v350 + v2239;
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v39.x[90];
+    const float v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2248 = fmaf(v2245, v3, v2246);
+    const float v2249 = -v2248;  // kernels/primitives/activation.hpp:30
+    const float v2250 = expf(v2249);
+    const float v2252 = 1.0f + v2250;
+    const float v2253 = v2248 / v2252;
+    const unsigned int v2255 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2256 = v2255 + v2241;
+    out[v2256] = v2253;
+  }
+  const unsigned int v2257 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2259 = v347 + v2257;
+  const unsigned int v2260 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2262 = v350 + v2260;
+  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2264 = v2262 < v1;
+  const bool v2265 = v2263 && v2264;
+  if (v2265) {
+    const float v2266 = v39.x[91];
+    const float v2267 = bias[v2262];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2269 = fmaf(v2266, v3, v2267);
+    const float v2270 = -v2269;  // kernels/primitives/activation.hpp:30
+    const float v2271 = expf(v2270);
+    const float v2273 = 1.0f + v2271;
+    const float v2274 = v2269 / v2273;
+    const unsigned int v2276 = v2259 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2277 = v2276 + v2262;
+    out[v2277] = v2274;
+  }
+  const unsigned int v2278 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2280 = v347 + v2278;
+  const unsigned int v2281 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2283 = v350 + v2281;
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2285 = v2283 < v1;
+  const bool v2286 = v2284 && v2285;
+  if (v2286) {
+    const float v2287 = v39.x[92];
+    const float v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2290 = fmaf(v2287, v3, v2288);
+    const float v2291 = -v2290;  // kernels/primitives/activation.hpp:30
+    const float v2292 = expf(v2291);
+    const float v2294 = 1.0f + v2292;
+    const float v2295 = v2290 / v2294;
+    const unsigned int v2297 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2298 = v2297 + v2283;
+    out[v2298] = v2295;
+  }
+  const unsigned int v2299 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2301 = v347 + v2299;
+  const unsigned int v2302 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2304 = v350 + v2302;
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2306 = v2304 < v1;
+  const bool v2307 = v2305 && v2306;
+  if (v2307) {
+    const float v2308 = v39.x[93];
+    const float v2309 = bias[v2304];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2311 = fmaf(v2308, v3, v2309);
+    const float v2312 = -v2311;  // kernels/primitives/activation.hpp:30
+    const float v2313 = expf(v2312);
+    const float v2315 = 1.0f + v2313;
+    const float v2316 = v2311 / v2315;
+    const unsigned int v2318 = v2301 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2319 = v2318 + v2304;
+    out[v2319] = v2316;
+  }
+  const unsigned int v2320 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2322 = v347 + v2320;
+  const unsigned int v2323 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2325 = v350 + v2323;
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v39.x[94];
+    const float v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2332 = fmaf(v2329, v3, v2330);
+    const float v2333 = -v2332;  // kernels/primitives/activation.hpp:30
+    const float v2334 = expf(v2333);
+    const float v2336 = 1.0f + v2334;
+    const float v2337 = v2332 / v2336;
+    const unsigned int v2339 = v2322 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2340 = v2339 + v2325;
+    out[v2340] = v2337;
+  }
+  const unsigned int v2341 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2343 = v347 + v2341;
+  const unsigned int v2344 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2346 = v350 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v39.x[95];
+    const float v2351 = bias[v2346];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = fmaf(v2350, v3, v2351);
+    const float v2354 = -v2353;  // kernels/primitives/activation.hpp:30
+    const float v2355 = expf(v2354);
+    const float v2357 = 1.0f + v2355;
+    const float v2358 = v2353 / v2357;
+    const unsigned int v2360 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2361 = v2360 + v2346;
+    out[v2361] = v2358;
+  }
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2364 = v347 + v2362;
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2367 = v350 + v2365;
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.x[96];
+    const float v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2374 = fmaf(v2371, v3, v2372);
+    const float v2375 = -v2374;  // kernels/primitives/activation.hpp:30
+    const float v2376 = expf(v2375);
+    const float v2378 = 1.0f + v2376;
+    const float v2379 = v2374 / v2378;
+    const unsigned int v2381 = v2364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2382 = v2381 + v2367;
+    out[v2382] = v2379;
+  }
+  const unsigned int v2383 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2385 = v347 + v2383;
+  const unsigned int v2386 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2388 = v350 + v2386;
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2390 = v2388 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v39.x[97];
+    const float v2393 = bias[v2388];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2395 = fmaf(v2392, v3, v2393);
+    const float v2396 = -v2395;  // kernels/primitives/activation.hpp:30
+    const float v2397 = expf(v2396);
+    const float v2399 = 1.0f + v2397;
+    const float v2400 = v2395 / v2399;
+    const unsigned int v2402 = v2385 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2403 = v2402 + v2388;
+    out[v2403] = v2400;
+  }
+  const unsigned int v2404 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2406 = v347 + v2404;
+  const unsigned int v2407 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2409 = v350 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2411 = v2409 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v39.x[98];
+    const float v2414 = bias[v2409];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2416 = fmaf(v2413, v3, v2414);
+    const float v2417 = -v2416;  // kernels/primitives/activation.hpp:30
+    const float v2418 = expf(v2417);
+    const float v2420 = 1.0f + v2418;
+    const float v2421 = v2416 / v2420;
+    const unsigned int v2423 = v2406 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2424 = v2423 + v2409;
+    out[v2424] = v2421;
+  }
+  const unsigned int v2425 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2427 = v347 + v2425;
+  const unsigned int v2428 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2430 = v350 + v2428;
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2432 = v2430 < v1;
+  const bool v2433 = v2431 && v2432;
+  if (v2433) {
+    const float v2434 = v39.x[99];
+    const float v2435 = bias[v2430];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2437 = fmaf(v2434, v3, v2435);
+    const float v2438 = -v2437;  // kernels/primitives/activation.hpp:30
+    const float v2439 = expf(v2438);
+    const float v2441 = 1.0f + v2439;
+    const float v2442 = v2437 / v2441;
+    const unsigned int v2444 = v2427 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2445 = v2444 + v2430;
+    out[v2445] = v2442;
+  }
+  const unsigned int v2446 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2448 = v347 + v2446;
+  const unsigned int v2449 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2451 = v350 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v39.x[100];
+    const float v2456 = bias[v2451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2458 = fmaf(v2455, v3, v2456);
+    const float v2459 = -v2458;  // kernels/primitives/activation.hpp:30
+    const float v2460 = expf(v2459);
+    const float v2462 = 1.0f + v2460;
+    const float v2463 = v2458 / v2462;
+    const unsigned int v2465 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2466 = v2465 + v2451;
+    out[v2466] = v2463;
+  }
+  const unsigned int v2467 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2469 = v347 + v2467;
+  const unsigned int v2470 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2472 = v350 + v2470;
+  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2474 = v2472 < v1;
+  const bool v2475 = v2473 && v2474;
+  if (v2475) {
+    const float v2476 = v39.x[101];
+    const float v2477 = bias[v2472];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2479 = fmaf(v2476, v3, v2477);
+    const float v2480 = -v2479;  // kernels/primitives/activation.hpp:30
+    const float v2481 = expf(v2480);
+    const float v2483 = 1.0f + v2481;
+    const float v2484 = v2479 / v2483;
+    const unsigned int v2486 = v2469 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2487 = v2486 + v2472;
+    out[v2487] = v2484;
+  }
+  const unsigned int v2488 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2490 = v347 + v2488;
+  const unsigned int v2491 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2493 = v350 + v2491;
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2495 = v2493 < v1;
+  const bool v2496 = v2494 && v2495;
+  if (v2496) {
+    const float v2497 = v39.x[102];
+    const float v2498 = bias[v2493];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2500 = fmaf(v2497, v3, v2498);
+    const float v2501 = -v2500;  // kernels/primitives/activation.hpp:30
+    const float v2502 = expf(v2501);
+    const float v2504 = 1.0f + v2502;
+    const float v2505 = v2500 / v2504;
+    const unsigned int v2507 = v2490 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2508 = v2507 + v2493;
+    out[v2508] = v2505;
+  }
+  const unsigned int v2509 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2511 = v347 + v2509;
+  const unsigned int v2512 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2514 = v350 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2516 = v2514 < v1;
+  const bool v2517 = v2515 && v2516;
+  if (v2517) {
+    const float v2518 = v39.x[103];
+    const float v2519 = bias[v2514];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2521 = fmaf(v2518, v3, v2519);
+    const float v2522 = -v2521;  // kernels/primitives/activation.hpp:30
+    const float v2523 = expf(v2522);
+    const float v2525 = 1.0f + v2523;
+    const float v2526 = v2521 / v2525;
+    const unsigned int v2528 = v2511 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2529 = v2528 + v2514;
+    out[v2529] = v2526;
+  }
+  const unsigned int v2530 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2532 = v347 + v2530;
+  const unsigned int v2533 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2535 = v350 + v2533;
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2537 = v2535 < v1;
+  const bool v2538 = v2536 && v2537;
+  if (v2538) {
+    const float v2539 = v39.x[104];
+    const float v2540 = bias[v2535];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2542 = fmaf(v2539, v3, v2540);
+    const float v2543 = -v2542;  // kernels/primitives/activation.hpp:30
+    const float v2544 = expf(v2543);
+    const float v2546 = 1.0f + v2544;
+    const float v2547 = v2542 / v2546;
+    const unsigned int v2549 = v2532 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2550 = v2549 + v2535;
+    out[v2550] = v2547;
+  }
+  const unsigned int v2551 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2553 = v347 + v2551;
+  const unsigned int v2554 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2556 = v350 + v2554;
+  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2558 = v2556 < v1;
+  const bool v2559 = v2557 && v2558;
+  if (v2559) {
+    const float v2560 = v39.x[105];
+    const float v2561 = bias[v2556];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2563 = fmaf(v2560, v3, v2561);
+    const float v2564 = -v2563;  // kernels/primitives/activation.hpp:30
+    const float v2565 = expf(v2564);
+    const float v2567 = 1.0f + v2565;
+    const float v2568 = v2563 / v2567;
+    const unsigned int v2570 = v2553 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2571 = v2570 + v2556;
+    out[v2571] = v2568;
+  }
+  const unsigned int v2572 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2574 = v347 + v2572;
+  const unsigned int v2575 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2577 = v350 + v2575;
+  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2579 = v2577 < v1;
+  const bool v2580 = v2578 && v2579;
+  if (v2580) {
+    const float v2581 = v39.x[106];
+    const float v2582 = bias[v2577];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2584 = fmaf(v2581, v3, v2582);
+    const float v2585 = -v2584;  // kernels/primitives/activation.hpp:30
+    const float v2586 = expf(v2585);
+    const float v2588 = 1.0f + v2586;
+    const float v2589 = v2584 / v2588;
+    const unsigned int v2591 = v2574 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2592 = v2591 + v2577;
+    out[v2592] = v2589;
+  }
+  const unsigned int v2593 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2595 = v347 + v2593;
+  const unsigned int v2596 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2598 = v350 + v2596;
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2600 = v2598 < v1;
+  const bool v2601 = v2599 && v2600;
+  if (v2601) {
+    const float v2602 = v39.x[107];
+    const float v2603 = bias[v2598];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2605 = fmaf(v2602, v3, v2603);
+    const float v2606 = -v2605;  // kernels/primitives/activation.hpp:30
+    const float v2607 = expf(v2606);
+    const float v2609 = 1.0f + v2607;
+    const float v2610 = v2605 / v2609;
+    const unsigned int v2612 = v2595 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2613 = v2612 + v2598;
+    out[v2613] = v2610;
+  }
+  const unsigned int v2614 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2616 = v347 + v2614;
+  const unsigned int v2617 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2619 = v350 + v2617;
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2621 = v2619 < v1;
+  const bool v2622 = v2620 && v2621;
+  if (v2622) {
+    const float v2623 = v39.x[108];
+    const float v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2626 = fmaf(v2623, v3, v2624);
+    const float v2627 = -v2626;  // kernels/primitives/activation.hpp:30
+    const float v2628 = expf(v2627);
+    const float v2630 = 1.0f + v2628;
+    const float v2631 = v2626 / v2630;
+    const unsigned int v2633 = v2616 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2634 = v2633 + v2619;
+    out[v2634] = v2631;
+  }
+  const unsigned int v2635 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2637 = v347 + v2635;
+  const unsigned int v2638 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2640 = v350 + v2638;
+  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2642 = v2640 < v1;
+  const bool v2643 = v2641 && v2642;
+  if (v2643) {
+    const float v2644 = v39.x[109];
+    const float v2645 = bias[v2640];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2647 = fmaf(v2644, v3, v2645);
+    const float v2648 = -v2647;  // kernels/primitives/activation.hpp:30
+    const float v2649 = expf(v2648);
+    const float v2651 = 1.0f + v2649;
+    const float v2652 = v2647 / v2651;
+    const unsigned int v2654 = v2637 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2655 = v2654 + v2640;
+    out[v2655] = v2652;
+  }
+  const unsigned int v2656 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2658 = v347 + v2656;
+  const unsigned int v2659 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2661 = v350 + v2659;
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2663 = v2661 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v39.x[110];
+    const float v2666 = bias[v2661];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2668 = fmaf(v2665, v3, v2666);
+    const float v2669 = -v2668;  // kernels/primitives/activation.hpp:30
+    const float v2670 = expf(v2669);
+    const float v2672 = 1.0f + v2670;
+    const float v2673 = v2668 / v2672;
+    const unsigned int v2675 = v2658 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2676 = v2675 + v2661;
+    out[v2676] = v2673;
+  }
+  const unsigned int v2677 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2679 = v347 + v2677;
+  const unsigned int v2680 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2682 = v350 + v2680;
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2684 = v2682 < v1;
+  const bool v2685 = v2683 && v2684;
+  if (v2685) {
+    const float v2686 = v39.x[111];
+    const float v2687 = bias[v2682];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2689 = fmaf(v2686, v3, v2687);
+    const float v2690 = -v2689;  // kernels/primitives/activation.hpp:30
+    const float v2691 = expf(v2690);
+    const float v2693 = 1.0f + v2691;
+    const float v2694 = v2689 / v2693;
+    const unsigned int v2696 = v2679 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2697 = v2696 + v2682;
+    out[v2697] = v2694;
+  }
+  const unsigned int v2698 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2700 = v347 + v2698;
+  const unsigned int v2701 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2703 = v350 + v2701;
+  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2705 = v2703 < v1;
+  const bool v2706 = v2704 && v2705;
+  if (v2706) {
+    const float v2707 = v39.x[112];
+    const float v2708 = bias[v2703];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2710 = fmaf(v2707, v3, v2708);
+    const float v2711 = -v2710;  // kernels/primitives/activation.hpp:30
+    const float v2712 = expf(v2711);
+    const float v2714 = 1.0f + v2712;
+    const float v2715 = v2710 / v2714;
+    const unsigned int v2717 = v2700 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2718 = v2717 + v2703;
+    out[v2718] = v2715;
+  }
+  const unsigned int v2719 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2721 = v347 + v2719;
+  const unsigned int v2722 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2724 = v350 + v2722;
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2726 = v2724 < v1;
+  const bool v2727 = v2725 && v2726;
+  if (v2727) {
+    const float v2728 = v39.x[113];
+    const float v2729 = bias[v2724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2731 = fmaf(v2728, v3, v2729);
+    const float v2732 = -v2731;  // kernels/primitives/activation.hpp:30
+    const float v2733 = expf(v2732);
+    const float v2735 = 1.0f + v2733;
+    const float v2736 = v2731 / v2735;
+    const unsigned int v2738 = v2721 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2739 = v2738 + v2724;
+    out[v2739] = v2736;
+  }
+  const unsigned int v2740 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2742 = v347 + v2740;
+  const unsigned int v2743 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2745 = v350 + v2743;
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2747 = v2745 < v1;
+  const bool v2748 = v2746 && v2747;
+  if (v2748) {
+    const float v2749 = v39.x[114];
+    const float v2750 = bias[v2745];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2752 = fmaf(v2749, v3, v2750);
+    const float v2753 = -v2752;  // kernels/primitives/activation.hpp:30
+    const float v2754 = expf(v2753);
+    const float v2756 = 1.0f + v2754;
+    const float v2757 = v2752 / v2756;
+    const unsigned int v2759 = v2742 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2760 = v2759 + v2745;
+    out[v2760] = v2757;
+  }
+  const unsigned int v2761 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2763 = v347 + v2761;
+  const unsigned int v2764 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2766 = v350 + v2764;
+  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2768 = v2766 < v1;
+  const bool v2769 = v2767 && v2768;
+  if (v2769) {
+    const float v2770 = v39.x[115];
+    const float v2771 = bias[v2766];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2773 = fmaf(v2770, v3, v2771);
+    const float v2774 = -v2773;  // kernels/primitives/activation.hpp:30
+    const float v2775 = expf(v2774);
+    const float v2777 = 1.0f + v2775;
+    const float v2778 = v2773 / v2777;
+    const unsigned int v2780 = v2763 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2781 = v2780 + v2766;
+    out[v2781] = v2778;
+  }
+  const unsigned int v2782 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2784 = v347 + v2782;
+  const unsigned int v2785 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2787 = v350 + v2785;
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2789 = v2787 < v1;
+  const bool v2790 = v2788 && v2789;
+  if (v2790) {
+    const float v2791 = v39.x[116];
+    const float v2792 = bias[v2787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2794 = fmaf(v2791, v3, v2792);
+    const float v2795 = -v2794;  // kernels/primitives/activation.hpp:30
+    const float v2796 = expf(v2795);
+    const float v2798 = 1.0f + v2796;
+    const float v2799 = v2794 / v2798;
+    const unsigned int v2801 = v2784 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2802 = v2801 + v2787;
+    out[v2802] = v2799;
+  }
+  const unsigned int v2803 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2805 = v347 + v2803;
+  const unsigned int v2806 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2808 = v350 + v2806;
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2810 = v2808 < v1;
+  const bool v2811 = v2809 && v2810;
+  if (v2811) {
+    const float v2812 = v39.x[117];
+    const float v2813 = bias[v2808];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2815 = fmaf(v2812, v3, v2813);
+    const float v2816 = -v2815;  // kernels/primitives/activation.hpp:30
+    const float v2817 = expf(v2816);
+    const float v2819 = 1.0f + v2817;
+    const float v2820 = v2815 / v2819;
+    const unsigned int v2822 = v2805 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2823 = v2822 + v2808;
+    out[v2823] = v2820;
+  }
+  const unsigned int v2824 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2826 = v347 + v2824;
+  const unsigned int v2827 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2829 = v350 + v2827;
+  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2831 = v2829 < v1;
+  const bool v2832 = v2830 && v2831;
+  if (v2832) {
+    const float v2833 = v39.x[118];
+    const float v2834 = bias[v2829];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2836 = fmaf(v2833, v3, v2834);
+    const float v2837 = -v2836;  // kernels/primitives/activation.hpp:30
+    const float v2838 = expf(v2837);
+    const float v2840 = 1.0f + v2838;
+    const float v2841 = v2836 / v2840;
+    const unsigned int v2843 = v2826 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2844 = v2843 + v2829;
+    out[v2844] = v2841;
+  }
+  const unsigned int v2845 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2847 = v347 + v2845;
+  const unsigned int v2848 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2850 = v350 + v2848;
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2852 = v2850 < v1;
+  const bool v2853 = v2851 && v2852;
+  if (v2853) {
+    const float v2854 = v39.x[119];
+    const float v2855 = bias[v2850];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2857 = fmaf(v2854, v3, v2855);
+    const float v2858 = -v2857;  // kernels/primitives/activation.hpp:30
+    const float v2859 = expf(v2858);
+    const float v2861 = 1.0f + v2859;
+    const float v2862 = v2857 / v2861;
+    const unsigned int v2864 = v2847 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2865 = v2864 + v2850;
+    out[v2865] = v2862;
+  }
+  const unsigned int v2866 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2868 = v347 + v2866;
+  const unsigned int v2869 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2871 = v350 + v2869;
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2873 = v2871 < v1;
+  const bool v2874 = v2872 && v2873;
+  if (v2874) {
+    const float v2875 = v39.x[120];
+    const float v2876 = bias[v2871];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2878 = fmaf(v2875, v3, v2876);
+    const float v2879 = -v2878;  // kernels/primitives/activation.hpp:30
+    const float v2880 = expf(v2879);
+    const float v2882 = 1.0f + v2880;
+    const float v2883 = v2878 / v2882;
+    const unsigned int v2885 = v2868 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2886 = v2885 + v2871;
+    out[v2886] = v2883;
+  }
+  const unsigned int v2887 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2889 = v347 + v2887;
+  const unsigned int v2890 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2892 = v350 + v2890;
+  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2894 = v2892 < v1;
+  const bool v2895 = v2893 && v2894;
+  if (v2895) {
+    const float v2896 = v39.x[121];
+    const float v2897 = bias[v2892];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2899 = fmaf(v2896, v3, v2897);
+    const float v2900 = -v2899;  // kernels/primitives/activation.hpp:30
+    const float v2901 = expf(v2900);
+    const float v2903 = 1.0f + v2901;
+    const float v2904 = v2899 / v2903;
+    const unsigned int v2906 = v2889 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2907 = v2906 + v2892;
+    out[v2907] = v2904;
+  }
+  const unsigned int v2908 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2910 = v347 + v2908;
+  const unsigned int v2911 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2913 = v350 + v2911;
+  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2915 = v2913 < v1;
+  const bool v2916 = v2914 && v2915;
+  if (v2916) {
+    const float v2917 = v39.x[122];
+    const float v2918 = bias[v2913];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2920 = fmaf(v2917, v3, v2918);
+    const float v2921 = -v2920;  // kernels/primitives/activation.hpp:30
+    const float v2922 = expf(v2921);
+    const float v2924 = 1.0f + v2922;
+    const float v2925 = v2920 / v2924;
+    const unsigned int v2927 = v2910 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2928 = v2927 + v2913;
+    out[v2928] = v2925;
+  }
+  const unsigned int v2929 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2931 = v347 + v2929;
+  const unsigned int v2932 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2934 = v350 + v2932;
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2936 = v2934 < v1;
+  const bool v2937 = v2935 && v2936;
+  if (v2937) {
+    const float v2938 = v39.x[123];
+    const float v2939 = bias[v2934];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2941 = fmaf(v2938, v3, v2939);
+    const float v2942 = -v2941;  // kernels/primitives/activation.hpp:30
+    const float v2943 = expf(v2942);
+    const float v2945 = 1.0f + v2943;
+    const float v2946 = v2941 / v2945;
+    const unsigned int v2948 = v2931 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2949 = v2948 + v2934;
+    out[v2949] = v2946;
+  }
+  const unsigned int v2950 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2952 = v347 + v2950;
+  const unsigned int v2953 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2955 = v350 + v2953;
+  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2957 = v2955 < v1;
+  const bool v2958 = v2956 && v2957;
+  if (v2958) {
+    const float v2959 = v39.x[124];
+    const float v2960 = bias[v2955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2962 = fmaf(v2959, v3, v2960);
+    const float v2963 = -v2962;  // kernels/primitives/activation.hpp:30
+    const float v2964 = expf(v2963);
+    const float v2966 = 1.0f + v2964;
+    const float v2967 = v2962 / v2966;
+    const unsigned int v2969 = v2952 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2970 = v2969 + v2955;
+    out[v2970] = v2967;
+  }
+  const unsigned int v2971 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2973 = v347 + v2971;
+  const unsigned int v2974 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2976 = v350 + v2974;
+  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2978 = v2976 < v1;
+  const bool v2979 = v2977 && v2978;
+  if (v2979) {
+    const float v2980 = v39.x[125];
+    const float v2981 = bias[v2976];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2983 = fmaf(v2980, v3, v2981);
+    const float v2984 = -v2983;  // kernels/primitives/activation.hpp:30
+    const float v2985 = expf(v2984);
+    const float v2987 = 1.0f + v2985;
+    const float v2988 = v2983 / v2987;
+    const unsigned int v2990 = v2973 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2991 = v2990 + v2976;
+    out[v2991] = v2988;
+  }
+  const unsigned int v2992 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2994 = v347 + v2992;
+  const unsigned int v2995 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2997 = v350 + v2995;
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2999 = v2997 < v1;
+  const bool v3000 = v2998 && v2999;
+  if (v3000) {
+    const float v3001 = v39.x[126];
+    const float v3002 = bias[v2997];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3004 = fmaf(v3001, v3, v3002);
+    const float v3005 = -v3004;  // kernels/primitives/activation.hpp:30
+    const float v3006 = expf(v3005);
+    const float v3008 = 1.0f + v3006;
+    const float v3009 = v3004 / v3008;
+    const unsigned int v3011 = v2994 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3012 = v3011 + v2997;
+    out[v3012] = v3009;
+  }
+  const unsigned int v3013 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3015 = v347 + v3013;
+  const unsigned int v3016 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3018 = v350 + v3016;
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3020 = v3018 < v1;
+  const bool v3021 = v3019 && v3020;
+  if (v3021) {
+    const float v3022 = v39.x[127];
+    const float v3023 = bias[v3018];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3025 = fmaf(v3022, v3, v3023);
+    const float v3026 = -v3025;  // kernels/primitives/activation.hpp:30
+    const float v3027 = expf(v3026);
+    const float v3029 = 1.0f + v3027;
+    const float v3030 = v3025 / v3029;
+    const unsigned int v3032 = v3015 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3033 = v3032 + v3018;
+    out[v3033] = v3030;
   }
 }

@@ -202,2690 +202,2703 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const bool v2406 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2406) {
-      const unsigned int v2410 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2413 = v2410 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2416 = v2410 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2417 = v2416 << 3u;
-      const unsigned int v2418 = v8 + v2413;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2419 = v2418 < v0;
-      const bool v2421 = v2417 < v2;
-      const bool v2422 = v2419 && v2421;
-      const unsigned int v2424 = v2418 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2427 = v2424 + v2417;
-      const unsigned int v2428 = v2422 ? v2427 : v4;
-      const unsigned int v2430 = v2413 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2432 = v2430 + v2417;
-      iron_copy_async(shm0 + v2432, a + v2428, v2422);
-      const unsigned int v2435 = v2410 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2437 = v2435 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2440 = v2435 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2441 = v2440 << 3u;
-      const unsigned int v2442 = v8 + v2437;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2443 = v2442 < v0;
-      const bool v2445 = v2441 < v2;
-      const bool v2446 = v2443 && v2445;
-      const unsigned int v2448 = v2442 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2451 = v2448 + v2441;
-      const unsigned int v2452 = v2446 ? v2451 : v4;
-      const unsigned int v2454 = v2437 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2456 = v2454 + v2441;
-      iron_copy_async(shm0 + v2456, a + v2452, v2446);
-      const unsigned int v2459 = v2410 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2461 = v2459 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2464 = v2459 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2465 = v2464 << 3u;
-      const unsigned int v2466 = v8 + v2461;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2467 = v2466 < v0;
-      const bool v2469 = v2465 < v2;
-      const bool v2470 = v2467 && v2469;
-      const unsigned int v2472 = v2466 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2475 = v2472 + v2465;
-      const unsigned int v2476 = v2470 ? v2475 : v4;
-      const unsigned int v2478 = v2461 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2480 = v2478 + v2465;
-      iron_copy_async(shm0 + v2480, a + v2476, v2470);
-      const unsigned int v2483 = v2410 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2485 = v2483 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2488 = v2483 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2489 = v2488 << 3u;
-      const unsigned int v2490 = v8 + v2485;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2491 = v2490 < v0;
-      const bool v2493 = v2489 < v2;
-      const bool v2494 = v2491 && v2493;
-      const unsigned int v2496 = v2490 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2499 = v2496 + v2489;
-      const unsigned int v2500 = v2494 ? v2499 : v4;
-      const unsigned int v2502 = v2485 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2504 = v2502 + v2489;
-      iron_copy_async(shm0 + v2504, a + v2500, v2494);
-      const unsigned int v2516 = v11 + v2413;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2517 = v2516 < v1;
-      const bool v2520 = v2517 && v2421;
-      const unsigned int v2522 = v2516 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2525 = v2522 + v2417;
-      const unsigned int v2526 = v2520 ? v2525 : v4;
-      iron_copy_async(shm1 + v2432, b + v2526, v2520);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2540 = v11 + v2437;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2541 = v2540 < v1;
-      const bool v2544 = v2541 && v2445;
-      const unsigned int v2546 = v2540 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2549 = v2546 + v2441;
-      const unsigned int v2550 = v2544 ? v2549 : v4;
-      iron_copy_async(shm1 + v2456, b + v2550, v2544);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2564 = v11 + v2461;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2565 = v2564 < v1;
-      const bool v2568 = v2565 && v2469;
-      const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2573 = v2570 + v2465;
-      const unsigned int v2574 = v2568 ? v2573 : v4;
-      iron_copy_async(shm1 + v2480, b + v2574, v2568);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2588 = v11 + v2485;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2589 = v2588 < v1;
-      const bool v2592 = v2589 && v2493;
-      const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2597 = v2594 + v2489;
-      const unsigned int v2598 = v2592 ? v2597 : v4;
-      iron_copy_async(shm1 + v2504, b + v2598, v2592);  // kernels/gemm/gemm_tiles.hpp:61
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<__nv_bfloat16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const bool v2423 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2423) {
+      const unsigned int v2427 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2430 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2433 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2434 = v2433 << 3u;
+      const unsigned int v2435 = v24 + v2430;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2436 = v2435 < v0;
+      const bool v2438 = v2434 < v2;
+      const bool v2439 = v2436 && v2438;
+      const unsigned int v2441 = v2435 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2444 = v2441 + v2434;
+      const unsigned int v2445 = v2439 ? v2444 : v4;
+      const unsigned int v2447 = v2430 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2449 = v2447 + v2434;
+      iron_copy_async(shm0 + v2449, a + v2445, v2439);
+      const unsigned int v2452 = v2427 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2454 = v2452 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2457 = v2452 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2458 = v2457 << 3u;
+      const unsigned int v2459 = v24 + v2454;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2460 = v2459 < v0;
+      const bool v2462 = v2458 < v2;
+      const bool v2463 = v2460 && v2462;
+      const unsigned int v2465 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2468 = v2465 + v2458;
+      const unsigned int v2469 = v2463 ? v2468 : v4;
+      const unsigned int v2471 = v2454 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2473 = v2471 + v2458;
+      iron_copy_async(shm0 + v2473, a + v2469, v2463);
+      const unsigned int v2476 = v2427 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2478 = v2476 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2481 = v2476 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2482 = v2481 << 3u;
+      const unsigned int v2483 = v24 + v2478;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2484 = v2483 < v0;
+      const bool v2486 = v2482 < v2;
+      const bool v2487 = v2484 && v2486;
+      const unsigned int v2489 = v2483 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2492 = v2489 + v2482;
+      const unsigned int v2493 = v2487 ? v2492 : v4;
+      const unsigned int v2495 = v2478 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2497 = v2495 + v2482;
+      iron_copy_async(shm0 + v2497, a + v2493, v2487);
+      const unsigned int v2500 = v2427 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2502 = v2500 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2505 = v2500 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2506 = v2505 << 3u;
+      const unsigned int v2507 = v24 + v2502;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2508 = v2507 < v0;
+      const bool v2510 = v2506 < v2;
+      const bool v2511 = v2508 && v2510;
+      const unsigned int v2513 = v2507 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2516 = v2513 + v2506;
+      const unsigned int v2517 = v2511 ? v2516 : v4;
+      const unsigned int v2519 = v2502 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2521 = v2519 + v2506;
+      iron_copy_async(shm0 + v2521, a + v2517, v2511);
+      const unsigned int v2533 = v28 + v2430;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2534 = v2533 < v1;
+      const bool v2537 = v2534 && v2438;
+      const unsigned int v2539 = v2533 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2542 = v2539 + v2434;
+      const unsigned int v2543 = v2537 ? v2542 : v4;
+      iron_copy_async(shm1 + v2449, b + v2543, v2537);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2557 = v28 + v2454;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2558 = v2557 < v1;
+      const bool v2561 = v2558 && v2462;
+      const unsigned int v2563 = v2557 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2566 = v2563 + v2458;
+      const unsigned int v2567 = v2561 ? v2566 : v4;
+      iron_copy_async(shm1 + v2473, b + v2567, v2561);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2581 = v28 + v2478;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2582 = v2581 < v1;
+      const bool v2585 = v2582 && v2486;
+      const unsigned int v2587 = v2581 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2590 = v2587 + v2482;
+      const unsigned int v2591 = v2585 ? v2590 : v4;
+      iron_copy_async(shm1 + v2497, b + v2591, v2585);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2605 = v28 + v2502;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2606 = v2605 < v1;
+      const bool v2609 = v2606 && v2510;
+      const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2614 = v2611 + v2506;
+      const unsigned int v2615 = v2609 ? v2614 : v4;
+      iron_copy_async(shm1 + v2521, b + v2615, v2609);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2607 = 32u < v2;
-    if (v2607) {
-      const unsigned int v2611 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2614 = v2611 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2617 = v2611 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2618 = v2617 << 3u;
-      const unsigned int v2619 = v8 + v2614;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2620 = v2619 < v0;
-      const unsigned int v2621 = 32u + v2618;
-      const bool v2622 = v2621 < v2;
-      const bool v2623 = v2620 && v2622;
-      const unsigned int v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2627 = v2625 + 32u;
-      const unsigned int v2628 = v2627 + v2618;
-      const unsigned int v2629 = v2623 ? v2628 : v4;
-      const unsigned int v2631 = v2614 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2632 = 5120u + v2631;
-      const unsigned int v2633 = v2632 + v2618;
-      iron_copy_async(shm0 + v2633, a + v2629, v2623);
-      const unsigned int v2636 = v2611 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2638 = v2636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2641 = v2636 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2642 = v2641 << 3u;
-      const unsigned int v2643 = v8 + v2638;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2644 = v2643 < v0;
-      const unsigned int v2645 = 32u + v2642;
-      const bool v2646 = v2645 < v2;
-      const bool v2647 = v2644 && v2646;
-      const unsigned int v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2651 = v2649 + 32u;
-      const unsigned int v2652 = v2651 + v2642;
-      const unsigned int v2653 = v2647 ? v2652 : v4;
-      const unsigned int v2655 = v2638 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2656 = 5120u + v2655;
-      const unsigned int v2657 = v2656 + v2642;
-      iron_copy_async(shm0 + v2657, a + v2653, v2647);
-      const unsigned int v2660 = v2611 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2662 = v2660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2665 = v2660 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2666 = v2665 << 3u;
-      const unsigned int v2667 = v8 + v2662;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2668 = v2667 < v0;
-      const unsigned int v2669 = 32u + v2666;
-      const bool v2670 = v2669 < v2;
-      const bool v2671 = v2668 && v2670;
-      const unsigned int v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2675 = v2673 + 32u;
-      const unsigned int v2676 = v2675 + v2666;
-      const unsigned int v2677 = v2671 ? v2676 : v4;
-      const unsigned int v2679 = v2662 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2680 = 5120u + v2679;
-      const unsigned int v2681 = v2680 + v2666;
-      iron_copy_async(shm0 + v2681, a + v2677, v2671);
-      const unsigned int v2684 = v2611 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2686 = v2684 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2689 = v2684 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2690 = v2689 << 3u;
-      const unsigned int v2691 = v8 + v2686;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2692 = v2691 < v0;
-      const unsigned int v2693 = 32u + v2690;
-      const bool v2694 = v2693 < v2;
-      const bool v2695 = v2692 && v2694;
-      const unsigned int v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2699 = v2697 + 32u;
-      const unsigned int v2700 = v2699 + v2690;
-      const unsigned int v2701 = v2695 ? v2700 : v4;
-      const unsigned int v2703 = v2686 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2704 = 5120u + v2703;
-      const unsigned int v2705 = v2704 + v2690;
-      iron_copy_async(shm0 + v2705, a + v2701, v2695);
-      const unsigned int v2717 = v11 + v2614;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2718 = v2717 < v1;
-      const bool v2721 = v2718 && v2622;
-      const unsigned int v2723 = v2717 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2725 = v2723 + 32u;
-      const unsigned int v2726 = v2725 + v2618;
-      const unsigned int v2727 = v2721 ? v2726 : v4;
-      iron_copy_async(shm1 + v2633, b + v2727, v2721);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2741 = v11 + v2638;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2742 = v2741 < v1;
-      const bool v2745 = v2742 && v2646;
-      const unsigned int v2747 = v2741 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2749 = v2747 + 32u;
-      const unsigned int v2750 = v2749 + v2642;
-      const unsigned int v2751 = v2745 ? v2750 : v4;
-      iron_copy_async(shm1 + v2657, b + v2751, v2745);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2765 = v11 + v2662;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2766 = v2765 < v1;
-      const bool v2769 = v2766 && v2670;
-      const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2773 = v2771 + 32u;
-      const unsigned int v2774 = v2773 + v2666;
-      const unsigned int v2775 = v2769 ? v2774 : v4;
-      iron_copy_async(shm1 + v2681, b + v2775, v2769);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2789 = v11 + v2686;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2790 = v2789 < v1;
-      const bool v2793 = v2790 && v2694;
-      const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2797 = v2795 + 32u;
-      const unsigned int v2798 = v2797 + v2690;
-      const unsigned int v2799 = v2793 ? v2798 : v4;
-      iron_copy_async(shm1 + v2705, b + v2799, v2793);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2624 = 32u < v2;
+    if (v2624) {
+      const unsigned int v2628 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2631 = v2628 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2634 = v2628 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2635 = v2634 << 3u;
+      const unsigned int v2636 = v24 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2637 = v2636 < v0;
+      const unsigned int v2638 = 32u + v2635;
+      const bool v2639 = v2638 < v2;
+      const bool v2640 = v2637 && v2639;
+      const unsigned int v2642 = v2636 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2644 = v2642 + 32u;
+      const unsigned int v2645 = v2644 + v2635;
+      const unsigned int v2646 = v2640 ? v2645 : v4;
+      const unsigned int v2648 = v2631 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2649 = 5120u + v2648;
+      const unsigned int v2650 = v2649 + v2635;
+      iron_copy_async(shm0 + v2650, a + v2646, v2640);
+      const unsigned int v2653 = v2628 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2655 = v2653 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2658 = v2653 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2659 = v2658 << 3u;
+      const unsigned int v2660 = v24 + v2655;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2661 = v2660 < v0;
+      const unsigned int v2662 = 32u + v2659;
+      const bool v2663 = v2662 < v2;
+      const bool v2664 = v2661 && v2663;
+      const unsigned int v2666 = v2660 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2668 = v2666 + 32u;
+      const unsigned int v2669 = v2668 + v2659;
+      const unsigned int v2670 = v2664 ? v2669 : v4;
+      const unsigned int v2672 = v2655 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2673 = 5120u + v2672;
+      const unsigned int v2674 = v2673 + v2659;
+      iron_copy_async(shm0 + v2674, a + v2670, v2664);
+      const unsigned int v2677 = v2628 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2679 = v2677 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2682 = v2677 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2683 = v2682 << 3u;
+      const unsigned int v2684 = v24 + v2679;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2685 = v2684 < v0;
+      const unsigned int v2686 = 32u + v2683;
+      const bool v2687 = v2686 < v2;
+      const bool v2688 = v2685 && v2687;
+      const unsigned int v2690 = v2684 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2692 = v2690 + 32u;
+      const unsigned int v2693 = v2692 + v2683;
+      const unsigned int v2694 = v2688 ? v2693 : v4;
+      const unsigned int v2696 = v2679 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2697 = 5120u + v2696;
+      const unsigned int v2698 = v2697 + v2683;
+      iron_copy_async(shm0 + v2698, a + v2694, v2688);
+      const unsigned int v2701 = v2628 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2703 = v2701 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2706 = v2701 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2707 = v2706 << 3u;
+      const unsigned int v2708 = v24 + v2703;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2709 = v2708 < v0;
+      const unsigned int v2710 = 32u + v2707;
+      const bool v2711 = v2710 < v2;
+      const bool v2712 = v2709 && v2711;
+      const unsigned int v2714 = v2708 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2716 = v2714 + 32u;
+      const unsigned int v2717 = v2716 + v2707;
+      const unsigned int v2718 = v2712 ? v2717 : v4;
+      const unsigned int v2720 = v2703 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2721 = 5120u + v2720;
+      const unsigned int v2722 = v2721 + v2707;
+      iron_copy_async(shm0 + v2722, a + v2718, v2712);
+      const unsigned int v2734 = v28 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2735 = v2734 < v1;
+      const bool v2738 = v2735 && v2639;
+      const unsigned int v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2742 = v2740 + 32u;
+      const unsigned int v2743 = v2742 + v2635;
+      const unsigned int v2744 = v2738 ? v2743 : v4;
+      iron_copy_async(shm1 + v2650, b + v2744, v2738);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2758 = v28 + v2655;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2759 = v2758 < v1;
+      const bool v2762 = v2759 && v2663;
+      const unsigned int v2764 = v2758 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2766 = v2764 + 32u;
+      const unsigned int v2767 = v2766 + v2659;
+      const unsigned int v2768 = v2762 ? v2767 : v4;
+      iron_copy_async(shm1 + v2674, b + v2768, v2762);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2782 = v28 + v2679;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2783 = v2782 < v1;
+      const bool v2786 = v2783 && v2687;
+      const unsigned int v2788 = v2782 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2790 = v2788 + 32u;
+      const unsigned int v2791 = v2790 + v2683;
+      const unsigned int v2792 = v2786 ? v2791 : v4;
+      iron_copy_async(shm1 + v2698, b + v2792, v2786);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2806 = v28 + v2703;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2807 = v2806 < v1;
+      const bool v2810 = v2807 && v2711;
+      const unsigned int v2812 = v2806 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2814 = v2812 + 32u;
+      const unsigned int v2815 = v2814 + v2707;
+      const unsigned int v2816 = v2810 ? v2815 : v4;
+      iron_copy_async(shm1 + v2722, b + v2816, v2810);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2808 = 64u < v2;
-    if (v2808) {
-      const unsigned int v2812 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2815 = v2812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2818 = v2812 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2819 = v2818 << 3u;
-      const unsigned int v2820 = v8 + v2815;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2821 = v2820 < v0;
-      const unsigned int v2822 = 64u + v2819;
-      const bool v2823 = v2822 < v2;
-      const bool v2824 = v2821 && v2823;
-      const unsigned int v2826 = v2820 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2828 = v2826 + 64u;
-      const unsigned int v2829 = v2828 + v2819;
-      const unsigned int v2830 = v2824 ? v2829 : v4;
-      const unsigned int v2832 = v2815 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2833 = 10240u + v2832;
-      const unsigned int v2834 = v2833 + v2819;
-      iron_copy_async(shm0 + v2834, a + v2830, v2824);
-      const unsigned int v2837 = v2812 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2839 = v2837 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2842 = v2837 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2843 = v2842 << 3u;
-      const unsigned int v2844 = v8 + v2839;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2845 = v2844 < v0;
-      const unsigned int v2846 = 64u + v2843;
-      const bool v2847 = v2846 < v2;
-      const bool v2848 = v2845 && v2847;
-      const unsigned int v2850 = v2844 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2852 = v2850 + 64u;
-      const unsigned int v2853 = v2852 + v2843;
-      const unsigned int v2854 = v2848 ? v2853 : v4;
-      const unsigned int v2856 = v2839 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2857 = 10240u + v2856;
-      const unsigned int v2858 = v2857 + v2843;
-      iron_copy_async(shm0 + v2858, a + v2854, v2848);
-      const unsigned int v2861 = v2812 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2863 = v2861 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2866 = v2861 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2867 = v2866 << 3u;
-      const unsigned int v2868 = v8 + v2863;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2869 = v2868 < v0;
-      const unsigned int v2870 = 64u + v2867;
-      const bool v2871 = v2870 < v2;
-      const bool v2872 = v2869 && v2871;
-      const unsigned int v2874 = v2868 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2876 = v2874 + 64u;
-      const unsigned int v2877 = v2876 + v2867;
-      const unsigned int v2878 = v2872 ? v2877 : v4;
-      const unsigned int v2880 = v2863 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2881 = 10240u + v2880;
-      const unsigned int v2882 = v2881 + v2867;
-      iron_copy_async(shm0 + v2882, a + v2878, v2872);
-      const unsigned int v2885 = v2812 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2887 = v2885 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2890 = v2885 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2891 = v2890 << 3u;
-      const unsigned int v2892 = v8 + v2887;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2893 = v2892 < v0;
-      const unsigned int v2894 = 64u + v2891;
-      const bool v2895 = v2894 < v2;
-      const bool v2896 = v2893 && v2895;
-      const unsigned int v2898 = v2892 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2900 = v2898 + 64u;
-      const unsigned int v2901 = v2900 + v2891;
-      const unsigned int v2902 = v2896 ? v2901 : v4;
-      const unsigned int v2904 = v2887 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2905 = 10240u + v2904;
-      const unsigned int v2906 = v2905 + v2891;
-      iron_copy_async(shm0 + v2906, a + v2902, v2896);
-      const unsigned int v2918 = v11 + v2815;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2919 = v2918 < v1;
-      const bool v2922 = v2919 && v2823;
-      const unsigned int v2924 = v2918 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2926 = v2924 + 64u;
-      const unsigned int v2927 = v2926 + v2819;
-      const unsigned int v2928 = v2922 ? v2927 : v4;
-      iron_copy_async(shm1 + v2834, b + v2928, v2922);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2942 = v11 + v2839;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2943 = v2942 < v1;
-      const bool v2946 = v2943 && v2847;
-      const unsigned int v2948 = v2942 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2950 = v2948 + 64u;
-      const unsigned int v2951 = v2950 + v2843;
-      const unsigned int v2952 = v2946 ? v2951 : v4;
-      iron_copy_async(shm1 + v2858, b + v2952, v2946);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2966 = v11 + v2863;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2967 = v2966 < v1;
-      const bool v2970 = v2967 && v2871;
-      const unsigned int v2972 = v2966 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2974 = v2972 + 64u;
-      const unsigned int v2975 = v2974 + v2867;
-      const unsigned int v2976 = v2970 ? v2975 : v4;
-      iron_copy_async(shm1 + v2882, b + v2976, v2970);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2990 = v11 + v2887;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2991 = v2990 < v1;
-      const bool v2994 = v2991 && v2895;
-      const unsigned int v2996 = v2990 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2998 = v2996 + 64u;
-      const unsigned int v2999 = v2998 + v2891;
-      const unsigned int v3000 = v2994 ? v2999 : v4;
-      iron_copy_async(shm1 + v2906, b + v3000, v2994);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2825 = 64u < v2;
+    if (v2825) {
+      const unsigned int v2829 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2832 = v2829 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2835 = v2829 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2836 = v2835 << 3u;
+      const unsigned int v2837 = v24 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2838 = v2837 < v0;
+      const unsigned int v2839 = 64u + v2836;
+      const bool v2840 = v2839 < v2;
+      const bool v2841 = v2838 && v2840;
+      const unsigned int v2843 = v2837 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2845 = v2843 + 64u;
+      const unsigned int v2846 = v2845 + v2836;
+      const unsigned int v2847 = v2841 ? v2846 : v4;
+      const unsigned int v2849 = v2832 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2850 = 10240u + v2849;
+      const unsigned int v2851 = v2850 + v2836;
+      iron_copy_async(shm0 + v2851, a + v2847, v2841);
+      const unsigned int v2854 = v2829 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2856 = v2854 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2859 = v2854 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2860 = v2859 << 3u;
+      const unsigned int v2861 = v24 + v2856;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2862 = v2861 < v0;
+      const unsigned int v2863 = 64u + v2860;
+      const bool v2864 = v2863 < v2;
+      const bool v2865 = v2862 && v2864;
+      const unsigned int v2867 = v2861 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2869 = v2867 + 64u;
+      const unsigned int v2870 = v2869 + v2860;
+      const unsigned int v2871 = v2865 ? v2870 : v4;
+      const unsigned int v2873 = v2856 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2874 = 10240u + v2873;
+      const unsigned int v2875 = v2874 + v2860;
+      iron_copy_async(shm0 + v2875, a + v2871, v2865);
+      const unsigned int v2878 = v2829 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2880 = v2878 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2883 = v2878 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2884 = v2883 << 3u;
+      const unsigned int v2885 = v24 + v2880;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2886 = v2885 < v0;
+      const unsigned int v2887 = 64u + v2884;
+      const bool v2888 = v2887 < v2;
+      const bool v2889 = v2886 && v2888;
+      const unsigned int v2891 = v2885 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2893 = v2891 + 64u;
+      const unsigned int v2894 = v2893 + v2884;
+      const unsigned int v2895 = v2889 ? v2894 : v4;
+      const unsigned int v2897 = v2880 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2898 = 10240u + v2897;
+      const unsigned int v2899 = v2898 + v2884;
+      iron_copy_async(shm0 + v2899, a + v2895, v2889);
+      const unsigned int v2902 = v2829 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2904 = v2902 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2907 = v2902 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2908 = v2907 << 3u;
+      const unsigned int v2909 = v24 + v2904;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2910 = v2909 < v0;
+      const unsigned int v2911 = 64u + v2908;
+      const bool v2912 = v2911 < v2;
+      const bool v2913 = v2910 && v2912;
+      const unsigned int v2915 = v2909 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2917 = v2915 + 64u;
+      const unsigned int v2918 = v2917 + v2908;
+      const unsigned int v2919 = v2913 ? v2918 : v4;
+      const unsigned int v2921 = v2904 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2922 = 10240u + v2921;
+      const unsigned int v2923 = v2922 + v2908;
+      iron_copy_async(shm0 + v2923, a + v2919, v2913);
+      const unsigned int v2935 = v28 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2936 = v2935 < v1;
+      const bool v2939 = v2936 && v2840;
+      const unsigned int v2941 = v2935 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2943 = v2941 + 64u;
+      const unsigned int v2944 = v2943 + v2836;
+      const unsigned int v2945 = v2939 ? v2944 : v4;
+      iron_copy_async(shm1 + v2851, b + v2945, v2939);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2959 = v28 + v2856;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2960 = v2959 < v1;
+      const bool v2963 = v2960 && v2864;
+      const unsigned int v2965 = v2959 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2967 = v2965 + 64u;
+      const unsigned int v2968 = v2967 + v2860;
+      const unsigned int v2969 = v2963 ? v2968 : v4;
+      iron_copy_async(shm1 + v2875, b + v2969, v2963);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2983 = v28 + v2880;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2984 = v2983 < v1;
+      const bool v2987 = v2984 && v2888;
+      const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2991 = v2989 + 64u;
+      const unsigned int v2992 = v2991 + v2884;
+      const unsigned int v2993 = v2987 ? v2992 : v4;
+      iron_copy_async(shm1 + v2899, b + v2993, v2987);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3007 = v28 + v2904;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3008 = v3007 < v1;
+      const bool v3011 = v3008 && v2912;
+      const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3015 = v3013 + 64u;
+      const unsigned int v3016 = v3015 + v2908;
+      const unsigned int v3017 = v3011 ? v3016 : v4;
+      iron_copy_async(shm1 + v2923, b + v3017, v3011);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3220 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v3226 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3237 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3243 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v3005 = v4; v3005 < v2; v3005 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3007 = v3005 >> 5u;
-      const unsigned int v3009 = v3007 & 3u;
+    for (unsigned int v3022 = v4; v3022 < v2; v3022 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3024 = v3022 >> 5u;
+      const unsigned int v3026 = v3024 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3012 = v3005 + 96u;
-      const unsigned int v3014 = v3007 + 3u;
-      const unsigned int v3015 = v3014 & 3u;
-      const bool v3016 = v3012 < v2;
-      if (v3016) {
-        const unsigned int v3018 = v3015 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3020 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3023 = v3020 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3026 = v3020 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3027 = v3026 << 3u;
-        const unsigned int v3028 = v8 + v3023;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3029 = v3028 < v0;
-        const unsigned int v3030 = v3012 + v3027;
-        const bool v3031 = v3030 < v2;
-        const bool v3032 = v3029 && v3031;
-        const unsigned int v3034 = v3028 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3036 = v3034 + v3012;
-        const unsigned int v3037 = v3036 + v3027;
-        const unsigned int v3038 = v3032 ? v3037 : v4;
-        const unsigned int v3040 = v3023 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3041 = v3018 + v3040;
-        const unsigned int v3042 = v3041 + v3027;
-        iron_copy_async(shm0 + v3042, a + v3038, v3032);
-        const unsigned int v3045 = v3020 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3047 = v3045 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3050 = v3045 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3051 = v3050 << 3u;
-        const unsigned int v3052 = v8 + v3047;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3053 = v3052 < v0;
-        const unsigned int v3054 = v3012 + v3051;
-        const bool v3055 = v3054 < v2;
-        const bool v3056 = v3053 && v3055;
-        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3060 = v3058 + v3012;
-        const unsigned int v3061 = v3060 + v3051;
-        const unsigned int v3062 = v3056 ? v3061 : v4;
-        const unsigned int v3064 = v3047 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3065 = v3018 + v3064;
-        const unsigned int v3066 = v3065 + v3051;
-        iron_copy_async(shm0 + v3066, a + v3062, v3056);
-        const unsigned int v3069 = v3020 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3071 = v3069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3074 = v3069 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3075 = v3074 << 3u;
-        const unsigned int v3076 = v8 + v3071;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3077 = v3076 < v0;
-        const unsigned int v3078 = v3012 + v3075;
-        const bool v3079 = v3078 < v2;
-        const bool v3080 = v3077 && v3079;
-        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3084 = v3082 + v3012;
-        const unsigned int v3085 = v3084 + v3075;
-        const unsigned int v3086 = v3080 ? v3085 : v4;
-        const unsigned int v3088 = v3071 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3089 = v3018 + v3088;
-        const unsigned int v3090 = v3089 + v3075;
-        iron_copy_async(shm0 + v3090, a + v3086, v3080);
-        const unsigned int v3093 = v3020 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3095 = v3093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3098 = v3093 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3099 = v3098 << 3u;
-        const unsigned int v3100 = v8 + v3095;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3101 = v3100 < v0;
-        const unsigned int v3102 = v3012 + v3099;
-        const bool v3103 = v3102 < v2;
-        const bool v3104 = v3101 && v3103;
-        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3108 = v3106 + v3012;
-        const unsigned int v3109 = v3108 + v3099;
-        const unsigned int v3110 = v3104 ? v3109 : v4;
-        const unsigned int v3112 = v3095 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3113 = v3018 + v3112;
-        const unsigned int v3114 = v3113 + v3099;
-        iron_copy_async(shm0 + v3114, a + v3110, v3104);
-        const unsigned int v3126 = v11 + v3023;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3127 = v3126 < v1;
-        const bool v3130 = v3127 && v3031;
-        const unsigned int v3132 = v3126 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3134 = v3132 + v3012;
-        const unsigned int v3135 = v3134 + v3027;
-        const unsigned int v3136 = v3130 ? v3135 : v4;
-        iron_copy_async(shm1 + v3042, b + v3136, v3130);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3150 = v11 + v3047;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3151 = v3150 < v1;
-        const bool v3154 = v3151 && v3055;
-        const unsigned int v3156 = v3150 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3158 = v3156 + v3012;
-        const unsigned int v3159 = v3158 + v3051;
-        const unsigned int v3160 = v3154 ? v3159 : v4;
-        iron_copy_async(shm1 + v3066, b + v3160, v3154);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3174 = v11 + v3071;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3175 = v3174 < v1;
-        const bool v3178 = v3175 && v3079;
-        const unsigned int v3180 = v3174 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3182 = v3180 + v3012;
-        const unsigned int v3183 = v3182 + v3075;
-        const unsigned int v3184 = v3178 ? v3183 : v4;
-        iron_copy_async(shm1 + v3090, b + v3184, v3178);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3198 = v11 + v3095;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3199 = v3198 < v1;
-        const bool v3202 = v3199 && v3103;
-        const unsigned int v3204 = v3198 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3206 = v3204 + v3012;
-        const unsigned int v3207 = v3206 + v3099;
-        const unsigned int v3208 = v3202 ? v3207 : v4;
-        iron_copy_async(shm1 + v3114, b + v3208, v3202);  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3029 = v3022 + 96u;
+      const unsigned int v3031 = v3024 + 3u;
+      const unsigned int v3032 = v3031 & 3u;
+      const bool v3033 = v3029 < v2;
+      if (v3033) {
+        const unsigned int v3035 = v3032 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3037 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3040 = v3037 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3043 = v3037 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3044 = v3043 << 3u;
+        const unsigned int v3045 = v24 + v3040;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3046 = v3045 < v0;
+        const unsigned int v3047 = v3029 + v3044;
+        const bool v3048 = v3047 < v2;
+        const bool v3049 = v3046 && v3048;
+        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3053 = v3051 + v3029;
+        const unsigned int v3054 = v3053 + v3044;
+        const unsigned int v3055 = v3049 ? v3054 : v4;
+        const unsigned int v3057 = v3040 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3058 = v3035 + v3057;
+        const unsigned int v3059 = v3058 + v3044;
+        iron_copy_async(shm0 + v3059, a + v3055, v3049);
+        const unsigned int v3062 = v3037 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3068 = v3067 << 3u;
+        const unsigned int v3069 = v24 + v3064;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3070 = v3069 < v0;
+        const unsigned int v3071 = v3029 + v3068;
+        const bool v3072 = v3071 < v2;
+        const bool v3073 = v3070 && v3072;
+        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3077 = v3075 + v3029;
+        const unsigned int v3078 = v3077 + v3068;
+        const unsigned int v3079 = v3073 ? v3078 : v4;
+        const unsigned int v3081 = v3064 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3082 = v3035 + v3081;
+        const unsigned int v3083 = v3082 + v3068;
+        iron_copy_async(shm0 + v3083, a + v3079, v3073);
+        const unsigned int v3086 = v3037 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3092 = v3091 << 3u;
+        const unsigned int v3093 = v24 + v3088;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3094 = v3093 < v0;
+        const unsigned int v3095 = v3029 + v3092;
+        const bool v3096 = v3095 < v2;
+        const bool v3097 = v3094 && v3096;
+        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3101 = v3099 + v3029;
+        const unsigned int v3102 = v3101 + v3092;
+        const unsigned int v3103 = v3097 ? v3102 : v4;
+        const unsigned int v3105 = v3088 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3106 = v3035 + v3105;
+        const unsigned int v3107 = v3106 + v3092;
+        iron_copy_async(shm0 + v3107, a + v3103, v3097);
+        const unsigned int v3110 = v3037 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3112 = v3110 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3115 = v3110 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3116 = v3115 << 3u;
+        const unsigned int v3117 = v24 + v3112;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3118 = v3117 < v0;
+        const unsigned int v3119 = v3029 + v3116;
+        const bool v3120 = v3119 < v2;
+        const bool v3121 = v3118 && v3120;
+        const unsigned int v3123 = v3117 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3125 = v3123 + v3029;
+        const unsigned int v3126 = v3125 + v3116;
+        const unsigned int v3127 = v3121 ? v3126 : v4;
+        const unsigned int v3129 = v3112 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3130 = v3035 + v3129;
+        const unsigned int v3131 = v3130 + v3116;
+        iron_copy_async(shm0 + v3131, a + v3127, v3121);
+        const unsigned int v3143 = v28 + v3040;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3144 = v3143 < v1;
+        const bool v3147 = v3144 && v3048;
+        const unsigned int v3149 = v3143 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3151 = v3149 + v3029;
+        const unsigned int v3152 = v3151 + v3044;
+        const unsigned int v3153 = v3147 ? v3152 : v4;
+        iron_copy_async(shm1 + v3059, b + v3153, v3147);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3167 = v28 + v3064;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3168 = v3167 < v1;
+        const bool v3171 = v3168 && v3072;
+        const unsigned int v3173 = v3167 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3175 = v3173 + v3029;
+        const unsigned int v3176 = v3175 + v3068;
+        const unsigned int v3177 = v3171 ? v3176 : v4;
+        iron_copy_async(shm1 + v3083, b + v3177, v3171);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3191 = v28 + v3088;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3192 = v3191 < v1;
+        const bool v3195 = v3192 && v3096;
+        const unsigned int v3197 = v3191 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3199 = v3197 + v3029;
+        const unsigned int v3200 = v3199 + v3092;
+        const unsigned int v3201 = v3195 ? v3200 : v4;
+        iron_copy_async(shm1 + v3107, b + v3201, v3195);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3215 = v28 + v3112;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3216 = v3215 < v1;
+        const bool v3219 = v3216 && v3120;
+        const unsigned int v3221 = v3215 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3223 = v3221 + v3029;
+        const unsigned int v3224 = v3223 + v3116;
+        const unsigned int v3225 = v3219 ? v3224 : v4;
+        iron_copy_async(shm1 + v3131, b + v3225, v3219);  // kernels/gemm/gemm_tiles.hpp:62
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3214 = v3009 * 5120u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3221 = v3214 + v3220;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3221, 40u);
-      const unsigned int v3227 = v3214 + v3226;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v26, shm1, v3227, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v3234 = v3221 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3234, 40u);
-      const unsigned int v3240 = v3227 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v26, shm1, v3240, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3231 = v3026 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3238 = v3231 + v3237;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3238, 40u);
+      const unsigned int v3244 = v3231 + v3243;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3244, 40u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v3251 = v3238 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3251, 40u);
+      const unsigned int v3257 = v3244 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3257, 40u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v279 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v280 = threadIdx.x;
-    const unsigned int v336 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v342 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const unsigned int v350 = v336 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v356 = v342 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v296 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v297 = threadIdx.x;
+    const unsigned int v353 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v359 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const unsigned int v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v278 = v4; v278 < v2; v278 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v282 = v280; v282 < 4096u; v282 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v284 = v282 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v286 = v282 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v287 = v8 + v284;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v288 = v287 < v0;
-        const unsigned int v289 = v278 + v286;
-        const bool v290 = v289 < v2;
-        const bool v291 = v288 && v290;
-        if (v291) {
-          const unsigned int v293 = v287 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v295 = v293 + v278;
-          const unsigned int v296 = v295 + v286;
-          const __nv_bfloat16 v297 = a[v296];
-          const unsigned int v299 = v284 * 40u;
-          const unsigned int v300 = v299 + v286;
-          shm0[v300] = v297;
+    for (unsigned int v295 = v4; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v304 = v24 + v301;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v305 = v304 < v0;
+        const unsigned int v306 = v295 + v303;
+        const bool v307 = v306 < v2;
+        const bool v308 = v305 && v307;
+        if (v308) {
+          const unsigned int v310 = v304 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v312 = v310 + v295;
+          const unsigned int v313 = v312 + v303;
+          const __nv_bfloat16 v314 = a[v313];
+          const unsigned int v316 = v301 * 40u;
+          const unsigned int v317 = v316 + v303;
+          shm0[v317] = v314;
         } else {
-          const unsigned int v302 = v284 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v303 = v302 + v286;
-          shm0[v303] = __float2bfloat16_rn(0.0f);
+          const unsigned int v319 = v301 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v320 = v319 + v303;
+          shm0[v320] = __float2bfloat16_rn(0.0f);
         }
       }
 
-      for (unsigned int v308 = v280; v308 < 4096u; v308 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v310 = v308 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v312 = v308 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v313 = v11 + v310;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v314 = v313 < v1;
-        const unsigned int v315 = v278 + v312;
-        const bool v316 = v315 < v2;
-        const bool v317 = v314 && v316;
-        if (v317) {
-          const unsigned int v319 = v313 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v321 = v319 + v278;
-          const unsigned int v322 = v321 + v312;
-          const __nv_bfloat16 v323 = b[v322];
-          const unsigned int v325 = v310 * 40u;
-          const unsigned int v326 = v325 + v312;
-          shm1[v326] = v323;
+      for (unsigned int v325 = v297; v325 < 4096u; v325 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v327 = v325 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v329 = v325 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v330 = v28 + v327;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v331 = v330 < v1;
+        const unsigned int v332 = v295 + v329;
+        const bool v333 = v332 < v2;
+        const bool v334 = v331 && v333;
+        if (v334) {
+          const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v338 = v336 + v295;
+          const unsigned int v339 = v338 + v329;
+          const __nv_bfloat16 v340 = b[v339];
+          const unsigned int v342 = v327 * 40u;
+          const unsigned int v343 = v342 + v329;
+          shm1[v343] = v340;
         } else {
-          const unsigned int v328 = v310 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v329 = v328 + v312;
-          shm1[v329] = __float2bfloat16_rn(0.0f);
+          const unsigned int v345 = v327 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v346 = v345 + v329;
+          shm1[v346] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v336, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v26, shm1, v342, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v24, shm0, v350, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v26, shm1, v356, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v353, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v43, shm1, v359, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v41, shm0, v367, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v43, shm1, v373, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v357 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v358 = v8 + v16;
-  const unsigned int v359 = v358 + v357;
-  const unsigned int v360 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v361 = v11 + v20;
-  const unsigned int v362 = v361 + v360;
-  const bool v363 = v359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v364 = v362 < v1;
-  const bool v365 = v363 && v364;
-  if (v365) {
-    const float v366 = v22.x[0];
-    const __nv_bfloat16 v367 = bias[v362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v368 = __bfloat162float(v367);
-    const float v369 = fmaf(v366, v3, v368);
-    const __nv_bfloat16 v370 = __float2bfloat16_rn(v369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v371 = v359 * v1;
-    const unsigned int v372 = v371 + v362;
-    out[v372] = v370;
-  }
-  const unsigned int v373 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v375 = v358 + v373;
-  const unsigned int v376 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v378 = v361 + v376;
-  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v380 = v378 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v22.x[1];
-    const __nv_bfloat16 v383 = bias[v378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v384 = __bfloat162float(v383);
-    const float v385 = fmaf(v382, v3, v384);
-    const __nv_bfloat16 v386 = __float2bfloat16_rn(v385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v387 = v375 * v1;
-    const unsigned int v388 = v387 + v378;
-    out[v388] = v386;
-  }
-  const unsigned int v389 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v391 = v358 + v389;
-  const unsigned int v392 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v394 = v361 + v392;
-  const bool v395 = v391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v396 = v394 < v1;
-  const bool v397 = v395 && v396;
-  if (v397) {
-    const float v398 = v22.x[2];
-    const __nv_bfloat16 v399 = bias[v394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v400 = __bfloat162float(v399);
-    const float v401 = fmaf(v398, v3, v400);
-    const __nv_bfloat16 v402 = __float2bfloat16_rn(v401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v403 = v391 * v1;
-    const unsigned int v404 = v403 + v394;
-    out[v404] = v402;
-  }
-  const unsigned int v405 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v407 = v358 + v405;
-  const unsigned int v408 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v410 = v361 + v408;
-  const bool v411 = v407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v412 = v410 < v1;
-  const bool v413 = v411 && v412;
-  if (v413) {
-    const float v414 = v22.x[3];
-    const __nv_bfloat16 v415 = bias[v410];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v416 = __bfloat162float(v415);
-    const float v417 = fmaf(v414, v3, v416);
-    const __nv_bfloat16 v418 = __float2bfloat16_rn(v417);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v419 = v407 * v1;
-    const unsigned int v420 = v419 + v410;
-    out[v420] = v418;
-  }
-  const unsigned int v421 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v423 = v358 + v421;
-  const unsigned int v424 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v426 = v361 + v424;
-  const bool v427 = v423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v428 = v426 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v22.x[4];
-    const __nv_bfloat16 v431 = bias[v426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v432 = __bfloat162float(v431);
-    const float v433 = fmaf(v430, v3, v432);
-    const __nv_bfloat16 v434 = __float2bfloat16_rn(v433);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v435 = v423 * v1;
-    const unsigned int v436 = v435 + v426;
-    out[v436] = v434;
-  }
-  const unsigned int v437 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v439 = v358 + v437;
-  const unsigned int v440 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v442 = v361 + v440;
-  const bool v443 = v439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v444 = v442 < v1;
-  const bool v445 = v443 && v444;
-  if (v445) {
-    const float v446 = v22.x[5];
-    const __nv_bfloat16 v447 = bias[v442];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v448 = __bfloat162float(v447);
-    const float v449 = fmaf(v446, v3, v448);
-    const __nv_bfloat16 v450 = __float2bfloat16_rn(v449);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v451 = v439 * v1;
-    const unsigned int v452 = v451 + v442;
-    out[v452] = v450;
-  }
-  const unsigned int v453 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v455 = v358 + v453;
-  const unsigned int v456 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v458 = v361 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v460 = v458 < v1;
-  const bool v461 = v459 && v460;
-  if (v461) {
-    const float v462 = v22.x[6];
-    const __nv_bfloat16 v463 = bias[v458];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v464 = __bfloat162float(v463);
-    const float v465 = fmaf(v462, v3, v464);
-    const __nv_bfloat16 v466 = __float2bfloat16_rn(v465);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v467 = v455 * v1;
-    const unsigned int v468 = v467 + v458;
-    out[v468] = v466;
-  }
-  const unsigned int v469 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v471 = v358 + v469;
-  const unsigned int v472 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v474 = v361 + v472;
-  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v476 = v474 < v1;
-  const bool v477 = v475 && v476;
-  if (v477) {
-    const float v478 = v22.x[7];
-    const __nv_bfloat16 v479 = bias[v474];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v480 = __bfloat162float(v479);
-    const float v481 = fmaf(v478, v3, v480);
-    const __nv_bfloat16 v482 = __float2bfloat16_rn(v481);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v483 = v471 * v1;
-    const unsigned int v484 = v483 + v474;
-    out[v484] = v482;
-  }
-  const unsigned int v485 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v487 = v358 + v485;
-  const unsigned int v488 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v490 = v361 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v492 = v490 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v22.x[8];
-    const __nv_bfloat16 v495 = bias[v490];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v496 = __bfloat162float(v495);
-    const float v497 = fmaf(v494, v3, v496);
-    const __nv_bfloat16 v498 = __float2bfloat16_rn(v497);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v499 = v487 * v1;
-    const unsigned int v500 = v499 + v490;
-    out[v500] = v498;
-  }
-  const unsigned int v501 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v503 = v358 + v501;
-  const unsigned int v504 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v506 = v361 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v508 = v506 < v1;
-  const bool v509 = v507 && v508;
-  if (v509) {
-    const float v510 = v22.x[9];
-    const __nv_bfloat16 v511 = bias[v506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v512 = __bfloat162float(v511);
-    const float v513 = fmaf(v510, v3, v512);
-    const __nv_bfloat16 v514 = __float2bfloat16_rn(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v515 = v503 * v1;
-    const unsigned int v516 = v515 + v506;
-    out[v516] = v514;
-  }
-  const unsigned int v517 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v519 = v358 + v517;
-  const unsigned int v520 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v522 = v361 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v524 = v522 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v22.x[10];
-    const __nv_bfloat16 v527 = bias[v522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v528 = __bfloat162float(v527);
-    const float v529 = fmaf(v526, v3, v528);
-    const __nv_bfloat16 v530 = __float2bfloat16_rn(v529);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v531 = v519 * v1;
-    const unsigned int v532 = v531 + v522;
-    out[v532] = v530;
-  }
-  const unsigned int v533 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v535 = v358 + v533;
-  const unsigned int v536 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v538 = v361 + v536;
-  const bool v539 = v535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v540 = v538 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v22.x[11];
-    const __nv_bfloat16 v543 = bias[v538];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v544 = __bfloat162float(v543);
-    const float v545 = fmaf(v542, v3, v544);
-    const __nv_bfloat16 v546 = __float2bfloat16_rn(v545);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v547 = v535 * v1;
-    const unsigned int v548 = v547 + v538;
-    out[v548] = v546;
-  }
-  const unsigned int v549 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v551 = v358 + v549;
-  const unsigned int v552 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v554 = v361 + v552;
-  const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v556 = v554 < v1;
-  const bool v557 = v555 && v556;
-  if (v557) {
-    const float v558 = v22.x[12];
-    const __nv_bfloat16 v559 = bias[v554];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v560 = __bfloat162float(v559);
-    const float v561 = fmaf(v558, v3, v560);
-    const __nv_bfloat16 v562 = __float2bfloat16_rn(v561);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v563 = v551 * v1;
-    const unsigned int v564 = v563 + v554;
-    out[v564] = v562;
-  }
-  const unsigned int v565 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v567 = v358 + v565;
-  const unsigned int v568 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v570 = v361 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v572 = v570 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v22.x[13];
-    const __nv_bfloat16 v575 = bias[v570];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v576 = __bfloat162float(v575);
-    const float v577 = fmaf(v574, v3, v576);
-    const __nv_bfloat16 v578 = __float2bfloat16_rn(v577);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v579 = v567 * v1;
-    const unsigned int v580 = v579 + v570;
-    out[v580] = v578;
-  }
-  const unsigned int v581 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v583 = v358 + v581;
-  const unsigned int v584 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v586 = v361 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v588 = v586 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v22.x[14];
-    const __nv_bfloat16 v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v592 = __bfloat162float(v591);
-    const float v593 = fmaf(v590, v3, v592);
-    const __nv_bfloat16 v594 = __float2bfloat16_rn(v593);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v595 = v583 * v1;
-    const unsigned int v596 = v595 + v586;
-    out[v596] = v594;
-  }
-  const unsigned int v597 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v599 = v358 + v597;
-  const unsigned int v600 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v602 = v361 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v604 = v602 < v1;
-  const bool v605 = v603 && v604;
-  if (v605) {
-    const float v606 = v22.x[15];
-    const __nv_bfloat16 v607 = bias[v602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v608 = __bfloat162float(v607);
-    const float v609 = fmaf(v606, v3, v608);
-    const __nv_bfloat16 v610 = __float2bfloat16_rn(v609);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v611 = v599 * v1;
-    const unsigned int v612 = v611 + v602;
-    out[v612] = v610;
-  }
-  const unsigned int v613 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v615 = v358 + v613;
-  const unsigned int v616 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v618 = v361 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v620 = v618 < v1;
-  const bool v621 = v619 && v620;
-  if (v621) {
-    const float v622 = v22.x[16];
-    const __nv_bfloat16 v623 = bias[v618];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v624 = __bfloat162float(v623);
-    const float v625 = fmaf(v622, v3, v624);
-    const __nv_bfloat16 v626 = __float2bfloat16_rn(v625);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v627 = v615 * v1;
-    const unsigned int v628 = v627 + v618;
-    out[v628] = v626;
-  }
-  const unsigned int v629 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v631 = v358 + v629;
-  const unsigned int v632 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v634 = v361 + v632;
-  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v22.x[17];
-    const __nv_bfloat16 v639 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v640 = __bfloat162float(v639);
-    const float v641 = fmaf(v638, v3, v640);
-    const __nv_bfloat16 v642 = __float2bfloat16_rn(v641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v643 = v631 * v1;
-    const unsigned int v644 = v643 + v634;
-    out[v644] = v642;
-  }
-  const unsigned int v645 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v647 = v358 + v645;
-  const unsigned int v648 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v650 = v361 + v648;
-  const bool v651 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v652 = v650 < v1;
-  const bool v653 = v651 && v652;
-  if (v653) {
-    const float v654 = v22.x[18];
-    const __nv_bfloat16 v655 = bias[v650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v656 = __bfloat162float(v655);
-    const float v657 = fmaf(v654, v3, v656);
-    const __nv_bfloat16 v658 = __float2bfloat16_rn(v657);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v659 = v647 * v1;
-    const unsigned int v660 = v659 + v650;
-    out[v660] = v658;
-  }
-  const unsigned int v661 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v663 = v358 + v661;
-  const unsigned int v664 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v666 = v361 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v668 = v666 < v1;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v22.x[19];
-    const __nv_bfloat16 v671 = bias[v666];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v672 = __bfloat162float(v671);
-    const float v673 = fmaf(v670, v3, v672);
-    const __nv_bfloat16 v674 = __float2bfloat16_rn(v673);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v675 = v663 * v1;
-    const unsigned int v676 = v675 + v666;
-    out[v676] = v674;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v679 = v358 + v677;
-  const unsigned int v680 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v682 = v361 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v684 = v682 < v1;
-  const bool v685 = v683 && v684;
-  if (v685) {
-    const float v686 = v22.x[20];
-    const __nv_bfloat16 v687 = bias[v682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v688 = __bfloat162float(v687);
-    const float v689 = fmaf(v686, v3, v688);
-    const __nv_bfloat16 v690 = __float2bfloat16_rn(v689);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v691 = v679 * v1;
-    const unsigned int v692 = v691 + v682;
-    out[v692] = v690;
-  }
-  const unsigned int v693 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v695 = v358 + v693;
-  const unsigned int v696 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v698 = v361 + v696;
-  const bool v699 = v695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v700 = v698 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v22.x[21];
-    const __nv_bfloat16 v703 = bias[v698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v704 = __bfloat162float(v703);
-    const float v705 = fmaf(v702, v3, v704);
-    const __nv_bfloat16 v706 = __float2bfloat16_rn(v705);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v707 = v695 * v1;
-    const unsigned int v708 = v707 + v698;
-    out[v708] = v706;
-  }
-  const unsigned int v709 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v711 = v358 + v709;
-  const unsigned int v712 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v714 = v361 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v716 = v714 < v1;
-  const bool v717 = v715 && v716;
-  if (v717) {
-    const float v718 = v22.x[22];
-    const __nv_bfloat16 v719 = bias[v714];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v720 = __bfloat162float(v719);
-    const float v721 = fmaf(v718, v3, v720);
-    const __nv_bfloat16 v722 = __float2bfloat16_rn(v721);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v723 = v711 * v1;
-    const unsigned int v724 = v723 + v714;
-    out[v724] = v722;
-  }
-  const unsigned int v725 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v727 = v358 + v725;
-  const unsigned int v728 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v730 = v361 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v732 = v730 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v22.x[23];
-    const __nv_bfloat16 v735 = bias[v730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v736 = __bfloat162float(v735);
-    const float v737 = fmaf(v734, v3, v736);
-    const __nv_bfloat16 v738 = __float2bfloat16_rn(v737);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v739 = v727 * v1;
-    const unsigned int v740 = v739 + v730;
-    out[v740] = v738;
-  }
-  const unsigned int v741 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v743 = v358 + v741;
-  const unsigned int v744 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v746 = v361 + v744;
-  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v22.x[24];
-    const __nv_bfloat16 v751 = bias[v746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v752 = __bfloat162float(v751);
-    const float v753 = fmaf(v750, v3, v752);
-    const __nv_bfloat16 v754 = __float2bfloat16_rn(v753);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v755 = v743 * v1;
-    const unsigned int v756 = v755 + v746;
-    out[v756] = v754;
-  }
-  const unsigned int v757 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v759 = v358 + v757;
-  const unsigned int v760 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v762 = v361 + v760;
-  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v764 = v762 < v1;
-  const bool v765 = v763 && v764;
-  if (v765) {
-    const float v766 = v22.x[25];
-    const __nv_bfloat16 v767 = bias[v762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v768 = __bfloat162float(v767);
-    const float v769 = fmaf(v766, v3, v768);
-    const __nv_bfloat16 v770 = __float2bfloat16_rn(v769);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v771 = v759 * v1;
-    const unsigned int v772 = v771 + v762;
-    out[v772] = v770;
-  }
-  const unsigned int v773 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v775 = v358 + v773;
-  const unsigned int v776 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v778 = v361 + v776;
-  const bool v779 = v775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v780 = v778 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v22.x[26];
-    const __nv_bfloat16 v783 = bias[v778];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v784 = __bfloat162float(v783);
-    const float v785 = fmaf(v782, v3, v784);
-    const __nv_bfloat16 v786 = __float2bfloat16_rn(v785);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v787 = v775 * v1;
-    const unsigned int v788 = v787 + v778;
-    out[v788] = v786;
-  }
-  const unsigned int v789 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v791 = v358 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v794 = v361 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v796 = v794 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v22.x[27];
-    const __nv_bfloat16 v799 = bias[v794];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v800 = __bfloat162float(v799);
-    const float v801 = fmaf(v798, v3, v800);
-    const __nv_bfloat16 v802 = __float2bfloat16_rn(v801);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v803 = v791 * v1;
-    const unsigned int v804 = v803 + v794;
-    out[v804] = v802;
-  }
-  const unsigned int v805 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v807 = v358 + v805;
-  const unsigned int v808 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v810 = v361 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v812 = v810 < v1;
-  const bool v813 = v811 && v812;
-  if (v813) {
-    const float v814 = v22.x[28];
-    const __nv_bfloat16 v815 = bias[v810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v816 = __bfloat162float(v815);
-    const float v817 = fmaf(v814, v3, v816);
-    const __nv_bfloat16 v818 = __float2bfloat16_rn(v817);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v819 = v807 * v1;
-    const unsigned int v820 = v819 + v810;
-    out[v820] = v818;
-  }
-  const unsigned int v821 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v823 = v358 + v821;
-  const unsigned int v824 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v826 = v361 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v828 = v826 < v1;
-  const bool v829 = v827 && v828;
-  if (v829) {
-    const float v830 = v22.x[29];
-    const __nv_bfloat16 v831 = bias[v826];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v832 = __bfloat162float(v831);
-    const float v833 = fmaf(v830, v3, v832);
-    const __nv_bfloat16 v834 = __float2bfloat16_rn(v833);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v835 = v823 * v1;
-    const unsigned int v836 = v835 + v826;
-    out[v836] = v834;
-  }
-  const unsigned int v837 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v839 = v358 + v837;
-  const unsigned int v840 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v842 = v361 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v844 = v842 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v22.x[30];
-    const __nv_bfloat16 v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v848 = __bfloat162float(v847);
-    const float v849 = fmaf(v846, v3, v848);
-    const __nv_bfloat16 v850 = __float2bfloat16_rn(v849);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v851 = v839 * v1;
-    const unsigned int v852 = v851 + v842;
-    out[v852] = v850;
-  }
-  const unsigned int v853 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v855 = v358 + v853;
-  const unsigned int v856 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v858 = v361 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v22.x[31];
-    const __nv_bfloat16 v863 = bias[v858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v864 = __bfloat162float(v863);
-    const float v865 = fmaf(v862, v3, v864);
-    const __nv_bfloat16 v866 = __float2bfloat16_rn(v865);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v867 = v855 * v1;
-    const unsigned int v868 = v867 + v858;
-    out[v868] = v866;
-  }
-  const unsigned int v869 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v871 = v358 + v869;
-  const unsigned int v872 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v874 = v361 + v872;
-  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v876 = v874 < v1;
-  const bool v877 = v875 && v876;
-  if (v877) {
-    const float v878 = v22.x[32];
-    const __nv_bfloat16 v879 = bias[v874];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v880 = __bfloat162float(v879);
-    const float v881 = fmaf(v878, v3, v880);
-    const __nv_bfloat16 v882 = __float2bfloat16_rn(v881);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v883 = v871 * v1;
-    const unsigned int v884 = v883 + v874;
-    out[v884] = v882;
-  }
-  const unsigned int v885 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v887 = v358 + v885;
-  const unsigned int v888 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v890 = v361 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v892 = v890 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v22.x[33];
-    const __nv_bfloat16 v895 = bias[v890];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v896 = __bfloat162float(v895);
-    const float v897 = fmaf(v894, v3, v896);
-    const __nv_bfloat16 v898 = __float2bfloat16_rn(v897);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v899 = v887 * v1;
-    const unsigned int v900 = v899 + v890;
-    out[v900] = v898;
-  }
-  const unsigned int v901 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v903 = v358 + v901;
-  const unsigned int v904 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v906 = v361 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v908 = v906 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v22.x[34];
-    const __nv_bfloat16 v911 = bias[v906];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v912 = __bfloat162float(v911);
-    const float v913 = fmaf(v910, v3, v912);
-    const __nv_bfloat16 v914 = __float2bfloat16_rn(v913);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v915 = v903 * v1;
-    const unsigned int v916 = v915 + v906;
-    out[v916] = v914;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v919 = v358 + v917;
-  const unsigned int v920 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v922 = v361 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v924 = v922 < v1;
-  const bool v925 = v923 && v924;
-  if (v925) {
-    const float v926 = v22.x[35];
-    const __nv_bfloat16 v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v928 = __bfloat162float(v927);
-    const float v929 = fmaf(v926, v3, v928);
-    const __nv_bfloat16 v930 = __float2bfloat16_rn(v929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v931 = v919 * v1;
-    const unsigned int v932 = v931 + v922;
-    out[v932] = v930;
-  }
-  const unsigned int v933 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v935 = v358 + v933;
-  const unsigned int v936 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v938 = v361 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v940 = v938 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v22.x[36];
-    const __nv_bfloat16 v943 = bias[v938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v944 = __bfloat162float(v943);
-    const float v945 = fmaf(v942, v3, v944);
-    const __nv_bfloat16 v946 = __float2bfloat16_rn(v945);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v947 = v935 * v1;
-    const unsigned int v948 = v947 + v938;
-    out[v948] = v946;
-  }
-  const unsigned int v949 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v951 = v358 + v949;
-  const unsigned int v952 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v954 = v361 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v956 = v954 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v22.x[37];
-    const __nv_bfloat16 v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v960 = __bfloat162float(v959);
-    const float v961 = fmaf(v958, v3, v960);
-    const __nv_bfloat16 v962 = __float2bfloat16_rn(v961);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v963 = v951 * v1;
-    const unsigned int v964 = v963 + v954;
-    out[v964] = v962;
-  }
-  const unsigned int v965 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v967 = v358 + v965;
-  const unsigned int v968 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v970 = v361 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v22.x[38];
-    const __nv_bfloat16 v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v976 = __bfloat162float(v975);
-    const float v977 = fmaf(v974, v3, v976);
-    const __nv_bfloat16 v978 = __float2bfloat16_rn(v977);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v979 = v967 * v1;
-    const unsigned int v980 = v979 + v970;
-    out[v980] = v978;
-  }
-  const unsigned int v981 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v983 = v358 + v981;
-  const unsigned int v984 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v986 = v361 + v984;
-  const bool v987 = v983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v988 = v986 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v22.x[39];
-    const __nv_bfloat16 v991 = bias[v986];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v992 = __bfloat162float(v991);
-    const float v993 = fmaf(v990, v3, v992);
-    const __nv_bfloat16 v994 = __float2bfloat16_rn(v993);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v995 = v983 * v1;
-    const unsigned int v996 = v995 + v986;
-    out[v996] = v994;
-  }
-  const unsigned int v997 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v999 = v358 + v997;
-  const unsigned int v1000 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1002 = v361 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1004 = v1002 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v22.x[40];
-    const __nv_bfloat16 v1007 = bias[v1002];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1008 = __bfloat162float(v1007);
-    const float v1009 = fmaf(v1006, v3, v1008);
-    const __nv_bfloat16 v1010 = __float2bfloat16_rn(v1009);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1011 = v999 * v1;
-    const unsigned int v1012 = v1011 + v1002;
-    out[v1012] = v1010;
-  }
-  const unsigned int v1013 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1015 = v358 + v1013;
-  const unsigned int v1016 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1018 = v361 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1020 = v1018 < v1;
-  const bool v1021 = v1019 && v1020;
-  if (v1021) {
-    const float v1022 = v22.x[41];
-    const __nv_bfloat16 v1023 = bias[v1018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1024 = __bfloat162float(v1023);
-    const float v1025 = fmaf(v1022, v3, v1024);
-    const __nv_bfloat16 v1026 = __float2bfloat16_rn(v1025);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1027 = v1015 * v1;
-    const unsigned int v1028 = v1027 + v1018;
-    out[v1028] = v1026;
-  }
-  const unsigned int v1029 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1031 = v358 + v1029;
-  const unsigned int v1032 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1034 = v361 + v1032;
-  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1036 = v1034 < v1;
-  const bool v1037 = v1035 && v1036;
-  if (v1037) {
-    const float v1038 = v22.x[42];
-    const __nv_bfloat16 v1039 = bias[v1034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1040 = __bfloat162float(v1039);
-    const float v1041 = fmaf(v1038, v3, v1040);
-    const __nv_bfloat16 v1042 = __float2bfloat16_rn(v1041);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1043 = v1031 * v1;
-    const unsigned int v1044 = v1043 + v1034;
-    out[v1044] = v1042;
-  }
-  const unsigned int v1045 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1047 = v358 + v1045;
-  const unsigned int v1048 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1050 = v361 + v1048;
-  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1052 = v1050 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v22.x[43];
-    const __nv_bfloat16 v1055 = bias[v1050];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1056 = __bfloat162float(v1055);
-    const float v1057 = fmaf(v1054, v3, v1056);
-    const __nv_bfloat16 v1058 = __float2bfloat16_rn(v1057);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1059 = v1047 * v1;
-    const unsigned int v1060 = v1059 + v1050;
-    out[v1060] = v1058;
-  }
-  const unsigned int v1061 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1063 = v358 + v1061;
-  const unsigned int v1064 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1066 = v361 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1068 = v1066 < v1;
-  const bool v1069 = v1067 && v1068;
-  if (v1069) {
-    const float v1070 = v22.x[44];
-    const __nv_bfloat16 v1071 = bias[v1066];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1072 = __bfloat162float(v1071);
-    const float v1073 = fmaf(v1070, v3, v1072);
-    const __nv_bfloat16 v1074 = __float2bfloat16_rn(v1073);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1075 = v1063 * v1;
-    const unsigned int v1076 = v1075 + v1066;
-    out[v1076] = v1074;
-  }
-  const unsigned int v1077 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1079 = v358 + v1077;
-  const unsigned int v1080 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1082 = v361 + v1080;
-  const bool v1083 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v22.x[45];
-    const __nv_bfloat16 v1087 = bias[v1082];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1088 = __bfloat162float(v1087);
-    const float v1089 = fmaf(v1086, v3, v1088);
-    const __nv_bfloat16 v1090 = __float2bfloat16_rn(v1089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1091 = v1079 * v1;
-    const unsigned int v1092 = v1091 + v1082;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1095 = v358 + v1093;
-  const unsigned int v1096 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1098 = v361 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v22.x[46];
-    const __nv_bfloat16 v1103 = bias[v1098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1104 = __bfloat162float(v1103);
-    const float v1105 = fmaf(v1102, v3, v1104);
-    const __nv_bfloat16 v1106 = __float2bfloat16_rn(v1105);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1107 = v1095 * v1;
-    const unsigned int v1108 = v1107 + v1098;
-    out[v1108] = v1106;
-  }
-  const unsigned int v1109 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1111 = v358 + v1109;
-  const unsigned int v1112 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1114 = v361 + v1112;
-  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1116 = v1114 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v22.x[47];
-    const __nv_bfloat16 v1119 = bias[v1114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1120 = __bfloat162float(v1119);
-    const float v1121 = fmaf(v1118, v3, v1120);
-    const __nv_bfloat16 v1122 = __float2bfloat16_rn(v1121);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1123 = v1111 * v1;
-    const unsigned int v1124 = v1123 + v1114;
-    out[v1124] = v1122;
-  }
-  const unsigned int v1125 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1127 = v358 + v1125;
-  const unsigned int v1128 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1130 = v361 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1132 = v1130 < v1;
-  const bool v1133 = v1131 && v1132;
-  if (v1133) {
-    const float v1134 = v22.x[48];
-    const __nv_bfloat16 v1135 = bias[v1130];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1136 = __bfloat162float(v1135);
-    const float v1137 = fmaf(v1134, v3, v1136);
-    const __nv_bfloat16 v1138 = __float2bfloat16_rn(v1137);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1139 = v1127 * v1;
-    const unsigned int v1140 = v1139 + v1130;
-    out[v1140] = v1138;
-  }
-  const unsigned int v1141 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1143 = v358 + v1141;
-  const unsigned int v1144 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1146 = v361 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v22.x[49];
-    const __nv_bfloat16 v1151 = bias[v1146];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1152 = __bfloat162float(v1151);
-    const float v1153 = fmaf(v1150, v3, v1152);
-    const __nv_bfloat16 v1154 = __float2bfloat16_rn(v1153);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1155 = v1143 * v1;
-    const unsigned int v1156 = v1155 + v1146;
-    out[v1156] = v1154;
-  }
-  const unsigned int v1157 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1159 = v358 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1162 = v361 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1164 = v1162 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v22.x[50];
-    const __nv_bfloat16 v1167 = bias[v1162];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1168 = __bfloat162float(v1167);
-    const float v1169 = fmaf(v1166, v3, v1168);
-    const __nv_bfloat16 v1170 = __float2bfloat16_rn(v1169);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1171 = v1159 * v1;
-    const unsigned int v1172 = v1171 + v1162;
-    out[v1172] = v1170;
-  }
-  const unsigned int v1173 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1175 = v358 + v1173;
-  const unsigned int v1176 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1178 = v361 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1180 = v1178 < v1;
-  const bool v1181 = v1179 && v1180;
-  if (v1181) {
-    const float v1182 = v22.x[51];
-    const __nv_bfloat16 v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1184 = __bfloat162float(v1183);
-    const float v1185 = fmaf(v1182, v3, v1184);
-    const __nv_bfloat16 v1186 = __float2bfloat16_rn(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1187 = v1175 * v1;
-    const unsigned int v1188 = v1187 + v1178;
-    out[v1188] = v1186;
-  }
-  const unsigned int v1189 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1191 = v358 + v1189;
-  const unsigned int v1192 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1194 = v361 + v1192;
-  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v22.x[52];
-    const __nv_bfloat16 v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1200 = __bfloat162float(v1199);
-    const float v1201 = fmaf(v1198, v3, v1200);
-    const __nv_bfloat16 v1202 = __float2bfloat16_rn(v1201);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1203 = v1191 * v1;
-    const unsigned int v1204 = v1203 + v1194;
-    out[v1204] = v1202;
-  }
-  const unsigned int v1205 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1207 = v358 + v1205;
-  const unsigned int v1208 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1210 = v361 + v1208;
-  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1212 = v1210 < v1;
-  const bool v1213 = v1211 && v1212;
-  if (v1213) {
-    const float v1214 = v22.x[53];
-    const __nv_bfloat16 v1215 = bias[v1210];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1216 = __bfloat162float(v1215);
-    const float v1217 = fmaf(v1214, v3, v1216);
-    const __nv_bfloat16 v1218 = __float2bfloat16_rn(v1217);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1219 = v1207 * v1;
-    const unsigned int v1220 = v1219 + v1210;
-    out[v1220] = v1218;
-  }
-  const unsigned int v1221 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1223 = v358 + v1221;
-  const unsigned int v1224 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1226 = v361 + v1224;
-  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1228 = v1226 < v1;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v22.x[54];
-    const __nv_bfloat16 v1231 = bias[v1226];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1232 = __bfloat162float(v1231);
-    const float v1233 = fmaf(v1230, v3, v1232);
-    const __nv_bfloat16 v1234 = __float2bfloat16_rn(v1233);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1235 = v1223 * v1;
-    const unsigned int v1236 = v1235 + v1226;
-    out[v1236] = v1234;
-  }
-  const unsigned int v1237 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1239 = v358 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1242 = v361 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1244 = v1242 < v1;
-  const bool v1245 = v1243 && v1244;
-  if (v1245) {
-    const float v1246 = v22.x[55];
-    const __nv_bfloat16 v1247 = bias[v1242];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1248 = __bfloat162float(v1247);
-    const float v1249 = fmaf(v1246, v3, v1248);
-    const __nv_bfloat16 v1250 = __float2bfloat16_rn(v1249);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1251 = v1239 * v1;
-    const unsigned int v1252 = v1251 + v1242;
-    out[v1252] = v1250;
-  }
-  const unsigned int v1253 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1255 = v358 + v1253;
-  const unsigned int v1256 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1258 = v361 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1260 = v1258 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v22.x[56];
-    const __nv_bfloat16 v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1264 = __bfloat162float(v1263);
-    const float v1265 = fmaf(v1262, v3, v1264);
-    const __nv_bfloat16 v1266 = __float2bfloat16_rn(v1265);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1267 = v1255 * v1;
-    const unsigned int v1268 = v1267 + v1258;
-    out[v1268] = v1266;
-  }
-  const unsigned int v1269 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1271 = v358 + v1269;
-  const unsigned int v1272 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1274 = v361 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1276 = v1274 < v1;
-  const bool v1277 = v1275 && v1276;
-  if (v1277) {
-    const float v1278 = v22.x[57];
-    const __nv_bfloat16 v1279 = bias[v1274];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1280 = __bfloat162float(v1279);
-    const float v1281 = fmaf(v1278, v3, v1280);
-    const __nv_bfloat16 v1282 = __float2bfloat16_rn(v1281);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1283 = v1271 * v1;
-    const unsigned int v1284 = v1283 + v1274;
-    out[v1284] = v1282;
-  }
-  const unsigned int v1285 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1287 = v358 + v1285;
-  const unsigned int v1288 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1290 = v361 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1292 = v1290 < v1;
-  const bool v1293 = v1291 && v1292;
-  if (v1293) {
-    const float v1294 = v22.x[58];
-    const __nv_bfloat16 v1295 = bias[v1290];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1296 = __bfloat162float(v1295);
-    const float v1297 = fmaf(v1294, v3, v1296);
-    const __nv_bfloat16 v1298 = __float2bfloat16_rn(v1297);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1299 = v1287 * v1;
-    const unsigned int v1300 = v1299 + v1290;
-    out[v1300] = v1298;
-  }
-  const unsigned int v1301 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1303 = v358 + v1301;
-  const unsigned int v1304 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1306 = v361 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v22.x[59];
-    const __nv_bfloat16 v1311 = bias[v1306];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1312 = __bfloat162float(v1311);
-    const float v1313 = fmaf(v1310, v3, v1312);
-    const __nv_bfloat16 v1314 = __float2bfloat16_rn(v1313);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1315 = v1303 * v1;
-    const unsigned int v1316 = v1315 + v1306;
-    out[v1316] = v1314;
-  }
-  const unsigned int v1317 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1319 = v358 + v1317;
-  const unsigned int v1320 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1322 = v361 + v1320;
-  const bool v1323 = v1319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1324 = v1322 < v1;
-  const bool v1325 = v1323 && v1324;
-  if (v1325) {
-    const float v1326 = v22.x[60];
-    const __nv_bfloat16 v1327 = bias[v1322];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1328 = __bfloat162float(v1327);
-    const float v1329 = fmaf(v1326, v3, v1328);
-    const __nv_bfloat16 v1330 = __float2bfloat16_rn(v1329);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1331 = v1319 * v1;
-    const unsigned int v1332 = v1331 + v1322;
-    out[v1332] = v1330;
-  }
-  const unsigned int v1333 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1335 = v358 + v1333;
-  const unsigned int v1336 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1338 = v361 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1340 = v1338 < v1;
-  const bool v1341 = v1339 && v1340;
-  if (v1341) {
-    const float v1342 = v22.x[61];
-    const __nv_bfloat16 v1343 = bias[v1338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1344 = __bfloat162float(v1343);
-    const float v1345 = fmaf(v1342, v3, v1344);
-    const __nv_bfloat16 v1346 = __float2bfloat16_rn(v1345);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1347 = v1335 * v1;
-    const unsigned int v1348 = v1347 + v1338;
-    out[v1348] = v1346;
-  }
-  const unsigned int v1349 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1351 = v358 + v1349;
-  const unsigned int v1352 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1354 = v361 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v22.x[62];
-    const __nv_bfloat16 v1359 = bias[v1354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1360 = __bfloat162float(v1359);
-    const float v1361 = fmaf(v1358, v3, v1360);
-    const __nv_bfloat16 v1362 = __float2bfloat16_rn(v1361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1363 = v1351 * v1;
-    const unsigned int v1364 = v1363 + v1354;
-    out[v1364] = v1362;
-  }
-  const unsigned int v1365 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1367 = v358 + v1365;
-  const unsigned int v1368 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1370 = v361 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v22.x[63];
-    const __nv_bfloat16 v1375 = bias[v1370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1376 = __bfloat162float(v1375);
-    const float v1377 = fmaf(v1374, v3, v1376);
-    const __nv_bfloat16 v1378 = __float2bfloat16_rn(v1377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1379 = v1367 * v1;
-    const unsigned int v1380 = v1379 + v1370;
-    out[v1380] = v1378;
-  }
-  const unsigned int v1381 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1383 = v358 + v1381;
-  const unsigned int v1384 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1386 = v361 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1388 = v1386 < v1;
-  const bool v1389 = v1387 && v1388;
-  if (v1389) {
-    const float v1390 = v22.x[64];
-    const __nv_bfloat16 v1391 = bias[v1386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1392 = __bfloat162float(v1391);
-    const float v1393 = fmaf(v1390, v3, v1392);
-    const __nv_bfloat16 v1394 = __float2bfloat16_rn(v1393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1395 = v1383 * v1;
-    const unsigned int v1396 = v1395 + v1386;
-    out[v1396] = v1394;
-  }
-  const unsigned int v1397 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1399 = v358 + v1397;
-  const unsigned int v1400 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1402 = v361 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1404 = v1402 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v22.x[65];
-    const __nv_bfloat16 v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1408 = __bfloat162float(v1407);
-    const float v1409 = fmaf(v1406, v3, v1408);
-    const __nv_bfloat16 v1410 = __float2bfloat16_rn(v1409);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1411 = v1399 * v1;
-    const unsigned int v1412 = v1411 + v1402;
-    out[v1412] = v1410;
-  }
-  const unsigned int v1413 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1415 = v358 + v1413;
-  const unsigned int v1416 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1418 = v361 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v22.x[66];
-    const __nv_bfloat16 v1423 = bias[v1418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1424 = __bfloat162float(v1423);
-    const float v1425 = fmaf(v1422, v3, v1424);
-    const __nv_bfloat16 v1426 = __float2bfloat16_rn(v1425);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1427 = v1415 * v1;
-    const unsigned int v1428 = v1427 + v1418;
-    out[v1428] = v1426;
-  }
-  const unsigned int v1429 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1431 = v358 + v1429;
-  const unsigned int v1432 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1434 = v361 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1436 = v1434 < v1;
-  const bool v1437 = v1435 && v1436;
-  if (v1437) {
-    const float v1438 = v22.x[67];
-    const __nv_bfloat16 v1439 = bias[v1434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1440 = __bfloat162float(v1439);
-    const float v1441 = fmaf(v1438, v3, v1440);
-    const __nv_bfloat16 v1442 = __float2bfloat16_rn(v1441);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1443 = v1431 * v1;
-    const unsigned int v1444 = v1443 + v1434;
-    out[v1444] = v1442;
-  }
-  const unsigned int v1445 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1447 = v358 + v1445;
-  const unsigned int v1448 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1450 = v361 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1452 = v1450 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v22.x[68];
-    const __nv_bfloat16 v1455 = bias[v1450];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1456 = __bfloat162float(v1455);
-    const float v1457 = fmaf(v1454, v3, v1456);
-    const __nv_bfloat16 v1458 = __float2bfloat16_rn(v1457);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1459 = v1447 * v1;
-    const unsigned int v1460 = v1459 + v1450;
-    out[v1460] = v1458;
-  }
-  const unsigned int v1461 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1463 = v358 + v1461;
-  const unsigned int v1464 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1466 = v361 + v1464;
-  const bool v1467 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1468 = v1466 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v22.x[69];
-    const __nv_bfloat16 v1471 = bias[v1466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1472 = __bfloat162float(v1471);
-    const float v1473 = fmaf(v1470, v3, v1472);
-    const __nv_bfloat16 v1474 = __float2bfloat16_rn(v1473);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1475 = v1463 * v1;
-    const unsigned int v1476 = v1475 + v1466;
-    out[v1476] = v1474;
-  }
-  const unsigned int v1477 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1479 = v358 + v1477;
-  const unsigned int v1480 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1482 = v361 + v1480;
-  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1484 = v1482 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v22.x[70];
-    const __nv_bfloat16 v1487 = bias[v1482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1488 = __bfloat162float(v1487);
-    const float v1489 = fmaf(v1486, v3, v1488);
-    const __nv_bfloat16 v1490 = __float2bfloat16_rn(v1489);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1491 = v1479 * v1;
-    const unsigned int v1492 = v1491 + v1482;
-    out[v1492] = v1490;
-  }
-  const unsigned int v1493 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1495 = v358 + v1493;
-  const unsigned int v1496 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1498 = v361 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1500 = v1498 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v22.x[71];
-    const __nv_bfloat16 v1503 = bias[v1498];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1504 = __bfloat162float(v1503);
-    const float v1505 = fmaf(v1502, v3, v1504);
-    const __nv_bfloat16 v1506 = __float2bfloat16_rn(v1505);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1507 = v1495 * v1;
-    const unsigned int v1508 = v1507 + v1498;
-    out[v1508] = v1506;
-  }
-  const unsigned int v1509 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1511 = v358 + v1509;
-  const unsigned int v1512 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1514 = v361 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v22.x[72];
-    const __nv_bfloat16 v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1520 = __bfloat162float(v1519);
-    const float v1521 = fmaf(v1518, v3, v1520);
-    const __nv_bfloat16 v1522 = __float2bfloat16_rn(v1521);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1523 = v1511 * v1;
-    const unsigned int v1524 = v1523 + v1514;
-    out[v1524] = v1522;
-  }
-  const unsigned int v1525 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1527 = v358 + v1525;
-  const unsigned int v1528 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1530 = v361 + v1528;
-  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v22.x[73];
-    const __nv_bfloat16 v1535 = bias[v1530];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1536 = __bfloat162float(v1535);
-    const float v1537 = fmaf(v1534, v3, v1536);
-    const __nv_bfloat16 v1538 = __float2bfloat16_rn(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1539 = v1527 * v1;
-    const unsigned int v1540 = v1539 + v1530;
-    out[v1540] = v1538;
-  }
-  const unsigned int v1541 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1543 = v358 + v1541;
-  const unsigned int v1544 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1546 = v361 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1548 = v1546 < v1;
-  const bool v1549 = v1547 && v1548;
-  if (v1549) {
-    const float v1550 = v22.x[74];
-    const __nv_bfloat16 v1551 = bias[v1546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1552 = __bfloat162float(v1551);
-    const float v1553 = fmaf(v1550, v3, v1552);
-    const __nv_bfloat16 v1554 = __float2bfloat16_rn(v1553);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1555 = v1543 * v1;
-    const unsigned int v1556 = v1555 + v1546;
-    out[v1556] = v1554;
-  }
-  const unsigned int v1557 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1559 = v358 + v1557;
-  const unsigned int v1560 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1562 = v361 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1564 = v1562 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v22.x[75];
-    const __nv_bfloat16 v1567 = bias[v1562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1568 = __bfloat162float(v1567);
-    const float v1569 = fmaf(v1566, v3, v1568);
-    const __nv_bfloat16 v1570 = __float2bfloat16_rn(v1569);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1571 = v1559 * v1;
-    const unsigned int v1572 = v1571 + v1562;
-    out[v1572] = v1570;
-  }
-  const unsigned int v1573 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1575 = v358 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1578 = v361 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1580 = v1578 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v22.x[76];
-    const __nv_bfloat16 v1583 = bias[v1578];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1584 = __bfloat162float(v1583);
-    const float v1585 = fmaf(v1582, v3, v1584);
-    const __nv_bfloat16 v1586 = __float2bfloat16_rn(v1585);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1587 = v1575 * v1;
-    const unsigned int v1588 = v1587 + v1578;
-    out[v1588] = v1586;
-  }
-  const unsigned int v1589 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1591 = v358 + v1589;
-  const unsigned int v1592 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1594 = v361 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v22.x[77];
-    const __nv_bfloat16 v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1600 = __bfloat162float(v1599);
-    const float v1601 = fmaf(v1598, v3, v1600);
-    const __nv_bfloat16 v1602 = __float2bfloat16_rn(v1601);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1603 = v1591 * v1;
-    const unsigned int v1604 = v1603 + v1594;
-    out[v1604] = v1602;
-  }
-  const unsigned int v1605 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1607 = v358 + v1605;
-  const unsigned int v1608 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1610 = v361 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1612 = v1610 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v22.x[78];
-    const __nv_bfloat16 v1615 = bias[v1610];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1616 = __bfloat162float(v1615);
-    const float v1617 = fmaf(v1614, v3, v1616);
-    const __nv_bfloat16 v1618 = __float2bfloat16_rn(v1617);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1619 = v1607 * v1;
-    const unsigned int v1620 = v1619 + v1610;
-    out[v1620] = v1618;
-  }
-  const unsigned int v1621 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1623 = v358 + v1621;
-  const unsigned int v1624 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1626 = v361 + v1624;
-  const bool v1627 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1628 = v1626 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v22.x[79];
-    const __nv_bfloat16 v1631 = bias[v1626];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1632 = __bfloat162float(v1631);
-    const float v1633 = fmaf(v1630, v3, v1632);
-    const __nv_bfloat16 v1634 = __float2bfloat16_rn(v1633);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1635 = v1623 * v1;
-    const unsigned int v1636 = v1635 + v1626;
-    out[v1636] = v1634;
-  }
-  const unsigned int v1637 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1639 = v358 + v1637;
-  const unsigned int v1640 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1642 = v361 + v1640;
-  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v22.x[80];
-    const __nv_bfloat16 v1647 = bias[v1642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1648 = __bfloat162float(v1647);
-    const float v1649 = fmaf(v1646, v3, v1648);
-    const __nv_bfloat16 v1650 = __float2bfloat16_rn(v1649);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1651 = v1639 * v1;
-    const unsigned int v1652 = v1651 + v1642;
-    out[v1652] = v1650;
-  }
-  const unsigned int v1653 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1655 = v358 + v1653;
-  const unsigned int v1656 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1658 = v361 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1660 = v1658 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v22.x[81];
-    const __nv_bfloat16 v1663 = bias[v1658];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1664 = __bfloat162float(v1663);
-    const float v1665 = fmaf(v1662, v3, v1664);
-    const __nv_bfloat16 v1666 = __float2bfloat16_rn(v1665);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1667 = v1655 * v1;
-    const unsigned int v1668 = v1667 + v1658;
-    out[v1668] = v1666;
-  }
-  const unsigned int v1669 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1671 = v358 + v1669;
-  const unsigned int v1672 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1674 = v361 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v22.x[82];
-    const __nv_bfloat16 v1679 = bias[v1674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1680 = __bfloat162float(v1679);
-    const float v1681 = fmaf(v1678, v3, v1680);
-    const __nv_bfloat16 v1682 = __float2bfloat16_rn(v1681);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1683 = v1671 * v1;
-    const unsigned int v1684 = v1683 + v1674;
-    out[v1684] = v1682;
-  }
-  const unsigned int v1685 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1687 = v358 + v1685;
-  const unsigned int v1688 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1690 = v361 + v1688;
-  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1692 = v1690 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v22.x[83];
-    const __nv_bfloat16 v1695 = bias[v1690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1696 = __bfloat162float(v1695);
-    const float v1697 = fmaf(v1694, v3, v1696);
-    const __nv_bfloat16 v1698 = __float2bfloat16_rn(v1697);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1699 = v1687 * v1;
-    const unsigned int v1700 = v1699 + v1690;
-    out[v1700] = v1698;
-  }
-  const unsigned int v1701 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1703 = v358 + v1701;
-  const unsigned int v1704 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1706 = v361 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1708 = v1706 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v22.x[84];
-    const __nv_bfloat16 v1711 = bias[v1706];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1712 = __bfloat162float(v1711);
-    const float v1713 = fmaf(v1710, v3, v1712);
-    const __nv_bfloat16 v1714 = __float2bfloat16_rn(v1713);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1715 = v1703 * v1;
-    const unsigned int v1716 = v1715 + v1706;
-    out[v1716] = v1714;
-  }
-  const unsigned int v1717 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1719 = v358 + v1717;
-  const unsigned int v1720 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1722 = v361 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1724 = v1722 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v22.x[85];
-    const __nv_bfloat16 v1727 = bias[v1722];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1728 = __bfloat162float(v1727);
-    const float v1729 = fmaf(v1726, v3, v1728);
-    const __nv_bfloat16 v1730 = __float2bfloat16_rn(v1729);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1731 = v1719 * v1;
-    const unsigned int v1732 = v1731 + v1722;
-    out[v1732] = v1730;
-  }
-  const unsigned int v1733 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1735 = v358 + v1733;
-  const unsigned int v1736 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1738 = v361 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1740 = v1738 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v22.x[86];
-    const __nv_bfloat16 v1743 = bias[v1738];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1744 = __bfloat162float(v1743);
-    const float v1745 = fmaf(v1742, v3, v1744);
-    const __nv_bfloat16 v1746 = __float2bfloat16_rn(v1745);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1747 = v1735 * v1;
-    const unsigned int v1748 = v1747 + v1738;
-    out[v1748] = v1746;
-  }
-  const unsigned int v1749 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1751 = v358 + v1749;
-  const unsigned int v1752 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1754 = v361 + v1752;
-  const bool v1755 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v22.x[87];
-    const __nv_bfloat16 v1759 = bias[v1754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1760 = __bfloat162float(v1759);
-    const float v1761 = fmaf(v1758, v3, v1760);
-    const __nv_bfloat16 v1762 = __float2bfloat16_rn(v1761);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1763 = v1751 * v1;
-    const unsigned int v1764 = v1763 + v1754;
-    out[v1764] = v1762;
-  }
-  const unsigned int v1765 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1767 = v358 + v1765;
-  const unsigned int v1768 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1770 = v361 + v1768;
-  const bool v1771 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1772 = v1770 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v22.x[88];
-    const __nv_bfloat16 v1775 = bias[v1770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1776 = __bfloat162float(v1775);
-    const float v1777 = fmaf(v1774, v3, v1776);
-    const __nv_bfloat16 v1778 = __float2bfloat16_rn(v1777);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1779 = v1767 * v1;
-    const unsigned int v1780 = v1779 + v1770;
-    out[v1780] = v1778;
-  }
-  const unsigned int v1781 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1783 = v358 + v1781;
-  const unsigned int v1784 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1786 = v361 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1788 = v1786 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v22.x[89];
-    const __nv_bfloat16 v1791 = bias[v1786];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1792 = __bfloat162float(v1791);
-    const float v1793 = fmaf(v1790, v3, v1792);
-    const __nv_bfloat16 v1794 = __float2bfloat16_rn(v1793);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1795 = v1783 * v1;
-    const unsigned int v1796 = v1795 + v1786;
-    out[v1796] = v1794;
-  }
-  const unsigned int v1797 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1799 = v358 + v1797;
-  const unsigned int v1800 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1802 = v361 + v1800;
-  const bool v1803 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1804 = v1802 < v1;
-  const bool v1805 = v1803 && v1804;
-  if (v1805) {
-    const float v1806 = v22.x[90];
-    const __nv_bfloat16 v1807 = bias[v1802];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1808 = __bfloat162float(v1807);
-    const float v1809 = fmaf(v1806, v3, v1808);
-    const __nv_bfloat16 v1810 = __float2bfloat16_rn(v1809);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1811 = v1799 * v1;
-    const unsigned int v1812 = v1811 + v1802;
-    out[v1812] = v1810;
-  }
-  const unsigned int v1813 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1815 = v358 + v1813;
-  const unsigned int v1816 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1818 = v361 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1820 = v1818 < v1;
-  const bool v1821 = v1819 && v1820;
-  if (v1821) {
-    const float v1822 = v22.x[91];
-    const __nv_bfloat16 v1823 = bias[v1818];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1824 = __bfloat162float(v1823);
-    const float v1825 = fmaf(v1822, v3, v1824);
-    const __nv_bfloat16 v1826 = __float2bfloat16_rn(v1825);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1827 = v1815 * v1;
-    const unsigned int v1828 = v1827 + v1818;
-    out[v1828] = v1826;
-  }
-  const unsigned int v1829 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1831 = v358 + v1829;
-  const unsigned int v1832 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1834 = v361 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v22.x[92];
-    const __nv_bfloat16 v1839 = bias[v1834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1840 = __bfloat162float(v1839);
-    const float v1841 = fmaf(v1838, v3, v1840);
-    const __nv_bfloat16 v1842 = __float2bfloat16_rn(v1841);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1843 = v1831 * v1;
-    const unsigned int v1844 = v1843 + v1834;
-    out[v1844] = v1842;
-  }
-  const unsigned int v1845 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1847 = v358 + v1845;
-  const unsigned int v1848 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1850 = v361 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v22.x[93];
-    const __nv_bfloat16 v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1856 = __bfloat162float(v1855);
-    const float v1857 = fmaf(v1854, v3, v1856);
-    const __nv_bfloat16 v1858 = __float2bfloat16_rn(v1857);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1859 = v1847 * v1;
-    const unsigned int v1860 = v1859 + v1850;
-    out[v1860] = v1858;
-  }
-  const unsigned int v1861 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1863 = v358 + v1861;
-  const unsigned int v1864 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1866 = v361 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v22.x[94];
-    const __nv_bfloat16 v1871 = bias[v1866];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1872 = __bfloat162float(v1871);
-    const float v1873 = fmaf(v1870, v3, v1872);
-    const __nv_bfloat16 v1874 = __float2bfloat16_rn(v1873);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1875 = v1863 * v1;
-    const unsigned int v1876 = v1875 + v1866;
-    out[v1876] = v1874;
-  }
-  const unsigned int v1877 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1879 = v358 + v1877;
-  const unsigned int v1880 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1882 = v361 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1884 = v1882 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v22.x[95];
-    const __nv_bfloat16 v1887 = bias[v1882];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1888 = __bfloat162float(v1887);
-    const float v1889 = fmaf(v1886, v3, v1888);
-    const __nv_bfloat16 v1890 = __float2bfloat16_rn(v1889);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1891 = v1879 * v1;
-    const unsigned int v1892 = v1891 + v1882;
-    out[v1892] = v1890;
-  }
-  const unsigned int v1893 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1895 = v358 + v1893;
-  const unsigned int v1896 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1898 = v361 + v1896;
-  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1900 = v1898 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v22.x[96];
-    const __nv_bfloat16 v1903 = bias[v1898];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1904 = __bfloat162float(v1903);
-    const float v1905 = fmaf(v1902, v3, v1904);
-    const __nv_bfloat16 v1906 = __float2bfloat16_rn(v1905);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1907 = v1895 * v1;
-    const unsigned int v1908 = v1907 + v1898;
-    out[v1908] = v1906;
-  }
-  const unsigned int v1909 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1911 = v358 + v1909;
-  const unsigned int v1912 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1914 = v361 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v22.x[97];
-    const __nv_bfloat16 v1919 = bias[v1914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1920 = __bfloat162float(v1919);
-    const float v1921 = fmaf(v1918, v3, v1920);
-    const __nv_bfloat16 v1922 = __float2bfloat16_rn(v1921);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1923 = v1911 * v1;
-    const unsigned int v1924 = v1923 + v1914;
-    out[v1924] = v1922;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1927 = v358 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1930 = v361 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v22.x[98];
-    const __nv_bfloat16 v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1936 = __bfloat162float(v1935);
-    const float v1937 = fmaf(v1934, v3, v1936);
-    const __nv_bfloat16 v1938 = __float2bfloat16_rn(v1937);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1939 = v1927 * v1;
-    const unsigned int v1940 = v1939 + v1930;
-    out[v1940] = v1938;
-  }
-  const unsigned int v1941 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1943 = v358 + v1941;
-  const unsigned int v1944 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1946 = v361 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v22.x[99];
-    const __nv_bfloat16 v1951 = bias[v1946];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1952 = __bfloat162float(v1951);
-    const float v1953 = fmaf(v1950, v3, v1952);
-    const __nv_bfloat16 v1954 = __float2bfloat16_rn(v1953);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1955 = v1943 * v1;
-    const unsigned int v1956 = v1955 + v1946;
-    out[v1956] = v1954;
-  }
-  const unsigned int v1957 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1959 = v358 + v1957;
-  const unsigned int v1960 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1962 = v361 + v1960;
-  const bool v1963 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1964 = v1962 < v1;
-  const bool v1965 = v1963 && v1964;
-  if (v1965) {
-    const float v1966 = v22.x[100];
-    const __nv_bfloat16 v1967 = bias[v1962];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1968 = __bfloat162float(v1967);
-    const float v1969 = fmaf(v1966, v3, v1968);
-    const __nv_bfloat16 v1970 = __float2bfloat16_rn(v1969);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1971 = v1959 * v1;
-    const unsigned int v1972 = v1971 + v1962;
-    out[v1972] = v1970;
-  }
-  const unsigned int v1973 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1975 = v358 + v1973;
-  const unsigned int v1976 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1978 = v361 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v22.x[101];
-    const __nv_bfloat16 v1983 = bias[v1978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1984 = __bfloat162float(v1983);
-    const float v1985 = fmaf(v1982, v3, v1984);
-    const __nv_bfloat16 v1986 = __float2bfloat16_rn(v1985);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1987 = v1975 * v1;
-    const unsigned int v1988 = v1987 + v1978;
-    out[v1988] = v1986;
-  }
-  const unsigned int v1989 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1991 = v358 + v1989;
-  const unsigned int v1992 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1994 = v361 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v22.x[102];
-    const __nv_bfloat16 v1999 = bias[v1994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2000 = __bfloat162float(v1999);
-    const float v2001 = fmaf(v1998, v3, v2000);
-    const __nv_bfloat16 v2002 = __float2bfloat16_rn(v2001);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2003 = v1991 * v1;
-    const unsigned int v2004 = v2003 + v1994;
-    out[v2004] = v2002;
-  }
-  const unsigned int v2005 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2007 = v358 + v2005;
-  const unsigned int v2008 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2010 = v361 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2012 = v2010 < v1;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v22.x[103];
-    const __nv_bfloat16 v2015 = bias[v2010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2016 = __bfloat162float(v2015);
-    const float v2017 = fmaf(v2014, v3, v2016);
-    const __nv_bfloat16 v2018 = __float2bfloat16_rn(v2017);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2019 = v2007 * v1;
-    const unsigned int v2020 = v2019 + v2010;
-    out[v2020] = v2018;
-  }
-  const unsigned int v2021 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2023 = v358 + v2021;
-  const unsigned int v2024 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2026 = v361 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2028 = v2026 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v22.x[104];
-    const __nv_bfloat16 v2031 = bias[v2026];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2032 = __bfloat162float(v2031);
-    const float v2033 = fmaf(v2030, v3, v2032);
-    const __nv_bfloat16 v2034 = __float2bfloat16_rn(v2033);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2035 = v2023 * v1;
-    const unsigned int v2036 = v2035 + v2026;
-    out[v2036] = v2034;
-  }
-  const unsigned int v2037 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2039 = v358 + v2037;
-  const unsigned int v2040 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2042 = v361 + v2040;
-  const bool v2043 = v2039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2044 = v2042 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v22.x[105];
-    const __nv_bfloat16 v2047 = bias[v2042];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2048 = __bfloat162float(v2047);
-    const float v2049 = fmaf(v2046, v3, v2048);
-    const __nv_bfloat16 v2050 = __float2bfloat16_rn(v2049);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2051 = v2039 * v1;
-    const unsigned int v2052 = v2051 + v2042;
-    out[v2052] = v2050;
-  }
-  const unsigned int v2053 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2055 = v358 + v2053;
-  const unsigned int v2056 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2058 = v361 + v2056;
-  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2060 = v2058 < v1;
-  const bool v2061 = v2059 && v2060;
-  if (v2061) {
-    const float v2062 = v22.x[106];
-    const __nv_bfloat16 v2063 = bias[v2058];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2064 = __bfloat162float(v2063);
-    const float v2065 = fmaf(v2062, v3, v2064);
-    const __nv_bfloat16 v2066 = __float2bfloat16_rn(v2065);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2067 = v2055 * v1;
-    const unsigned int v2068 = v2067 + v2058;
-    out[v2068] = v2066;
-  }
-  const unsigned int v2069 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2071 = v358 + v2069;
-  const unsigned int v2072 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2074 = v361 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v22.x[107];
-    const __nv_bfloat16 v2079 = bias[v2074];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2080 = __bfloat162float(v2079);
-    const float v2081 = fmaf(v2078, v3, v2080);
-    const __nv_bfloat16 v2082 = __float2bfloat16_rn(v2081);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2083 = v2071 * v1;
-    const unsigned int v2084 = v2083 + v2074;
-    out[v2084] = v2082;
-  }
-  const unsigned int v2085 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2087 = v358 + v2085;
-  const unsigned int v2088 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2090 = v361 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v22.x[108];
-    const __nv_bfloat16 v2095 = bias[v2090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2096 = __bfloat162float(v2095);
-    const float v2097 = fmaf(v2094, v3, v2096);
-    const __nv_bfloat16 v2098 = __float2bfloat16_rn(v2097);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2099 = v2087 * v1;
-    const unsigned int v2100 = v2099 + v2090;
-    out[v2100] = v2098;
-  }
-  const unsigned int v2101 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2103 = v358 + v2101;
-  const unsigned int v2104 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2106 = v361 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2108 = v2106 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v22.x[109];
-    const __nv_bfloat16 v2111 = bias[v2106];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2112 = __bfloat162float(v2111);
-    const float v2113 = fmaf(v2110, v3, v2112);
-    const __nv_bfloat16 v2114 = __float2bfloat16_rn(v2113);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2115 = v2103 * v1;
-    const unsigned int v2116 = v2115 + v2106;
-    out[v2116] = v2114;
-  }
-  const unsigned int v2117 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2119 = v358 + v2117;
-  const unsigned int v2120 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2122 = v361 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v22.x[110];
-    const __nv_bfloat16 v2127 = bias[v2122];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2128 = __bfloat162float(v2127);
-    const float v2129 = fmaf(v2126, v3, v2128);
-    const __nv_bfloat16 v2130 = __float2bfloat16_rn(v2129);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2131 = v2119 * v1;
-    const unsigned int v2132 = v2131 + v2122;
-    out[v2132] = v2130;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2135 = v358 + v2133;
-  const unsigned int v2136 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2138 = v361 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2140 = v2138 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v22.x[111];
-    const __nv_bfloat16 v2143 = bias[v2138];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2144 = __bfloat162float(v2143);
-    const float v2145 = fmaf(v2142, v3, v2144);
-    const __nv_bfloat16 v2146 = __float2bfloat16_rn(v2145);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2147 = v2135 * v1;
-    const unsigned int v2148 = v2147 + v2138;
-    out[v2148] = v2146;
-  }
-  const unsigned int v2149 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2151 = v358 + v2149;
-  const unsigned int v2152 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2154 = v361 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2156 = v2154 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v22.x[112];
-    const __nv_bfloat16 v2159 = bias[v2154];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2160 = __bfloat162float(v2159);
-    const float v2161 = fmaf(v2158, v3, v2160);
-    const __nv_bfloat16 v2162 = __float2bfloat16_rn(v2161);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2163 = v2151 * v1;
-    const unsigned int v2164 = v2163 + v2154;
-    out[v2164] = v2162;
-  }
-  const unsigned int v2165 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2167 = v358 + v2165;
-  const unsigned int v2168 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2170 = v361 + v2168;
-  const bool v2171 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2172 = v2170 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v22.x[113];
-    const __nv_bfloat16 v2175 = bias[v2170];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2176 = __bfloat162float(v2175);
-    const float v2177 = fmaf(v2174, v3, v2176);
-    const __nv_bfloat16 v2178 = __float2bfloat16_rn(v2177);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2179 = v2167 * v1;
-    const unsigned int v2180 = v2179 + v2170;
-    out[v2180] = v2178;
-  }
-  const unsigned int v2181 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2183 = v358 + v2181;
-  const unsigned int v2184 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2186 = v361 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v22.x[114];
-    const __nv_bfloat16 v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2192 = __bfloat162float(v2191);
-    const float v2193 = fmaf(v2190, v3, v2192);
-    const __nv_bfloat16 v2194 = __float2bfloat16_rn(v2193);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2195 = v2183 * v1;
-    const unsigned int v2196 = v2195 + v2186;
-    out[v2196] = v2194;
-  }
-  const unsigned int v2197 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2199 = v358 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2202 = v361 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v22.x[115];
-    const __nv_bfloat16 v2207 = bias[v2202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2208 = __bfloat162float(v2207);
-    const float v2209 = fmaf(v2206, v3, v2208);
-    const __nv_bfloat16 v2210 = __float2bfloat16_rn(v2209);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2211 = v2199 * v1;
-    const unsigned int v2212 = v2211 + v2202;
-    out[v2212] = v2210;
-  }
-  const unsigned int v2213 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2215 = v358 + v2213;
-  const unsigned int v2216 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2218 = v361 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2220 = v2218 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v22.x[116];
-    const __nv_bfloat16 v2223 = bias[v2218];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2224 = __bfloat162float(v2223);
-    const float v2225 = fmaf(v2222, v3, v2224);
-    const __nv_bfloat16 v2226 = __float2bfloat16_rn(v2225);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2227 = v2215 * v1;
-    const unsigned int v2228 = v2227 + v2218;
-    out[v2228] = v2226;
-  }
-  const unsigned int v2229 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2231 = v358 + v2229;
-  const unsigned int v2232 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2234 = v361 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2236 = v2234 < v1;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v22.x[117];
-    const __nv_bfloat16 v2239 = bias[v2234];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2240 = __bfloat162float(v2239);
-    const float v2241 = fmaf(v2238, v3, v2240);
-    const __nv_bfloat16 v2242 = __float2bfloat16_rn(v2241);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2243 = v2231 * v1;
-    const unsigned int v2244 = v2243 + v2234;
-    out[v2244] = v2242;
-  }
-  const unsigned int v2245 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2247 = v358 + v2245;
-  const unsigned int v2248 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2250 = v361 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2252 = v2250 < v1;
-  const bool v2253 = v2251 && v2252;
-  if (v2253) {
-    const float v2254 = v22.x[118];
-    const __nv_bfloat16 v2255 = bias[v2250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2256 = __bfloat162float(v2255);
-    const float v2257 = fmaf(v2254, v3, v2256);
-    const __nv_bfloat16 v2258 = __float2bfloat16_rn(v2257);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2259 = v2247 * v1;
-    const unsigned int v2260 = v2259 + v2250;
-    out[v2260] = v2258;
-  }
-  const unsigned int v2261 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2263 = v358 + v2261;
-  const unsigned int v2264 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2266 = v361 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v22.x[119];
-    const __nv_bfloat16 v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2272 = __bfloat162float(v2271);
-    const float v2273 = fmaf(v2270, v3, v2272);
-    const __nv_bfloat16 v2274 = __float2bfloat16_rn(v2273);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2275 = v2263 * v1;
-    const unsigned int v2276 = v2275 + v2266;
-    out[v2276] = v2274;
-  }
-  const unsigned int v2277 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2279 = v358 + v2277;
-  const unsigned int v2280 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2282 = v361 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v22.x[120];
-    const __nv_bfloat16 v2287 = bias[v2282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2288 = __bfloat162float(v2287);
-    const float v2289 = fmaf(v2286, v3, v2288);
-    const __nv_bfloat16 v2290 = __float2bfloat16_rn(v2289);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2291 = v2279 * v1;
-    const unsigned int v2292 = v2291 + v2282;
-    out[v2292] = v2290;
-  }
-  const unsigned int v2293 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2295 = v358 + v2293;
-  const unsigned int v2296 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2298 = v361 + v2296;
-  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2300 = v2298 < v1;
-  const bool v2301 = v2299 && v2300;
-  if (v2301) {
-    const float v2302 = v22.x[121];
-    const __nv_bfloat16 v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2304 = __bfloat162float(v2303);
-    const float v2305 = fmaf(v2302, v3, v2304);
-    const __nv_bfloat16 v2306 = __float2bfloat16_rn(v2305);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2307 = v2295 * v1;
-    const unsigned int v2308 = v2307 + v2298;
-    out[v2308] = v2306;
-  }
-  const unsigned int v2309 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2311 = v358 + v2309;
-  const unsigned int v2312 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2314 = v361 + v2312;
-  const bool v2315 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v22.x[122];
-    const __nv_bfloat16 v2319 = bias[v2314];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2320 = __bfloat162float(v2319);
-    const float v2321 = fmaf(v2318, v3, v2320);
-    const __nv_bfloat16 v2322 = __float2bfloat16_rn(v2321);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2323 = v2311 * v1;
-    const unsigned int v2324 = v2323 + v2314;
-    out[v2324] = v2322;
-  }
-  const unsigned int v2325 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2327 = v358 + v2325;
-  const unsigned int v2328 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2330 = v361 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v22.x[123];
-    const __nv_bfloat16 v2335 = bias[v2330];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2336 = __bfloat162float(v2335);
-    const float v2337 = fmaf(v2334, v3, v2336);
-    const __nv_bfloat16 v2338 = __float2bfloat16_rn(v2337);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2339 = v2327 * v1;
-    const unsigned int v2340 = v2339 + v2330;
-    out[v2340] = v2338;
-  }
-  const unsigned int v2341 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2343 = v358 + v2341;
-  const unsigned int v2344 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2346 = v361 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v22.x[124];
-    const __nv_bfloat16 v2351 = bias[v2346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2352 = __bfloat162float(v2351);
-    const float v2353 = fmaf(v2350, v3, v2352);
-    const __nv_bfloat16 v2354 = __float2bfloat16_rn(v2353);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2355 = v2343 * v1;
-    const unsigned int v2356 = v2355 + v2346;
-    out[v2356] = v2354;
-  }
-  const unsigned int v2357 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2359 = v358 + v2357;
-  const unsigned int v2360 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2362 = v361 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2364 = v2362 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v22.x[125];
-    const __nv_bfloat16 v2367 = bias[v2362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2368 = __bfloat162float(v2367);
-    const float v2369 = fmaf(v2366, v3, v2368);
-    const __nv_bfloat16 v2370 = __float2bfloat16_rn(v2369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2371 = v2359 * v1;
-    const unsigned int v2372 = v2371 + v2362;
-    out[v2372] = v2370;
-  }
-  const unsigned int v2373 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2375 = v358 + v2373;
-  const unsigned int v2376 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2378 = v361 + v2376;
-  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2380 = v2378 < v1;
-  const bool v2381 = v2379 && v2380;
-  if (v2381) {
-    const float v2382 = v22.x[126];
-    const __nv_bfloat16 v2383 = bias[v2378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2384 = __bfloat162float(v2383);
-    const float v2385 = fmaf(v2382, v3, v2384);
-    const __nv_bfloat16 v2386 = __float2bfloat16_rn(v2385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2387 = v2375 * v1;
-    const unsigned int v2388 = v2387 + v2378;
-    out[v2388] = v2386;
-  }
-  const unsigned int v2389 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2391 = v358 + v2389;
-  const unsigned int v2392 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2394 = v361 + v2392;
-  const bool v2395 = v2391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2396 = v2394 < v1;
-  const bool v2397 = v2395 && v2396;
-  if (v2397) {
-    const float v2398 = v22.x[127];
-    const __nv_bfloat16 v2399 = bias[v2394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2400 = __bfloat162float(v2399);
-    const float v2401 = fmaf(v2398, v3, v2400);
-    const __nv_bfloat16 v2402 = __float2bfloat16_rn(v2401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2403 = v2391 * v1;
-    const unsigned int v2404 = v2403 + v2394;
-    out[v2404] = v2402;
+  const unsigned int v374 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v375 = v24 + v33;
+  const unsigned int v376 = v375 + v374;
+  const unsigned int v377 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v378 = v28 + v37;
+  const unsigned int v379 = v378 + v377;
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v381 = v379 < v1;
+  const bool v382 = v380 && v381;
+  if (v382) {
+    const float v383 = v39.x[0];
+    const __nv_bfloat16 v384 = bias[v379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v385 = __bfloat162float(v384);
+    const float v386 = fmaf(v383, v3, v385);
+    const __nv_bfloat16 v387 = __float2bfloat16_rn(v386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v388 = v376 * v1;
+    const unsigned int v389 = v388 + v379;
+    out[v389] = v387;
+  }
+  const unsigned int v390 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v392 = v375 + v390;
+  const unsigned int v393 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v395 = v378 + v393;
+  const bool v396 = v392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v397 = v395 < v1;
+  const bool v398 = v396 && v397;
+  if (v398) {
+    const float v399 = v39.x[1];
+    const __nv_bfloat16 v400 = bias[v395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v401 = __bfloat162float(v400);
+    const float v402 = fmaf(v399, v3, v401);
+    const __nv_bfloat16 v403 = __float2bfloat16_rn(v402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v404 = v392 * v1;
+    const unsigned int v405 = v404 + v395;
+    out[v405] = v403;
+  }
+  const unsigned int v406 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v408 = v375 + v406;
+  const unsigned int v409 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v411 = v378 + v409;
+  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v413 = v411 < v1;
+  const bool v414 = v412 && v413;
+  if (v414) {
+    const float v415 = v39.x[2];
+    const __nv_bfloat16 v416 = bias[v411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v417 = __bfloat162float(v416);
+    const float v418 = fmaf(v415, v3, v417);
+    const __nv_bfloat16 v419 = __float2bfloat16_rn(v418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v420 = v408 * v1;
+    const unsigned int v421 = v420 + v411;
+    out[v421] = v419;
+  }
+  const unsigned int v422 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v424 = v375 + v422;
+  const unsigned int v425 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v427 = v378 + v425;
+  const bool v428 = v424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v429 = v427 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v39.x[3];
+    const __nv_bfloat16 v432 = bias[v427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v433 = __bfloat162float(v432);
+    const float v434 = fmaf(v431, v3, v433);
+    const __nv_bfloat16 v435 = __float2bfloat16_rn(v434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v436 = v424 * v1;
+    const unsigned int v437 = v436 + v427;
+    out[v437] = v435;
+  }
+  const unsigned int v438 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v440 = v375 + v438;
+  const unsigned int v441 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v443 = v378 + v441;
+  const bool v444 = v440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v445 = v443 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v39.x[4];
+    const __nv_bfloat16 v448 = bias[v443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v449 = __bfloat162float(v448);
+    const float v450 = fmaf(v447, v3, v449);
+    const __nv_bfloat16 v451 = __float2bfloat16_rn(v450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v452 = v440 * v1;
+    const unsigned int v453 = v452 + v443;
+    out[v453] = v451;
+  }
+  const unsigned int v454 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v456 = v375 + v454;
+  const unsigned int v457 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v459 = v378 + v457;
+  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v461 = v459 < v1;
+  const bool v462 = v460 && v461;
+  if (v462) {
+    const float v463 = v39.x[5];
+    const __nv_bfloat16 v464 = bias[v459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v465 = __bfloat162float(v464);
+    const float v466 = fmaf(v463, v3, v465);
+    const __nv_bfloat16 v467 = __float2bfloat16_rn(v466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v468 = v456 * v1;
+    const unsigned int v469 = v468 + v459;
+    out[v469] = v467;
+  }
+  const unsigned int v470 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v472 = v375 + v470;
+  const unsigned int v473 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v475 = v378 + v473;
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v477 = v475 < v1;
+  const bool v478 = v476 && v477;
+  if (v478) {
+    const float v479 = v39.x[6];
+    const __nv_bfloat16 v480 = bias[v475];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v481 = __bfloat162float(v480);
+    const float v482 = fmaf(v479, v3, v481);
+    const __nv_bfloat16 v483 = __float2bfloat16_rn(v482);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v484 = v472 * v1;
+    const unsigned int v485 = v484 + v475;
+    out[v485] = v483;
+  }
+  const unsigned int v486 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v488 = v375 + v486;
+  const unsigned int v489 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v491 = v378 + v489;
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v493 = v491 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v39.x[7];
+    const __nv_bfloat16 v496 = bias[v491];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v497 = __bfloat162float(v496);
+    const float v498 = fmaf(v495, v3, v497);
+    const __nv_bfloat16 v499 = __float2bfloat16_rn(v498);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v500 = v488 * v1;
+    const unsigned int v501 = v500 + v491;
+    out[v501] = v499;
+  }
+  const unsigned int v502 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v504 = v375 + v502;
+  const unsigned int v505 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v507 = v378 + v505;
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v509 = v507 < v1;
+  const bool v510 = v508 && v509;
+  if (v510) {
+    const float v511 = v39.x[8];
+    const __nv_bfloat16 v512 = bias[v507];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v513 = __bfloat162float(v512);
+    const float v514 = fmaf(v511, v3, v513);
+    const __nv_bfloat16 v515 = __float2bfloat16_rn(v514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v516 = v504 * v1;
+    const unsigned int v517 = v516 + v507;
+    out[v517] = v515;
+  }
+  const unsigned int v518 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v520 = v375 + v518;
+  const unsigned int v521 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v523 = v378 + v521;
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v525 = v523 < v1;
+  const bool v526 = v524 && v525;
+  if (v526) {
+    const float v527 = v39.x[9];
+    const __nv_bfloat16 v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v529 = __bfloat162float(v528);
+    const float v530 = fmaf(v527, v3, v529);
+    const __nv_bfloat16 v531 = __float2bfloat16_rn(v530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v532 = v520 * v1;
+    const unsigned int v533 = v532 + v523;
+    out[v533] = v531;
+  }
+  const unsigned int v534 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v536 = v375 + v534;
+  const unsigned int v537 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v539 = v378 + v537;
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v541 = v539 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v39.x[10];
+    const __nv_bfloat16 v544 = bias[v539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v545 = __bfloat162float(v544);
+    const float v546 = fmaf(v543, v3, v545);
+    const __nv_bfloat16 v547 = __float2bfloat16_rn(v546);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v548 = v536 * v1;
+    const unsigned int v549 = v548 + v539;
+    out[v549] = v547;
+  }
+  const unsigned int v550 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v552 = v375 + v550;
+  const unsigned int v553 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v555 = v378 + v553;
+  const bool v556 = v552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v557 = v555 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v39.x[11];
+    const __nv_bfloat16 v560 = bias[v555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v561 = __bfloat162float(v560);
+    const float v562 = fmaf(v559, v3, v561);
+    const __nv_bfloat16 v563 = __float2bfloat16_rn(v562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v564 = v552 * v1;
+    const unsigned int v565 = v564 + v555;
+    out[v565] = v563;
+  }
+  const unsigned int v566 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v568 = v375 + v566;
+  const unsigned int v569 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v571 = v378 + v569;
+  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v573 = v571 < v1;
+  const bool v574 = v572 && v573;
+  if (v574) {
+    const float v575 = v39.x[12];
+    const __nv_bfloat16 v576 = bias[v571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v577 = __bfloat162float(v576);
+    const float v578 = fmaf(v575, v3, v577);
+    const __nv_bfloat16 v579 = __float2bfloat16_rn(v578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v580 = v568 * v1;
+    const unsigned int v581 = v580 + v571;
+    out[v581] = v579;
+  }
+  const unsigned int v582 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v584 = v375 + v582;
+  const unsigned int v585 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v587 = v378 + v585;
+  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v589 = v587 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v39.x[13];
+    const __nv_bfloat16 v592 = bias[v587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v593 = __bfloat162float(v592);
+    const float v594 = fmaf(v591, v3, v593);
+    const __nv_bfloat16 v595 = __float2bfloat16_rn(v594);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v596 = v584 * v1;
+    const unsigned int v597 = v596 + v587;
+    out[v597] = v595;
+  }
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v600 = v375 + v598;
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v603 = v378 + v601;
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v605 = v603 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v39.x[14];
+    const __nv_bfloat16 v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v609 = __bfloat162float(v608);
+    const float v610 = fmaf(v607, v3, v609);
+    const __nv_bfloat16 v611 = __float2bfloat16_rn(v610);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v612 = v600 * v1;
+    const unsigned int v613 = v612 + v603;
+    out[v613] = v611;
+  }
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v616 = v375 + v614;
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v619 = v378 + v617;
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v621 = v619 < v1;
+  const bool v622 = v620 && v621;
+  if (v622) {
+    const float v623 = v39.x[15];
+    const __nv_bfloat16 v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v625 = __bfloat162float(v624);
+    const float v626 = fmaf(v623, v3, v625);
+    const __nv_bfloat16 v627 = __float2bfloat16_rn(v626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v628 = v616 * v1;
+    const unsigned int v629 = v628 + v619;
+    out[v629] = v627;
+  }
+  const unsigned int v630 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v632 = v375 + v630;
+  const unsigned int v633 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v635 = v378 + v633;
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v39.x[16];
+    const __nv_bfloat16 v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v641 = __bfloat162float(v640);
+    const float v642 = fmaf(v639, v3, v641);
+    const __nv_bfloat16 v643 = __float2bfloat16_rn(v642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v644 = v632 * v1;
+    const unsigned int v645 = v644 + v635;
+    out[v645] = v643;
+  }
+  const unsigned int v646 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v648 = v375 + v646;
+  const unsigned int v649 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v651 = v378 + v649;
+  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v39.x[17];
+    const __nv_bfloat16 v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v657 = __bfloat162float(v656);
+    const float v658 = fmaf(v655, v3, v657);
+    const __nv_bfloat16 v659 = __float2bfloat16_rn(v658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v660 = v648 * v1;
+    const unsigned int v661 = v660 + v651;
+    out[v661] = v659;
+  }
+  const unsigned int v662 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v664 = v375 + v662;
+  const unsigned int v665 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v667 = v378 + v665;
+  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v669 = v667 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v39.x[18];
+    const __nv_bfloat16 v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v673 = __bfloat162float(v672);
+    const float v674 = fmaf(v671, v3, v673);
+    const __nv_bfloat16 v675 = __float2bfloat16_rn(v674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v676 = v664 * v1;
+    const unsigned int v677 = v676 + v667;
+    out[v677] = v675;
+  }
+  const unsigned int v678 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v680 = v375 + v678;
+  const unsigned int v681 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v683 = v378 + v681;
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v685 = v683 < v1;
+  const bool v686 = v684 && v685;
+  if (v686) {
+    const float v687 = v39.x[19];
+    const __nv_bfloat16 v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v689 = __bfloat162float(v688);
+    const float v690 = fmaf(v687, v3, v689);
+    const __nv_bfloat16 v691 = __float2bfloat16_rn(v690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v692 = v680 * v1;
+    const unsigned int v693 = v692 + v683;
+    out[v693] = v691;
+  }
+  const unsigned int v694 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v696 = v375 + v694;
+  const unsigned int v697 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v699 = v378 + v697;
+  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v701 = v699 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v39.x[20];
+    const __nv_bfloat16 v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v705 = __bfloat162float(v704);
+    const float v706 = fmaf(v703, v3, v705);
+    const __nv_bfloat16 v707 = __float2bfloat16_rn(v706);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v708 = v696 * v1;
+    const unsigned int v709 = v708 + v699;
+    out[v709] = v707;
+  }
+  const unsigned int v710 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v712 = v375 + v710;
+  const unsigned int v713 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v715 = v378 + v713;
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v717 = v715 < v1;
+  const bool v718 = v716 && v717;
+  if (v718) {
+    const float v719 = v39.x[21];
+    const __nv_bfloat16 v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v721 = __bfloat162float(v720);
+    const float v722 = fmaf(v719, v3, v721);
+    const __nv_bfloat16 v723 = __float2bfloat16_rn(v722);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v724 = v712 * v1;
+    const unsigned int v725 = v724 + v715;
+    out[v725] = v723;
+  }
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v728 = v375 + v726;
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v731 = v378 + v729;
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v733 = v731 < v1;
+  const bool v734 = v732 && v733;
+  if (v734) {
+    const float v735 = v39.x[22];
+    const __nv_bfloat16 v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v737 = __bfloat162float(v736);
+    const float v738 = fmaf(v735, v3, v737);
+    const __nv_bfloat16 v739 = __float2bfloat16_rn(v738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v740 = v728 * v1;
+    const unsigned int v741 = v740 + v731;
+    out[v741] = v739;
+  }
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v744 = v375 + v742;
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v747 = v378 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.x[23];
+    const __nv_bfloat16 v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v753 = __bfloat162float(v752);
+    const float v754 = fmaf(v751, v3, v753);
+    const __nv_bfloat16 v755 = __float2bfloat16_rn(v754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v756 = v744 * v1;
+    const unsigned int v757 = v756 + v747;
+    out[v757] = v755;
+  }
+  const unsigned int v758 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v760 = v375 + v758;
+  const unsigned int v761 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v763 = v378 + v761;
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v765 = v763 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v39.x[24];
+    const __nv_bfloat16 v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v769 = __bfloat162float(v768);
+    const float v770 = fmaf(v767, v3, v769);
+    const __nv_bfloat16 v771 = __float2bfloat16_rn(v770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v772 = v760 * v1;
+    const unsigned int v773 = v772 + v763;
+    out[v773] = v771;
+  }
+  const unsigned int v774 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v776 = v375 + v774;
+  const unsigned int v777 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v779 = v378 + v777;
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v781 = v779 < v1;
+  const bool v782 = v780 && v781;
+  if (v782) {
+    const float v783 = v39.x[25];
+    const __nv_bfloat16 v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v785 = __bfloat162float(v784);
+    const float v786 = fmaf(v783, v3, v785);
+    const __nv_bfloat16 v787 = __float2bfloat16_rn(v786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v788 = v776 * v1;
+    const unsigned int v789 = v788 + v779;
+    out[v789] = v787;
+  }
+  const unsigned int v790 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v792 = v375 + v790;
+  const unsigned int v793 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v795 = v378 + v793;
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v797 = v795 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v39.x[26];
+    const __nv_bfloat16 v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v801 = __bfloat162float(v800);
+    const float v802 = fmaf(v799, v3, v801);
+    const __nv_bfloat16 v803 = __float2bfloat16_rn(v802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v804 = v792 * v1;
+    const unsigned int v805 = v804 + v795;
+    out[v805] = v803;
+  }
+  const unsigned int v806 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v808 = v375 + v806;
+  const unsigned int v809 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v811 = v378 + v809;
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v813 = v811 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v39.x[27];
+    const __nv_bfloat16 v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v817 = __bfloat162float(v816);
+    const float v818 = fmaf(v815, v3, v817);
+    const __nv_bfloat16 v819 = __float2bfloat16_rn(v818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v820 = v808 * v1;
+    const unsigned int v821 = v820 + v811;
+    out[v821] = v819;
+  }
+  const unsigned int v822 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v824 = v375 + v822;
+  const unsigned int v825 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v827 = v378 + v825;
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v829 = v827 < v1;
+  const bool v830 = v828 && v829;
+  if (v830) {
+    const float v831 = v39.x[28];
+    const __nv_bfloat16 v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v833 = __bfloat162float(v832);
+    const float v834 = fmaf(v831, v3, v833);
+    const __nv_bfloat16 v835 = __float2bfloat16_rn(v834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v836 = v824 * v1;
+    const unsigned int v837 = v836 + v827;
+    out[v837] = v835;
+  }
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v840 = v375 + v838;
+  const unsigned int v841 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v843 = v378 + v841;
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v845 = v843 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v39.x[29];
+    const __nv_bfloat16 v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v849 = __bfloat162float(v848);
+    const float v850 = fmaf(v847, v3, v849);
+    const __nv_bfloat16 v851 = __float2bfloat16_rn(v850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v852 = v840 * v1;
+    const unsigned int v853 = v852 + v843;
+    out[v853] = v851;
+  }
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v856 = v375 + v854;
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v859 = v378 + v857;
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.x[30];
+    const __nv_bfloat16 v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v865 = __bfloat162float(v864);
+    const float v866 = fmaf(v863, v3, v865);
+    const __nv_bfloat16 v867 = __float2bfloat16_rn(v866);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v868 = v856 * v1;
+    const unsigned int v869 = v868 + v859;
+    out[v869] = v867;
+  }
+  const unsigned int v870 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v872 = v375 + v870;
+  const unsigned int v873 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v875 = v378 + v873;
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v877 = v875 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v39.x[31];
+    const __nv_bfloat16 v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v881 = __bfloat162float(v880);
+    const float v882 = fmaf(v879, v3, v881);
+    const __nv_bfloat16 v883 = __float2bfloat16_rn(v882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v884 = v872 * v1;
+    const unsigned int v885 = v884 + v875;
+    out[v885] = v883;
+  }
+  const unsigned int v886 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v888 = v375 + v886;
+  const unsigned int v889 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v891 = v378 + v889;
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v39.x[32];
+    const __nv_bfloat16 v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v897 = __bfloat162float(v896);
+    const float v898 = fmaf(v895, v3, v897);
+    const __nv_bfloat16 v899 = __float2bfloat16_rn(v898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v900 = v888 * v1;
+    const unsigned int v901 = v900 + v891;
+    out[v901] = v899;
+  }
+  const unsigned int v902 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v904 = v375 + v902;
+  const unsigned int v905 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v907 = v378 + v905;
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v909 = v907 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v39.x[33];
+    const __nv_bfloat16 v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v913 = __bfloat162float(v912);
+    const float v914 = fmaf(v911, v3, v913);
+    const __nv_bfloat16 v915 = __float2bfloat16_rn(v914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v916 = v904 * v1;
+    const unsigned int v917 = v916 + v907;
+    out[v917] = v915;
+  }
+  const unsigned int v918 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v920 = v375 + v918;
+  const unsigned int v921 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v923 = v378 + v921;
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v925 = v923 < v1;
+  const bool v926 = v924 && v925;
+  if (v926) {
+    const float v927 = v39.x[34];
+    const __nv_bfloat16 v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v929 = __bfloat162float(v928);
+    const float v930 = fmaf(v927, v3, v929);
+    const __nv_bfloat16 v931 = __float2bfloat16_rn(v930);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v932 = v920 * v1;
+    const unsigned int v933 = v932 + v923;
+    out[v933] = v931;
+  }
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v936 = v375 + v934;
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v939 = v378 + v937;
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v941 = v939 < v1;
+  const bool v942 = v940 && v941;
+  if (v942) {
+    const float v943 = v39.x[35];
+    const __nv_bfloat16 v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v945 = __bfloat162float(v944);
+    const float v946 = fmaf(v943, v3, v945);
+    const __nv_bfloat16 v947 = __float2bfloat16_rn(v946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v948 = v936 * v1;
+    const unsigned int v949 = v948 + v939;
+    out[v949] = v947;
+  }
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v952 = v375 + v950;
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v955 = v378 + v953;
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v957 = v955 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v39.x[36];
+    const __nv_bfloat16 v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v961 = __bfloat162float(v960);
+    const float v962 = fmaf(v959, v3, v961);
+    const __nv_bfloat16 v963 = __float2bfloat16_rn(v962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v964 = v952 * v1;
+    const unsigned int v965 = v964 + v955;
+    out[v965] = v963;
+  }
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v968 = v375 + v966;
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v971 = v378 + v969;
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v973 = v971 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v39.x[37];
+    const __nv_bfloat16 v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v977 = __bfloat162float(v976);
+    const float v978 = fmaf(v975, v3, v977);
+    const __nv_bfloat16 v979 = __float2bfloat16_rn(v978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v980 = v968 * v1;
+    const unsigned int v981 = v980 + v971;
+    out[v981] = v979;
+  }
+  const unsigned int v982 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v984 = v375 + v982;
+  const unsigned int v985 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v987 = v378 + v985;
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v989 = v987 < v1;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v39.x[38];
+    const __nv_bfloat16 v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v993 = __bfloat162float(v992);
+    const float v994 = fmaf(v991, v3, v993);
+    const __nv_bfloat16 v995 = __float2bfloat16_rn(v994);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v996 = v984 * v1;
+    const unsigned int v997 = v996 + v987;
+    out[v997] = v995;
+  }
+  const unsigned int v998 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1000 = v375 + v998;
+  const unsigned int v1001 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1003 = v378 + v1001;
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1005 = v1003 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v39.x[39];
+    const __nv_bfloat16 v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1009 = __bfloat162float(v1008);
+    const float v1010 = fmaf(v1007, v3, v1009);
+    const __nv_bfloat16 v1011 = __float2bfloat16_rn(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1012 = v1000 * v1;
+    const unsigned int v1013 = v1012 + v1003;
+    out[v1013] = v1011;
+  }
+  const unsigned int v1014 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1016 = v375 + v1014;
+  const unsigned int v1017 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1019 = v378 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1021 = v1019 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v39.x[40];
+    const __nv_bfloat16 v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1025 = __bfloat162float(v1024);
+    const float v1026 = fmaf(v1023, v3, v1025);
+    const __nv_bfloat16 v1027 = __float2bfloat16_rn(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1028 = v1016 * v1;
+    const unsigned int v1029 = v1028 + v1019;
+    out[v1029] = v1027;
+  }
+  const unsigned int v1030 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1032 = v375 + v1030;
+  const unsigned int v1033 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1035 = v378 + v1033;
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1037 = v1035 < v1;
+  const bool v1038 = v1036 && v1037;
+  if (v1038) {
+    const float v1039 = v39.x[41];
+    const __nv_bfloat16 v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1041 = __bfloat162float(v1040);
+    const float v1042 = fmaf(v1039, v3, v1041);
+    const __nv_bfloat16 v1043 = __float2bfloat16_rn(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1044 = v1032 * v1;
+    const unsigned int v1045 = v1044 + v1035;
+    out[v1045] = v1043;
+  }
+  const unsigned int v1046 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1048 = v375 + v1046;
+  const unsigned int v1049 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1051 = v378 + v1049;
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1053 = v1051 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v39.x[42];
+    const __nv_bfloat16 v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1057 = __bfloat162float(v1056);
+    const float v1058 = fmaf(v1055, v3, v1057);
+    const __nv_bfloat16 v1059 = __float2bfloat16_rn(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1060 = v1048 * v1;
+    const unsigned int v1061 = v1060 + v1051;
+    out[v1061] = v1059;
+  }
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1064 = v375 + v1062;
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1067 = v378 + v1065;
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1069 = v1067 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v39.x[43];
+    const __nv_bfloat16 v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1073 = __bfloat162float(v1072);
+    const float v1074 = fmaf(v1071, v3, v1073);
+    const __nv_bfloat16 v1075 = __float2bfloat16_rn(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1076 = v1064 * v1;
+    const unsigned int v1077 = v1076 + v1067;
+    out[v1077] = v1075;
+  }
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1080 = v375 + v1078;
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1083 = v378 + v1081;
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1085 = v1083 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v39.x[44];
+    const __nv_bfloat16 v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1089 = __bfloat162float(v1088);
+    const float v1090 = fmaf(v1087, v3, v1089);
+    const __nv_bfloat16 v1091 = __float2bfloat16_rn(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1092 = v1080 * v1;
+    const unsigned int v1093 = v1092 + v1083;
+    out[v1093] = v1091;
+  }
+  const unsigned int v1094 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1096 = v375 + v1094;
+  const unsigned int v1097 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1099 = v378 + v1097;
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v39.x[45];
+    const __nv_bfloat16 v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1105 = __bfloat162float(v1104);
+    const float v1106 = fmaf(v1103, v3, v1105);
+    const __nv_bfloat16 v1107 = __float2bfloat16_rn(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1108 = v1096 * v1;
+    const unsigned int v1109 = v1108 + v1099;
+    out[v1109] = v1107;
+  }
+  const unsigned int v1110 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1112 = v375 + v1110;
+  const unsigned int v1113 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1115 = v378 + v1113;
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v39.x[46];
+    const __nv_bfloat16 v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1121 = __bfloat162float(v1120);
+    const float v1122 = fmaf(v1119, v3, v1121);
+    const __nv_bfloat16 v1123 = __float2bfloat16_rn(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1124 = v1112 * v1;
+    const unsigned int v1125 = v1124 + v1115;
+    out[v1125] = v1123;
+  }
+  const unsigned int v1126 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1128 = v375 + v1126;
+  const unsigned int v1129 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1131 = v378 + v1129;
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v39.x[47];
+    const __nv_bfloat16 v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1137 = __bfloat162float(v1136);
+    const float v1138 = fmaf(v1135, v3, v1137);
+    const __nv_bfloat16 v1139 = __float2bfloat16_rn(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1140 = v1128 * v1;
+    const unsigned int v1141 = v1140 + v1131;
+    out[v1141] = v1139;
+  }
+  const unsigned int v1142 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1144 = v375 + v1142;
+  const unsigned int v1145 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1147 = v378 + v1145;
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1149 = v1147 < v1;
+  const bool v1150 = v1148 && v1149;
+  if (v1150) {
+    const float v1151 = v39.x[48];
+    const __nv_bfloat16 v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1153 = __bfloat162float(v1152);
+    const float v1154 = fmaf(v1151, v3, v1153);
+    const __nv_bfloat16 v1155 = __float2bfloat16_rn(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1156 = v1144 * v1;
+    const unsigned int v1157 = v1156 + v1147;
+    out[v1157] = v1155;
+  }
+  const unsigned int v1158 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1160 = v375 + v1158;
+  const unsigned int v1161 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1163 = v378 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v39.x[49];
+    const __nv_bfloat16 v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1169 = __bfloat162float(v1168);
+    const float v1170 = fmaf(v1167, v3, v1169);
+    const __nv_bfloat16 v1171 = __float2bfloat16_rn(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1172 = v1160 * v1;
+    const unsigned int v1173 = v1172 + v1163;
+    out[v1173] = v1171;
+  }
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1176 = v375 + v1174;
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1179 = v378 + v1177;
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1181 = v1179 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v39.x[50];
+    const __nv_bfloat16 v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1185 = __bfloat162float(v1184);
+    const float v1186 = fmaf(v1183, v3, v1185);
+    const __nv_bfloat16 v1187 = __float2bfloat16_rn(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1188 = v1176 * v1;
+    const unsigned int v1189 = v1188 + v1179;
+    out[v1189] = v1187;
+  }
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1192 = v375 + v1190;
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1195 = v378 + v1193;
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.x[51];
+    const __nv_bfloat16 v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1201 = __bfloat162float(v1200);
+    const float v1202 = fmaf(v1199, v3, v1201);
+    const __nv_bfloat16 v1203 = __float2bfloat16_rn(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1204 = v1192 * v1;
+    const unsigned int v1205 = v1204 + v1195;
+    out[v1205] = v1203;
+  }
+  const unsigned int v1206 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1208 = v375 + v1206;
+  const unsigned int v1209 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1211 = v378 + v1209;
+  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1213 = v1211 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v39.x[52];
+    const __nv_bfloat16 v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1217 = __bfloat162float(v1216);
+    const float v1218 = fmaf(v1215, v3, v1217);
+    const __nv_bfloat16 v1219 = __float2bfloat16_rn(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1220 = v1208 * v1;
+    const unsigned int v1221 = v1220 + v1211;
+    out[v1221] = v1219;
+  }
+  const unsigned int v1222 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1224 = v375 + v1222;
+  const unsigned int v1225 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1227 = v378 + v1225;
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v39.x[53];
+    const __nv_bfloat16 v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1233 = __bfloat162float(v1232);
+    const float v1234 = fmaf(v1231, v3, v1233);
+    const __nv_bfloat16 v1235 = __float2bfloat16_rn(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1236 = v1224 * v1;
+    const unsigned int v1237 = v1236 + v1227;
+    out[v1237] = v1235;
+  }
+  const unsigned int v1238 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1240 = v375 + v1238;
+  const unsigned int v1241 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1243 = v378 + v1241;
+  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1245 = v1243 < v1;
+  const bool v1246 = v1244 && v1245;
+  if (v1246) {
+    const float v1247 = v39.x[54];
+    const __nv_bfloat16 v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1249 = __bfloat162float(v1248);
+    const float v1250 = fmaf(v1247, v3, v1249);
+    const __nv_bfloat16 v1251 = __float2bfloat16_rn(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1252 = v1240 * v1;
+    const unsigned int v1253 = v1252 + v1243;
+    out[v1253] = v1251;
+  }
+  const unsigned int v1254 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1256 = v375 + v1254;
+  const unsigned int v1257 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1259 = v378 + v1257;
+  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1261 = v1259 < v1;
+  const bool v1262 = v1260 && v1261;
+  if (v1262) {
+    const float v1263 = v39.x[55];
+    const __nv_bfloat16 v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1265 = __bfloat162float(v1264);
+    const float v1266 = fmaf(v1263, v3, v1265);
+    const __nv_bfloat16 v1267 = __float2bfloat16_rn(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1268 = v1256 * v1;
+    const unsigned int v1269 = v1268 + v1259;
+    out[v1269] = v1267;
+  }
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1272 = v375 + v1270;
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1275 = v378 + v1273;
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1277 = v1275 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v39.x[56];
+    const __nv_bfloat16 v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1281 = __bfloat162float(v1280);
+    const float v1282 = fmaf(v1279, v3, v1281);
+    const __nv_bfloat16 v1283 = __float2bfloat16_rn(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1284 = v1272 * v1;
+    const unsigned int v1285 = v1284 + v1275;
+    out[v1285] = v1283;
+  }
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1288 = v375 + v1286;
+  const unsigned int v1289 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1291 = v378 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1293 = v1291 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v39.x[57];
+    const __nv_bfloat16 v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1297 = __bfloat162float(v1296);
+    const float v1298 = fmaf(v1295, v3, v1297);
+    const __nv_bfloat16 v1299 = __float2bfloat16_rn(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1300 = v1288 * v1;
+    const unsigned int v1301 = v1300 + v1291;
+    out[v1301] = v1299;
+  }
+  const unsigned int v1302 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1304 = v375 + v1302;
+  const unsigned int v1305 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1307 = v378 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1309 = v1307 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v39.x[58];
+    const __nv_bfloat16 v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1313 = __bfloat162float(v1312);
+    const float v1314 = fmaf(v1311, v3, v1313);
+    const __nv_bfloat16 v1315 = __float2bfloat16_rn(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1316 = v1304 * v1;
+    const unsigned int v1317 = v1316 + v1307;
+    out[v1317] = v1315;
+  }
+  const unsigned int v1318 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1320 = v375 + v1318;
+  const unsigned int v1321 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1323 = v378 + v1321;
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1325 = v1323 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v39.x[59];
+    const __nv_bfloat16 v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1329 = __bfloat162float(v1328);
+    const float v1330 = fmaf(v1327, v3, v1329);
+    const __nv_bfloat16 v1331 = __float2bfloat16_rn(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1332 = v1320 * v1;
+    const unsigned int v1333 = v1332 + v1323;
+    out[v1333] = v1331;
+  }
+  const unsigned int v1334 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1336 = v375 + v1334;
+  const unsigned int v1337 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1339 = v378 + v1337;
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1341 = v1339 < v1;
+  const bool v1342 = v1340 && v1341;
+  if (v1342) {
+    const float v1343 = v39.x[60];
+    const __nv_bfloat16 v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = __bfloat162float(v1344);
+    const float v1346 = fmaf(v1343, v3, v1345);
+    const __nv_bfloat16 v1347 = __float2bfloat16_rn(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1348 = v1336 * v1;
+    const unsigned int v1349 = v1348 + v1339;
+    out[v1349] = v1347;
+  }
+  const unsigned int v1350 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1352 = v375 + v1350;
+  const unsigned int v1353 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1355 = v378 + v1353;
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v39.x[61];
+    const __nv_bfloat16 v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1361 = __bfloat162float(v1360);
+    const float v1362 = fmaf(v1359, v3, v1361);
+    const __nv_bfloat16 v1363 = __float2bfloat16_rn(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1364 = v1352 * v1;
+    const unsigned int v1365 = v1364 + v1355;
+    out[v1365] = v1363;
+  }
+  const unsigned int v1366 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1368 = v375 + v1366;
+  const unsigned int v1369 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1371 = v378 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v39.x[62];
+    const __nv_bfloat16 v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1377 = __bfloat162float(v1376);
+    const float v1378 = fmaf(v1375, v3, v1377);
+    const __nv_bfloat16 v1379 = __float2bfloat16_rn(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1380 = v1368 * v1;
+    const unsigned int v1381 = v1380 + v1371;
+    out[v1381] = v1379;
+  }
+  const unsigned int v1382 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1384 = v375 + v1382;
+  const unsigned int v1385 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1387 = v378 + v1385;
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1389 = v1387 < v1;
+  const bool v1390 = v1388 && v1389;
+  if (v1390) {
+    const float v1391 = v39.x[63];
+    const __nv_bfloat16 v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1393 = __bfloat162float(v1392);
+    const float v1394 = fmaf(v1391, v3, v1393);
+    const __nv_bfloat16 v1395 = __float2bfloat16_rn(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1396 = v1384 * v1;
+    const unsigned int v1397 = v1396 + v1387;
+    out[v1397] = v1395;
+  }
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1400 = v375 + v1398;
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1403 = v378 + v1401;
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1405 = v1403 < v1;
+  const bool v1406 = v1404 && v1405;
+  if (v1406) {
+    const float v1407 = v39.x[64];
+    const __nv_bfloat16 v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1409 = __bfloat162float(v1408);
+    const float v1410 = fmaf(v1407, v3, v1409);
+    const __nv_bfloat16 v1411 = __float2bfloat16_rn(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1412 = v1400 * v1;
+    const unsigned int v1413 = v1412 + v1403;
+    out[v1413] = v1411;
+  }
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1416 = v375 + v1414;
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1419 = v378 + v1417;
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1421 = v1419 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v39.x[65];
+    const __nv_bfloat16 v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1425 = __bfloat162float(v1424);
+    const float v1426 = fmaf(v1423, v3, v1425);
+    const __nv_bfloat16 v1427 = __float2bfloat16_rn(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1428 = v1416 * v1;
+    const unsigned int v1429 = v1428 + v1419;
+    out[v1429] = v1427;
+  }
+  const unsigned int v1430 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1432 = v375 + v1430;
+  const unsigned int v1433 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1435 = v378 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v39.x[66];
+    const __nv_bfloat16 v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1441 = __bfloat162float(v1440);
+    const float v1442 = fmaf(v1439, v3, v1441);
+    const __nv_bfloat16 v1443 = __float2bfloat16_rn(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1444 = v1432 * v1;
+    const unsigned int v1445 = v1444 + v1435;
+    out[v1445] = v1443;
+  }
+  const unsigned int v1446 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1448 = v375 + v1446;
+  const unsigned int v1449 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1451 = v378 + v1449;
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1453 = v1451 < v1;
+  const bool v1454 = v1452 && v1453;
+  if (v1454) {
+    const float v1455 = v39.x[67];
+    const __nv_bfloat16 v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1457 = __bfloat162float(v1456);
+    const float v1458 = fmaf(v1455, v3, v1457);
+    const __nv_bfloat16 v1459 = __float2bfloat16_rn(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1460 = v1448 * v1;
+    const unsigned int v1461 = v1460 + v1451;
+    out[v1461] = v1459;
+  }
+  const unsigned int v1462 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1464 = v375 + v1462;
+  const unsigned int v1465 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1467 = v378 + v1465;
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1469 = v1467 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v39.x[68];
+    const __nv_bfloat16 v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1473 = __bfloat162float(v1472);
+    const float v1474 = fmaf(v1471, v3, v1473);
+    const __nv_bfloat16 v1475 = __float2bfloat16_rn(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1476 = v1464 * v1;
+    const unsigned int v1477 = v1476 + v1467;
+    out[v1477] = v1475;
+  }
+  const unsigned int v1478 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1480 = v375 + v1478;
+  const unsigned int v1481 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1483 = v378 + v1481;
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.x[69];
+    const __nv_bfloat16 v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1489 = __bfloat162float(v1488);
+    const float v1490 = fmaf(v1487, v3, v1489);
+    const __nv_bfloat16 v1491 = __float2bfloat16_rn(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1492 = v1480 * v1;
+    const unsigned int v1493 = v1492 + v1483;
+    out[v1493] = v1491;
+  }
+  const unsigned int v1494 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1496 = v375 + v1494;
+  const unsigned int v1497 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1499 = v378 + v1497;
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1501 = v1499 < v1;
+  const bool v1502 = v1500 && v1501;
+  if (v1502) {
+    const float v1503 = v39.x[70];
+    const __nv_bfloat16 v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1505 = __bfloat162float(v1504);
+    const float v1506 = fmaf(v1503, v3, v1505);
+    const __nv_bfloat16 v1507 = __float2bfloat16_rn(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1508 = v1496 * v1;
+    const unsigned int v1509 = v1508 + v1499;
+    out[v1509] = v1507;
+  }
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1512 = v375 + v1510;
+  const unsigned int v1513 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1515 = v378 + v1513;
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v39.x[71];
+    const __nv_bfloat16 v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1521 = __bfloat162float(v1520);
+    const float v1522 = fmaf(v1519, v3, v1521);
+    const __nv_bfloat16 v1523 = __float2bfloat16_rn(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1524 = v1512 * v1;
+    const unsigned int v1525 = v1524 + v1515;
+    out[v1525] = v1523;
+  }
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1528 = v375 + v1526;
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1531 = v378 + v1529;
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.x[72];
+    const __nv_bfloat16 v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1537 = __bfloat162float(v1536);
+    const float v1538 = fmaf(v1535, v3, v1537);
+    const __nv_bfloat16 v1539 = __float2bfloat16_rn(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1540 = v1528 * v1;
+    const unsigned int v1541 = v1540 + v1531;
+    out[v1541] = v1539;
+  }
+  const unsigned int v1542 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1544 = v375 + v1542;
+  const unsigned int v1545 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1547 = v378 + v1545;
+  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1549 = v1547 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v39.x[73];
+    const __nv_bfloat16 v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1553 = __bfloat162float(v1552);
+    const float v1554 = fmaf(v1551, v3, v1553);
+    const __nv_bfloat16 v1555 = __float2bfloat16_rn(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1556 = v1544 * v1;
+    const unsigned int v1557 = v1556 + v1547;
+    out[v1557] = v1555;
+  }
+  const unsigned int v1558 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1560 = v375 + v1558;
+  const unsigned int v1561 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1563 = v378 + v1561;
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1565 = v1563 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v39.x[74];
+    const __nv_bfloat16 v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1569 = __bfloat162float(v1568);
+    const float v1570 = fmaf(v1567, v3, v1569);
+    const __nv_bfloat16 v1571 = __float2bfloat16_rn(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1572 = v1560 * v1;
+    const unsigned int v1573 = v1572 + v1563;
+    out[v1573] = v1571;
+  }
+  const unsigned int v1574 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1576 = v375 + v1574;
+  const unsigned int v1577 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1579 = v378 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v39.x[75];
+    const __nv_bfloat16 v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1585 = __bfloat162float(v1584);
+    const float v1586 = fmaf(v1583, v3, v1585);
+    const __nv_bfloat16 v1587 = __float2bfloat16_rn(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1588 = v1576 * v1;
+    const unsigned int v1589 = v1588 + v1579;
+    out[v1589] = v1587;
+  }
+  const unsigned int v1590 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1592 = v375 + v1590;
+  const unsigned int v1593 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1595 = v378 + v1593;
+  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v39.x[76];
+    const __nv_bfloat16 v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1601 = __bfloat162float(v1600);
+    const float v1602 = fmaf(v1599, v3, v1601);
+    const __nv_bfloat16 v1603 = __float2bfloat16_rn(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1604 = v1592 * v1;
+    const unsigned int v1605 = v1604 + v1595;
+    out[v1605] = v1603;
+  }
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1608 = v375 + v1606;
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1611 = v378 + v1609;
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v39.x[77];
+    const __nv_bfloat16 v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1617 = __bfloat162float(v1616);
+    const float v1618 = fmaf(v1615, v3, v1617);
+    const __nv_bfloat16 v1619 = __float2bfloat16_rn(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1620 = v1608 * v1;
+    const unsigned int v1621 = v1620 + v1611;
+    out[v1621] = v1619;
+  }
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1624 = v375 + v1622;
+  const unsigned int v1625 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1627 = v378 + v1625;
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1629 = v1627 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v39.x[78];
+    const __nv_bfloat16 v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1633 = __bfloat162float(v1632);
+    const float v1634 = fmaf(v1631, v3, v1633);
+    const __nv_bfloat16 v1635 = __float2bfloat16_rn(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1636 = v1624 * v1;
+    const unsigned int v1637 = v1636 + v1627;
+    out[v1637] = v1635;
+  }
+  const unsigned int v1638 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1640 = v375 + v1638;
+  const unsigned int v1641 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1643 = v378 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v39.x[79];
+    const __nv_bfloat16 v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1649 = __bfloat162float(v1648);
+    const float v1650 = fmaf(v1647, v3, v1649);
+    const __nv_bfloat16 v1651 = __float2bfloat16_rn(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1652 = v1640 * v1;
+    const unsigned int v1653 = v1652 + v1643;
+    out[v1653] = v1651;
+  }
+  const unsigned int v1654 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1656 = v375 + v1654;
+  const unsigned int v1657 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1659 = v378 + v1657;
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1661 = v1659 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v39.x[80];
+    const __nv_bfloat16 v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1665 = __bfloat162float(v1664);
+    const float v1666 = fmaf(v1663, v3, v1665);
+    const __nv_bfloat16 v1667 = __float2bfloat16_rn(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1668 = v1656 * v1;
+    const unsigned int v1669 = v1668 + v1659;
+    out[v1669] = v1667;
+  }
+  const unsigned int v1670 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1672 = v375 + v1670;
+  const unsigned int v1673 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1675 = v378 + v1673;
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v39.x[81];
+    const __nv_bfloat16 v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1681 = __bfloat162float(v1680);
+    const float v1682 = fmaf(v1679, v3, v1681);
+    const __nv_bfloat16 v1683 = __float2bfloat16_rn(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1684 = v1672 * v1;
+    const unsigned int v1685 = v1684 + v1675;
+    out[v1685] = v1683;
+  }
+  const unsigned int v1686 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1688 = v375 + v1686;
+  const unsigned int v1689 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1691 = v378 + v1689;
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1693 = v1691 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v39.x[82];
+    const __nv_bfloat16 v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1697 = __bfloat162float(v1696);
+    const float v1698 = fmaf(v1695, v3, v1697);
+    const __nv_bfloat16 v1699 = __float2bfloat16_rn(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1700 = v1688 * v1;
+    const unsigned int v1701 = v1700 + v1691;
+    out[v1701] = v1699;
+  }
+  const unsigned int v1702 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1704 = v375 + v1702;
+  const unsigned int v1705 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1707 = v378 + v1705;
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v39.x[83];
+    const __nv_bfloat16 v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1713 = __bfloat162float(v1712);
+    const float v1714 = fmaf(v1711, v3, v1713);
+    const __nv_bfloat16 v1715 = __float2bfloat16_rn(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1716 = v1704 * v1;
+    const unsigned int v1717 = v1716 + v1707;
+    out[v1717] = v1715;
+  }
+  const unsigned int v1718 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1720 = v375 + v1718;
+  const unsigned int v1721 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1723 = v378 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v39.x[84];
+    const __nv_bfloat16 v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1729 = __bfloat162float(v1728);
+    const float v1730 = fmaf(v1727, v3, v1729);
+    const __nv_bfloat16 v1731 = __float2bfloat16_rn(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1732 = v1720 * v1;
+    const unsigned int v1733 = v1732 + v1723;
+    out[v1733] = v1731;
+  }
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1736 = v375 + v1734;
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1739 = v378 + v1737;
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1741 = v1739 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v39.x[85];
+    const __nv_bfloat16 v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1745 = __bfloat162float(v1744);
+    const float v1746 = fmaf(v1743, v3, v1745);
+    const __nv_bfloat16 v1747 = __float2bfloat16_rn(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1748 = v1736 * v1;
+    const unsigned int v1749 = v1748 + v1739;
+    out[v1749] = v1747;
+  }
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1752 = v375 + v1750;
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1755 = v378 + v1753;
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1757 = v1755 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v39.x[86];
+    const __nv_bfloat16 v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1761 = __bfloat162float(v1760);
+    const float v1762 = fmaf(v1759, v3, v1761);
+    const __nv_bfloat16 v1763 = __float2bfloat16_rn(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1764 = v1752 * v1;
+    const unsigned int v1765 = v1764 + v1755;
+    out[v1765] = v1763;
+  }
+  const unsigned int v1766 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1768 = v375 + v1766;
+  const unsigned int v1769 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1771 = v378 + v1769;
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v39.x[87];
+    const __nv_bfloat16 v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1777 = __bfloat162float(v1776);
+    const float v1778 = fmaf(v1775, v3, v1777);
+    const __nv_bfloat16 v1779 = __float2bfloat16_rn(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1780 = v1768 * v1;
+    const unsigned int v1781 = v1780 + v1771;
+    out[v1781] = v1779;
+  }
+  const unsigned int v1782 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1784 = v375 + v1782;
+  const unsigned int v1785 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1787 = v378 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v39.x[88];
+    const __nv_bfloat16 v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1793 = __bfloat162float(v1792);
+    const float v1794 = fmaf(v1791, v3, v1793);
+    const __nv_bfloat16 v1795 = __float2bfloat16_rn(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1796 = v1784 * v1;
+    const unsigned int v1797 = v1796 + v1787;
+    out[v1797] = v1795;
+  }
+  const unsigned int v1798 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1800 = v375 + v1798;
+  const unsigned int v1801 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1803 = v378 + v1801;
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v39.x[89];
+    const __nv_bfloat16 v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1809 = __bfloat162float(v1808);
+    const float v1810 = fmaf(v1807, v3, v1809);
+    const __nv_bfloat16 v1811 = __float2bfloat16_rn(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1812 = v1800 * v1;
+    const unsigned int v1813 = v1812 + v1803;
+    out[v1813] = v1811;
+  }
+  const unsigned int v1814 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1816 = v375 + v1814;
+  const unsigned int v1817 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1819 = v378 + v1817;
+  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v39.x[90];
+    const __nv_bfloat16 v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1825 = __bfloat162float(v1824);
+    const float v1826 = fmaf(v1823, v3, v1825);
+    const __nv_bfloat16 v1827 = __float2bfloat16_rn(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1828 = v1816 * v1;
+    const unsigned int v1829 = v1828 + v1819;
+    out[v1829] = v1827;
+  }
+  const unsigned int v1830 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1832 = v375 + v1830;
+  const unsigned int v1833 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1835 = v378 + v1833;
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v39.x[91];
+    const __nv_bfloat16 v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1841 = __bfloat162float(v1840);
+    const float v1842 = fmaf(v1839, v3, v1841);
+    const __nv_bfloat16 v1843 = __float2bfloat16_rn(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1844 = v1832 * v1;
+    const unsigned int v1845 = v1844 + v1835;
+    out[v1845] = v1843;
+  }
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1848 = v375 + v1846;
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1851 = v378 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.x[92];
+    const __nv_bfloat16 v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1857 = __bfloat162float(v1856);
+    const float v1858 = fmaf(v1855, v3, v1857);
+    const __nv_bfloat16 v1859 = __float2bfloat16_rn(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1860 = v1848 * v1;
+    const unsigned int v1861 = v1860 + v1851;
+    out[v1861] = v1859;
+  }
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1864 = v375 + v1862;
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1867 = v378 + v1865;
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.x[93];
+    const __nv_bfloat16 v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1873 = __bfloat162float(v1872);
+    const float v1874 = fmaf(v1871, v3, v1873);
+    const __nv_bfloat16 v1875 = __float2bfloat16_rn(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1876 = v1864 * v1;
+    const unsigned int v1877 = v1876 + v1867;
+    out[v1877] = v1875;
+  }
+  const unsigned int v1878 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1880 = v375 + v1878;
+  const unsigned int v1881 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1883 = v378 + v1881;
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1885 = v1883 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v39.x[94];
+    const __nv_bfloat16 v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1889 = __bfloat162float(v1888);
+    const float v1890 = fmaf(v1887, v3, v1889);
+    const __nv_bfloat16 v1891 = __float2bfloat16_rn(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1892 = v1880 * v1;
+    const unsigned int v1893 = v1892 + v1883;
+    out[v1893] = v1891;
+  }
+  const unsigned int v1894 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1896 = v375 + v1894;
+  const unsigned int v1897 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1899 = v378 + v1897;
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1901 = v1899 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v39.x[95];
+    const __nv_bfloat16 v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1905 = __bfloat162float(v1904);
+    const float v1906 = fmaf(v1903, v3, v1905);
+    const __nv_bfloat16 v1907 = __float2bfloat16_rn(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1908 = v1896 * v1;
+    const unsigned int v1909 = v1908 + v1899;
+    out[v1909] = v1907;
+  }
+  const unsigned int v1910 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1912 = v375 + v1910;
+  const unsigned int v1913 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1915 = v378 + v1913;
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v39.x[96];
+    const __nv_bfloat16 v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1921 = __bfloat162float(v1920);
+    const float v1922 = fmaf(v1919, v3, v1921);
+    const __nv_bfloat16 v1923 = __float2bfloat16_rn(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1924 = v1912 * v1;
+    const unsigned int v1925 = v1924 + v1915;
+    out[v1925] = v1923;
+  }
+  const unsigned int v1926 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1928 = v375 + v1926;
+  const unsigned int v1929 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1931 = v378 + v1929;
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1933 = v1931 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v39.x[97];
+    const __nv_bfloat16 v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1937 = __bfloat162float(v1936);
+    const float v1938 = fmaf(v1935, v3, v1937);
+    const __nv_bfloat16 v1939 = __float2bfloat16_rn(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1940 = v1928 * v1;
+    const unsigned int v1941 = v1940 + v1931;
+    out[v1941] = v1939;
+  }
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1944 = v375 + v1942;
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1947 = v378 + v1945;
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v39.x[98];
+    const __nv_bfloat16 v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1953 = __bfloat162float(v1952);
+    const float v1954 = fmaf(v1951, v3, v1953);
+    const __nv_bfloat16 v1955 = __float2bfloat16_rn(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1956 = v1944 * v1;
+    const unsigned int v1957 = v1956 + v1947;
+    out[v1957] = v1955;
+  }
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1960 = v375 + v1958;
+  const unsigned int v1961 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1963 = v378 + v1961;
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1965 = v1963 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v39.x[99];
+    const __nv_bfloat16 v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1969 = __bfloat162float(v1968);
+    const float v1970 = fmaf(v1967, v3, v1969);
+    const __nv_bfloat16 v1971 = __float2bfloat16_rn(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1972 = v1960 * v1;
+    const unsigned int v1973 = v1972 + v1963;
+    out[v1973] = v1971;
+  }
+  const unsigned int v1974 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1976 = v375 + v1974;
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1979 = v378 + v1977;
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1981 = v1979 < v1;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v39.x[100];
+    const __nv_bfloat16 v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1985 = __bfloat162float(v1984);
+    const float v1986 = fmaf(v1983, v3, v1985);
+    const __nv_bfloat16 v1987 = __float2bfloat16_rn(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1988 = v1976 * v1;
+    const unsigned int v1989 = v1988 + v1979;
+    out[v1989] = v1987;
+  }
+  const unsigned int v1990 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1992 = v375 + v1990;
+  const unsigned int v1993 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1995 = v378 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v39.x[101];
+    const __nv_bfloat16 v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2001 = __bfloat162float(v2000);
+    const float v2002 = fmaf(v1999, v3, v2001);
+    const __nv_bfloat16 v2003 = __float2bfloat16_rn(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2004 = v1992 * v1;
+    const unsigned int v2005 = v2004 + v1995;
+    out[v2005] = v2003;
+  }
+  const unsigned int v2006 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2008 = v375 + v2006;
+  const unsigned int v2009 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2011 = v378 + v2009;
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v39.x[102];
+    const __nv_bfloat16 v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2017 = __bfloat162float(v2016);
+    const float v2018 = fmaf(v2015, v3, v2017);
+    const __nv_bfloat16 v2019 = __float2bfloat16_rn(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2020 = v2008 * v1;
+    const unsigned int v2021 = v2020 + v2011;
+    out[v2021] = v2019;
+  }
+  const unsigned int v2022 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2024 = v375 + v2022;
+  const unsigned int v2025 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2027 = v378 + v2025;
+  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2029 = v2027 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v39.x[103];
+    const __nv_bfloat16 v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2033 = __bfloat162float(v2032);
+    const float v2034 = fmaf(v2031, v3, v2033);
+    const __nv_bfloat16 v2035 = __float2bfloat16_rn(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2036 = v2024 * v1;
+    const unsigned int v2037 = v2036 + v2027;
+    out[v2037] = v2035;
+  }
+  const unsigned int v2038 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2040 = v375 + v2038;
+  const unsigned int v2041 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2043 = v378 + v2041;
+  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2045 = v2043 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v39.x[104];
+    const __nv_bfloat16 v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2049 = __bfloat162float(v2048);
+    const float v2050 = fmaf(v2047, v3, v2049);
+    const __nv_bfloat16 v2051 = __float2bfloat16_rn(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2052 = v2040 * v1;
+    const unsigned int v2053 = v2052 + v2043;
+    out[v2053] = v2051;
+  }
+  const unsigned int v2054 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2056 = v375 + v2054;
+  const unsigned int v2057 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2059 = v378 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v39.x[105];
+    const __nv_bfloat16 v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2065 = __bfloat162float(v2064);
+    const float v2066 = fmaf(v2063, v3, v2065);
+    const __nv_bfloat16 v2067 = __float2bfloat16_rn(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2068 = v2056 * v1;
+    const unsigned int v2069 = v2068 + v2059;
+    out[v2069] = v2067;
+  }
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2072 = v375 + v2070;
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2075 = v378 + v2073;
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v39.x[106];
+    const __nv_bfloat16 v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2081 = __bfloat162float(v2080);
+    const float v2082 = fmaf(v2079, v3, v2081);
+    const __nv_bfloat16 v2083 = __float2bfloat16_rn(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2084 = v2072 * v1;
+    const unsigned int v2085 = v2084 + v2075;
+    out[v2085] = v2083;
+  }
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2088 = v375 + v2086;
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2091 = v378 + v2089;
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v39.x[107];
+    const __nv_bfloat16 v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2097 = __bfloat162float(v2096);
+    const float v2098 = fmaf(v2095, v3, v2097);
+    const __nv_bfloat16 v2099 = __float2bfloat16_rn(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2100 = v2088 * v1;
+    const unsigned int v2101 = v2100 + v2091;
+    out[v2101] = v2099;
+  }
+  const unsigned int v2102 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2104 = v375 + v2102;
+  const unsigned int v2105 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2107 = v378 + v2105;
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v39.x[108];
+    const __nv_bfloat16 v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2113 = __bfloat162float(v2112);
+    const float v2114 = fmaf(v2111, v3, v2113);
+    const __nv_bfloat16 v2115 = __float2bfloat16_rn(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2116 = v2104 * v1;
+    const unsigned int v2117 = v2116 + v2107;
+    out[v2117] = v2115;
+  }
+  const unsigned int v2118 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2120 = v375 + v2118;
+  const unsigned int v2121 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2123 = v378 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v39.x[109];
+    const __nv_bfloat16 v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2129 = __bfloat162float(v2128);
+    const float v2130 = fmaf(v2127, v3, v2129);
+    const __nv_bfloat16 v2131 = __float2bfloat16_rn(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2132 = v2120 * v1;
+    const unsigned int v2133 = v2132 + v2123;
+    out[v2133] = v2131;
+  }
+  const unsigned int v2134 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2136 = v375 + v2134;
+  const unsigned int v2137 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2139 = v378 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v39.x[110];
+    const __nv_bfloat16 v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2145 = __bfloat162float(v2144);
+    const float v2146 = fmaf(v2143, v3, v2145);
+    const __nv_bfloat16 v2147 = __float2bfloat16_rn(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2148 = v2136 * v1;
+    const unsigned int v2149 = v2148 + v2139;
+    out[v2149] = v2147;
+  }
+  const unsigned int v2150 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2152 = v375 + v2150;
+  const unsigned int v2153 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2155 = v378 + v2153;
+  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2157 = v2155 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v39.x[111];
+    const __nv_bfloat16 v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2161 = __bfloat162float(v2160);
+    const float v2162 = fmaf(v2159, v3, v2161);
+    const __nv_bfloat16 v2163 = __float2bfloat16_rn(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2164 = v2152 * v1;
+    const unsigned int v2165 = v2164 + v2155;
+    out[v2165] = v2163;
+  }
+  const unsigned int v2166 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2168 = v375 + v2166;
+  const unsigned int v2169 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2171 = v378 + v2169;
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2173 = v2171 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v39.x[112];
+    const __nv_bfloat16 v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2177 = __bfloat162float(v2176);
+    const float v2178 = fmaf(v2175, v3, v2177);
+    const __nv_bfloat16 v2179 = __float2bfloat16_rn(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2180 = v2168 * v1;
+    const unsigned int v2181 = v2180 + v2171;
+    out[v2181] = v2179;
+  }
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2184 = v375 + v2182;
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2187 = v378 + v2185;
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2189 = v2187 < v1;
+  const bool v2190 = v2188 && v2189;
+  if (v2190) {
+    const float v2191 = v39.x[113];
+    const __nv_bfloat16 v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2193 = __bfloat162float(v2192);
+    const float v2194 = fmaf(v2191, v3, v2193);
+    const __nv_bfloat16 v2195 = __float2bfloat16_rn(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2196 = v2184 * v1;
+    const unsigned int v2197 = v2196 + v2187;
+    out[v2197] = v2195;
+  }
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2200 = v375 + v2198;
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2203 = v378 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v39.x[114];
+    const __nv_bfloat16 v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2209 = __bfloat162float(v2208);
+    const float v2210 = fmaf(v2207, v3, v2209);
+    const __nv_bfloat16 v2211 = __float2bfloat16_rn(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2212 = v2200 * v1;
+    const unsigned int v2213 = v2212 + v2203;
+    out[v2213] = v2211;
+  }
+  const unsigned int v2214 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2216 = v375 + v2214;
+  const unsigned int v2217 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2219 = v378 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v39.x[115];
+    const __nv_bfloat16 v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2225 = __bfloat162float(v2224);
+    const float v2226 = fmaf(v2223, v3, v2225);
+    const __nv_bfloat16 v2227 = __float2bfloat16_rn(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2228 = v2216 * v1;
+    const unsigned int v2229 = v2228 + v2219;
+    out[v2229] = v2227;
+  }
+  const unsigned int v2230 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2232 = v375 + v2230;
+  const unsigned int v2233 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2235 = v378 + v2233;
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2237 = v2235 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v39.x[116];
+    const __nv_bfloat16 v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2241 = __bfloat162float(v2240);
+    const float v2242 = fmaf(v2239, v3, v2241);
+    const __nv_bfloat16 v2243 = __float2bfloat16_rn(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2244 = v2232 * v1;
+    const unsigned int v2245 = v2244 + v2235;
+    out[v2245] = v2243;
+  }
+  const unsigned int v2246 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2248 = v375 + v2246;
+  const unsigned int v2249 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2251 = v378 + v2249;
+  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2253 = v2251 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v39.x[117];
+    const __nv_bfloat16 v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2257 = __bfloat162float(v2256);
+    const float v2258 = fmaf(v2255, v3, v2257);
+    const __nv_bfloat16 v2259 = __float2bfloat16_rn(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2260 = v2248 * v1;
+    const unsigned int v2261 = v2260 + v2251;
+    out[v2261] = v2259;
+  }
+  const unsigned int v2262 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2264 = v375 + v2262;
+  const unsigned int v2265 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2267 = v378 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v39.x[118];
+    const __nv_bfloat16 v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2273 = __bfloat162float(v2272);
+    const float v2274 = fmaf(v2271, v3, v2273);
+    const __nv_bfloat16 v2275 = __float2bfloat16_rn(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2276 = v2264 * v1;
+    const unsigned int v2277 = v2276 + v2267;
+    out[v2277] = v2275;
+  }
+  const unsigned int v2278 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2280 = v375 + v2278;
+  const unsigned int v2281 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2283 = v378 + v2281;
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2285 = v2283 < v1;
+  const bool v2286 = v2284 && v2285;
+  if (v2286) {
+    const float v2287 = v39.x[119];
+    const __nv_bfloat16 v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2289 = __bfloat162float(v2288);
+    const float v2290 = fmaf(v2287, v3, v2289);
+    const __nv_bfloat16 v2291 = __float2bfloat16_rn(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2292 = v2280 * v1;
+    const unsigned int v2293 = v2292 + v2283;
+    out[v2293] = v2291;
+  }
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2296 = v375 + v2294;
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2299 = v378 + v2297;
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v39.x[120];
+    const __nv_bfloat16 v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2305 = __bfloat162float(v2304);
+    const float v2306 = fmaf(v2303, v3, v2305);
+    const __nv_bfloat16 v2307 = __float2bfloat16_rn(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2308 = v2296 * v1;
+    const unsigned int v2309 = v2308 + v2299;
+    out[v2309] = v2307;
+  }
+  const unsigned int v2310 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2312 = v375 + v2310;
+  const unsigned int v2313 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2315 = v378 + v2313;
+  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v39.x[121];
+    const __nv_bfloat16 v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2321 = __bfloat162float(v2320);
+    const float v2322 = fmaf(v2319, v3, v2321);
+    const __nv_bfloat16 v2323 = __float2bfloat16_rn(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2324 = v2312 * v1;
+    const unsigned int v2325 = v2324 + v2315;
+    out[v2325] = v2323;
+  }
+  const unsigned int v2326 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2328 = v375 + v2326;
+  const unsigned int v2329 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2331 = v378 + v2329;
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v39.x[122];
+    const __nv_bfloat16 v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2337 = __bfloat162float(v2336);
+    const float v2338 = fmaf(v2335, v3, v2337);
+    const __nv_bfloat16 v2339 = __float2bfloat16_rn(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2340 = v2328 * v1;
+    const unsigned int v2341 = v2340 + v2331;
+    out[v2341] = v2339;
+  }
+  const unsigned int v2342 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2344 = v375 + v2342;
+  const unsigned int v2345 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2347 = v378 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v39.x[123];
+    const __nv_bfloat16 v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = __bfloat162float(v2352);
+    const float v2354 = fmaf(v2351, v3, v2353);
+    const __nv_bfloat16 v2355 = __float2bfloat16_rn(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2356 = v2344 * v1;
+    const unsigned int v2357 = v2356 + v2347;
+    out[v2357] = v2355;
+  }
+  const unsigned int v2358 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2360 = v375 + v2358;
+  const unsigned int v2361 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2363 = v378 + v2361;
+  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2365 = v2363 < v1;
+  const bool v2366 = v2364 && v2365;
+  if (v2366) {
+    const float v2367 = v39.x[124];
+    const __nv_bfloat16 v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2369 = __bfloat162float(v2368);
+    const float v2370 = fmaf(v2367, v3, v2369);
+    const __nv_bfloat16 v2371 = __float2bfloat16_rn(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2372 = v2360 * v1;
+    const unsigned int v2373 = v2372 + v2363;
+    out[v2373] = v2371;
+  }
+  const unsigned int v2374 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2376 = v375 + v2374;
+  const unsigned int v2377 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2379 = v378 + v2377;
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2381 = v2379 < v1;
+  const bool v2382 = v2380 && v2381;
+  if (v2382) {
+    const float v2383 = v39.x[125];
+    const __nv_bfloat16 v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2385 = __bfloat162float(v2384);
+    const float v2386 = fmaf(v2383, v3, v2385);
+    const __nv_bfloat16 v2387 = __float2bfloat16_rn(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2388 = v2376 * v1;
+    const unsigned int v2389 = v2388 + v2379;
+    out[v2389] = v2387;
+  }
+  const unsigned int v2390 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2392 = v375 + v2390;
+  const unsigned int v2393 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2395 = v378 + v2393;
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2397 = v2395 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v39.x[126];
+    const __nv_bfloat16 v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2401 = __bfloat162float(v2400);
+    const float v2402 = fmaf(v2399, v3, v2401);
+    const __nv_bfloat16 v2403 = __float2bfloat16_rn(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2404 = v2392 * v1;
+    const unsigned int v2405 = v2404 + v2395;
+    out[v2405] = v2403;
+  }
+  const unsigned int v2406 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2408 = v375 + v2406;
+  const unsigned int v2409 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2411 = v378 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v39.x[127];
+    const __nv_bfloat16 v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2417 = __bfloat162float(v2416);
+    const float v2418 = fmaf(v2415, v3, v2417);
+    const __nv_bfloat16 v2419 = __float2bfloat16_rn(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2420 = v2408 * v1;
+    const unsigned int v2421 = v2420 + v2411;
+    out[v2421] = v2419;
   }
 }

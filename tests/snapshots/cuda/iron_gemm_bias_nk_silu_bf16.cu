@@ -218,3330 +218,3343 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const bool v3302 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v3302) {
-      const unsigned int v3306 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3309 = v3306 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3312 = v3306 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3313 = v3312 << 3u;
-      const unsigned int v3314 = v8 + v3309;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3315 = v3314 < v0;
-      const bool v3317 = v3313 < v2;
-      const bool v3318 = v3315 && v3317;
-      const unsigned int v3320 = v3314 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3323 = v3320 + v3313;
-      const unsigned int v3324 = v3318 ? v3323 : v4;
-      const unsigned int v3326 = v3309 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3328 = v3326 + v3313;
-      iron_copy_async(shm0 + v3328, a + v3324, v3318);
-      const unsigned int v3331 = v3306 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3333 = v3331 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3336 = v3331 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3337 = v3336 << 3u;
-      const unsigned int v3338 = v8 + v3333;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3339 = v3338 < v0;
-      const bool v3341 = v3337 < v2;
-      const bool v3342 = v3339 && v3341;
-      const unsigned int v3344 = v3338 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3347 = v3344 + v3337;
-      const unsigned int v3348 = v3342 ? v3347 : v4;
-      const unsigned int v3350 = v3333 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3352 = v3350 + v3337;
-      iron_copy_async(shm0 + v3352, a + v3348, v3342);
-      const unsigned int v3355 = v3306 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3357 = v3355 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3360 = v3355 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3361 = v3360 << 3u;
-      const unsigned int v3362 = v8 + v3357;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3363 = v3362 < v0;
-      const bool v3365 = v3361 < v2;
-      const bool v3366 = v3363 && v3365;
-      const unsigned int v3368 = v3362 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3371 = v3368 + v3361;
-      const unsigned int v3372 = v3366 ? v3371 : v4;
-      const unsigned int v3374 = v3357 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3376 = v3374 + v3361;
-      iron_copy_async(shm0 + v3376, a + v3372, v3366);
-      const unsigned int v3379 = v3306 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3381 = v3379 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3384 = v3379 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3385 = v3384 << 3u;
-      const unsigned int v3386 = v8 + v3381;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3387 = v3386 < v0;
-      const bool v3389 = v3385 < v2;
-      const bool v3390 = v3387 && v3389;
-      const unsigned int v3392 = v3386 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3395 = v3392 + v3385;
-      const unsigned int v3396 = v3390 ? v3395 : v4;
-      const unsigned int v3398 = v3381 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3400 = v3398 + v3385;
-      iron_copy_async(shm0 + v3400, a + v3396, v3390);
-      const unsigned int v3412 = v11 + v3309;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3413 = v3412 < v1;
-      const bool v3416 = v3413 && v3317;
-      const unsigned int v3418 = v3412 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3421 = v3418 + v3313;
-      const unsigned int v3422 = v3416 ? v3421 : v4;
-      iron_copy_async(shm1 + v3328, b + v3422, v3416);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3436 = v11 + v3333;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3437 = v3436 < v1;
-      const bool v3440 = v3437 && v3341;
-      const unsigned int v3442 = v3436 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3445 = v3442 + v3337;
-      const unsigned int v3446 = v3440 ? v3445 : v4;
-      iron_copy_async(shm1 + v3352, b + v3446, v3440);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3460 = v11 + v3357;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3461 = v3460 < v1;
-      const bool v3464 = v3461 && v3365;
-      const unsigned int v3466 = v3460 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3469 = v3466 + v3361;
-      const unsigned int v3470 = v3464 ? v3469 : v4;
-      iron_copy_async(shm1 + v3376, b + v3470, v3464);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3484 = v11 + v3381;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3485 = v3484 < v1;
-      const bool v3488 = v3485 && v3389;
-      const unsigned int v3490 = v3484 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3493 = v3490 + v3385;
-      const unsigned int v3494 = v3488 ? v3493 : v4;
-      iron_copy_async(shm1 + v3400, b + v3494, v3488);  // kernels/gemm/gemm_tiles.hpp:61
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<__nv_bfloat16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const bool v3319 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v3319) {
+      const unsigned int v3323 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3326 = v3323 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3329 = v3323 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3330 = v3329 << 3u;
+      const unsigned int v3331 = v24 + v3326;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3332 = v3331 < v0;
+      const bool v3334 = v3330 < v2;
+      const bool v3335 = v3332 && v3334;
+      const unsigned int v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3340 = v3337 + v3330;
+      const unsigned int v3341 = v3335 ? v3340 : v4;
+      const unsigned int v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3345 = v3343 + v3330;
+      iron_copy_async(shm0 + v3345, a + v3341, v3335);
+      const unsigned int v3348 = v3323 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3354 = v3353 << 3u;
+      const unsigned int v3355 = v24 + v3350;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3356 = v3355 < v0;
+      const bool v3358 = v3354 < v2;
+      const bool v3359 = v3356 && v3358;
+      const unsigned int v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3364 = v3361 + v3354;
+      const unsigned int v3365 = v3359 ? v3364 : v4;
+      const unsigned int v3367 = v3350 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3369 = v3367 + v3354;
+      iron_copy_async(shm0 + v3369, a + v3365, v3359);
+      const unsigned int v3372 = v3323 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3374 = v3372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3377 = v3372 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3378 = v3377 << 3u;
+      const unsigned int v3379 = v24 + v3374;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3380 = v3379 < v0;
+      const bool v3382 = v3378 < v2;
+      const bool v3383 = v3380 && v3382;
+      const unsigned int v3385 = v3379 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3388 = v3385 + v3378;
+      const unsigned int v3389 = v3383 ? v3388 : v4;
+      const unsigned int v3391 = v3374 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3393 = v3391 + v3378;
+      iron_copy_async(shm0 + v3393, a + v3389, v3383);
+      const unsigned int v3396 = v3323 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3398 = v3396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3401 = v3396 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3402 = v3401 << 3u;
+      const unsigned int v3403 = v24 + v3398;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3404 = v3403 < v0;
+      const bool v3406 = v3402 < v2;
+      const bool v3407 = v3404 && v3406;
+      const unsigned int v3409 = v3403 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3412 = v3409 + v3402;
+      const unsigned int v3413 = v3407 ? v3412 : v4;
+      const unsigned int v3415 = v3398 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3417 = v3415 + v3402;
+      iron_copy_async(shm0 + v3417, a + v3413, v3407);
+      const unsigned int v3429 = v28 + v3326;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3430 = v3429 < v1;
+      const bool v3433 = v3430 && v3334;
+      const unsigned int v3435 = v3429 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3438 = v3435 + v3330;
+      const unsigned int v3439 = v3433 ? v3438 : v4;
+      iron_copy_async(shm1 + v3345, b + v3439, v3433);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3453 = v28 + v3350;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3454 = v3453 < v1;
+      const bool v3457 = v3454 && v3358;
+      const unsigned int v3459 = v3453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3462 = v3459 + v3354;
+      const unsigned int v3463 = v3457 ? v3462 : v4;
+      iron_copy_async(shm1 + v3369, b + v3463, v3457);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3477 = v28 + v3374;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3478 = v3477 < v1;
+      const bool v3481 = v3478 && v3382;
+      const unsigned int v3483 = v3477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3486 = v3483 + v3378;
+      const unsigned int v3487 = v3481 ? v3486 : v4;
+      iron_copy_async(shm1 + v3393, b + v3487, v3481);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3501 = v28 + v3398;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3502 = v3501 < v1;
+      const bool v3505 = v3502 && v3406;
+      const unsigned int v3507 = v3501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3510 = v3507 + v3402;
+      const unsigned int v3511 = v3505 ? v3510 : v4;
+      iron_copy_async(shm1 + v3417, b + v3511, v3505);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3503 = 32u < v2;
-    if (v3503) {
-      const unsigned int v3507 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3510 = v3507 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3513 = v3507 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3514 = v3513 << 3u;
-      const unsigned int v3515 = v8 + v3510;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3516 = v3515 < v0;
-      const unsigned int v3517 = 32u + v3514;
-      const bool v3518 = v3517 < v2;
-      const bool v3519 = v3516 && v3518;
-      const unsigned int v3521 = v3515 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3523 = v3521 + 32u;
-      const unsigned int v3524 = v3523 + v3514;
-      const unsigned int v3525 = v3519 ? v3524 : v4;
-      const unsigned int v3527 = v3510 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3528 = 5120u + v3527;
-      const unsigned int v3529 = v3528 + v3514;
-      iron_copy_async(shm0 + v3529, a + v3525, v3519);
-      const unsigned int v3532 = v3507 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3534 = v3532 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3537 = v3532 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3538 = v3537 << 3u;
-      const unsigned int v3539 = v8 + v3534;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3540 = v3539 < v0;
-      const unsigned int v3541 = 32u + v3538;
-      const bool v3542 = v3541 < v2;
-      const bool v3543 = v3540 && v3542;
-      const unsigned int v3545 = v3539 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3547 = v3545 + 32u;
-      const unsigned int v3548 = v3547 + v3538;
-      const unsigned int v3549 = v3543 ? v3548 : v4;
-      const unsigned int v3551 = v3534 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3552 = 5120u + v3551;
-      const unsigned int v3553 = v3552 + v3538;
-      iron_copy_async(shm0 + v3553, a + v3549, v3543);
-      const unsigned int v3556 = v3507 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3558 = v3556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3561 = v3556 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3562 = v3561 << 3u;
-      const unsigned int v3563 = v8 + v3558;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3564 = v3563 < v0;
-      const unsigned int v3565 = 32u + v3562;
-      const bool v3566 = v3565 < v2;
-      const bool v3567 = v3564 && v3566;
-      const unsigned int v3569 = v3563 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3571 = v3569 + 32u;
-      const unsigned int v3572 = v3571 + v3562;
-      const unsigned int v3573 = v3567 ? v3572 : v4;
-      const unsigned int v3575 = v3558 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3576 = 5120u + v3575;
-      const unsigned int v3577 = v3576 + v3562;
-      iron_copy_async(shm0 + v3577, a + v3573, v3567);
-      const unsigned int v3580 = v3507 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3582 = v3580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3585 = v3580 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3586 = v3585 << 3u;
-      const unsigned int v3587 = v8 + v3582;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3588 = v3587 < v0;
-      const unsigned int v3589 = 32u + v3586;
-      const bool v3590 = v3589 < v2;
-      const bool v3591 = v3588 && v3590;
-      const unsigned int v3593 = v3587 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3595 = v3593 + 32u;
-      const unsigned int v3596 = v3595 + v3586;
-      const unsigned int v3597 = v3591 ? v3596 : v4;
-      const unsigned int v3599 = v3582 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3600 = 5120u + v3599;
-      const unsigned int v3601 = v3600 + v3586;
-      iron_copy_async(shm0 + v3601, a + v3597, v3591);
-      const unsigned int v3613 = v11 + v3510;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3614 = v3613 < v1;
-      const bool v3617 = v3614 && v3518;
-      const unsigned int v3619 = v3613 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3621 = v3619 + 32u;
-      const unsigned int v3622 = v3621 + v3514;
-      const unsigned int v3623 = v3617 ? v3622 : v4;
-      iron_copy_async(shm1 + v3529, b + v3623, v3617);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3637 = v11 + v3534;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3638 = v3637 < v1;
-      const bool v3641 = v3638 && v3542;
-      const unsigned int v3643 = v3637 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3645 = v3643 + 32u;
-      const unsigned int v3646 = v3645 + v3538;
-      const unsigned int v3647 = v3641 ? v3646 : v4;
-      iron_copy_async(shm1 + v3553, b + v3647, v3641);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3661 = v11 + v3558;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3662 = v3661 < v1;
-      const bool v3665 = v3662 && v3566;
-      const unsigned int v3667 = v3661 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3669 = v3667 + 32u;
-      const unsigned int v3670 = v3669 + v3562;
-      const unsigned int v3671 = v3665 ? v3670 : v4;
-      iron_copy_async(shm1 + v3577, b + v3671, v3665);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3685 = v11 + v3582;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3686 = v3685 < v1;
-      const bool v3689 = v3686 && v3590;
-      const unsigned int v3691 = v3685 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3693 = v3691 + 32u;
-      const unsigned int v3694 = v3693 + v3586;
-      const unsigned int v3695 = v3689 ? v3694 : v4;
-      iron_copy_async(shm1 + v3601, b + v3695, v3689);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3520 = 32u < v2;
+    if (v3520) {
+      const unsigned int v3524 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3527 = v3524 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3530 = v3524 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3531 = v3530 << 3u;
+      const unsigned int v3532 = v24 + v3527;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3533 = v3532 < v0;
+      const unsigned int v3534 = 32u + v3531;
+      const bool v3535 = v3534 < v2;
+      const bool v3536 = v3533 && v3535;
+      const unsigned int v3538 = v3532 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3540 = v3538 + 32u;
+      const unsigned int v3541 = v3540 + v3531;
+      const unsigned int v3542 = v3536 ? v3541 : v4;
+      const unsigned int v3544 = v3527 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3545 = 5120u + v3544;
+      const unsigned int v3546 = v3545 + v3531;
+      iron_copy_async(shm0 + v3546, a + v3542, v3536);
+      const unsigned int v3549 = v3524 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3551 = v3549 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3554 = v3549 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3555 = v3554 << 3u;
+      const unsigned int v3556 = v24 + v3551;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3557 = v3556 < v0;
+      const unsigned int v3558 = 32u + v3555;
+      const bool v3559 = v3558 < v2;
+      const bool v3560 = v3557 && v3559;
+      const unsigned int v3562 = v3556 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3564 = v3562 + 32u;
+      const unsigned int v3565 = v3564 + v3555;
+      const unsigned int v3566 = v3560 ? v3565 : v4;
+      const unsigned int v3568 = v3551 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3569 = 5120u + v3568;
+      const unsigned int v3570 = v3569 + v3555;
+      iron_copy_async(shm0 + v3570, a + v3566, v3560);
+      const unsigned int v3573 = v3524 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3575 = v3573 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3578 = v3573 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3579 = v3578 << 3u;
+      const unsigned int v3580 = v24 + v3575;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3581 = v3580 < v0;
+      const unsigned int v3582 = 32u + v3579;
+      const bool v3583 = v3582 < v2;
+      const bool v3584 = v3581 && v3583;
+      const unsigned int v3586 = v3580 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3588 = v3586 + 32u;
+      const unsigned int v3589 = v3588 + v3579;
+      const unsigned int v3590 = v3584 ? v3589 : v4;
+      const unsigned int v3592 = v3575 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3593 = 5120u + v3592;
+      const unsigned int v3594 = v3593 + v3579;
+      iron_copy_async(shm0 + v3594, a + v3590, v3584);
+      const unsigned int v3597 = v3524 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3599 = v3597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3602 = v3597 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3603 = v3602 << 3u;
+      const unsigned int v3604 = v24 + v3599;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3605 = v3604 < v0;
+      const unsigned int v3606 = 32u + v3603;
+      const bool v3607 = v3606 < v2;
+      const bool v3608 = v3605 && v3607;
+      const unsigned int v3610 = v3604 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3612 = v3610 + 32u;
+      const unsigned int v3613 = v3612 + v3603;
+      const unsigned int v3614 = v3608 ? v3613 : v4;
+      const unsigned int v3616 = v3599 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3617 = 5120u + v3616;
+      const unsigned int v3618 = v3617 + v3603;
+      iron_copy_async(shm0 + v3618, a + v3614, v3608);
+      const unsigned int v3630 = v28 + v3527;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3631 = v3630 < v1;
+      const bool v3634 = v3631 && v3535;
+      const unsigned int v3636 = v3630 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3638 = v3636 + 32u;
+      const unsigned int v3639 = v3638 + v3531;
+      const unsigned int v3640 = v3634 ? v3639 : v4;
+      iron_copy_async(shm1 + v3546, b + v3640, v3634);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3654 = v28 + v3551;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3655 = v3654 < v1;
+      const bool v3658 = v3655 && v3559;
+      const unsigned int v3660 = v3654 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3662 = v3660 + 32u;
+      const unsigned int v3663 = v3662 + v3555;
+      const unsigned int v3664 = v3658 ? v3663 : v4;
+      iron_copy_async(shm1 + v3570, b + v3664, v3658);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3678 = v28 + v3575;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3679 = v3678 < v1;
+      const bool v3682 = v3679 && v3583;
+      const unsigned int v3684 = v3678 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3686 = v3684 + 32u;
+      const unsigned int v3687 = v3686 + v3579;
+      const unsigned int v3688 = v3682 ? v3687 : v4;
+      iron_copy_async(shm1 + v3594, b + v3688, v3682);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3702 = v28 + v3599;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3703 = v3702 < v1;
+      const bool v3706 = v3703 && v3607;
+      const unsigned int v3708 = v3702 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3710 = v3708 + 32u;
+      const unsigned int v3711 = v3710 + v3603;
+      const unsigned int v3712 = v3706 ? v3711 : v4;
+      iron_copy_async(shm1 + v3618, b + v3712, v3706);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3704 = 64u < v2;
-    if (v3704) {
-      const unsigned int v3708 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3711 = v3708 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3714 = v3708 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3715 = v3714 << 3u;
-      const unsigned int v3716 = v8 + v3711;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3717 = v3716 < v0;
-      const unsigned int v3718 = 64u + v3715;
-      const bool v3719 = v3718 < v2;
-      const bool v3720 = v3717 && v3719;
-      const unsigned int v3722 = v3716 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3724 = v3722 + 64u;
-      const unsigned int v3725 = v3724 + v3715;
-      const unsigned int v3726 = v3720 ? v3725 : v4;
-      const unsigned int v3728 = v3711 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3729 = 10240u + v3728;
-      const unsigned int v3730 = v3729 + v3715;
-      iron_copy_async(shm0 + v3730, a + v3726, v3720);
-      const unsigned int v3733 = v3708 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3735 = v3733 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3738 = v3733 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3739 = v3738 << 3u;
-      const unsigned int v3740 = v8 + v3735;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3741 = v3740 < v0;
-      const unsigned int v3742 = 64u + v3739;
-      const bool v3743 = v3742 < v2;
-      const bool v3744 = v3741 && v3743;
-      const unsigned int v3746 = v3740 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3748 = v3746 + 64u;
-      const unsigned int v3749 = v3748 + v3739;
-      const unsigned int v3750 = v3744 ? v3749 : v4;
-      const unsigned int v3752 = v3735 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3753 = 10240u + v3752;
-      const unsigned int v3754 = v3753 + v3739;
-      iron_copy_async(shm0 + v3754, a + v3750, v3744);
-      const unsigned int v3757 = v3708 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3759 = v3757 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3762 = v3757 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3763 = v3762 << 3u;
-      const unsigned int v3764 = v8 + v3759;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3765 = v3764 < v0;
-      const unsigned int v3766 = 64u + v3763;
-      const bool v3767 = v3766 < v2;
-      const bool v3768 = v3765 && v3767;
-      const unsigned int v3770 = v3764 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3772 = v3770 + 64u;
-      const unsigned int v3773 = v3772 + v3763;
-      const unsigned int v3774 = v3768 ? v3773 : v4;
-      const unsigned int v3776 = v3759 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3777 = 10240u + v3776;
-      const unsigned int v3778 = v3777 + v3763;
-      iron_copy_async(shm0 + v3778, a + v3774, v3768);
-      const unsigned int v3781 = v3708 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3783 = v3781 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3786 = v3781 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3787 = v3786 << 3u;
-      const unsigned int v3788 = v8 + v3783;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3789 = v3788 < v0;
-      const unsigned int v3790 = 64u + v3787;
-      const bool v3791 = v3790 < v2;
-      const bool v3792 = v3789 && v3791;
-      const unsigned int v3794 = v3788 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3796 = v3794 + 64u;
-      const unsigned int v3797 = v3796 + v3787;
-      const unsigned int v3798 = v3792 ? v3797 : v4;
-      const unsigned int v3800 = v3783 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3801 = 10240u + v3800;
-      const unsigned int v3802 = v3801 + v3787;
-      iron_copy_async(shm0 + v3802, a + v3798, v3792);
-      const unsigned int v3814 = v11 + v3711;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3815 = v3814 < v1;
-      const bool v3818 = v3815 && v3719;
-      const unsigned int v3820 = v3814 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3822 = v3820 + 64u;
-      const unsigned int v3823 = v3822 + v3715;
-      const unsigned int v3824 = v3818 ? v3823 : v4;
-      iron_copy_async(shm1 + v3730, b + v3824, v3818);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3838 = v11 + v3735;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3839 = v3838 < v1;
-      const bool v3842 = v3839 && v3743;
-      const unsigned int v3844 = v3838 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3846 = v3844 + 64u;
-      const unsigned int v3847 = v3846 + v3739;
-      const unsigned int v3848 = v3842 ? v3847 : v4;
-      iron_copy_async(shm1 + v3754, b + v3848, v3842);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3862 = v11 + v3759;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3863 = v3862 < v1;
-      const bool v3866 = v3863 && v3767;
-      const unsigned int v3868 = v3862 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3870 = v3868 + 64u;
-      const unsigned int v3871 = v3870 + v3763;
-      const unsigned int v3872 = v3866 ? v3871 : v4;
-      iron_copy_async(shm1 + v3778, b + v3872, v3866);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3886 = v11 + v3783;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3887 = v3886 < v1;
-      const bool v3890 = v3887 && v3791;
-      const unsigned int v3892 = v3886 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3894 = v3892 + 64u;
-      const unsigned int v3895 = v3894 + v3787;
-      const unsigned int v3896 = v3890 ? v3895 : v4;
-      iron_copy_async(shm1 + v3802, b + v3896, v3890);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3721 = 64u < v2;
+    if (v3721) {
+      const unsigned int v3725 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3728 = v3725 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3731 = v3725 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3732 = v3731 << 3u;
+      const unsigned int v3733 = v24 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3734 = v3733 < v0;
+      const unsigned int v3735 = 64u + v3732;
+      const bool v3736 = v3735 < v2;
+      const bool v3737 = v3734 && v3736;
+      const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3741 = v3739 + 64u;
+      const unsigned int v3742 = v3741 + v3732;
+      const unsigned int v3743 = v3737 ? v3742 : v4;
+      const unsigned int v3745 = v3728 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3746 = 10240u + v3745;
+      const unsigned int v3747 = v3746 + v3732;
+      iron_copy_async(shm0 + v3747, a + v3743, v3737);
+      const unsigned int v3750 = v3725 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3756 = v3755 << 3u;
+      const unsigned int v3757 = v24 + v3752;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3758 = v3757 < v0;
+      const unsigned int v3759 = 64u + v3756;
+      const bool v3760 = v3759 < v2;
+      const bool v3761 = v3758 && v3760;
+      const unsigned int v3763 = v3757 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3765 = v3763 + 64u;
+      const unsigned int v3766 = v3765 + v3756;
+      const unsigned int v3767 = v3761 ? v3766 : v4;
+      const unsigned int v3769 = v3752 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3770 = 10240u + v3769;
+      const unsigned int v3771 = v3770 + v3756;
+      iron_copy_async(shm0 + v3771, a + v3767, v3761);
+      const unsigned int v3774 = v3725 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3780 = v3779 << 3u;
+      const unsigned int v3781 = v24 + v3776;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3782 = v3781 < v0;
+      const unsigned int v3783 = 64u + v3780;
+      const bool v3784 = v3783 < v2;
+      const bool v3785 = v3782 && v3784;
+      const unsigned int v3787 = v3781 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3789 = v3787 + 64u;
+      const unsigned int v3790 = v3789 + v3780;
+      const unsigned int v3791 = v3785 ? v3790 : v4;
+      const unsigned int v3793 = v3776 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3794 = 10240u + v3793;
+      const unsigned int v3795 = v3794 + v3780;
+      iron_copy_async(shm0 + v3795, a + v3791, v3785);
+      const unsigned int v3798 = v3725 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3800 = v3798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3803 = v3798 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3804 = v3803 << 3u;
+      const unsigned int v3805 = v24 + v3800;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3806 = v3805 < v0;
+      const unsigned int v3807 = 64u + v3804;
+      const bool v3808 = v3807 < v2;
+      const bool v3809 = v3806 && v3808;
+      const unsigned int v3811 = v3805 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3813 = v3811 + 64u;
+      const unsigned int v3814 = v3813 + v3804;
+      const unsigned int v3815 = v3809 ? v3814 : v4;
+      const unsigned int v3817 = v3800 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3818 = 10240u + v3817;
+      const unsigned int v3819 = v3818 + v3804;
+      iron_copy_async(shm0 + v3819, a + v3815, v3809);
+      const unsigned int v3831 = v28 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3832 = v3831 < v1;
+      const bool v3835 = v3832 && v3736;
+      const unsigned int v3837 = v3831 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3839 = v3837 + 64u;
+      const unsigned int v3840 = v3839 + v3732;
+      const unsigned int v3841 = v3835 ? v3840 : v4;
+      iron_copy_async(shm1 + v3747, b + v3841, v3835);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3855 = v28 + v3752;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3856 = v3855 < v1;
+      const bool v3859 = v3856 && v3760;
+      const unsigned int v3861 = v3855 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3863 = v3861 + 64u;
+      const unsigned int v3864 = v3863 + v3756;
+      const unsigned int v3865 = v3859 ? v3864 : v4;
+      iron_copy_async(shm1 + v3771, b + v3865, v3859);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3879 = v28 + v3776;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3880 = v3879 < v1;
+      const bool v3883 = v3880 && v3784;
+      const unsigned int v3885 = v3879 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3887 = v3885 + 64u;
+      const unsigned int v3888 = v3887 + v3780;
+      const unsigned int v3889 = v3883 ? v3888 : v4;
+      iron_copy_async(shm1 + v3795, b + v3889, v3883);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3903 = v28 + v3800;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3904 = v3903 < v1;
+      const bool v3907 = v3904 && v3808;
+      const unsigned int v3909 = v3903 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3911 = v3909 + 64u;
+      const unsigned int v3912 = v3911 + v3804;
+      const unsigned int v3913 = v3907 ? v3912 : v4;
+      iron_copy_async(shm1 + v3819, b + v3913, v3907);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v4116 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v4122 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v4133 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v4139 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v3901 = v4; v3901 < v2; v3901 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3903 = v3901 >> 5u;
-      const unsigned int v3905 = v3903 & 3u;
+    for (unsigned int v3918 = v4; v3918 < v2; v3918 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3920 = v3918 >> 5u;
+      const unsigned int v3922 = v3920 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3908 = v3901 + 96u;
-      const unsigned int v3910 = v3903 + 3u;
-      const unsigned int v3911 = v3910 & 3u;
-      const bool v3912 = v3908 < v2;
-      if (v3912) {
-        const unsigned int v3914 = v3911 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3916 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3919 = v3916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3922 = v3916 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3923 = v3922 << 3u;
-        const unsigned int v3924 = v8 + v3919;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3925 = v3924 < v0;
-        const unsigned int v3926 = v3908 + v3923;
-        const bool v3927 = v3926 < v2;
-        const bool v3928 = v3925 && v3927;
-        const unsigned int v3930 = v3924 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3932 = v3930 + v3908;
-        const unsigned int v3933 = v3932 + v3923;
-        const unsigned int v3934 = v3928 ? v3933 : v4;
-        const unsigned int v3936 = v3919 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3937 = v3914 + v3936;
-        const unsigned int v3938 = v3937 + v3923;
-        iron_copy_async(shm0 + v3938, a + v3934, v3928);
-        const unsigned int v3941 = v3916 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3943 = v3941 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3946 = v3941 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3947 = v3946 << 3u;
-        const unsigned int v3948 = v8 + v3943;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3949 = v3948 < v0;
-        const unsigned int v3950 = v3908 + v3947;
-        const bool v3951 = v3950 < v2;
-        const bool v3952 = v3949 && v3951;
-        const unsigned int v3954 = v3948 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3956 = v3954 + v3908;
-        const unsigned int v3957 = v3956 + v3947;
-        const unsigned int v3958 = v3952 ? v3957 : v4;
-        const unsigned int v3960 = v3943 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3961 = v3914 + v3960;
-        const unsigned int v3962 = v3961 + v3947;
-        iron_copy_async(shm0 + v3962, a + v3958, v3952);
-        const unsigned int v3965 = v3916 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3967 = v3965 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3970 = v3965 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3971 = v3970 << 3u;
-        const unsigned int v3972 = v8 + v3967;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3973 = v3972 < v0;
-        const unsigned int v3974 = v3908 + v3971;
-        const bool v3975 = v3974 < v2;
-        const bool v3976 = v3973 && v3975;
-        const unsigned int v3978 = v3972 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3980 = v3978 + v3908;
-        const unsigned int v3981 = v3980 + v3971;
-        const unsigned int v3982 = v3976 ? v3981 : v4;
-        const unsigned int v3984 = v3967 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3985 = v3914 + v3984;
-        const unsigned int v3986 = v3985 + v3971;
-        iron_copy_async(shm0 + v3986, a + v3982, v3976);
-        const unsigned int v3989 = v3916 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3991 = v3989 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3994 = v3989 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3995 = v3994 << 3u;
-        const unsigned int v3996 = v8 + v3991;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3997 = v3996 < v0;
-        const unsigned int v3998 = v3908 + v3995;
-        const bool v3999 = v3998 < v2;
-        const bool v4000 = v3997 && v3999;
-        const unsigned int v4002 = v3996 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4004 = v4002 + v3908;
-        const unsigned int v4005 = v4004 + v3995;
-        const unsigned int v4006 = v4000 ? v4005 : v4;
-        const unsigned int v4008 = v3991 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4009 = v3914 + v4008;
-        const unsigned int v4010 = v4009 + v3995;
-        iron_copy_async(shm0 + v4010, a + v4006, v4000);
-        const unsigned int v4022 = v11 + v3919;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4023 = v4022 < v1;
-        const bool v4026 = v4023 && v3927;
-        const unsigned int v4028 = v4022 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4030 = v4028 + v3908;
-        const unsigned int v4031 = v4030 + v3923;
-        const unsigned int v4032 = v4026 ? v4031 : v4;
-        iron_copy_async(shm1 + v3938, b + v4032, v4026);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4046 = v11 + v3943;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4047 = v4046 < v1;
-        const bool v4050 = v4047 && v3951;
-        const unsigned int v4052 = v4046 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4054 = v4052 + v3908;
-        const unsigned int v4055 = v4054 + v3947;
-        const unsigned int v4056 = v4050 ? v4055 : v4;
-        iron_copy_async(shm1 + v3962, b + v4056, v4050);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4070 = v11 + v3967;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4071 = v4070 < v1;
-        const bool v4074 = v4071 && v3975;
-        const unsigned int v4076 = v4070 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4078 = v4076 + v3908;
-        const unsigned int v4079 = v4078 + v3971;
-        const unsigned int v4080 = v4074 ? v4079 : v4;
-        iron_copy_async(shm1 + v3986, b + v4080, v4074);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4094 = v11 + v3991;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v4095 = v4094 < v1;
-        const bool v4098 = v4095 && v3999;
-        const unsigned int v4100 = v4094 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v4102 = v4100 + v3908;
-        const unsigned int v4103 = v4102 + v3995;
-        const unsigned int v4104 = v4098 ? v4103 : v4;
-        iron_copy_async(shm1 + v4010, b + v4104, v4098);  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3925 = v3918 + 96u;
+      const unsigned int v3927 = v3920 + 3u;
+      const unsigned int v3928 = v3927 & 3u;
+      const bool v3929 = v3925 < v2;
+      if (v3929) {
+        const unsigned int v3931 = v3928 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3933 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3936 = v3933 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3939 = v3933 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3940 = v3939 << 3u;
+        const unsigned int v3941 = v24 + v3936;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3942 = v3941 < v0;
+        const unsigned int v3943 = v3925 + v3940;
+        const bool v3944 = v3943 < v2;
+        const bool v3945 = v3942 && v3944;
+        const unsigned int v3947 = v3941 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3949 = v3947 + v3925;
+        const unsigned int v3950 = v3949 + v3940;
+        const unsigned int v3951 = v3945 ? v3950 : v4;
+        const unsigned int v3953 = v3936 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3954 = v3931 + v3953;
+        const unsigned int v3955 = v3954 + v3940;
+        iron_copy_async(shm0 + v3955, a + v3951, v3945);
+        const unsigned int v3958 = v3933 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3960 = v3958 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3963 = v3958 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3964 = v3963 << 3u;
+        const unsigned int v3965 = v24 + v3960;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3966 = v3965 < v0;
+        const unsigned int v3967 = v3925 + v3964;
+        const bool v3968 = v3967 < v2;
+        const bool v3969 = v3966 && v3968;
+        const unsigned int v3971 = v3965 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3973 = v3971 + v3925;
+        const unsigned int v3974 = v3973 + v3964;
+        const unsigned int v3975 = v3969 ? v3974 : v4;
+        const unsigned int v3977 = v3960 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3978 = v3931 + v3977;
+        const unsigned int v3979 = v3978 + v3964;
+        iron_copy_async(shm0 + v3979, a + v3975, v3969);
+        const unsigned int v3982 = v3933 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3984 = v3982 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3987 = v3982 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3988 = v3987 << 3u;
+        const unsigned int v3989 = v24 + v3984;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3990 = v3989 < v0;
+        const unsigned int v3991 = v3925 + v3988;
+        const bool v3992 = v3991 < v2;
+        const bool v3993 = v3990 && v3992;
+        const unsigned int v3995 = v3989 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3997 = v3995 + v3925;
+        const unsigned int v3998 = v3997 + v3988;
+        const unsigned int v3999 = v3993 ? v3998 : v4;
+        const unsigned int v4001 = v3984 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4002 = v3931 + v4001;
+        const unsigned int v4003 = v4002 + v3988;
+        iron_copy_async(shm0 + v4003, a + v3999, v3993);
+        const unsigned int v4006 = v3933 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4008 = v4006 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4011 = v4006 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4012 = v4011 << 3u;
+        const unsigned int v4013 = v24 + v4008;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4014 = v4013 < v0;
+        const unsigned int v4015 = v3925 + v4012;
+        const bool v4016 = v4015 < v2;
+        const bool v4017 = v4014 && v4016;
+        const unsigned int v4019 = v4013 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4021 = v4019 + v3925;
+        const unsigned int v4022 = v4021 + v4012;
+        const unsigned int v4023 = v4017 ? v4022 : v4;
+        const unsigned int v4025 = v4008 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4026 = v3931 + v4025;
+        const unsigned int v4027 = v4026 + v4012;
+        iron_copy_async(shm0 + v4027, a + v4023, v4017);
+        const unsigned int v4039 = v28 + v3936;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4040 = v4039 < v1;
+        const bool v4043 = v4040 && v3944;
+        const unsigned int v4045 = v4039 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4047 = v4045 + v3925;
+        const unsigned int v4048 = v4047 + v3940;
+        const unsigned int v4049 = v4043 ? v4048 : v4;
+        iron_copy_async(shm1 + v3955, b + v4049, v4043);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4063 = v28 + v3960;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4064 = v4063 < v1;
+        const bool v4067 = v4064 && v3968;
+        const unsigned int v4069 = v4063 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4071 = v4069 + v3925;
+        const unsigned int v4072 = v4071 + v3964;
+        const unsigned int v4073 = v4067 ? v4072 : v4;
+        iron_copy_async(shm1 + v3979, b + v4073, v4067);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4087 = v28 + v3984;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4088 = v4087 < v1;
+        const bool v4091 = v4088 && v3992;
+        const unsigned int v4093 = v4087 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4095 = v4093 + v3925;
+        const unsigned int v4096 = v4095 + v3988;
+        const unsigned int v4097 = v4091 ? v4096 : v4;
+        iron_copy_async(shm1 + v4003, b + v4097, v4091);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4111 = v28 + v4008;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4112 = v4111 < v1;
+        const bool v4115 = v4112 && v4016;
+        const unsigned int v4117 = v4111 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4119 = v4117 + v3925;
+        const unsigned int v4120 = v4119 + v4012;
+        const unsigned int v4121 = v4115 ? v4120 : v4;
+        iron_copy_async(shm1 + v4027, b + v4121, v4115);  // kernels/gemm/gemm_tiles.hpp:62
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v4110 = v3905 * 5120u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v4117 = v4110 + v4116;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v4117, 40u);
-      const unsigned int v4123 = v4110 + v4122;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v26, shm1, v4123, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v4130 = v4117 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v4130, 40u);
-      const unsigned int v4136 = v4123 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v26, shm1, v4136, 40u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4127 = v3922 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4134 = v4127 + v4133;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4134, 40u);
+      const unsigned int v4140 = v4127 + v4139;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v4140, 40u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v4147 = v4134 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4147, 40u);
+      const unsigned int v4153 = v4140 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v4153, 40u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v279 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v280 = threadIdx.x;
-    const unsigned int v336 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v342 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const unsigned int v350 = v336 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v356 = v342 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v296 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v297 = threadIdx.x;
+    const unsigned int v353 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v359 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const unsigned int v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v278 = v4; v278 < v2; v278 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v282 = v280; v282 < 4096u; v282 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v284 = v282 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v286 = v282 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v287 = v8 + v284;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v288 = v287 < v0;
-        const unsigned int v289 = v278 + v286;
-        const bool v290 = v289 < v2;
-        const bool v291 = v288 && v290;
-        if (v291) {
-          const unsigned int v293 = v287 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v295 = v293 + v278;
-          const unsigned int v296 = v295 + v286;
-          const __nv_bfloat16 v297 = a[v296];
-          const unsigned int v299 = v284 * 40u;
-          const unsigned int v300 = v299 + v286;
-          shm0[v300] = v297;
+    for (unsigned int v295 = v4; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v304 = v24 + v301;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v305 = v304 < v0;
+        const unsigned int v306 = v295 + v303;
+        const bool v307 = v306 < v2;
+        const bool v308 = v305 && v307;
+        if (v308) {
+          const unsigned int v310 = v304 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v312 = v310 + v295;
+          const unsigned int v313 = v312 + v303;
+          const __nv_bfloat16 v314 = a[v313];
+          const unsigned int v316 = v301 * 40u;
+          const unsigned int v317 = v316 + v303;
+          shm0[v317] = v314;
         } else {
-          const unsigned int v302 = v284 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v303 = v302 + v286;
-          shm0[v303] = __float2bfloat16_rn(0.0f);
+          const unsigned int v319 = v301 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v320 = v319 + v303;
+          shm0[v320] = __float2bfloat16_rn(0.0f);
         }
       }
 
-      for (unsigned int v308 = v280; v308 < 4096u; v308 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v310 = v308 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v312 = v308 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v313 = v11 + v310;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v314 = v313 < v1;
-        const unsigned int v315 = v278 + v312;
-        const bool v316 = v315 < v2;
-        const bool v317 = v314 && v316;
-        if (v317) {
-          const unsigned int v319 = v313 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v321 = v319 + v278;
-          const unsigned int v322 = v321 + v312;
-          const __nv_bfloat16 v323 = b[v322];
-          const unsigned int v325 = v310 * 40u;
-          const unsigned int v326 = v325 + v312;
-          shm1[v326] = v323;
+      for (unsigned int v325 = v297; v325 < 4096u; v325 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v327 = v325 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v329 = v325 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v330 = v28 + v327;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v331 = v330 < v1;
+        const unsigned int v332 = v295 + v329;
+        const bool v333 = v332 < v2;
+        const bool v334 = v331 && v333;
+        if (v334) {
+          const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v338 = v336 + v295;
+          const unsigned int v339 = v338 + v329;
+          const __nv_bfloat16 v340 = b[v339];
+          const unsigned int v342 = v327 * 40u;
+          const unsigned int v343 = v342 + v329;
+          shm1[v343] = v340;
         } else {
-          const unsigned int v328 = v310 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v329 = v328 + v312;
-          shm1[v329] = __float2bfloat16_rn(0.0f);
+          const unsigned int v345 = v327 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v346 = v345 + v329;
+          shm1[v346] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v336, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v26, shm1, v342, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v24, shm0, v350, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v26, shm1, v356, 40u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v353, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v43, shm1, v359, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v41, shm0, v367, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v43, shm1, v373, 40u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v357 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v358 = v8 + v16;
-  const unsigned int v359 = v358 + v357;
-  const unsigned int v360 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v361 = v11 + v20;
-  const unsigned int v362 = v361 + v360;
-  const bool v363 = v359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v364 = v362 < v1;
-  const bool v365 = v363 && v364;
-  if (v365) {
-    const float v366 = v22.x[0];
-    const __nv_bfloat16 v367 = bias[v362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v368 = __bfloat162float(v367);
-    const float v369 = fmaf(v366, v3, v368);
-    const float v371 = v369 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v372 = iron_exp2_approx(v371);
-    const float v374 = 1.0f + v372;
-    const float v375 = iron_recip_approx(v374);
-    const float v376 = v369 * v375;
-    const __nv_bfloat16 v377 = __float2bfloat16_rn(v376);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v378 = v359 * v1;
-    const unsigned int v379 = v378 + v362;
-    out[v379] = v377;
-  }
-  const unsigned int v380 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v382 = v358 + v380;
-  const unsigned int v383 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v385 = v361 + v383;
-  const bool v386 = v382 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v387 = v385 < v1;
-  const bool v388 = v386 && v387;
-  if (v388) {
-    const float v389 = v22.x[1];
-    const __nv_bfloat16 v390 = bias[v385];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v391 = __bfloat162float(v390);
-    const float v392 = fmaf(v389, v3, v391);
-    const float v394 = v392 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v395 = iron_exp2_approx(v394);
-    const float v397 = 1.0f + v395;
-    const float v398 = iron_recip_approx(v397);
-    const float v399 = v392 * v398;
-    const __nv_bfloat16 v400 = __float2bfloat16_rn(v399);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v401 = v382 * v1;
-    const unsigned int v402 = v401 + v385;
-    out[v402] = v400;
-  }
-  const unsigned int v403 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v405 = v358 + v403;
-  const unsigned int v406 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v408 = v361 + v406;
-  const bool v409 = v405 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v410 = v408 < v1;
-  const bool v411 = v409 && v410;
-  if (v411) {
-    const float v412 = v22.x[2];
-    const __nv_bfloat16 v413 = bias[v408];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v414 = __bfloat162float(v413);
-    const float v415 = fmaf(v412, v3, v414);
-    const float v417 = v415 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v418 = iron_exp2_approx(v417);
-    const float v420 = 1.0f + v418;
-    const float v421 = iron_recip_approx(v420);
-    const float v422 = v415 * v421;
-    const __nv_bfloat16 v423 = __float2bfloat16_rn(v422);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v424 = v405 * v1;
-    const unsigned int v425 = v424 + v408;
-    out[v425] = v423;
-  }
-  const unsigned int v426 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v428 = v358 + v426;
-  const unsigned int v429 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v431 = v361 + v429;
-  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v433 = v431 < v1;
-  const bool v434 = v432 && v433;
-  if (v434) {
-    const float v435 = v22.x[3];
-    const __nv_bfloat16 v436 = bias[v431];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v437 = __bfloat162float(v436);
-    const float v438 = fmaf(v435, v3, v437);
-    const float v440 = v438 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v441 = iron_exp2_approx(v440);
-    const float v443 = 1.0f + v441;
-    const float v444 = iron_recip_approx(v443);
-    const float v445 = v438 * v444;
-    const __nv_bfloat16 v446 = __float2bfloat16_rn(v445);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v447 = v428 * v1;
-    const unsigned int v448 = v447 + v431;
-    out[v448] = v446;
-  }
-  const unsigned int v449 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v451 = v358 + v449;
-  const unsigned int v452 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v454 = v361 + v452;
-  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v456 = v454 < v1;
-  const bool v457 = v455 && v456;
-  if (v457) {
-    const float v458 = v22.x[4];
-    const __nv_bfloat16 v459 = bias[v454];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v460 = __bfloat162float(v459);
-    const float v461 = fmaf(v458, v3, v460);
-    const float v463 = v461 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v464 = iron_exp2_approx(v463);
-    const float v466 = 1.0f + v464;
-    const float v467 = iron_recip_approx(v466);
-    const float v468 = v461 * v467;
-    const __nv_bfloat16 v469 = __float2bfloat16_rn(v468);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v470 = v451 * v1;
-    const unsigned int v471 = v470 + v454;
-    out[v471] = v469;
-  }
-  const unsigned int v472 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v474 = v358 + v472;
-  const unsigned int v475 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v477 = v361 + v475;
-  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v479 = v477 < v1;
-  const bool v480 = v478 && v479;
-  if (v480) {
-    const float v481 = v22.x[5];
-    const __nv_bfloat16 v482 = bias[v477];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v483 = __bfloat162float(v482);
-    const float v484 = fmaf(v481, v3, v483);
-    const float v486 = v484 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v487 = iron_exp2_approx(v486);
-    const float v489 = 1.0f + v487;
-    const float v490 = iron_recip_approx(v489);
-    const float v491 = v484 * v490;
-    const __nv_bfloat16 v492 = __float2bfloat16_rn(v491);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v493 = v474 * v1;
-    const unsigned int v494 = v493 + v477;
-    out[v494] = v492;
-  }
-  const unsigned int v495 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v497 = v358 + v495;
-  const unsigned int v498 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v500 = v361 + v498;
-  const bool v501 = v497 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v502 = v500 < v1;
-  const bool v503 = v501 && v502;
-  if (v503) {
-    const float v504 = v22.x[6];
-    const __nv_bfloat16 v505 = bias[v500];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v506 = __bfloat162float(v505);
-    const float v507 = fmaf(v504, v3, v506);
-    const float v509 = v507 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v510 = iron_exp2_approx(v509);
-    const float v512 = 1.0f + v510;
-    const float v513 = iron_recip_approx(v512);
-    const float v514 = v507 * v513;
-    const __nv_bfloat16 v515 = __float2bfloat16_rn(v514);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v516 = v497 * v1;
-    const unsigned int v517 = v516 + v500;
-    out[v517] = v515;
-  }
-  const unsigned int v518 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v520 = v358 + v518;
-  const unsigned int v521 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v523 = v361 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v525 = v523 < v1;
-  const bool v526 = v524 && v525;
-  if (v526) {
-    const float v527 = v22.x[7];
-    const __nv_bfloat16 v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v529 = __bfloat162float(v528);
-    const float v530 = fmaf(v527, v3, v529);
-    const float v532 = v530 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v533 = iron_exp2_approx(v532);
-    const float v535 = 1.0f + v533;
-    const float v536 = iron_recip_approx(v535);
-    const float v537 = v530 * v536;
-    const __nv_bfloat16 v538 = __float2bfloat16_rn(v537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v539 = v520 * v1;
-    const unsigned int v540 = v539 + v523;
-    out[v540] = v538;
-  }
-  const unsigned int v541 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v543 = v358 + v541;
-  const unsigned int v544 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v546 = v361 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v548 = v546 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v22.x[8];
-    const __nv_bfloat16 v551 = bias[v546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v552 = __bfloat162float(v551);
-    const float v553 = fmaf(v550, v3, v552);
-    const float v555 = v553 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v556 = iron_exp2_approx(v555);
-    const float v558 = 1.0f + v556;
-    const float v559 = iron_recip_approx(v558);
-    const float v560 = v553 * v559;
-    const __nv_bfloat16 v561 = __float2bfloat16_rn(v560);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v562 = v543 * v1;
-    const unsigned int v563 = v562 + v546;
-    out[v563] = v561;
-  }
-  const unsigned int v564 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v566 = v358 + v564;
-  const unsigned int v567 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v569 = v361 + v567;
-  const bool v570 = v566 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v571 = v569 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v22.x[9];
-    const __nv_bfloat16 v574 = bias[v569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v575 = __bfloat162float(v574);
-    const float v576 = fmaf(v573, v3, v575);
-    const float v578 = v576 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v579 = iron_exp2_approx(v578);
-    const float v581 = 1.0f + v579;
-    const float v582 = iron_recip_approx(v581);
-    const float v583 = v576 * v582;
-    const __nv_bfloat16 v584 = __float2bfloat16_rn(v583);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v585 = v566 * v1;
-    const unsigned int v586 = v585 + v569;
-    out[v586] = v584;
-  }
-  const unsigned int v587 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v589 = v358 + v587;
-  const unsigned int v590 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v592 = v361 + v590;
-  const bool v593 = v589 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v594 = v592 < v1;
-  const bool v595 = v593 && v594;
-  if (v595) {
-    const float v596 = v22.x[10];
-    const __nv_bfloat16 v597 = bias[v592];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v598 = __bfloat162float(v597);
-    const float v599 = fmaf(v596, v3, v598);
-    const float v601 = v599 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v602 = iron_exp2_approx(v601);
-    const float v604 = 1.0f + v602;
-    const float v605 = iron_recip_approx(v604);
-    const float v606 = v599 * v605;
-    const __nv_bfloat16 v607 = __float2bfloat16_rn(v606);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v608 = v589 * v1;
-    const unsigned int v609 = v608 + v592;
-    out[v609] = v607;
-  }
-  const unsigned int v610 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v612 = v358 + v610;
-  const unsigned int v613 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v615 = v361 + v613;
-  const bool v616 = v612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v617 = v615 < v1;
-  const bool v618 = v616 && v617;
-  if (v618) {
-    const float v619 = v22.x[11];
-    const __nv_bfloat16 v620 = bias[v615];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v621 = __bfloat162float(v620);
-    const float v622 = fmaf(v619, v3, v621);
-    const float v624 = v622 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v625 = iron_exp2_approx(v624);
-    const float v627 = 1.0f + v625;
-    const float v628 = iron_recip_approx(v627);
-    const float v629 = v622 * v628;
-    const __nv_bfloat16 v630 = __float2bfloat16_rn(v629);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v631 = v612 * v1;
-    const unsigned int v632 = v631 + v615;
-    out[v632] = v630;
-  }
-  const unsigned int v633 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v635 = v358 + v633;
-  const unsigned int v636 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v638 = v361 + v636;
-  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v640 = v638 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v22.x[12];
-    const __nv_bfloat16 v643 = bias[v638];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v644 = __bfloat162float(v643);
-    const float v645 = fmaf(v642, v3, v644);
-    const float v647 = v645 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v648 = iron_exp2_approx(v647);
-    const float v650 = 1.0f + v648;
-    const float v651 = iron_recip_approx(v650);
-    const float v652 = v645 * v651;
-    const __nv_bfloat16 v653 = __float2bfloat16_rn(v652);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v654 = v635 * v1;
-    const unsigned int v655 = v654 + v638;
-    out[v655] = v653;
-  }
-  const unsigned int v656 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v658 = v358 + v656;
-  const unsigned int v659 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v661 = v361 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v22.x[13];
-    const __nv_bfloat16 v666 = bias[v661];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v667 = __bfloat162float(v666);
-    const float v668 = fmaf(v665, v3, v667);
-    const float v670 = v668 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v671 = iron_exp2_approx(v670);
-    const float v673 = 1.0f + v671;
-    const float v674 = iron_recip_approx(v673);
-    const float v675 = v668 * v674;
-    const __nv_bfloat16 v676 = __float2bfloat16_rn(v675);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v677 = v658 * v1;
-    const unsigned int v678 = v677 + v661;
-    out[v678] = v676;
-  }
-  const unsigned int v679 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v681 = v358 + v679;
-  const unsigned int v682 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v684 = v361 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v686 = v684 < v1;
-  const bool v687 = v685 && v686;
-  if (v687) {
-    const float v688 = v22.x[14];
-    const __nv_bfloat16 v689 = bias[v684];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v690 = __bfloat162float(v689);
-    const float v691 = fmaf(v688, v3, v690);
-    const float v693 = v691 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v694 = iron_exp2_approx(v693);
-    const float v696 = 1.0f + v694;
-    const float v697 = iron_recip_approx(v696);
-    const float v698 = v691 * v697;
-    const __nv_bfloat16 v699 = __float2bfloat16_rn(v698);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v700 = v681 * v1;
-    const unsigned int v701 = v700 + v684;
-    out[v701] = v699;
-  }
-  const unsigned int v702 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v704 = v358 + v702;
-  const unsigned int v705 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v707 = v361 + v705;
-  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v709 = v707 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v22.x[15];
-    const __nv_bfloat16 v712 = bias[v707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v713 = __bfloat162float(v712);
-    const float v714 = fmaf(v711, v3, v713);
-    const float v716 = v714 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v717 = iron_exp2_approx(v716);
-    const float v719 = 1.0f + v717;
-    const float v720 = iron_recip_approx(v719);
-    const float v721 = v714 * v720;
-    const __nv_bfloat16 v722 = __float2bfloat16_rn(v721);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v723 = v704 * v1;
-    const unsigned int v724 = v723 + v707;
-    out[v724] = v722;
-  }
-  const unsigned int v725 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v727 = v358 + v725;
-  const unsigned int v728 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v730 = v361 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v732 = v730 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v22.x[16];
-    const __nv_bfloat16 v735 = bias[v730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v736 = __bfloat162float(v735);
-    const float v737 = fmaf(v734, v3, v736);
-    const float v739 = v737 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v740 = iron_exp2_approx(v739);
-    const float v742 = 1.0f + v740;
-    const float v743 = iron_recip_approx(v742);
-    const float v744 = v737 * v743;
-    const __nv_bfloat16 v745 = __float2bfloat16_rn(v744);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v746 = v727 * v1;
-    const unsigned int v747 = v746 + v730;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v750 = v358 + v748;
-  const unsigned int v751 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v753 = v361 + v751;
-  const bool v754 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v755 = v753 < v1;
-  const bool v756 = v754 && v755;
-  if (v756) {
-    const float v757 = v22.x[17];
-    const __nv_bfloat16 v758 = bias[v753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v759 = __bfloat162float(v758);
-    const float v760 = fmaf(v757, v3, v759);
-    const float v762 = v760 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v763 = iron_exp2_approx(v762);
-    const float v765 = 1.0f + v763;
-    const float v766 = iron_recip_approx(v765);
-    const float v767 = v760 * v766;
-    const __nv_bfloat16 v768 = __float2bfloat16_rn(v767);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v769 = v750 * v1;
-    const unsigned int v770 = v769 + v753;
-    out[v770] = v768;
-  }
-  const unsigned int v771 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v773 = v358 + v771;
-  const unsigned int v774 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v776 = v361 + v774;
-  const bool v777 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v778 = v776 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v22.x[18];
-    const __nv_bfloat16 v781 = bias[v776];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v782 = __bfloat162float(v781);
-    const float v783 = fmaf(v780, v3, v782);
-    const float v785 = v783 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v786 = iron_exp2_approx(v785);
-    const float v788 = 1.0f + v786;
-    const float v789 = iron_recip_approx(v788);
-    const float v790 = v783 * v789;
-    const __nv_bfloat16 v791 = __float2bfloat16_rn(v790);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v792 = v773 * v1;
-    const unsigned int v793 = v792 + v776;
-    out[v793] = v791;
-  }
-  const unsigned int v794 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v796 = v358 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v799 = v361 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v22.x[19];
-    const __nv_bfloat16 v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v805 = __bfloat162float(v804);
-    const float v806 = fmaf(v803, v3, v805);
-    const float v808 = v806 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v809 = iron_exp2_approx(v808);
-    const float v811 = 1.0f + v809;
-    const float v812 = iron_recip_approx(v811);
-    const float v813 = v806 * v812;
-    const __nv_bfloat16 v814 = __float2bfloat16_rn(v813);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v815 = v796 * v1;
-    const unsigned int v816 = v815 + v799;
-    out[v816] = v814;
-  }
-  const unsigned int v817 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v819 = v358 + v817;
-  const unsigned int v820 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v822 = v361 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v824 = v822 < v1;
-  const bool v825 = v823 && v824;
-  if (v825) {
-    const float v826 = v22.x[20];
-    const __nv_bfloat16 v827 = bias[v822];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v828 = __bfloat162float(v827);
-    const float v829 = fmaf(v826, v3, v828);
-    const float v831 = v829 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v832 = iron_exp2_approx(v831);
-    const float v834 = 1.0f + v832;
-    const float v835 = iron_recip_approx(v834);
-    const float v836 = v829 * v835;
-    const __nv_bfloat16 v837 = __float2bfloat16_rn(v836);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v838 = v819 * v1;
-    const unsigned int v839 = v838 + v822;
-    out[v839] = v837;
-  }
-  const unsigned int v840 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v842 = v358 + v840;
-  const unsigned int v843 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v845 = v361 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v847 = v845 < v1;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v22.x[21];
-    const __nv_bfloat16 v850 = bias[v845];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v851 = __bfloat162float(v850);
-    const float v852 = fmaf(v849, v3, v851);
-    const float v854 = v852 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v855 = iron_exp2_approx(v854);
-    const float v857 = 1.0f + v855;
-    const float v858 = iron_recip_approx(v857);
-    const float v859 = v852 * v858;
-    const __nv_bfloat16 v860 = __float2bfloat16_rn(v859);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v861 = v842 * v1;
-    const unsigned int v862 = v861 + v845;
-    out[v862] = v860;
-  }
-  const unsigned int v863 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v865 = v358 + v863;
-  const unsigned int v866 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v868 = v361 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v870 = v868 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v22.x[22];
-    const __nv_bfloat16 v873 = bias[v868];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v874 = __bfloat162float(v873);
-    const float v875 = fmaf(v872, v3, v874);
-    const float v877 = v875 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v878 = iron_exp2_approx(v877);
-    const float v880 = 1.0f + v878;
-    const float v881 = iron_recip_approx(v880);
-    const float v882 = v875 * v881;
-    const __nv_bfloat16 v883 = __float2bfloat16_rn(v882);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v884 = v865 * v1;
-    const unsigned int v885 = v884 + v868;
-    out[v885] = v883;
-  }
-  const unsigned int v886 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v888 = v358 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v891 = v361 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v22.x[23];
-    const __nv_bfloat16 v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v897 = __bfloat162float(v896);
-    const float v898 = fmaf(v895, v3, v897);
-    const float v900 = v898 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v901 = iron_exp2_approx(v900);
-    const float v903 = 1.0f + v901;
-    const float v904 = iron_recip_approx(v903);
-    const float v905 = v898 * v904;
-    const __nv_bfloat16 v906 = __float2bfloat16_rn(v905);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v907 = v888 * v1;
-    const unsigned int v908 = v907 + v891;
-    out[v908] = v906;
-  }
-  const unsigned int v909 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v911 = v358 + v909;
-  const unsigned int v912 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v914 = v361 + v912;
-  const bool v915 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v22.x[24];
-    const __nv_bfloat16 v919 = bias[v914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v920 = __bfloat162float(v919);
-    const float v921 = fmaf(v918, v3, v920);
-    const float v923 = v921 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v924 = iron_exp2_approx(v923);
-    const float v926 = 1.0f + v924;
-    const float v927 = iron_recip_approx(v926);
-    const float v928 = v921 * v927;
-    const __nv_bfloat16 v929 = __float2bfloat16_rn(v928);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v930 = v911 * v1;
-    const unsigned int v931 = v930 + v914;
-    out[v931] = v929;
-  }
-  const unsigned int v932 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v934 = v358 + v932;
-  const unsigned int v935 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v937 = v361 + v935;
-  const bool v938 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v939 = v937 < v1;
-  const bool v940 = v938 && v939;
-  if (v940) {
-    const float v941 = v22.x[25];
-    const __nv_bfloat16 v942 = bias[v937];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v943 = __bfloat162float(v942);
-    const float v944 = fmaf(v941, v3, v943);
-    const float v946 = v944 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v947 = iron_exp2_approx(v946);
-    const float v949 = 1.0f + v947;
-    const float v950 = iron_recip_approx(v949);
-    const float v951 = v944 * v950;
-    const __nv_bfloat16 v952 = __float2bfloat16_rn(v951);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v953 = v934 * v1;
-    const unsigned int v954 = v953 + v937;
-    out[v954] = v952;
-  }
-  const unsigned int v955 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v957 = v358 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v960 = v361 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v962 = v960 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v22.x[26];
-    const __nv_bfloat16 v965 = bias[v960];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v966 = __bfloat162float(v965);
-    const float v967 = fmaf(v964, v3, v966);
-    const float v969 = v967 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v970 = iron_exp2_approx(v969);
-    const float v972 = 1.0f + v970;
-    const float v973 = iron_recip_approx(v972);
-    const float v974 = v967 * v973;
-    const __nv_bfloat16 v975 = __float2bfloat16_rn(v974);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v976 = v957 * v1;
-    const unsigned int v977 = v976 + v960;
-    out[v977] = v975;
-  }
-  const unsigned int v978 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v980 = v358 + v978;
-  const unsigned int v981 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v983 = v361 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v22.x[27];
-    const __nv_bfloat16 v988 = bias[v983];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v989 = __bfloat162float(v988);
-    const float v990 = fmaf(v987, v3, v989);
-    const float v992 = v990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v993 = iron_exp2_approx(v992);
-    const float v995 = 1.0f + v993;
-    const float v996 = iron_recip_approx(v995);
-    const float v997 = v990 * v996;
-    const __nv_bfloat16 v998 = __float2bfloat16_rn(v997);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v999 = v980 * v1;
-    const unsigned int v1000 = v999 + v983;
-    out[v1000] = v998;
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1003 = v358 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1006 = v361 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1008 = v1006 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v22.x[28];
-    const __nv_bfloat16 v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1012 = __bfloat162float(v1011);
-    const float v1013 = fmaf(v1010, v3, v1012);
-    const float v1015 = v1013 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1016 = iron_exp2_approx(v1015);
-    const float v1018 = 1.0f + v1016;
-    const float v1019 = iron_recip_approx(v1018);
-    const float v1020 = v1013 * v1019;
-    const __nv_bfloat16 v1021 = __float2bfloat16_rn(v1020);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1022 = v1003 * v1;
-    const unsigned int v1023 = v1022 + v1006;
-    out[v1023] = v1021;
-  }
-  const unsigned int v1024 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1026 = v358 + v1024;
-  const unsigned int v1027 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1029 = v361 + v1027;
-  const bool v1030 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1031 = v1029 < v1;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v22.x[29];
-    const __nv_bfloat16 v1034 = bias[v1029];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1035 = __bfloat162float(v1034);
-    const float v1036 = fmaf(v1033, v3, v1035);
-    const float v1038 = v1036 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1039 = iron_exp2_approx(v1038);
-    const float v1041 = 1.0f + v1039;
-    const float v1042 = iron_recip_approx(v1041);
-    const float v1043 = v1036 * v1042;
-    const __nv_bfloat16 v1044 = __float2bfloat16_rn(v1043);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1045 = v1026 * v1;
-    const unsigned int v1046 = v1045 + v1029;
-    out[v1046] = v1044;
-  }
-  const unsigned int v1047 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1049 = v358 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1052 = v361 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1054 = v1052 < v1;
-  const bool v1055 = v1053 && v1054;
-  if (v1055) {
-    const float v1056 = v22.x[30];
-    const __nv_bfloat16 v1057 = bias[v1052];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1058 = __bfloat162float(v1057);
-    const float v1059 = fmaf(v1056, v3, v1058);
-    const float v1061 = v1059 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1062 = iron_exp2_approx(v1061);
-    const float v1064 = 1.0f + v1062;
-    const float v1065 = iron_recip_approx(v1064);
-    const float v1066 = v1059 * v1065;
-    const __nv_bfloat16 v1067 = __float2bfloat16_rn(v1066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1068 = v1049 * v1;
-    const unsigned int v1069 = v1068 + v1052;
-    out[v1069] = v1067;
-  }
-  const unsigned int v1070 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1072 = v358 + v1070;
-  const unsigned int v1073 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1075 = v361 + v1073;
-  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1077 = v1075 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v22.x[31];
-    const __nv_bfloat16 v1080 = bias[v1075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1081 = __bfloat162float(v1080);
-    const float v1082 = fmaf(v1079, v3, v1081);
-    const float v1084 = v1082 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1085 = iron_exp2_approx(v1084);
-    const float v1087 = 1.0f + v1085;
-    const float v1088 = iron_recip_approx(v1087);
-    const float v1089 = v1082 * v1088;
-    const __nv_bfloat16 v1090 = __float2bfloat16_rn(v1089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1091 = v1072 * v1;
-    const unsigned int v1092 = v1091 + v1075;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1095 = v358 + v1093;
-  const unsigned int v1096 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1098 = v361 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v22.x[32];
-    const __nv_bfloat16 v1103 = bias[v1098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1104 = __bfloat162float(v1103);
-    const float v1105 = fmaf(v1102, v3, v1104);
-    const float v1107 = v1105 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1108 = iron_exp2_approx(v1107);
-    const float v1110 = 1.0f + v1108;
-    const float v1111 = iron_recip_approx(v1110);
-    const float v1112 = v1105 * v1111;
-    const __nv_bfloat16 v1113 = __float2bfloat16_rn(v1112);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1114 = v1095 * v1;
-    const unsigned int v1115 = v1114 + v1098;
-    out[v1115] = v1113;
-  }
-  const unsigned int v1116 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1118 = v358 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1121 = v361 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v22.x[33];
-    const __nv_bfloat16 v1126 = bias[v1121];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1127 = __bfloat162float(v1126);
-    const float v1128 = fmaf(v1125, v3, v1127);
-    const float v1130 = v1128 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1131 = iron_exp2_approx(v1130);
-    const float v1133 = 1.0f + v1131;
-    const float v1134 = iron_recip_approx(v1133);
-    const float v1135 = v1128 * v1134;
-    const __nv_bfloat16 v1136 = __float2bfloat16_rn(v1135);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1137 = v1118 * v1;
-    const unsigned int v1138 = v1137 + v1121;
-    out[v1138] = v1136;
-  }
-  const unsigned int v1139 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1141 = v358 + v1139;
-  const unsigned int v1142 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1144 = v361 + v1142;
-  const bool v1145 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1146 = v1144 < v1;
-  const bool v1147 = v1145 && v1146;
-  if (v1147) {
-    const float v1148 = v22.x[34];
-    const __nv_bfloat16 v1149 = bias[v1144];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1150 = __bfloat162float(v1149);
-    const float v1151 = fmaf(v1148, v3, v1150);
-    const float v1153 = v1151 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1154 = iron_exp2_approx(v1153);
-    const float v1156 = 1.0f + v1154;
-    const float v1157 = iron_recip_approx(v1156);
-    const float v1158 = v1151 * v1157;
-    const __nv_bfloat16 v1159 = __float2bfloat16_rn(v1158);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1160 = v1141 * v1;
-    const unsigned int v1161 = v1160 + v1144;
-    out[v1161] = v1159;
-  }
-  const unsigned int v1162 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1164 = v358 + v1162;
-  const unsigned int v1165 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1167 = v361 + v1165;
-  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1169 = v1167 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v22.x[35];
-    const __nv_bfloat16 v1172 = bias[v1167];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1173 = __bfloat162float(v1172);
-    const float v1174 = fmaf(v1171, v3, v1173);
-    const float v1176 = v1174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1177 = iron_exp2_approx(v1176);
-    const float v1179 = 1.0f + v1177;
-    const float v1180 = iron_recip_approx(v1179);
-    const float v1181 = v1174 * v1180;
-    const __nv_bfloat16 v1182 = __float2bfloat16_rn(v1181);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1183 = v1164 * v1;
-    const unsigned int v1184 = v1183 + v1167;
-    out[v1184] = v1182;
-  }
-  const unsigned int v1185 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1187 = v358 + v1185;
-  const unsigned int v1188 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1190 = v361 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1192 = v1190 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v22.x[36];
-    const __nv_bfloat16 v1195 = bias[v1190];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1196 = __bfloat162float(v1195);
-    const float v1197 = fmaf(v1194, v3, v1196);
-    const float v1199 = v1197 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1200 = iron_exp2_approx(v1199);
-    const float v1202 = 1.0f + v1200;
-    const float v1203 = iron_recip_approx(v1202);
-    const float v1204 = v1197 * v1203;
-    const __nv_bfloat16 v1205 = __float2bfloat16_rn(v1204);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1206 = v1187 * v1;
-    const unsigned int v1207 = v1206 + v1190;
-    out[v1207] = v1205;
-  }
-  const unsigned int v1208 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1210 = v358 + v1208;
-  const unsigned int v1211 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1213 = v361 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1215 = v1213 < v1;
-  const bool v1216 = v1214 && v1215;
-  if (v1216) {
-    const float v1217 = v22.x[37];
-    const __nv_bfloat16 v1218 = bias[v1213];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1219 = __bfloat162float(v1218);
-    const float v1220 = fmaf(v1217, v3, v1219);
-    const float v1222 = v1220 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1223 = iron_exp2_approx(v1222);
-    const float v1225 = 1.0f + v1223;
-    const float v1226 = iron_recip_approx(v1225);
-    const float v1227 = v1220 * v1226;
-    const __nv_bfloat16 v1228 = __float2bfloat16_rn(v1227);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1229 = v1210 * v1;
-    const unsigned int v1230 = v1229 + v1213;
-    out[v1230] = v1228;
-  }
-  const unsigned int v1231 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1233 = v358 + v1231;
-  const unsigned int v1234 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1236 = v361 + v1234;
-  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1238 = v1236 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v22.x[38];
-    const __nv_bfloat16 v1241 = bias[v1236];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1242 = __bfloat162float(v1241);
-    const float v1243 = fmaf(v1240, v3, v1242);
-    const float v1245 = v1243 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1246 = iron_exp2_approx(v1245);
-    const float v1248 = 1.0f + v1246;
-    const float v1249 = iron_recip_approx(v1248);
-    const float v1250 = v1243 * v1249;
-    const __nv_bfloat16 v1251 = __float2bfloat16_rn(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1252 = v1233 * v1;
-    const unsigned int v1253 = v1252 + v1236;
-    out[v1253] = v1251;
-  }
-  const unsigned int v1254 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1256 = v358 + v1254;
-  const unsigned int v1257 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1259 = v361 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v22.x[39];
-    const __nv_bfloat16 v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = __bfloat162float(v1264);
-    const float v1266 = fmaf(v1263, v3, v1265);
-    const float v1268 = v1266 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1269 = iron_exp2_approx(v1268);
-    const float v1271 = 1.0f + v1269;
-    const float v1272 = iron_recip_approx(v1271);
-    const float v1273 = v1266 * v1272;
-    const __nv_bfloat16 v1274 = __float2bfloat16_rn(v1273);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1275 = v1256 * v1;
-    const unsigned int v1276 = v1275 + v1259;
-    out[v1276] = v1274;
-  }
-  const unsigned int v1277 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1279 = v358 + v1277;
-  const unsigned int v1280 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1282 = v361 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1284 = v1282 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v22.x[40];
-    const __nv_bfloat16 v1287 = bias[v1282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1288 = __bfloat162float(v1287);
-    const float v1289 = fmaf(v1286, v3, v1288);
-    const float v1291 = v1289 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1292 = iron_exp2_approx(v1291);
-    const float v1294 = 1.0f + v1292;
-    const float v1295 = iron_recip_approx(v1294);
-    const float v1296 = v1289 * v1295;
-    const __nv_bfloat16 v1297 = __float2bfloat16_rn(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1298 = v1279 * v1;
-    const unsigned int v1299 = v1298 + v1282;
-    out[v1299] = v1297;
-  }
-  const unsigned int v1300 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1302 = v358 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1305 = v361 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v22.x[41];
-    const __nv_bfloat16 v1310 = bias[v1305];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1311 = __bfloat162float(v1310);
-    const float v1312 = fmaf(v1309, v3, v1311);
-    const float v1314 = v1312 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1315 = iron_exp2_approx(v1314);
-    const float v1317 = 1.0f + v1315;
-    const float v1318 = iron_recip_approx(v1317);
-    const float v1319 = v1312 * v1318;
-    const __nv_bfloat16 v1320 = __float2bfloat16_rn(v1319);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1321 = v1302 * v1;
-    const unsigned int v1322 = v1321 + v1305;
-    out[v1322] = v1320;
-  }
-  const unsigned int v1323 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1325 = v358 + v1323;
-  const unsigned int v1326 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1328 = v361 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1330 = v1328 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v22.x[42];
-    const __nv_bfloat16 v1333 = bias[v1328];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1334 = __bfloat162float(v1333);
-    const float v1335 = fmaf(v1332, v3, v1334);
-    const float v1337 = v1335 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1338 = iron_exp2_approx(v1337);
-    const float v1340 = 1.0f + v1338;
-    const float v1341 = iron_recip_approx(v1340);
-    const float v1342 = v1335 * v1341;
-    const __nv_bfloat16 v1343 = __float2bfloat16_rn(v1342);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1344 = v1325 * v1;
-    const unsigned int v1345 = v1344 + v1328;
-    out[v1345] = v1343;
-  }
-  const unsigned int v1346 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1348 = v358 + v1346;
-  const unsigned int v1349 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1351 = v361 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1353 = v1351 < v1;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v22.x[43];
-    const __nv_bfloat16 v1356 = bias[v1351];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1357 = __bfloat162float(v1356);
-    const float v1358 = fmaf(v1355, v3, v1357);
-    const float v1360 = v1358 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1361 = iron_exp2_approx(v1360);
-    const float v1363 = 1.0f + v1361;
-    const float v1364 = iron_recip_approx(v1363);
-    const float v1365 = v1358 * v1364;
-    const __nv_bfloat16 v1366 = __float2bfloat16_rn(v1365);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1367 = v1348 * v1;
-    const unsigned int v1368 = v1367 + v1351;
-    out[v1368] = v1366;
-  }
-  const unsigned int v1369 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1371 = v358 + v1369;
-  const unsigned int v1372 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1374 = v361 + v1372;
-  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1376 = v1374 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v22.x[44];
-    const __nv_bfloat16 v1379 = bias[v1374];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1380 = __bfloat162float(v1379);
-    const float v1381 = fmaf(v1378, v3, v1380);
-    const float v1383 = v1381 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1384 = iron_exp2_approx(v1383);
-    const float v1386 = 1.0f + v1384;
-    const float v1387 = iron_recip_approx(v1386);
-    const float v1388 = v1381 * v1387;
-    const __nv_bfloat16 v1389 = __float2bfloat16_rn(v1388);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1390 = v1371 * v1;
-    const unsigned int v1391 = v1390 + v1374;
-    out[v1391] = v1389;
-  }
-  const unsigned int v1392 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1394 = v358 + v1392;
-  const unsigned int v1395 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1397 = v361 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1399 = v1397 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v22.x[45];
-    const __nv_bfloat16 v1402 = bias[v1397];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1403 = __bfloat162float(v1402);
-    const float v1404 = fmaf(v1401, v3, v1403);
-    const float v1406 = v1404 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1407 = iron_exp2_approx(v1406);
-    const float v1409 = 1.0f + v1407;
-    const float v1410 = iron_recip_approx(v1409);
-    const float v1411 = v1404 * v1410;
-    const __nv_bfloat16 v1412 = __float2bfloat16_rn(v1411);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1413 = v1394 * v1;
-    const unsigned int v1414 = v1413 + v1397;
-    out[v1414] = v1412;
-  }
-  const unsigned int v1415 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1417 = v358 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1420 = v361 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1422 = v1420 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v22.x[46];
-    const __nv_bfloat16 v1425 = bias[v1420];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1426 = __bfloat162float(v1425);
-    const float v1427 = fmaf(v1424, v3, v1426);
-    const float v1429 = v1427 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1430 = iron_exp2_approx(v1429);
-    const float v1432 = 1.0f + v1430;
-    const float v1433 = iron_recip_approx(v1432);
-    const float v1434 = v1427 * v1433;
-    const __nv_bfloat16 v1435 = __float2bfloat16_rn(v1434);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1436 = v1417 * v1;
-    const unsigned int v1437 = v1436 + v1420;
-    out[v1437] = v1435;
-  }
-  const unsigned int v1438 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1440 = v358 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1443 = v361 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1445 = v1443 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v22.x[47];
-    const __nv_bfloat16 v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1449 = __bfloat162float(v1448);
-    const float v1450 = fmaf(v1447, v3, v1449);
-    const float v1452 = v1450 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1453 = iron_exp2_approx(v1452);
-    const float v1455 = 1.0f + v1453;
-    const float v1456 = iron_recip_approx(v1455);
-    const float v1457 = v1450 * v1456;
-    const __nv_bfloat16 v1458 = __float2bfloat16_rn(v1457);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1459 = v1440 * v1;
-    const unsigned int v1460 = v1459 + v1443;
-    out[v1460] = v1458;
-  }
-  const unsigned int v1461 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1463 = v358 + v1461;
-  const unsigned int v1464 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1466 = v361 + v1464;
-  const bool v1467 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1468 = v1466 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v22.x[48];
-    const __nv_bfloat16 v1471 = bias[v1466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1472 = __bfloat162float(v1471);
-    const float v1473 = fmaf(v1470, v3, v1472);
-    const float v1475 = v1473 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1476 = iron_exp2_approx(v1475);
-    const float v1478 = 1.0f + v1476;
-    const float v1479 = iron_recip_approx(v1478);
-    const float v1480 = v1473 * v1479;
-    const __nv_bfloat16 v1481 = __float2bfloat16_rn(v1480);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1482 = v1463 * v1;
-    const unsigned int v1483 = v1482 + v1466;
-    out[v1483] = v1481;
-  }
-  const unsigned int v1484 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1486 = v358 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1489 = v361 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v22.x[49];
-    const __nv_bfloat16 v1494 = bias[v1489];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1495 = __bfloat162float(v1494);
-    const float v1496 = fmaf(v1493, v3, v1495);
-    const float v1498 = v1496 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1499 = iron_exp2_approx(v1498);
-    const float v1501 = 1.0f + v1499;
-    const float v1502 = iron_recip_approx(v1501);
-    const float v1503 = v1496 * v1502;
-    const __nv_bfloat16 v1504 = __float2bfloat16_rn(v1503);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1505 = v1486 * v1;
-    const unsigned int v1506 = v1505 + v1489;
-    out[v1506] = v1504;
-  }
-  const unsigned int v1507 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1509 = v358 + v1507;
-  const unsigned int v1510 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1512 = v361 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1514 = v1512 < v1;
-  const bool v1515 = v1513 && v1514;
-  if (v1515) {
-    const float v1516 = v22.x[50];
-    const __nv_bfloat16 v1517 = bias[v1512];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1518 = __bfloat162float(v1517);
-    const float v1519 = fmaf(v1516, v3, v1518);
-    const float v1521 = v1519 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1522 = iron_exp2_approx(v1521);
-    const float v1524 = 1.0f + v1522;
-    const float v1525 = iron_recip_approx(v1524);
-    const float v1526 = v1519 * v1525;
-    const __nv_bfloat16 v1527 = __float2bfloat16_rn(v1526);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1528 = v1509 * v1;
-    const unsigned int v1529 = v1528 + v1512;
-    out[v1529] = v1527;
-  }
-  const unsigned int v1530 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1532 = v358 + v1530;
-  const unsigned int v1533 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1535 = v361 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1537 = v1535 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v22.x[51];
-    const __nv_bfloat16 v1540 = bias[v1535];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1541 = __bfloat162float(v1540);
-    const float v1542 = fmaf(v1539, v3, v1541);
-    const float v1544 = v1542 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1545 = iron_exp2_approx(v1544);
-    const float v1547 = 1.0f + v1545;
-    const float v1548 = iron_recip_approx(v1547);
-    const float v1549 = v1542 * v1548;
-    const __nv_bfloat16 v1550 = __float2bfloat16_rn(v1549);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1551 = v1532 * v1;
-    const unsigned int v1552 = v1551 + v1535;
-    out[v1552] = v1550;
-  }
-  const unsigned int v1553 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1555 = v358 + v1553;
-  const unsigned int v1556 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1558 = v361 + v1556;
-  const bool v1559 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1560 = v1558 < v1;
-  const bool v1561 = v1559 && v1560;
-  if (v1561) {
-    const float v1562 = v22.x[52];
-    const __nv_bfloat16 v1563 = bias[v1558];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1564 = __bfloat162float(v1563);
-    const float v1565 = fmaf(v1562, v3, v1564);
-    const float v1567 = v1565 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1568 = iron_exp2_approx(v1567);
-    const float v1570 = 1.0f + v1568;
-    const float v1571 = iron_recip_approx(v1570);
-    const float v1572 = v1565 * v1571;
-    const __nv_bfloat16 v1573 = __float2bfloat16_rn(v1572);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1574 = v1555 * v1;
-    const unsigned int v1575 = v1574 + v1558;
-    out[v1575] = v1573;
-  }
-  const unsigned int v1576 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1578 = v358 + v1576;
-  const unsigned int v1579 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1581 = v361 + v1579;
-  const bool v1582 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1583 = v1581 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v22.x[53];
-    const __nv_bfloat16 v1586 = bias[v1581];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1587 = __bfloat162float(v1586);
-    const float v1588 = fmaf(v1585, v3, v1587);
-    const float v1590 = v1588 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1591 = iron_exp2_approx(v1590);
-    const float v1593 = 1.0f + v1591;
-    const float v1594 = iron_recip_approx(v1593);
-    const float v1595 = v1588 * v1594;
-    const __nv_bfloat16 v1596 = __float2bfloat16_rn(v1595);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1597 = v1578 * v1;
-    const unsigned int v1598 = v1597 + v1581;
-    out[v1598] = v1596;
-  }
-  const unsigned int v1599 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1601 = v358 + v1599;
-  const unsigned int v1602 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1604 = v361 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1606 = v1604 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v22.x[54];
-    const __nv_bfloat16 v1609 = bias[v1604];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1610 = __bfloat162float(v1609);
-    const float v1611 = fmaf(v1608, v3, v1610);
-    const float v1613 = v1611 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1614 = iron_exp2_approx(v1613);
-    const float v1616 = 1.0f + v1614;
-    const float v1617 = iron_recip_approx(v1616);
-    const float v1618 = v1611 * v1617;
-    const __nv_bfloat16 v1619 = __float2bfloat16_rn(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1620 = v1601 * v1;
-    const unsigned int v1621 = v1620 + v1604;
-    out[v1621] = v1619;
-  }
-  const unsigned int v1622 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1624 = v358 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1627 = v361 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v22.x[55];
-    const __nv_bfloat16 v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1633 = __bfloat162float(v1632);
-    const float v1634 = fmaf(v1631, v3, v1633);
-    const float v1636 = v1634 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1637 = iron_exp2_approx(v1636);
-    const float v1639 = 1.0f + v1637;
-    const float v1640 = iron_recip_approx(v1639);
-    const float v1641 = v1634 * v1640;
-    const __nv_bfloat16 v1642 = __float2bfloat16_rn(v1641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1643 = v1624 * v1;
-    const unsigned int v1644 = v1643 + v1627;
-    out[v1644] = v1642;
-  }
-  const unsigned int v1645 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1647 = v358 + v1645;
-  const unsigned int v1648 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1650 = v361 + v1648;
-  const bool v1651 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v22.x[56];
-    const __nv_bfloat16 v1655 = bias[v1650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1656 = __bfloat162float(v1655);
-    const float v1657 = fmaf(v1654, v3, v1656);
-    const float v1659 = v1657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1660 = iron_exp2_approx(v1659);
-    const float v1662 = 1.0f + v1660;
-    const float v1663 = iron_recip_approx(v1662);
-    const float v1664 = v1657 * v1663;
-    const __nv_bfloat16 v1665 = __float2bfloat16_rn(v1664);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1666 = v1647 * v1;
-    const unsigned int v1667 = v1666 + v1650;
-    out[v1667] = v1665;
-  }
-  const unsigned int v1668 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1670 = v358 + v1668;
-  const unsigned int v1671 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1673 = v361 + v1671;
-  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1675 = v1673 < v1;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v22.x[57];
-    const __nv_bfloat16 v1678 = bias[v1673];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1679 = __bfloat162float(v1678);
-    const float v1680 = fmaf(v1677, v3, v1679);
-    const float v1682 = v1680 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1683 = iron_exp2_approx(v1682);
-    const float v1685 = 1.0f + v1683;
-    const float v1686 = iron_recip_approx(v1685);
-    const float v1687 = v1680 * v1686;
-    const __nv_bfloat16 v1688 = __float2bfloat16_rn(v1687);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1689 = v1670 * v1;
-    const unsigned int v1690 = v1689 + v1673;
-    out[v1690] = v1688;
-  }
-  const unsigned int v1691 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1693 = v358 + v1691;
-  const unsigned int v1694 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1696 = v361 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v22.x[58];
-    const __nv_bfloat16 v1701 = bias[v1696];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1702 = __bfloat162float(v1701);
-    const float v1703 = fmaf(v1700, v3, v1702);
-    const float v1705 = v1703 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1706 = iron_exp2_approx(v1705);
-    const float v1708 = 1.0f + v1706;
-    const float v1709 = iron_recip_approx(v1708);
-    const float v1710 = v1703 * v1709;
-    const __nv_bfloat16 v1711 = __float2bfloat16_rn(v1710);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1712 = v1693 * v1;
-    const unsigned int v1713 = v1712 + v1696;
-    out[v1713] = v1711;
-  }
-  const unsigned int v1714 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1716 = v358 + v1714;
-  const unsigned int v1717 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1719 = v361 + v1717;
-  const bool v1720 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1721 = v1719 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v22.x[59];
-    const __nv_bfloat16 v1724 = bias[v1719];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1725 = __bfloat162float(v1724);
-    const float v1726 = fmaf(v1723, v3, v1725);
-    const float v1728 = v1726 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1729 = iron_exp2_approx(v1728);
-    const float v1731 = 1.0f + v1729;
-    const float v1732 = iron_recip_approx(v1731);
-    const float v1733 = v1726 * v1732;
-    const __nv_bfloat16 v1734 = __float2bfloat16_rn(v1733);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1735 = v1716 * v1;
-    const unsigned int v1736 = v1735 + v1719;
-    out[v1736] = v1734;
-  }
-  const unsigned int v1737 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1739 = v358 + v1737;
-  const unsigned int v1740 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1742 = v361 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1744 = v1742 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v22.x[60];
-    const __nv_bfloat16 v1747 = bias[v1742];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1748 = __bfloat162float(v1747);
-    const float v1749 = fmaf(v1746, v3, v1748);
-    const float v1751 = v1749 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1752 = iron_exp2_approx(v1751);
-    const float v1754 = 1.0f + v1752;
-    const float v1755 = iron_recip_approx(v1754);
-    const float v1756 = v1749 * v1755;
-    const __nv_bfloat16 v1757 = __float2bfloat16_rn(v1756);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1758 = v1739 * v1;
-    const unsigned int v1759 = v1758 + v1742;
-    out[v1759] = v1757;
-  }
-  const unsigned int v1760 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1762 = v358 + v1760;
-  const unsigned int v1763 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1765 = v361 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v22.x[61];
-    const __nv_bfloat16 v1770 = bias[v1765];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1771 = __bfloat162float(v1770);
-    const float v1772 = fmaf(v1769, v3, v1771);
-    const float v1774 = v1772 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1775 = iron_exp2_approx(v1774);
-    const float v1777 = 1.0f + v1775;
-    const float v1778 = iron_recip_approx(v1777);
-    const float v1779 = v1772 * v1778;
-    const __nv_bfloat16 v1780 = __float2bfloat16_rn(v1779);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1781 = v1762 * v1;
-    const unsigned int v1782 = v1781 + v1765;
-    out[v1782] = v1780;
-  }
-  const unsigned int v1783 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1785 = v358 + v1783;
-  const unsigned int v1786 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1788 = v361 + v1786;
-  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1790 = v1788 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v22.x[62];
-    const __nv_bfloat16 v1793 = bias[v1788];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1794 = __bfloat162float(v1793);
-    const float v1795 = fmaf(v1792, v3, v1794);
-    const float v1797 = v1795 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1798 = iron_exp2_approx(v1797);
-    const float v1800 = 1.0f + v1798;
-    const float v1801 = iron_recip_approx(v1800);
-    const float v1802 = v1795 * v1801;
-    const __nv_bfloat16 v1803 = __float2bfloat16_rn(v1802);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1804 = v1785 * v1;
-    const unsigned int v1805 = v1804 + v1788;
-    out[v1805] = v1803;
-  }
-  const unsigned int v1806 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1808 = v358 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1811 = v361 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1813 = v1811 < v1;
-  const bool v1814 = v1812 && v1813;
-  if (v1814) {
-    const float v1815 = v22.x[63];
-    const __nv_bfloat16 v1816 = bias[v1811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1817 = __bfloat162float(v1816);
-    const float v1818 = fmaf(v1815, v3, v1817);
-    const float v1820 = v1818 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1821 = iron_exp2_approx(v1820);
-    const float v1823 = 1.0f + v1821;
-    const float v1824 = iron_recip_approx(v1823);
-    const float v1825 = v1818 * v1824;
-    const __nv_bfloat16 v1826 = __float2bfloat16_rn(v1825);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1827 = v1808 * v1;
-    const unsigned int v1828 = v1827 + v1811;
-    out[v1828] = v1826;
-  }
-  const unsigned int v1829 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1831 = v358 + v1829;
-  const unsigned int v1832 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1834 = v361 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v22.x[64];
-    const __nv_bfloat16 v1839 = bias[v1834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1840 = __bfloat162float(v1839);
-    const float v1841 = fmaf(v1838, v3, v1840);
-    const float v1843 = v1841 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1844 = iron_exp2_approx(v1843);
-    const float v1846 = 1.0f + v1844;
-    const float v1847 = iron_recip_approx(v1846);
-    const float v1848 = v1841 * v1847;
-    const __nv_bfloat16 v1849 = __float2bfloat16_rn(v1848);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1850 = v1831 * v1;
-    const unsigned int v1851 = v1850 + v1834;
-    out[v1851] = v1849;
-  }
-  const unsigned int v1852 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1854 = v358 + v1852;
-  const unsigned int v1855 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1857 = v361 + v1855;
-  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1859 = v1857 < v1;
-  const bool v1860 = v1858 && v1859;
-  if (v1860) {
-    const float v1861 = v22.x[65];
-    const __nv_bfloat16 v1862 = bias[v1857];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1863 = __bfloat162float(v1862);
-    const float v1864 = fmaf(v1861, v3, v1863);
-    const float v1866 = v1864 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1867 = iron_exp2_approx(v1866);
-    const float v1869 = 1.0f + v1867;
-    const float v1870 = iron_recip_approx(v1869);
-    const float v1871 = v1864 * v1870;
-    const __nv_bfloat16 v1872 = __float2bfloat16_rn(v1871);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1873 = v1854 * v1;
-    const unsigned int v1874 = v1873 + v1857;
-    out[v1874] = v1872;
-  }
-  const unsigned int v1875 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1877 = v358 + v1875;
-  const unsigned int v1878 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1880 = v361 + v1878;
-  const bool v1881 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v22.x[66];
-    const __nv_bfloat16 v1885 = bias[v1880];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1886 = __bfloat162float(v1885);
-    const float v1887 = fmaf(v1884, v3, v1886);
-    const float v1889 = v1887 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1890 = iron_exp2_approx(v1889);
-    const float v1892 = 1.0f + v1890;
-    const float v1893 = iron_recip_approx(v1892);
-    const float v1894 = v1887 * v1893;
-    const __nv_bfloat16 v1895 = __float2bfloat16_rn(v1894);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1896 = v1877 * v1;
-    const unsigned int v1897 = v1896 + v1880;
-    out[v1897] = v1895;
-  }
-  const unsigned int v1898 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1900 = v358 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1903 = v361 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v22.x[67];
-    const __nv_bfloat16 v1908 = bias[v1903];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1909 = __bfloat162float(v1908);
-    const float v1910 = fmaf(v1907, v3, v1909);
-    const float v1912 = v1910 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1913 = iron_exp2_approx(v1912);
-    const float v1915 = 1.0f + v1913;
-    const float v1916 = iron_recip_approx(v1915);
-    const float v1917 = v1910 * v1916;
-    const __nv_bfloat16 v1918 = __float2bfloat16_rn(v1917);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1919 = v1900 * v1;
-    const unsigned int v1920 = v1919 + v1903;
-    out[v1920] = v1918;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1923 = v358 + v1921;
-  const unsigned int v1924 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1926 = v361 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1928 = v1926 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v22.x[68];
-    const __nv_bfloat16 v1931 = bias[v1926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1932 = __bfloat162float(v1931);
-    const float v1933 = fmaf(v1930, v3, v1932);
-    const float v1935 = v1933 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1936 = iron_exp2_approx(v1935);
-    const float v1938 = 1.0f + v1936;
-    const float v1939 = iron_recip_approx(v1938);
-    const float v1940 = v1933 * v1939;
-    const __nv_bfloat16 v1941 = __float2bfloat16_rn(v1940);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1942 = v1923 * v1;
-    const unsigned int v1943 = v1942 + v1926;
-    out[v1943] = v1941;
-  }
-  const unsigned int v1944 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1946 = v358 + v1944;
-  const unsigned int v1947 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1949 = v361 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v22.x[69];
-    const __nv_bfloat16 v1954 = bias[v1949];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1955 = __bfloat162float(v1954);
-    const float v1956 = fmaf(v1953, v3, v1955);
-    const float v1958 = v1956 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1959 = iron_exp2_approx(v1958);
-    const float v1961 = 1.0f + v1959;
-    const float v1962 = iron_recip_approx(v1961);
-    const float v1963 = v1956 * v1962;
-    const __nv_bfloat16 v1964 = __float2bfloat16_rn(v1963);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1965 = v1946 * v1;
-    const unsigned int v1966 = v1965 + v1949;
-    out[v1966] = v1964;
-  }
-  const unsigned int v1967 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1969 = v358 + v1967;
-  const unsigned int v1970 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1972 = v361 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v22.x[70];
-    const __nv_bfloat16 v1977 = bias[v1972];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1978 = __bfloat162float(v1977);
-    const float v1979 = fmaf(v1976, v3, v1978);
-    const float v1981 = v1979 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v1982 = iron_exp2_approx(v1981);
-    const float v1984 = 1.0f + v1982;
-    const float v1985 = iron_recip_approx(v1984);
-    const float v1986 = v1979 * v1985;
-    const __nv_bfloat16 v1987 = __float2bfloat16_rn(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1988 = v1969 * v1;
-    const unsigned int v1989 = v1988 + v1972;
-    out[v1989] = v1987;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1992 = v358 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1995 = v361 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v22.x[71];
-    const __nv_bfloat16 v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2001 = __bfloat162float(v2000);
-    const float v2002 = fmaf(v1999, v3, v2001);
-    const float v2004 = v2002 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2005 = iron_exp2_approx(v2004);
-    const float v2007 = 1.0f + v2005;
-    const float v2008 = iron_recip_approx(v2007);
-    const float v2009 = v2002 * v2008;
-    const __nv_bfloat16 v2010 = __float2bfloat16_rn(v2009);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2011 = v1992 * v1;
-    const unsigned int v2012 = v2011 + v1995;
-    out[v2012] = v2010;
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v358 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v361 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.x[72];
-    const __nv_bfloat16 v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2024 = __bfloat162float(v2023);
-    const float v2025 = fmaf(v2022, v3, v2024);
-    const float v2027 = v2025 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2028 = iron_exp2_approx(v2027);
-    const float v2030 = 1.0f + v2028;
-    const float v2031 = iron_recip_approx(v2030);
-    const float v2032 = v2025 * v2031;
-    const __nv_bfloat16 v2033 = __float2bfloat16_rn(v2032);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2034 = v2015 * v1;
-    const unsigned int v2035 = v2034 + v2018;
-    out[v2035] = v2033;
-  }
-  const unsigned int v2036 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2038 = v358 + v2036;
-  const unsigned int v2039 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2041 = v361 + v2039;
-  const bool v2042 = v2038 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2043 = v2041 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v22.x[73];
-    const __nv_bfloat16 v2046 = bias[v2041];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2047 = __bfloat162float(v2046);
-    const float v2048 = fmaf(v2045, v3, v2047);
-    const float v2050 = v2048 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2051 = iron_exp2_approx(v2050);
-    const float v2053 = 1.0f + v2051;
-    const float v2054 = iron_recip_approx(v2053);
-    const float v2055 = v2048 * v2054;
-    const __nv_bfloat16 v2056 = __float2bfloat16_rn(v2055);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2057 = v2038 * v1;
-    const unsigned int v2058 = v2057 + v2041;
-    out[v2058] = v2056;
-  }
-  const unsigned int v2059 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2061 = v358 + v2059;
-  const unsigned int v2062 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2064 = v361 + v2062;
-  const bool v2065 = v2061 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2066 = v2064 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v22.x[74];
-    const __nv_bfloat16 v2069 = bias[v2064];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2070 = __bfloat162float(v2069);
-    const float v2071 = fmaf(v2068, v3, v2070);
-    const float v2073 = v2071 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2074 = iron_exp2_approx(v2073);
-    const float v2076 = 1.0f + v2074;
-    const float v2077 = iron_recip_approx(v2076);
-    const float v2078 = v2071 * v2077;
-    const __nv_bfloat16 v2079 = __float2bfloat16_rn(v2078);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2080 = v2061 * v1;
-    const unsigned int v2081 = v2080 + v2064;
-    out[v2081] = v2079;
-  }
-  const unsigned int v2082 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2084 = v358 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2087 = v361 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v22.x[75];
-    const __nv_bfloat16 v2092 = bias[v2087];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2093 = __bfloat162float(v2092);
-    const float v2094 = fmaf(v2091, v3, v2093);
-    const float v2096 = v2094 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2097 = iron_exp2_approx(v2096);
-    const float v2099 = 1.0f + v2097;
-    const float v2100 = iron_recip_approx(v2099);
-    const float v2101 = v2094 * v2100;
-    const __nv_bfloat16 v2102 = __float2bfloat16_rn(v2101);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2103 = v2084 * v1;
-    const unsigned int v2104 = v2103 + v2087;
-    out[v2104] = v2102;
-  }
-  const unsigned int v2105 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2107 = v358 + v2105;
-  const unsigned int v2108 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2110 = v361 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2112 = v2110 < v1;
-  const bool v2113 = v2111 && v2112;
-  if (v2113) {
-    const float v2114 = v22.x[76];
-    const __nv_bfloat16 v2115 = bias[v2110];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2116 = __bfloat162float(v2115);
-    const float v2117 = fmaf(v2114, v3, v2116);
-    const float v2119 = v2117 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2120 = iron_exp2_approx(v2119);
-    const float v2122 = 1.0f + v2120;
-    const float v2123 = iron_recip_approx(v2122);
-    const float v2124 = v2117 * v2123;
-    const __nv_bfloat16 v2125 = __float2bfloat16_rn(v2124);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2126 = v2107 * v1;
-    const unsigned int v2127 = v2126 + v2110;
-    out[v2127] = v2125;
-  }
-  const unsigned int v2128 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2130 = v358 + v2128;
-  const unsigned int v2131 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2133 = v361 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2135 = v2133 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v22.x[77];
-    const __nv_bfloat16 v2138 = bias[v2133];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2139 = __bfloat162float(v2138);
-    const float v2140 = fmaf(v2137, v3, v2139);
-    const float v2142 = v2140 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2143 = iron_exp2_approx(v2142);
-    const float v2145 = 1.0f + v2143;
-    const float v2146 = iron_recip_approx(v2145);
-    const float v2147 = v2140 * v2146;
-    const __nv_bfloat16 v2148 = __float2bfloat16_rn(v2147);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2149 = v2130 * v1;
-    const unsigned int v2150 = v2149 + v2133;
-    out[v2150] = v2148;
-  }
-  const unsigned int v2151 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2153 = v358 + v2151;
-  const unsigned int v2154 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2156 = v361 + v2154;
-  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2158 = v2156 < v1;
-  const bool v2159 = v2157 && v2158;
-  if (v2159) {
-    const float v2160 = v22.x[78];
-    const __nv_bfloat16 v2161 = bias[v2156];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2162 = __bfloat162float(v2161);
-    const float v2163 = fmaf(v2160, v3, v2162);
-    const float v2165 = v2163 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2166 = iron_exp2_approx(v2165);
-    const float v2168 = 1.0f + v2166;
-    const float v2169 = iron_recip_approx(v2168);
-    const float v2170 = v2163 * v2169;
-    const __nv_bfloat16 v2171 = __float2bfloat16_rn(v2170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2172 = v2153 * v1;
-    const unsigned int v2173 = v2172 + v2156;
-    out[v2173] = v2171;
-  }
-  const unsigned int v2174 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2176 = v358 + v2174;
-  const unsigned int v2177 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2179 = v361 + v2177;
-  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2181 = v2179 < v1;
-  const bool v2182 = v2180 && v2181;
-  if (v2182) {
-    const float v2183 = v22.x[79];
-    const __nv_bfloat16 v2184 = bias[v2179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2185 = __bfloat162float(v2184);
-    const float v2186 = fmaf(v2183, v3, v2185);
-    const float v2188 = v2186 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2189 = iron_exp2_approx(v2188);
-    const float v2191 = 1.0f + v2189;
-    const float v2192 = iron_recip_approx(v2191);
-    const float v2193 = v2186 * v2192;
-    const __nv_bfloat16 v2194 = __float2bfloat16_rn(v2193);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2195 = v2176 * v1;
-    const unsigned int v2196 = v2195 + v2179;
-    out[v2196] = v2194;
-  }
-  const unsigned int v2197 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2199 = v358 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2202 = v361 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v22.x[80];
-    const __nv_bfloat16 v2207 = bias[v2202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2208 = __bfloat162float(v2207);
-    const float v2209 = fmaf(v2206, v3, v2208);
-    const float v2211 = v2209 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2212 = iron_exp2_approx(v2211);
-    const float v2214 = 1.0f + v2212;
-    const float v2215 = iron_recip_approx(v2214);
-    const float v2216 = v2209 * v2215;
-    const __nv_bfloat16 v2217 = __float2bfloat16_rn(v2216);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2218 = v2199 * v1;
-    const unsigned int v2219 = v2218 + v2202;
-    out[v2219] = v2217;
-  }
-  const unsigned int v2220 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2222 = v358 + v2220;
-  const unsigned int v2223 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2225 = v361 + v2223;
-  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2227 = v2225 < v1;
-  const bool v2228 = v2226 && v2227;
-  if (v2228) {
-    const float v2229 = v22.x[81];
-    const __nv_bfloat16 v2230 = bias[v2225];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2231 = __bfloat162float(v2230);
-    const float v2232 = fmaf(v2229, v3, v2231);
-    const float v2234 = v2232 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2235 = iron_exp2_approx(v2234);
-    const float v2237 = 1.0f + v2235;
-    const float v2238 = iron_recip_approx(v2237);
-    const float v2239 = v2232 * v2238;
-    const __nv_bfloat16 v2240 = __float2bfloat16_rn(v2239);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2241 = v2222 * v1;
-    const unsigned int v2242 = v2241 + v2225;
-    out[v2242] = v2240;
-  }
-  const unsigned int v2243 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2245 = v358 + v2243;
-  const unsigned int v2246 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2248 = v361 + v2246;
-  const bool v2249 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2250 = v2248 < v1;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v22.x[82];
-    const __nv_bfloat16 v2253 = bias[v2248];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2254 = __bfloat162float(v2253);
-    const float v2255 = fmaf(v2252, v3, v2254);
-    const float v2257 = v2255 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2258 = iron_exp2_approx(v2257);
-    const float v2260 = 1.0f + v2258;
-    const float v2261 = iron_recip_approx(v2260);
-    const float v2262 = v2255 * v2261;
-    const __nv_bfloat16 v2263 = __float2bfloat16_rn(v2262);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2264 = v2245 * v1;
-    const unsigned int v2265 = v2264 + v2248;
-    out[v2265] = v2263;
-  }
-  const unsigned int v2266 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2268 = v358 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2271 = v361 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v22.x[83];
-    const __nv_bfloat16 v2276 = bias[v2271];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2277 = __bfloat162float(v2276);
-    const float v2278 = fmaf(v2275, v3, v2277);
-    const float v2280 = v2278 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2281 = iron_exp2_approx(v2280);
-    const float v2283 = 1.0f + v2281;
-    const float v2284 = iron_recip_approx(v2283);
-    const float v2285 = v2278 * v2284;
-    const __nv_bfloat16 v2286 = __float2bfloat16_rn(v2285);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2287 = v2268 * v1;
-    const unsigned int v2288 = v2287 + v2271;
-    out[v2288] = v2286;
-  }
-  const unsigned int v2289 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2291 = v358 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2294 = v361 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2296 = v2294 < v1;
-  const bool v2297 = v2295 && v2296;
-  if (v2297) {
-    const float v2298 = v22.x[84];
-    const __nv_bfloat16 v2299 = bias[v2294];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2300 = __bfloat162float(v2299);
-    const float v2301 = fmaf(v2298, v3, v2300);
-    const float v2303 = v2301 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2304 = iron_exp2_approx(v2303);
-    const float v2306 = 1.0f + v2304;
-    const float v2307 = iron_recip_approx(v2306);
-    const float v2308 = v2301 * v2307;
-    const __nv_bfloat16 v2309 = __float2bfloat16_rn(v2308);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2310 = v2291 * v1;
-    const unsigned int v2311 = v2310 + v2294;
-    out[v2311] = v2309;
-  }
-  const unsigned int v2312 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2314 = v358 + v2312;
-  const unsigned int v2315 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2317 = v361 + v2315;
-  const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2319 = v2317 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v22.x[85];
-    const __nv_bfloat16 v2322 = bias[v2317];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2323 = __bfloat162float(v2322);
-    const float v2324 = fmaf(v2321, v3, v2323);
-    const float v2326 = v2324 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2327 = iron_exp2_approx(v2326);
-    const float v2329 = 1.0f + v2327;
-    const float v2330 = iron_recip_approx(v2329);
-    const float v2331 = v2324 * v2330;
-    const __nv_bfloat16 v2332 = __float2bfloat16_rn(v2331);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2333 = v2314 * v1;
-    const unsigned int v2334 = v2333 + v2317;
-    out[v2334] = v2332;
-  }
-  const unsigned int v2335 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2337 = v358 + v2335;
-  const unsigned int v2338 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2340 = v361 + v2338;
-  const bool v2341 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2342 = v2340 < v1;
-  const bool v2343 = v2341 && v2342;
-  if (v2343) {
-    const float v2344 = v22.x[86];
-    const __nv_bfloat16 v2345 = bias[v2340];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2346 = __bfloat162float(v2345);
-    const float v2347 = fmaf(v2344, v3, v2346);
-    const float v2349 = v2347 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2350 = iron_exp2_approx(v2349);
-    const float v2352 = 1.0f + v2350;
-    const float v2353 = iron_recip_approx(v2352);
-    const float v2354 = v2347 * v2353;
-    const __nv_bfloat16 v2355 = __float2bfloat16_rn(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2356 = v2337 * v1;
-    const unsigned int v2357 = v2356 + v2340;
-    out[v2357] = v2355;
-  }
-  const unsigned int v2358 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2360 = v358 + v2358;
-  const unsigned int v2361 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2363 = v361 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v22.x[87];
-    const __nv_bfloat16 v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2369 = __bfloat162float(v2368);
-    const float v2370 = fmaf(v2367, v3, v2369);
-    const float v2372 = v2370 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2373 = iron_exp2_approx(v2372);
-    const float v2375 = 1.0f + v2373;
-    const float v2376 = iron_recip_approx(v2375);
-    const float v2377 = v2370 * v2376;
-    const __nv_bfloat16 v2378 = __float2bfloat16_rn(v2377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2379 = v2360 * v1;
-    const unsigned int v2380 = v2379 + v2363;
-    out[v2380] = v2378;
-  }
-  const unsigned int v2381 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2383 = v358 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2386 = v361 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v22.x[88];
-    const __nv_bfloat16 v2391 = bias[v2386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2392 = __bfloat162float(v2391);
-    const float v2393 = fmaf(v2390, v3, v2392);
-    const float v2395 = v2393 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2396 = iron_exp2_approx(v2395);
-    const float v2398 = 1.0f + v2396;
-    const float v2399 = iron_recip_approx(v2398);
-    const float v2400 = v2393 * v2399;
-    const __nv_bfloat16 v2401 = __float2bfloat16_rn(v2400);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2402 = v2383 * v1;
-    const unsigned int v2403 = v2402 + v2386;
-    out[v2403] = v2401;
-  }
-  const unsigned int v2404 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2406 = v358 + v2404;
-  const unsigned int v2407 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2409 = v361 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2411 = v2409 < v1;
-  const bool v2412 = v2410 && v2411;
-  if (v2412) {
-    const float v2413 = v22.x[89];
-    const __nv_bfloat16 v2414 = bias[v2409];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2415 = __bfloat162float(v2414);
-    const float v2416 = fmaf(v2413, v3, v2415);
-    const float v2418 = v2416 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2419 = iron_exp2_approx(v2418);
-    const float v2421 = 1.0f + v2419;
-    const float v2422 = iron_recip_approx(v2421);
-    const float v2423 = v2416 * v2422;
-    const __nv_bfloat16 v2424 = __float2bfloat16_rn(v2423);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2425 = v2406 * v1;
-    const unsigned int v2426 = v2425 + v2409;
-    out[v2426] = v2424;
-  }
-  const unsigned int v2427 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2429 = v358 + v2427;
-  const unsigned int v2430 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2432 = v361 + v2430;
-  const bool v2433 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2434 = v2432 < v1;
-  const bool v2435 = v2433 && v2434;
-  if (v2435) {
-    const float v2436 = v22.x[90];
-    const __nv_bfloat16 v2437 = bias[v2432];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2438 = __bfloat162float(v2437);
-    const float v2439 = fmaf(v2436, v3, v2438);
-    const float v2441 = v2439 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2442 = iron_exp2_approx(v2441);
-    const float v2444 = 1.0f + v2442;
-    const float v2445 = iron_recip_approx(v2444);
-    const float v2446 = v2439 * v2445;
-    const __nv_bfloat16 v2447 = __float2bfloat16_rn(v2446);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2448 = v2429 * v1;
-    const unsigned int v2449 = v2448 + v2432;
-    out[v2449] = v2447;
-  }
-  const unsigned int v2450 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2452 = v358 + v2450;
-  const unsigned int v2453 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2455 = v361 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2457 = v2455 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v22.x[91];
-    const __nv_bfloat16 v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2461 = __bfloat162float(v2460);
-    const float v2462 = fmaf(v2459, v3, v2461);
-    const float v2464 = v2462 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2465 = iron_exp2_approx(v2464);
-    const float v2467 = 1.0f + v2465;
-    const float v2468 = iron_recip_approx(v2467);
-    const float v2469 = v2462 * v2468;
-    const __nv_bfloat16 v2470 = __float2bfloat16_rn(v2469);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2471 = v2452 * v1;
-    const unsigned int v2472 = v2471 + v2455;
-    out[v2472] = v2470;
-  }
-  const unsigned int v2473 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2475 = v358 + v2473;
-  const unsigned int v2476 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2478 = v361 + v2476;
-  const bool v2479 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2480 = v2478 < v1;
-  const bool v2481 = v2479 && v2480;
-  if (v2481) {
-    const float v2482 = v22.x[92];
-    const __nv_bfloat16 v2483 = bias[v2478];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2484 = __bfloat162float(v2483);
-    const float v2485 = fmaf(v2482, v3, v2484);
-    const float v2487 = v2485 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2488 = iron_exp2_approx(v2487);
-    const float v2490 = 1.0f + v2488;
-    const float v2491 = iron_recip_approx(v2490);
-    const float v2492 = v2485 * v2491;
-    const __nv_bfloat16 v2493 = __float2bfloat16_rn(v2492);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2494 = v2475 * v1;
-    const unsigned int v2495 = v2494 + v2478;
-    out[v2495] = v2493;
-  }
-  const unsigned int v2496 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2498 = v358 + v2496;
-  const unsigned int v2499 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2501 = v361 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v22.x[93];
-    const __nv_bfloat16 v2506 = bias[v2501];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2507 = __bfloat162float(v2506);
-    const float v2508 = fmaf(v2505, v3, v2507);
-    const float v2510 = v2508 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2511 = iron_exp2_approx(v2510);
-    const float v2513 = 1.0f + v2511;
-    const float v2514 = iron_recip_approx(v2513);
-    const float v2515 = v2508 * v2514;
-    const __nv_bfloat16 v2516 = __float2bfloat16_rn(v2515);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2517 = v2498 * v1;
-    const unsigned int v2518 = v2517 + v2501;
-    out[v2518] = v2516;
-  }
-  const unsigned int v2519 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2521 = v358 + v2519;
-  const unsigned int v2522 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2524 = v361 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2526 = v2524 < v1;
-  const bool v2527 = v2525 && v2526;
-  if (v2527) {
-    const float v2528 = v22.x[94];
-    const __nv_bfloat16 v2529 = bias[v2524];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2530 = __bfloat162float(v2529);
-    const float v2531 = fmaf(v2528, v3, v2530);
-    const float v2533 = v2531 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2534 = iron_exp2_approx(v2533);
-    const float v2536 = 1.0f + v2534;
-    const float v2537 = iron_recip_approx(v2536);
-    const float v2538 = v2531 * v2537;
-    const __nv_bfloat16 v2539 = __float2bfloat16_rn(v2538);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2540 = v2521 * v1;
-    const unsigned int v2541 = v2540 + v2524;
-    out[v2541] = v2539;
-  }
-  const unsigned int v2542 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2544 = v358 + v2542;
-  const unsigned int v2545 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2547 = v361 + v2545;
-  const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2549 = v2547 < v1;
-  const bool v2550 = v2548 && v2549;
-  if (v2550) {
-    const float v2551 = v22.x[95];
-    const __nv_bfloat16 v2552 = bias[v2547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2553 = __bfloat162float(v2552);
-    const float v2554 = fmaf(v2551, v3, v2553);
-    const float v2556 = v2554 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2557 = iron_exp2_approx(v2556);
-    const float v2559 = 1.0f + v2557;
-    const float v2560 = iron_recip_approx(v2559);
-    const float v2561 = v2554 * v2560;
-    const __nv_bfloat16 v2562 = __float2bfloat16_rn(v2561);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2563 = v2544 * v1;
-    const unsigned int v2564 = v2563 + v2547;
-    out[v2564] = v2562;
-  }
-  const unsigned int v2565 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2567 = v358 + v2565;
-  const unsigned int v2568 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2570 = v361 + v2568;
-  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2572 = v2570 < v1;
-  const bool v2573 = v2571 && v2572;
-  if (v2573) {
-    const float v2574 = v22.x[96];
-    const __nv_bfloat16 v2575 = bias[v2570];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2576 = __bfloat162float(v2575);
-    const float v2577 = fmaf(v2574, v3, v2576);
-    const float v2579 = v2577 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2580 = iron_exp2_approx(v2579);
-    const float v2582 = 1.0f + v2580;
-    const float v2583 = iron_recip_approx(v2582);
-    const float v2584 = v2577 * v2583;
-    const __nv_bfloat16 v2585 = __float2bfloat16_rn(v2584);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2586 = v2567 * v1;
-    const unsigned int v2587 = v2586 + v2570;
-    out[v2587] = v2585;
-  }
-  const unsigned int v2588 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2590 = v358 + v2588;
-  const unsigned int v2591 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2593 = v361 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2595 = v2593 < v1;
-  const bool v2596 = v2594 && v2595;
-  if (v2596) {
-    const float v2597 = v22.x[97];
-    const __nv_bfloat16 v2598 = bias[v2593];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2599 = __bfloat162float(v2598);
-    const float v2600 = fmaf(v2597, v3, v2599);
-    const float v2602 = v2600 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2603 = iron_exp2_approx(v2602);
-    const float v2605 = 1.0f + v2603;
-    const float v2606 = iron_recip_approx(v2605);
-    const float v2607 = v2600 * v2606;
-    const __nv_bfloat16 v2608 = __float2bfloat16_rn(v2607);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2609 = v2590 * v1;
-    const unsigned int v2610 = v2609 + v2593;
-    out[v2610] = v2608;
-  }
-  const unsigned int v2611 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2613 = v358 + v2611;
-  const unsigned int v2614 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2616 = v361 + v2614;
-  const bool v2617 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2618 = v2616 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v22.x[98];
-    const __nv_bfloat16 v2621 = bias[v2616];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2622 = __bfloat162float(v2621);
-    const float v2623 = fmaf(v2620, v3, v2622);
-    const float v2625 = v2623 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2626 = iron_exp2_approx(v2625);
-    const float v2628 = 1.0f + v2626;
-    const float v2629 = iron_recip_approx(v2628);
-    const float v2630 = v2623 * v2629;
-    const __nv_bfloat16 v2631 = __float2bfloat16_rn(v2630);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2632 = v2613 * v1;
-    const unsigned int v2633 = v2632 + v2616;
-    out[v2633] = v2631;
-  }
-  const unsigned int v2634 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2636 = v358 + v2634;
-  const unsigned int v2637 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2639 = v361 + v2637;
-  const bool v2640 = v2636 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2641 = v2639 < v1;
-  const bool v2642 = v2640 && v2641;
-  if (v2642) {
-    const float v2643 = v22.x[99];
-    const __nv_bfloat16 v2644 = bias[v2639];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2645 = __bfloat162float(v2644);
-    const float v2646 = fmaf(v2643, v3, v2645);
-    const float v2648 = v2646 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2649 = iron_exp2_approx(v2648);
-    const float v2651 = 1.0f + v2649;
-    const float v2652 = iron_recip_approx(v2651);
-    const float v2653 = v2646 * v2652;
-    const __nv_bfloat16 v2654 = __float2bfloat16_rn(v2653);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2655 = v2636 * v1;
-    const unsigned int v2656 = v2655 + v2639;
-    out[v2656] = v2654;
-  }
-  const unsigned int v2657 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2659 = v358 + v2657;
-  const unsigned int v2660 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2662 = v361 + v2660;
-  const bool v2663 = v2659 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2664 = v2662 < v1;
-  const bool v2665 = v2663 && v2664;
-  if (v2665) {
-    const float v2666 = v22.x[100];
-    const __nv_bfloat16 v2667 = bias[v2662];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2668 = __bfloat162float(v2667);
-    const float v2669 = fmaf(v2666, v3, v2668);
-    const float v2671 = v2669 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2672 = iron_exp2_approx(v2671);
-    const float v2674 = 1.0f + v2672;
-    const float v2675 = iron_recip_approx(v2674);
-    const float v2676 = v2669 * v2675;
-    const __nv_bfloat16 v2677 = __float2bfloat16_rn(v2676);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2678 = v2659 * v1;
-    const unsigned int v2679 = v2678 + v2662;
-    out[v2679] = v2677;
-  }
-  const unsigned int v2680 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2682 = v358 + v2680;
-  const unsigned int v2683 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2685 = v361 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2687 = v2685 < v1;
-  const bool v2688 = v2686 && v2687;
-  if (v2688) {
-    const float v2689 = v22.x[101];
-    const __nv_bfloat16 v2690 = bias[v2685];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2691 = __bfloat162float(v2690);
-    const float v2692 = fmaf(v2689, v3, v2691);
-    const float v2694 = v2692 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2695 = iron_exp2_approx(v2694);
-    const float v2697 = 1.0f + v2695;
-    const float v2698 = iron_recip_approx(v2697);
-    const float v2699 = v2692 * v2698;
-    const __nv_bfloat16 v2700 = __float2bfloat16_rn(v2699);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2701 = v2682 * v1;
-    const unsigned int v2702 = v2701 + v2685;
-    out[v2702] = v2700;
-  }
-  const unsigned int v2703 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2705 = v358 + v2703;
-  const unsigned int v2706 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2708 = v361 + v2706;
-  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2710 = v2708 < v1;
-  const bool v2711 = v2709 && v2710;
-  if (v2711) {
-    const float v2712 = v22.x[102];
-    const __nv_bfloat16 v2713 = bias[v2708];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2714 = __bfloat162float(v2713);
-    const float v2715 = fmaf(v2712, v3, v2714);
-    const float v2717 = v2715 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2718 = iron_exp2_approx(v2717);
-    const float v2720 = 1.0f + v2718;
-    const float v2721 = iron_recip_approx(v2720);
-    const float v2722 = v2715 * v2721;
-    const __nv_bfloat16 v2723 = __float2bfloat16_rn(v2722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2724 = v2705 * v1;
-    const unsigned int v2725 = v2724 + v2708;
-    out[v2725] = v2723;
-  }
-  const unsigned int v2726 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2728 = v358 + v2726;
-  const unsigned int v2729 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2731 = v361 + v2729;
-  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2733 = v2731 < v1;
-  const bool v2734 = v2732 && v2733;
-  if (v2734) {
-    const float v2735 = v22.x[103];
-    const __nv_bfloat16 v2736 = bias[v2731];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2737 = __bfloat162float(v2736);
-    const float v2738 = fmaf(v2735, v3, v2737);
-    const float v2740 = v2738 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2741 = iron_exp2_approx(v2740);
-    const float v2743 = 1.0f + v2741;
-    const float v2744 = iron_recip_approx(v2743);
-    const float v2745 = v2738 * v2744;
-    const __nv_bfloat16 v2746 = __float2bfloat16_rn(v2745);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2747 = v2728 * v1;
-    const unsigned int v2748 = v2747 + v2731;
-    out[v2748] = v2746;
-  }
-  const unsigned int v2749 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2751 = v358 + v2749;
-  const unsigned int v2752 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2754 = v361 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2756 = v2754 < v1;
-  const bool v2757 = v2755 && v2756;
-  if (v2757) {
-    const float v2758 = v22.x[104];
-    const __nv_bfloat16 v2759 = bias[v2754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2760 = __bfloat162float(v2759);
-    const float v2761 = fmaf(v2758, v3, v2760);
-    const float v2763 = v2761 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2764 = iron_exp2_approx(v2763);
-    const float v2766 = 1.0f + v2764;
-    const float v2767 = iron_recip_approx(v2766);
-    const float v2768 = v2761 * v2767;
-    const __nv_bfloat16 v2769 = __float2bfloat16_rn(v2768);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2770 = v2751 * v1;
-    const unsigned int v2771 = v2770 + v2754;
-    out[v2771] = v2769;
-  }
-  const unsigned int v2772 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2774 = v358 + v2772;
-  const unsigned int v2775 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2777 = v361 + v2775;
-  const bool v2778 = v2774 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2779 = v2777 < v1;
-  const bool v2780 = v2778 && v2779;
-  if (v2780) {
-    const float v2781 = v22.x[105];
-    const __nv_bfloat16 v2782 = bias[v2777];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2783 = __bfloat162float(v2782);
-    const float v2784 = fmaf(v2781, v3, v2783);
-    const float v2786 = v2784 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2787 = iron_exp2_approx(v2786);
-    const float v2789 = 1.0f + v2787;
-    const float v2790 = iron_recip_approx(v2789);
-    const float v2791 = v2784 * v2790;
-    const __nv_bfloat16 v2792 = __float2bfloat16_rn(v2791);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2793 = v2774 * v1;
-    const unsigned int v2794 = v2793 + v2777;
-    out[v2794] = v2792;
-  }
-  const unsigned int v2795 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2797 = v358 + v2795;
-  const unsigned int v2798 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2800 = v361 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2802 = v2800 < v1;
-  const bool v2803 = v2801 && v2802;
-  if (v2803) {
-    const float v2804 = v22.x[106];
-    const __nv_bfloat16 v2805 = bias[v2800];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2806 = __bfloat162float(v2805);
-    const float v2807 = fmaf(v2804, v3, v2806);
-    const float v2809 = v2807 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2810 = iron_exp2_approx(v2809);
-    const float v2812 = 1.0f + v2810;
-    const float v2813 = iron_recip_approx(v2812);
-    const float v2814 = v2807 * v2813;
-    const __nv_bfloat16 v2815 = __float2bfloat16_rn(v2814);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2816 = v2797 * v1;
-    const unsigned int v2817 = v2816 + v2800;
-    out[v2817] = v2815;
-  }
-  const unsigned int v2818 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2820 = v358 + v2818;
-  const unsigned int v2821 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2823 = v361 + v2821;
-  const bool v2824 = v2820 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2825 = v2823 < v1;
-  const bool v2826 = v2824 && v2825;
-  if (v2826) {
-    const float v2827 = v22.x[107];
-    const __nv_bfloat16 v2828 = bias[v2823];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2829 = __bfloat162float(v2828);
-    const float v2830 = fmaf(v2827, v3, v2829);
-    const float v2832 = v2830 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2833 = iron_exp2_approx(v2832);
-    const float v2835 = 1.0f + v2833;
-    const float v2836 = iron_recip_approx(v2835);
-    const float v2837 = v2830 * v2836;
-    const __nv_bfloat16 v2838 = __float2bfloat16_rn(v2837);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2839 = v2820 * v1;
-    const unsigned int v2840 = v2839 + v2823;
-    out[v2840] = v2838;
-  }
-  const unsigned int v2841 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2843 = v358 + v2841;
-  const unsigned int v2844 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2846 = v361 + v2844;
-  const bool v2847 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2848 = v2846 < v1;
-  const bool v2849 = v2847 && v2848;
-  if (v2849) {
-    const float v2850 = v22.x[108];
-    const __nv_bfloat16 v2851 = bias[v2846];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2852 = __bfloat162float(v2851);
-    const float v2853 = fmaf(v2850, v3, v2852);
-    const float v2855 = v2853 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2856 = iron_exp2_approx(v2855);
-    const float v2858 = 1.0f + v2856;
-    const float v2859 = iron_recip_approx(v2858);
-    const float v2860 = v2853 * v2859;
-    const __nv_bfloat16 v2861 = __float2bfloat16_rn(v2860);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2862 = v2843 * v1;
-    const unsigned int v2863 = v2862 + v2846;
-    out[v2863] = v2861;
-  }
-  const unsigned int v2864 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2866 = v358 + v2864;
-  const unsigned int v2867 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2869 = v361 + v2867;
-  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2871 = v2869 < v1;
-  const bool v2872 = v2870 && v2871;
-  if (v2872) {
-    const float v2873 = v22.x[109];
-    const __nv_bfloat16 v2874 = bias[v2869];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2875 = __bfloat162float(v2874);
-    const float v2876 = fmaf(v2873, v3, v2875);
-    const float v2878 = v2876 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2879 = iron_exp2_approx(v2878);
-    const float v2881 = 1.0f + v2879;
-    const float v2882 = iron_recip_approx(v2881);
-    const float v2883 = v2876 * v2882;
-    const __nv_bfloat16 v2884 = __float2bfloat16_rn(v2883);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2885 = v2866 * v1;
-    const unsigned int v2886 = v2885 + v2869;
-    out[v2886] = v2884;
-  }
-  const unsigned int v2887 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2889 = v358 + v2887;
-  const unsigned int v2890 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2892 = v361 + v2890;
-  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2894 = v2892 < v1;
-  const bool v2895 = v2893 && v2894;
-  if (v2895) {
-    const float v2896 = v22.x[110];
-    const __nv_bfloat16 v2897 = bias[v2892];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2898 = __bfloat162float(v2897);
-    const float v2899 = fmaf(v2896, v3, v2898);
-    const float v2901 = v2899 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2902 = iron_exp2_approx(v2901);
-    const float v2904 = 1.0f + v2902;
-    const float v2905 = iron_recip_approx(v2904);
-    const float v2906 = v2899 * v2905;
-    const __nv_bfloat16 v2907 = __float2bfloat16_rn(v2906);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2908 = v2889 * v1;
-    const unsigned int v2909 = v2908 + v2892;
-    out[v2909] = v2907;
-  }
-  const unsigned int v2910 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2912 = v358 + v2910;
-  const unsigned int v2913 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2915 = v361 + v2913;
-  const bool v2916 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2917 = v2915 < v1;
-  const bool v2918 = v2916 && v2917;
-  if (v2918) {
-    const float v2919 = v22.x[111];
-    const __nv_bfloat16 v2920 = bias[v2915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2921 = __bfloat162float(v2920);
-    const float v2922 = fmaf(v2919, v3, v2921);
-    const float v2924 = v2922 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2925 = iron_exp2_approx(v2924);
-    const float v2927 = 1.0f + v2925;
-    const float v2928 = iron_recip_approx(v2927);
-    const float v2929 = v2922 * v2928;
-    const __nv_bfloat16 v2930 = __float2bfloat16_rn(v2929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2931 = v2912 * v1;
-    const unsigned int v2932 = v2931 + v2915;
-    out[v2932] = v2930;
-  }
-  const unsigned int v2933 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2935 = v358 + v2933;
-  const unsigned int v2936 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2938 = v361 + v2936;
-  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2940 = v2938 < v1;
-  const bool v2941 = v2939 && v2940;
-  if (v2941) {
-    const float v2942 = v22.x[112];
-    const __nv_bfloat16 v2943 = bias[v2938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2944 = __bfloat162float(v2943);
-    const float v2945 = fmaf(v2942, v3, v2944);
-    const float v2947 = v2945 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2948 = iron_exp2_approx(v2947);
-    const float v2950 = 1.0f + v2948;
-    const float v2951 = iron_recip_approx(v2950);
-    const float v2952 = v2945 * v2951;
-    const __nv_bfloat16 v2953 = __float2bfloat16_rn(v2952);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2954 = v2935 * v1;
-    const unsigned int v2955 = v2954 + v2938;
-    out[v2955] = v2953;
-  }
-  const unsigned int v2956 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2958 = v358 + v2956;
-  const unsigned int v2959 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2961 = v361 + v2959;
-  const bool v2962 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2963 = v2961 < v1;
-  const bool v2964 = v2962 && v2963;
-  if (v2964) {
-    const float v2965 = v22.x[113];
-    const __nv_bfloat16 v2966 = bias[v2961];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2967 = __bfloat162float(v2966);
-    const float v2968 = fmaf(v2965, v3, v2967);
-    const float v2970 = v2968 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2971 = iron_exp2_approx(v2970);
-    const float v2973 = 1.0f + v2971;
-    const float v2974 = iron_recip_approx(v2973);
-    const float v2975 = v2968 * v2974;
-    const __nv_bfloat16 v2976 = __float2bfloat16_rn(v2975);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2977 = v2958 * v1;
-    const unsigned int v2978 = v2977 + v2961;
-    out[v2978] = v2976;
-  }
-  const unsigned int v2979 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2981 = v358 + v2979;
-  const unsigned int v2982 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2984 = v361 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2986 = v2984 < v1;
-  const bool v2987 = v2985 && v2986;
-  if (v2987) {
-    const float v2988 = v22.x[114];
-    const __nv_bfloat16 v2989 = bias[v2984];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2990 = __bfloat162float(v2989);
-    const float v2991 = fmaf(v2988, v3, v2990);
-    const float v2993 = v2991 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v2994 = iron_exp2_approx(v2993);
-    const float v2996 = 1.0f + v2994;
-    const float v2997 = iron_recip_approx(v2996);
-    const float v2998 = v2991 * v2997;
-    const __nv_bfloat16 v2999 = __float2bfloat16_rn(v2998);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3000 = v2981 * v1;
-    const unsigned int v3001 = v3000 + v2984;
-    out[v3001] = v2999;
-  }
-  const unsigned int v3002 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3004 = v358 + v3002;
-  const unsigned int v3005 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3007 = v361 + v3005;
-  const bool v3008 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3009 = v3007 < v1;
-  const bool v3010 = v3008 && v3009;
-  if (v3010) {
-    const float v3011 = v22.x[115];
-    const __nv_bfloat16 v3012 = bias[v3007];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3013 = __bfloat162float(v3012);
-    const float v3014 = fmaf(v3011, v3, v3013);
-    const float v3016 = v3014 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3017 = iron_exp2_approx(v3016);
-    const float v3019 = 1.0f + v3017;
-    const float v3020 = iron_recip_approx(v3019);
-    const float v3021 = v3014 * v3020;
-    const __nv_bfloat16 v3022 = __float2bfloat16_rn(v3021);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3023 = v3004 * v1;
-    const unsigned int v3024 = v3023 + v3007;
-    out[v3024] = v3022;
-  }
-  const unsigned int v3025 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3027 = v358 + v3025;
-  const unsigned int v3028 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3030 = v361 + v3028;
-  const bool v3031 = v3027 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3032 = v3030 < v1;
-  const bool v3033 = v3031 && v3032;
-  if (v3033) {
-    const float v3034 = v22.x[116];
-    const __nv_bfloat16 v3035 = bias[v3030];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3036 = __bfloat162float(v3035);
-    const float v3037 = fmaf(v3034, v3, v3036);
-    const float v3039 = v3037 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3040 = iron_exp2_approx(v3039);
-    const float v3042 = 1.0f + v3040;
-    const float v3043 = iron_recip_approx(v3042);
-    const float v3044 = v3037 * v3043;
-    const __nv_bfloat16 v3045 = __float2bfloat16_rn(v3044);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3046 = v3027 * v1;
-    const unsigned int v3047 = v3046 + v3030;
-    out[v3047] = v3045;
-  }
-  const unsigned int v3048 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3050 = v358 + v3048;
-  const unsigned int v3051 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3053 = v361 + v3051;
-  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3055 = v3053 < v1;
-  const bool v3056 = v3054 && v3055;
-  if (v3056) {
-    const float v3057 = v22.x[117];
-    const __nv_bfloat16 v3058 = bias[v3053];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3059 = __bfloat162float(v3058);
-    const float v3060 = fmaf(v3057, v3, v3059);
-    const float v3062 = v3060 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3063 = iron_exp2_approx(v3062);
-    const float v3065 = 1.0f + v3063;
-    const float v3066 = iron_recip_approx(v3065);
-    const float v3067 = v3060 * v3066;
-    const __nv_bfloat16 v3068 = __float2bfloat16_rn(v3067);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3069 = v3050 * v1;
-    const unsigned int v3070 = v3069 + v3053;
-    out[v3070] = v3068;
-  }
-  const unsigned int v3071 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3073 = v358 + v3071;
-  const unsigned int v3074 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3076 = v361 + v3074;
-  const bool v3077 = v3073 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3078 = v3076 < v1;
-  const bool v3079 = v3077 && v3078;
-  if (v3079) {
-    const float v3080 = v22.x[118];
-    const __nv_bfloat16 v3081 = bias[v3076];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3082 = __bfloat162float(v3081);
-    const float v3083 = fmaf(v3080, v3, v3082);
-    const float v3085 = v3083 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3086 = iron_exp2_approx(v3085);
-    const float v3088 = 1.0f + v3086;
-    const float v3089 = iron_recip_approx(v3088);
-    const float v3090 = v3083 * v3089;
-    const __nv_bfloat16 v3091 = __float2bfloat16_rn(v3090);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3092 = v3073 * v1;
-    const unsigned int v3093 = v3092 + v3076;
-    out[v3093] = v3091;
-  }
-  const unsigned int v3094 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3096 = v358 + v3094;
-  const unsigned int v3097 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3099 = v361 + v3097;
-  const bool v3100 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3101 = v3099 < v1;
-  const bool v3102 = v3100 && v3101;
-  if (v3102) {
-    const float v3103 = v22.x[119];
-    const __nv_bfloat16 v3104 = bias[v3099];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3105 = __bfloat162float(v3104);
-    const float v3106 = fmaf(v3103, v3, v3105);
-    const float v3108 = v3106 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3109 = iron_exp2_approx(v3108);
-    const float v3111 = 1.0f + v3109;
-    const float v3112 = iron_recip_approx(v3111);
-    const float v3113 = v3106 * v3112;
-    const __nv_bfloat16 v3114 = __float2bfloat16_rn(v3113);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3115 = v3096 * v1;
-    const unsigned int v3116 = v3115 + v3099;
-    out[v3116] = v3114;
-  }
-  const unsigned int v3117 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3119 = v358 + v3117;
-  const unsigned int v3120 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3122 = v361 + v3120;
-  const bool v3123 = v3119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3124 = v3122 < v1;
-  const bool v3125 = v3123 && v3124;
-  if (v3125) {
-    const float v3126 = v22.x[120];
-    const __nv_bfloat16 v3127 = bias[v3122];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3128 = __bfloat162float(v3127);
-    const float v3129 = fmaf(v3126, v3, v3128);
-    const float v3131 = v3129 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3132 = iron_exp2_approx(v3131);
-    const float v3134 = 1.0f + v3132;
-    const float v3135 = iron_recip_approx(v3134);
-    const float v3136 = v3129 * v3135;
-    const __nv_bfloat16 v3137 = __float2bfloat16_rn(v3136);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3138 = v3119 * v1;
-    const unsigned int v3139 = v3138 + v3122;
-    out[v3139] = v3137;
-  }
-  const unsigned int v3140 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3142 = v358 + v3140;
-  const unsigned int v3143 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3145 = v361 + v3143;
-  const bool v3146 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3147 = v3145 < v1;
-  const bool v3148 = v3146 && v3147;
-  if (v3148) {
-    const float v3149 = v22.x[121];
-    const __nv_bfloat16 v3150 = bias[v3145];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3151 = __bfloat162float(v3150);
-    const float v3152 = fmaf(v3149, v3, v3151);
-    const float v3154 = v3152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3155 = iron_exp2_approx(v3154);
-    const float v3157 = 1.0f + v3155;
-    const float v3158 = iron_recip_approx(v3157);
-    const float v3159 = v3152 * v3158;
-    const __nv_bfloat16 v3160 = __float2bfloat16_rn(v3159);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3161 = v3142 * v1;
-    const unsigned int v3162 = v3161 + v3145;
-    out[v3162] = v3160;
-  }
-  const unsigned int v3163 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3165 = v358 + v3163;
-  const unsigned int v3166 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3168 = v361 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3170 = v3168 < v1;
-  const bool v3171 = v3169 && v3170;
-  if (v3171) {
-    const float v3172 = v22.x[122];
-    const __nv_bfloat16 v3173 = bias[v3168];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3174 = __bfloat162float(v3173);
-    const float v3175 = fmaf(v3172, v3, v3174);
-    const float v3177 = v3175 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3178 = iron_exp2_approx(v3177);
-    const float v3180 = 1.0f + v3178;
-    const float v3181 = iron_recip_approx(v3180);
-    const float v3182 = v3175 * v3181;
-    const __nv_bfloat16 v3183 = __float2bfloat16_rn(v3182);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3184 = v3165 * v1;
-    const unsigned int v3185 = v3184 + v3168;
-    out[v3185] = v3183;
-  }
-  const unsigned int v3186 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3188 = v358 + v3186;
-  const unsigned int v3189 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3191 = v361 + v3189;
-  const bool v3192 = v3188 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3193 = v3191 < v1;
-  const bool v3194 = v3192 && v3193;
-  if (v3194) {
-    const float v3195 = v22.x[123];
-    const __nv_bfloat16 v3196 = bias[v3191];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3197 = __bfloat162float(v3196);
-    const float v3198 = fmaf(v3195, v3, v3197);
-    const float v3200 = v3198 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3201 = iron_exp2_approx(v3200);
-    const float v3203 = 1.0f + v3201;
-    const float v3204 = iron_recip_approx(v3203);
-    const float v3205 = v3198 * v3204;
-    const __nv_bfloat16 v3206 = __float2bfloat16_rn(v3205);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3207 = v3188 * v1;
-    const unsigned int v3208 = v3207 + v3191;
-    out[v3208] = v3206;
-  }
-  const unsigned int v3209 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3211 = v358 + v3209;
-  const unsigned int v3212 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3214 = v361 + v3212;
-  const bool v3215 = v3211 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3216 = v3214 < v1;
-  const bool v3217 = v3215 && v3216;
-  if (v3217) {
-    const float v3218 = v22.x[124];
-    const __nv_bfloat16 v3219 = bias[v3214];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3220 = __bfloat162float(v3219);
-    const float v3221 = fmaf(v3218, v3, v3220);
-    const float v3223 = v3221 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3224 = iron_exp2_approx(v3223);
-    const float v3226 = 1.0f + v3224;
-    const float v3227 = iron_recip_approx(v3226);
-    const float v3228 = v3221 * v3227;
-    const __nv_bfloat16 v3229 = __float2bfloat16_rn(v3228);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3230 = v3211 * v1;
-    const unsigned int v3231 = v3230 + v3214;
-    out[v3231] = v3229;
-  }
-  const unsigned int v3232 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3234 = v358 + v3232;
-  const unsigned int v3235 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3237 = v361 + v3235;
-  const bool v3238 = v3234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3239 = v3237 < v1;
-  const bool v3240 = v3238 && v3239;
-  if (v3240) {
-    const float v3241 = v22.x[125];
-    const __nv_bfloat16 v3242 = bias[v3237];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3243 = __bfloat162float(v3242);
-    const float v3244 = fmaf(v3241, v3, v3243);
-    const float v3246 = v3244 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3247 = iron_exp2_approx(v3246);
-    const float v3249 = 1.0f + v3247;
-    const float v3250 = iron_recip_approx(v3249);
-    const float v3251 = v3244 * v3250;
-    const __nv_bfloat16 v3252 = __float2bfloat16_rn(v3251);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3253 = v3234 * v1;
-    const unsigned int v3254 = v3253 + v3237;
-    out[v3254] = v3252;
-  }
-  const unsigned int v3255 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3257 = v358 + v3255;
-  const unsigned int v3258 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3260 = v361 + v3258;
-  const bool v3261 = v3257 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3262 = v3260 < v1;
-  const bool v3263 = v3261 && v3262;
-  if (v3263) {
-    const float v3264 = v22.x[126];
-    const __nv_bfloat16 v3265 = bias[v3260];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3266 = __bfloat162float(v3265);
-    const float v3267 = fmaf(v3264, v3, v3266);
-    const float v3269 = v3267 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3270 = iron_exp2_approx(v3269);
-    const float v3272 = 1.0f + v3270;
-    const float v3273 = iron_recip_approx(v3272);
-    const float v3274 = v3267 * v3273;
-    const __nv_bfloat16 v3275 = __float2bfloat16_rn(v3274);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3276 = v3257 * v1;
-    const unsigned int v3277 = v3276 + v3260;
-    out[v3277] = v3275;
-  }
-  const unsigned int v3278 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3280 = v358 + v3278;
-  const unsigned int v3281 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3283 = v361 + v3281;
-  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3285 = v3283 < v1;
-  const bool v3286 = v3284 && v3285;
-  if (v3286) {
-    const float v3287 = v22.x[127];
-    const __nv_bfloat16 v3288 = bias[v3283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3289 = __bfloat162float(v3288);
-    const float v3290 = fmaf(v3287, v3, v3289);
-    const float v3292 = v3290 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-    const float v3293 = iron_exp2_approx(v3292);
-    const float v3295 = 1.0f + v3293;
-    const float v3296 = iron_recip_approx(v3295);
-    const float v3297 = v3290 * v3296;
-    const __nv_bfloat16 v3298 = __float2bfloat16_rn(v3297);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3299 = v3280 * v1;
-    const unsigned int v3300 = v3299 + v3283;
-    out[v3300] = v3298;
+  const unsigned int v374 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v375 = v24 + v33;
+  const unsigned int v376 = v375 + v374;
+  const unsigned int v377 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v378 = v28 + v37;
+  const unsigned int v379 = v378 + v377;
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v381 = v379 < v1;
+  const bool v382 = v380 && v381;
+  if (v382) {
+    const float v383 = v39.x[0];
+    const __nv_bfloat16 v384 = bias[v379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v385 = __bfloat162float(v384);
+    const float v386 = fmaf(v383, v3, v385);
+    const float v388 = v386 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v389 = iron_exp2_approx(v388);
+    const float v391 = 1.0f + v389;
+    const float v392 = iron_recip_approx(v391);
+    const float v393 = v386 * v392;
+    const __nv_bfloat16 v394 = __float2bfloat16_rn(v393);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v395 = v376 * v1;
+    const unsigned int v396 = v395 + v379;
+    out[v396] = v394;
+  }
+  const unsigned int v397 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v399 = v375 + v397;
+  const unsigned int v400 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v402 = v378 + v400;
+  const bool v403 = v399 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v404 = v402 < v1;
+  const bool v405 = v403 && v404;
+  if (v405) {
+    const float v406 = v39.x[1];
+    const __nv_bfloat16 v407 = bias[v402];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v408 = __bfloat162float(v407);
+    const float v409 = fmaf(v406, v3, v408);
+    const float v411 = v409 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v412 = iron_exp2_approx(v411);
+    const float v414 = 1.0f + v412;
+    const float v415 = iron_recip_approx(v414);
+    const float v416 = v409 * v415;
+    const __nv_bfloat16 v417 = __float2bfloat16_rn(v416);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v418 = v399 * v1;
+    const unsigned int v419 = v418 + v402;
+    out[v419] = v417;
+  }
+  const unsigned int v420 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v422 = v375 + v420;
+  const unsigned int v423 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v425 = v378 + v423;
+  const bool v426 = v422 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v427 = v425 < v1;
+  const bool v428 = v426 && v427;
+  if (v428) {
+    const float v429 = v39.x[2];
+    const __nv_bfloat16 v430 = bias[v425];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v431 = __bfloat162float(v430);
+    const float v432 = fmaf(v429, v3, v431);
+    const float v434 = v432 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v435 = iron_exp2_approx(v434);
+    const float v437 = 1.0f + v435;
+    const float v438 = iron_recip_approx(v437);
+    const float v439 = v432 * v438;
+    const __nv_bfloat16 v440 = __float2bfloat16_rn(v439);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v441 = v422 * v1;
+    const unsigned int v442 = v441 + v425;
+    out[v442] = v440;
+  }
+  const unsigned int v443 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v445 = v375 + v443;
+  const unsigned int v446 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v448 = v378 + v446;
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v450 = v448 < v1;
+  const bool v451 = v449 && v450;
+  if (v451) {
+    const float v452 = v39.x[3];
+    const __nv_bfloat16 v453 = bias[v448];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v454 = __bfloat162float(v453);
+    const float v455 = fmaf(v452, v3, v454);
+    const float v457 = v455 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v458 = iron_exp2_approx(v457);
+    const float v460 = 1.0f + v458;
+    const float v461 = iron_recip_approx(v460);
+    const float v462 = v455 * v461;
+    const __nv_bfloat16 v463 = __float2bfloat16_rn(v462);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v464 = v445 * v1;
+    const unsigned int v465 = v464 + v448;
+    out[v465] = v463;
+  }
+  const unsigned int v466 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v468 = v375 + v466;
+  const unsigned int v469 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v471 = v378 + v469;
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v473 = v471 < v1;
+  const bool v474 = v472 && v473;
+  if (v474) {
+    const float v475 = v39.x[4];
+    const __nv_bfloat16 v476 = bias[v471];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v477 = __bfloat162float(v476);
+    const float v478 = fmaf(v475, v3, v477);
+    const float v480 = v478 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v481 = iron_exp2_approx(v480);
+    const float v483 = 1.0f + v481;
+    const float v484 = iron_recip_approx(v483);
+    const float v485 = v478 * v484;
+    const __nv_bfloat16 v486 = __float2bfloat16_rn(v485);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v487 = v468 * v1;
+    const unsigned int v488 = v487 + v471;
+    out[v488] = v486;
+  }
+  const unsigned int v489 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v491 = v375 + v489;
+  const unsigned int v492 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v494 = v378 + v492;
+  const bool v495 = v491 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v496 = v494 < v1;
+  const bool v497 = v495 && v496;
+  if (v497) {
+    const float v498 = v39.x[5];
+    const __nv_bfloat16 v499 = bias[v494];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v500 = __bfloat162float(v499);
+    const float v501 = fmaf(v498, v3, v500);
+    const float v503 = v501 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v504 = iron_exp2_approx(v503);
+    const float v506 = 1.0f + v504;
+    const float v507 = iron_recip_approx(v506);
+    const float v508 = v501 * v507;
+    const __nv_bfloat16 v509 = __float2bfloat16_rn(v508);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v510 = v491 * v1;
+    const unsigned int v511 = v510 + v494;
+    out[v511] = v509;
+  }
+  const unsigned int v512 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v514 = v375 + v512;
+  const unsigned int v515 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v517 = v378 + v515;
+  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v519 = v517 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v39.x[6];
+    const __nv_bfloat16 v522 = bias[v517];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v523 = __bfloat162float(v522);
+    const float v524 = fmaf(v521, v3, v523);
+    const float v526 = v524 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v527 = iron_exp2_approx(v526);
+    const float v529 = 1.0f + v527;
+    const float v530 = iron_recip_approx(v529);
+    const float v531 = v524 * v530;
+    const __nv_bfloat16 v532 = __float2bfloat16_rn(v531);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v533 = v514 * v1;
+    const unsigned int v534 = v533 + v517;
+    out[v534] = v532;
+  }
+  const unsigned int v535 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v537 = v375 + v535;
+  const unsigned int v538 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v540 = v378 + v538;
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v542 = v540 < v1;
+  const bool v543 = v541 && v542;
+  if (v543) {
+    const float v544 = v39.x[7];
+    const __nv_bfloat16 v545 = bias[v540];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v546 = __bfloat162float(v545);
+    const float v547 = fmaf(v544, v3, v546);
+    const float v549 = v547 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v550 = iron_exp2_approx(v549);
+    const float v552 = 1.0f + v550;
+    const float v553 = iron_recip_approx(v552);
+    const float v554 = v547 * v553;
+    const __nv_bfloat16 v555 = __float2bfloat16_rn(v554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v556 = v537 * v1;
+    const unsigned int v557 = v556 + v540;
+    out[v557] = v555;
+  }
+  const unsigned int v558 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v560 = v375 + v558;
+  const unsigned int v561 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v563 = v378 + v561;
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v565 = v563 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v39.x[8];
+    const __nv_bfloat16 v568 = bias[v563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v569 = __bfloat162float(v568);
+    const float v570 = fmaf(v567, v3, v569);
+    const float v572 = v570 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v573 = iron_exp2_approx(v572);
+    const float v575 = 1.0f + v573;
+    const float v576 = iron_recip_approx(v575);
+    const float v577 = v570 * v576;
+    const __nv_bfloat16 v578 = __float2bfloat16_rn(v577);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v579 = v560 * v1;
+    const unsigned int v580 = v579 + v563;
+    out[v580] = v578;
+  }
+  const unsigned int v581 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v583 = v375 + v581;
+  const unsigned int v584 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v586 = v378 + v584;
+  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v588 = v586 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v39.x[9];
+    const __nv_bfloat16 v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v592 = __bfloat162float(v591);
+    const float v593 = fmaf(v590, v3, v592);
+    const float v595 = v593 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v596 = iron_exp2_approx(v595);
+    const float v598 = 1.0f + v596;
+    const float v599 = iron_recip_approx(v598);
+    const float v600 = v593 * v599;
+    const __nv_bfloat16 v601 = __float2bfloat16_rn(v600);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v602 = v583 * v1;
+    const unsigned int v603 = v602 + v586;
+    out[v603] = v601;
+  }
+  const unsigned int v604 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v606 = v375 + v604;
+  const unsigned int v607 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v609 = v378 + v607;
+  const bool v610 = v606 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v611 = v609 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v39.x[10];
+    const __nv_bfloat16 v614 = bias[v609];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v615 = __bfloat162float(v614);
+    const float v616 = fmaf(v613, v3, v615);
+    const float v618 = v616 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v619 = iron_exp2_approx(v618);
+    const float v621 = 1.0f + v619;
+    const float v622 = iron_recip_approx(v621);
+    const float v623 = v616 * v622;
+    const __nv_bfloat16 v624 = __float2bfloat16_rn(v623);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v625 = v606 * v1;
+    const unsigned int v626 = v625 + v609;
+    out[v626] = v624;
+  }
+  const unsigned int v627 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v629 = v375 + v627;
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v632 = v378 + v630;
+  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.x[11];
+    const __nv_bfloat16 v637 = bias[v632];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v638 = __bfloat162float(v637);
+    const float v639 = fmaf(v636, v3, v638);
+    const float v641 = v639 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v642 = iron_exp2_approx(v641);
+    const float v644 = 1.0f + v642;
+    const float v645 = iron_recip_approx(v644);
+    const float v646 = v639 * v645;
+    const __nv_bfloat16 v647 = __float2bfloat16_rn(v646);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v648 = v629 * v1;
+    const unsigned int v649 = v648 + v632;
+    out[v649] = v647;
+  }
+  const unsigned int v650 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v652 = v375 + v650;
+  const unsigned int v653 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v655 = v378 + v653;
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v657 = v655 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v39.x[12];
+    const __nv_bfloat16 v660 = bias[v655];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v661 = __bfloat162float(v660);
+    const float v662 = fmaf(v659, v3, v661);
+    const float v664 = v662 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v665 = iron_exp2_approx(v664);
+    const float v667 = 1.0f + v665;
+    const float v668 = iron_recip_approx(v667);
+    const float v669 = v662 * v668;
+    const __nv_bfloat16 v670 = __float2bfloat16_rn(v669);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v671 = v652 * v1;
+    const unsigned int v672 = v671 + v655;
+    out[v672] = v670;
+  }
+  const unsigned int v673 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v675 = v375 + v673;
+  const unsigned int v676 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v678 = v378 + v676;
+  const bool v679 = v675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v680 = v678 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v39.x[13];
+    const __nv_bfloat16 v683 = bias[v678];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v684 = __bfloat162float(v683);
+    const float v685 = fmaf(v682, v3, v684);
+    const float v687 = v685 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v688 = iron_exp2_approx(v687);
+    const float v690 = 1.0f + v688;
+    const float v691 = iron_recip_approx(v690);
+    const float v692 = v685 * v691;
+    const __nv_bfloat16 v693 = __float2bfloat16_rn(v692);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v694 = v675 * v1;
+    const unsigned int v695 = v694 + v678;
+    out[v695] = v693;
+  }
+  const unsigned int v696 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v698 = v375 + v696;
+  const unsigned int v699 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v701 = v378 + v699;
+  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v703 = v701 < v1;
+  const bool v704 = v702 && v703;
+  if (v704) {
+    const float v705 = v39.x[14];
+    const __nv_bfloat16 v706 = bias[v701];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v707 = __bfloat162float(v706);
+    const float v708 = fmaf(v705, v3, v707);
+    const float v710 = v708 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v711 = iron_exp2_approx(v710);
+    const float v713 = 1.0f + v711;
+    const float v714 = iron_recip_approx(v713);
+    const float v715 = v708 * v714;
+    const __nv_bfloat16 v716 = __float2bfloat16_rn(v715);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v717 = v698 * v1;
+    const unsigned int v718 = v717 + v701;
+    out[v718] = v716;
+  }
+  const unsigned int v719 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v721 = v375 + v719;
+  const unsigned int v722 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v724 = v378 + v722;
+  const bool v725 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v726 = v724 < v1;
+  const bool v727 = v725 && v726;
+  if (v727) {
+    const float v728 = v39.x[15];
+    const __nv_bfloat16 v729 = bias[v724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v730 = __bfloat162float(v729);
+    const float v731 = fmaf(v728, v3, v730);
+    const float v733 = v731 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v734 = iron_exp2_approx(v733);
+    const float v736 = 1.0f + v734;
+    const float v737 = iron_recip_approx(v736);
+    const float v738 = v731 * v737;
+    const __nv_bfloat16 v739 = __float2bfloat16_rn(v738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v740 = v721 * v1;
+    const unsigned int v741 = v740 + v724;
+    out[v741] = v739;
+  }
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v744 = v375 + v742;
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v747 = v378 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.x[16];
+    const __nv_bfloat16 v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v753 = __bfloat162float(v752);
+    const float v754 = fmaf(v751, v3, v753);
+    const float v756 = v754 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v757 = iron_exp2_approx(v756);
+    const float v759 = 1.0f + v757;
+    const float v760 = iron_recip_approx(v759);
+    const float v761 = v754 * v760;
+    const __nv_bfloat16 v762 = __float2bfloat16_rn(v761);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v763 = v744 * v1;
+    const unsigned int v764 = v763 + v747;
+    out[v764] = v762;
+  }
+  const unsigned int v765 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v767 = v375 + v765;
+  const unsigned int v768 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v770 = v378 + v768;
+  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v772 = v770 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v39.x[17];
+    const __nv_bfloat16 v775 = bias[v770];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v776 = __bfloat162float(v775);
+    const float v777 = fmaf(v774, v3, v776);
+    const float v779 = v777 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v780 = iron_exp2_approx(v779);
+    const float v782 = 1.0f + v780;
+    const float v783 = iron_recip_approx(v782);
+    const float v784 = v777 * v783;
+    const __nv_bfloat16 v785 = __float2bfloat16_rn(v784);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v786 = v767 * v1;
+    const unsigned int v787 = v786 + v770;
+    out[v787] = v785;
+  }
+  const unsigned int v788 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v790 = v375 + v788;
+  const unsigned int v791 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v793 = v378 + v791;
+  const bool v794 = v790 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v795 = v793 < v1;
+  const bool v796 = v794 && v795;
+  if (v796) {
+    const float v797 = v39.x[18];
+    const __nv_bfloat16 v798 = bias[v793];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v799 = __bfloat162float(v798);
+    const float v800 = fmaf(v797, v3, v799);
+    const float v802 = v800 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v803 = iron_exp2_approx(v802);
+    const float v805 = 1.0f + v803;
+    const float v806 = iron_recip_approx(v805);
+    const float v807 = v800 * v806;
+    const __nv_bfloat16 v808 = __float2bfloat16_rn(v807);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v809 = v790 * v1;
+    const unsigned int v810 = v809 + v793;
+    out[v810] = v808;
+  }
+  const unsigned int v811 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v813 = v375 + v811;
+  const unsigned int v814 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v816 = v378 + v814;
+  const bool v817 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v818 = v816 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v39.x[19];
+    const __nv_bfloat16 v821 = bias[v816];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v822 = __bfloat162float(v821);
+    const float v823 = fmaf(v820, v3, v822);
+    const float v825 = v823 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v826 = iron_exp2_approx(v825);
+    const float v828 = 1.0f + v826;
+    const float v829 = iron_recip_approx(v828);
+    const float v830 = v823 * v829;
+    const __nv_bfloat16 v831 = __float2bfloat16_rn(v830);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v832 = v813 * v1;
+    const unsigned int v833 = v832 + v816;
+    out[v833] = v831;
+  }
+  const unsigned int v834 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v836 = v375 + v834;
+  const unsigned int v837 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v839 = v378 + v837;
+  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v841 = v839 < v1;
+  const bool v842 = v840 && v841;
+  if (v842) {
+    const float v843 = v39.x[20];
+    const __nv_bfloat16 v844 = bias[v839];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v845 = __bfloat162float(v844);
+    const float v846 = fmaf(v843, v3, v845);
+    const float v848 = v846 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v849 = iron_exp2_approx(v848);
+    const float v851 = 1.0f + v849;
+    const float v852 = iron_recip_approx(v851);
+    const float v853 = v846 * v852;
+    const __nv_bfloat16 v854 = __float2bfloat16_rn(v853);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v855 = v836 * v1;
+    const unsigned int v856 = v855 + v839;
+    out[v856] = v854;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v859 = v375 + v857;
+  const unsigned int v860 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v862 = v378 + v860;
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v864 = v862 < v1;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v39.x[21];
+    const __nv_bfloat16 v867 = bias[v862];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v868 = __bfloat162float(v867);
+    const float v869 = fmaf(v866, v3, v868);
+    const float v871 = v869 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v872 = iron_exp2_approx(v871);
+    const float v874 = 1.0f + v872;
+    const float v875 = iron_recip_approx(v874);
+    const float v876 = v869 * v875;
+    const __nv_bfloat16 v877 = __float2bfloat16_rn(v876);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v878 = v859 * v1;
+    const unsigned int v879 = v878 + v862;
+    out[v879] = v877;
+  }
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v882 = v375 + v880;
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v885 = v378 + v883;
+  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v887 = v885 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v39.x[22];
+    const __nv_bfloat16 v890 = bias[v885];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v891 = __bfloat162float(v890);
+    const float v892 = fmaf(v889, v3, v891);
+    const float v894 = v892 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v895 = iron_exp2_approx(v894);
+    const float v897 = 1.0f + v895;
+    const float v898 = iron_recip_approx(v897);
+    const float v899 = v892 * v898;
+    const __nv_bfloat16 v900 = __float2bfloat16_rn(v899);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v901 = v882 * v1;
+    const unsigned int v902 = v901 + v885;
+    out[v902] = v900;
+  }
+  const unsigned int v903 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v905 = v375 + v903;
+  const unsigned int v906 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v908 = v378 + v906;
+  const bool v909 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v910 = v908 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v39.x[23];
+    const __nv_bfloat16 v913 = bias[v908];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v914 = __bfloat162float(v913);
+    const float v915 = fmaf(v912, v3, v914);
+    const float v917 = v915 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v918 = iron_exp2_approx(v917);
+    const float v920 = 1.0f + v918;
+    const float v921 = iron_recip_approx(v920);
+    const float v922 = v915 * v921;
+    const __nv_bfloat16 v923 = __float2bfloat16_rn(v922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v924 = v905 * v1;
+    const unsigned int v925 = v924 + v908;
+    out[v925] = v923;
+  }
+  const unsigned int v926 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v928 = v375 + v926;
+  const unsigned int v929 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v931 = v378 + v929;
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.x[24];
+    const __nv_bfloat16 v936 = bias[v931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v937 = __bfloat162float(v936);
+    const float v938 = fmaf(v935, v3, v937);
+    const float v940 = v938 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v941 = iron_exp2_approx(v940);
+    const float v943 = 1.0f + v941;
+    const float v944 = iron_recip_approx(v943);
+    const float v945 = v938 * v944;
+    const __nv_bfloat16 v946 = __float2bfloat16_rn(v945);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v947 = v928 * v1;
+    const unsigned int v948 = v947 + v931;
+    out[v948] = v946;
+  }
+  const unsigned int v949 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v951 = v375 + v949;
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v954 = v378 + v952;
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v39.x[25];
+    const __nv_bfloat16 v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v960 = __bfloat162float(v959);
+    const float v961 = fmaf(v958, v3, v960);
+    const float v963 = v961 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v964 = iron_exp2_approx(v963);
+    const float v966 = 1.0f + v964;
+    const float v967 = iron_recip_approx(v966);
+    const float v968 = v961 * v967;
+    const __nv_bfloat16 v969 = __float2bfloat16_rn(v968);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v970 = v951 * v1;
+    const unsigned int v971 = v970 + v954;
+    out[v971] = v969;
+  }
+  const unsigned int v972 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v974 = v375 + v972;
+  const unsigned int v975 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v977 = v378 + v975;
+  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v979 = v977 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v39.x[26];
+    const __nv_bfloat16 v982 = bias[v977];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v983 = __bfloat162float(v982);
+    const float v984 = fmaf(v981, v3, v983);
+    const float v986 = v984 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v987 = iron_exp2_approx(v986);
+    const float v989 = 1.0f + v987;
+    const float v990 = iron_recip_approx(v989);
+    const float v991 = v984 * v990;
+    const __nv_bfloat16 v992 = __float2bfloat16_rn(v991);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v993 = v974 * v1;
+    const unsigned int v994 = v993 + v977;
+    out[v994] = v992;
+  }
+  const unsigned int v995 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v997 = v375 + v995;
+  const unsigned int v998 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1000 = v378 + v998;
+  const bool v1001 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1002 = v1000 < v1;
+  const bool v1003 = v1001 && v1002;
+  if (v1003) {
+    const float v1004 = v39.x[27];
+    const __nv_bfloat16 v1005 = bias[v1000];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1006 = __bfloat162float(v1005);
+    const float v1007 = fmaf(v1004, v3, v1006);
+    const float v1009 = v1007 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1010 = iron_exp2_approx(v1009);
+    const float v1012 = 1.0f + v1010;
+    const float v1013 = iron_recip_approx(v1012);
+    const float v1014 = v1007 * v1013;
+    const __nv_bfloat16 v1015 = __float2bfloat16_rn(v1014);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1016 = v997 * v1;
+    const unsigned int v1017 = v1016 + v1000;
+    out[v1017] = v1015;
+  }
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1020 = v375 + v1018;
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1023 = v378 + v1021;
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.x[28];
+    const __nv_bfloat16 v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1029 = __bfloat162float(v1028);
+    const float v1030 = fmaf(v1027, v3, v1029);
+    const float v1032 = v1030 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1033 = iron_exp2_approx(v1032);
+    const float v1035 = 1.0f + v1033;
+    const float v1036 = iron_recip_approx(v1035);
+    const float v1037 = v1030 * v1036;
+    const __nv_bfloat16 v1038 = __float2bfloat16_rn(v1037);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1039 = v1020 * v1;
+    const unsigned int v1040 = v1039 + v1023;
+    out[v1040] = v1038;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1043 = v375 + v1041;
+  const unsigned int v1044 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1046 = v378 + v1044;
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1048 = v1046 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v39.x[29];
+    const __nv_bfloat16 v1051 = bias[v1046];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1052 = __bfloat162float(v1051);
+    const float v1053 = fmaf(v1050, v3, v1052);
+    const float v1055 = v1053 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1056 = iron_exp2_approx(v1055);
+    const float v1058 = 1.0f + v1056;
+    const float v1059 = iron_recip_approx(v1058);
+    const float v1060 = v1053 * v1059;
+    const __nv_bfloat16 v1061 = __float2bfloat16_rn(v1060);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1062 = v1043 * v1;
+    const unsigned int v1063 = v1062 + v1046;
+    out[v1063] = v1061;
+  }
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1066 = v375 + v1064;
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1069 = v378 + v1067;
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1071 = v1069 < v1;
+  const bool v1072 = v1070 && v1071;
+  if (v1072) {
+    const float v1073 = v39.x[30];
+    const __nv_bfloat16 v1074 = bias[v1069];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1075 = __bfloat162float(v1074);
+    const float v1076 = fmaf(v1073, v3, v1075);
+    const float v1078 = v1076 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1079 = iron_exp2_approx(v1078);
+    const float v1081 = 1.0f + v1079;
+    const float v1082 = iron_recip_approx(v1081);
+    const float v1083 = v1076 * v1082;
+    const __nv_bfloat16 v1084 = __float2bfloat16_rn(v1083);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1085 = v1066 * v1;
+    const unsigned int v1086 = v1085 + v1069;
+    out[v1086] = v1084;
+  }
+  const unsigned int v1087 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1089 = v375 + v1087;
+  const unsigned int v1090 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1092 = v378 + v1090;
+  const bool v1093 = v1089 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1094 = v1092 < v1;
+  const bool v1095 = v1093 && v1094;
+  if (v1095) {
+    const float v1096 = v39.x[31];
+    const __nv_bfloat16 v1097 = bias[v1092];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1098 = __bfloat162float(v1097);
+    const float v1099 = fmaf(v1096, v3, v1098);
+    const float v1101 = v1099 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1102 = iron_exp2_approx(v1101);
+    const float v1104 = 1.0f + v1102;
+    const float v1105 = iron_recip_approx(v1104);
+    const float v1106 = v1099 * v1105;
+    const __nv_bfloat16 v1107 = __float2bfloat16_rn(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1108 = v1089 * v1;
+    const unsigned int v1109 = v1108 + v1092;
+    out[v1109] = v1107;
+  }
+  const unsigned int v1110 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1112 = v375 + v1110;
+  const unsigned int v1113 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1115 = v378 + v1113;
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v39.x[32];
+    const __nv_bfloat16 v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1121 = __bfloat162float(v1120);
+    const float v1122 = fmaf(v1119, v3, v1121);
+    const float v1124 = v1122 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1125 = iron_exp2_approx(v1124);
+    const float v1127 = 1.0f + v1125;
+    const float v1128 = iron_recip_approx(v1127);
+    const float v1129 = v1122 * v1128;
+    const __nv_bfloat16 v1130 = __float2bfloat16_rn(v1129);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1131 = v1112 * v1;
+    const unsigned int v1132 = v1131 + v1115;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1135 = v375 + v1133;
+  const unsigned int v1136 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1138 = v378 + v1136;
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v39.x[33];
+    const __nv_bfloat16 v1143 = bias[v1138];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1144 = __bfloat162float(v1143);
+    const float v1145 = fmaf(v1142, v3, v1144);
+    const float v1147 = v1145 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1148 = iron_exp2_approx(v1147);
+    const float v1150 = 1.0f + v1148;
+    const float v1151 = iron_recip_approx(v1150);
+    const float v1152 = v1145 * v1151;
+    const __nv_bfloat16 v1153 = __float2bfloat16_rn(v1152);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1154 = v1135 * v1;
+    const unsigned int v1155 = v1154 + v1138;
+    out[v1155] = v1153;
+  }
+  const unsigned int v1156 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1158 = v375 + v1156;
+  const unsigned int v1159 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1161 = v378 + v1159;
+  const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1163 = v1161 < v1;
+  const bool v1164 = v1162 && v1163;
+  if (v1164) {
+    const float v1165 = v39.x[34];
+    const __nv_bfloat16 v1166 = bias[v1161];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1167 = __bfloat162float(v1166);
+    const float v1168 = fmaf(v1165, v3, v1167);
+    const float v1170 = v1168 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1171 = iron_exp2_approx(v1170);
+    const float v1173 = 1.0f + v1171;
+    const float v1174 = iron_recip_approx(v1173);
+    const float v1175 = v1168 * v1174;
+    const __nv_bfloat16 v1176 = __float2bfloat16_rn(v1175);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1177 = v1158 * v1;
+    const unsigned int v1178 = v1177 + v1161;
+    out[v1178] = v1176;
+  }
+  const unsigned int v1179 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1181 = v375 + v1179;
+  const unsigned int v1182 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1184 = v378 + v1182;
+  const bool v1185 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1186 = v1184 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v39.x[35];
+    const __nv_bfloat16 v1189 = bias[v1184];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1190 = __bfloat162float(v1189);
+    const float v1191 = fmaf(v1188, v3, v1190);
+    const float v1193 = v1191 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1194 = iron_exp2_approx(v1193);
+    const float v1196 = 1.0f + v1194;
+    const float v1197 = iron_recip_approx(v1196);
+    const float v1198 = v1191 * v1197;
+    const __nv_bfloat16 v1199 = __float2bfloat16_rn(v1198);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1200 = v1181 * v1;
+    const unsigned int v1201 = v1200 + v1184;
+    out[v1201] = v1199;
+  }
+  const unsigned int v1202 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1204 = v375 + v1202;
+  const unsigned int v1205 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1207 = v378 + v1205;
+  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1209 = v1207 < v1;
+  const bool v1210 = v1208 && v1209;
+  if (v1210) {
+    const float v1211 = v39.x[36];
+    const __nv_bfloat16 v1212 = bias[v1207];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1213 = __bfloat162float(v1212);
+    const float v1214 = fmaf(v1211, v3, v1213);
+    const float v1216 = v1214 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1217 = iron_exp2_approx(v1216);
+    const float v1219 = 1.0f + v1217;
+    const float v1220 = iron_recip_approx(v1219);
+    const float v1221 = v1214 * v1220;
+    const __nv_bfloat16 v1222 = __float2bfloat16_rn(v1221);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1223 = v1204 * v1;
+    const unsigned int v1224 = v1223 + v1207;
+    out[v1224] = v1222;
+  }
+  const unsigned int v1225 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1227 = v375 + v1225;
+  const unsigned int v1228 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1230 = v378 + v1228;
+  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1232 = v1230 < v1;
+  const bool v1233 = v1231 && v1232;
+  if (v1233) {
+    const float v1234 = v39.x[37];
+    const __nv_bfloat16 v1235 = bias[v1230];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1236 = __bfloat162float(v1235);
+    const float v1237 = fmaf(v1234, v3, v1236);
+    const float v1239 = v1237 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1240 = iron_exp2_approx(v1239);
+    const float v1242 = 1.0f + v1240;
+    const float v1243 = iron_recip_approx(v1242);
+    const float v1244 = v1237 * v1243;
+    const __nv_bfloat16 v1245 = __float2bfloat16_rn(v1244);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1246 = v1227 * v1;
+    const unsigned int v1247 = v1246 + v1230;
+    out[v1247] = v1245;
+  }
+  const unsigned int v1248 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1250 = v375 + v1248;
+  const unsigned int v1251 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1253 = v378 + v1251;
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1255 = v1253 < v1;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v39.x[38];
+    const __nv_bfloat16 v1258 = bias[v1253];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1259 = __bfloat162float(v1258);
+    const float v1260 = fmaf(v1257, v3, v1259);
+    const float v1262 = v1260 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1263 = iron_exp2_approx(v1262);
+    const float v1265 = 1.0f + v1263;
+    const float v1266 = iron_recip_approx(v1265);
+    const float v1267 = v1260 * v1266;
+    const __nv_bfloat16 v1268 = __float2bfloat16_rn(v1267);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1269 = v1250 * v1;
+    const unsigned int v1270 = v1269 + v1253;
+    out[v1270] = v1268;
+  }
+  const unsigned int v1271 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1273 = v375 + v1271;
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1276 = v378 + v1274;
+  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1278 = v1276 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v39.x[39];
+    const __nv_bfloat16 v1281 = bias[v1276];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1282 = __bfloat162float(v1281);
+    const float v1283 = fmaf(v1280, v3, v1282);
+    const float v1285 = v1283 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1286 = iron_exp2_approx(v1285);
+    const float v1288 = 1.0f + v1286;
+    const float v1289 = iron_recip_approx(v1288);
+    const float v1290 = v1283 * v1289;
+    const __nv_bfloat16 v1291 = __float2bfloat16_rn(v1290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1292 = v1273 * v1;
+    const unsigned int v1293 = v1292 + v1276;
+    out[v1293] = v1291;
+  }
+  const unsigned int v1294 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1296 = v375 + v1294;
+  const unsigned int v1297 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1299 = v378 + v1297;
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.x[40];
+    const __nv_bfloat16 v1304 = bias[v1299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1305 = __bfloat162float(v1304);
+    const float v1306 = fmaf(v1303, v3, v1305);
+    const float v1308 = v1306 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1309 = iron_exp2_approx(v1308);
+    const float v1311 = 1.0f + v1309;
+    const float v1312 = iron_recip_approx(v1311);
+    const float v1313 = v1306 * v1312;
+    const __nv_bfloat16 v1314 = __float2bfloat16_rn(v1313);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1315 = v1296 * v1;
+    const unsigned int v1316 = v1315 + v1299;
+    out[v1316] = v1314;
+  }
+  const unsigned int v1317 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1319 = v375 + v1317;
+  const unsigned int v1320 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1322 = v378 + v1320;
+  const bool v1323 = v1319 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1324 = v1322 < v1;
+  const bool v1325 = v1323 && v1324;
+  if (v1325) {
+    const float v1326 = v39.x[41];
+    const __nv_bfloat16 v1327 = bias[v1322];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1328 = __bfloat162float(v1327);
+    const float v1329 = fmaf(v1326, v3, v1328);
+    const float v1331 = v1329 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1332 = iron_exp2_approx(v1331);
+    const float v1334 = 1.0f + v1332;
+    const float v1335 = iron_recip_approx(v1334);
+    const float v1336 = v1329 * v1335;
+    const __nv_bfloat16 v1337 = __float2bfloat16_rn(v1336);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1338 = v1319 * v1;
+    const unsigned int v1339 = v1338 + v1322;
+    out[v1339] = v1337;
+  }
+  const unsigned int v1340 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1342 = v375 + v1340;
+  const unsigned int v1343 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1345 = v378 + v1343;
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v39.x[42];
+    const __nv_bfloat16 v1350 = bias[v1345];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1351 = __bfloat162float(v1350);
+    const float v1352 = fmaf(v1349, v3, v1351);
+    const float v1354 = v1352 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1355 = iron_exp2_approx(v1354);
+    const float v1357 = 1.0f + v1355;
+    const float v1358 = iron_recip_approx(v1357);
+    const float v1359 = v1352 * v1358;
+    const __nv_bfloat16 v1360 = __float2bfloat16_rn(v1359);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1361 = v1342 * v1;
+    const unsigned int v1362 = v1361 + v1345;
+    out[v1362] = v1360;
+  }
+  const unsigned int v1363 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1365 = v375 + v1363;
+  const unsigned int v1366 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1368 = v378 + v1366;
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1370 = v1368 < v1;
+  const bool v1371 = v1369 && v1370;
+  if (v1371) {
+    const float v1372 = v39.x[43];
+    const __nv_bfloat16 v1373 = bias[v1368];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1374 = __bfloat162float(v1373);
+    const float v1375 = fmaf(v1372, v3, v1374);
+    const float v1377 = v1375 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1378 = iron_exp2_approx(v1377);
+    const float v1380 = 1.0f + v1378;
+    const float v1381 = iron_recip_approx(v1380);
+    const float v1382 = v1375 * v1381;
+    const __nv_bfloat16 v1383 = __float2bfloat16_rn(v1382);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1384 = v1365 * v1;
+    const unsigned int v1385 = v1384 + v1368;
+    out[v1385] = v1383;
+  }
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1388 = v375 + v1386;
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1391 = v378 + v1389;
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1393 = v1391 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v39.x[44];
+    const __nv_bfloat16 v1396 = bias[v1391];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1397 = __bfloat162float(v1396);
+    const float v1398 = fmaf(v1395, v3, v1397);
+    const float v1400 = v1398 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1401 = iron_exp2_approx(v1400);
+    const float v1403 = 1.0f + v1401;
+    const float v1404 = iron_recip_approx(v1403);
+    const float v1405 = v1398 * v1404;
+    const __nv_bfloat16 v1406 = __float2bfloat16_rn(v1405);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1407 = v1388 * v1;
+    const unsigned int v1408 = v1407 + v1391;
+    out[v1408] = v1406;
+  }
+  const unsigned int v1409 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1411 = v375 + v1409;
+  const unsigned int v1412 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1414 = v378 + v1412;
+  const bool v1415 = v1411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1416 = v1414 < v1;
+  const bool v1417 = v1415 && v1416;
+  if (v1417) {
+    const float v1418 = v39.x[45];
+    const __nv_bfloat16 v1419 = bias[v1414];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1420 = __bfloat162float(v1419);
+    const float v1421 = fmaf(v1418, v3, v1420);
+    const float v1423 = v1421 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1424 = iron_exp2_approx(v1423);
+    const float v1426 = 1.0f + v1424;
+    const float v1427 = iron_recip_approx(v1426);
+    const float v1428 = v1421 * v1427;
+    const __nv_bfloat16 v1429 = __float2bfloat16_rn(v1428);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1430 = v1411 * v1;
+    const unsigned int v1431 = v1430 + v1414;
+    out[v1431] = v1429;
+  }
+  const unsigned int v1432 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1434 = v375 + v1432;
+  const unsigned int v1435 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1437 = v378 + v1435;
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1439 = v1437 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v39.x[46];
+    const __nv_bfloat16 v1442 = bias[v1437];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1443 = __bfloat162float(v1442);
+    const float v1444 = fmaf(v1441, v3, v1443);
+    const float v1446 = v1444 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1447 = iron_exp2_approx(v1446);
+    const float v1449 = 1.0f + v1447;
+    const float v1450 = iron_recip_approx(v1449);
+    const float v1451 = v1444 * v1450;
+    const __nv_bfloat16 v1452 = __float2bfloat16_rn(v1451);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1453 = v1434 * v1;
+    const unsigned int v1454 = v1453 + v1437;
+    out[v1454] = v1452;
+  }
+  const unsigned int v1455 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1457 = v375 + v1455;
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1460 = v378 + v1458;
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.x[47];
+    const __nv_bfloat16 v1465 = bias[v1460];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1466 = __bfloat162float(v1465);
+    const float v1467 = fmaf(v1464, v3, v1466);
+    const float v1469 = v1467 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1470 = iron_exp2_approx(v1469);
+    const float v1472 = 1.0f + v1470;
+    const float v1473 = iron_recip_approx(v1472);
+    const float v1474 = v1467 * v1473;
+    const __nv_bfloat16 v1475 = __float2bfloat16_rn(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1476 = v1457 * v1;
+    const unsigned int v1477 = v1476 + v1460;
+    out[v1477] = v1475;
+  }
+  const unsigned int v1478 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1480 = v375 + v1478;
+  const unsigned int v1481 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1483 = v378 + v1481;
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.x[48];
+    const __nv_bfloat16 v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1489 = __bfloat162float(v1488);
+    const float v1490 = fmaf(v1487, v3, v1489);
+    const float v1492 = v1490 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1493 = iron_exp2_approx(v1492);
+    const float v1495 = 1.0f + v1493;
+    const float v1496 = iron_recip_approx(v1495);
+    const float v1497 = v1490 * v1496;
+    const __nv_bfloat16 v1498 = __float2bfloat16_rn(v1497);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1499 = v1480 * v1;
+    const unsigned int v1500 = v1499 + v1483;
+    out[v1500] = v1498;
+  }
+  const unsigned int v1501 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1503 = v375 + v1501;
+  const unsigned int v1504 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1506 = v378 + v1504;
+  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1508 = v1506 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v39.x[49];
+    const __nv_bfloat16 v1511 = bias[v1506];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1512 = __bfloat162float(v1511);
+    const float v1513 = fmaf(v1510, v3, v1512);
+    const float v1515 = v1513 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1516 = iron_exp2_approx(v1515);
+    const float v1518 = 1.0f + v1516;
+    const float v1519 = iron_recip_approx(v1518);
+    const float v1520 = v1513 * v1519;
+    const __nv_bfloat16 v1521 = __float2bfloat16_rn(v1520);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1522 = v1503 * v1;
+    const unsigned int v1523 = v1522 + v1506;
+    out[v1523] = v1521;
+  }
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1526 = v375 + v1524;
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1529 = v378 + v1527;
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1531 = v1529 < v1;
+  const bool v1532 = v1530 && v1531;
+  if (v1532) {
+    const float v1533 = v39.x[50];
+    const __nv_bfloat16 v1534 = bias[v1529];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1535 = __bfloat162float(v1534);
+    const float v1536 = fmaf(v1533, v3, v1535);
+    const float v1538 = v1536 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1539 = iron_exp2_approx(v1538);
+    const float v1541 = 1.0f + v1539;
+    const float v1542 = iron_recip_approx(v1541);
+    const float v1543 = v1536 * v1542;
+    const __nv_bfloat16 v1544 = __float2bfloat16_rn(v1543);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1545 = v1526 * v1;
+    const unsigned int v1546 = v1545 + v1529;
+    out[v1546] = v1544;
+  }
+  const unsigned int v1547 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1549 = v375 + v1547;
+  const unsigned int v1550 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1552 = v378 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v39.x[51];
+    const __nv_bfloat16 v1557 = bias[v1552];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1558 = __bfloat162float(v1557);
+    const float v1559 = fmaf(v1556, v3, v1558);
+    const float v1561 = v1559 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1562 = iron_exp2_approx(v1561);
+    const float v1564 = 1.0f + v1562;
+    const float v1565 = iron_recip_approx(v1564);
+    const float v1566 = v1559 * v1565;
+    const __nv_bfloat16 v1567 = __float2bfloat16_rn(v1566);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1568 = v1549 * v1;
+    const unsigned int v1569 = v1568 + v1552;
+    out[v1569] = v1567;
+  }
+  const unsigned int v1570 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1572 = v375 + v1570;
+  const unsigned int v1573 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1575 = v378 + v1573;
+  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1577 = v1575 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v39.x[52];
+    const __nv_bfloat16 v1580 = bias[v1575];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1581 = __bfloat162float(v1580);
+    const float v1582 = fmaf(v1579, v3, v1581);
+    const float v1584 = v1582 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1585 = iron_exp2_approx(v1584);
+    const float v1587 = 1.0f + v1585;
+    const float v1588 = iron_recip_approx(v1587);
+    const float v1589 = v1582 * v1588;
+    const __nv_bfloat16 v1590 = __float2bfloat16_rn(v1589);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1591 = v1572 * v1;
+    const unsigned int v1592 = v1591 + v1575;
+    out[v1592] = v1590;
+  }
+  const unsigned int v1593 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1595 = v375 + v1593;
+  const unsigned int v1596 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1598 = v378 + v1596;
+  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1600 = v1598 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v39.x[53];
+    const __nv_bfloat16 v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1604 = __bfloat162float(v1603);
+    const float v1605 = fmaf(v1602, v3, v1604);
+    const float v1607 = v1605 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1608 = iron_exp2_approx(v1607);
+    const float v1610 = 1.0f + v1608;
+    const float v1611 = iron_recip_approx(v1610);
+    const float v1612 = v1605 * v1611;
+    const __nv_bfloat16 v1613 = __float2bfloat16_rn(v1612);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1614 = v1595 * v1;
+    const unsigned int v1615 = v1614 + v1598;
+    out[v1615] = v1613;
+  }
+  const unsigned int v1616 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1618 = v375 + v1616;
+  const unsigned int v1619 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1621 = v378 + v1619;
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1623 = v1621 < v1;
+  const bool v1624 = v1622 && v1623;
+  if (v1624) {
+    const float v1625 = v39.x[54];
+    const __nv_bfloat16 v1626 = bias[v1621];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1627 = __bfloat162float(v1626);
+    const float v1628 = fmaf(v1625, v3, v1627);
+    const float v1630 = v1628 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1631 = iron_exp2_approx(v1630);
+    const float v1633 = 1.0f + v1631;
+    const float v1634 = iron_recip_approx(v1633);
+    const float v1635 = v1628 * v1634;
+    const __nv_bfloat16 v1636 = __float2bfloat16_rn(v1635);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1637 = v1618 * v1;
+    const unsigned int v1638 = v1637 + v1621;
+    out[v1638] = v1636;
+  }
+  const unsigned int v1639 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1641 = v375 + v1639;
+  const unsigned int v1642 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1644 = v378 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1646 = v1644 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v39.x[55];
+    const __nv_bfloat16 v1649 = bias[v1644];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1650 = __bfloat162float(v1649);
+    const float v1651 = fmaf(v1648, v3, v1650);
+    const float v1653 = v1651 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1654 = iron_exp2_approx(v1653);
+    const float v1656 = 1.0f + v1654;
+    const float v1657 = iron_recip_approx(v1656);
+    const float v1658 = v1651 * v1657;
+    const __nv_bfloat16 v1659 = __float2bfloat16_rn(v1658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1660 = v1641 * v1;
+    const unsigned int v1661 = v1660 + v1644;
+    out[v1661] = v1659;
+  }
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1664 = v375 + v1662;
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1667 = v378 + v1665;
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.x[56];
+    const __nv_bfloat16 v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1673 = __bfloat162float(v1672);
+    const float v1674 = fmaf(v1671, v3, v1673);
+    const float v1676 = v1674 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1677 = iron_exp2_approx(v1676);
+    const float v1679 = 1.0f + v1677;
+    const float v1680 = iron_recip_approx(v1679);
+    const float v1681 = v1674 * v1680;
+    const __nv_bfloat16 v1682 = __float2bfloat16_rn(v1681);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1683 = v1664 * v1;
+    const unsigned int v1684 = v1683 + v1667;
+    out[v1684] = v1682;
+  }
+  const unsigned int v1685 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1687 = v375 + v1685;
+  const unsigned int v1688 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1690 = v378 + v1688;
+  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1692 = v1690 < v1;
+  const bool v1693 = v1691 && v1692;
+  if (v1693) {
+    const float v1694 = v39.x[57];
+    const __nv_bfloat16 v1695 = bias[v1690];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1696 = __bfloat162float(v1695);
+    const float v1697 = fmaf(v1694, v3, v1696);
+    const float v1699 = v1697 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1700 = iron_exp2_approx(v1699);
+    const float v1702 = 1.0f + v1700;
+    const float v1703 = iron_recip_approx(v1702);
+    const float v1704 = v1697 * v1703;
+    const __nv_bfloat16 v1705 = __float2bfloat16_rn(v1704);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1706 = v1687 * v1;
+    const unsigned int v1707 = v1706 + v1690;
+    out[v1707] = v1705;
+  }
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1710 = v375 + v1708;
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1713 = v378 + v1711;
+  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1715 = v1713 < v1;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v39.x[58];
+    const __nv_bfloat16 v1718 = bias[v1713];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1719 = __bfloat162float(v1718);
+    const float v1720 = fmaf(v1717, v3, v1719);
+    const float v1722 = v1720 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1723 = iron_exp2_approx(v1722);
+    const float v1725 = 1.0f + v1723;
+    const float v1726 = iron_recip_approx(v1725);
+    const float v1727 = v1720 * v1726;
+    const __nv_bfloat16 v1728 = __float2bfloat16_rn(v1727);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1729 = v1710 * v1;
+    const unsigned int v1730 = v1729 + v1713;
+    out[v1730] = v1728;
+  }
+  const unsigned int v1731 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1733 = v375 + v1731;
+  const unsigned int v1734 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1736 = v378 + v1734;
+  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1738 = v1736 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v39.x[59];
+    const __nv_bfloat16 v1741 = bias[v1736];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1742 = __bfloat162float(v1741);
+    const float v1743 = fmaf(v1740, v3, v1742);
+    const float v1745 = v1743 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1746 = iron_exp2_approx(v1745);
+    const float v1748 = 1.0f + v1746;
+    const float v1749 = iron_recip_approx(v1748);
+    const float v1750 = v1743 * v1749;
+    const __nv_bfloat16 v1751 = __float2bfloat16_rn(v1750);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1752 = v1733 * v1;
+    const unsigned int v1753 = v1752 + v1736;
+    out[v1753] = v1751;
+  }
+  const unsigned int v1754 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1756 = v375 + v1754;
+  const unsigned int v1757 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1759 = v378 + v1757;
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v39.x[60];
+    const __nv_bfloat16 v1764 = bias[v1759];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1765 = __bfloat162float(v1764);
+    const float v1766 = fmaf(v1763, v3, v1765);
+    const float v1768 = v1766 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1769 = iron_exp2_approx(v1768);
+    const float v1771 = 1.0f + v1769;
+    const float v1772 = iron_recip_approx(v1771);
+    const float v1773 = v1766 * v1772;
+    const __nv_bfloat16 v1774 = __float2bfloat16_rn(v1773);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1775 = v1756 * v1;
+    const unsigned int v1776 = v1775 + v1759;
+    out[v1776] = v1774;
+  }
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1779 = v375 + v1777;
+  const unsigned int v1780 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1782 = v378 + v1780;
+  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1784 = v1782 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v39.x[61];
+    const __nv_bfloat16 v1787 = bias[v1782];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1788 = __bfloat162float(v1787);
+    const float v1789 = fmaf(v1786, v3, v1788);
+    const float v1791 = v1789 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1792 = iron_exp2_approx(v1791);
+    const float v1794 = 1.0f + v1792;
+    const float v1795 = iron_recip_approx(v1794);
+    const float v1796 = v1789 * v1795;
+    const __nv_bfloat16 v1797 = __float2bfloat16_rn(v1796);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1798 = v1779 * v1;
+    const unsigned int v1799 = v1798 + v1782;
+    out[v1799] = v1797;
+  }
+  const unsigned int v1800 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1802 = v375 + v1800;
+  const unsigned int v1803 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1805 = v378 + v1803;
+  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v39.x[62];
+    const __nv_bfloat16 v1810 = bias[v1805];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1811 = __bfloat162float(v1810);
+    const float v1812 = fmaf(v1809, v3, v1811);
+    const float v1814 = v1812 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1815 = iron_exp2_approx(v1814);
+    const float v1817 = 1.0f + v1815;
+    const float v1818 = iron_recip_approx(v1817);
+    const float v1819 = v1812 * v1818;
+    const __nv_bfloat16 v1820 = __float2bfloat16_rn(v1819);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1821 = v1802 * v1;
+    const unsigned int v1822 = v1821 + v1805;
+    out[v1822] = v1820;
+  }
+  const unsigned int v1823 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1825 = v375 + v1823;
+  const unsigned int v1826 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1828 = v378 + v1826;
+  const bool v1829 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1830 = v1828 < v1;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v39.x[63];
+    const __nv_bfloat16 v1833 = bias[v1828];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1834 = __bfloat162float(v1833);
+    const float v1835 = fmaf(v1832, v3, v1834);
+    const float v1837 = v1835 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1838 = iron_exp2_approx(v1837);
+    const float v1840 = 1.0f + v1838;
+    const float v1841 = iron_recip_approx(v1840);
+    const float v1842 = v1835 * v1841;
+    const __nv_bfloat16 v1843 = __float2bfloat16_rn(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1844 = v1825 * v1;
+    const unsigned int v1845 = v1844 + v1828;
+    out[v1845] = v1843;
+  }
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1848 = v375 + v1846;
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1851 = v378 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.x[64];
+    const __nv_bfloat16 v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1857 = __bfloat162float(v1856);
+    const float v1858 = fmaf(v1855, v3, v1857);
+    const float v1860 = v1858 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1861 = iron_exp2_approx(v1860);
+    const float v1863 = 1.0f + v1861;
+    const float v1864 = iron_recip_approx(v1863);
+    const float v1865 = v1858 * v1864;
+    const __nv_bfloat16 v1866 = __float2bfloat16_rn(v1865);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1867 = v1848 * v1;
+    const unsigned int v1868 = v1867 + v1851;
+    out[v1868] = v1866;
+  }
+  const unsigned int v1869 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1871 = v375 + v1869;
+  const unsigned int v1872 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1874 = v378 + v1872;
+  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1876 = v1874 < v1;
+  const bool v1877 = v1875 && v1876;
+  if (v1877) {
+    const float v1878 = v39.x[65];
+    const __nv_bfloat16 v1879 = bias[v1874];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1880 = __bfloat162float(v1879);
+    const float v1881 = fmaf(v1878, v3, v1880);
+    const float v1883 = v1881 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1884 = iron_exp2_approx(v1883);
+    const float v1886 = 1.0f + v1884;
+    const float v1887 = iron_recip_approx(v1886);
+    const float v1888 = v1881 * v1887;
+    const __nv_bfloat16 v1889 = __float2bfloat16_rn(v1888);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1890 = v1871 * v1;
+    const unsigned int v1891 = v1890 + v1874;
+    out[v1891] = v1889;
+  }
+  const unsigned int v1892 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1894 = v375 + v1892;
+  const unsigned int v1895 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1897 = v378 + v1895;
+  const bool v1898 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1899 = v1897 < v1;
+  const bool v1900 = v1898 && v1899;
+  if (v1900) {
+    const float v1901 = v39.x[66];
+    const __nv_bfloat16 v1902 = bias[v1897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1903 = __bfloat162float(v1902);
+    const float v1904 = fmaf(v1901, v3, v1903);
+    const float v1906 = v1904 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1907 = iron_exp2_approx(v1906);
+    const float v1909 = 1.0f + v1907;
+    const float v1910 = iron_recip_approx(v1909);
+    const float v1911 = v1904 * v1910;
+    const __nv_bfloat16 v1912 = __float2bfloat16_rn(v1911);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1913 = v1894 * v1;
+    const unsigned int v1914 = v1913 + v1897;
+    out[v1914] = v1912;
+  }
+  const unsigned int v1915 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1917 = v375 + v1915;
+  const unsigned int v1918 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1920 = v378 + v1918;
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v39.x[67];
+    const __nv_bfloat16 v1925 = bias[v1920];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1926 = __bfloat162float(v1925);
+    const float v1927 = fmaf(v1924, v3, v1926);
+    const float v1929 = v1927 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1930 = iron_exp2_approx(v1929);
+    const float v1932 = 1.0f + v1930;
+    const float v1933 = iron_recip_approx(v1932);
+    const float v1934 = v1927 * v1933;
+    const __nv_bfloat16 v1935 = __float2bfloat16_rn(v1934);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1936 = v1917 * v1;
+    const unsigned int v1937 = v1936 + v1920;
+    out[v1937] = v1935;
+  }
+  const unsigned int v1938 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1940 = v375 + v1938;
+  const unsigned int v1941 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1943 = v378 + v1941;
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1945 = v1943 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v39.x[68];
+    const __nv_bfloat16 v1948 = bias[v1943];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1949 = __bfloat162float(v1948);
+    const float v1950 = fmaf(v1947, v3, v1949);
+    const float v1952 = v1950 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1953 = iron_exp2_approx(v1952);
+    const float v1955 = 1.0f + v1953;
+    const float v1956 = iron_recip_approx(v1955);
+    const float v1957 = v1950 * v1956;
+    const __nv_bfloat16 v1958 = __float2bfloat16_rn(v1957);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1959 = v1940 * v1;
+    const unsigned int v1960 = v1959 + v1943;
+    out[v1960] = v1958;
+  }
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1963 = v375 + v1961;
+  const unsigned int v1964 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1966 = v378 + v1964;
+  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1968 = v1966 < v1;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v39.x[69];
+    const __nv_bfloat16 v1971 = bias[v1966];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1972 = __bfloat162float(v1971);
+    const float v1973 = fmaf(v1970, v3, v1972);
+    const float v1975 = v1973 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1976 = iron_exp2_approx(v1975);
+    const float v1978 = 1.0f + v1976;
+    const float v1979 = iron_recip_approx(v1978);
+    const float v1980 = v1973 * v1979;
+    const __nv_bfloat16 v1981 = __float2bfloat16_rn(v1980);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1982 = v1963 * v1;
+    const unsigned int v1983 = v1982 + v1966;
+    out[v1983] = v1981;
+  }
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1986 = v375 + v1984;
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1989 = v378 + v1987;
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.x[70];
+    const __nv_bfloat16 v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1995 = __bfloat162float(v1994);
+    const float v1996 = fmaf(v1993, v3, v1995);
+    const float v1998 = v1996 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v1999 = iron_exp2_approx(v1998);
+    const float v2001 = 1.0f + v1999;
+    const float v2002 = iron_recip_approx(v2001);
+    const float v2003 = v1996 * v2002;
+    const __nv_bfloat16 v2004 = __float2bfloat16_rn(v2003);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2005 = v1986 * v1;
+    const unsigned int v2006 = v2005 + v1989;
+    out[v2006] = v2004;
+  }
+  const unsigned int v2007 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2009 = v375 + v2007;
+  const unsigned int v2010 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2012 = v378 + v2010;
+  const bool v2013 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2014 = v2012 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v39.x[71];
+    const __nv_bfloat16 v2017 = bias[v2012];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2018 = __bfloat162float(v2017);
+    const float v2019 = fmaf(v2016, v3, v2018);
+    const float v2021 = v2019 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2022 = iron_exp2_approx(v2021);
+    const float v2024 = 1.0f + v2022;
+    const float v2025 = iron_recip_approx(v2024);
+    const float v2026 = v2019 * v2025;
+    const __nv_bfloat16 v2027 = __float2bfloat16_rn(v2026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2028 = v2009 * v1;
+    const unsigned int v2029 = v2028 + v2012;
+    out[v2029] = v2027;
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v375 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v378 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.x[72];
+    const __nv_bfloat16 v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2041 = __bfloat162float(v2040);
+    const float v2042 = fmaf(v2039, v3, v2041);
+    const float v2044 = v2042 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2045 = iron_exp2_approx(v2044);
+    const float v2047 = 1.0f + v2045;
+    const float v2048 = iron_recip_approx(v2047);
+    const float v2049 = v2042 * v2048;
+    const __nv_bfloat16 v2050 = __float2bfloat16_rn(v2049);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2051 = v2032 * v1;
+    const unsigned int v2052 = v2051 + v2035;
+    out[v2052] = v2050;
+  }
+  const unsigned int v2053 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2055 = v375 + v2053;
+  const unsigned int v2056 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2058 = v378 + v2056;
+  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2060 = v2058 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v39.x[73];
+    const __nv_bfloat16 v2063 = bias[v2058];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2064 = __bfloat162float(v2063);
+    const float v2065 = fmaf(v2062, v3, v2064);
+    const float v2067 = v2065 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2068 = iron_exp2_approx(v2067);
+    const float v2070 = 1.0f + v2068;
+    const float v2071 = iron_recip_approx(v2070);
+    const float v2072 = v2065 * v2071;
+    const __nv_bfloat16 v2073 = __float2bfloat16_rn(v2072);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2074 = v2055 * v1;
+    const unsigned int v2075 = v2074 + v2058;
+    out[v2075] = v2073;
+  }
+  const unsigned int v2076 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2078 = v375 + v2076;
+  const unsigned int v2079 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2081 = v378 + v2079;
+  const bool v2082 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2083 = v2081 < v1;
+  const bool v2084 = v2082 && v2083;
+  if (v2084) {
+    const float v2085 = v39.x[74];
+    const __nv_bfloat16 v2086 = bias[v2081];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2087 = __bfloat162float(v2086);
+    const float v2088 = fmaf(v2085, v3, v2087);
+    const float v2090 = v2088 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2091 = iron_exp2_approx(v2090);
+    const float v2093 = 1.0f + v2091;
+    const float v2094 = iron_recip_approx(v2093);
+    const float v2095 = v2088 * v2094;
+    const __nv_bfloat16 v2096 = __float2bfloat16_rn(v2095);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2097 = v2078 * v1;
+    const unsigned int v2098 = v2097 + v2081;
+    out[v2098] = v2096;
+  }
+  const unsigned int v2099 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2101 = v375 + v2099;
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2104 = v378 + v2102;
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v39.x[75];
+    const __nv_bfloat16 v2109 = bias[v2104];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2110 = __bfloat162float(v2109);
+    const float v2111 = fmaf(v2108, v3, v2110);
+    const float v2113 = v2111 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2114 = iron_exp2_approx(v2113);
+    const float v2116 = 1.0f + v2114;
+    const float v2117 = iron_recip_approx(v2116);
+    const float v2118 = v2111 * v2117;
+    const __nv_bfloat16 v2119 = __float2bfloat16_rn(v2118);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2120 = v2101 * v1;
+    const unsigned int v2121 = v2120 + v2104;
+    out[v2121] = v2119;
+  }
+  const unsigned int v2122 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2124 = v375 + v2122;
+  const unsigned int v2125 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2127 = v378 + v2125;
+  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2129 = v2127 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v39.x[76];
+    const __nv_bfloat16 v2132 = bias[v2127];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2133 = __bfloat162float(v2132);
+    const float v2134 = fmaf(v2131, v3, v2133);
+    const float v2136 = v2134 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2137 = iron_exp2_approx(v2136);
+    const float v2139 = 1.0f + v2137;
+    const float v2140 = iron_recip_approx(v2139);
+    const float v2141 = v2134 * v2140;
+    const __nv_bfloat16 v2142 = __float2bfloat16_rn(v2141);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2143 = v2124 * v1;
+    const unsigned int v2144 = v2143 + v2127;
+    out[v2144] = v2142;
+  }
+  const unsigned int v2145 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2147 = v375 + v2145;
+  const unsigned int v2148 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2150 = v378 + v2148;
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v39.x[77];
+    const __nv_bfloat16 v2155 = bias[v2150];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2156 = __bfloat162float(v2155);
+    const float v2157 = fmaf(v2154, v3, v2156);
+    const float v2159 = v2157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2160 = iron_exp2_approx(v2159);
+    const float v2162 = 1.0f + v2160;
+    const float v2163 = iron_recip_approx(v2162);
+    const float v2164 = v2157 * v2163;
+    const __nv_bfloat16 v2165 = __float2bfloat16_rn(v2164);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2166 = v2147 * v1;
+    const unsigned int v2167 = v2166 + v2150;
+    out[v2167] = v2165;
+  }
+  const unsigned int v2168 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2170 = v375 + v2168;
+  const unsigned int v2171 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2173 = v378 + v2171;
+  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2175 = v2173 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v39.x[78];
+    const __nv_bfloat16 v2178 = bias[v2173];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2179 = __bfloat162float(v2178);
+    const float v2180 = fmaf(v2177, v3, v2179);
+    const float v2182 = v2180 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2183 = iron_exp2_approx(v2182);
+    const float v2185 = 1.0f + v2183;
+    const float v2186 = iron_recip_approx(v2185);
+    const float v2187 = v2180 * v2186;
+    const __nv_bfloat16 v2188 = __float2bfloat16_rn(v2187);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2189 = v2170 * v1;
+    const unsigned int v2190 = v2189 + v2173;
+    out[v2190] = v2188;
+  }
+  const unsigned int v2191 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2193 = v375 + v2191;
+  const unsigned int v2194 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2196 = v378 + v2194;
+  const bool v2197 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2198 = v2196 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v39.x[79];
+    const __nv_bfloat16 v2201 = bias[v2196];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2202 = __bfloat162float(v2201);
+    const float v2203 = fmaf(v2200, v3, v2202);
+    const float v2205 = v2203 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2206 = iron_exp2_approx(v2205);
+    const float v2208 = 1.0f + v2206;
+    const float v2209 = iron_recip_approx(v2208);
+    const float v2210 = v2203 * v2209;
+    const __nv_bfloat16 v2211 = __float2bfloat16_rn(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2212 = v2193 * v1;
+    const unsigned int v2213 = v2212 + v2196;
+    out[v2213] = v2211;
+  }
+  const unsigned int v2214 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2216 = v375 + v2214;
+  const unsigned int v2217 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2219 = v378 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v39.x[80];
+    const __nv_bfloat16 v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2225 = __bfloat162float(v2224);
+    const float v2226 = fmaf(v2223, v3, v2225);
+    const float v2228 = v2226 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2229 = iron_exp2_approx(v2228);
+    const float v2231 = 1.0f + v2229;
+    const float v2232 = iron_recip_approx(v2231);
+    const float v2233 = v2226 * v2232;
+    const __nv_bfloat16 v2234 = __float2bfloat16_rn(v2233);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2235 = v2216 * v1;
+    const unsigned int v2236 = v2235 + v2219;
+    out[v2236] = v2234;
+  }
+  const unsigned int v2237 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2239 = v375 + v2237;
+  const unsigned int v2240 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2242 = v378 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v39.x[81];
+    const __nv_bfloat16 v2247 = bias[v2242];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2248 = __bfloat162float(v2247);
+    const float v2249 = fmaf(v2246, v3, v2248);
+    const float v2251 = v2249 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2252 = iron_exp2_approx(v2251);
+    const float v2254 = 1.0f + v2252;
+    const float v2255 = iron_recip_approx(v2254);
+    const float v2256 = v2249 * v2255;
+    const __nv_bfloat16 v2257 = __float2bfloat16_rn(v2256);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2258 = v2239 * v1;
+    const unsigned int v2259 = v2258 + v2242;
+    out[v2259] = v2257;
+  }
+  const unsigned int v2260 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2262 = v375 + v2260;
+  const unsigned int v2263 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2265 = v378 + v2263;
+  const bool v2266 = v2262 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2267 = v2265 < v1;
+  const bool v2268 = v2266 && v2267;
+  if (v2268) {
+    const float v2269 = v39.x[82];
+    const __nv_bfloat16 v2270 = bias[v2265];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2271 = __bfloat162float(v2270);
+    const float v2272 = fmaf(v2269, v3, v2271);
+    const float v2274 = v2272 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2275 = iron_exp2_approx(v2274);
+    const float v2277 = 1.0f + v2275;
+    const float v2278 = iron_recip_approx(v2277);
+    const float v2279 = v2272 * v2278;
+    const __nv_bfloat16 v2280 = __float2bfloat16_rn(v2279);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2281 = v2262 * v1;
+    const unsigned int v2282 = v2281 + v2265;
+    out[v2282] = v2280;
+  }
+  const unsigned int v2283 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2285 = v375 + v2283;
+  const unsigned int v2286 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2288 = v378 + v2286;
+  const bool v2289 = v2285 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2290 = v2288 < v1;
+  const bool v2291 = v2289 && v2290;
+  if (v2291) {
+    const float v2292 = v39.x[83];
+    const __nv_bfloat16 v2293 = bias[v2288];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2294 = __bfloat162float(v2293);
+    const float v2295 = fmaf(v2292, v3, v2294);
+    const float v2297 = v2295 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2298 = iron_exp2_approx(v2297);
+    const float v2300 = 1.0f + v2298;
+    const float v2301 = iron_recip_approx(v2300);
+    const float v2302 = v2295 * v2301;
+    const __nv_bfloat16 v2303 = __float2bfloat16_rn(v2302);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2304 = v2285 * v1;
+    const unsigned int v2305 = v2304 + v2288;
+    out[v2305] = v2303;
+  }
+  const unsigned int v2306 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2308 = v375 + v2306;
+  const unsigned int v2309 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2311 = v378 + v2309;
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v39.x[84];
+    const __nv_bfloat16 v2316 = bias[v2311];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2317 = __bfloat162float(v2316);
+    const float v2318 = fmaf(v2315, v3, v2317);
+    const float v2320 = v2318 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2321 = iron_exp2_approx(v2320);
+    const float v2323 = 1.0f + v2321;
+    const float v2324 = iron_recip_approx(v2323);
+    const float v2325 = v2318 * v2324;
+    const __nv_bfloat16 v2326 = __float2bfloat16_rn(v2325);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2327 = v2308 * v1;
+    const unsigned int v2328 = v2327 + v2311;
+    out[v2328] = v2326;
+  }
+  const unsigned int v2329 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2331 = v375 + v2329;
+  const unsigned int v2332 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2334 = v378 + v2332;
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v39.x[85];
+    const __nv_bfloat16 v2339 = bias[v2334];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2340 = __bfloat162float(v2339);
+    const float v2341 = fmaf(v2338, v3, v2340);
+    const float v2343 = v2341 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2344 = iron_exp2_approx(v2343);
+    const float v2346 = 1.0f + v2344;
+    const float v2347 = iron_recip_approx(v2346);
+    const float v2348 = v2341 * v2347;
+    const __nv_bfloat16 v2349 = __float2bfloat16_rn(v2348);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2350 = v2331 * v1;
+    const unsigned int v2351 = v2350 + v2334;
+    out[v2351] = v2349;
+  }
+  const unsigned int v2352 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2354 = v375 + v2352;
+  const unsigned int v2355 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2357 = v378 + v2355;
+  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2359 = v2357 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v39.x[86];
+    const __nv_bfloat16 v2362 = bias[v2357];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2363 = __bfloat162float(v2362);
+    const float v2364 = fmaf(v2361, v3, v2363);
+    const float v2366 = v2364 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2367 = iron_exp2_approx(v2366);
+    const float v2369 = 1.0f + v2367;
+    const float v2370 = iron_recip_approx(v2369);
+    const float v2371 = v2364 * v2370;
+    const __nv_bfloat16 v2372 = __float2bfloat16_rn(v2371);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2373 = v2354 * v1;
+    const unsigned int v2374 = v2373 + v2357;
+    out[v2374] = v2372;
+  }
+  const unsigned int v2375 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2377 = v375 + v2375;
+  const unsigned int v2378 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2380 = v378 + v2378;
+  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2382 = v2380 < v1;
+  const bool v2383 = v2381 && v2382;
+  if (v2383) {
+    const float v2384 = v39.x[87];
+    const __nv_bfloat16 v2385 = bias[v2380];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2386 = __bfloat162float(v2385);
+    const float v2387 = fmaf(v2384, v3, v2386);
+    const float v2389 = v2387 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2390 = iron_exp2_approx(v2389);
+    const float v2392 = 1.0f + v2390;
+    const float v2393 = iron_recip_approx(v2392);
+    const float v2394 = v2387 * v2393;
+    const __nv_bfloat16 v2395 = __float2bfloat16_rn(v2394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2396 = v2377 * v1;
+    const unsigned int v2397 = v2396 + v2380;
+    out[v2397] = v2395;
+  }
+  const unsigned int v2398 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2400 = v375 + v2398;
+  const unsigned int v2401 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2403 = v378 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v39.x[88];
+    const __nv_bfloat16 v2408 = bias[v2403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2409 = __bfloat162float(v2408);
+    const float v2410 = fmaf(v2407, v3, v2409);
+    const float v2412 = v2410 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2413 = iron_exp2_approx(v2412);
+    const float v2415 = 1.0f + v2413;
+    const float v2416 = iron_recip_approx(v2415);
+    const float v2417 = v2410 * v2416;
+    const __nv_bfloat16 v2418 = __float2bfloat16_rn(v2417);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2419 = v2400 * v1;
+    const unsigned int v2420 = v2419 + v2403;
+    out[v2420] = v2418;
+  }
+  const unsigned int v2421 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2423 = v375 + v2421;
+  const unsigned int v2424 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2426 = v378 + v2424;
+  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2428 = v2426 < v1;
+  const bool v2429 = v2427 && v2428;
+  if (v2429) {
+    const float v2430 = v39.x[89];
+    const __nv_bfloat16 v2431 = bias[v2426];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2432 = __bfloat162float(v2431);
+    const float v2433 = fmaf(v2430, v3, v2432);
+    const float v2435 = v2433 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2436 = iron_exp2_approx(v2435);
+    const float v2438 = 1.0f + v2436;
+    const float v2439 = iron_recip_approx(v2438);
+    const float v2440 = v2433 * v2439;
+    const __nv_bfloat16 v2441 = __float2bfloat16_rn(v2440);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2442 = v2423 * v1;
+    const unsigned int v2443 = v2442 + v2426;
+    out[v2443] = v2441;
+  }
+  const unsigned int v2444 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2446 = v375 + v2444;
+  const unsigned int v2447 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2449 = v378 + v2447;
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2451 = v2449 < v1;
+  const bool v2452 = v2450 && v2451;
+  if (v2452) {
+    const float v2453 = v39.x[90];
+    const __nv_bfloat16 v2454 = bias[v2449];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2455 = __bfloat162float(v2454);
+    const float v2456 = fmaf(v2453, v3, v2455);
+    const float v2458 = v2456 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2459 = iron_exp2_approx(v2458);
+    const float v2461 = 1.0f + v2459;
+    const float v2462 = iron_recip_approx(v2461);
+    const float v2463 = v2456 * v2462;
+    const __nv_bfloat16 v2464 = __float2bfloat16_rn(v2463);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2465 = v2446 * v1;
+    const unsigned int v2466 = v2465 + v2449;
+    out[v2466] = v2464;
+  }
+  const unsigned int v2467 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2469 = v375 + v2467;
+  const unsigned int v2470 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2472 = v378 + v2470;
+  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2474 = v2472 < v1;
+  const bool v2475 = v2473 && v2474;
+  if (v2475) {
+    const float v2476 = v39.x[91];
+    const __nv_bfloat16 v2477 = bias[v2472];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2478 = __bfloat162float(v2477);
+    const float v2479 = fmaf(v2476, v3, v2478);
+    const float v2481 = v2479 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2482 = iron_exp2_approx(v2481);
+    const float v2484 = 1.0f + v2482;
+    const float v2485 = iron_recip_approx(v2484);
+    const float v2486 = v2479 * v2485;
+    const __nv_bfloat16 v2487 = __float2bfloat16_rn(v2486);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2488 = v2469 * v1;
+    const unsigned int v2489 = v2488 + v2472;
+    out[v2489] = v2487;
+  }
+  const unsigned int v2490 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2492 = v375 + v2490;
+  const unsigned int v2493 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2495 = v378 + v2493;
+  const bool v2496 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2497 = v2495 < v1;
+  const bool v2498 = v2496 && v2497;
+  if (v2498) {
+    const float v2499 = v39.x[92];
+    const __nv_bfloat16 v2500 = bias[v2495];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2501 = __bfloat162float(v2500);
+    const float v2502 = fmaf(v2499, v3, v2501);
+    const float v2504 = v2502 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2505 = iron_exp2_approx(v2504);
+    const float v2507 = 1.0f + v2505;
+    const float v2508 = iron_recip_approx(v2507);
+    const float v2509 = v2502 * v2508;
+    const __nv_bfloat16 v2510 = __float2bfloat16_rn(v2509);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2511 = v2492 * v1;
+    const unsigned int v2512 = v2511 + v2495;
+    out[v2512] = v2510;
+  }
+  const unsigned int v2513 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2515 = v375 + v2513;
+  const unsigned int v2516 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2518 = v378 + v2516;
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2520 = v2518 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v39.x[93];
+    const __nv_bfloat16 v2523 = bias[v2518];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2524 = __bfloat162float(v2523);
+    const float v2525 = fmaf(v2522, v3, v2524);
+    const float v2527 = v2525 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2528 = iron_exp2_approx(v2527);
+    const float v2530 = 1.0f + v2528;
+    const float v2531 = iron_recip_approx(v2530);
+    const float v2532 = v2525 * v2531;
+    const __nv_bfloat16 v2533 = __float2bfloat16_rn(v2532);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2534 = v2515 * v1;
+    const unsigned int v2535 = v2534 + v2518;
+    out[v2535] = v2533;
+  }
+  const unsigned int v2536 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2538 = v375 + v2536;
+  const unsigned int v2539 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2541 = v378 + v2539;
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v39.x[94];
+    const __nv_bfloat16 v2546 = bias[v2541];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2547 = __bfloat162float(v2546);
+    const float v2548 = fmaf(v2545, v3, v2547);
+    const float v2550 = v2548 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2551 = iron_exp2_approx(v2550);
+    const float v2553 = 1.0f + v2551;
+    const float v2554 = iron_recip_approx(v2553);
+    const float v2555 = v2548 * v2554;
+    const __nv_bfloat16 v2556 = __float2bfloat16_rn(v2555);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2557 = v2538 * v1;
+    const unsigned int v2558 = v2557 + v2541;
+    out[v2558] = v2556;
+  }
+  const unsigned int v2559 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2561 = v375 + v2559;
+  const unsigned int v2562 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2564 = v378 + v2562;
+  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2566 = v2564 < v1;
+  const bool v2567 = v2565 && v2566;
+  if (v2567) {
+    const float v2568 = v39.x[95];
+    const __nv_bfloat16 v2569 = bias[v2564];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2570 = __bfloat162float(v2569);
+    const float v2571 = fmaf(v2568, v3, v2570);
+    const float v2573 = v2571 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2574 = iron_exp2_approx(v2573);
+    const float v2576 = 1.0f + v2574;
+    const float v2577 = iron_recip_approx(v2576);
+    const float v2578 = v2571 * v2577;
+    const __nv_bfloat16 v2579 = __float2bfloat16_rn(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2580 = v2561 * v1;
+    const unsigned int v2581 = v2580 + v2564;
+    out[v2581] = v2579;
+  }
+  const unsigned int v2582 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2584 = v375 + v2582;
+  const unsigned int v2585 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2587 = v378 + v2585;
+  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2589 = v2587 < v1;
+  const bool v2590 = v2588 && v2589;
+  if (v2590) {
+    const float v2591 = v39.x[96];
+    const __nv_bfloat16 v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2593 = __bfloat162float(v2592);
+    const float v2594 = fmaf(v2591, v3, v2593);
+    const float v2596 = v2594 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2597 = iron_exp2_approx(v2596);
+    const float v2599 = 1.0f + v2597;
+    const float v2600 = iron_recip_approx(v2599);
+    const float v2601 = v2594 * v2600;
+    const __nv_bfloat16 v2602 = __float2bfloat16_rn(v2601);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2603 = v2584 * v1;
+    const unsigned int v2604 = v2603 + v2587;
+    out[v2604] = v2602;
+  }
+  const unsigned int v2605 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2607 = v375 + v2605;
+  const unsigned int v2608 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2610 = v378 + v2608;
+  const bool v2611 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2612 = v2610 < v1;
+  const bool v2613 = v2611 && v2612;
+  if (v2613) {
+    const float v2614 = v39.x[97];
+    const __nv_bfloat16 v2615 = bias[v2610];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2616 = __bfloat162float(v2615);
+    const float v2617 = fmaf(v2614, v3, v2616);
+    const float v2619 = v2617 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2620 = iron_exp2_approx(v2619);
+    const float v2622 = 1.0f + v2620;
+    const float v2623 = iron_recip_approx(v2622);
+    const float v2624 = v2617 * v2623;
+    const __nv_bfloat16 v2625 = __float2bfloat16_rn(v2624);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2626 = v2607 * v1;
+    const unsigned int v2627 = v2626 + v2610;
+    out[v2627] = v2625;
+  }
+  const unsigned int v2628 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2630 = v375 + v2628;
+  const unsigned int v2631 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2633 = v378 + v2631;
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2635 = v2633 < v1;
+  const bool v2636 = v2634 && v2635;
+  if (v2636) {
+    const float v2637 = v39.x[98];
+    const __nv_bfloat16 v2638 = bias[v2633];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2639 = __bfloat162float(v2638);
+    const float v2640 = fmaf(v2637, v3, v2639);
+    const float v2642 = v2640 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2643 = iron_exp2_approx(v2642);
+    const float v2645 = 1.0f + v2643;
+    const float v2646 = iron_recip_approx(v2645);
+    const float v2647 = v2640 * v2646;
+    const __nv_bfloat16 v2648 = __float2bfloat16_rn(v2647);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2649 = v2630 * v1;
+    const unsigned int v2650 = v2649 + v2633;
+    out[v2650] = v2648;
+  }
+  const unsigned int v2651 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2653 = v375 + v2651;
+  const unsigned int v2654 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2656 = v378 + v2654;
+  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2658 = v2656 < v1;
+  const bool v2659 = v2657 && v2658;
+  if (v2659) {
+    const float v2660 = v39.x[99];
+    const __nv_bfloat16 v2661 = bias[v2656];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2662 = __bfloat162float(v2661);
+    const float v2663 = fmaf(v2660, v3, v2662);
+    const float v2665 = v2663 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2666 = iron_exp2_approx(v2665);
+    const float v2668 = 1.0f + v2666;
+    const float v2669 = iron_recip_approx(v2668);
+    const float v2670 = v2663 * v2669;
+    const __nv_bfloat16 v2671 = __float2bfloat16_rn(v2670);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2672 = v2653 * v1;
+    const unsigned int v2673 = v2672 + v2656;
+    out[v2673] = v2671;
+  }
+  const unsigned int v2674 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2676 = v375 + v2674;
+  const unsigned int v2677 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2679 = v378 + v2677;
+  const bool v2680 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2681 = v2679 < v1;
+  const bool v2682 = v2680 && v2681;
+  if (v2682) {
+    const float v2683 = v39.x[100];
+    const __nv_bfloat16 v2684 = bias[v2679];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2685 = __bfloat162float(v2684);
+    const float v2686 = fmaf(v2683, v3, v2685);
+    const float v2688 = v2686 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2689 = iron_exp2_approx(v2688);
+    const float v2691 = 1.0f + v2689;
+    const float v2692 = iron_recip_approx(v2691);
+    const float v2693 = v2686 * v2692;
+    const __nv_bfloat16 v2694 = __float2bfloat16_rn(v2693);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2695 = v2676 * v1;
+    const unsigned int v2696 = v2695 + v2679;
+    out[v2696] = v2694;
+  }
+  const unsigned int v2697 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2699 = v375 + v2697;
+  const unsigned int v2700 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2702 = v378 + v2700;
+  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2704 = v2702 < v1;
+  const bool v2705 = v2703 && v2704;
+  if (v2705) {
+    const float v2706 = v39.x[101];
+    const __nv_bfloat16 v2707 = bias[v2702];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2708 = __bfloat162float(v2707);
+    const float v2709 = fmaf(v2706, v3, v2708);
+    const float v2711 = v2709 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2712 = iron_exp2_approx(v2711);
+    const float v2714 = 1.0f + v2712;
+    const float v2715 = iron_recip_approx(v2714);
+    const float v2716 = v2709 * v2715;
+    const __nv_bfloat16 v2717 = __float2bfloat16_rn(v2716);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2718 = v2699 * v1;
+    const unsigned int v2719 = v2718 + v2702;
+    out[v2719] = v2717;
+  }
+  const unsigned int v2720 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2722 = v375 + v2720;
+  const unsigned int v2723 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2725 = v378 + v2723;
+  const bool v2726 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2727 = v2725 < v1;
+  const bool v2728 = v2726 && v2727;
+  if (v2728) {
+    const float v2729 = v39.x[102];
+    const __nv_bfloat16 v2730 = bias[v2725];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2731 = __bfloat162float(v2730);
+    const float v2732 = fmaf(v2729, v3, v2731);
+    const float v2734 = v2732 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2735 = iron_exp2_approx(v2734);
+    const float v2737 = 1.0f + v2735;
+    const float v2738 = iron_recip_approx(v2737);
+    const float v2739 = v2732 * v2738;
+    const __nv_bfloat16 v2740 = __float2bfloat16_rn(v2739);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2741 = v2722 * v1;
+    const unsigned int v2742 = v2741 + v2725;
+    out[v2742] = v2740;
+  }
+  const unsigned int v2743 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2745 = v375 + v2743;
+  const unsigned int v2746 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2748 = v378 + v2746;
+  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2750 = v2748 < v1;
+  const bool v2751 = v2749 && v2750;
+  if (v2751) {
+    const float v2752 = v39.x[103];
+    const __nv_bfloat16 v2753 = bias[v2748];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2754 = __bfloat162float(v2753);
+    const float v2755 = fmaf(v2752, v3, v2754);
+    const float v2757 = v2755 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2758 = iron_exp2_approx(v2757);
+    const float v2760 = 1.0f + v2758;
+    const float v2761 = iron_recip_approx(v2760);
+    const float v2762 = v2755 * v2761;
+    const __nv_bfloat16 v2763 = __float2bfloat16_rn(v2762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2764 = v2745 * v1;
+    const unsigned int v2765 = v2764 + v2748;
+    out[v2765] = v2763;
+  }
+  const unsigned int v2766 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2768 = v375 + v2766;
+  const unsigned int v2769 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2771 = v378 + v2769;
+  const bool v2772 = v2768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2773 = v2771 < v1;
+  const bool v2774 = v2772 && v2773;
+  if (v2774) {
+    const float v2775 = v39.x[104];
+    const __nv_bfloat16 v2776 = bias[v2771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2777 = __bfloat162float(v2776);
+    const float v2778 = fmaf(v2775, v3, v2777);
+    const float v2780 = v2778 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2781 = iron_exp2_approx(v2780);
+    const float v2783 = 1.0f + v2781;
+    const float v2784 = iron_recip_approx(v2783);
+    const float v2785 = v2778 * v2784;
+    const __nv_bfloat16 v2786 = __float2bfloat16_rn(v2785);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2787 = v2768 * v1;
+    const unsigned int v2788 = v2787 + v2771;
+    out[v2788] = v2786;
+  }
+  const unsigned int v2789 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2791 = v375 + v2789;
+  const unsigned int v2792 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2794 = v378 + v2792;
+  const bool v2795 = v2791 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2796 = v2794 < v1;
+  const bool v2797 = v2795 && v2796;
+  if (v2797) {
+    const float v2798 = v39.x[105];
+    const __nv_bfloat16 v2799 = bias[v2794];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2800 = __bfloat162float(v2799);
+    const float v2801 = fmaf(v2798, v3, v2800);
+    const float v2803 = v2801 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2804 = iron_exp2_approx(v2803);
+    const float v2806 = 1.0f + v2804;
+    const float v2807 = iron_recip_approx(v2806);
+    const float v2808 = v2801 * v2807;
+    const __nv_bfloat16 v2809 = __float2bfloat16_rn(v2808);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2810 = v2791 * v1;
+    const unsigned int v2811 = v2810 + v2794;
+    out[v2811] = v2809;
+  }
+  const unsigned int v2812 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2814 = v375 + v2812;
+  const unsigned int v2815 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2817 = v378 + v2815;
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2819 = v2817 < v1;
+  const bool v2820 = v2818 && v2819;
+  if (v2820) {
+    const float v2821 = v39.x[106];
+    const __nv_bfloat16 v2822 = bias[v2817];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2823 = __bfloat162float(v2822);
+    const float v2824 = fmaf(v2821, v3, v2823);
+    const float v2826 = v2824 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2827 = iron_exp2_approx(v2826);
+    const float v2829 = 1.0f + v2827;
+    const float v2830 = iron_recip_approx(v2829);
+    const float v2831 = v2824 * v2830;
+    const __nv_bfloat16 v2832 = __float2bfloat16_rn(v2831);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2833 = v2814 * v1;
+    const unsigned int v2834 = v2833 + v2817;
+    out[v2834] = v2832;
+  }
+  const unsigned int v2835 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2837 = v375 + v2835;
+  const unsigned int v2838 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2840 = v378 + v2838;
+  const bool v2841 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2842 = v2840 < v1;
+  const bool v2843 = v2841 && v2842;
+  if (v2843) {
+    const float v2844 = v39.x[107];
+    const __nv_bfloat16 v2845 = bias[v2840];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2846 = __bfloat162float(v2845);
+    const float v2847 = fmaf(v2844, v3, v2846);
+    const float v2849 = v2847 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2850 = iron_exp2_approx(v2849);
+    const float v2852 = 1.0f + v2850;
+    const float v2853 = iron_recip_approx(v2852);
+    const float v2854 = v2847 * v2853;
+    const __nv_bfloat16 v2855 = __float2bfloat16_rn(v2854);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2856 = v2837 * v1;
+    const unsigned int v2857 = v2856 + v2840;
+    out[v2857] = v2855;
+  }
+  const unsigned int v2858 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2860 = v375 + v2858;
+  const unsigned int v2861 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2863 = v378 + v2861;
+  const bool v2864 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2865 = v2863 < v1;
+  const bool v2866 = v2864 && v2865;
+  if (v2866) {
+    const float v2867 = v39.x[108];
+    const __nv_bfloat16 v2868 = bias[v2863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2869 = __bfloat162float(v2868);
+    const float v2870 = fmaf(v2867, v3, v2869);
+    const float v2872 = v2870 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2873 = iron_exp2_approx(v2872);
+    const float v2875 = 1.0f + v2873;
+    const float v2876 = iron_recip_approx(v2875);
+    const float v2877 = v2870 * v2876;
+    const __nv_bfloat16 v2878 = __float2bfloat16_rn(v2877);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2879 = v2860 * v1;
+    const unsigned int v2880 = v2879 + v2863;
+    out[v2880] = v2878;
+  }
+  const unsigned int v2881 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2883 = v375 + v2881;
+  const unsigned int v2884 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2886 = v378 + v2884;
+  const bool v2887 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2888 = v2886 < v1;
+  const bool v2889 = v2887 && v2888;
+  if (v2889) {
+    const float v2890 = v39.x[109];
+    const __nv_bfloat16 v2891 = bias[v2886];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2892 = __bfloat162float(v2891);
+    const float v2893 = fmaf(v2890, v3, v2892);
+    const float v2895 = v2893 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2896 = iron_exp2_approx(v2895);
+    const float v2898 = 1.0f + v2896;
+    const float v2899 = iron_recip_approx(v2898);
+    const float v2900 = v2893 * v2899;
+    const __nv_bfloat16 v2901 = __float2bfloat16_rn(v2900);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2902 = v2883 * v1;
+    const unsigned int v2903 = v2902 + v2886;
+    out[v2903] = v2901;
+  }
+  const unsigned int v2904 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2906 = v375 + v2904;
+  const unsigned int v2907 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2909 = v378 + v2907;
+  const bool v2910 = v2906 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2911 = v2909 < v1;
+  const bool v2912 = v2910 && v2911;
+  if (v2912) {
+    const float v2913 = v39.x[110];
+    const __nv_bfloat16 v2914 = bias[v2909];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2915 = __bfloat162float(v2914);
+    const float v2916 = fmaf(v2913, v3, v2915);
+    const float v2918 = v2916 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2919 = iron_exp2_approx(v2918);
+    const float v2921 = 1.0f + v2919;
+    const float v2922 = iron_recip_approx(v2921);
+    const float v2923 = v2916 * v2922;
+    const __nv_bfloat16 v2924 = __float2bfloat16_rn(v2923);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2925 = v2906 * v1;
+    const unsigned int v2926 = v2925 + v2909;
+    out[v2926] = v2924;
+  }
+  const unsigned int v2927 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2929 = v375 + v2927;
+  const unsigned int v2930 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2932 = v378 + v2930;
+  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2934 = v2932 < v1;
+  const bool v2935 = v2933 && v2934;
+  if (v2935) {
+    const float v2936 = v39.x[111];
+    const __nv_bfloat16 v2937 = bias[v2932];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2938 = __bfloat162float(v2937);
+    const float v2939 = fmaf(v2936, v3, v2938);
+    const float v2941 = v2939 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2942 = iron_exp2_approx(v2941);
+    const float v2944 = 1.0f + v2942;
+    const float v2945 = iron_recip_approx(v2944);
+    const float v2946 = v2939 * v2945;
+    const __nv_bfloat16 v2947 = __float2bfloat16_rn(v2946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2948 = v2929 * v1;
+    const unsigned int v2949 = v2948 + v2932;
+    out[v2949] = v2947;
+  }
+  const unsigned int v2950 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2952 = v375 + v2950;
+  const unsigned int v2953 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2955 = v378 + v2953;
+  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2957 = v2955 < v1;
+  const bool v2958 = v2956 && v2957;
+  if (v2958) {
+    const float v2959 = v39.x[112];
+    const __nv_bfloat16 v2960 = bias[v2955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2961 = __bfloat162float(v2960);
+    const float v2962 = fmaf(v2959, v3, v2961);
+    const float v2964 = v2962 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2965 = iron_exp2_approx(v2964);
+    const float v2967 = 1.0f + v2965;
+    const float v2968 = iron_recip_approx(v2967);
+    const float v2969 = v2962 * v2968;
+    const __nv_bfloat16 v2970 = __float2bfloat16_rn(v2969);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2971 = v2952 * v1;
+    const unsigned int v2972 = v2971 + v2955;
+    out[v2972] = v2970;
+  }
+  const unsigned int v2973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2975 = v375 + v2973;
+  const unsigned int v2976 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2978 = v378 + v2976;
+  const bool v2979 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2980 = v2978 < v1;
+  const bool v2981 = v2979 && v2980;
+  if (v2981) {
+    const float v2982 = v39.x[113];
+    const __nv_bfloat16 v2983 = bias[v2978];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2984 = __bfloat162float(v2983);
+    const float v2985 = fmaf(v2982, v3, v2984);
+    const float v2987 = v2985 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v2988 = iron_exp2_approx(v2987);
+    const float v2990 = 1.0f + v2988;
+    const float v2991 = iron_recip_approx(v2990);
+    const float v2992 = v2985 * v2991;
+    const __nv_bfloat16 v2993 = __float2bfloat16_rn(v2992);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2994 = v2975 * v1;
+    const unsigned int v2995 = v2994 + v2978;
+    out[v2995] = v2993;
+  }
+  const unsigned int v2996 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2998 = v375 + v2996;
+  const unsigned int v2999 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3001 = v378 + v2999;
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3003 = v3001 < v1;
+  const bool v3004 = v3002 && v3003;
+  if (v3004) {
+    const float v3005 = v39.x[114];
+    const __nv_bfloat16 v3006 = bias[v3001];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3007 = __bfloat162float(v3006);
+    const float v3008 = fmaf(v3005, v3, v3007);
+    const float v3010 = v3008 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3011 = iron_exp2_approx(v3010);
+    const float v3013 = 1.0f + v3011;
+    const float v3014 = iron_recip_approx(v3013);
+    const float v3015 = v3008 * v3014;
+    const __nv_bfloat16 v3016 = __float2bfloat16_rn(v3015);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3017 = v2998 * v1;
+    const unsigned int v3018 = v3017 + v3001;
+    out[v3018] = v3016;
+  }
+  const unsigned int v3019 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3021 = v375 + v3019;
+  const unsigned int v3022 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3024 = v378 + v3022;
+  const bool v3025 = v3021 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3026 = v3024 < v1;
+  const bool v3027 = v3025 && v3026;
+  if (v3027) {
+    const float v3028 = v39.x[115];
+    const __nv_bfloat16 v3029 = bias[v3024];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3030 = __bfloat162float(v3029);
+    const float v3031 = fmaf(v3028, v3, v3030);
+    const float v3033 = v3031 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3034 = iron_exp2_approx(v3033);
+    const float v3036 = 1.0f + v3034;
+    const float v3037 = iron_recip_approx(v3036);
+    const float v3038 = v3031 * v3037;
+    const __nv_bfloat16 v3039 = __float2bfloat16_rn(v3038);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3040 = v3021 * v1;
+    const unsigned int v3041 = v3040 + v3024;
+    out[v3041] = v3039;
+  }
+  const unsigned int v3042 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3044 = v375 + v3042;
+  const unsigned int v3045 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3047 = v378 + v3045;
+  const bool v3048 = v3044 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3049 = v3047 < v1;
+  const bool v3050 = v3048 && v3049;
+  if (v3050) {
+    const float v3051 = v39.x[116];
+    const __nv_bfloat16 v3052 = bias[v3047];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3053 = __bfloat162float(v3052);
+    const float v3054 = fmaf(v3051, v3, v3053);
+    const float v3056 = v3054 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3057 = iron_exp2_approx(v3056);
+    const float v3059 = 1.0f + v3057;
+    const float v3060 = iron_recip_approx(v3059);
+    const float v3061 = v3054 * v3060;
+    const __nv_bfloat16 v3062 = __float2bfloat16_rn(v3061);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3063 = v3044 * v1;
+    const unsigned int v3064 = v3063 + v3047;
+    out[v3064] = v3062;
+  }
+  const unsigned int v3065 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3067 = v375 + v3065;
+  const unsigned int v3068 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3070 = v378 + v3068;
+  const bool v3071 = v3067 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3072 = v3070 < v1;
+  const bool v3073 = v3071 && v3072;
+  if (v3073) {
+    const float v3074 = v39.x[117];
+    const __nv_bfloat16 v3075 = bias[v3070];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3076 = __bfloat162float(v3075);
+    const float v3077 = fmaf(v3074, v3, v3076);
+    const float v3079 = v3077 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3080 = iron_exp2_approx(v3079);
+    const float v3082 = 1.0f + v3080;
+    const float v3083 = iron_recip_approx(v3082);
+    const float v3084 = v3077 * v3083;
+    const __nv_bfloat16 v3085 = __float2bfloat16_rn(v3084);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3086 = v3067 * v1;
+    const unsigned int v3087 = v3086 + v3070;
+    out[v3087] = v3085;
+  }
+  const unsigned int v3088 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3090 = v375 + v3088;
+  const unsigned int v3091 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3093 = v378 + v3091;
+  const bool v3094 = v3090 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3095 = v3093 < v1;
+  const bool v3096 = v3094 && v3095;
+  if (v3096) {
+    const float v3097 = v39.x[118];
+    const __nv_bfloat16 v3098 = bias[v3093];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3099 = __bfloat162float(v3098);
+    const float v3100 = fmaf(v3097, v3, v3099);
+    const float v3102 = v3100 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3103 = iron_exp2_approx(v3102);
+    const float v3105 = 1.0f + v3103;
+    const float v3106 = iron_recip_approx(v3105);
+    const float v3107 = v3100 * v3106;
+    const __nv_bfloat16 v3108 = __float2bfloat16_rn(v3107);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3109 = v3090 * v1;
+    const unsigned int v3110 = v3109 + v3093;
+    out[v3110] = v3108;
+  }
+  const unsigned int v3111 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3113 = v375 + v3111;
+  const unsigned int v3114 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3116 = v378 + v3114;
+  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3118 = v3116 < v1;
+  const bool v3119 = v3117 && v3118;
+  if (v3119) {
+    const float v3120 = v39.x[119];
+    const __nv_bfloat16 v3121 = bias[v3116];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3122 = __bfloat162float(v3121);
+    const float v3123 = fmaf(v3120, v3, v3122);
+    const float v3125 = v3123 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3126 = iron_exp2_approx(v3125);
+    const float v3128 = 1.0f + v3126;
+    const float v3129 = iron_recip_approx(v3128);
+    const float v3130 = v3123 * v3129;
+    const __nv_bfloat16 v3131 = __float2bfloat16_rn(v3130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3132 = v3113 * v1;
+    const unsigned int v3133 = v3132 + v3116;
+    out[v3133] = v3131;
+  }
+  const unsigned int v3134 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3136 = v375 + v3134;
+  const unsigned int v3137 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3139 = v378 + v3137;
+  const bool v3140 = v3136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3141 = v3139 < v1;
+  const bool v3142 = v3140 && v3141;
+  if (v3142) {
+    const float v3143 = v39.x[120];
+    const __nv_bfloat16 v3144 = bias[v3139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3145 = __bfloat162float(v3144);
+    const float v3146 = fmaf(v3143, v3, v3145);
+    const float v3148 = v3146 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3149 = iron_exp2_approx(v3148);
+    const float v3151 = 1.0f + v3149;
+    const float v3152 = iron_recip_approx(v3151);
+    const float v3153 = v3146 * v3152;
+    const __nv_bfloat16 v3154 = __float2bfloat16_rn(v3153);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3155 = v3136 * v1;
+    const unsigned int v3156 = v3155 + v3139;
+    out[v3156] = v3154;
+  }
+  const unsigned int v3157 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3159 = v375 + v3157;
+  const unsigned int v3160 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3162 = v378 + v3160;
+  const bool v3163 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3164 = v3162 < v1;
+  const bool v3165 = v3163 && v3164;
+  if (v3165) {
+    const float v3166 = v39.x[121];
+    const __nv_bfloat16 v3167 = bias[v3162];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3168 = __bfloat162float(v3167);
+    const float v3169 = fmaf(v3166, v3, v3168);
+    const float v3171 = v3169 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3172 = iron_exp2_approx(v3171);
+    const float v3174 = 1.0f + v3172;
+    const float v3175 = iron_recip_approx(v3174);
+    const float v3176 = v3169 * v3175;
+    const __nv_bfloat16 v3177 = __float2bfloat16_rn(v3176);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3178 = v3159 * v1;
+    const unsigned int v3179 = v3178 + v3162;
+    out[v3179] = v3177;
+  }
+  const unsigned int v3180 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3182 = v375 + v3180;
+  const unsigned int v3183 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3185 = v378 + v3183;
+  const bool v3186 = v3182 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3187 = v3185 < v1;
+  const bool v3188 = v3186 && v3187;
+  if (v3188) {
+    const float v3189 = v39.x[122];
+    const __nv_bfloat16 v3190 = bias[v3185];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3191 = __bfloat162float(v3190);
+    const float v3192 = fmaf(v3189, v3, v3191);
+    const float v3194 = v3192 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3195 = iron_exp2_approx(v3194);
+    const float v3197 = 1.0f + v3195;
+    const float v3198 = iron_recip_approx(v3197);
+    const float v3199 = v3192 * v3198;
+    const __nv_bfloat16 v3200 = __float2bfloat16_rn(v3199);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3201 = v3182 * v1;
+    const unsigned int v3202 = v3201 + v3185;
+    out[v3202] = v3200;
+  }
+  const unsigned int v3203 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3205 = v375 + v3203;
+  const unsigned int v3206 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3208 = v378 + v3206;
+  const bool v3209 = v3205 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3210 = v3208 < v1;
+  const bool v3211 = v3209 && v3210;
+  if (v3211) {
+    const float v3212 = v39.x[123];
+    const __nv_bfloat16 v3213 = bias[v3208];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3214 = __bfloat162float(v3213);
+    const float v3215 = fmaf(v3212, v3, v3214);
+    const float v3217 = v3215 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3218 = iron_exp2_approx(v3217);
+    const float v3220 = 1.0f + v3218;
+    const float v3221 = iron_recip_approx(v3220);
+    const float v3222 = v3215 * v3221;
+    const __nv_bfloat16 v3223 = __float2bfloat16_rn(v3222);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3224 = v3205 * v1;
+    const unsigned int v3225 = v3224 + v3208;
+    out[v3225] = v3223;
+  }
+  const unsigned int v3226 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3228 = v375 + v3226;
+  const unsigned int v3229 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3231 = v378 + v3229;
+  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3233 = v3231 < v1;
+  const bool v3234 = v3232 && v3233;
+  if (v3234) {
+    const float v3235 = v39.x[124];
+    const __nv_bfloat16 v3236 = bias[v3231];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3237 = __bfloat162float(v3236);
+    const float v3238 = fmaf(v3235, v3, v3237);
+    const float v3240 = v3238 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3241 = iron_exp2_approx(v3240);
+    const float v3243 = 1.0f + v3241;
+    const float v3244 = iron_recip_approx(v3243);
+    const float v3245 = v3238 * v3244;
+    const __nv_bfloat16 v3246 = __float2bfloat16_rn(v3245);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3247 = v3228 * v1;
+    const unsigned int v3248 = v3247 + v3231;
+    out[v3248] = v3246;
+  }
+  const unsigned int v3249 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3251 = v375 + v3249;
+  const unsigned int v3252 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3254 = v378 + v3252;
+  const bool v3255 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3256 = v3254 < v1;
+  const bool v3257 = v3255 && v3256;
+  if (v3257) {
+    const float v3258 = v39.x[125];
+    const __nv_bfloat16 v3259 = bias[v3254];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3260 = __bfloat162float(v3259);
+    const float v3261 = fmaf(v3258, v3, v3260);
+    const float v3263 = v3261 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3264 = iron_exp2_approx(v3263);
+    const float v3266 = 1.0f + v3264;
+    const float v3267 = iron_recip_approx(v3266);
+    const float v3268 = v3261 * v3267;
+    const __nv_bfloat16 v3269 = __float2bfloat16_rn(v3268);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3270 = v3251 * v1;
+    const unsigned int v3271 = v3270 + v3254;
+    out[v3271] = v3269;
+  }
+  const unsigned int v3272 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3274 = v375 + v3272;
+  const unsigned int v3275 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3277 = v378 + v3275;
+  const bool v3278 = v3274 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3279 = v3277 < v1;
+  const bool v3280 = v3278 && v3279;
+  if (v3280) {
+    const float v3281 = v39.x[126];
+    const __nv_bfloat16 v3282 = bias[v3277];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3283 = __bfloat162float(v3282);
+    const float v3284 = fmaf(v3281, v3, v3283);
+    const float v3286 = v3284 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3287 = iron_exp2_approx(v3286);
+    const float v3289 = 1.0f + v3287;
+    const float v3290 = iron_recip_approx(v3289);
+    const float v3291 = v3284 * v3290;
+    const __nv_bfloat16 v3292 = __float2bfloat16_rn(v3291);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3293 = v3274 * v1;
+    const unsigned int v3294 = v3293 + v3277;
+    out[v3294] = v3292;
+  }
+  const unsigned int v3295 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3297 = v375 + v3295;
+  const unsigned int v3298 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3300 = v378 + v3298;
+  const bool v3301 = v3297 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3302 = v3300 < v1;
+  const bool v3303 = v3301 && v3302;
+  if (v3303) {
+    const float v3304 = v39.x[127];
+    const __nv_bfloat16 v3305 = bias[v3300];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3306 = __bfloat162float(v3305);
+    const float v3307 = fmaf(v3304, v3, v3306);
+    const float v3309 = v3307 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+    const float v3310 = iron_exp2_approx(v3309);
+    const float v3312 = 1.0f + v3310;
+    const float v3313 = iron_recip_approx(v3312);
+    const float v3314 = v3307 * v3313;
+    const __nv_bfloat16 v3315 = __float2bfloat16_rn(v3314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3316 = v3297 * v1;
+    const unsigned int v3317 = v3316 + v3300;
+    out[v3317] = v3315;
   }
 }

@@ -200,2936 +200,2949 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const bool v3022 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v3022) {
-      const unsigned int v3026 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3029 = v3026 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3032 = v3026 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3033 = v3032 << 2u;
-      const unsigned int v3034 = v8 + v3029;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3035 = v3034 < v0;
-      const bool v3037 = v3033 < v2;
-      const bool v3038 = v3035 && v3037;
-      const unsigned int v3040 = v3034 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3043 = v3040 + v3033;
-      const unsigned int v3044 = v3038 ? v3043 : v4;
-      const unsigned int v3046 = v3029 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3048 = v3046 + v3033;
-      iron_copy_async(shm0 + v3048, a + v3044, v3038);
-      const unsigned int v3051 = v3026 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3053 = v3051 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3056 = v3051 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3057 = v3056 << 2u;
-      const unsigned int v3058 = v8 + v3053;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3059 = v3058 < v0;
-      const bool v3061 = v3057 < v2;
-      const bool v3062 = v3059 && v3061;
-      const unsigned int v3064 = v3058 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3067 = v3064 + v3057;
-      const unsigned int v3068 = v3062 ? v3067 : v4;
-      const unsigned int v3070 = v3053 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3072 = v3070 + v3057;
-      iron_copy_async(shm0 + v3072, a + v3068, v3062);
-      const unsigned int v3075 = v3026 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3077 = v3075 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3080 = v3075 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3081 = v3080 << 2u;
-      const unsigned int v3082 = v8 + v3077;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3083 = v3082 < v0;
-      const bool v3085 = v3081 < v2;
-      const bool v3086 = v3083 && v3085;
-      const unsigned int v3088 = v3082 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3091 = v3088 + v3081;
-      const unsigned int v3092 = v3086 ? v3091 : v4;
-      const unsigned int v3094 = v3077 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3096 = v3094 + v3081;
-      iron_copy_async(shm0 + v3096, a + v3092, v3086);
-      const unsigned int v3099 = v3026 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3101 = v3099 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3104 = v3099 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3105 = v3104 << 2u;
-      const unsigned int v3106 = v8 + v3101;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3107 = v3106 < v0;
-      const bool v3109 = v3105 < v2;
-      const bool v3110 = v3107 && v3109;
-      const unsigned int v3112 = v3106 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3115 = v3112 + v3105;
-      const unsigned int v3116 = v3110 ? v3115 : v4;
-      const unsigned int v3118 = v3101 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3120 = v3118 + v3105;
-      iron_copy_async(shm0 + v3120, a + v3116, v3110);
-      const unsigned int v3132 = v11 + v3029;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3133 = v3132 < v1;
-      const bool v3136 = v3133 && v3037;
-      const unsigned int v3138 = v3132 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3141 = v3138 + v3033;
-      const unsigned int v3142 = v3136 ? v3141 : v4;
-      iron_copy_async(shm1 + v3048, b + v3142, v3136);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3156 = v11 + v3053;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3157 = v3156 < v1;
-      const bool v3160 = v3157 && v3061;
-      const unsigned int v3162 = v3156 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3165 = v3162 + v3057;
-      const unsigned int v3166 = v3160 ? v3165 : v4;
-      iron_copy_async(shm1 + v3072, b + v3166, v3160);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3180 = v11 + v3077;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3181 = v3180 < v1;
-      const bool v3184 = v3181 && v3085;
-      const unsigned int v3186 = v3180 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3189 = v3186 + v3081;
-      const unsigned int v3190 = v3184 ? v3189 : v4;
-      iron_copy_async(shm1 + v3096, b + v3190, v3184);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3204 = v11 + v3101;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3205 = v3204 < v1;
-      const bool v3208 = v3205 && v3109;
-      const unsigned int v3210 = v3204 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3213 = v3210 + v3105;
-      const unsigned int v3214 = v3208 ? v3213 : v4;
-      iron_copy_async(shm1 + v3120, b + v3214, v3208);  // kernels/gemm/gemm_tiles.hpp:61
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, 0.0f);
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, 0.0f);
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const bool v3039 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v3039) {
+      const unsigned int v3043 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3046 = v3043 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3049 = v3043 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3050 = v3049 << 2u;
+      const unsigned int v3051 = v24 + v3046;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3052 = v3051 < v0;
+      const bool v3054 = v3050 < v2;
+      const bool v3055 = v3052 && v3054;
+      const unsigned int v3057 = v3051 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3060 = v3057 + v3050;
+      const unsigned int v3061 = v3055 ? v3060 : v4;
+      const unsigned int v3063 = v3046 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3065 = v3063 + v3050;
+      iron_copy_async(shm0 + v3065, a + v3061, v3055);
+      const unsigned int v3068 = v3043 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3070 = v3068 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3073 = v3068 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3074 = v3073 << 2u;
+      const unsigned int v3075 = v24 + v3070;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3076 = v3075 < v0;
+      const bool v3078 = v3074 < v2;
+      const bool v3079 = v3076 && v3078;
+      const unsigned int v3081 = v3075 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3084 = v3081 + v3074;
+      const unsigned int v3085 = v3079 ? v3084 : v4;
+      const unsigned int v3087 = v3070 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3089 = v3087 + v3074;
+      iron_copy_async(shm0 + v3089, a + v3085, v3079);
+      const unsigned int v3092 = v3043 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3094 = v3092 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3097 = v3092 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3098 = v3097 << 2u;
+      const unsigned int v3099 = v24 + v3094;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3100 = v3099 < v0;
+      const bool v3102 = v3098 < v2;
+      const bool v3103 = v3100 && v3102;
+      const unsigned int v3105 = v3099 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3108 = v3105 + v3098;
+      const unsigned int v3109 = v3103 ? v3108 : v4;
+      const unsigned int v3111 = v3094 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3113 = v3111 + v3098;
+      iron_copy_async(shm0 + v3113, a + v3109, v3103);
+      const unsigned int v3116 = v3043 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3118 = v3116 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3121 = v3116 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3122 = v3121 << 2u;
+      const unsigned int v3123 = v24 + v3118;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3124 = v3123 < v0;
+      const bool v3126 = v3122 < v2;
+      const bool v3127 = v3124 && v3126;
+      const unsigned int v3129 = v3123 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3132 = v3129 + v3122;
+      const unsigned int v3133 = v3127 ? v3132 : v4;
+      const unsigned int v3135 = v3118 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3137 = v3135 + v3122;
+      iron_copy_async(shm0 + v3137, a + v3133, v3127);
+      const unsigned int v3149 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3150 = v3149 < v1;
+      const bool v3153 = v3150 && v3054;
+      const unsigned int v3155 = v3149 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3158 = v3155 + v3050;
+      const unsigned int v3159 = v3153 ? v3158 : v4;
+      iron_copy_async(shm1 + v3065, b + v3159, v3153);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3173 = v28 + v3070;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3174 = v3173 < v1;
+      const bool v3177 = v3174 && v3078;
+      const unsigned int v3179 = v3173 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3182 = v3179 + v3074;
+      const unsigned int v3183 = v3177 ? v3182 : v4;
+      iron_copy_async(shm1 + v3089, b + v3183, v3177);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3197 = v28 + v3094;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3198 = v3197 < v1;
+      const bool v3201 = v3198 && v3102;
+      const unsigned int v3203 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3206 = v3203 + v3098;
+      const unsigned int v3207 = v3201 ? v3206 : v4;
+      iron_copy_async(shm1 + v3113, b + v3207, v3201);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3221 = v28 + v3118;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3222 = v3221 < v1;
+      const bool v3225 = v3222 && v3126;
+      const unsigned int v3227 = v3221 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3230 = v3227 + v3122;
+      const unsigned int v3231 = v3225 ? v3230 : v4;
+      iron_copy_async(shm1 + v3137, b + v3231, v3225);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3223 = 16u < v2;
-    if (v3223) {
-      const unsigned int v3227 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3230 = v3227 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3233 = v3227 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3234 = v3233 << 2u;
-      const unsigned int v3235 = v8 + v3230;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3236 = v3235 < v0;
-      const unsigned int v3237 = 16u + v3234;
-      const bool v3238 = v3237 < v2;
-      const bool v3239 = v3236 && v3238;
-      const unsigned int v3241 = v3235 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3243 = v3241 + 16u;
-      const unsigned int v3244 = v3243 + v3234;
-      const unsigned int v3245 = v3239 ? v3244 : v4;
-      const unsigned int v3247 = v3230 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3248 = 2560u + v3247;
-      const unsigned int v3249 = v3248 + v3234;
-      iron_copy_async(shm0 + v3249, a + v3245, v3239);
-      const unsigned int v3252 = v3227 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3254 = v3252 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3257 = v3252 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3258 = v3257 << 2u;
-      const unsigned int v3259 = v8 + v3254;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3260 = v3259 < v0;
-      const unsigned int v3261 = 16u + v3258;
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3260 && v3262;
-      const unsigned int v3265 = v3259 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3267 = v3265 + 16u;
-      const unsigned int v3268 = v3267 + v3258;
-      const unsigned int v3269 = v3263 ? v3268 : v4;
-      const unsigned int v3271 = v3254 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3272 = 2560u + v3271;
-      const unsigned int v3273 = v3272 + v3258;
-      iron_copy_async(shm0 + v3273, a + v3269, v3263);
-      const unsigned int v3276 = v3227 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3278 = v3276 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3281 = v3276 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3282 = v3281 << 2u;
-      const unsigned int v3283 = v8 + v3278;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3284 = v3283 < v0;
-      const unsigned int v3285 = 16u + v3282;
-      const bool v3286 = v3285 < v2;
-      const bool v3287 = v3284 && v3286;
-      const unsigned int v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3291 = v3289 + 16u;
-      const unsigned int v3292 = v3291 + v3282;
-      const unsigned int v3293 = v3287 ? v3292 : v4;
-      const unsigned int v3295 = v3278 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3296 = 2560u + v3295;
-      const unsigned int v3297 = v3296 + v3282;
-      iron_copy_async(shm0 + v3297, a + v3293, v3287);
-      const unsigned int v3300 = v3227 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3306 = v3305 << 2u;
-      const unsigned int v3307 = v8 + v3302;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3308 = v3307 < v0;
-      const unsigned int v3309 = 16u + v3306;
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3308 && v3310;
-      const unsigned int v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3315 = v3313 + 16u;
-      const unsigned int v3316 = v3315 + v3306;
-      const unsigned int v3317 = v3311 ? v3316 : v4;
-      const unsigned int v3319 = v3302 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3320 = 2560u + v3319;
-      const unsigned int v3321 = v3320 + v3306;
-      iron_copy_async(shm0 + v3321, a + v3317, v3311);
-      const unsigned int v3333 = v11 + v3230;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3334 = v3333 < v1;
-      const bool v3337 = v3334 && v3238;
-      const unsigned int v3339 = v3333 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3341 = v3339 + 16u;
-      const unsigned int v3342 = v3341 + v3234;
-      const unsigned int v3343 = v3337 ? v3342 : v4;
-      iron_copy_async(shm1 + v3249, b + v3343, v3337);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3357 = v11 + v3254;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3358 = v3357 < v1;
-      const bool v3361 = v3358 && v3262;
-      const unsigned int v3363 = v3357 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3365 = v3363 + 16u;
-      const unsigned int v3366 = v3365 + v3258;
-      const unsigned int v3367 = v3361 ? v3366 : v4;
-      iron_copy_async(shm1 + v3273, b + v3367, v3361);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3381 = v11 + v3278;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3382 = v3381 < v1;
-      const bool v3385 = v3382 && v3286;
-      const unsigned int v3387 = v3381 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3389 = v3387 + 16u;
-      const unsigned int v3390 = v3389 + v3282;
-      const unsigned int v3391 = v3385 ? v3390 : v4;
-      iron_copy_async(shm1 + v3297, b + v3391, v3385);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3405 = v11 + v3302;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3406 = v3405 < v1;
-      const bool v3409 = v3406 && v3310;
-      const unsigned int v3411 = v3405 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3413 = v3411 + 16u;
-      const unsigned int v3414 = v3413 + v3306;
-      const unsigned int v3415 = v3409 ? v3414 : v4;
-      iron_copy_async(shm1 + v3321, b + v3415, v3409);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3240 = 16u < v2;
+    if (v3240) {
+      const unsigned int v3244 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3247 = v3244 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3250 = v3244 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3251 = v3250 << 2u;
+      const unsigned int v3252 = v24 + v3247;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3253 = v3252 < v0;
+      const unsigned int v3254 = 16u + v3251;
+      const bool v3255 = v3254 < v2;
+      const bool v3256 = v3253 && v3255;
+      const unsigned int v3258 = v3252 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3260 = v3258 + 16u;
+      const unsigned int v3261 = v3260 + v3251;
+      const unsigned int v3262 = v3256 ? v3261 : v4;
+      const unsigned int v3264 = v3247 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3265 = 2560u + v3264;
+      const unsigned int v3266 = v3265 + v3251;
+      iron_copy_async(shm0 + v3266, a + v3262, v3256);
+      const unsigned int v3269 = v3244 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3271 = v3269 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3274 = v3269 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3275 = v3274 << 2u;
+      const unsigned int v3276 = v24 + v3271;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3277 = v3276 < v0;
+      const unsigned int v3278 = 16u + v3275;
+      const bool v3279 = v3278 < v2;
+      const bool v3280 = v3277 && v3279;
+      const unsigned int v3282 = v3276 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3284 = v3282 + 16u;
+      const unsigned int v3285 = v3284 + v3275;
+      const unsigned int v3286 = v3280 ? v3285 : v4;
+      const unsigned int v3288 = v3271 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3289 = 2560u + v3288;
+      const unsigned int v3290 = v3289 + v3275;
+      iron_copy_async(shm0 + v3290, a + v3286, v3280);
+      const unsigned int v3293 = v3244 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3295 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3298 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3299 = v3298 << 2u;
+      const unsigned int v3300 = v24 + v3295;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3301 = v3300 < v0;
+      const unsigned int v3302 = 16u + v3299;
+      const bool v3303 = v3302 < v2;
+      const bool v3304 = v3301 && v3303;
+      const unsigned int v3306 = v3300 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3308 = v3306 + 16u;
+      const unsigned int v3309 = v3308 + v3299;
+      const unsigned int v3310 = v3304 ? v3309 : v4;
+      const unsigned int v3312 = v3295 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3313 = 2560u + v3312;
+      const unsigned int v3314 = v3313 + v3299;
+      iron_copy_async(shm0 + v3314, a + v3310, v3304);
+      const unsigned int v3317 = v3244 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3319 = v3317 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3322 = v3317 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3323 = v3322 << 2u;
+      const unsigned int v3324 = v24 + v3319;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3325 = v3324 < v0;
+      const unsigned int v3326 = 16u + v3323;
+      const bool v3327 = v3326 < v2;
+      const bool v3328 = v3325 && v3327;
+      const unsigned int v3330 = v3324 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3332 = v3330 + 16u;
+      const unsigned int v3333 = v3332 + v3323;
+      const unsigned int v3334 = v3328 ? v3333 : v4;
+      const unsigned int v3336 = v3319 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3337 = 2560u + v3336;
+      const unsigned int v3338 = v3337 + v3323;
+      iron_copy_async(shm0 + v3338, a + v3334, v3328);
+      const unsigned int v3350 = v28 + v3247;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3351 = v3350 < v1;
+      const bool v3354 = v3351 && v3255;
+      const unsigned int v3356 = v3350 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3358 = v3356 + 16u;
+      const unsigned int v3359 = v3358 + v3251;
+      const unsigned int v3360 = v3354 ? v3359 : v4;
+      iron_copy_async(shm1 + v3266, b + v3360, v3354);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3374 = v28 + v3271;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3375 = v3374 < v1;
+      const bool v3378 = v3375 && v3279;
+      const unsigned int v3380 = v3374 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3382 = v3380 + 16u;
+      const unsigned int v3383 = v3382 + v3275;
+      const unsigned int v3384 = v3378 ? v3383 : v4;
+      iron_copy_async(shm1 + v3290, b + v3384, v3378);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3398 = v28 + v3295;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3399 = v3398 < v1;
+      const bool v3402 = v3399 && v3303;
+      const unsigned int v3404 = v3398 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3406 = v3404 + 16u;
+      const unsigned int v3407 = v3406 + v3299;
+      const unsigned int v3408 = v3402 ? v3407 : v4;
+      iron_copy_async(shm1 + v3314, b + v3408, v3402);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3422 = v28 + v3319;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3423 = v3422 < v1;
+      const bool v3426 = v3423 && v3327;
+      const unsigned int v3428 = v3422 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3430 = v3428 + 16u;
+      const unsigned int v3431 = v3430 + v3323;
+      const unsigned int v3432 = v3426 ? v3431 : v4;
+      iron_copy_async(shm1 + v3338, b + v3432, v3426);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v3424 = 32u < v2;
-    if (v3424) {
-      const unsigned int v3428 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3431 = v3428 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3434 = v3428 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3435 = v3434 << 2u;
-      const unsigned int v3436 = v8 + v3431;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3437 = v3436 < v0;
-      const unsigned int v3438 = 32u + v3435;
-      const bool v3439 = v3438 < v2;
-      const bool v3440 = v3437 && v3439;
-      const unsigned int v3442 = v3436 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3444 = v3442 + 32u;
-      const unsigned int v3445 = v3444 + v3435;
-      const unsigned int v3446 = v3440 ? v3445 : v4;
-      const unsigned int v3448 = v3431 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3449 = 5120u + v3448;
-      const unsigned int v3450 = v3449 + v3435;
-      iron_copy_async(shm0 + v3450, a + v3446, v3440);
-      const unsigned int v3453 = v3428 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3455 = v3453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3458 = v3453 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3459 = v3458 << 2u;
-      const unsigned int v3460 = v8 + v3455;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3461 = v3460 < v0;
-      const unsigned int v3462 = 32u + v3459;
-      const bool v3463 = v3462 < v2;
-      const bool v3464 = v3461 && v3463;
-      const unsigned int v3466 = v3460 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3468 = v3466 + 32u;
-      const unsigned int v3469 = v3468 + v3459;
-      const unsigned int v3470 = v3464 ? v3469 : v4;
-      const unsigned int v3472 = v3455 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3473 = 5120u + v3472;
-      const unsigned int v3474 = v3473 + v3459;
-      iron_copy_async(shm0 + v3474, a + v3470, v3464);
-      const unsigned int v3477 = v3428 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3479 = v3477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3482 = v3477 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3483 = v3482 << 2u;
-      const unsigned int v3484 = v8 + v3479;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3485 = v3484 < v0;
-      const unsigned int v3486 = 32u + v3483;
-      const bool v3487 = v3486 < v2;
-      const bool v3488 = v3485 && v3487;
-      const unsigned int v3490 = v3484 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3492 = v3490 + 32u;
-      const unsigned int v3493 = v3492 + v3483;
-      const unsigned int v3494 = v3488 ? v3493 : v4;
-      const unsigned int v3496 = v3479 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3497 = 5120u + v3496;
-      const unsigned int v3498 = v3497 + v3483;
-      iron_copy_async(shm0 + v3498, a + v3494, v3488);
-      const unsigned int v3501 = v3428 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v3503 = v3501 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3506 = v3501 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3507 = v3506 << 2u;
-      const unsigned int v3508 = v8 + v3503;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3509 = v3508 < v0;
-      const unsigned int v3510 = 32u + v3507;
-      const bool v3511 = v3510 < v2;
-      const bool v3512 = v3509 && v3511;
-      const unsigned int v3514 = v3508 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3516 = v3514 + 32u;
-      const unsigned int v3517 = v3516 + v3507;
-      const unsigned int v3518 = v3512 ? v3517 : v4;
-      const unsigned int v3520 = v3503 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3521 = 5120u + v3520;
-      const unsigned int v3522 = v3521 + v3507;
-      iron_copy_async(shm0 + v3522, a + v3518, v3512);
-      const unsigned int v3534 = v11 + v3431;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3535 = v3534 < v1;
-      const bool v3538 = v3535 && v3439;
-      const unsigned int v3540 = v3534 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3542 = v3540 + 32u;
-      const unsigned int v3543 = v3542 + v3435;
-      const unsigned int v3544 = v3538 ? v3543 : v4;
-      iron_copy_async(shm1 + v3450, b + v3544, v3538);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3558 = v11 + v3455;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3559 = v3558 < v1;
-      const bool v3562 = v3559 && v3463;
-      const unsigned int v3564 = v3558 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3566 = v3564 + 32u;
-      const unsigned int v3567 = v3566 + v3459;
-      const unsigned int v3568 = v3562 ? v3567 : v4;
-      iron_copy_async(shm1 + v3474, b + v3568, v3562);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3582 = v11 + v3479;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3583 = v3582 < v1;
-      const bool v3586 = v3583 && v3487;
-      const unsigned int v3588 = v3582 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3590 = v3588 + 32u;
-      const unsigned int v3591 = v3590 + v3483;
-      const unsigned int v3592 = v3586 ? v3591 : v4;
-      iron_copy_async(shm1 + v3498, b + v3592, v3586);  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3606 = v11 + v3503;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3607 = v3606 < v1;
-      const bool v3610 = v3607 && v3511;
-      const unsigned int v3612 = v3606 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3614 = v3612 + 32u;
-      const unsigned int v3615 = v3614 + v3507;
-      const unsigned int v3616 = v3610 ? v3615 : v4;
-      iron_copy_async(shm1 + v3522, b + v3616, v3610);  // kernels/gemm/gemm_tiles.hpp:61
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v3441 = 32u < v2;
+    if (v3441) {
+      const unsigned int v3445 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3448 = v3445 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3451 = v3445 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3452 = v3451 << 2u;
+      const unsigned int v3453 = v24 + v3448;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3454 = v3453 < v0;
+      const unsigned int v3455 = 32u + v3452;
+      const bool v3456 = v3455 < v2;
+      const bool v3457 = v3454 && v3456;
+      const unsigned int v3459 = v3453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3461 = v3459 + 32u;
+      const unsigned int v3462 = v3461 + v3452;
+      const unsigned int v3463 = v3457 ? v3462 : v4;
+      const unsigned int v3465 = v3448 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3466 = 5120u + v3465;
+      const unsigned int v3467 = v3466 + v3452;
+      iron_copy_async(shm0 + v3467, a + v3463, v3457);
+      const unsigned int v3470 = v3445 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3472 = v3470 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3475 = v3470 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3476 = v3475 << 2u;
+      const unsigned int v3477 = v24 + v3472;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3478 = v3477 < v0;
+      const unsigned int v3479 = 32u + v3476;
+      const bool v3480 = v3479 < v2;
+      const bool v3481 = v3478 && v3480;
+      const unsigned int v3483 = v3477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3485 = v3483 + 32u;
+      const unsigned int v3486 = v3485 + v3476;
+      const unsigned int v3487 = v3481 ? v3486 : v4;
+      const unsigned int v3489 = v3472 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3490 = 5120u + v3489;
+      const unsigned int v3491 = v3490 + v3476;
+      iron_copy_async(shm0 + v3491, a + v3487, v3481);
+      const unsigned int v3494 = v3445 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3496 = v3494 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3499 = v3494 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3500 = v3499 << 2u;
+      const unsigned int v3501 = v24 + v3496;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3502 = v3501 < v0;
+      const unsigned int v3503 = 32u + v3500;
+      const bool v3504 = v3503 < v2;
+      const bool v3505 = v3502 && v3504;
+      const unsigned int v3507 = v3501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3509 = v3507 + 32u;
+      const unsigned int v3510 = v3509 + v3500;
+      const unsigned int v3511 = v3505 ? v3510 : v4;
+      const unsigned int v3513 = v3496 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3514 = 5120u + v3513;
+      const unsigned int v3515 = v3514 + v3500;
+      iron_copy_async(shm0 + v3515, a + v3511, v3505);
+      const unsigned int v3518 = v3445 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v3520 = v3518 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v3523 = v3518 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v3524 = v3523 << 2u;
+      const unsigned int v3525 = v24 + v3520;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3526 = v3525 < v0;
+      const unsigned int v3527 = 32u + v3524;
+      const bool v3528 = v3527 < v2;
+      const bool v3529 = v3526 && v3528;
+      const unsigned int v3531 = v3525 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3533 = v3531 + 32u;
+      const unsigned int v3534 = v3533 + v3524;
+      const unsigned int v3535 = v3529 ? v3534 : v4;
+      const unsigned int v3537 = v3520 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3538 = 5120u + v3537;
+      const unsigned int v3539 = v3538 + v3524;
+      iron_copy_async(shm0 + v3539, a + v3535, v3529);
+      const unsigned int v3551 = v28 + v3448;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3552 = v3551 < v1;
+      const bool v3555 = v3552 && v3456;
+      const unsigned int v3557 = v3551 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3559 = v3557 + 32u;
+      const unsigned int v3560 = v3559 + v3452;
+      const unsigned int v3561 = v3555 ? v3560 : v4;
+      iron_copy_async(shm1 + v3467, b + v3561, v3555);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3575 = v28 + v3472;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3576 = v3575 < v1;
+      const bool v3579 = v3576 && v3480;
+      const unsigned int v3581 = v3575 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3583 = v3581 + 32u;
+      const unsigned int v3584 = v3583 + v3476;
+      const unsigned int v3585 = v3579 ? v3584 : v4;
+      iron_copy_async(shm1 + v3491, b + v3585, v3579);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3599 = v28 + v3496;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3600 = v3599 < v1;
+      const bool v3603 = v3600 && v3504;
+      const unsigned int v3605 = v3599 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3607 = v3605 + 32u;
+      const unsigned int v3608 = v3607 + v3500;
+      const unsigned int v3609 = v3603 ? v3608 : v4;
+      iron_copy_async(shm1 + v3515, b + v3609, v3603);  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3623 = v28 + v3520;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3624 = v3623 < v1;
+      const bool v3627 = v3624 && v3528;
+      const unsigned int v3629 = v3623 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3631 = v3629 + 32u;
+      const unsigned int v3632 = v3631 + v3524;
+      const unsigned int v3633 = v3627 ? v3632 : v4;
+      iron_copy_async(shm1 + v3539, b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:62
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3836 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v3842 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3853 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3859 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v3621 = v4; v3621 < v2; v3621 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3623 = v3621 >> 4u;
-      const unsigned int v3625 = v3623 & 3u;
+    for (unsigned int v3638 = v4; v3638 < v2; v3638 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3640 = v3638 >> 4u;
+      const unsigned int v3642 = v3640 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3628 = v3621 + 48u;
-      const unsigned int v3630 = v3623 + 3u;
-      const unsigned int v3631 = v3630 & 3u;
-      const bool v3632 = v3628 < v2;
-      if (v3632) {
-        const unsigned int v3634 = v3631 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3639 = v3636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3642 = v3636 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3643 = v3642 << 2u;
-        const unsigned int v3644 = v8 + v3639;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3645 = v3644 < v0;
-        const unsigned int v3646 = v3628 + v3643;
-        const bool v3647 = v3646 < v2;
-        const bool v3648 = v3645 && v3647;
-        const unsigned int v3650 = v3644 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3652 = v3650 + v3628;
-        const unsigned int v3653 = v3652 + v3643;
-        const unsigned int v3654 = v3648 ? v3653 : v4;
-        const unsigned int v3656 = v3639 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3657 = v3634 + v3656;
-        const unsigned int v3658 = v3657 + v3643;
-        iron_copy_async(shm0 + v3658, a + v3654, v3648);
-        const unsigned int v3661 = v3636 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3663 = v3661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3666 = v3661 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3667 = v3666 << 2u;
-        const unsigned int v3668 = v8 + v3663;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3669 = v3668 < v0;
-        const unsigned int v3670 = v3628 + v3667;
-        const bool v3671 = v3670 < v2;
-        const bool v3672 = v3669 && v3671;
-        const unsigned int v3674 = v3668 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3676 = v3674 + v3628;
-        const unsigned int v3677 = v3676 + v3667;
-        const unsigned int v3678 = v3672 ? v3677 : v4;
-        const unsigned int v3680 = v3663 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3681 = v3634 + v3680;
-        const unsigned int v3682 = v3681 + v3667;
-        iron_copy_async(shm0 + v3682, a + v3678, v3672);
-        const unsigned int v3685 = v3636 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3687 = v3685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3690 = v3685 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3691 = v3690 << 2u;
-        const unsigned int v3692 = v8 + v3687;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3693 = v3692 < v0;
-        const unsigned int v3694 = v3628 + v3691;
-        const bool v3695 = v3694 < v2;
-        const bool v3696 = v3693 && v3695;
-        const unsigned int v3698 = v3692 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3700 = v3698 + v3628;
-        const unsigned int v3701 = v3700 + v3691;
-        const unsigned int v3702 = v3696 ? v3701 : v4;
-        const unsigned int v3704 = v3687 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3705 = v3634 + v3704;
-        const unsigned int v3706 = v3705 + v3691;
-        iron_copy_async(shm0 + v3706, a + v3702, v3696);
-        const unsigned int v3709 = v3636 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3711 = v3709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3714 = v3709 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3715 = v3714 << 2u;
-        const unsigned int v3716 = v8 + v3711;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3717 = v3716 < v0;
-        const unsigned int v3718 = v3628 + v3715;
-        const bool v3719 = v3718 < v2;
-        const bool v3720 = v3717 && v3719;
-        const unsigned int v3722 = v3716 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3724 = v3722 + v3628;
-        const unsigned int v3725 = v3724 + v3715;
-        const unsigned int v3726 = v3720 ? v3725 : v4;
-        const unsigned int v3728 = v3711 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3729 = v3634 + v3728;
-        const unsigned int v3730 = v3729 + v3715;
-        iron_copy_async(shm0 + v3730, a + v3726, v3720);
-        const unsigned int v3742 = v11 + v3639;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3743 = v3742 < v1;
-        const bool v3746 = v3743 && v3647;
-        const unsigned int v3748 = v3742 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3750 = v3748 + v3628;
-        const unsigned int v3751 = v3750 + v3643;
-        const unsigned int v3752 = v3746 ? v3751 : v4;
-        iron_copy_async(shm1 + v3658, b + v3752, v3746);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3766 = v11 + v3663;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3767 = v3766 < v1;
-        const bool v3770 = v3767 && v3671;
-        const unsigned int v3772 = v3766 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3774 = v3772 + v3628;
-        const unsigned int v3775 = v3774 + v3667;
-        const unsigned int v3776 = v3770 ? v3775 : v4;
-        iron_copy_async(shm1 + v3682, b + v3776, v3770);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3790 = v11 + v3687;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3791 = v3790 < v1;
-        const bool v3794 = v3791 && v3695;
-        const unsigned int v3796 = v3790 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3798 = v3796 + v3628;
-        const unsigned int v3799 = v3798 + v3691;
-        const unsigned int v3800 = v3794 ? v3799 : v4;
-        iron_copy_async(shm1 + v3706, b + v3800, v3794);  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3814 = v11 + v3711;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3815 = v3814 < v1;
-        const bool v3818 = v3815 && v3719;
-        const unsigned int v3820 = v3814 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3822 = v3820 + v3628;
-        const unsigned int v3823 = v3822 + v3715;
-        const unsigned int v3824 = v3818 ? v3823 : v4;
-        iron_copy_async(shm1 + v3730, b + v3824, v3818);  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3645 = v3638 + 48u;
+      const unsigned int v3647 = v3640 + 3u;
+      const unsigned int v3648 = v3647 & 3u;
+      const bool v3649 = v3645 < v2;
+      if (v3649) {
+        const unsigned int v3651 = v3648 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3653 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3656 = v3653 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3659 = v3653 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3660 = v3659 << 2u;
+        const unsigned int v3661 = v24 + v3656;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3662 = v3661 < v0;
+        const unsigned int v3663 = v3645 + v3660;
+        const bool v3664 = v3663 < v2;
+        const bool v3665 = v3662 && v3664;
+        const unsigned int v3667 = v3661 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3669 = v3667 + v3645;
+        const unsigned int v3670 = v3669 + v3660;
+        const unsigned int v3671 = v3665 ? v3670 : v4;
+        const unsigned int v3673 = v3656 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3674 = v3651 + v3673;
+        const unsigned int v3675 = v3674 + v3660;
+        iron_copy_async(shm0 + v3675, a + v3671, v3665);
+        const unsigned int v3678 = v3653 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3680 = v3678 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3683 = v3678 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3684 = v3683 << 2u;
+        const unsigned int v3685 = v24 + v3680;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3686 = v3685 < v0;
+        const unsigned int v3687 = v3645 + v3684;
+        const bool v3688 = v3687 < v2;
+        const bool v3689 = v3686 && v3688;
+        const unsigned int v3691 = v3685 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3693 = v3691 + v3645;
+        const unsigned int v3694 = v3693 + v3684;
+        const unsigned int v3695 = v3689 ? v3694 : v4;
+        const unsigned int v3697 = v3680 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3698 = v3651 + v3697;
+        const unsigned int v3699 = v3698 + v3684;
+        iron_copy_async(shm0 + v3699, a + v3695, v3689);
+        const unsigned int v3702 = v3653 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3704 = v3702 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3707 = v3702 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3708 = v3707 << 2u;
+        const unsigned int v3709 = v24 + v3704;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3710 = v3709 < v0;
+        const unsigned int v3711 = v3645 + v3708;
+        const bool v3712 = v3711 < v2;
+        const bool v3713 = v3710 && v3712;
+        const unsigned int v3715 = v3709 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3717 = v3715 + v3645;
+        const unsigned int v3718 = v3717 + v3708;
+        const unsigned int v3719 = v3713 ? v3718 : v4;
+        const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3722 = v3651 + v3721;
+        const unsigned int v3723 = v3722 + v3708;
+        iron_copy_async(shm0 + v3723, a + v3719, v3713);
+        const unsigned int v3726 = v3653 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3732 = v3731 << 2u;
+        const unsigned int v3733 = v24 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3734 = v3733 < v0;
+        const unsigned int v3735 = v3645 + v3732;
+        const bool v3736 = v3735 < v2;
+        const bool v3737 = v3734 && v3736;
+        const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3741 = v3739 + v3645;
+        const unsigned int v3742 = v3741 + v3732;
+        const unsigned int v3743 = v3737 ? v3742 : v4;
+        const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3746 = v3651 + v3745;
+        const unsigned int v3747 = v3746 + v3732;
+        iron_copy_async(shm0 + v3747, a + v3743, v3737);
+        const unsigned int v3759 = v28 + v3656;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3760 = v3759 < v1;
+        const bool v3763 = v3760 && v3664;
+        const unsigned int v3765 = v3759 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3767 = v3765 + v3645;
+        const unsigned int v3768 = v3767 + v3660;
+        const unsigned int v3769 = v3763 ? v3768 : v4;
+        iron_copy_async(shm1 + v3675, b + v3769, v3763);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3783 = v28 + v3680;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3784 = v3783 < v1;
+        const bool v3787 = v3784 && v3688;
+        const unsigned int v3789 = v3783 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3791 = v3789 + v3645;
+        const unsigned int v3792 = v3791 + v3684;
+        const unsigned int v3793 = v3787 ? v3792 : v4;
+        iron_copy_async(shm1 + v3699, b + v3793, v3787);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3807 = v28 + v3704;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3808 = v3807 < v1;
+        const bool v3811 = v3808 && v3712;
+        const unsigned int v3813 = v3807 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3815 = v3813 + v3645;
+        const unsigned int v3816 = v3815 + v3708;
+        const unsigned int v3817 = v3811 ? v3816 : v4;
+        iron_copy_async(shm1 + v3723, b + v3817, v3811);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3831 = v28 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3832 = v3831 < v1;
+        const bool v3835 = v3832 && v3736;
+        const unsigned int v3837 = v3831 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3839 = v3837 + v3645;
+        const unsigned int v3840 = v3839 + v3732;
+        const unsigned int v3841 = v3835 ? v3840 : v4;
+        iron_copy_async(shm1 + v3747, b + v3841, v3835);  // kernels/gemm/gemm_tiles.hpp:62
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3830 = v3625 * 2560u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3837 = v3830 + v3836;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3837, 20u);
-      const unsigned int v3843 = v3830 + v3842;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load_shared<true>(v26, shm1, v3843, 20u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3847 = v3642 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3854 = v3847 + v3853;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3854, 20u);
+      const unsigned int v3860 = v3847 + v3859;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3860, 20u);
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v268 = threadIdx.x;
-    const unsigned int v324 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v330 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v285 = threadIdx.x;
+    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v266 = v4; v266 < v2; v266 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v270 = v268; v270 < 2048u; v270 += v267) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v272 = v270 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v274 = v270 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v275 = v8 + v272;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v276 = v275 < v0;
-        const unsigned int v277 = v266 + v274;
-        const bool v278 = v277 < v2;
-        const bool v279 = v276 && v278;
-        if (v279) {
-          const unsigned int v281 = v275 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v283 = v281 + v266;
-          const unsigned int v284 = v283 + v274;
-          const float v285 = a[v284];
-          const unsigned int v287 = v272 * 20u;
-          const unsigned int v288 = v287 + v274;
-          shm0[v288] = v285;
+    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v293 = v292 < v0;
+        const unsigned int v294 = v283 + v291;
+        const bool v295 = v294 < v2;
+        const bool v296 = v293 && v295;
+        if (v296) {
+          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v300 = v298 + v283;
+          const unsigned int v301 = v300 + v291;
+          const float v302 = a[v301];
+          const unsigned int v304 = v289 * 20u;
+          const unsigned int v305 = v304 + v291;
+          shm0[v305] = v302;
         } else {
-          const unsigned int v290 = v272 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v291 = v290 + v274;
-          shm0[v291] = 0.0f;
+          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v308 = v307 + v291;
+          shm0[v308] = 0.0f;
         }
       }
 
-      for (unsigned int v296 = v268; v296 < 2048u; v296 += v267) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v298 = v296 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v300 = v296 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v301 = v11 + v298;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v302 = v301 < v1;
-        const unsigned int v303 = v266 + v300;
-        const bool v304 = v303 < v2;
-        const bool v305 = v302 && v304;
-        if (v305) {
-          const unsigned int v307 = v301 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v309 = v307 + v266;
-          const unsigned int v310 = v309 + v300;
-          const float v311 = b[v310];
-          const unsigned int v313 = v298 * 20u;
-          const unsigned int v314 = v313 + v300;
-          shm1[v314] = v311;
+      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v319 = v318 < v1;
+        const unsigned int v320 = v283 + v317;
+        const bool v321 = v320 < v2;
+        const bool v322 = v319 && v321;
+        if (v322) {
+          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v326 = v324 + v283;
+          const unsigned int v327 = v326 + v317;
+          const float v328 = b[v327];
+          const unsigned int v330 = v315 * 20u;
+          const unsigned int v331 = v330 + v317;
+          shm1[v331] = v328;
         } else {
-          const unsigned int v316 = v298 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v317 = v316 + v300;
-          shm1[v317] = 0.0f;
+          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v334 = v333 + v317;
+          shm1[v334] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v324, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<true>(v26, shm1, v330, 20u);  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v333 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v334 = v8 + v16;
-  const unsigned int v335 = v334 + v333;
-  const unsigned int v336 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v337 = v11 + v20;
-  const unsigned int v338 = v337 + v336;
-  const bool v339 = v335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v340 = v338 < v1;
-  const bool v341 = v339 && v340;
-  if (v341) {
-    const float v342 = v22.x[0];
-    const float v343 = bias[v338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v345 = fmaf(v342, v3, v343);
-    const float v346 = -v345;  // kernels/primitives/activation.hpp:30
-    const float v347 = expf(v346);
-    const float v349 = 1.0f + v347;
-    const float v350 = v345 / v349;
-    const unsigned int v352 = v335 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v353 = v352 + v338;
-    out[v353] = v350;
-  }
-  const unsigned int v354 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v356 = v334 + v354;
-  const unsigned int v357 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v359 = v337 + v357;
-  const bool v360 = v356 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v361 = v359 < v1;
-  const bool v362 = v360 && v361;
-  if (v362) {
-    const float v363 = v22.x[1];
-    const float v364 = bias[v359];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v366 = fmaf(v363, v3, v364);
-    const float v367 = -v366;  // kernels/primitives/activation.hpp:30
-    const float v368 = expf(v367);
-    const float v370 = 1.0f + v368;
-    const float v371 = v366 / v370;
-    const unsigned int v373 = v356 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v374 = v373 + v359;
-    out[v374] = v371;
-  }
-  const unsigned int v375 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v377 = v334 + v375;
-  const unsigned int v378 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v380 = v337 + v378;
-  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v382 = v380 < v1;
-  const bool v383 = v381 && v382;
-  if (v383) {
-    const float v384 = v22.x[2];
-    const float v385 = bias[v380];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v387 = fmaf(v384, v3, v385);
-    const float v388 = -v387;  // kernels/primitives/activation.hpp:30
-    const float v389 = expf(v388);
-    const float v391 = 1.0f + v389;
-    const float v392 = v387 / v391;
-    const unsigned int v394 = v377 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v395 = v394 + v380;
-    out[v395] = v392;
-  }
-  const unsigned int v396 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v398 = v334 + v396;
-  const unsigned int v399 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v401 = v337 + v399;
-  const bool v402 = v398 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v403 = v401 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v22.x[3];
-    const float v406 = bias[v401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v408 = fmaf(v405, v3, v406);
-    const float v409 = -v408;  // kernels/primitives/activation.hpp:30
-    const float v410 = expf(v409);
-    const float v412 = 1.0f + v410;
-    const float v413 = v408 / v412;
-    const unsigned int v415 = v398 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v416 = v415 + v401;
-    out[v416] = v413;
-  }
-  const unsigned int v417 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v419 = v334 + v417;
-  const unsigned int v420 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v422 = v337 + v420;
-  const bool v423 = v419 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v424 = v422 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v22.x[4];
-    const float v427 = bias[v422];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v429 = fmaf(v426, v3, v427);
-    const float v430 = -v429;  // kernels/primitives/activation.hpp:30
-    const float v431 = expf(v430);
-    const float v433 = 1.0f + v431;
-    const float v434 = v429 / v433;
-    const unsigned int v436 = v419 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v437 = v436 + v422;
-    out[v437] = v434;
-  }
-  const unsigned int v438 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v440 = v334 + v438;
-  const unsigned int v441 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v443 = v337 + v441;
-  const bool v444 = v440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v445 = v443 < v1;
-  const bool v446 = v444 && v445;
-  if (v446) {
-    const float v447 = v22.x[5];
-    const float v448 = bias[v443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v450 = fmaf(v447, v3, v448);
-    const float v451 = -v450;  // kernels/primitives/activation.hpp:30
-    const float v452 = expf(v451);
-    const float v454 = 1.0f + v452;
-    const float v455 = v450 / v454;
-    const unsigned int v457 = v440 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v458 = v457 + v443;
-    out[v458] = v455;
-  }
-  const unsigned int v459 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v461 = v334 + v459;
-  const unsigned int v462 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v464 = v337 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v466 = v464 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v22.x[6];
-    const float v469 = bias[v464];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v471 = fmaf(v468, v3, v469);
-    const float v472 = -v471;  // kernels/primitives/activation.hpp:30
-    const float v473 = expf(v472);
-    const float v475 = 1.0f + v473;
-    const float v476 = v471 / v475;
-    const unsigned int v478 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v479 = v478 + v464;
-    out[v479] = v476;
-  }
-  const unsigned int v480 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v482 = v334 + v480;
-  const unsigned int v483 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v485 = v337 + v483;
-  const bool v486 = v482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v487 = v485 < v1;
-  const bool v488 = v486 && v487;
-  if (v488) {
-    const float v489 = v22.x[7];
-    const float v490 = bias[v485];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v492 = fmaf(v489, v3, v490);
-    const float v493 = -v492;  // kernels/primitives/activation.hpp:30
-    const float v494 = expf(v493);
-    const float v496 = 1.0f + v494;
-    const float v497 = v492 / v496;
-    const unsigned int v499 = v482 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v500 = v499 + v485;
-    out[v500] = v497;
-  }
-  const unsigned int v501 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v503 = v334 + v501;
-  const unsigned int v504 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v506 = v337 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v508 = v506 < v1;
-  const bool v509 = v507 && v508;
-  if (v509) {
-    const float v510 = v22.x[8];
-    const float v511 = bias[v506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v513 = fmaf(v510, v3, v511);
-    const float v514 = -v513;  // kernels/primitives/activation.hpp:30
-    const float v515 = expf(v514);
-    const float v517 = 1.0f + v515;
-    const float v518 = v513 / v517;
-    const unsigned int v520 = v503 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v521 = v520 + v506;
-    out[v521] = v518;
-  }
-  const unsigned int v522 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v524 = v334 + v522;
-  const unsigned int v525 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v527 = v337 + v525;
-  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v529 = v527 < v1;
-  const bool v530 = v528 && v529;
-  if (v530) {
-    const float v531 = v22.x[9];
-    const float v532 = bias[v527];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v534 = fmaf(v531, v3, v532);
-    const float v535 = -v534;  // kernels/primitives/activation.hpp:30
-    const float v536 = expf(v535);
-    const float v538 = 1.0f + v536;
-    const float v539 = v534 / v538;
-    const unsigned int v541 = v524 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v542 = v541 + v527;
-    out[v542] = v539;
-  }
-  const unsigned int v543 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v545 = v334 + v543;
-  const unsigned int v546 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v548 = v337 + v546;
-  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v550 = v548 < v1;
-  const bool v551 = v549 && v550;
-  if (v551) {
-    const float v552 = v22.x[10];
-    const float v553 = bias[v548];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v555 = fmaf(v552, v3, v553);
-    const float v556 = -v555;  // kernels/primitives/activation.hpp:30
-    const float v557 = expf(v556);
-    const float v559 = 1.0f + v557;
-    const float v560 = v555 / v559;
-    const unsigned int v562 = v545 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v563 = v562 + v548;
-    out[v563] = v560;
-  }
-  const unsigned int v564 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v566 = v334 + v564;
-  const unsigned int v567 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v569 = v337 + v567;
-  const bool v570 = v566 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v571 = v569 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v22.x[11];
-    const float v574 = bias[v569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v576 = fmaf(v573, v3, v574);
-    const float v577 = -v576;  // kernels/primitives/activation.hpp:30
-    const float v578 = expf(v577);
-    const float v580 = 1.0f + v578;
-    const float v581 = v576 / v580;
-    const unsigned int v583 = v566 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v584 = v583 + v569;
-    out[v584] = v581;
-  }
-  const unsigned int v585 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v587 = v334 + v585;
-  const unsigned int v588 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v590 = v337 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v592 = v590 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v22.x[12];
-    const float v595 = bias[v590];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v597 = fmaf(v594, v3, v595);
-    const float v598 = -v597;  // kernels/primitives/activation.hpp:30
-    const float v599 = expf(v598);
-    const float v601 = 1.0f + v599;
-    const float v602 = v597 / v601;
-    const unsigned int v604 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v605 = v604 + v590;
-    out[v605] = v602;
-  }
-  const unsigned int v606 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v608 = v334 + v606;
-  const unsigned int v609 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v611 = v337 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v613 = v611 < v1;
-  const bool v614 = v612 && v613;
-  if (v614) {
-    const float v615 = v22.x[13];
-    const float v616 = bias[v611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v618 = fmaf(v615, v3, v616);
-    const float v619 = -v618;  // kernels/primitives/activation.hpp:30
-    const float v620 = expf(v619);
-    const float v622 = 1.0f + v620;
-    const float v623 = v618 / v622;
-    const unsigned int v625 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v626 = v625 + v611;
-    out[v626] = v623;
-  }
-  const unsigned int v627 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v629 = v334 + v627;
-  const unsigned int v630 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v632 = v337 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v634 = v632 < v1;
-  const bool v635 = v633 && v634;
-  if (v635) {
-    const float v636 = v22.x[14];
-    const float v637 = bias[v632];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v639 = fmaf(v636, v3, v637);
-    const float v640 = -v639;  // kernels/primitives/activation.hpp:30
-    const float v641 = expf(v640);
-    const float v643 = 1.0f + v641;
-    const float v644 = v639 / v643;
-    const unsigned int v646 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v647 = v646 + v632;
-    out[v647] = v644;
-  }
-  const unsigned int v648 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v650 = v334 + v648;
-  const unsigned int v651 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v653 = v337 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v655 = v653 < v1;
-  const bool v656 = v654 && v655;
-  if (v656) {
-    const float v657 = v22.x[15];
-    const float v658 = bias[v653];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v660 = fmaf(v657, v3, v658);
-    const float v661 = -v660;  // kernels/primitives/activation.hpp:30
-    const float v662 = expf(v661);
-    const float v664 = 1.0f + v662;
-    const float v665 = v660 / v664;
-    const unsigned int v667 = v650 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v668 = v667 + v653;
-    out[v668] = v665;
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v671 = v334 + v669;
-  const unsigned int v672 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v674 = v337 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.x[16];
-    const float v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v681 = fmaf(v678, v3, v679);
-    const float v682 = -v681;  // kernels/primitives/activation.hpp:30
-    const float v683 = expf(v682);
-    const float v685 = 1.0f + v683;
-    const float v686 = v681 / v685;
-    const unsigned int v688 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v689 = v688 + v674;
-    out[v689] = v686;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v692 = v334 + v690;
-  const unsigned int v693 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v695 = v337 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v697 = v695 < v1;
-  const bool v698 = v696 && v697;
-  if (v698) {
-    const float v699 = v22.x[17];
-    const float v700 = bias[v695];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v702 = fmaf(v699, v3, v700);
-    const float v703 = -v702;  // kernels/primitives/activation.hpp:30
-    const float v704 = expf(v703);
-    const float v706 = 1.0f + v704;
-    const float v707 = v702 / v706;
-    const unsigned int v709 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v710 = v709 + v695;
-    out[v710] = v707;
-  }
-  const unsigned int v711 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v713 = v334 + v711;
-  const unsigned int v714 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v716 = v337 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v718 = v716 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v22.x[18];
-    const float v721 = bias[v716];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v723 = fmaf(v720, v3, v721);
-    const float v724 = -v723;  // kernels/primitives/activation.hpp:30
-    const float v725 = expf(v724);
-    const float v727 = 1.0f + v725;
-    const float v728 = v723 / v727;
-    const unsigned int v730 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v731 = v730 + v716;
-    out[v731] = v728;
-  }
-  const unsigned int v732 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v734 = v334 + v732;
-  const unsigned int v735 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v737 = v337 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v739 = v737 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v22.x[19];
-    const float v742 = bias[v737];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v744 = fmaf(v741, v3, v742);
-    const float v745 = -v744;  // kernels/primitives/activation.hpp:30
-    const float v746 = expf(v745);
-    const float v748 = 1.0f + v746;
-    const float v749 = v744 / v748;
-    const unsigned int v751 = v734 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v752 = v751 + v737;
-    out[v752] = v749;
-  }
-  const unsigned int v753 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v755 = v334 + v753;
-  const unsigned int v756 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v758 = v337 + v756;
-  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v760 = v758 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v22.x[20];
-    const float v763 = bias[v758];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v765 = fmaf(v762, v3, v763);
-    const float v766 = -v765;  // kernels/primitives/activation.hpp:30
-    const float v767 = expf(v766);
-    const float v769 = 1.0f + v767;
-    const float v770 = v765 / v769;
-    const unsigned int v772 = v755 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v773 = v772 + v758;
-    out[v773] = v770;
-  }
-  const unsigned int v774 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v776 = v334 + v774;
-  const unsigned int v777 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v779 = v337 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v22.x[21];
-    const float v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v786 = fmaf(v783, v3, v784);
-    const float v787 = -v786;  // kernels/primitives/activation.hpp:30
-    const float v788 = expf(v787);
-    const float v790 = 1.0f + v788;
-    const float v791 = v786 / v790;
-    const unsigned int v793 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v794 = v793 + v779;
-    out[v794] = v791;
-  }
-  const unsigned int v795 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v797 = v334 + v795;
-  const unsigned int v798 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v800 = v337 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v802 = v800 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v22.x[22];
-    const float v805 = bias[v800];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v807 = fmaf(v804, v3, v805);
-    const float v808 = -v807;  // kernels/primitives/activation.hpp:30
-    const float v809 = expf(v808);
-    const float v811 = 1.0f + v809;
-    const float v812 = v807 / v811;
-    const unsigned int v814 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v815 = v814 + v800;
-    out[v815] = v812;
-  }
-  const unsigned int v816 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v818 = v334 + v816;
-  const unsigned int v819 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v821 = v337 + v819;
-  const bool v822 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v823 = v821 < v1;
-  const bool v824 = v822 && v823;
-  if (v824) {
-    const float v825 = v22.x[23];
-    const float v826 = bias[v821];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v828 = fmaf(v825, v3, v826);
-    const float v829 = -v828;  // kernels/primitives/activation.hpp:30
-    const float v830 = expf(v829);
-    const float v832 = 1.0f + v830;
-    const float v833 = v828 / v832;
-    const unsigned int v835 = v818 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v836 = v835 + v821;
-    out[v836] = v833;
-  }
-  const unsigned int v837 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v839 = v334 + v837;
-  const unsigned int v840 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v842 = v337 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v844 = v842 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v22.x[24];
-    const float v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = fmaf(v846, v3, v847);
-    const float v850 = -v849;  // kernels/primitives/activation.hpp:30
-    const float v851 = expf(v850);
-    const float v853 = 1.0f + v851;
-    const float v854 = v849 / v853;
-    const unsigned int v856 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v857 = v856 + v842;
-    out[v857] = v854;
-  }
-  const unsigned int v858 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v860 = v334 + v858;
-  const unsigned int v861 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v863 = v337 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v865 = v863 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v22.x[25];
-    const float v868 = bias[v863];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v870 = fmaf(v867, v3, v868);
-    const float v871 = -v870;  // kernels/primitives/activation.hpp:30
-    const float v872 = expf(v871);
-    const float v874 = 1.0f + v872;
-    const float v875 = v870 / v874;
-    const unsigned int v877 = v860 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v878 = v877 + v863;
-    out[v878] = v875;
-  }
-  const unsigned int v879 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v881 = v334 + v879;
-  const unsigned int v882 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v884 = v337 + v882;
-  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v886 = v884 < v1;
-  const bool v887 = v885 && v886;
-  if (v887) {
-    const float v888 = v22.x[26];
-    const float v889 = bias[v884];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v891 = fmaf(v888, v3, v889);
-    const float v892 = -v891;  // kernels/primitives/activation.hpp:30
-    const float v893 = expf(v892);
-    const float v895 = 1.0f + v893;
-    const float v896 = v891 / v895;
-    const unsigned int v898 = v881 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v899 = v898 + v884;
-    out[v899] = v896;
-  }
-  const unsigned int v900 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v902 = v334 + v900;
-  const unsigned int v903 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v905 = v337 + v903;
-  const bool v906 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v907 = v905 < v1;
-  const bool v908 = v906 && v907;
-  if (v908) {
-    const float v909 = v22.x[27];
-    const float v910 = bias[v905];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v912 = fmaf(v909, v3, v910);
-    const float v913 = -v912;  // kernels/primitives/activation.hpp:30
-    const float v914 = expf(v913);
-    const float v916 = 1.0f + v914;
-    const float v917 = v912 / v916;
-    const unsigned int v919 = v902 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v920 = v919 + v905;
-    out[v920] = v917;
-  }
-  const unsigned int v921 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v923 = v334 + v921;
-  const unsigned int v924 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v926 = v337 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v22.x[28];
-    const float v931 = bias[v926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v933 = fmaf(v930, v3, v931);
-    const float v934 = -v933;  // kernels/primitives/activation.hpp:30
-    const float v935 = expf(v934);
-    const float v937 = 1.0f + v935;
-    const float v938 = v933 / v937;
-    const unsigned int v940 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v941 = v940 + v926;
-    out[v941] = v938;
-  }
-  const unsigned int v942 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v944 = v334 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v947 = v337 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v949 = v947 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v22.x[29];
-    const float v952 = bias[v947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v954 = fmaf(v951, v3, v952);
-    const float v955 = -v954;  // kernels/primitives/activation.hpp:30
-    const float v956 = expf(v955);
-    const float v958 = 1.0f + v956;
-    const float v959 = v954 / v958;
-    const unsigned int v961 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v962 = v961 + v947;
-    out[v962] = v959;
-  }
-  const unsigned int v963 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v965 = v334 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v968 = v337 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v970 = v968 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v22.x[30];
-    const float v973 = bias[v968];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v975 = fmaf(v972, v3, v973);
-    const float v976 = -v975;  // kernels/primitives/activation.hpp:30
-    const float v977 = expf(v976);
-    const float v979 = 1.0f + v977;
-    const float v980 = v975 / v979;
-    const unsigned int v982 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v983 = v982 + v968;
-    out[v983] = v980;
-  }
-  const unsigned int v984 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v986 = v334 + v984;
-  const unsigned int v987 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v989 = v337 + v987;
-  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v991 = v989 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v22.x[31];
-    const float v994 = bias[v989];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v996 = fmaf(v993, v3, v994);
-    const float v997 = -v996;  // kernels/primitives/activation.hpp:30
-    const float v998 = expf(v997);
-    const float v1000 = 1.0f + v998;
-    const float v1001 = v996 / v1000;
-    const unsigned int v1003 = v986 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1004 = v1003 + v989;
-    out[v1004] = v1001;
-  }
-  const unsigned int v1005 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1007 = v334 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1010 = v337 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.x[32];
-    const float v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1017 = fmaf(v1014, v3, v1015);
-    const float v1018 = -v1017;  // kernels/primitives/activation.hpp:30
-    const float v1019 = expf(v1018);
-    const float v1021 = 1.0f + v1019;
-    const float v1022 = v1017 / v1021;
-    const unsigned int v1024 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1025 = v1024 + v1010;
-    out[v1025] = v1022;
-  }
-  const unsigned int v1026 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1028 = v334 + v1026;
-  const unsigned int v1029 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1031 = v337 + v1029;
-  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1033 = v1031 < v1;
-  const bool v1034 = v1032 && v1033;
-  if (v1034) {
-    const float v1035 = v22.x[33];
-    const float v1036 = bias[v1031];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1038 = fmaf(v1035, v3, v1036);
-    const float v1039 = -v1038;  // kernels/primitives/activation.hpp:30
-    const float v1040 = expf(v1039);
-    const float v1042 = 1.0f + v1040;
-    const float v1043 = v1038 / v1042;
-    const unsigned int v1045 = v1028 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1046 = v1045 + v1031;
-    out[v1046] = v1043;
-  }
-  const unsigned int v1047 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1049 = v334 + v1047;
-  const unsigned int v1050 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1052 = v337 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1054 = v1052 < v1;
-  const bool v1055 = v1053 && v1054;
-  if (v1055) {
-    const float v1056 = v22.x[34];
-    const float v1057 = bias[v1052];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1059 = fmaf(v1056, v3, v1057);
-    const float v1060 = -v1059;  // kernels/primitives/activation.hpp:30
-    const float v1061 = expf(v1060);
-    const float v1063 = 1.0f + v1061;
-    const float v1064 = v1059 / v1063;
-    const unsigned int v1066 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1067 = v1066 + v1052;
-    out[v1067] = v1064;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1070 = v334 + v1068;
-  const unsigned int v1071 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1073 = v337 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1075 = v1073 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v22.x[35];
-    const float v1078 = bias[v1073];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1080 = fmaf(v1077, v3, v1078);
-    const float v1081 = -v1080;  // kernels/primitives/activation.hpp:30
-    const float v1082 = expf(v1081);
-    const float v1084 = 1.0f + v1082;
-    const float v1085 = v1080 / v1084;
-    const unsigned int v1087 = v1070 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1088 = v1087 + v1073;
-    out[v1088] = v1085;
-  }
-  const unsigned int v1089 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1091 = v334 + v1089;
-  const unsigned int v1092 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1094 = v337 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1096 = v1094 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v22.x[36];
-    const float v1099 = bias[v1094];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1101 = fmaf(v1098, v3, v1099);
-    const float v1102 = -v1101;  // kernels/primitives/activation.hpp:30
-    const float v1103 = expf(v1102);
-    const float v1105 = 1.0f + v1103;
-    const float v1106 = v1101 / v1105;
-    const unsigned int v1108 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1109 = v1108 + v1094;
-    out[v1109] = v1106;
-  }
-  const unsigned int v1110 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1112 = v334 + v1110;
-  const unsigned int v1113 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1115 = v337 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v22.x[37];
-    const float v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1122 = fmaf(v1119, v3, v1120);
-    const float v1123 = -v1122;  // kernels/primitives/activation.hpp:30
-    const float v1124 = expf(v1123);
-    const float v1126 = 1.0f + v1124;
-    const float v1127 = v1122 / v1126;
-    const unsigned int v1129 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1130 = v1129 + v1115;
-    out[v1130] = v1127;
-  }
-  const unsigned int v1131 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1133 = v334 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1136 = v337 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1138 = v1136 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v22.x[38];
-    const float v1141 = bias[v1136];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1143 = fmaf(v1140, v3, v1141);
-    const float v1144 = -v1143;  // kernels/primitives/activation.hpp:30
-    const float v1145 = expf(v1144);
-    const float v1147 = 1.0f + v1145;
-    const float v1148 = v1143 / v1147;
-    const unsigned int v1150 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1151 = v1150 + v1136;
-    out[v1151] = v1148;
-  }
-  const unsigned int v1152 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1154 = v334 + v1152;
-  const unsigned int v1155 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1157 = v337 + v1155;
-  const bool v1158 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1159 = v1157 < v1;
-  const bool v1160 = v1158 && v1159;
-  if (v1160) {
-    const float v1161 = v22.x[39];
-    const float v1162 = bias[v1157];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1164 = fmaf(v1161, v3, v1162);
-    const float v1165 = -v1164;  // kernels/primitives/activation.hpp:30
-    const float v1166 = expf(v1165);
-    const float v1168 = 1.0f + v1166;
-    const float v1169 = v1164 / v1168;
-    const unsigned int v1171 = v1154 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1172 = v1171 + v1157;
-    out[v1172] = v1169;
-  }
-  const unsigned int v1173 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1175 = v334 + v1173;
-  const unsigned int v1176 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1178 = v337 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1180 = v1178 < v1;
-  const bool v1181 = v1179 && v1180;
-  if (v1181) {
-    const float v1182 = v22.x[40];
-    const float v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = fmaf(v1182, v3, v1183);
-    const float v1186 = -v1185;  // kernels/primitives/activation.hpp:30
-    const float v1187 = expf(v1186);
-    const float v1189 = 1.0f + v1187;
-    const float v1190 = v1185 / v1189;
-    const unsigned int v1192 = v1175 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1193 = v1192 + v1178;
-    out[v1193] = v1190;
-  }
-  const unsigned int v1194 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1196 = v334 + v1194;
-  const unsigned int v1197 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1199 = v337 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1201 = v1199 < v1;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v22.x[41];
-    const float v1204 = bias[v1199];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1206 = fmaf(v1203, v3, v1204);
-    const float v1207 = -v1206;  // kernels/primitives/activation.hpp:30
-    const float v1208 = expf(v1207);
-    const float v1210 = 1.0f + v1208;
-    const float v1211 = v1206 / v1210;
-    const unsigned int v1213 = v1196 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1214 = v1213 + v1199;
-    out[v1214] = v1211;
-  }
-  const unsigned int v1215 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1217 = v334 + v1215;
-  const unsigned int v1218 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1220 = v337 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1222 = v1220 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v22.x[42];
-    const float v1225 = bias[v1220];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1227 = fmaf(v1224, v3, v1225);
-    const float v1228 = -v1227;  // kernels/primitives/activation.hpp:30
-    const float v1229 = expf(v1228);
-    const float v1231 = 1.0f + v1229;
-    const float v1232 = v1227 / v1231;
-    const unsigned int v1234 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1235 = v1234 + v1220;
-    out[v1235] = v1232;
-  }
-  const unsigned int v1236 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1238 = v334 + v1236;
-  const unsigned int v1239 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1241 = v337 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1243 = v1241 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v22.x[43];
-    const float v1246 = bias[v1241];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1248 = fmaf(v1245, v3, v1246);
-    const float v1249 = -v1248;  // kernels/primitives/activation.hpp:30
-    const float v1250 = expf(v1249);
-    const float v1252 = 1.0f + v1250;
-    const float v1253 = v1248 / v1252;
-    const unsigned int v1255 = v1238 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1256 = v1255 + v1241;
-    out[v1256] = v1253;
-  }
-  const unsigned int v1257 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1259 = v334 + v1257;
-  const unsigned int v1260 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1262 = v337 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1264 = v1262 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v22.x[44];
-    const float v1267 = bias[v1262];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1269 = fmaf(v1266, v3, v1267);
-    const float v1270 = -v1269;  // kernels/primitives/activation.hpp:30
-    const float v1271 = expf(v1270);
-    const float v1273 = 1.0f + v1271;
-    const float v1274 = v1269 / v1273;
-    const unsigned int v1276 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1277 = v1276 + v1262;
-    out[v1277] = v1274;
-  }
-  const unsigned int v1278 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1280 = v334 + v1278;
-  const unsigned int v1281 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1283 = v337 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1285 = v1283 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v22.x[45];
-    const float v1288 = bias[v1283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1290 = fmaf(v1287, v3, v1288);
-    const float v1291 = -v1290;  // kernels/primitives/activation.hpp:30
-    const float v1292 = expf(v1291);
-    const float v1294 = 1.0f + v1292;
-    const float v1295 = v1290 / v1294;
-    const unsigned int v1297 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1298 = v1297 + v1283;
-    out[v1298] = v1295;
-  }
-  const unsigned int v1299 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1301 = v334 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1304 = v337 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1306 = v1304 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v22.x[46];
-    const float v1309 = bias[v1304];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1311 = fmaf(v1308, v3, v1309);
-    const float v1312 = -v1311;  // kernels/primitives/activation.hpp:30
-    const float v1313 = expf(v1312);
-    const float v1315 = 1.0f + v1313;
-    const float v1316 = v1311 / v1315;
-    const unsigned int v1318 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1319 = v1318 + v1304;
-    out[v1319] = v1316;
-  }
-  const unsigned int v1320 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1322 = v334 + v1320;
-  const unsigned int v1323 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1325 = v337 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1327 = v1325 < v1;
-  const bool v1328 = v1326 && v1327;
-  if (v1328) {
-    const float v1329 = v22.x[47];
-    const float v1330 = bias[v1325];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1332 = fmaf(v1329, v3, v1330);
-    const float v1333 = -v1332;  // kernels/primitives/activation.hpp:30
-    const float v1334 = expf(v1333);
-    const float v1336 = 1.0f + v1334;
-    const float v1337 = v1332 / v1336;
-    const unsigned int v1339 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1340 = v1339 + v1325;
-    out[v1340] = v1337;
-  }
-  const unsigned int v1341 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1343 = v334 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1346 = v337 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.x[48];
-    const float v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1353 = fmaf(v1350, v3, v1351);
-    const float v1354 = -v1353;  // kernels/primitives/activation.hpp:30
-    const float v1355 = expf(v1354);
-    const float v1357 = 1.0f + v1355;
-    const float v1358 = v1353 / v1357;
-    const unsigned int v1360 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1361 = v1360 + v1346;
-    out[v1361] = v1358;
-  }
-  const unsigned int v1362 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1364 = v334 + v1362;
-  const unsigned int v1365 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1367 = v337 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1369 = v1367 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v22.x[49];
-    const float v1372 = bias[v1367];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1374 = fmaf(v1371, v3, v1372);
-    const float v1375 = -v1374;  // kernels/primitives/activation.hpp:30
-    const float v1376 = expf(v1375);
-    const float v1378 = 1.0f + v1376;
-    const float v1379 = v1374 / v1378;
-    const unsigned int v1381 = v1364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1382 = v1381 + v1367;
-    out[v1382] = v1379;
-  }
-  const unsigned int v1383 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1385 = v334 + v1383;
-  const unsigned int v1386 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1388 = v337 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1390 = v1388 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v22.x[50];
-    const float v1393 = bias[v1388];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1395 = fmaf(v1392, v3, v1393);
-    const float v1396 = -v1395;  // kernels/primitives/activation.hpp:30
-    const float v1397 = expf(v1396);
-    const float v1399 = 1.0f + v1397;
-    const float v1400 = v1395 / v1399;
-    const unsigned int v1402 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1403 = v1402 + v1388;
-    out[v1403] = v1400;
-  }
-  const unsigned int v1404 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1406 = v334 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1409 = v337 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1411 = v1409 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v22.x[51];
-    const float v1414 = bias[v1409];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1416 = fmaf(v1413, v3, v1414);
-    const float v1417 = -v1416;  // kernels/primitives/activation.hpp:30
-    const float v1418 = expf(v1417);
-    const float v1420 = 1.0f + v1418;
-    const float v1421 = v1416 / v1420;
-    const unsigned int v1423 = v1406 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1424 = v1423 + v1409;
-    out[v1424] = v1421;
-  }
-  const unsigned int v1425 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1427 = v334 + v1425;
-  const unsigned int v1428 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1430 = v337 + v1428;
-  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1432 = v1430 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v22.x[52];
-    const float v1435 = bias[v1430];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1437 = fmaf(v1434, v3, v1435);
-    const float v1438 = -v1437;  // kernels/primitives/activation.hpp:30
-    const float v1439 = expf(v1438);
-    const float v1441 = 1.0f + v1439;
-    const float v1442 = v1437 / v1441;
-    const unsigned int v1444 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1445 = v1444 + v1430;
-    out[v1445] = v1442;
-  }
-  const unsigned int v1446 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1448 = v334 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1451 = v337 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v22.x[53];
-    const float v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1458 = fmaf(v1455, v3, v1456);
-    const float v1459 = -v1458;  // kernels/primitives/activation.hpp:30
-    const float v1460 = expf(v1459);
-    const float v1462 = 1.0f + v1460;
-    const float v1463 = v1458 / v1462;
-    const unsigned int v1465 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1466 = v1465 + v1451;
-    out[v1466] = v1463;
-  }
-  const unsigned int v1467 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1469 = v334 + v1467;
-  const unsigned int v1470 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1472 = v337 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v22.x[54];
-    const float v1477 = bias[v1472];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1479 = fmaf(v1476, v3, v1477);
-    const float v1480 = -v1479;  // kernels/primitives/activation.hpp:30
-    const float v1481 = expf(v1480);
-    const float v1483 = 1.0f + v1481;
-    const float v1484 = v1479 / v1483;
-    const unsigned int v1486 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1487 = v1486 + v1472;
-    out[v1487] = v1484;
-  }
-  const unsigned int v1488 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1490 = v334 + v1488;
-  const unsigned int v1491 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1493 = v337 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1495 = v1493 < v1;
-  const bool v1496 = v1494 && v1495;
-  if (v1496) {
-    const float v1497 = v22.x[55];
-    const float v1498 = bias[v1493];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1500 = fmaf(v1497, v3, v1498);
-    const float v1501 = -v1500;  // kernels/primitives/activation.hpp:30
-    const float v1502 = expf(v1501);
-    const float v1504 = 1.0f + v1502;
-    const float v1505 = v1500 / v1504;
-    const unsigned int v1507 = v1490 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1508 = v1507 + v1493;
-    out[v1508] = v1505;
-  }
-  const unsigned int v1509 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1511 = v334 + v1509;
-  const unsigned int v1512 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1514 = v337 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v22.x[56];
-    const float v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = fmaf(v1518, v3, v1519);
-    const float v1522 = -v1521;  // kernels/primitives/activation.hpp:30
-    const float v1523 = expf(v1522);
-    const float v1525 = 1.0f + v1523;
-    const float v1526 = v1521 / v1525;
-    const unsigned int v1528 = v1511 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1529 = v1528 + v1514;
-    out[v1529] = v1526;
-  }
-  const unsigned int v1530 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1532 = v334 + v1530;
-  const unsigned int v1533 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1535 = v337 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1537 = v1535 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v22.x[57];
-    const float v1540 = bias[v1535];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1542 = fmaf(v1539, v3, v1540);
-    const float v1543 = -v1542;  // kernels/primitives/activation.hpp:30
-    const float v1544 = expf(v1543);
-    const float v1546 = 1.0f + v1544;
-    const float v1547 = v1542 / v1546;
-    const unsigned int v1549 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1550 = v1549 + v1535;
-    out[v1550] = v1547;
-  }
-  const unsigned int v1551 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1553 = v334 + v1551;
-  const unsigned int v1554 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1556 = v337 + v1554;
-  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1558 = v1556 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v22.x[58];
-    const float v1561 = bias[v1556];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1563 = fmaf(v1560, v3, v1561);
-    const float v1564 = -v1563;  // kernels/primitives/activation.hpp:30
-    const float v1565 = expf(v1564);
-    const float v1567 = 1.0f + v1565;
-    const float v1568 = v1563 / v1567;
-    const unsigned int v1570 = v1553 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1571 = v1570 + v1556;
-    out[v1571] = v1568;
-  }
-  const unsigned int v1572 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1574 = v334 + v1572;
-  const unsigned int v1575 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1577 = v337 + v1575;
-  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1579 = v1577 < v1;
-  const bool v1580 = v1578 && v1579;
-  if (v1580) {
-    const float v1581 = v22.x[59];
-    const float v1582 = bias[v1577];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1584 = fmaf(v1581, v3, v1582);
-    const float v1585 = -v1584;  // kernels/primitives/activation.hpp:30
-    const float v1586 = expf(v1585);
-    const float v1588 = 1.0f + v1586;
-    const float v1589 = v1584 / v1588;
-    const unsigned int v1591 = v1574 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1592 = v1591 + v1577;
-    out[v1592] = v1589;
-  }
-  const unsigned int v1593 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1595 = v334 + v1593;
-  const unsigned int v1596 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1598 = v337 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1600 = v1598 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v22.x[60];
-    const float v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1605 = fmaf(v1602, v3, v1603);
-    const float v1606 = -v1605;  // kernels/primitives/activation.hpp:30
-    const float v1607 = expf(v1606);
-    const float v1609 = 1.0f + v1607;
-    const float v1610 = v1605 / v1609;
-    const unsigned int v1612 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1613 = v1612 + v1598;
-    out[v1613] = v1610;
-  }
-  const unsigned int v1614 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1616 = v334 + v1614;
-  const unsigned int v1617 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1619 = v337 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1621 = v1619 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v22.x[61];
-    const float v1624 = bias[v1619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1626 = fmaf(v1623, v3, v1624);
-    const float v1627 = -v1626;  // kernels/primitives/activation.hpp:30
-    const float v1628 = expf(v1627);
-    const float v1630 = 1.0f + v1628;
-    const float v1631 = v1626 / v1630;
-    const unsigned int v1633 = v1616 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1634 = v1633 + v1619;
-    out[v1634] = v1631;
-  }
-  const unsigned int v1635 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1637 = v334 + v1635;
-  const unsigned int v1638 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1640 = v337 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v22.x[62];
-    const float v1645 = bias[v1640];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1647 = fmaf(v1644, v3, v1645);
-    const float v1648 = -v1647;  // kernels/primitives/activation.hpp:30
-    const float v1649 = expf(v1648);
-    const float v1651 = 1.0f + v1649;
-    const float v1652 = v1647 / v1651;
-    const unsigned int v1654 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1655 = v1654 + v1640;
-    out[v1655] = v1652;
-  }
-  const unsigned int v1656 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1658 = v334 + v1656;
-  const unsigned int v1659 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1661 = v337 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1663 = v1661 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v22.x[63];
-    const float v1666 = bias[v1661];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1668 = fmaf(v1665, v3, v1666);
-    const float v1669 = -v1668;  // kernels/primitives/activation.hpp:30
-    const float v1670 = expf(v1669);
-    const float v1672 = 1.0f + v1670;
-    const float v1673 = v1668 / v1672;
-    const unsigned int v1675 = v1658 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1676 = v1675 + v1661;
-    out[v1676] = v1673;
-  }
-  const unsigned int v1677 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1679 = v334 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1682 = v337 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.x[64];
-    const float v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1689 = fmaf(v1686, v3, v1687);
-    const float v1690 = -v1689;  // kernels/primitives/activation.hpp:30
-    const float v1691 = expf(v1690);
-    const float v1693 = 1.0f + v1691;
-    const float v1694 = v1689 / v1693;
-    const unsigned int v1696 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1697 = v1696 + v1682;
-    out[v1697] = v1694;
-  }
-  const unsigned int v1698 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1700 = v334 + v1698;
-  const unsigned int v1701 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1703 = v337 + v1701;
-  const bool v1704 = v1700 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1705 = v1703 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v22.x[65];
-    const float v1708 = bias[v1703];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1710 = fmaf(v1707, v3, v1708);
-    const float v1711 = -v1710;  // kernels/primitives/activation.hpp:30
-    const float v1712 = expf(v1711);
-    const float v1714 = 1.0f + v1712;
-    const float v1715 = v1710 / v1714;
-    const unsigned int v1717 = v1700 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1718 = v1717 + v1703;
-    out[v1718] = v1715;
-  }
-  const unsigned int v1719 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1721 = v334 + v1719;
-  const unsigned int v1722 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1724 = v337 + v1722;
-  const bool v1725 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1726 = v1724 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v22.x[66];
-    const float v1729 = bias[v1724];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1731 = fmaf(v1728, v3, v1729);
-    const float v1732 = -v1731;  // kernels/primitives/activation.hpp:30
-    const float v1733 = expf(v1732);
-    const float v1735 = 1.0f + v1733;
-    const float v1736 = v1731 / v1735;
-    const unsigned int v1738 = v1721 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1739 = v1738 + v1724;
-    out[v1739] = v1736;
-  }
-  const unsigned int v1740 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1742 = v334 + v1740;
-  const unsigned int v1743 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1745 = v337 + v1743;
-  const bool v1746 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1747 = v1745 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v22.x[67];
-    const float v1750 = bias[v1745];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1752 = fmaf(v1749, v3, v1750);
-    const float v1753 = -v1752;  // kernels/primitives/activation.hpp:30
-    const float v1754 = expf(v1753);
-    const float v1756 = 1.0f + v1754;
-    const float v1757 = v1752 / v1756;
-    const unsigned int v1759 = v1742 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1760 = v1759 + v1745;
-    out[v1760] = v1757;
-  }
-  const unsigned int v1761 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1763 = v334 + v1761;
-  const unsigned int v1764 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1766 = v337 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1768 = v1766 < v1;
-  const bool v1769 = v1767 && v1768;
-  if (v1769) {
-    const float v1770 = v22.x[68];
-    const float v1771 = bias[v1766];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1773 = fmaf(v1770, v3, v1771);
-    const float v1774 = -v1773;  // kernels/primitives/activation.hpp:30
-    const float v1775 = expf(v1774);
-    const float v1777 = 1.0f + v1775;
-    const float v1778 = v1773 / v1777;
-    const unsigned int v1780 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1781 = v1780 + v1766;
-    out[v1781] = v1778;
-  }
-  const unsigned int v1782 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1784 = v334 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1787 = v337 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v22.x[69];
-    const float v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1794 = fmaf(v1791, v3, v1792);
-    const float v1795 = -v1794;  // kernels/primitives/activation.hpp:30
-    const float v1796 = expf(v1795);
-    const float v1798 = 1.0f + v1796;
-    const float v1799 = v1794 / v1798;
-    const unsigned int v1801 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1802 = v1801 + v1787;
-    out[v1802] = v1799;
-  }
-  const unsigned int v1803 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1805 = v334 + v1803;
-  const unsigned int v1806 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1808 = v337 + v1806;
-  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1810 = v1808 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v22.x[70];
-    const float v1813 = bias[v1808];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1815 = fmaf(v1812, v3, v1813);
-    const float v1816 = -v1815;  // kernels/primitives/activation.hpp:30
-    const float v1817 = expf(v1816);
-    const float v1819 = 1.0f + v1817;
-    const float v1820 = v1815 / v1819;
-    const unsigned int v1822 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1823 = v1822 + v1808;
-    out[v1823] = v1820;
-  }
-  const unsigned int v1824 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1826 = v334 + v1824;
-  const unsigned int v1827 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1829 = v337 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1831 = v1829 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v22.x[71];
-    const float v1834 = bias[v1829];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1836 = fmaf(v1833, v3, v1834);
-    const float v1837 = -v1836;  // kernels/primitives/activation.hpp:30
-    const float v1838 = expf(v1837);
-    const float v1840 = 1.0f + v1838;
-    const float v1841 = v1836 / v1840;
-    const unsigned int v1843 = v1826 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1844 = v1843 + v1829;
-    out[v1844] = v1841;
-  }
-  const unsigned int v1845 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1847 = v334 + v1845;
-  const unsigned int v1848 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1850 = v337 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v22.x[72];
-    const float v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = fmaf(v1854, v3, v1855);
-    const float v1858 = -v1857;  // kernels/primitives/activation.hpp:30
-    const float v1859 = expf(v1858);
-    const float v1861 = 1.0f + v1859;
-    const float v1862 = v1857 / v1861;
-    const unsigned int v1864 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1865 = v1864 + v1850;
-    out[v1865] = v1862;
-  }
-  const unsigned int v1866 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1868 = v334 + v1866;
-  const unsigned int v1869 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1871 = v337 + v1869;
-  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1873 = v1871 < v1;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v22.x[73];
-    const float v1876 = bias[v1871];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1878 = fmaf(v1875, v3, v1876);
-    const float v1879 = -v1878;  // kernels/primitives/activation.hpp:30
-    const float v1880 = expf(v1879);
-    const float v1882 = 1.0f + v1880;
-    const float v1883 = v1878 / v1882;
-    const unsigned int v1885 = v1868 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1886 = v1885 + v1871;
-    out[v1886] = v1883;
-  }
-  const unsigned int v1887 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1889 = v334 + v1887;
-  const unsigned int v1890 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1892 = v337 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v22.x[74];
-    const float v1897 = bias[v1892];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1899 = fmaf(v1896, v3, v1897);
-    const float v1900 = -v1899;  // kernels/primitives/activation.hpp:30
-    const float v1901 = expf(v1900);
-    const float v1903 = 1.0f + v1901;
-    const float v1904 = v1899 / v1903;
-    const unsigned int v1906 = v1889 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1907 = v1906 + v1892;
-    out[v1907] = v1904;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1910 = v334 + v1908;
-  const unsigned int v1911 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1913 = v337 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1915 = v1913 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v22.x[75];
-    const float v1918 = bias[v1913];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1920 = fmaf(v1917, v3, v1918);
-    const float v1921 = -v1920;  // kernels/primitives/activation.hpp:30
-    const float v1922 = expf(v1921);
-    const float v1924 = 1.0f + v1922;
-    const float v1925 = v1920 / v1924;
-    const unsigned int v1927 = v1910 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1928 = v1927 + v1913;
-    out[v1928] = v1925;
-  }
-  const unsigned int v1929 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1931 = v334 + v1929;
-  const unsigned int v1932 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1934 = v337 + v1932;
-  const bool v1935 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1936 = v1934 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v22.x[76];
-    const float v1939 = bias[v1934];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1941 = fmaf(v1938, v3, v1939);
-    const float v1942 = -v1941;  // kernels/primitives/activation.hpp:30
-    const float v1943 = expf(v1942);
-    const float v1945 = 1.0f + v1943;
-    const float v1946 = v1941 / v1945;
-    const unsigned int v1948 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1949 = v1948 + v1934;
-    out[v1949] = v1946;
-  }
-  const unsigned int v1950 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1952 = v334 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1955 = v337 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v22.x[77];
-    const float v1960 = bias[v1955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1962 = fmaf(v1959, v3, v1960);
-    const float v1963 = -v1962;  // kernels/primitives/activation.hpp:30
-    const float v1964 = expf(v1963);
-    const float v1966 = 1.0f + v1964;
-    const float v1967 = v1962 / v1966;
-    const unsigned int v1969 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1970 = v1969 + v1955;
-    out[v1970] = v1967;
-  }
-  const unsigned int v1971 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1973 = v334 + v1971;
-  const unsigned int v1974 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1976 = v337 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1978 = v1976 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v22.x[78];
-    const float v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1983 = fmaf(v1980, v3, v1981);
-    const float v1984 = -v1983;  // kernels/primitives/activation.hpp:30
-    const float v1985 = expf(v1984);
-    const float v1987 = 1.0f + v1985;
-    const float v1988 = v1983 / v1987;
-    const unsigned int v1990 = v1973 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1991 = v1990 + v1976;
-    out[v1991] = v1988;
-  }
-  const unsigned int v1992 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1994 = v334 + v1992;
-  const unsigned int v1995 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1997 = v337 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1999 = v1997 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v22.x[79];
-    const float v2002 = bias[v1997];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2004 = fmaf(v2001, v3, v2002);
-    const float v2005 = -v2004;  // kernels/primitives/activation.hpp:30
-    const float v2006 = expf(v2005);
-    const float v2008 = 1.0f + v2006;
-    const float v2009 = v2004 / v2008;
-    const unsigned int v2011 = v1994 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2012 = v2011 + v1997;
-    out[v2012] = v2009;
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v334 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v337 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.x[80];
-    const float v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2025 = fmaf(v2022, v3, v2023);
-    const float v2026 = -v2025;  // kernels/primitives/activation.hpp:30
-    const float v2027 = expf(v2026);
-    const float v2029 = 1.0f + v2027;
-    const float v2030 = v2025 / v2029;
-    const unsigned int v2032 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2033 = v2032 + v2018;
-    out[v2033] = v2030;
-  }
-  const unsigned int v2034 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2036 = v334 + v2034;
-  const unsigned int v2037 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2039 = v337 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2041 = v2039 < v1;
-  const bool v2042 = v2040 && v2041;
-  if (v2042) {
-    const float v2043 = v22.x[81];
-    const float v2044 = bias[v2039];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2046 = fmaf(v2043, v3, v2044);
-    const float v2047 = -v2046;  // kernels/primitives/activation.hpp:30
-    const float v2048 = expf(v2047);
-    const float v2050 = 1.0f + v2048;
-    const float v2051 = v2046 / v2050;
-    const unsigned int v2053 = v2036 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2054 = v2053 + v2039;
-    out[v2054] = v2051;
-  }
-  const unsigned int v2055 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2057 = v334 + v2055;
-  const unsigned int v2058 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2060 = v337 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v22.x[82];
-    const float v2065 = bias[v2060];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2067 = fmaf(v2064, v3, v2065);
-    const float v2068 = -v2067;  // kernels/primitives/activation.hpp:30
-    const float v2069 = expf(v2068);
-    const float v2071 = 1.0f + v2069;
-    const float v2072 = v2067 / v2071;
-    const unsigned int v2074 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2075 = v2074 + v2060;
-    out[v2075] = v2072;
-  }
-  const unsigned int v2076 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2078 = v334 + v2076;
-  const unsigned int v2079 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2081 = v337 + v2079;
-  const bool v2082 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2083 = v2081 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v22.x[83];
-    const float v2086 = bias[v2081];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2088 = fmaf(v2085, v3, v2086);
-    const float v2089 = -v2088;  // kernels/primitives/activation.hpp:30
-    const float v2090 = expf(v2089);
-    const float v2092 = 1.0f + v2090;
-    const float v2093 = v2088 / v2092;
-    const unsigned int v2095 = v2078 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2096 = v2095 + v2081;
-    out[v2096] = v2093;
-  }
-  const unsigned int v2097 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2099 = v334 + v2097;
-  const unsigned int v2100 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2102 = v337 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2104 = v2102 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v22.x[84];
-    const float v2107 = bias[v2102];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2109 = fmaf(v2106, v3, v2107);
-    const float v2110 = -v2109;  // kernels/primitives/activation.hpp:30
-    const float v2111 = expf(v2110);
-    const float v2113 = 1.0f + v2111;
-    const float v2114 = v2109 / v2113;
-    const unsigned int v2116 = v2099 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2117 = v2116 + v2102;
-    out[v2117] = v2114;
-  }
-  const unsigned int v2118 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2120 = v334 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2123 = v337 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v22.x[85];
-    const float v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2130 = fmaf(v2127, v3, v2128);
-    const float v2131 = -v2130;  // kernels/primitives/activation.hpp:30
-    const float v2132 = expf(v2131);
-    const float v2134 = 1.0f + v2132;
-    const float v2135 = v2130 / v2134;
-    const unsigned int v2137 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2138 = v2137 + v2123;
-    out[v2138] = v2135;
-  }
-  const unsigned int v2139 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2141 = v334 + v2139;
-  const unsigned int v2142 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2144 = v337 + v2142;
-  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2146 = v2144 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v22.x[86];
-    const float v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2151 = fmaf(v2148, v3, v2149);
-    const float v2152 = -v2151;  // kernels/primitives/activation.hpp:30
-    const float v2153 = expf(v2152);
-    const float v2155 = 1.0f + v2153;
-    const float v2156 = v2151 / v2155;
-    const unsigned int v2158 = v2141 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2159 = v2158 + v2144;
-    out[v2159] = v2156;
-  }
-  const unsigned int v2160 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2162 = v334 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2165 = v337 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v22.x[87];
-    const float v2170 = bias[v2165];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2172 = fmaf(v2169, v3, v2170);
-    const float v2173 = -v2172;  // kernels/primitives/activation.hpp:30
-    const float v2174 = expf(v2173);
-    const float v2176 = 1.0f + v2174;
-    const float v2177 = v2172 / v2176;
-    const unsigned int v2179 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2180 = v2179 + v2165;
-    out[v2180] = v2177;
-  }
-  const unsigned int v2181 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2183 = v334 + v2181;
-  const unsigned int v2184 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2186 = v337 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v22.x[88];
-    const float v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = fmaf(v2190, v3, v2191);
-    const float v2194 = -v2193;  // kernels/primitives/activation.hpp:30
-    const float v2195 = expf(v2194);
-    const float v2197 = 1.0f + v2195;
-    const float v2198 = v2193 / v2197;
-    const unsigned int v2200 = v2183 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2201 = v2200 + v2186;
-    out[v2201] = v2198;
-  }
-  const unsigned int v2202 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2204 = v334 + v2202;
-  const unsigned int v2205 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2207 = v337 + v2205;
-  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2209 = v2207 < v1;
-  const bool v2210 = v2208 && v2209;
-  if (v2210) {
-    const float v2211 = v22.x[89];
-    const float v2212 = bias[v2207];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2214 = fmaf(v2211, v3, v2212);
-    const float v2215 = -v2214;  // kernels/primitives/activation.hpp:30
-    const float v2216 = expf(v2215);
-    const float v2218 = 1.0f + v2216;
-    const float v2219 = v2214 / v2218;
-    const unsigned int v2221 = v2204 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2222 = v2221 + v2207;
-    out[v2222] = v2219;
-  }
-  const unsigned int v2223 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2225 = v334 + v2223;
-  const unsigned int v2226 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2228 = v337 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2230 = v2228 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v22.x[90];
-    const float v2233 = bias[v2228];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2235 = fmaf(v2232, v3, v2233);
-    const float v2236 = -v2235;  // kernels/primitives/activation.hpp:30
-    const float v2237 = expf(v2236);
-    const float v2239 = 1.0f + v2237;
-    const float v2240 = v2235 / v2239;
-    const unsigned int v2242 = v2225 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2243 = v2242 + v2228;
-    out[v2243] = v2240;
-  }
-  const unsigned int v2244 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2246 = v334 + v2244;
-  const unsigned int v2247 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2249 = v337 + v2247;
-  const bool v2250 = v2246 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2251 = v2249 < v1;
-  const bool v2252 = v2250 && v2251;
-  if (v2252) {
-    const float v2253 = v22.x[91];
-    const float v2254 = bias[v2249];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2256 = fmaf(v2253, v3, v2254);
-    const float v2257 = -v2256;  // kernels/primitives/activation.hpp:30
-    const float v2258 = expf(v2257);
-    const float v2260 = 1.0f + v2258;
-    const float v2261 = v2256 / v2260;
-    const unsigned int v2263 = v2246 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2264 = v2263 + v2249;
-    out[v2264] = v2261;
-  }
-  const unsigned int v2265 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2267 = v334 + v2265;
-  const unsigned int v2268 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2270 = v337 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2272 = v2270 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v22.x[92];
-    const float v2275 = bias[v2270];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2277 = fmaf(v2274, v3, v2275);
-    const float v2278 = -v2277;  // kernels/primitives/activation.hpp:30
-    const float v2279 = expf(v2278);
-    const float v2281 = 1.0f + v2279;
-    const float v2282 = v2277 / v2281;
-    const unsigned int v2284 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2285 = v2284 + v2270;
-    out[v2285] = v2282;
-  }
-  const unsigned int v2286 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2288 = v334 + v2286;
-  const unsigned int v2289 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2291 = v337 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2293 = v2291 < v1;
-  const bool v2294 = v2292 && v2293;
-  if (v2294) {
-    const float v2295 = v22.x[93];
-    const float v2296 = bias[v2291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2298 = fmaf(v2295, v3, v2296);
-    const float v2299 = -v2298;  // kernels/primitives/activation.hpp:30
-    const float v2300 = expf(v2299);
-    const float v2302 = 1.0f + v2300;
-    const float v2303 = v2298 / v2302;
-    const unsigned int v2305 = v2288 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2306 = v2305 + v2291;
-    out[v2306] = v2303;
-  }
-  const unsigned int v2307 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2309 = v334 + v2307;
-  const unsigned int v2310 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2312 = v337 + v2310;
-  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2314 = v2312 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v22.x[94];
-    const float v2317 = bias[v2312];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2319 = fmaf(v2316, v3, v2317);
-    const float v2320 = -v2319;  // kernels/primitives/activation.hpp:30
-    const float v2321 = expf(v2320);
-    const float v2323 = 1.0f + v2321;
-    const float v2324 = v2319 / v2323;
-    const unsigned int v2326 = v2309 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2327 = v2326 + v2312;
-    out[v2327] = v2324;
-  }
-  const unsigned int v2328 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2330 = v334 + v2328;
-  const unsigned int v2331 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2333 = v337 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2335 = v2333 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v22.x[95];
-    const float v2338 = bias[v2333];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2340 = fmaf(v2337, v3, v2338);
-    const float v2341 = -v2340;  // kernels/primitives/activation.hpp:30
-    const float v2342 = expf(v2341);
-    const float v2344 = 1.0f + v2342;
-    const float v2345 = v2340 / v2344;
-    const unsigned int v2347 = v2330 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2348 = v2347 + v2333;
-    out[v2348] = v2345;
-  }
-  const unsigned int v2349 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2351 = v334 + v2349;
-  const unsigned int v2352 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2354 = v337 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.x[96];
-    const float v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2361 = fmaf(v2358, v3, v2359);
-    const float v2362 = -v2361;  // kernels/primitives/activation.hpp:30
-    const float v2363 = expf(v2362);
-    const float v2365 = 1.0f + v2363;
-    const float v2366 = v2361 / v2365;
-    const unsigned int v2368 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2369 = v2368 + v2354;
-    out[v2369] = v2366;
-  }
-  const unsigned int v2370 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2372 = v334 + v2370;
-  const unsigned int v2373 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2375 = v337 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2377 = v2375 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v22.x[97];
-    const float v2380 = bias[v2375];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2382 = fmaf(v2379, v3, v2380);
-    const float v2383 = -v2382;  // kernels/primitives/activation.hpp:30
-    const float v2384 = expf(v2383);
-    const float v2386 = 1.0f + v2384;
-    const float v2387 = v2382 / v2386;
-    const unsigned int v2389 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2390 = v2389 + v2375;
-    out[v2390] = v2387;
-  }
-  const unsigned int v2391 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2393 = v334 + v2391;
-  const unsigned int v2394 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2396 = v337 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2398 = v2396 < v1;
-  const bool v2399 = v2397 && v2398;
-  if (v2399) {
-    const float v2400 = v22.x[98];
-    const float v2401 = bias[v2396];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2403 = fmaf(v2400, v3, v2401);
-    const float v2404 = -v2403;  // kernels/primitives/activation.hpp:30
-    const float v2405 = expf(v2404);
-    const float v2407 = 1.0f + v2405;
-    const float v2408 = v2403 / v2407;
-    const unsigned int v2410 = v2393 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2411 = v2410 + v2396;
-    out[v2411] = v2408;
-  }
-  const unsigned int v2412 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2414 = v334 + v2412;
-  const unsigned int v2415 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2417 = v337 + v2415;
-  const bool v2418 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2419 = v2417 < v1;
-  const bool v2420 = v2418 && v2419;
-  if (v2420) {
-    const float v2421 = v22.x[99];
-    const float v2422 = bias[v2417];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2424 = fmaf(v2421, v3, v2422);
-    const float v2425 = -v2424;  // kernels/primitives/activation.hpp:30
-    const float v2426 = expf(v2425);
-    const float v2428 = 1.0f + v2426;
-    const float v2429 = v2424 / v2428;
-    const unsigned int v2431 = v2414 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2432 = v2431 + v2417;
-    out[v2432] = v2429;
-  }
-  const unsigned int v2433 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2435 = v334 + v2433;
-  const unsigned int v2436 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2438 = v337 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2440 = v2438 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v22.x[100];
-    const float v2443 = bias[v2438];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2445 = fmaf(v2442, v3, v2443);
-    const float v2446 = -v2445;  // kernels/primitives/activation.hpp:30
-    const float v2447 = expf(v2446);
-    const float v2449 = 1.0f + v2447;
-    const float v2450 = v2445 / v2449;
-    const unsigned int v2452 = v2435 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2453 = v2452 + v2438;
-    out[v2453] = v2450;
-  }
-  const unsigned int v2454 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2456 = v334 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2459 = v337 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v22.x[101];
-    const float v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2466 = fmaf(v2463, v3, v2464);
-    const float v2467 = -v2466;  // kernels/primitives/activation.hpp:30
-    const float v2468 = expf(v2467);
-    const float v2470 = 1.0f + v2468;
-    const float v2471 = v2466 / v2470;
-    const unsigned int v2473 = v2456 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2474 = v2473 + v2459;
-    out[v2474] = v2471;
-  }
-  const unsigned int v2475 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2477 = v334 + v2475;
-  const unsigned int v2478 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2480 = v337 + v2478;
-  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2482 = v2480 < v1;
-  const bool v2483 = v2481 && v2482;
-  if (v2483) {
-    const float v2484 = v22.x[102];
-    const float v2485 = bias[v2480];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2487 = fmaf(v2484, v3, v2485);
-    const float v2488 = -v2487;  // kernels/primitives/activation.hpp:30
-    const float v2489 = expf(v2488);
-    const float v2491 = 1.0f + v2489;
-    const float v2492 = v2487 / v2491;
-    const unsigned int v2494 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2495 = v2494 + v2480;
-    out[v2495] = v2492;
-  }
-  const unsigned int v2496 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2498 = v334 + v2496;
-  const unsigned int v2499 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2501 = v337 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v22.x[103];
-    const float v2506 = bias[v2501];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2508 = fmaf(v2505, v3, v2506);
-    const float v2509 = -v2508;  // kernels/primitives/activation.hpp:30
-    const float v2510 = expf(v2509);
-    const float v2512 = 1.0f + v2510;
-    const float v2513 = v2508 / v2512;
-    const unsigned int v2515 = v2498 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2516 = v2515 + v2501;
-    out[v2516] = v2513;
-  }
-  const unsigned int v2517 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2519 = v334 + v2517;
-  const unsigned int v2520 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2522 = v337 + v2520;
-  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2524 = v2522 < v1;
-  const bool v2525 = v2523 && v2524;
-  if (v2525) {
-    const float v2526 = v22.x[104];
-    const float v2527 = bias[v2522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = fmaf(v2526, v3, v2527);
-    const float v2530 = -v2529;  // kernels/primitives/activation.hpp:30
-    const float v2531 = expf(v2530);
-    const float v2533 = 1.0f + v2531;
-    const float v2534 = v2529 / v2533;
-    const unsigned int v2536 = v2519 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2537 = v2536 + v2522;
-    out[v2537] = v2534;
-  }
-  const unsigned int v2538 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2540 = v334 + v2538;
-  const unsigned int v2541 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2543 = v337 + v2541;
-  const bool v2544 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2545 = v2543 < v1;
-  const bool v2546 = v2544 && v2545;
-  if (v2546) {
-    const float v2547 = v22.x[105];
-    const float v2548 = bias[v2543];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2550 = fmaf(v2547, v3, v2548);
-    const float v2551 = -v2550;  // kernels/primitives/activation.hpp:30
-    const float v2552 = expf(v2551);
-    const float v2554 = 1.0f + v2552;
-    const float v2555 = v2550 / v2554;
-    const unsigned int v2557 = v2540 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2558 = v2557 + v2543;
-    out[v2558] = v2555;
-  }
-  const unsigned int v2559 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2561 = v334 + v2559;
-  const unsigned int v2562 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2564 = v337 + v2562;
-  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2566 = v2564 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v22.x[106];
-    const float v2569 = bias[v2564];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2571 = fmaf(v2568, v3, v2569);
-    const float v2572 = -v2571;  // kernels/primitives/activation.hpp:30
-    const float v2573 = expf(v2572);
-    const float v2575 = 1.0f + v2573;
-    const float v2576 = v2571 / v2575;
-    const unsigned int v2578 = v2561 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2579 = v2578 + v2564;
-    out[v2579] = v2576;
-  }
-  const unsigned int v2580 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2582 = v334 + v2580;
-  const unsigned int v2583 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2585 = v337 + v2583;
-  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2587 = v2585 < v1;
-  const bool v2588 = v2586 && v2587;
-  if (v2588) {
-    const float v2589 = v22.x[107];
-    const float v2590 = bias[v2585];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2592 = fmaf(v2589, v3, v2590);
-    const float v2593 = -v2592;  // kernels/primitives/activation.hpp:30
-    const float v2594 = expf(v2593);
-    const float v2596 = 1.0f + v2594;
-    const float v2597 = v2592 / v2596;
-    const unsigned int v2599 = v2582 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2600 = v2599 + v2585;
-    out[v2600] = v2597;
-  }
-  const unsigned int v2601 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2603 = v334 + v2601;
-  const unsigned int v2604 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2606 = v337 + v2604;
-  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2608 = v2606 < v1;
-  const bool v2609 = v2607 && v2608;
-  if (v2609) {
-    const float v2610 = v22.x[108];
-    const float v2611 = bias[v2606];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2613 = fmaf(v2610, v3, v2611);
-    const float v2614 = -v2613;  // kernels/primitives/activation.hpp:30
-    const float v2615 = expf(v2614);
-    const float v2617 = 1.0f + v2615;
-    const float v2618 = v2613 / v2617;
-    const unsigned int v2620 = v2603 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2621 = v2620 + v2606;
-    out[v2621] = v2618;
-  }
-  const unsigned int v2622 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2624 = v334 + v2622;
-  const unsigned int v2625 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2627 = v337 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2629 = v2627 < v1;
-  const bool v2630 = v2628 && v2629;
-  if (v2630) {
-    const float v2631 = v22.x[109];
-    const float v2632 = bias[v2627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2634 = fmaf(v2631, v3, v2632);
-    const float v2635 = -v2634;  // kernels/primitives/activation.hpp:30
-    const float v2636 = expf(v2635);
-    const float v2638 = 1.0f + v2636;
-    const float v2639 = v2634 / v2638;
-    const unsigned int v2641 = v2624 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2642 = v2641 + v2627;
-    out[v2642] = v2639;
-  }
-  const unsigned int v2643 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2645 = v334 + v2643;
-  const unsigned int v2646 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2648 = v337 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2650 = v2648 < v1;
-  const bool v2651 = v2649 && v2650;
-  if (v2651) {
-    const float v2652 = v22.x[110];
-    const float v2653 = bias[v2648];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2655 = fmaf(v2652, v3, v2653);
-    const float v2656 = -v2655;  // kernels/primitives/activation.hpp:30
-    const float v2657 = expf(v2656);
-    const float v2659 = 1.0f + v2657;
-    const float v2660 = v2655 / v2659;
-    const unsigned int v2662 = v2645 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2663 = v2662 + v2648;
-    out[v2663] = v2660;
-  }
-  const unsigned int v2664 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2666 = v334 + v2664;
-  const unsigned int v2667 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2669 = v337 + v2667;
-  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2671 = v2669 < v1;
-  const bool v2672 = v2670 && v2671;
-  if (v2672) {
-    const float v2673 = v22.x[111];
-    const float v2674 = bias[v2669];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2676 = fmaf(v2673, v3, v2674);
-    const float v2677 = -v2676;  // kernels/primitives/activation.hpp:30
-    const float v2678 = expf(v2677);
-    const float v2680 = 1.0f + v2678;
-    const float v2681 = v2676 / v2680;
-    const unsigned int v2683 = v2666 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2684 = v2683 + v2669;
-    out[v2684] = v2681;
-  }
-  const unsigned int v2685 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2687 = v334 + v2685;
-  const unsigned int v2688 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2690 = v337 + v2688;
-  const bool v2691 = v2687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2692 = v2690 < v1;
-  const bool v2693 = v2691 && v2692;
-  if (v2693) {
-    const float v2694 = v22.x[112];
-    const float v2695 = bias[v2690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2697 = fmaf(v2694, v3, v2695);
-    const float v2698 = -v2697;  // kernels/primitives/activation.hpp:30
-    const float v2699 = expf(v2698);
-    const float v2701 = 1.0f + v2699;
-    const float v2702 = v2697 / v2701;
-    const unsigned int v2704 = v2687 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2705 = v2704 + v2690;
-    out[v2705] = v2702;
-  }
-  const unsigned int v2706 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2708 = v334 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2711 = v337 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v22.x[113];
-    const float v2716 = bias[v2711];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2718 = fmaf(v2715, v3, v2716);
-    const float v2719 = -v2718;  // kernels/primitives/activation.hpp:30
-    const float v2720 = expf(v2719);
-    const float v2722 = 1.0f + v2720;
-    const float v2723 = v2718 / v2722;
-    const unsigned int v2725 = v2708 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2726 = v2725 + v2711;
-    out[v2726] = v2723;
-  }
-  const unsigned int v2727 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2729 = v334 + v2727;
-  const unsigned int v2730 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2732 = v337 + v2730;
-  const bool v2733 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2734 = v2732 < v1;
-  const bool v2735 = v2733 && v2734;
-  if (v2735) {
-    const float v2736 = v22.x[114];
-    const float v2737 = bias[v2732];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2739 = fmaf(v2736, v3, v2737);
-    const float v2740 = -v2739;  // kernels/primitives/activation.hpp:30
-    const float v2741 = expf(v2740);
-    const float v2743 = 1.0f + v2741;
-    const float v2744 = v2739 / v2743;
-    const unsigned int v2746 = v2729 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2747 = v2746 + v2732;
-    out[v2747] = v2744;
-  }
-  const unsigned int v2748 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2750 = v334 + v2748;
-  const unsigned int v2751 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2753 = v337 + v2751;
-  const bool v2754 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2755 = v2753 < v1;
-  const bool v2756 = v2754 && v2755;
-  if (v2756) {
-    const float v2757 = v22.x[115];
-    const float v2758 = bias[v2753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2760 = fmaf(v2757, v3, v2758);
-    const float v2761 = -v2760;  // kernels/primitives/activation.hpp:30
-    const float v2762 = expf(v2761);
-    const float v2764 = 1.0f + v2762;
-    const float v2765 = v2760 / v2764;
-    const unsigned int v2767 = v2750 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2768 = v2767 + v2753;
-    out[v2768] = v2765;
-  }
-  const unsigned int v2769 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2771 = v334 + v2769;
-  const unsigned int v2772 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2774 = v337 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v22.x[116];
-    const float v2779 = bias[v2774];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2781 = fmaf(v2778, v3, v2779);
-    const float v2782 = -v2781;  // kernels/primitives/activation.hpp:30
-    const float v2783 = expf(v2782);
-    const float v2785 = 1.0f + v2783;
-    const float v2786 = v2781 / v2785;
-    const unsigned int v2788 = v2771 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2789 = v2788 + v2774;
-    out[v2789] = v2786;
-  }
-  const unsigned int v2790 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2792 = v334 + v2790;
-  const unsigned int v2793 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2795 = v337 + v2793;
-  const bool v2796 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2797 = v2795 < v1;
-  const bool v2798 = v2796 && v2797;
-  if (v2798) {
-    const float v2799 = v22.x[117];
-    const float v2800 = bias[v2795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2802 = fmaf(v2799, v3, v2800);
-    const float v2803 = -v2802;  // kernels/primitives/activation.hpp:30
-    const float v2804 = expf(v2803);
-    const float v2806 = 1.0f + v2804;
-    const float v2807 = v2802 / v2806;
-    const unsigned int v2809 = v2792 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2810 = v2809 + v2795;
-    out[v2810] = v2807;
-  }
-  const unsigned int v2811 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2813 = v334 + v2811;
-  const unsigned int v2814 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2816 = v337 + v2814;
-  const bool v2817 = v2813 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2818 = v2816 < v1;
-  const bool v2819 = v2817 && v2818;
-  if (v2819) {
-    const float v2820 = v22.x[118];
-    const float v2821 = bias[v2816];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2823 = fmaf(v2820, v3, v2821);
-    const float v2824 = -v2823;  // kernels/primitives/activation.hpp:30
-    const float v2825 = expf(v2824);
-    const float v2827 = 1.0f + v2825;
-    const float v2828 = v2823 / v2827;
-    const unsigned int v2830 = v2813 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2831 = v2830 + v2816;
-    out[v2831] = v2828;
-  }
-  const unsigned int v2832 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2834 = v334 + v2832;
-  const unsigned int v2835 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2837 = v337 + v2835;
-  const bool v2838 = v2834 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2839 = v2837 < v1;
-  const bool v2840 = v2838 && v2839;
-  if (v2840) {
-    const float v2841 = v22.x[119];
-    const float v2842 = bias[v2837];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2844 = fmaf(v2841, v3, v2842);
-    const float v2845 = -v2844;  // kernels/primitives/activation.hpp:30
-    const float v2846 = expf(v2845);
-    const float v2848 = 1.0f + v2846;
-    const float v2849 = v2844 / v2848;
-    const unsigned int v2851 = v2834 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2852 = v2851 + v2837;
-    out[v2852] = v2849;
-  }
-  const unsigned int v2853 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2855 = v334 + v2853;
-  const unsigned int v2856 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2858 = v337 + v2856;
-  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2860 = v2858 < v1;
-  const bool v2861 = v2859 && v2860;
-  if (v2861) {
-    const float v2862 = v22.x[120];
-    const float v2863 = bias[v2858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2865 = fmaf(v2862, v3, v2863);
-    const float v2866 = -v2865;  // kernels/primitives/activation.hpp:30
-    const float v2867 = expf(v2866);
-    const float v2869 = 1.0f + v2867;
-    const float v2870 = v2865 / v2869;
-    const unsigned int v2872 = v2855 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2873 = v2872 + v2858;
-    out[v2873] = v2870;
-  }
-  const unsigned int v2874 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2876 = v334 + v2874;
-  const unsigned int v2877 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2879 = v337 + v2877;
-  const bool v2880 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2881 = v2879 < v1;
-  const bool v2882 = v2880 && v2881;
-  if (v2882) {
-    const float v2883 = v22.x[121];
-    const float v2884 = bias[v2879];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2886 = fmaf(v2883, v3, v2884);
-    const float v2887 = -v2886;  // kernels/primitives/activation.hpp:30
-    const float v2888 = expf(v2887);
-    const float v2890 = 1.0f + v2888;
-    const float v2891 = v2886 / v2890;
-    const unsigned int v2893 = v2876 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2894 = v2893 + v2879;
-    out[v2894] = v2891;
-  }
-  const unsigned int v2895 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2897 = v334 + v2895;
-  const unsigned int v2898 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2900 = v337 + v2898;
-  const bool v2901 = v2897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2902 = v2900 < v1;
-  const bool v2903 = v2901 && v2902;
-  if (v2903) {
-    const float v2904 = v22.x[122];
-    const float v2905 = bias[v2900];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2907 = fmaf(v2904, v3, v2905);
-    const float v2908 = -v2907;  // kernels/primitives/activation.hpp:30
-    const float v2909 = expf(v2908);
-    const float v2911 = 1.0f + v2909;
-    const float v2912 = v2907 / v2911;
-    const unsigned int v2914 = v2897 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2915 = v2914 + v2900;
-    out[v2915] = v2912;
-  }
-  const unsigned int v2916 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2918 = v334 + v2916;
-  const unsigned int v2919 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2921 = v337 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2923 = v2921 < v1;
-  const bool v2924 = v2922 && v2923;
-  if (v2924) {
-    const float v2925 = v22.x[123];
-    const float v2926 = bias[v2921];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2928 = fmaf(v2925, v3, v2926);
-    const float v2929 = -v2928;  // kernels/primitives/activation.hpp:30
-    const float v2930 = expf(v2929);
-    const float v2932 = 1.0f + v2930;
-    const float v2933 = v2928 / v2932;
-    const unsigned int v2935 = v2918 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2936 = v2935 + v2921;
-    out[v2936] = v2933;
-  }
-  const unsigned int v2937 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2939 = v334 + v2937;
-  const unsigned int v2940 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2942 = v337 + v2940;
-  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2944 = v2942 < v1;
-  const bool v2945 = v2943 && v2944;
-  if (v2945) {
-    const float v2946 = v22.x[124];
-    const float v2947 = bias[v2942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2949 = fmaf(v2946, v3, v2947);
-    const float v2950 = -v2949;  // kernels/primitives/activation.hpp:30
-    const float v2951 = expf(v2950);
-    const float v2953 = 1.0f + v2951;
-    const float v2954 = v2949 / v2953;
-    const unsigned int v2956 = v2939 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2957 = v2956 + v2942;
-    out[v2957] = v2954;
-  }
-  const unsigned int v2958 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2960 = v334 + v2958;
-  const unsigned int v2961 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2963 = v337 + v2961;
-  const bool v2964 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2965 = v2963 < v1;
-  const bool v2966 = v2964 && v2965;
-  if (v2966) {
-    const float v2967 = v22.x[125];
-    const float v2968 = bias[v2963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2970 = fmaf(v2967, v3, v2968);
-    const float v2971 = -v2970;  // kernels/primitives/activation.hpp:30
-    const float v2972 = expf(v2971);
-    const float v2974 = 1.0f + v2972;
-    const float v2975 = v2970 / v2974;
-    const unsigned int v2977 = v2960 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2978 = v2977 + v2963;
-    out[v2978] = v2975;
-  }
-  const unsigned int v2979 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2981 = v334 + v2979;
-  const unsigned int v2982 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2984 = v337 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2986 = v2984 < v1;
-  const bool v2987 = v2985 && v2986;
-  if (v2987) {
-    const float v2988 = v22.x[126];
-    const float v2989 = bias[v2984];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2991 = fmaf(v2988, v3, v2989);
-    const float v2992 = -v2991;  // kernels/primitives/activation.hpp:30
-    const float v2993 = expf(v2992);
-    const float v2995 = 1.0f + v2993;
-    const float v2996 = v2991 / v2995;
-    const unsigned int v2998 = v2981 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2999 = v2998 + v2984;
-    out[v2999] = v2996;
-  }
-  const unsigned int v3000 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v3002 = v334 + v3000;
-  const unsigned int v3003 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v3005 = v337 + v3003;
-  const bool v3006 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3007 = v3005 < v1;
-  const bool v3008 = v3006 && v3007;
-  if (v3008) {
-    const float v3009 = v22.x[127];
-    const float v3010 = bias[v3005];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3012 = fmaf(v3009, v3, v3010);
-    const float v3013 = -v3012;  // kernels/primitives/activation.hpp:30
-    const float v3014 = expf(v3013);
-    const float v3016 = 1.0f + v3014;
-    const float v3017 = v3012 / v3016;
-    const unsigned int v3019 = v3002 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v3020 = v3019 + v3005;
-    out[v3020] = v3017;
+  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v351 = v24 + v33;
+  const unsigned int v352 = v351 + v350;
+  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v354 = v28 + v37;
+  const unsigned int v355 = v354 + v353;
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v357 = v355 < v1;
+  const bool v358 = v356 && v357;
+  if (v358) {
+    const float v359 = v39.x[0];
+    const float v360 = bias[v355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v362 = fmaf(v359, v3, v360);
+    const float v363 = -v362;  // kernels/primitives/activation.hpp:30
+    const float v364 = expf(v363);
+    const float v366 = 1.0f + v364;
+    const float v367 = v362 / v366;
+    const unsigned int v369 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v370 = v369 + v355;
+    out[v370] = v367;
+  }
+  const unsigned int v371 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v373 = v351 + v371;
+  const unsigned int v374 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v376 = v354 + v374;
+  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v378 = v376 < v1;
+  const bool v379 = v377 && v378;
+  if (v379) {
+    const float v380 = v39.x[1];
+    const float v381 = bias[v376];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v383 = fmaf(v380, v3, v381);
+    const float v384 = -v383;  // kernels/primitives/activation.hpp:30
+    const float v385 = expf(v384);
+    const float v387 = 1.0f + v385;
+    const float v388 = v383 / v387;
+    const unsigned int v390 = v373 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v391 = v390 + v376;
+    out[v391] = v388;
+  }
+  const unsigned int v392 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v394 = v351 + v392;
+  const unsigned int v395 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v397 = v354 + v395;
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v399 = v397 < v1;
+  const bool v400 = v398 && v399;
+  if (v400) {
+    const float v401 = v39.x[2];
+    const float v402 = bias[v397];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v404 = fmaf(v401, v3, v402);
+    const float v405 = -v404;  // kernels/primitives/activation.hpp:30
+    const float v406 = expf(v405);
+    const float v408 = 1.0f + v406;
+    const float v409 = v404 / v408;
+    const unsigned int v411 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v412 = v411 + v397;
+    out[v412] = v409;
+  }
+  const unsigned int v413 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v415 = v351 + v413;
+  const unsigned int v416 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v418 = v354 + v416;
+  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v420 = v418 < v1;
+  const bool v421 = v419 && v420;
+  if (v421) {
+    const float v422 = v39.x[3];
+    const float v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v425 = fmaf(v422, v3, v423);
+    const float v426 = -v425;  // kernels/primitives/activation.hpp:30
+    const float v427 = expf(v426);
+    const float v429 = 1.0f + v427;
+    const float v430 = v425 / v429;
+    const unsigned int v432 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v433 = v432 + v418;
+    out[v433] = v430;
+  }
+  const unsigned int v434 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v436 = v351 + v434;
+  const unsigned int v437 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v439 = v354 + v437;
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v441 = v439 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v39.x[4];
+    const float v444 = bias[v439];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v446 = fmaf(v443, v3, v444);
+    const float v447 = -v446;  // kernels/primitives/activation.hpp:30
+    const float v448 = expf(v447);
+    const float v450 = 1.0f + v448;
+    const float v451 = v446 / v450;
+    const unsigned int v453 = v436 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v454 = v453 + v439;
+    out[v454] = v451;
+  }
+  const unsigned int v455 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v457 = v351 + v455;
+  const unsigned int v458 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v460 = v354 + v458;
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v462 = v460 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v39.x[5];
+    const float v465 = bias[v460];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v467 = fmaf(v464, v3, v465);
+    const float v468 = -v467;  // kernels/primitives/activation.hpp:30
+    const float v469 = expf(v468);
+    const float v471 = 1.0f + v469;
+    const float v472 = v467 / v471;
+    const unsigned int v474 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v475 = v474 + v460;
+    out[v475] = v472;
+  }
+  const unsigned int v476 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v478 = v351 + v476;
+  const unsigned int v479 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v481 = v354 + v479;
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v483 = v481 < v1;
+  const bool v484 = v482 && v483;
+  if (v484) {
+    const float v485 = v39.x[6];
+    const float v486 = bias[v481];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v488 = fmaf(v485, v3, v486);
+    const float v489 = -v488;  // kernels/primitives/activation.hpp:30
+    const float v490 = expf(v489);
+    const float v492 = 1.0f + v490;
+    const float v493 = v488 / v492;
+    const unsigned int v495 = v478 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v496 = v495 + v481;
+    out[v496] = v493;
+  }
+  const unsigned int v497 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v499 = v351 + v497;
+  const unsigned int v500 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v502 = v354 + v500;
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v504 = v502 < v1;
+  const bool v505 = v503 && v504;
+  if (v505) {
+    const float v506 = v39.x[7];
+    const float v507 = bias[v502];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v509 = fmaf(v506, v3, v507);
+    const float v510 = -v509;  // kernels/primitives/activation.hpp:30
+    const float v511 = expf(v510);
+    const float v513 = 1.0f + v511;
+    const float v514 = v509 / v513;
+    const unsigned int v516 = v499 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v517 = v516 + v502;
+    out[v517] = v514;
+  }
+  const unsigned int v518 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v520 = v351 + v518;
+  const unsigned int v521 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v523 = v354 + v521;
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v525 = v523 < v1;
+  const bool v526 = v524 && v525;
+  if (v526) {
+    const float v527 = v39.x[8];
+    const float v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v530 = fmaf(v527, v3, v528);
+    const float v531 = -v530;  // kernels/primitives/activation.hpp:30
+    const float v532 = expf(v531);
+    const float v534 = 1.0f + v532;
+    const float v535 = v530 / v534;
+    const unsigned int v537 = v520 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v538 = v537 + v523;
+    out[v538] = v535;
+  }
+  const unsigned int v539 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v541 = v351 + v539;
+  const unsigned int v542 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v544 = v354 + v542;
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v546 = v544 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v39.x[9];
+    const float v549 = bias[v544];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v551 = fmaf(v548, v3, v549);
+    const float v552 = -v551;  // kernels/primitives/activation.hpp:30
+    const float v553 = expf(v552);
+    const float v555 = 1.0f + v553;
+    const float v556 = v551 / v555;
+    const unsigned int v558 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v559 = v558 + v544;
+    out[v559] = v556;
+  }
+  const unsigned int v560 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v562 = v351 + v560;
+  const unsigned int v563 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v565 = v354 + v563;
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v567 = v565 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v39.x[10];
+    const float v570 = bias[v565];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v572 = fmaf(v569, v3, v570);
+    const float v573 = -v572;  // kernels/primitives/activation.hpp:30
+    const float v574 = expf(v573);
+    const float v576 = 1.0f + v574;
+    const float v577 = v572 / v576;
+    const unsigned int v579 = v562 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v580 = v579 + v565;
+    out[v580] = v577;
+  }
+  const unsigned int v581 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v583 = v351 + v581;
+  const unsigned int v584 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v586 = v354 + v584;
+  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v588 = v586 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v39.x[11];
+    const float v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v593 = fmaf(v590, v3, v591);
+    const float v594 = -v593;  // kernels/primitives/activation.hpp:30
+    const float v595 = expf(v594);
+    const float v597 = 1.0f + v595;
+    const float v598 = v593 / v597;
+    const unsigned int v600 = v583 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v601 = v600 + v586;
+    out[v601] = v598;
+  }
+  const unsigned int v602 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v604 = v351 + v602;
+  const unsigned int v605 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v607 = v354 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v609 = v607 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v39.x[12];
+    const float v612 = bias[v607];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v614 = fmaf(v611, v3, v612);
+    const float v615 = -v614;  // kernels/primitives/activation.hpp:30
+    const float v616 = expf(v615);
+    const float v618 = 1.0f + v616;
+    const float v619 = v614 / v618;
+    const unsigned int v621 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v622 = v621 + v607;
+    out[v622] = v619;
+  }
+  const unsigned int v623 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v625 = v351 + v623;
+  const unsigned int v626 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v628 = v354 + v626;
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v630 = v628 < v1;
+  const bool v631 = v629 && v630;
+  if (v631) {
+    const float v632 = v39.x[13];
+    const float v633 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v635 = fmaf(v632, v3, v633);
+    const float v636 = -v635;  // kernels/primitives/activation.hpp:30
+    const float v637 = expf(v636);
+    const float v639 = 1.0f + v637;
+    const float v640 = v635 / v639;
+    const unsigned int v642 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v643 = v642 + v628;
+    out[v643] = v640;
+  }
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v646 = v351 + v644;
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v649 = v354 + v647;
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v651 = v649 < v1;
+  const bool v652 = v650 && v651;
+  if (v652) {
+    const float v653 = v39.x[14];
+    const float v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v656 = fmaf(v653, v3, v654);
+    const float v657 = -v656;  // kernels/primitives/activation.hpp:30
+    const float v658 = expf(v657);
+    const float v660 = 1.0f + v658;
+    const float v661 = v656 / v660;
+    const unsigned int v663 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v664 = v663 + v649;
+    out[v664] = v661;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v667 = v351 + v665;
+  const unsigned int v668 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v670 = v354 + v668;
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v672 = v670 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v39.x[15];
+    const float v675 = bias[v670];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v677 = fmaf(v674, v3, v675);
+    const float v678 = -v677;  // kernels/primitives/activation.hpp:30
+    const float v679 = expf(v678);
+    const float v681 = 1.0f + v679;
+    const float v682 = v677 / v681;
+    const unsigned int v684 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v685 = v684 + v670;
+    out[v685] = v682;
+  }
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v688 = v351 + v686;
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v691 = v354 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.x[16];
+    const float v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v698 = fmaf(v695, v3, v696);
+    const float v699 = -v698;  // kernels/primitives/activation.hpp:30
+    const float v700 = expf(v699);
+    const float v702 = 1.0f + v700;
+    const float v703 = v698 / v702;
+    const unsigned int v705 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v706 = v705 + v691;
+    out[v706] = v703;
+  }
+  const unsigned int v707 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v709 = v351 + v707;
+  const unsigned int v710 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v712 = v354 + v710;
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v714 = v712 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v39.x[17];
+    const float v717 = bias[v712];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v719 = fmaf(v716, v3, v717);
+    const float v720 = -v719;  // kernels/primitives/activation.hpp:30
+    const float v721 = expf(v720);
+    const float v723 = 1.0f + v721;
+    const float v724 = v719 / v723;
+    const unsigned int v726 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v727 = v726 + v712;
+    out[v727] = v724;
+  }
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v730 = v351 + v728;
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v733 = v354 + v731;
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v735 = v733 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v39.x[18];
+    const float v738 = bias[v733];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v740 = fmaf(v737, v3, v738);
+    const float v741 = -v740;  // kernels/primitives/activation.hpp:30
+    const float v742 = expf(v741);
+    const float v744 = 1.0f + v742;
+    const float v745 = v740 / v744;
+    const unsigned int v747 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v748 = v747 + v733;
+    out[v748] = v745;
+  }
+  const unsigned int v749 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v751 = v351 + v749;
+  const unsigned int v752 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v754 = v354 + v752;
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v756 = v754 < v1;
+  const bool v757 = v755 && v756;
+  if (v757) {
+    const float v758 = v39.x[19];
+    const float v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v761 = fmaf(v758, v3, v759);
+    const float v762 = -v761;  // kernels/primitives/activation.hpp:30
+    const float v763 = expf(v762);
+    const float v765 = 1.0f + v763;
+    const float v766 = v761 / v765;
+    const unsigned int v768 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v769 = v768 + v754;
+    out[v769] = v766;
+  }
+  const unsigned int v770 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v772 = v351 + v770;
+  const unsigned int v773 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v775 = v354 + v773;
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v777 = v775 < v1;
+  const bool v778 = v776 && v777;
+  if (v778) {
+    const float v779 = v39.x[20];
+    const float v780 = bias[v775];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v782 = fmaf(v779, v3, v780);
+    const float v783 = -v782;  // kernels/primitives/activation.hpp:30
+    const float v784 = expf(v783);
+    const float v786 = 1.0f + v784;
+    const float v787 = v782 / v786;
+    const unsigned int v789 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v790 = v789 + v775;
+    out[v790] = v787;
+  }
+  const unsigned int v791 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v793 = v351 + v791;
+  const unsigned int v794 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v796 = v354 + v794;
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v798 = v796 < v1;
+  const bool v799 = v797 && v798;
+  if (v799) {
+    const float v800 = v39.x[21];
+    const float v801 = bias[v796];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v803 = fmaf(v800, v3, v801);
+    const float v804 = -v803;  // kernels/primitives/activation.hpp:30
+    const float v805 = expf(v804);
+    const float v807 = 1.0f + v805;
+    const float v808 = v803 / v807;
+    const unsigned int v810 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v811 = v810 + v796;
+    out[v811] = v808;
+  }
+  const unsigned int v812 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v814 = v351 + v812;
+  const unsigned int v815 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v817 = v354 + v815;
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v819 = v817 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v39.x[22];
+    const float v822 = bias[v817];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v824 = fmaf(v821, v3, v822);
+    const float v825 = -v824;  // kernels/primitives/activation.hpp:30
+    const float v826 = expf(v825);
+    const float v828 = 1.0f + v826;
+    const float v829 = v824 / v828;
+    const unsigned int v831 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v832 = v831 + v817;
+    out[v832] = v829;
+  }
+  const unsigned int v833 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v835 = v351 + v833;
+  const unsigned int v836 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v838 = v354 + v836;
+  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v840 = v838 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v39.x[23];
+    const float v843 = bias[v838];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v845 = fmaf(v842, v3, v843);
+    const float v846 = -v845;  // kernels/primitives/activation.hpp:30
+    const float v847 = expf(v846);
+    const float v849 = 1.0f + v847;
+    const float v850 = v845 / v849;
+    const unsigned int v852 = v835 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v853 = v852 + v838;
+    out[v853] = v850;
+  }
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v856 = v351 + v854;
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v859 = v354 + v857;
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.x[24];
+    const float v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v866 = fmaf(v863, v3, v864);
+    const float v867 = -v866;  // kernels/primitives/activation.hpp:30
+    const float v868 = expf(v867);
+    const float v870 = 1.0f + v868;
+    const float v871 = v866 / v870;
+    const unsigned int v873 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v874 = v873 + v859;
+    out[v874] = v871;
+  }
+  const unsigned int v875 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v877 = v351 + v875;
+  const unsigned int v878 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v880 = v354 + v878;
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v882 = v880 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v39.x[25];
+    const float v885 = bias[v880];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v887 = fmaf(v884, v3, v885);
+    const float v888 = -v887;  // kernels/primitives/activation.hpp:30
+    const float v889 = expf(v888);
+    const float v891 = 1.0f + v889;
+    const float v892 = v887 / v891;
+    const unsigned int v894 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v895 = v894 + v880;
+    out[v895] = v892;
+  }
+  const unsigned int v896 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v898 = v351 + v896;
+  const unsigned int v899 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v901 = v354 + v899;
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v903 = v901 < v1;
+  const bool v904 = v902 && v903;
+  if (v904) {
+    const float v905 = v39.x[26];
+    const float v906 = bias[v901];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v908 = fmaf(v905, v3, v906);
+    const float v909 = -v908;  // kernels/primitives/activation.hpp:30
+    const float v910 = expf(v909);
+    const float v912 = 1.0f + v910;
+    const float v913 = v908 / v912;
+    const unsigned int v915 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v916 = v915 + v901;
+    out[v916] = v913;
+  }
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v919 = v351 + v917;
+  const unsigned int v920 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v922 = v354 + v920;
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v924 = v922 < v1;
+  const bool v925 = v923 && v924;
+  if (v925) {
+    const float v926 = v39.x[27];
+    const float v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v929 = fmaf(v926, v3, v927);
+    const float v930 = -v929;  // kernels/primitives/activation.hpp:30
+    const float v931 = expf(v930);
+    const float v933 = 1.0f + v931;
+    const float v934 = v929 / v933;
+    const unsigned int v936 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v937 = v936 + v922;
+    out[v937] = v934;
+  }
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v940 = v351 + v938;
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v943 = v354 + v941;
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.x[28];
+    const float v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v950 = fmaf(v947, v3, v948);
+    const float v951 = -v950;  // kernels/primitives/activation.hpp:30
+    const float v952 = expf(v951);
+    const float v954 = 1.0f + v952;
+    const float v955 = v950 / v954;
+    const unsigned int v957 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v958 = v957 + v943;
+    out[v958] = v955;
+  }
+  const unsigned int v959 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v961 = v351 + v959;
+  const unsigned int v962 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v964 = v354 + v962;
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v966 = v964 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v39.x[29];
+    const float v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v971 = fmaf(v968, v3, v969);
+    const float v972 = -v971;  // kernels/primitives/activation.hpp:30
+    const float v973 = expf(v972);
+    const float v975 = 1.0f + v973;
+    const float v976 = v971 / v975;
+    const unsigned int v978 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v979 = v978 + v964;
+    out[v979] = v976;
+  }
+  const unsigned int v980 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v982 = v351 + v980;
+  const unsigned int v983 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v985 = v354 + v983;
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v987 = v985 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v39.x[30];
+    const float v990 = bias[v985];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v992 = fmaf(v989, v3, v990);
+    const float v993 = -v992;  // kernels/primitives/activation.hpp:30
+    const float v994 = expf(v993);
+    const float v996 = 1.0f + v994;
+    const float v997 = v992 / v996;
+    const unsigned int v999 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1000 = v999 + v985;
+    out[v1000] = v997;
+  }
+  const unsigned int v1001 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1003 = v351 + v1001;
+  const unsigned int v1004 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1006 = v354 + v1004;
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1008 = v1006 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v39.x[31];
+    const float v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1013 = fmaf(v1010, v3, v1011);
+    const float v1014 = -v1013;  // kernels/primitives/activation.hpp:30
+    const float v1015 = expf(v1014);
+    const float v1017 = 1.0f + v1015;
+    const float v1018 = v1013 / v1017;
+    const unsigned int v1020 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1021 = v1020 + v1006;
+    out[v1021] = v1018;
+  }
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1024 = v351 + v1022;
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1027 = v354 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.x[32];
+    const float v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1034 = fmaf(v1031, v3, v1032);
+    const float v1035 = -v1034;  // kernels/primitives/activation.hpp:30
+    const float v1036 = expf(v1035);
+    const float v1038 = 1.0f + v1036;
+    const float v1039 = v1034 / v1038;
+    const unsigned int v1041 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1042 = v1041 + v1027;
+    out[v1042] = v1039;
+  }
+  const unsigned int v1043 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1045 = v351 + v1043;
+  const unsigned int v1046 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1048 = v354 + v1046;
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1050 = v1048 < v1;
+  const bool v1051 = v1049 && v1050;
+  if (v1051) {
+    const float v1052 = v39.x[33];
+    const float v1053 = bias[v1048];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1055 = fmaf(v1052, v3, v1053);
+    const float v1056 = -v1055;  // kernels/primitives/activation.hpp:30
+    const float v1057 = expf(v1056);
+    const float v1059 = 1.0f + v1057;
+    const float v1060 = v1055 / v1059;
+    const unsigned int v1062 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1063 = v1062 + v1048;
+    out[v1063] = v1060;
+  }
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1066 = v351 + v1064;
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1069 = v354 + v1067;
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1071 = v1069 < v1;
+  const bool v1072 = v1070 && v1071;
+  if (v1072) {
+    const float v1073 = v39.x[34];
+    const float v1074 = bias[v1069];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1076 = fmaf(v1073, v3, v1074);
+    const float v1077 = -v1076;  // kernels/primitives/activation.hpp:30
+    const float v1078 = expf(v1077);
+    const float v1080 = 1.0f + v1078;
+    const float v1081 = v1076 / v1080;
+    const unsigned int v1083 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1084 = v1083 + v1069;
+    out[v1084] = v1081;
+  }
+  const unsigned int v1085 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1087 = v351 + v1085;
+  const unsigned int v1088 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1090 = v354 + v1088;
+  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1092 = v1090 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v39.x[35];
+    const float v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1097 = fmaf(v1094, v3, v1095);
+    const float v1098 = -v1097;  // kernels/primitives/activation.hpp:30
+    const float v1099 = expf(v1098);
+    const float v1101 = 1.0f + v1099;
+    const float v1102 = v1097 / v1101;
+    const unsigned int v1104 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1105 = v1104 + v1090;
+    out[v1105] = v1102;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1108 = v351 + v1106;
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1111 = v354 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v39.x[36];
+    const float v1116 = bias[v1111];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1118 = fmaf(v1115, v3, v1116);
+    const float v1119 = -v1118;  // kernels/primitives/activation.hpp:30
+    const float v1120 = expf(v1119);
+    const float v1122 = 1.0f + v1120;
+    const float v1123 = v1118 / v1122;
+    const unsigned int v1125 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1126 = v1125 + v1111;
+    out[v1126] = v1123;
+  }
+  const unsigned int v1127 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1129 = v351 + v1127;
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1132 = v354 + v1130;
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1134 = v1132 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v39.x[37];
+    const float v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1139 = fmaf(v1136, v3, v1137);
+    const float v1140 = -v1139;  // kernels/primitives/activation.hpp:30
+    const float v1141 = expf(v1140);
+    const float v1143 = 1.0f + v1141;
+    const float v1144 = v1139 / v1143;
+    const unsigned int v1146 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1147 = v1146 + v1132;
+    out[v1147] = v1144;
+  }
+  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1150 = v351 + v1148;
+  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1153 = v354 + v1151;
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1155 = v1153 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v39.x[38];
+    const float v1158 = bias[v1153];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1160 = fmaf(v1157, v3, v1158);
+    const float v1161 = -v1160;  // kernels/primitives/activation.hpp:30
+    const float v1162 = expf(v1161);
+    const float v1164 = 1.0f + v1162;
+    const float v1165 = v1160 / v1164;
+    const unsigned int v1167 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1168 = v1167 + v1153;
+    out[v1168] = v1165;
+  }
+  const unsigned int v1169 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1171 = v351 + v1169;
+  const unsigned int v1172 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1174 = v354 + v1172;
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1176 = v1174 < v1;
+  const bool v1177 = v1175 && v1176;
+  if (v1177) {
+    const float v1178 = v39.x[39];
+    const float v1179 = bias[v1174];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1181 = fmaf(v1178, v3, v1179);
+    const float v1182 = -v1181;  // kernels/primitives/activation.hpp:30
+    const float v1183 = expf(v1182);
+    const float v1185 = 1.0f + v1183;
+    const float v1186 = v1181 / v1185;
+    const unsigned int v1188 = v1171 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1189 = v1188 + v1174;
+    out[v1189] = v1186;
+  }
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1192 = v351 + v1190;
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1195 = v354 + v1193;
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.x[40];
+    const float v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1202 = fmaf(v1199, v3, v1200);
+    const float v1203 = -v1202;  // kernels/primitives/activation.hpp:30
+    const float v1204 = expf(v1203);
+    const float v1206 = 1.0f + v1204;
+    const float v1207 = v1202 / v1206;
+    const unsigned int v1209 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1210 = v1209 + v1195;
+    out[v1210] = v1207;
+  }
+  const unsigned int v1211 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1213 = v351 + v1211;
+  const unsigned int v1214 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1216 = v354 + v1214;
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1218 = v1216 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v39.x[41];
+    const float v1221 = bias[v1216];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1223 = fmaf(v1220, v3, v1221);
+    const float v1224 = -v1223;  // kernels/primitives/activation.hpp:30
+    const float v1225 = expf(v1224);
+    const float v1227 = 1.0f + v1225;
+    const float v1228 = v1223 / v1227;
+    const unsigned int v1230 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1231 = v1230 + v1216;
+    out[v1231] = v1228;
+  }
+  const unsigned int v1232 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1234 = v351 + v1232;
+  const unsigned int v1235 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1237 = v354 + v1235;
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1239 = v1237 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v39.x[42];
+    const float v1242 = bias[v1237];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1244 = fmaf(v1241, v3, v1242);
+    const float v1245 = -v1244;  // kernels/primitives/activation.hpp:30
+    const float v1246 = expf(v1245);
+    const float v1248 = 1.0f + v1246;
+    const float v1249 = v1244 / v1248;
+    const unsigned int v1251 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1252 = v1251 + v1237;
+    out[v1252] = v1249;
+  }
+  const unsigned int v1253 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1255 = v351 + v1253;
+  const unsigned int v1256 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1258 = v354 + v1256;
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1260 = v1258 < v1;
+  const bool v1261 = v1259 && v1260;
+  if (v1261) {
+    const float v1262 = v39.x[43];
+    const float v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1265 = fmaf(v1262, v3, v1263);
+    const float v1266 = -v1265;  // kernels/primitives/activation.hpp:30
+    const float v1267 = expf(v1266);
+    const float v1269 = 1.0f + v1267;
+    const float v1270 = v1265 / v1269;
+    const unsigned int v1272 = v1255 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1273 = v1272 + v1258;
+    out[v1273] = v1270;
+  }
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1276 = v351 + v1274;
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1279 = v354 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.x[44];
+    const float v1284 = bias[v1279];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1286 = fmaf(v1283, v3, v1284);
+    const float v1287 = -v1286;  // kernels/primitives/activation.hpp:30
+    const float v1288 = expf(v1287);
+    const float v1290 = 1.0f + v1288;
+    const float v1291 = v1286 / v1290;
+    const unsigned int v1293 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1294 = v1293 + v1279;
+    out[v1294] = v1291;
+  }
+  const unsigned int v1295 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1297 = v351 + v1295;
+  const unsigned int v1298 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1300 = v354 + v1298;
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1302 = v1300 < v1;
+  const bool v1303 = v1301 && v1302;
+  if (v1303) {
+    const float v1304 = v39.x[45];
+    const float v1305 = bias[v1300];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1307 = fmaf(v1304, v3, v1305);
+    const float v1308 = -v1307;  // kernels/primitives/activation.hpp:30
+    const float v1309 = expf(v1308);
+    const float v1311 = 1.0f + v1309;
+    const float v1312 = v1307 / v1311;
+    const unsigned int v1314 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1315 = v1314 + v1300;
+    out[v1315] = v1312;
+  }
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1318 = v351 + v1316;
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1321 = v354 + v1319;
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1323 = v1321 < v1;
+  const bool v1324 = v1322 && v1323;
+  if (v1324) {
+    const float v1325 = v39.x[46];
+    const float v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1328 = fmaf(v1325, v3, v1326);
+    const float v1329 = -v1328;  // kernels/primitives/activation.hpp:30
+    const float v1330 = expf(v1329);
+    const float v1332 = 1.0f + v1330;
+    const float v1333 = v1328 / v1332;
+    const unsigned int v1335 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1336 = v1335 + v1321;
+    out[v1336] = v1333;
+  }
+  const unsigned int v1337 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1339 = v351 + v1337;
+  const unsigned int v1340 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1342 = v354 + v1340;
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1344 = v1342 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v39.x[47];
+    const float v1347 = bias[v1342];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1349 = fmaf(v1346, v3, v1347);
+    const float v1350 = -v1349;  // kernels/primitives/activation.hpp:30
+    const float v1351 = expf(v1350);
+    const float v1353 = 1.0f + v1351;
+    const float v1354 = v1349 / v1353;
+    const unsigned int v1356 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1357 = v1356 + v1342;
+    out[v1357] = v1354;
+  }
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1360 = v351 + v1358;
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1363 = v354 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.x[48];
+    const float v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1370 = fmaf(v1367, v3, v1368);
+    const float v1371 = -v1370;  // kernels/primitives/activation.hpp:30
+    const float v1372 = expf(v1371);
+    const float v1374 = 1.0f + v1372;
+    const float v1375 = v1370 / v1374;
+    const unsigned int v1377 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1378 = v1377 + v1363;
+    out[v1378] = v1375;
+  }
+  const unsigned int v1379 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1381 = v351 + v1379;
+  const unsigned int v1382 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1384 = v354 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v39.x[49];
+    const float v1389 = bias[v1384];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1391 = fmaf(v1388, v3, v1389);
+    const float v1392 = -v1391;  // kernels/primitives/activation.hpp:30
+    const float v1393 = expf(v1392);
+    const float v1395 = 1.0f + v1393;
+    const float v1396 = v1391 / v1395;
+    const unsigned int v1398 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1399 = v1398 + v1384;
+    out[v1399] = v1396;
+  }
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1402 = v351 + v1400;
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1405 = v354 + v1403;
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1407 = v1405 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v39.x[50];
+    const float v1410 = bias[v1405];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1412 = fmaf(v1409, v3, v1410);
+    const float v1413 = -v1412;  // kernels/primitives/activation.hpp:30
+    const float v1414 = expf(v1413);
+    const float v1416 = 1.0f + v1414;
+    const float v1417 = v1412 / v1416;
+    const unsigned int v1419 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1420 = v1419 + v1405;
+    out[v1420] = v1417;
+  }
+  const unsigned int v1421 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1423 = v351 + v1421;
+  const unsigned int v1424 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1426 = v354 + v1424;
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1428 = v1426 < v1;
+  const bool v1429 = v1427 && v1428;
+  if (v1429) {
+    const float v1430 = v39.x[51];
+    const float v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1433 = fmaf(v1430, v3, v1431);
+    const float v1434 = -v1433;  // kernels/primitives/activation.hpp:30
+    const float v1435 = expf(v1434);
+    const float v1437 = 1.0f + v1435;
+    const float v1438 = v1433 / v1437;
+    const unsigned int v1440 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1441 = v1440 + v1426;
+    out[v1441] = v1438;
+  }
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1444 = v351 + v1442;
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1447 = v354 + v1445;
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v39.x[52];
+    const float v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1454 = fmaf(v1451, v3, v1452);
+    const float v1455 = -v1454;  // kernels/primitives/activation.hpp:30
+    const float v1456 = expf(v1455);
+    const float v1458 = 1.0f + v1456;
+    const float v1459 = v1454 / v1458;
+    const unsigned int v1461 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1462 = v1461 + v1447;
+    out[v1462] = v1459;
+  }
+  const unsigned int v1463 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1465 = v351 + v1463;
+  const unsigned int v1466 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1468 = v354 + v1466;
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1470 = v1468 < v1;
+  const bool v1471 = v1469 && v1470;
+  if (v1471) {
+    const float v1472 = v39.x[53];
+    const float v1473 = bias[v1468];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1475 = fmaf(v1472, v3, v1473);
+    const float v1476 = -v1475;  // kernels/primitives/activation.hpp:30
+    const float v1477 = expf(v1476);
+    const float v1479 = 1.0f + v1477;
+    const float v1480 = v1475 / v1479;
+    const unsigned int v1482 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1483 = v1482 + v1468;
+    out[v1483] = v1480;
+  }
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1486 = v351 + v1484;
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1489 = v354 + v1487;
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1491 = v1489 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v39.x[54];
+    const float v1494 = bias[v1489];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1496 = fmaf(v1493, v3, v1494);
+    const float v1497 = -v1496;  // kernels/primitives/activation.hpp:30
+    const float v1498 = expf(v1497);
+    const float v1500 = 1.0f + v1498;
+    const float v1501 = v1496 / v1500;
+    const unsigned int v1503 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1504 = v1503 + v1489;
+    out[v1504] = v1501;
+  }
+  const unsigned int v1505 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1507 = v351 + v1505;
+  const unsigned int v1508 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1510 = v354 + v1508;
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1512 = v1510 < v1;
+  const bool v1513 = v1511 && v1512;
+  if (v1513) {
+    const float v1514 = v39.x[55];
+    const float v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1517 = fmaf(v1514, v3, v1515);
+    const float v1518 = -v1517;  // kernels/primitives/activation.hpp:30
+    const float v1519 = expf(v1518);
+    const float v1521 = 1.0f + v1519;
+    const float v1522 = v1517 / v1521;
+    const unsigned int v1524 = v1507 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1525 = v1524 + v1510;
+    out[v1525] = v1522;
+  }
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1528 = v351 + v1526;
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1531 = v354 + v1529;
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.x[56];
+    const float v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1538 = fmaf(v1535, v3, v1536);
+    const float v1539 = -v1538;  // kernels/primitives/activation.hpp:30
+    const float v1540 = expf(v1539);
+    const float v1542 = 1.0f + v1540;
+    const float v1543 = v1538 / v1542;
+    const unsigned int v1545 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1546 = v1545 + v1531;
+    out[v1546] = v1543;
+  }
+  const unsigned int v1547 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1549 = v351 + v1547;
+  const unsigned int v1550 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1552 = v354 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v39.x[57];
+    const float v1557 = bias[v1552];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1559 = fmaf(v1556, v3, v1557);
+    const float v1560 = -v1559;  // kernels/primitives/activation.hpp:30
+    const float v1561 = expf(v1560);
+    const float v1563 = 1.0f + v1561;
+    const float v1564 = v1559 / v1563;
+    const unsigned int v1566 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1567 = v1566 + v1552;
+    out[v1567] = v1564;
+  }
+  const unsigned int v1568 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1570 = v351 + v1568;
+  const unsigned int v1571 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1573 = v354 + v1571;
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1575 = v1573 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v39.x[58];
+    const float v1578 = bias[v1573];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1580 = fmaf(v1577, v3, v1578);
+    const float v1581 = -v1580;  // kernels/primitives/activation.hpp:30
+    const float v1582 = expf(v1581);
+    const float v1584 = 1.0f + v1582;
+    const float v1585 = v1580 / v1584;
+    const unsigned int v1587 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1588 = v1587 + v1573;
+    out[v1588] = v1585;
+  }
+  const unsigned int v1589 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1591 = v351 + v1589;
+  const unsigned int v1592 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1594 = v354 + v1592;
+  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1596 = v1594 < v1;
+  const bool v1597 = v1595 && v1596;
+  if (v1597) {
+    const float v1598 = v39.x[59];
+    const float v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1601 = fmaf(v1598, v3, v1599);
+    const float v1602 = -v1601;  // kernels/primitives/activation.hpp:30
+    const float v1603 = expf(v1602);
+    const float v1605 = 1.0f + v1603;
+    const float v1606 = v1601 / v1605;
+    const unsigned int v1608 = v1591 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1609 = v1608 + v1594;
+    out[v1609] = v1606;
+  }
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1612 = v351 + v1610;
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1615 = v354 + v1613;
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.x[60];
+    const float v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1622 = fmaf(v1619, v3, v1620);
+    const float v1623 = -v1622;  // kernels/primitives/activation.hpp:30
+    const float v1624 = expf(v1623);
+    const float v1626 = 1.0f + v1624;
+    const float v1627 = v1622 / v1626;
+    const unsigned int v1629 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1630 = v1629 + v1615;
+    out[v1630] = v1627;
+  }
+  const unsigned int v1631 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1633 = v351 + v1631;
+  const unsigned int v1634 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1636 = v354 + v1634;
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1638 = v1636 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v39.x[61];
+    const float v1641 = bias[v1636];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1643 = fmaf(v1640, v3, v1641);
+    const float v1644 = -v1643;  // kernels/primitives/activation.hpp:30
+    const float v1645 = expf(v1644);
+    const float v1647 = 1.0f + v1645;
+    const float v1648 = v1643 / v1647;
+    const unsigned int v1650 = v1633 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1651 = v1650 + v1636;
+    out[v1651] = v1648;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1654 = v351 + v1652;
+  const unsigned int v1655 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1657 = v354 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v39.x[62];
+    const float v1662 = bias[v1657];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1664 = fmaf(v1661, v3, v1662);
+    const float v1665 = -v1664;  // kernels/primitives/activation.hpp:30
+    const float v1666 = expf(v1665);
+    const float v1668 = 1.0f + v1666;
+    const float v1669 = v1664 / v1668;
+    const unsigned int v1671 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1672 = v1671 + v1657;
+    out[v1672] = v1669;
+  }
+  const unsigned int v1673 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1675 = v351 + v1673;
+  const unsigned int v1676 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1678 = v354 + v1676;
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1680 = v1678 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v39.x[63];
+    const float v1683 = bias[v1678];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1685 = fmaf(v1682, v3, v1683);
+    const float v1686 = -v1685;  // kernels/primitives/activation.hpp:30
+    const float v1687 = expf(v1686);
+    const float v1689 = 1.0f + v1687;
+    const float v1690 = v1685 / v1689;
+    const unsigned int v1692 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1693 = v1692 + v1678;
+    out[v1693] = v1690;
+  }
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1696 = v351 + v1694;
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1699 = v354 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.x[64];
+    const float v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1706 = fmaf(v1703, v3, v1704);
+    const float v1707 = -v1706;  // kernels/primitives/activation.hpp:30
+    const float v1708 = expf(v1707);
+    const float v1710 = 1.0f + v1708;
+    const float v1711 = v1706 / v1710;
+    const unsigned int v1713 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1714 = v1713 + v1699;
+    out[v1714] = v1711;
+  }
+  const unsigned int v1715 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1717 = v351 + v1715;
+  const unsigned int v1718 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1720 = v354 + v1718;
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1722 = v1720 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v39.x[65];
+    const float v1725 = bias[v1720];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1727 = fmaf(v1724, v3, v1725);
+    const float v1728 = -v1727;  // kernels/primitives/activation.hpp:30
+    const float v1729 = expf(v1728);
+    const float v1731 = 1.0f + v1729;
+    const float v1732 = v1727 / v1731;
+    const unsigned int v1734 = v1717 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1735 = v1734 + v1720;
+    out[v1735] = v1732;
+  }
+  const unsigned int v1736 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1738 = v351 + v1736;
+  const unsigned int v1739 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1741 = v354 + v1739;
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1743 = v1741 < v1;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v39.x[66];
+    const float v1746 = bias[v1741];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1748 = fmaf(v1745, v3, v1746);
+    const float v1749 = -v1748;  // kernels/primitives/activation.hpp:30
+    const float v1750 = expf(v1749);
+    const float v1752 = 1.0f + v1750;
+    const float v1753 = v1748 / v1752;
+    const unsigned int v1755 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1756 = v1755 + v1741;
+    out[v1756] = v1753;
+  }
+  const unsigned int v1757 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1759 = v351 + v1757;
+  const unsigned int v1760 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1762 = v354 + v1760;
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1764 = v1762 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v39.x[67];
+    const float v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1769 = fmaf(v1766, v3, v1767);
+    const float v1770 = -v1769;  // kernels/primitives/activation.hpp:30
+    const float v1771 = expf(v1770);
+    const float v1773 = 1.0f + v1771;
+    const float v1774 = v1769 / v1773;
+    const unsigned int v1776 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1777 = v1776 + v1762;
+    out[v1777] = v1774;
+  }
+  const unsigned int v1778 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1780 = v351 + v1778;
+  const unsigned int v1781 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1783 = v354 + v1781;
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v39.x[68];
+    const float v1788 = bias[v1783];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1790 = fmaf(v1787, v3, v1788);
+    const float v1791 = -v1790;  // kernels/primitives/activation.hpp:30
+    const float v1792 = expf(v1791);
+    const float v1794 = 1.0f + v1792;
+    const float v1795 = v1790 / v1794;
+    const unsigned int v1797 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1798 = v1797 + v1783;
+    out[v1798] = v1795;
+  }
+  const unsigned int v1799 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1801 = v351 + v1799;
+  const unsigned int v1802 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1804 = v354 + v1802;
+  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1806 = v1804 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v39.x[69];
+    const float v1809 = bias[v1804];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1811 = fmaf(v1808, v3, v1809);
+    const float v1812 = -v1811;  // kernels/primitives/activation.hpp:30
+    const float v1813 = expf(v1812);
+    const float v1815 = 1.0f + v1813;
+    const float v1816 = v1811 / v1815;
+    const unsigned int v1818 = v1801 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1819 = v1818 + v1804;
+    out[v1819] = v1816;
+  }
+  const unsigned int v1820 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1822 = v351 + v1820;
+  const unsigned int v1823 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1825 = v354 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1827 = v1825 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v39.x[70];
+    const float v1830 = bias[v1825];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1832 = fmaf(v1829, v3, v1830);
+    const float v1833 = -v1832;  // kernels/primitives/activation.hpp:30
+    const float v1834 = expf(v1833);
+    const float v1836 = 1.0f + v1834;
+    const float v1837 = v1832 / v1836;
+    const unsigned int v1839 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1840 = v1839 + v1825;
+    out[v1840] = v1837;
+  }
+  const unsigned int v1841 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1843 = v351 + v1841;
+  const unsigned int v1844 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1846 = v354 + v1844;
+  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1848 = v1846 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v39.x[71];
+    const float v1851 = bias[v1846];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1853 = fmaf(v1850, v3, v1851);
+    const float v1854 = -v1853;  // kernels/primitives/activation.hpp:30
+    const float v1855 = expf(v1854);
+    const float v1857 = 1.0f + v1855;
+    const float v1858 = v1853 / v1857;
+    const unsigned int v1860 = v1843 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1861 = v1860 + v1846;
+    out[v1861] = v1858;
+  }
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1864 = v351 + v1862;
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1867 = v354 + v1865;
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.x[72];
+    const float v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1874 = fmaf(v1871, v3, v1872);
+    const float v1875 = -v1874;  // kernels/primitives/activation.hpp:30
+    const float v1876 = expf(v1875);
+    const float v1878 = 1.0f + v1876;
+    const float v1879 = v1874 / v1878;
+    const unsigned int v1881 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1882 = v1881 + v1867;
+    out[v1882] = v1879;
+  }
+  const unsigned int v1883 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1885 = v351 + v1883;
+  const unsigned int v1886 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1888 = v354 + v1886;
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1890 = v1888 < v1;
+  const bool v1891 = v1889 && v1890;
+  if (v1891) {
+    const float v1892 = v39.x[73];
+    const float v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1895 = fmaf(v1892, v3, v1893);
+    const float v1896 = -v1895;  // kernels/primitives/activation.hpp:30
+    const float v1897 = expf(v1896);
+    const float v1899 = 1.0f + v1897;
+    const float v1900 = v1895 / v1899;
+    const unsigned int v1902 = v1885 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1903 = v1902 + v1888;
+    out[v1903] = v1900;
+  }
+  const unsigned int v1904 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1906 = v351 + v1904;
+  const unsigned int v1907 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1909 = v354 + v1907;
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1911 = v1909 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v39.x[74];
+    const float v1914 = bias[v1909];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1916 = fmaf(v1913, v3, v1914);
+    const float v1917 = -v1916;  // kernels/primitives/activation.hpp:30
+    const float v1918 = expf(v1917);
+    const float v1920 = 1.0f + v1918;
+    const float v1921 = v1916 / v1920;
+    const unsigned int v1923 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1924 = v1923 + v1909;
+    out[v1924] = v1921;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1927 = v351 + v1925;
+  const unsigned int v1928 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1930 = v354 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v39.x[75];
+    const float v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1937 = fmaf(v1934, v3, v1935);
+    const float v1938 = -v1937;  // kernels/primitives/activation.hpp:30
+    const float v1939 = expf(v1938);
+    const float v1941 = 1.0f + v1939;
+    const float v1942 = v1937 / v1941;
+    const unsigned int v1944 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1945 = v1944 + v1930;
+    out[v1945] = v1942;
+  }
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1948 = v351 + v1946;
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1951 = v354 + v1949;
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.x[76];
+    const float v1956 = bias[v1951];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1958 = fmaf(v1955, v3, v1956);
+    const float v1959 = -v1958;  // kernels/primitives/activation.hpp:30
+    const float v1960 = expf(v1959);
+    const float v1962 = 1.0f + v1960;
+    const float v1963 = v1958 / v1962;
+    const unsigned int v1965 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1966 = v1965 + v1951;
+    out[v1966] = v1963;
+  }
+  const unsigned int v1967 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1969 = v351 + v1967;
+  const unsigned int v1970 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1972 = v354 + v1970;
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1974 = v1972 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v39.x[77];
+    const float v1977 = bias[v1972];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1979 = fmaf(v1976, v3, v1977);
+    const float v1980 = -v1979;  // kernels/primitives/activation.hpp:30
+    const float v1981 = expf(v1980);
+    const float v1983 = 1.0f + v1981;
+    const float v1984 = v1979 / v1983;
+    const unsigned int v1986 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1987 = v1986 + v1972;
+    out[v1987] = v1984;
+  }
+  const unsigned int v1988 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1990 = v351 + v1988;
+  const unsigned int v1991 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1993 = v354 + v1991;
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1995 = v1993 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v39.x[78];
+    const float v1998 = bias[v1993];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2000 = fmaf(v1997, v3, v1998);
+    const float v2001 = -v2000;  // kernels/primitives/activation.hpp:30
+    const float v2002 = expf(v2001);
+    const float v2004 = 1.0f + v2002;
+    const float v2005 = v2000 / v2004;
+    const unsigned int v2007 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2008 = v2007 + v1993;
+    out[v2008] = v2005;
+  }
+  const unsigned int v2009 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2011 = v351 + v2009;
+  const unsigned int v2012 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2014 = v354 + v2012;
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2016 = v2014 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v39.x[79];
+    const float v2019 = bias[v2014];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2021 = fmaf(v2018, v3, v2019);
+    const float v2022 = -v2021;  // kernels/primitives/activation.hpp:30
+    const float v2023 = expf(v2022);
+    const float v2025 = 1.0f + v2023;
+    const float v2026 = v2021 / v2025;
+    const unsigned int v2028 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2029 = v2028 + v2014;
+    out[v2029] = v2026;
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v351 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v354 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.x[80];
+    const float v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2042 = fmaf(v2039, v3, v2040);
+    const float v2043 = -v2042;  // kernels/primitives/activation.hpp:30
+    const float v2044 = expf(v2043);
+    const float v2046 = 1.0f + v2044;
+    const float v2047 = v2042 / v2046;
+    const unsigned int v2049 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2050 = v2049 + v2035;
+    out[v2050] = v2047;
+  }
+  const unsigned int v2051 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2053 = v351 + v2051;
+  const unsigned int v2054 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2056 = v354 + v2054;
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2058 = v2056 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v39.x[81];
+    const float v2061 = bias[v2056];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2063 = fmaf(v2060, v3, v2061);
+    const float v2064 = -v2063;  // kernels/primitives/activation.hpp:30
+    const float v2065 = expf(v2064);
+    const float v2067 = 1.0f + v2065;
+    const float v2068 = v2063 / v2067;
+    const unsigned int v2070 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2071 = v2070 + v2056;
+    out[v2071] = v2068;
+  }
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2074 = v351 + v2072;
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2077 = v354 + v2075;
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2079 = v2077 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v39.x[82];
+    const float v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2084 = fmaf(v2081, v3, v2082);
+    const float v2085 = -v2084;  // kernels/primitives/activation.hpp:30
+    const float v2086 = expf(v2085);
+    const float v2088 = 1.0f + v2086;
+    const float v2089 = v2084 / v2088;
+    const unsigned int v2091 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2092 = v2091 + v2077;
+    out[v2092] = v2089;
+  }
+  const unsigned int v2093 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2095 = v351 + v2093;
+  const unsigned int v2096 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2098 = v354 + v2096;
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2100 = v2098 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v39.x[83];
+    const float v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2105 = fmaf(v2102, v3, v2103);
+    const float v2106 = -v2105;  // kernels/primitives/activation.hpp:30
+    const float v2107 = expf(v2106);
+    const float v2109 = 1.0f + v2107;
+    const float v2110 = v2105 / v2109;
+    const unsigned int v2112 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2113 = v2112 + v2098;
+    out[v2113] = v2110;
+  }
+  const unsigned int v2114 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2116 = v351 + v2114;
+  const unsigned int v2117 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2119 = v354 + v2117;
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v39.x[84];
+    const float v2124 = bias[v2119];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2126 = fmaf(v2123, v3, v2124);
+    const float v2127 = -v2126;  // kernels/primitives/activation.hpp:30
+    const float v2128 = expf(v2127);
+    const float v2130 = 1.0f + v2128;
+    const float v2131 = v2126 / v2130;
+    const unsigned int v2133 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2134 = v2133 + v2119;
+    out[v2134] = v2131;
+  }
+  const unsigned int v2135 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2137 = v351 + v2135;
+  const unsigned int v2138 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2140 = v354 + v2138;
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2142 = v2140 < v1;
+  const bool v2143 = v2141 && v2142;
+  if (v2143) {
+    const float v2144 = v39.x[85];
+    const float v2145 = bias[v2140];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2147 = fmaf(v2144, v3, v2145);
+    const float v2148 = -v2147;  // kernels/primitives/activation.hpp:30
+    const float v2149 = expf(v2148);
+    const float v2151 = 1.0f + v2149;
+    const float v2152 = v2147 / v2151;
+    const unsigned int v2154 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2155 = v2154 + v2140;
+    out[v2155] = v2152;
+  }
+  const unsigned int v2156 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2158 = v351 + v2156;
+  const unsigned int v2159 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2161 = v354 + v2159;
+  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2163 = v2161 < v1;
+  const bool v2164 = v2162 && v2163;
+  if (v2164) {
+    const float v2165 = v39.x[86];
+    const float v2166 = bias[v2161];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2168 = fmaf(v2165, v3, v2166);
+    const float v2169 = -v2168;  // kernels/primitives/activation.hpp:30
+    const float v2170 = expf(v2169);
+    const float v2172 = 1.0f + v2170;
+    const float v2173 = v2168 / v2172;
+    const unsigned int v2175 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2176 = v2175 + v2161;
+    out[v2176] = v2173;
+  }
+  const unsigned int v2177 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2179 = v351 + v2177;
+  const unsigned int v2180 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2182 = v354 + v2180;
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2184 = v2182 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v39.x[87];
+    const float v2187 = bias[v2182];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2189 = fmaf(v2186, v3, v2187);
+    const float v2190 = -v2189;  // kernels/primitives/activation.hpp:30
+    const float v2191 = expf(v2190);
+    const float v2193 = 1.0f + v2191;
+    const float v2194 = v2189 / v2193;
+    const unsigned int v2196 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2197 = v2196 + v2182;
+    out[v2197] = v2194;
+  }
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2200 = v351 + v2198;
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2203 = v354 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v39.x[88];
+    const float v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2210 = fmaf(v2207, v3, v2208);
+    const float v2211 = -v2210;  // kernels/primitives/activation.hpp:30
+    const float v2212 = expf(v2211);
+    const float v2214 = 1.0f + v2212;
+    const float v2215 = v2210 / v2214;
+    const unsigned int v2217 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2218 = v2217 + v2203;
+    out[v2218] = v2215;
+  }
+  const unsigned int v2219 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2221 = v351 + v2219;
+  const unsigned int v2222 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2224 = v354 + v2222;
+  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2226 = v2224 < v1;
+  const bool v2227 = v2225 && v2226;
+  if (v2227) {
+    const float v2228 = v39.x[89];
+    const float v2229 = bias[v2224];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2231 = fmaf(v2228, v3, v2229);
+    const float v2232 = -v2231;  // kernels/primitives/activation.hpp:30
+    const float v2233 = expf(v2232);
+    const float v2235 = 1.0f + v2233;
+    const float v2236 = v2231 / v2235;
+    const unsigned int v2238 = v2221 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2239 = v2238 + v2224;
+    out[v2239] = v2236;
+  }
+  const unsigned int v2240 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2242 = v351 + v2240;
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2245 = v354 + v2243;
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2247 = v2245 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v39.x[90];
+    const float v2250 = bias[v2245];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2252 = fmaf(v2249, v3, v2250);
+    const float v2253 = -v2252;  // kernels/primitives/activation.hpp:30
+    const float v2254 = expf(v2253);
+    const float v2256 = 1.0f + v2254;
+    const float v2257 = v2252 / v2256;
+    const unsigned int v2259 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2260 = v2259 + v2245;
+    out[v2260] = v2257;
+  }
+  const unsigned int v2261 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2263 = v351 + v2261;
+  const unsigned int v2264 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2266 = v354 + v2264;
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2268 = v2266 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v39.x[91];
+    const float v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2273 = fmaf(v2270, v3, v2271);
+    const float v2274 = -v2273;  // kernels/primitives/activation.hpp:30
+    const float v2275 = expf(v2274);
+    const float v2277 = 1.0f + v2275;
+    const float v2278 = v2273 / v2277;
+    const unsigned int v2280 = v2263 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2281 = v2280 + v2266;
+    out[v2281] = v2278;
+  }
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2284 = v351 + v2282;
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2287 = v354 + v2285;
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v39.x[92];
+    const float v2292 = bias[v2287];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2294 = fmaf(v2291, v3, v2292);
+    const float v2295 = -v2294;  // kernels/primitives/activation.hpp:30
+    const float v2296 = expf(v2295);
+    const float v2298 = 1.0f + v2296;
+    const float v2299 = v2294 / v2298;
+    const unsigned int v2301 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2302 = v2301 + v2287;
+    out[v2302] = v2299;
+  }
+  const unsigned int v2303 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2305 = v351 + v2303;
+  const unsigned int v2306 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2308 = v354 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v39.x[93];
+    const float v2313 = bias[v2308];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2315 = fmaf(v2312, v3, v2313);
+    const float v2316 = -v2315;  // kernels/primitives/activation.hpp:30
+    const float v2317 = expf(v2316);
+    const float v2319 = 1.0f + v2317;
+    const float v2320 = v2315 / v2319;
+    const unsigned int v2322 = v2305 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2323 = v2322 + v2308;
+    out[v2323] = v2320;
+  }
+  const unsigned int v2324 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2326 = v351 + v2324;
+  const unsigned int v2327 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2329 = v354 + v2327;
+  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2331 = v2329 < v1;
+  const bool v2332 = v2330 && v2331;
+  if (v2332) {
+    const float v2333 = v39.x[94];
+    const float v2334 = bias[v2329];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2336 = fmaf(v2333, v3, v2334);
+    const float v2337 = -v2336;  // kernels/primitives/activation.hpp:30
+    const float v2338 = expf(v2337);
+    const float v2340 = 1.0f + v2338;
+    const float v2341 = v2336 / v2340;
+    const unsigned int v2343 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2344 = v2343 + v2329;
+    out[v2344] = v2341;
+  }
+  const unsigned int v2345 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2347 = v351 + v2345;
+  const unsigned int v2348 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2350 = v354 + v2348;
+  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2352 = v2350 < v1;
+  const bool v2353 = v2351 && v2352;
+  if (v2353) {
+    const float v2354 = v39.x[95];
+    const float v2355 = bias[v2350];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2357 = fmaf(v2354, v3, v2355);
+    const float v2358 = -v2357;  // kernels/primitives/activation.hpp:30
+    const float v2359 = expf(v2358);
+    const float v2361 = 1.0f + v2359;
+    const float v2362 = v2357 / v2361;
+    const unsigned int v2364 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2365 = v2364 + v2350;
+    out[v2365] = v2362;
+  }
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2368 = v351 + v2366;
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2371 = v354 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.x[96];
+    const float v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2378 = fmaf(v2375, v3, v2376);
+    const float v2379 = -v2378;  // kernels/primitives/activation.hpp:30
+    const float v2380 = expf(v2379);
+    const float v2382 = 1.0f + v2380;
+    const float v2383 = v2378 / v2382;
+    const unsigned int v2385 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2386 = v2385 + v2371;
+    out[v2386] = v2383;
+  }
+  const unsigned int v2387 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2389 = v351 + v2387;
+  const unsigned int v2390 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2392 = v354 + v2390;
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2394 = v2392 < v1;
+  const bool v2395 = v2393 && v2394;
+  if (v2395) {
+    const float v2396 = v39.x[97];
+    const float v2397 = bias[v2392];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2399 = fmaf(v2396, v3, v2397);
+    const float v2400 = -v2399;  // kernels/primitives/activation.hpp:30
+    const float v2401 = expf(v2400);
+    const float v2403 = 1.0f + v2401;
+    const float v2404 = v2399 / v2403;
+    const unsigned int v2406 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2407 = v2406 + v2392;
+    out[v2407] = v2404;
+  }
+  const unsigned int v2408 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2410 = v351 + v2408;
+  const unsigned int v2411 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2413 = v354 + v2411;
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2415 = v2413 < v1;
+  const bool v2416 = v2414 && v2415;
+  if (v2416) {
+    const float v2417 = v39.x[98];
+    const float v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2420 = fmaf(v2417, v3, v2418);
+    const float v2421 = -v2420;  // kernels/primitives/activation.hpp:30
+    const float v2422 = expf(v2421);
+    const float v2424 = 1.0f + v2422;
+    const float v2425 = v2420 / v2424;
+    const unsigned int v2427 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2428 = v2427 + v2413;
+    out[v2428] = v2425;
+  }
+  const unsigned int v2429 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2431 = v351 + v2429;
+  const unsigned int v2432 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2434 = v354 + v2432;
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2436 = v2434 < v1;
+  const bool v2437 = v2435 && v2436;
+  if (v2437) {
+    const float v2438 = v39.x[99];
+    const float v2439 = bias[v2434];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2441 = fmaf(v2438, v3, v2439);
+    const float v2442 = -v2441;  // kernels/primitives/activation.hpp:30
+    const float v2443 = expf(v2442);
+    const float v2445 = 1.0f + v2443;
+    const float v2446 = v2441 / v2445;
+    const unsigned int v2448 = v2431 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2449 = v2448 + v2434;
+    out[v2449] = v2446;
+  }
+  const unsigned int v2450 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2452 = v351 + v2450;
+  const unsigned int v2453 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2455 = v354 + v2453;
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v39.x[100];
+    const float v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2462 = fmaf(v2459, v3, v2460);
+    const float v2463 = -v2462;  // kernels/primitives/activation.hpp:30
+    const float v2464 = expf(v2463);
+    const float v2466 = 1.0f + v2464;
+    const float v2467 = v2462 / v2466;
+    const unsigned int v2469 = v2452 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2470 = v2469 + v2455;
+    out[v2470] = v2467;
+  }
+  const unsigned int v2471 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2473 = v351 + v2471;
+  const unsigned int v2474 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2476 = v354 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v39.x[101];
+    const float v2481 = bias[v2476];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2483 = fmaf(v2480, v3, v2481);
+    const float v2484 = -v2483;  // kernels/primitives/activation.hpp:30
+    const float v2485 = expf(v2484);
+    const float v2487 = 1.0f + v2485;
+    const float v2488 = v2483 / v2487;
+    const unsigned int v2490 = v2473 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2491 = v2490 + v2476;
+    out[v2491] = v2488;
+  }
+  const unsigned int v2492 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2494 = v351 + v2492;
+  const unsigned int v2495 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2497 = v354 + v2495;
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2499 = v2497 < v1;
+  const bool v2500 = v2498 && v2499;
+  if (v2500) {
+    const float v2501 = v39.x[102];
+    const float v2502 = bias[v2497];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2504 = fmaf(v2501, v3, v2502);
+    const float v2505 = -v2504;  // kernels/primitives/activation.hpp:30
+    const float v2506 = expf(v2505);
+    const float v2508 = 1.0f + v2506;
+    const float v2509 = v2504 / v2508;
+    const unsigned int v2511 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2512 = v2511 + v2497;
+    out[v2512] = v2509;
+  }
+  const unsigned int v2513 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2515 = v351 + v2513;
+  const unsigned int v2516 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2518 = v354 + v2516;
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2520 = v2518 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v39.x[103];
+    const float v2523 = bias[v2518];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2525 = fmaf(v2522, v3, v2523);
+    const float v2526 = -v2525;  // kernels/primitives/activation.hpp:30
+    const float v2527 = expf(v2526);
+    const float v2529 = 1.0f + v2527;
+    const float v2530 = v2525 / v2529;
+    const unsigned int v2532 = v2515 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2533 = v2532 + v2518;
+    out[v2533] = v2530;
+  }
+  const unsigned int v2534 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2536 = v351 + v2534;
+  const unsigned int v2537 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2539 = v354 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v39.x[104];
+    const float v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2546 = fmaf(v2543, v3, v2544);
+    const float v2547 = -v2546;  // kernels/primitives/activation.hpp:30
+    const float v2548 = expf(v2547);
+    const float v2550 = 1.0f + v2548;
+    const float v2551 = v2546 / v2550;
+    const unsigned int v2553 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2554 = v2553 + v2539;
+    out[v2554] = v2551;
+  }
+  const unsigned int v2555 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2557 = v351 + v2555;
+  const unsigned int v2558 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2560 = v354 + v2558;
+  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2562 = v2560 < v1;
+  const bool v2563 = v2561 && v2562;
+  if (v2563) {
+    const float v2564 = v39.x[105];
+    const float v2565 = bias[v2560];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2567 = fmaf(v2564, v3, v2565);
+    const float v2568 = -v2567;  // kernels/primitives/activation.hpp:30
+    const float v2569 = expf(v2568);
+    const float v2571 = 1.0f + v2569;
+    const float v2572 = v2567 / v2571;
+    const unsigned int v2574 = v2557 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2575 = v2574 + v2560;
+    out[v2575] = v2572;
+  }
+  const unsigned int v2576 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2578 = v351 + v2576;
+  const unsigned int v2579 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2581 = v354 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v39.x[106];
+    const float v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2588 = fmaf(v2585, v3, v2586);
+    const float v2589 = -v2588;  // kernels/primitives/activation.hpp:30
+    const float v2590 = expf(v2589);
+    const float v2592 = 1.0f + v2590;
+    const float v2593 = v2588 / v2592;
+    const unsigned int v2595 = v2578 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2596 = v2595 + v2581;
+    out[v2596] = v2593;
+  }
+  const unsigned int v2597 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2599 = v351 + v2597;
+  const unsigned int v2600 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2602 = v354 + v2600;
+  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2604 = v2602 < v1;
+  const bool v2605 = v2603 && v2604;
+  if (v2605) {
+    const float v2606 = v39.x[107];
+    const float v2607 = bias[v2602];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2609 = fmaf(v2606, v3, v2607);
+    const float v2610 = -v2609;  // kernels/primitives/activation.hpp:30
+    const float v2611 = expf(v2610);
+    const float v2613 = 1.0f + v2611;
+    const float v2614 = v2609 / v2613;
+    const unsigned int v2616 = v2599 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2617 = v2616 + v2602;
+    out[v2617] = v2614;
+  }
+  const unsigned int v2618 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2620 = v351 + v2618;
+  const unsigned int v2621 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2623 = v354 + v2621;
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2625 = v2623 < v1;
+  const bool v2626 = v2624 && v2625;
+  if (v2626) {
+    const float v2627 = v39.x[108];
+    const float v2628 = bias[v2623];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2630 = fmaf(v2627, v3, v2628);
+    const float v2631 = -v2630;  // kernels/primitives/activation.hpp:30
+    const float v2632 = expf(v2631);
+    const float v2634 = 1.0f + v2632;
+    const float v2635 = v2630 / v2634;
+    const unsigned int v2637 = v2620 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2638 = v2637 + v2623;
+    out[v2638] = v2635;
+  }
+  const unsigned int v2639 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2641 = v351 + v2639;
+  const unsigned int v2642 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2644 = v354 + v2642;
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2646 = v2644 < v1;
+  const bool v2647 = v2645 && v2646;
+  if (v2647) {
+    const float v2648 = v39.x[109];
+    const float v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2651 = fmaf(v2648, v3, v2649);
+    const float v2652 = -v2651;  // kernels/primitives/activation.hpp:30
+    const float v2653 = expf(v2652);
+    const float v2655 = 1.0f + v2653;
+    const float v2656 = v2651 / v2655;
+    const unsigned int v2658 = v2641 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2659 = v2658 + v2644;
+    out[v2659] = v2656;
+  }
+  const unsigned int v2660 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2662 = v351 + v2660;
+  const unsigned int v2663 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2665 = v354 + v2663;
+  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2667 = v2665 < v1;
+  const bool v2668 = v2666 && v2667;
+  if (v2668) {
+    const float v2669 = v39.x[110];
+    const float v2670 = bias[v2665];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2672 = fmaf(v2669, v3, v2670);
+    const float v2673 = -v2672;  // kernels/primitives/activation.hpp:30
+    const float v2674 = expf(v2673);
+    const float v2676 = 1.0f + v2674;
+    const float v2677 = v2672 / v2676;
+    const unsigned int v2679 = v2662 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2680 = v2679 + v2665;
+    out[v2680] = v2677;
+  }
+  const unsigned int v2681 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2683 = v351 + v2681;
+  const unsigned int v2684 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2686 = v354 + v2684;
+  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2688 = v2686 < v1;
+  const bool v2689 = v2687 && v2688;
+  if (v2689) {
+    const float v2690 = v39.x[111];
+    const float v2691 = bias[v2686];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2693 = fmaf(v2690, v3, v2691);
+    const float v2694 = -v2693;  // kernels/primitives/activation.hpp:30
+    const float v2695 = expf(v2694);
+    const float v2697 = 1.0f + v2695;
+    const float v2698 = v2693 / v2697;
+    const unsigned int v2700 = v2683 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2701 = v2700 + v2686;
+    out[v2701] = v2698;
+  }
+  const unsigned int v2702 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2704 = v351 + v2702;
+  const unsigned int v2705 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2707 = v354 + v2705;
+  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2709 = v2707 < v1;
+  const bool v2710 = v2708 && v2709;
+  if (v2710) {
+    const float v2711 = v39.x[112];
+    const float v2712 = bias[v2707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2714 = fmaf(v2711, v3, v2712);
+    const float v2715 = -v2714;  // kernels/primitives/activation.hpp:30
+    const float v2716 = expf(v2715);
+    const float v2718 = 1.0f + v2716;
+    const float v2719 = v2714 / v2718;
+    const unsigned int v2721 = v2704 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2722 = v2721 + v2707;
+    out[v2722] = v2719;
+  }
+  const unsigned int v2723 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2725 = v351 + v2723;
+  const unsigned int v2726 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2728 = v354 + v2726;
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2730 = v2728 < v1;
+  const bool v2731 = v2729 && v2730;
+  if (v2731) {
+    const float v2732 = v39.x[113];
+    const float v2733 = bias[v2728];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2735 = fmaf(v2732, v3, v2733);
+    const float v2736 = -v2735;  // kernels/primitives/activation.hpp:30
+    const float v2737 = expf(v2736);
+    const float v2739 = 1.0f + v2737;
+    const float v2740 = v2735 / v2739;
+    const unsigned int v2742 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2743 = v2742 + v2728;
+    out[v2743] = v2740;
+  }
+  const unsigned int v2744 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2746 = v351 + v2744;
+  const unsigned int v2747 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2749 = v354 + v2747;
+  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2751 = v2749 < v1;
+  const bool v2752 = v2750 && v2751;
+  if (v2752) {
+    const float v2753 = v39.x[114];
+    const float v2754 = bias[v2749];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2756 = fmaf(v2753, v3, v2754);
+    const float v2757 = -v2756;  // kernels/primitives/activation.hpp:30
+    const float v2758 = expf(v2757);
+    const float v2760 = 1.0f + v2758;
+    const float v2761 = v2756 / v2760;
+    const unsigned int v2763 = v2746 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2764 = v2763 + v2749;
+    out[v2764] = v2761;
+  }
+  const unsigned int v2765 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2767 = v351 + v2765;
+  const unsigned int v2768 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2770 = v354 + v2768;
+  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2772 = v2770 < v1;
+  const bool v2773 = v2771 && v2772;
+  if (v2773) {
+    const float v2774 = v39.x[115];
+    const float v2775 = bias[v2770];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2777 = fmaf(v2774, v3, v2775);
+    const float v2778 = -v2777;  // kernels/primitives/activation.hpp:30
+    const float v2779 = expf(v2778);
+    const float v2781 = 1.0f + v2779;
+    const float v2782 = v2777 / v2781;
+    const unsigned int v2784 = v2767 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2785 = v2784 + v2770;
+    out[v2785] = v2782;
+  }
+  const unsigned int v2786 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2788 = v351 + v2786;
+  const unsigned int v2789 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2791 = v354 + v2789;
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2793 = v2791 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v39.x[116];
+    const float v2796 = bias[v2791];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2798 = fmaf(v2795, v3, v2796);
+    const float v2799 = -v2798;  // kernels/primitives/activation.hpp:30
+    const float v2800 = expf(v2799);
+    const float v2802 = 1.0f + v2800;
+    const float v2803 = v2798 / v2802;
+    const unsigned int v2805 = v2788 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2806 = v2805 + v2791;
+    out[v2806] = v2803;
+  }
+  const unsigned int v2807 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2809 = v351 + v2807;
+  const unsigned int v2810 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2812 = v354 + v2810;
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2814 = v2812 < v1;
+  const bool v2815 = v2813 && v2814;
+  if (v2815) {
+    const float v2816 = v39.x[117];
+    const float v2817 = bias[v2812];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2819 = fmaf(v2816, v3, v2817);
+    const float v2820 = -v2819;  // kernels/primitives/activation.hpp:30
+    const float v2821 = expf(v2820);
+    const float v2823 = 1.0f + v2821;
+    const float v2824 = v2819 / v2823;
+    const unsigned int v2826 = v2809 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2827 = v2826 + v2812;
+    out[v2827] = v2824;
+  }
+  const unsigned int v2828 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2830 = v351 + v2828;
+  const unsigned int v2831 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2833 = v354 + v2831;
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2835 = v2833 < v1;
+  const bool v2836 = v2834 && v2835;
+  if (v2836) {
+    const float v2837 = v39.x[118];
+    const float v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2840 = fmaf(v2837, v3, v2838);
+    const float v2841 = -v2840;  // kernels/primitives/activation.hpp:30
+    const float v2842 = expf(v2841);
+    const float v2844 = 1.0f + v2842;
+    const float v2845 = v2840 / v2844;
+    const unsigned int v2847 = v2830 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2848 = v2847 + v2833;
+    out[v2848] = v2845;
+  }
+  const unsigned int v2849 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2851 = v351 + v2849;
+  const unsigned int v2852 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2854 = v354 + v2852;
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2856 = v2854 < v1;
+  const bool v2857 = v2855 && v2856;
+  if (v2857) {
+    const float v2858 = v39.x[119];
+    const float v2859 = bias[v2854];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2861 = fmaf(v2858, v3, v2859);
+    const float v2862 = -v2861;  // kernels/primitives/activation.hpp:30
+    const float v2863 = expf(v2862);
+    const float v2865 = 1.0f + v2863;
+    const float v2866 = v2861 / v2865;
+    const unsigned int v2868 = v2851 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2869 = v2868 + v2854;
+    out[v2869] = v2866;
+  }
+  const unsigned int v2870 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2872 = v351 + v2870;
+  const unsigned int v2873 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2875 = v354 + v2873;
+  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2877 = v2875 < v1;
+  const bool v2878 = v2876 && v2877;
+  if (v2878) {
+    const float v2879 = v39.x[120];
+    const float v2880 = bias[v2875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2882 = fmaf(v2879, v3, v2880);
+    const float v2883 = -v2882;  // kernels/primitives/activation.hpp:30
+    const float v2884 = expf(v2883);
+    const float v2886 = 1.0f + v2884;
+    const float v2887 = v2882 / v2886;
+    const unsigned int v2889 = v2872 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2890 = v2889 + v2875;
+    out[v2890] = v2887;
+  }
+  const unsigned int v2891 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2893 = v351 + v2891;
+  const unsigned int v2894 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2896 = v354 + v2894;
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2898 = v2896 < v1;
+  const bool v2899 = v2897 && v2898;
+  if (v2899) {
+    const float v2900 = v39.x[121];
+    const float v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2903 = fmaf(v2900, v3, v2901);
+    const float v2904 = -v2903;  // kernels/primitives/activation.hpp:30
+    const float v2905 = expf(v2904);
+    const float v2907 = 1.0f + v2905;
+    const float v2908 = v2903 / v2907;
+    const unsigned int v2910 = v2893 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2911 = v2910 + v2896;
+    out[v2911] = v2908;
+  }
+  const unsigned int v2912 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2914 = v351 + v2912;
+  const unsigned int v2915 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2917 = v354 + v2915;
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2919 = v2917 < v1;
+  const bool v2920 = v2918 && v2919;
+  if (v2920) {
+    const float v2921 = v39.x[122];
+    const float v2922 = bias[v2917];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2924 = fmaf(v2921, v3, v2922);
+    const float v2925 = -v2924;  // kernels/primitives/activation.hpp:30
+    const float v2926 = expf(v2925);
+    const float v2928 = 1.0f + v2926;
+    const float v2929 = v2924 / v2928;
+    const unsigned int v2931 = v2914 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2932 = v2931 + v2917;
+    out[v2932] = v2929;
+  }
+  const unsigned int v2933 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2935 = v351 + v2933;
+  const unsigned int v2936 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2938 = v354 + v2936;
+  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2940 = v2938 < v1;
+  const bool v2941 = v2939 && v2940;
+  if (v2941) {
+    const float v2942 = v39.x[123];
+    const float v2943 = bias[v2938];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2945 = fmaf(v2942, v3, v2943);
+    const float v2946 = -v2945;  // kernels/primitives/activation.hpp:30
+    const float v2947 = expf(v2946);
+    const float v2949 = 1.0f + v2947;
+    const float v2950 = v2945 / v2949;
+    const unsigned int v2952 = v2935 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2953 = v2952 + v2938;
+    out[v2953] = v2950;
+  }
+  const unsigned int v2954 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2956 = v351 + v2954;
+  const unsigned int v2957 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2959 = v354 + v2957;
+  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2961 = v2959 < v1;
+  const bool v2962 = v2960 && v2961;
+  if (v2962) {
+    const float v2963 = v39.x[124];
+    const float v2964 = bias[v2959];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2966 = fmaf(v2963, v3, v2964);
+    const float v2967 = -v2966;  // kernels/primitives/activation.hpp:30
+    const float v2968 = expf(v2967);
+    const float v2970 = 1.0f + v2968;
+    const float v2971 = v2966 / v2970;
+    const unsigned int v2973 = v2956 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2974 = v2973 + v2959;
+    out[v2974] = v2971;
+  }
+  const unsigned int v2975 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2977 = v351 + v2975;
+  const unsigned int v2978 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2980 = v354 + v2978;
+  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2982 = v2980 < v1;
+  const bool v2983 = v2981 && v2982;
+  if (v2983) {
+    const float v2984 = v39.x[125];
+    const float v2985 = bias[v2980];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2987 = fmaf(v2984, v3, v2985);
+    const float v2988 = -v2987;  // kernels/primitives/activation.hpp:30
+    const float v2989 = expf(v2988);
+    const float v2991 = 1.0f + v2989;
+    const float v2992 = v2987 / v2991;
+    const unsigned int v2994 = v2977 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2995 = v2994 + v2980;
+    out[v2995] = v2992;
+  }
+  const unsigned int v2996 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2998 = v351 + v2996;
+  const unsigned int v2999 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3001 = v354 + v2999;
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3003 = v3001 < v1;
+  const bool v3004 = v3002 && v3003;
+  if (v3004) {
+    const float v3005 = v39.x[126];
+    const float v3006 = bias[v3001];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3008 = fmaf(v3005, v3, v3006);
+    const float v3009 = -v3008;  // kernels/primitives/activation.hpp:30
+    const float v3010 = expf(v3009);
+    const float v3012 = 1.0f + v3010;
+    const float v3013 = v3008 / v3012;
+    const unsigned int v3015 = v2998 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3016 = v3015 + v3001;
+    out[v3016] = v3013;
+  }
+  const unsigned int v3017 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v3019 = v351 + v3017;
+  const unsigned int v3020 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v3022 = v354 + v3020;
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3024 = v3022 < v1;
+  const bool v3025 = v3023 && v3024;
+  if (v3025) {
+    const float v3026 = v39.x[127];
+    const float v3027 = bias[v3022];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3029 = fmaf(v3026, v3, v3027);
+    const float v3030 = -v3029;  // kernels/primitives/activation.hpp:30
+    const float v3031 = expf(v3030);
+    const float v3033 = 1.0f + v3031;
+    const float v3034 = v3029 / v3033;
+    const unsigned int v3036 = v3019 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v3037 = v3036 + v3022;
+    out[v3037] = v3034;
   }
 }

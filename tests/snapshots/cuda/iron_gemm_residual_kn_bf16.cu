@@ -202,2817 +202,2830 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:83
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == v4;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const bool v2398 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2398) {
-      const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2405 = v2402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2408 = v2402 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2409 = v2408 << 3u;
-      const unsigned int v2410 = v8 + v2405;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2411 = v2410 < v0;
-      const bool v2413 = v2409 < v2;
-      const bool v2414 = v2411 && v2413;
-      const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2419 = v2416 + v2409;
-      const unsigned int v2420 = v2414 ? v2419 : v4;
-      const unsigned int v2422 = v2405 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2424 = v2422 + v2409;
-      iron_copy_async(shm0 + v2424, a + v2420, v2414);
-      const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2429 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2432 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2433 = v2432 << 3u;
-      const unsigned int v2434 = v8 + v2429;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2435 = v2434 < v0;
-      const bool v2437 = v2433 < v2;
-      const bool v2438 = v2435 && v2437;
-      const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2443 = v2440 + v2433;
-      const unsigned int v2444 = v2438 ? v2443 : v4;
-      const unsigned int v2446 = v2429 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2448 = v2446 + v2433;
-      iron_copy_async(shm0 + v2448, a + v2444, v2438);
-      const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2453 = v2451 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2456 = v2451 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2457 = v2456 << 3u;
-      const unsigned int v2458 = v8 + v2453;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2459 = v2458 < v0;
-      const bool v2461 = v2457 < v2;
-      const bool v2462 = v2459 && v2461;
-      const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2467 = v2464 + v2457;
-      const unsigned int v2468 = v2462 ? v2467 : v4;
-      const unsigned int v2470 = v2453 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2472 = v2470 + v2457;
-      iron_copy_async(shm0 + v2472, a + v2468, v2462);
-      const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2477 = v2475 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2480 = v2475 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2481 = v2480 << 3u;
-      const unsigned int v2482 = v8 + v2477;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2483 = v2482 < v0;
-      const bool v2485 = v2481 < v2;
-      const bool v2486 = v2483 && v2485;
-      const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2491 = v2488 + v2481;
-      const unsigned int v2492 = v2486 ? v2491 : v4;
-      const unsigned int v2494 = v2477 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2496 = v2494 + v2481;
-      iron_copy_async(shm0 + v2496, a + v2492, v2486);
-      const unsigned int v2503 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2506 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2507 = v2506 << 3u;
-      const bool v2509 = v2503 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2510 = v11 + v2507;
-      const bool v2511 = v2510 < v1;
-      const bool v2512 = v2509 && v2511;
-      const unsigned int v2514 = v2503 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2516 = v2514 + v11;
-      const unsigned int v2517 = v2516 + v2507;
-      const unsigned int v2518 = v2512 ? v2517 : v4;
-      const unsigned int v2520 = v2503 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2522 = v2520 + v2507;
-      iron_copy_async(shm1 + v2522, b + v2518, v2512);
-      const unsigned int v2527 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2530 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2531 = v2530 << 3u;
-      const bool v2533 = v2527 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2534 = v11 + v2531;
-      const bool v2535 = v2534 < v1;
-      const bool v2536 = v2533 && v2535;
-      const unsigned int v2538 = v2527 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2540 = v2538 + v11;
-      const unsigned int v2541 = v2540 + v2531;
-      const unsigned int v2542 = v2536 ? v2541 : v4;
-      const unsigned int v2544 = v2527 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2546 = v2544 + v2531;
-      iron_copy_async(shm1 + v2546, b + v2542, v2536);
-      const unsigned int v2551 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2554 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2555 = v2554 << 3u;
-      const bool v2557 = v2551 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2558 = v11 + v2555;
-      const bool v2559 = v2558 < v1;
-      const bool v2560 = v2557 && v2559;
-      const unsigned int v2562 = v2551 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2564 = v2562 + v11;
-      const unsigned int v2565 = v2564 + v2555;
-      const unsigned int v2566 = v2560 ? v2565 : v4;
-      const unsigned int v2568 = v2551 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2570 = v2568 + v2555;
-      iron_copy_async(shm1 + v2570, b + v2566, v2560);
-      const unsigned int v2575 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2578 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2579 = v2578 << 3u;
-      const bool v2581 = v2575 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2582 = v11 + v2579;
-      const bool v2583 = v2582 < v1;
-      const bool v2584 = v2581 && v2583;
-      const unsigned int v2586 = v2575 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2588 = v2586 + v11;
-      const unsigned int v2589 = v2588 + v2579;
-      const unsigned int v2590 = v2584 ? v2589 : v4;
-      const unsigned int v2592 = v2575 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2594 = v2592 + v2579;
-      iron_copy_async(shm1 + v2594, b + v2590, v2584);
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<__nv_bfloat16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == v4;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const bool v2415 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2415) {
+      const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2422 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2425 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2426 = v2425 << 3u;
+      const unsigned int v2427 = v24 + v2422;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2428 = v2427 < v0;
+      const bool v2430 = v2426 < v2;
+      const bool v2431 = v2428 && v2430;
+      const unsigned int v2433 = v2427 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2436 = v2433 + v2426;
+      const unsigned int v2437 = v2431 ? v2436 : v4;
+      const unsigned int v2439 = v2422 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2441 = v2439 + v2426;
+      iron_copy_async(shm0 + v2441, a + v2437, v2431);
+      const unsigned int v2444 = v2419 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2446 = v2444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2449 = v2444 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2450 = v2449 << 3u;
+      const unsigned int v2451 = v24 + v2446;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2452 = v2451 < v0;
+      const bool v2454 = v2450 < v2;
+      const bool v2455 = v2452 && v2454;
+      const unsigned int v2457 = v2451 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2460 = v2457 + v2450;
+      const unsigned int v2461 = v2455 ? v2460 : v4;
+      const unsigned int v2463 = v2446 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2465 = v2463 + v2450;
+      iron_copy_async(shm0 + v2465, a + v2461, v2455);
+      const unsigned int v2468 = v2419 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2470 = v2468 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2473 = v2468 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2474 = v2473 << 3u;
+      const unsigned int v2475 = v24 + v2470;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2476 = v2475 < v0;
+      const bool v2478 = v2474 < v2;
+      const bool v2479 = v2476 && v2478;
+      const unsigned int v2481 = v2475 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2484 = v2481 + v2474;
+      const unsigned int v2485 = v2479 ? v2484 : v4;
+      const unsigned int v2487 = v2470 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2489 = v2487 + v2474;
+      iron_copy_async(shm0 + v2489, a + v2485, v2479);
+      const unsigned int v2492 = v2419 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2494 = v2492 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2497 = v2492 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2498 = v2497 << 3u;
+      const unsigned int v2499 = v24 + v2494;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2500 = v2499 < v0;
+      const bool v2502 = v2498 < v2;
+      const bool v2503 = v2500 && v2502;
+      const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2508 = v2505 + v2498;
+      const unsigned int v2509 = v2503 ? v2508 : v4;
+      const unsigned int v2511 = v2494 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2513 = v2511 + v2498;
+      iron_copy_async(shm0 + v2513, a + v2509, v2503);
+      const unsigned int v2520 = v2419 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2523 = v2419 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2524 = v2523 << 3u;
+      const bool v2526 = v2520 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2527 = v28 + v2524;
+      const bool v2528 = v2527 < v1;
+      const bool v2529 = v2526 && v2528;
+      const unsigned int v2531 = v2520 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2533 = v2531 + v28;
+      const unsigned int v2534 = v2533 + v2524;
+      const unsigned int v2535 = v2529 ? v2534 : v4;
+      const unsigned int v2537 = v2520 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2539 = v2537 + v2524;
+      iron_copy_async(shm1 + v2539, b + v2535, v2529);
+      const unsigned int v2544 = v2444 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2547 = v2444 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2548 = v2547 << 3u;
+      const bool v2550 = v2544 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2551 = v28 + v2548;
+      const bool v2552 = v2551 < v1;
+      const bool v2553 = v2550 && v2552;
+      const unsigned int v2555 = v2544 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2557 = v2555 + v28;
+      const unsigned int v2558 = v2557 + v2548;
+      const unsigned int v2559 = v2553 ? v2558 : v4;
+      const unsigned int v2561 = v2544 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2563 = v2561 + v2548;
+      iron_copy_async(shm1 + v2563, b + v2559, v2553);
+      const unsigned int v2568 = v2468 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2571 = v2468 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2572 = v2571 << 3u;
+      const bool v2574 = v2568 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2575 = v28 + v2572;
+      const bool v2576 = v2575 < v1;
+      const bool v2577 = v2574 && v2576;
+      const unsigned int v2579 = v2568 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2581 = v2579 + v28;
+      const unsigned int v2582 = v2581 + v2572;
+      const unsigned int v2583 = v2577 ? v2582 : v4;
+      const unsigned int v2585 = v2568 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2587 = v2585 + v2572;
+      iron_copy_async(shm1 + v2587, b + v2583, v2577);
+      const unsigned int v2592 = v2492 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2595 = v2492 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2596 = v2595 << 3u;
+      const bool v2598 = v2592 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2599 = v28 + v2596;
+      const bool v2600 = v2599 < v1;
+      const bool v2601 = v2598 && v2600;
+      const unsigned int v2603 = v2592 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2605 = v2603 + v28;
+      const unsigned int v2606 = v2605 + v2596;
+      const unsigned int v2607 = v2601 ? v2606 : v4;
+      const unsigned int v2609 = v2592 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2611 = v2609 + v2596;
+      iron_copy_async(shm1 + v2611, b + v2607, v2601);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2599 = 32u < v2;
-    if (v2599) {
-      const unsigned int v2603 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2606 = v2603 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2609 = v2603 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2610 = v2609 << 3u;
-      const unsigned int v2611 = v8 + v2606;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2612 = v2611 < v0;
-      const unsigned int v2613 = 32u + v2610;
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2612 && v2614;
-      const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2619 = v2617 + 32u;
-      const unsigned int v2620 = v2619 + v2610;
-      const unsigned int v2621 = v2615 ? v2620 : v4;
-      const unsigned int v2623 = v2606 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2624 = 5120u + v2623;
-      const unsigned int v2625 = v2624 + v2610;
-      iron_copy_async(shm0 + v2625, a + v2621, v2615);
-      const unsigned int v2628 = v2603 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2630 = v2628 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2633 = v2628 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2634 = v2633 << 3u;
-      const unsigned int v2635 = v8 + v2630;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2636 = v2635 < v0;
-      const unsigned int v2637 = 32u + v2634;
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2636 && v2638;
-      const unsigned int v2641 = v2635 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2643 = v2641 + 32u;
-      const unsigned int v2644 = v2643 + v2634;
-      const unsigned int v2645 = v2639 ? v2644 : v4;
-      const unsigned int v2647 = v2630 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2648 = 5120u + v2647;
-      const unsigned int v2649 = v2648 + v2634;
-      iron_copy_async(shm0 + v2649, a + v2645, v2639);
-      const unsigned int v2652 = v2603 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2654 = v2652 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2657 = v2652 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2658 = v2657 << 3u;
-      const unsigned int v2659 = v8 + v2654;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2660 = v2659 < v0;
-      const unsigned int v2661 = 32u + v2658;
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2660 && v2662;
-      const unsigned int v2665 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2667 = v2665 + 32u;
-      const unsigned int v2668 = v2667 + v2658;
-      const unsigned int v2669 = v2663 ? v2668 : v4;
-      const unsigned int v2671 = v2654 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2672 = 5120u + v2671;
-      const unsigned int v2673 = v2672 + v2658;
-      iron_copy_async(shm0 + v2673, a + v2669, v2663);
-      const unsigned int v2676 = v2603 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2678 = v2676 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2681 = v2676 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2682 = v2681 << 3u;
-      const unsigned int v2683 = v8 + v2678;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2684 = v2683 < v0;
-      const unsigned int v2685 = 32u + v2682;
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2684 && v2686;
-      const unsigned int v2689 = v2683 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2691 = v2689 + 32u;
-      const unsigned int v2692 = v2691 + v2682;
-      const unsigned int v2693 = v2687 ? v2692 : v4;
-      const unsigned int v2695 = v2678 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2696 = 5120u + v2695;
-      const unsigned int v2697 = v2696 + v2682;
-      iron_copy_async(shm0 + v2697, a + v2693, v2687);
-      const unsigned int v2704 = v2603 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2707 = v2603 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2708 = v2707 << 3u;
-      const unsigned int v2709 = 32u + v2704;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2710 = v2709 < v2;
-      const unsigned int v2711 = v11 + v2708;
-      const bool v2712 = v2711 < v1;
-      const bool v2713 = v2710 && v2712;
-      const unsigned int v2715 = v2709 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2717 = v2715 + v11;
-      const unsigned int v2718 = v2717 + v2708;
-      const unsigned int v2719 = v2713 ? v2718 : v4;
-      const unsigned int v2721 = v2704 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2722 = 4352u + v2721;
-      const unsigned int v2723 = v2722 + v2708;
-      iron_copy_async(shm1 + v2723, b + v2719, v2713);
-      const unsigned int v2728 = v2628 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2731 = v2628 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2732 = v2731 << 3u;
-      const unsigned int v2733 = 32u + v2728;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2734 = v2733 < v2;
-      const unsigned int v2735 = v11 + v2732;
-      const bool v2736 = v2735 < v1;
-      const bool v2737 = v2734 && v2736;
-      const unsigned int v2739 = v2733 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2741 = v2739 + v11;
-      const unsigned int v2742 = v2741 + v2732;
-      const unsigned int v2743 = v2737 ? v2742 : v4;
-      const unsigned int v2745 = v2728 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2746 = 4352u + v2745;
-      const unsigned int v2747 = v2746 + v2732;
-      iron_copy_async(shm1 + v2747, b + v2743, v2737);
-      const unsigned int v2752 = v2652 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2755 = v2652 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2756 = v2755 << 3u;
-      const unsigned int v2757 = 32u + v2752;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2758 = v2757 < v2;
-      const unsigned int v2759 = v11 + v2756;
-      const bool v2760 = v2759 < v1;
-      const bool v2761 = v2758 && v2760;
-      const unsigned int v2763 = v2757 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2765 = v2763 + v11;
-      const unsigned int v2766 = v2765 + v2756;
-      const unsigned int v2767 = v2761 ? v2766 : v4;
-      const unsigned int v2769 = v2752 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2770 = 4352u + v2769;
-      const unsigned int v2771 = v2770 + v2756;
-      iron_copy_async(shm1 + v2771, b + v2767, v2761);
-      const unsigned int v2776 = v2676 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2779 = v2676 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2780 = v2779 << 3u;
-      const unsigned int v2781 = 32u + v2776;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2782 = v2781 < v2;
-      const unsigned int v2783 = v11 + v2780;
-      const bool v2784 = v2783 < v1;
-      const bool v2785 = v2782 && v2784;
-      const unsigned int v2787 = v2781 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2789 = v2787 + v11;
-      const unsigned int v2790 = v2789 + v2780;
-      const unsigned int v2791 = v2785 ? v2790 : v4;
-      const unsigned int v2793 = v2776 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2794 = 4352u + v2793;
-      const unsigned int v2795 = v2794 + v2780;
-      iron_copy_async(shm1 + v2795, b + v2791, v2785);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2616 = 32u < v2;
+    if (v2616) {
+      const unsigned int v2620 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2623 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2626 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2627 = v2626 << 3u;
+      const unsigned int v2628 = v24 + v2623;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2629 = v2628 < v0;
+      const unsigned int v2630 = 32u + v2627;
+      const bool v2631 = v2630 < v2;
+      const bool v2632 = v2629 && v2631;
+      const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2636 = v2634 + 32u;
+      const unsigned int v2637 = v2636 + v2627;
+      const unsigned int v2638 = v2632 ? v2637 : v4;
+      const unsigned int v2640 = v2623 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2641 = 5120u + v2640;
+      const unsigned int v2642 = v2641 + v2627;
+      iron_copy_async(shm0 + v2642, a + v2638, v2632);
+      const unsigned int v2645 = v2620 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2647 = v2645 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2650 = v2645 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2651 = v2650 << 3u;
+      const unsigned int v2652 = v24 + v2647;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2653 = v2652 < v0;
+      const unsigned int v2654 = 32u + v2651;
+      const bool v2655 = v2654 < v2;
+      const bool v2656 = v2653 && v2655;
+      const unsigned int v2658 = v2652 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2660 = v2658 + 32u;
+      const unsigned int v2661 = v2660 + v2651;
+      const unsigned int v2662 = v2656 ? v2661 : v4;
+      const unsigned int v2664 = v2647 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2665 = 5120u + v2664;
+      const unsigned int v2666 = v2665 + v2651;
+      iron_copy_async(shm0 + v2666, a + v2662, v2656);
+      const unsigned int v2669 = v2620 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2671 = v2669 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2674 = v2669 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2675 = v2674 << 3u;
+      const unsigned int v2676 = v24 + v2671;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2677 = v2676 < v0;
+      const unsigned int v2678 = 32u + v2675;
+      const bool v2679 = v2678 < v2;
+      const bool v2680 = v2677 && v2679;
+      const unsigned int v2682 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2684 = v2682 + 32u;
+      const unsigned int v2685 = v2684 + v2675;
+      const unsigned int v2686 = v2680 ? v2685 : v4;
+      const unsigned int v2688 = v2671 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2689 = 5120u + v2688;
+      const unsigned int v2690 = v2689 + v2675;
+      iron_copy_async(shm0 + v2690, a + v2686, v2680);
+      const unsigned int v2693 = v2620 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2695 = v2693 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2698 = v2693 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2699 = v2698 << 3u;
+      const unsigned int v2700 = v24 + v2695;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2701 = v2700 < v0;
+      const unsigned int v2702 = 32u + v2699;
+      const bool v2703 = v2702 < v2;
+      const bool v2704 = v2701 && v2703;
+      const unsigned int v2706 = v2700 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2708 = v2706 + 32u;
+      const unsigned int v2709 = v2708 + v2699;
+      const unsigned int v2710 = v2704 ? v2709 : v4;
+      const unsigned int v2712 = v2695 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2713 = 5120u + v2712;
+      const unsigned int v2714 = v2713 + v2699;
+      iron_copy_async(shm0 + v2714, a + v2710, v2704);
+      const unsigned int v2721 = v2620 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2724 = v2620 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2725 = v2724 << 3u;
+      const unsigned int v2726 = 32u + v2721;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2727 = v2726 < v2;
+      const unsigned int v2728 = v28 + v2725;
+      const bool v2729 = v2728 < v1;
+      const bool v2730 = v2727 && v2729;
+      const unsigned int v2732 = v2726 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2734 = v2732 + v28;
+      const unsigned int v2735 = v2734 + v2725;
+      const unsigned int v2736 = v2730 ? v2735 : v4;
+      const unsigned int v2738 = v2721 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2739 = 4352u + v2738;
+      const unsigned int v2740 = v2739 + v2725;
+      iron_copy_async(shm1 + v2740, b + v2736, v2730);
+      const unsigned int v2745 = v2645 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2748 = v2645 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2749 = v2748 << 3u;
+      const unsigned int v2750 = 32u + v2745;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2751 = v2750 < v2;
+      const unsigned int v2752 = v28 + v2749;
+      const bool v2753 = v2752 < v1;
+      const bool v2754 = v2751 && v2753;
+      const unsigned int v2756 = v2750 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2758 = v2756 + v28;
+      const unsigned int v2759 = v2758 + v2749;
+      const unsigned int v2760 = v2754 ? v2759 : v4;
+      const unsigned int v2762 = v2745 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2763 = 4352u + v2762;
+      const unsigned int v2764 = v2763 + v2749;
+      iron_copy_async(shm1 + v2764, b + v2760, v2754);
+      const unsigned int v2769 = v2669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2772 = v2669 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2773 = v2772 << 3u;
+      const unsigned int v2774 = 32u + v2769;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2775 = v2774 < v2;
+      const unsigned int v2776 = v28 + v2773;
+      const bool v2777 = v2776 < v1;
+      const bool v2778 = v2775 && v2777;
+      const unsigned int v2780 = v2774 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2782 = v2780 + v28;
+      const unsigned int v2783 = v2782 + v2773;
+      const unsigned int v2784 = v2778 ? v2783 : v4;
+      const unsigned int v2786 = v2769 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2787 = 4352u + v2786;
+      const unsigned int v2788 = v2787 + v2773;
+      iron_copy_async(shm1 + v2788, b + v2784, v2778);
+      const unsigned int v2793 = v2693 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2796 = v2693 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2797 = v2796 << 3u;
+      const unsigned int v2798 = 32u + v2793;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2799 = v2798 < v2;
+      const unsigned int v2800 = v28 + v2797;
+      const bool v2801 = v2800 < v1;
+      const bool v2802 = v2799 && v2801;
+      const unsigned int v2804 = v2798 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2806 = v2804 + v28;
+      const unsigned int v2807 = v2806 + v2797;
+      const unsigned int v2808 = v2802 ? v2807 : v4;
+      const unsigned int v2810 = v2793 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2811 = 4352u + v2810;
+      const unsigned int v2812 = v2811 + v2797;
+      iron_copy_async(shm1 + v2812, b + v2808, v2802);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2800 = 64u < v2;
-    if (v2800) {
-      const unsigned int v2804 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2807 = v2804 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2810 = v2804 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2811 = v2810 << 3u;
-      const unsigned int v2812 = v8 + v2807;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2813 = v2812 < v0;
-      const unsigned int v2814 = 64u + v2811;
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2813 && v2815;
-      const unsigned int v2818 = v2812 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2820 = v2818 + 64u;
-      const unsigned int v2821 = v2820 + v2811;
-      const unsigned int v2822 = v2816 ? v2821 : v4;
-      const unsigned int v2824 = v2807 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2825 = 10240u + v2824;
-      const unsigned int v2826 = v2825 + v2811;
-      iron_copy_async(shm0 + v2826, a + v2822, v2816);
-      const unsigned int v2829 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2831 = v2829 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2834 = v2829 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2835 = v2834 << 3u;
-      const unsigned int v2836 = v8 + v2831;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2837 = v2836 < v0;
-      const unsigned int v2838 = 64u + v2835;
-      const bool v2839 = v2838 < v2;
-      const bool v2840 = v2837 && v2839;
-      const unsigned int v2842 = v2836 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2844 = v2842 + 64u;
-      const unsigned int v2845 = v2844 + v2835;
-      const unsigned int v2846 = v2840 ? v2845 : v4;
-      const unsigned int v2848 = v2831 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2849 = 10240u + v2848;
-      const unsigned int v2850 = v2849 + v2835;
-      iron_copy_async(shm0 + v2850, a + v2846, v2840);
-      const unsigned int v2853 = v2804 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2855 = v2853 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2858 = v2853 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2859 = v2858 << 3u;
-      const unsigned int v2860 = v8 + v2855;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2861 = v2860 < v0;
-      const unsigned int v2862 = 64u + v2859;
-      const bool v2863 = v2862 < v2;
-      const bool v2864 = v2861 && v2863;
-      const unsigned int v2866 = v2860 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2868 = v2866 + 64u;
-      const unsigned int v2869 = v2868 + v2859;
-      const unsigned int v2870 = v2864 ? v2869 : v4;
-      const unsigned int v2872 = v2855 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2873 = 10240u + v2872;
-      const unsigned int v2874 = v2873 + v2859;
-      iron_copy_async(shm0 + v2874, a + v2870, v2864);
-      const unsigned int v2877 = v2804 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2879 = v2877 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2882 = v2877 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2883 = v2882 << 3u;
-      const unsigned int v2884 = v8 + v2879;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2885 = v2884 < v0;
-      const unsigned int v2886 = 64u + v2883;
-      const bool v2887 = v2886 < v2;
-      const bool v2888 = v2885 && v2887;
-      const unsigned int v2890 = v2884 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2892 = v2890 + 64u;
-      const unsigned int v2893 = v2892 + v2883;
-      const unsigned int v2894 = v2888 ? v2893 : v4;
-      const unsigned int v2896 = v2879 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2897 = 10240u + v2896;
-      const unsigned int v2898 = v2897 + v2883;
-      iron_copy_async(shm0 + v2898, a + v2894, v2888);
-      const unsigned int v2905 = v2804 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2908 = v2804 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2909 = v2908 << 3u;
-      const unsigned int v2910 = 64u + v2905;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2911 = v2910 < v2;
-      const unsigned int v2912 = v11 + v2909;
-      const bool v2913 = v2912 < v1;
-      const bool v2914 = v2911 && v2913;
-      const unsigned int v2916 = v2910 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2918 = v2916 + v11;
-      const unsigned int v2919 = v2918 + v2909;
-      const unsigned int v2920 = v2914 ? v2919 : v4;
-      const unsigned int v2922 = v2905 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2923 = 8704u + v2922;
-      const unsigned int v2924 = v2923 + v2909;
-      iron_copy_async(shm1 + v2924, b + v2920, v2914);
-      const unsigned int v2929 = v2829 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2932 = v2829 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2933 = v2932 << 3u;
-      const unsigned int v2934 = 64u + v2929;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2935 = v2934 < v2;
-      const unsigned int v2936 = v11 + v2933;
-      const bool v2937 = v2936 < v1;
-      const bool v2938 = v2935 && v2937;
-      const unsigned int v2940 = v2934 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2942 = v2940 + v11;
-      const unsigned int v2943 = v2942 + v2933;
-      const unsigned int v2944 = v2938 ? v2943 : v4;
-      const unsigned int v2946 = v2929 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2947 = 8704u + v2946;
-      const unsigned int v2948 = v2947 + v2933;
-      iron_copy_async(shm1 + v2948, b + v2944, v2938);
-      const unsigned int v2953 = v2853 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2956 = v2853 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2957 = v2956 << 3u;
-      const unsigned int v2958 = 64u + v2953;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2959 = v2958 < v2;
-      const unsigned int v2960 = v11 + v2957;
-      const bool v2961 = v2960 < v1;
-      const bool v2962 = v2959 && v2961;
-      const unsigned int v2964 = v2958 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2966 = v2964 + v11;
-      const unsigned int v2967 = v2966 + v2957;
-      const unsigned int v2968 = v2962 ? v2967 : v4;
-      const unsigned int v2970 = v2953 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2971 = 8704u + v2970;
-      const unsigned int v2972 = v2971 + v2957;
-      iron_copy_async(shm1 + v2972, b + v2968, v2962);
-      const unsigned int v2977 = v2877 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2980 = v2877 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2981 = v2980 << 3u;
-      const unsigned int v2982 = 64u + v2977;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2983 = v2982 < v2;
-      const unsigned int v2984 = v11 + v2981;
-      const bool v2985 = v2984 < v1;
-      const bool v2986 = v2983 && v2985;
-      const unsigned int v2988 = v2982 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2990 = v2988 + v11;
-      const unsigned int v2991 = v2990 + v2981;
-      const unsigned int v2992 = v2986 ? v2991 : v4;
-      const unsigned int v2994 = v2977 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2995 = 8704u + v2994;
-      const unsigned int v2996 = v2995 + v2981;
-      iron_copy_async(shm1 + v2996, b + v2992, v2986);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2817 = 64u < v2;
+    if (v2817) {
+      const unsigned int v2821 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2824 = v2821 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2827 = v2821 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2828 = v2827 << 3u;
+      const unsigned int v2829 = v24 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2830 = v2829 < v0;
+      const unsigned int v2831 = 64u + v2828;
+      const bool v2832 = v2831 < v2;
+      const bool v2833 = v2830 && v2832;
+      const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2837 = v2835 + 64u;
+      const unsigned int v2838 = v2837 + v2828;
+      const unsigned int v2839 = v2833 ? v2838 : v4;
+      const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2842 = 10240u + v2841;
+      const unsigned int v2843 = v2842 + v2828;
+      iron_copy_async(shm0 + v2843, a + v2839, v2833);
+      const unsigned int v2846 = v2821 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2848 = v2846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2851 = v2846 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2852 = v2851 << 3u;
+      const unsigned int v2853 = v24 + v2848;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2854 = v2853 < v0;
+      const unsigned int v2855 = 64u + v2852;
+      const bool v2856 = v2855 < v2;
+      const bool v2857 = v2854 && v2856;
+      const unsigned int v2859 = v2853 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2861 = v2859 + 64u;
+      const unsigned int v2862 = v2861 + v2852;
+      const unsigned int v2863 = v2857 ? v2862 : v4;
+      const unsigned int v2865 = v2848 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2866 = 10240u + v2865;
+      const unsigned int v2867 = v2866 + v2852;
+      iron_copy_async(shm0 + v2867, a + v2863, v2857);
+      const unsigned int v2870 = v2821 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2872 = v2870 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2875 = v2870 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2876 = v2875 << 3u;
+      const unsigned int v2877 = v24 + v2872;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2878 = v2877 < v0;
+      const unsigned int v2879 = 64u + v2876;
+      const bool v2880 = v2879 < v2;
+      const bool v2881 = v2878 && v2880;
+      const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2885 = v2883 + 64u;
+      const unsigned int v2886 = v2885 + v2876;
+      const unsigned int v2887 = v2881 ? v2886 : v4;
+      const unsigned int v2889 = v2872 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2890 = 10240u + v2889;
+      const unsigned int v2891 = v2890 + v2876;
+      iron_copy_async(shm0 + v2891, a + v2887, v2881);
+      const unsigned int v2894 = v2821 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2900 = v2899 << 3u;
+      const unsigned int v2901 = v24 + v2896;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2902 = v2901 < v0;
+      const unsigned int v2903 = 64u + v2900;
+      const bool v2904 = v2903 < v2;
+      const bool v2905 = v2902 && v2904;
+      const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2909 = v2907 + 64u;
+      const unsigned int v2910 = v2909 + v2900;
+      const unsigned int v2911 = v2905 ? v2910 : v4;
+      const unsigned int v2913 = v2896 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2914 = 10240u + v2913;
+      const unsigned int v2915 = v2914 + v2900;
+      iron_copy_async(shm0 + v2915, a + v2911, v2905);
+      const unsigned int v2922 = v2821 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2925 = v2821 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2926 = v2925 << 3u;
+      const unsigned int v2927 = 64u + v2922;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2928 = v2927 < v2;
+      const unsigned int v2929 = v28 + v2926;
+      const bool v2930 = v2929 < v1;
+      const bool v2931 = v2928 && v2930;
+      const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2935 = v2933 + v28;
+      const unsigned int v2936 = v2935 + v2926;
+      const unsigned int v2937 = v2931 ? v2936 : v4;
+      const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2940 = 8704u + v2939;
+      const unsigned int v2941 = v2940 + v2926;
+      iron_copy_async(shm1 + v2941, b + v2937, v2931);
+      const unsigned int v2946 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2949 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2950 = v2949 << 3u;
+      const unsigned int v2951 = 64u + v2946;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2952 = v2951 < v2;
+      const unsigned int v2953 = v28 + v2950;
+      const bool v2954 = v2953 < v1;
+      const bool v2955 = v2952 && v2954;
+      const unsigned int v2957 = v2951 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2959 = v2957 + v28;
+      const unsigned int v2960 = v2959 + v2950;
+      const unsigned int v2961 = v2955 ? v2960 : v4;
+      const unsigned int v2963 = v2946 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2964 = 8704u + v2963;
+      const unsigned int v2965 = v2964 + v2950;
+      iron_copy_async(shm1 + v2965, b + v2961, v2955);
+      const unsigned int v2970 = v2870 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2973 = v2870 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2974 = v2973 << 3u;
+      const unsigned int v2975 = 64u + v2970;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2976 = v2975 < v2;
+      const unsigned int v2977 = v28 + v2974;
+      const bool v2978 = v2977 < v1;
+      const bool v2979 = v2976 && v2978;
+      const unsigned int v2981 = v2975 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2983 = v2981 + v28;
+      const unsigned int v2984 = v2983 + v2974;
+      const unsigned int v2985 = v2979 ? v2984 : v4;
+      const unsigned int v2987 = v2970 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2988 = 8704u + v2987;
+      const unsigned int v2989 = v2988 + v2974;
+      iron_copy_async(shm1 + v2989, b + v2985, v2979);
+      const unsigned int v2994 = v2894 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2997 = v2894 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2998 = v2997 << 3u;
+      const unsigned int v2999 = 64u + v2994;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3000 = v2999 < v2;
+      const unsigned int v3001 = v28 + v2998;
+      const bool v3002 = v3001 < v1;
+      const bool v3003 = v3000 && v3002;
+      const unsigned int v3005 = v2999 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v3007 = v3005 + v28;
+      const unsigned int v3008 = v3007 + v2998;
+      const unsigned int v3009 = v3003 ? v3008 : v4;
+      const unsigned int v3011 = v2994 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v3012 = 8704u + v3011;
+      const unsigned int v3013 = v3012 + v2998;
+      iron_copy_async(shm1 + v3013, b + v3009, v3003);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3212 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3229 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v2997 = v4; v2997 < v2; v2997 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v2999 = v2997 >> 5u;
-      const unsigned int v3001 = v2999 & 3u;
+    for (unsigned int v3014 = v4; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3016 = v3014 >> 5u;
+      const unsigned int v3018 = v3016 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3004 = v2997 + 96u;
-      const unsigned int v3006 = v2999 + 3u;
-      const unsigned int v3007 = v3006 & 3u;
-      const bool v3008 = v3004 < v2;
-      if (v3008) {
-        const unsigned int v3010 = v3007 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v3012 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3015 = v3012 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3018 = v3012 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3019 = v3018 << 3u;
-        const unsigned int v3020 = v8 + v3015;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3021 = v3020 < v0;
-        const unsigned int v3022 = v3004 + v3019;
-        const bool v3023 = v3022 < v2;
-        const bool v3024 = v3021 && v3023;
-        const unsigned int v3026 = v3020 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3028 = v3026 + v3004;
-        const unsigned int v3029 = v3028 + v3019;
-        const unsigned int v3030 = v3024 ? v3029 : v4;
-        const unsigned int v3032 = v3015 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3033 = v3010 + v3032;
-        const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async(shm0 + v3034, a + v3030, v3024);
-        const unsigned int v3037 = v3012 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3039 = v3037 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3042 = v3037 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3043 = v3042 << 3u;
-        const unsigned int v3044 = v8 + v3039;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3045 = v3044 < v0;
-        const unsigned int v3046 = v3004 + v3043;
-        const bool v3047 = v3046 < v2;
-        const bool v3048 = v3045 && v3047;
-        const unsigned int v3050 = v3044 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3052 = v3050 + v3004;
-        const unsigned int v3053 = v3052 + v3043;
-        const unsigned int v3054 = v3048 ? v3053 : v4;
-        const unsigned int v3056 = v3039 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3057 = v3010 + v3056;
-        const unsigned int v3058 = v3057 + v3043;
-        iron_copy_async(shm0 + v3058, a + v3054, v3048);
-        const unsigned int v3061 = v3012 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3063 = v3061 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3066 = v3061 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3067 = v3066 << 3u;
-        const unsigned int v3068 = v8 + v3063;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3069 = v3068 < v0;
-        const unsigned int v3070 = v3004 + v3067;
-        const bool v3071 = v3070 < v2;
-        const bool v3072 = v3069 && v3071;
-        const unsigned int v3074 = v3068 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3076 = v3074 + v3004;
-        const unsigned int v3077 = v3076 + v3067;
-        const unsigned int v3078 = v3072 ? v3077 : v4;
-        const unsigned int v3080 = v3063 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3081 = v3010 + v3080;
-        const unsigned int v3082 = v3081 + v3067;
-        iron_copy_async(shm0 + v3082, a + v3078, v3072);
-        const unsigned int v3085 = v3012 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3087 = v3085 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3090 = v3085 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3091 = v3090 << 3u;
-        const unsigned int v3092 = v8 + v3087;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3093 = v3092 < v0;
-        const unsigned int v3094 = v3004 + v3091;
-        const bool v3095 = v3094 < v2;
-        const bool v3096 = v3093 && v3095;
-        const unsigned int v3098 = v3092 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3100 = v3098 + v3004;
-        const unsigned int v3101 = v3100 + v3091;
-        const unsigned int v3102 = v3096 ? v3101 : v4;
-        const unsigned int v3104 = v3087 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3105 = v3010 + v3104;
-        const unsigned int v3106 = v3105 + v3091;
-        iron_copy_async(shm0 + v3106, a + v3102, v3096);
-        const unsigned int v3108 = v3007 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3113 = v3012 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3116 = v3012 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3117 = v3116 << 3u;
-        const unsigned int v3118 = v3004 + v3113;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3119 = v3118 < v2;
-        const unsigned int v3120 = v11 + v3117;
-        const bool v3121 = v3120 < v1;
-        const bool v3122 = v3119 && v3121;
-        const unsigned int v3124 = v3118 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3126 = v3124 + v11;
-        const unsigned int v3127 = v3126 + v3117;
-        const unsigned int v3128 = v3122 ? v3127 : v4;
-        const unsigned int v3130 = v3113 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3131 = v3108 + v3130;
-        const unsigned int v3132 = v3131 + v3117;
-        iron_copy_async(shm1 + v3132, b + v3128, v3122);
-        const unsigned int v3137 = v3037 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3140 = v3037 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3141 = v3140 << 3u;
-        const unsigned int v3142 = v3004 + v3137;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3143 = v3142 < v2;
-        const unsigned int v3144 = v11 + v3141;
-        const bool v3145 = v3144 < v1;
-        const bool v3146 = v3143 && v3145;
-        const unsigned int v3148 = v3142 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3150 = v3148 + v11;
-        const unsigned int v3151 = v3150 + v3141;
-        const unsigned int v3152 = v3146 ? v3151 : v4;
-        const unsigned int v3154 = v3137 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3155 = v3108 + v3154;
-        const unsigned int v3156 = v3155 + v3141;
-        iron_copy_async(shm1 + v3156, b + v3152, v3146);
-        const unsigned int v3161 = v3061 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3164 = v3061 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3165 = v3164 << 3u;
-        const unsigned int v3166 = v3004 + v3161;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3167 = v3166 < v2;
-        const unsigned int v3168 = v11 + v3165;
-        const bool v3169 = v3168 < v1;
-        const bool v3170 = v3167 && v3169;
-        const unsigned int v3172 = v3166 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3174 = v3172 + v11;
-        const unsigned int v3175 = v3174 + v3165;
-        const unsigned int v3176 = v3170 ? v3175 : v4;
-        const unsigned int v3178 = v3161 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3179 = v3108 + v3178;
-        const unsigned int v3180 = v3179 + v3165;
-        iron_copy_async(shm1 + v3180, b + v3176, v3170);
-        const unsigned int v3185 = v3085 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3188 = v3085 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3189 = v3188 << 3u;
-        const unsigned int v3190 = v3004 + v3185;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3191 = v3190 < v2;
-        const unsigned int v3192 = v11 + v3189;
-        const bool v3193 = v3192 < v1;
-        const bool v3194 = v3191 && v3193;
-        const unsigned int v3196 = v3190 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3198 = v3196 + v11;
-        const unsigned int v3199 = v3198 + v3189;
-        const unsigned int v3200 = v3194 ? v3199 : v4;
-        const unsigned int v3202 = v3185 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3203 = v3108 + v3202;
-        const unsigned int v3204 = v3203 + v3189;
-        iron_copy_async(shm1 + v3204, b + v3200, v3194);
+      const unsigned int v3021 = v3014 + 96u;
+      const unsigned int v3023 = v3016 + 3u;
+      const unsigned int v3024 = v3023 & 3u;
+      const bool v3025 = v3021 < v2;
+      if (v3025) {
+        const unsigned int v3027 = v3024 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3029 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3032 = v3029 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3035 = v3029 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3036 = v3035 << 3u;
+        const unsigned int v3037 = v24 + v3032;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3038 = v3037 < v0;
+        const unsigned int v3039 = v3021 + v3036;
+        const bool v3040 = v3039 < v2;
+        const bool v3041 = v3038 && v3040;
+        const unsigned int v3043 = v3037 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3045 = v3043 + v3021;
+        const unsigned int v3046 = v3045 + v3036;
+        const unsigned int v3047 = v3041 ? v3046 : v4;
+        const unsigned int v3049 = v3032 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3050 = v3027 + v3049;
+        const unsigned int v3051 = v3050 + v3036;
+        iron_copy_async(shm0 + v3051, a + v3047, v3041);
+        const unsigned int v3054 = v3029 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3056 = v3054 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3059 = v3054 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3060 = v3059 << 3u;
+        const unsigned int v3061 = v24 + v3056;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3062 = v3061 < v0;
+        const unsigned int v3063 = v3021 + v3060;
+        const bool v3064 = v3063 < v2;
+        const bool v3065 = v3062 && v3064;
+        const unsigned int v3067 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3069 = v3067 + v3021;
+        const unsigned int v3070 = v3069 + v3060;
+        const unsigned int v3071 = v3065 ? v3070 : v4;
+        const unsigned int v3073 = v3056 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3074 = v3027 + v3073;
+        const unsigned int v3075 = v3074 + v3060;
+        iron_copy_async(shm0 + v3075, a + v3071, v3065);
+        const unsigned int v3078 = v3029 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3080 = v3078 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3083 = v3078 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3084 = v3083 << 3u;
+        const unsigned int v3085 = v24 + v3080;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3086 = v3085 < v0;
+        const unsigned int v3087 = v3021 + v3084;
+        const bool v3088 = v3087 < v2;
+        const bool v3089 = v3086 && v3088;
+        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3093 = v3091 + v3021;
+        const unsigned int v3094 = v3093 + v3084;
+        const unsigned int v3095 = v3089 ? v3094 : v4;
+        const unsigned int v3097 = v3080 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3098 = v3027 + v3097;
+        const unsigned int v3099 = v3098 + v3084;
+        iron_copy_async(shm0 + v3099, a + v3095, v3089);
+        const unsigned int v3102 = v3029 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3108 = v3107 << 3u;
+        const unsigned int v3109 = v24 + v3104;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3110 = v3109 < v0;
+        const unsigned int v3111 = v3021 + v3108;
+        const bool v3112 = v3111 < v2;
+        const bool v3113 = v3110 && v3112;
+        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3117 = v3115 + v3021;
+        const unsigned int v3118 = v3117 + v3108;
+        const unsigned int v3119 = v3113 ? v3118 : v4;
+        const unsigned int v3121 = v3104 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3122 = v3027 + v3121;
+        const unsigned int v3123 = v3122 + v3108;
+        iron_copy_async(shm0 + v3123, a + v3119, v3113);
+        const unsigned int v3125 = v3024 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3130 = v3029 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3133 = v3029 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3134 = v3133 << 3u;
+        const unsigned int v3135 = v3021 + v3130;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3136 = v3135 < v2;
+        const unsigned int v3137 = v28 + v3134;
+        const bool v3138 = v3137 < v1;
+        const bool v3139 = v3136 && v3138;
+        const unsigned int v3141 = v3135 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3143 = v3141 + v28;
+        const unsigned int v3144 = v3143 + v3134;
+        const unsigned int v3145 = v3139 ? v3144 : v4;
+        const unsigned int v3147 = v3130 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3148 = v3125 + v3147;
+        const unsigned int v3149 = v3148 + v3134;
+        iron_copy_async(shm1 + v3149, b + v3145, v3139);
+        const unsigned int v3154 = v3054 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3157 = v3054 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3158 = v3157 << 3u;
+        const unsigned int v3159 = v3021 + v3154;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3160 = v3159 < v2;
+        const unsigned int v3161 = v28 + v3158;
+        const bool v3162 = v3161 < v1;
+        const bool v3163 = v3160 && v3162;
+        const unsigned int v3165 = v3159 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3167 = v3165 + v28;
+        const unsigned int v3168 = v3167 + v3158;
+        const unsigned int v3169 = v3163 ? v3168 : v4;
+        const unsigned int v3171 = v3154 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3172 = v3125 + v3171;
+        const unsigned int v3173 = v3172 + v3158;
+        iron_copy_async(shm1 + v3173, b + v3169, v3163);
+        const unsigned int v3178 = v3078 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3181 = v3078 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3182 = v3181 << 3u;
+        const unsigned int v3183 = v3021 + v3178;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3184 = v3183 < v2;
+        const unsigned int v3185 = v28 + v3182;
+        const bool v3186 = v3185 < v1;
+        const bool v3187 = v3184 && v3186;
+        const unsigned int v3189 = v3183 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3191 = v3189 + v28;
+        const unsigned int v3192 = v3191 + v3182;
+        const unsigned int v3193 = v3187 ? v3192 : v4;
+        const unsigned int v3195 = v3178 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3196 = v3125 + v3195;
+        const unsigned int v3197 = v3196 + v3182;
+        iron_copy_async(shm1 + v3197, b + v3193, v3187);
+        const unsigned int v3202 = v3102 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3205 = v3102 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3206 = v3205 << 3u;
+        const unsigned int v3207 = v3021 + v3202;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3208 = v3207 < v2;
+        const unsigned int v3209 = v28 + v3206;
+        const bool v3210 = v3209 < v1;
+        const bool v3211 = v3208 && v3210;
+        const unsigned int v3213 = v3207 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3215 = v3213 + v28;
+        const unsigned int v3216 = v3215 + v3206;
+        const unsigned int v3217 = v3211 ? v3216 : v4;
+        const unsigned int v3219 = v3202 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3220 = v3125 + v3219;
+        const unsigned int v3221 = v3220 + v3206;
+        iron_copy_async(shm1 + v3221, b + v3217, v3211);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3206 = v3001 * 4352u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3208 = v3001 * 5120u;
-      const unsigned int v3213 = v3208 + v3212;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3213, 40u);
-      const unsigned int v3218 = v3206 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v26, shm1, v3218, 136u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const unsigned int v3224 = v3213 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3224, 40u);
-      const unsigned int v3227 = v3206 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const unsigned int v3228 = v3227 + v20;
-      iron_frag_load_shared<false>(v26, shm1, v3228, 136u);
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3223 = v3018 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3225 = v3018 * 5120u;
+      const unsigned int v3230 = v3225 + v3229;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3230, 40u);
+      const unsigned int v3235 = v3223 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3235, 136u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const unsigned int v3241 = v3230 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3241, 40u);
+      const unsigned int v3244 = v3223 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v3245 = v3244 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v3245, 136u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v275 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v276 = threadIdx.x;
-    const unsigned int v332 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const unsigned int v344 = v332 + 16u;
-    const unsigned int v348 = 2176u + v20;  // kernels/gemm/gemm_tiles.hpp:172
+    const unsigned int v292 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v293 = threadIdx.x;
+    const unsigned int v349 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v361 = v349 + 16u;
+    const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v274 = v4; v274 < v2; v274 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v278 = v276; v278 < 4096u; v278 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v280 = v278 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v282 = v278 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v283 = v8 + v280;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v284 = v283 < v0;
-        const unsigned int v285 = v274 + v282;
-        const bool v286 = v285 < v2;
-        const bool v287 = v284 && v286;
-        if (v287) {
-          const unsigned int v289 = v283 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v291 = v289 + v274;
-          const unsigned int v292 = v291 + v282;
-          const __nv_bfloat16 v293 = a[v292];
-          const unsigned int v295 = v280 * 40u;
-          const unsigned int v296 = v295 + v282;
-          shm0[v296] = v293;
+    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v300 = v24 + v297;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v301 = v300 < v0;
+        const unsigned int v302 = v291 + v299;
+        const bool v303 = v302 < v2;
+        const bool v304 = v301 && v303;
+        if (v304) {
+          const unsigned int v306 = v300 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v308 = v306 + v291;
+          const unsigned int v309 = v308 + v299;
+          const __nv_bfloat16 v310 = a[v309];
+          const unsigned int v312 = v297 * 40u;
+          const unsigned int v313 = v312 + v299;
+          shm0[v313] = v310;
         } else {
-          const unsigned int v298 = v280 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v299 = v298 + v282;
-          shm0[v299] = __float2bfloat16_rn(0.0f);
+          const unsigned int v315 = v297 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v316 = v315 + v299;
+          shm0[v316] = __float2bfloat16_rn(0.0f);
         }
       }
 
-      for (unsigned int v304 = v276; v304 < 4096u; v304 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v306 = v304 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v308 = v304 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v309 = v274 + v306;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v310 = v309 < v2;
-        const unsigned int v311 = v11 + v308;
-        const bool v312 = v311 < v1;
-        const bool v313 = v310 && v312;
-        if (v313) {
-          const unsigned int v315 = v309 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v317 = v315 + v11;
-          const unsigned int v318 = v317 + v308;
-          const __nv_bfloat16 v319 = b[v318];
-          const unsigned int v321 = v306 * 136u;
-          const unsigned int v322 = v321 + v308;
-          shm1[v322] = v319;
+      for (unsigned int v321 = v293; v321 < 4096u; v321 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v323 = v321 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v325 = v321 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v326 = v291 + v323;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v327 = v326 < v2;
+        const unsigned int v328 = v28 + v325;
+        const bool v329 = v328 < v1;
+        const bool v330 = v327 && v329;
+        if (v330) {
+          const unsigned int v332 = v326 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v334 = v332 + v28;
+          const unsigned int v335 = v334 + v325;
+          const __nv_bfloat16 v336 = b[v335];
+          const unsigned int v338 = v323 * 136u;
+          const unsigned int v339 = v338 + v325;
+          shm1[v339] = v336;
         } else {
-          const unsigned int v324 = v306 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v325 = v324 + v308;
-          shm1[v325] = __float2bfloat16_rn(0.0f);
+          const unsigned int v341 = v323 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v342 = v341 + v325;
+          shm1[v342] = __float2bfloat16_rn(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v332, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v20, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load_shared<false>(v24, shm0, v344, 40u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v348, 136u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v349, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v37, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load_shared<false>(v41, shm0, v361, 40u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v365, 136u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v349 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v350 = v8 + v16;
-  const unsigned int v351 = v350 + v349;
-  const unsigned int v352 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v353 = v11 + v20;
-  const unsigned int v354 = v353 + v352;
-  const bool v355 = v351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v356 = v354 < v1;
-  const bool v357 = v355 && v356;
-  if (v357) {
-    const float v358 = v22.x[0];
-    const unsigned int v359 = v351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v360 = v359 + v354;
-    const __nv_bfloat16 v361 = residual[v360];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v362 = __bfloat162float(v361);
-    const float v363 = fmaf(v358, v3, v362);
-    const __nv_bfloat16 v364 = __float2bfloat16_rn(v363);
-    out[v360] = v364;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v365 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v367 = v350 + v365;
-  const unsigned int v368 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v370 = v353 + v368;
-  const bool v371 = v367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v372 = v370 < v1;
-  const bool v373 = v371 && v372;
-  if (v373) {
-    const float v374 = v22.x[1];
-    const unsigned int v375 = v367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v376 = v375 + v370;
-    const __nv_bfloat16 v377 = residual[v376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v378 = __bfloat162float(v377);
-    const float v379 = fmaf(v374, v3, v378);
-    const __nv_bfloat16 v380 = __float2bfloat16_rn(v379);
-    out[v376] = v380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v381 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v383 = v350 + v381;
-  const unsigned int v384 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v386 = v353 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v388 = v386 < v1;
-  const bool v389 = v387 && v388;
-  if (v389) {
-    const float v390 = v22.x[2];
-    const unsigned int v391 = v383 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v392 = v391 + v386;
-    const __nv_bfloat16 v393 = residual[v392];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v394 = __bfloat162float(v393);
-    const float v395 = fmaf(v390, v3, v394);
-    const __nv_bfloat16 v396 = __float2bfloat16_rn(v395);
-    out[v392] = v396;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v397 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v399 = v350 + v397;
-  const unsigned int v400 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v402 = v353 + v400;
-  const bool v403 = v399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v404 = v402 < v1;
-  const bool v405 = v403 && v404;
-  if (v405) {
-    const float v406 = v22.x[3];
-    const unsigned int v407 = v399 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v408 = v407 + v402;
-    const __nv_bfloat16 v409 = residual[v408];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v410 = __bfloat162float(v409);
-    const float v411 = fmaf(v406, v3, v410);
-    const __nv_bfloat16 v412 = __float2bfloat16_rn(v411);
-    out[v408] = v412;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v413 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v415 = v350 + v413;
-  const unsigned int v416 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v418 = v353 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.x[4];
-    const unsigned int v423 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v424 = v423 + v418;
-    const __nv_bfloat16 v425 = residual[v424];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v426 = __bfloat162float(v425);
-    const float v427 = fmaf(v422, v3, v426);
-    const __nv_bfloat16 v428 = __float2bfloat16_rn(v427);
-    out[v424] = v428;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v429 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v431 = v350 + v429;
-  const unsigned int v432 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v434 = v353 + v432;
-  const bool v435 = v431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v436 = v434 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v22.x[5];
-    const unsigned int v439 = v431 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v440 = v439 + v434;
-    const __nv_bfloat16 v441 = residual[v440];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v442 = __bfloat162float(v441);
-    const float v443 = fmaf(v438, v3, v442);
-    const __nv_bfloat16 v444 = __float2bfloat16_rn(v443);
-    out[v440] = v444;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v445 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v447 = v350 + v445;
-  const unsigned int v448 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v450 = v353 + v448;
-  const bool v451 = v447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v452 = v450 < v1;
-  const bool v453 = v451 && v452;
-  if (v453) {
-    const float v454 = v22.x[6];
-    const unsigned int v455 = v447 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v456 = v455 + v450;
-    const __nv_bfloat16 v457 = residual[v456];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v458 = __bfloat162float(v457);
-    const float v459 = fmaf(v454, v3, v458);
-    const __nv_bfloat16 v460 = __float2bfloat16_rn(v459);
-    out[v456] = v460;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v461 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v463 = v350 + v461;
-  const unsigned int v464 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v466 = v353 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v468 = v466 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v22.x[7];
-    const unsigned int v471 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v472 = v471 + v466;
-    const __nv_bfloat16 v473 = residual[v472];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v474 = __bfloat162float(v473);
-    const float v475 = fmaf(v470, v3, v474);
-    const __nv_bfloat16 v476 = __float2bfloat16_rn(v475);
-    out[v472] = v476;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v477 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v479 = v350 + v477;
-  const unsigned int v480 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v482 = v353 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v484 = v482 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v22.x[8];
-    const unsigned int v487 = v479 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v488 = v487 + v482;
-    const __nv_bfloat16 v489 = residual[v488];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v490 = __bfloat162float(v489);
-    const float v491 = fmaf(v486, v3, v490);
-    const __nv_bfloat16 v492 = __float2bfloat16_rn(v491);
-    out[v488] = v492;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v493 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v495 = v350 + v493;
-  const unsigned int v496 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v498 = v353 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v500 = v498 < v1;
-  const bool v501 = v499 && v500;
-  if (v501) {
-    const float v502 = v22.x[9];
-    const unsigned int v503 = v495 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v504 = v503 + v498;
-    const __nv_bfloat16 v505 = residual[v504];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v506 = __bfloat162float(v505);
-    const float v507 = fmaf(v502, v3, v506);
-    const __nv_bfloat16 v508 = __float2bfloat16_rn(v507);
-    out[v504] = v508;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v509 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v511 = v350 + v509;
-  const unsigned int v512 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v514 = v353 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v516 = v514 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v22.x[10];
-    const unsigned int v519 = v511 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v520 = v519 + v514;
-    const __nv_bfloat16 v521 = residual[v520];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v522 = __bfloat162float(v521);
-    const float v523 = fmaf(v518, v3, v522);
-    const __nv_bfloat16 v524 = __float2bfloat16_rn(v523);
-    out[v520] = v524;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v527 = v350 + v525;
-  const unsigned int v528 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v530 = v353 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v532 = v530 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v22.x[11];
-    const unsigned int v535 = v527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v536 = v535 + v530;
-    const __nv_bfloat16 v537 = residual[v536];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v538 = __bfloat162float(v537);
-    const float v539 = fmaf(v534, v3, v538);
-    const __nv_bfloat16 v540 = __float2bfloat16_rn(v539);
-    out[v536] = v540;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v541 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v543 = v350 + v541;
-  const unsigned int v544 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v546 = v353 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v548 = v546 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v22.x[12];
-    const unsigned int v551 = v543 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v552 = v551 + v546;
-    const __nv_bfloat16 v553 = residual[v552];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v554 = __bfloat162float(v553);
-    const float v555 = fmaf(v550, v3, v554);
-    const __nv_bfloat16 v556 = __float2bfloat16_rn(v555);
-    out[v552] = v556;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v557 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v559 = v350 + v557;
-  const unsigned int v560 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v562 = v353 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v564 = v562 < v1;
-  const bool v565 = v563 && v564;
-  if (v565) {
-    const float v566 = v22.x[13];
-    const unsigned int v567 = v559 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v568 = v567 + v562;
-    const __nv_bfloat16 v569 = residual[v568];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v570 = __bfloat162float(v569);
-    const float v571 = fmaf(v566, v3, v570);
-    const __nv_bfloat16 v572 = __float2bfloat16_rn(v571);
-    out[v568] = v572;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v575 = v350 + v573;
-  const unsigned int v576 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v578 = v353 + v576;
-  const bool v579 = v575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v580 = v578 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v22.x[14];
-    const unsigned int v583 = v575 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v584 = v583 + v578;
-    const __nv_bfloat16 v585 = residual[v584];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v586 = __bfloat162float(v585);
-    const float v587 = fmaf(v582, v3, v586);
-    const __nv_bfloat16 v588 = __float2bfloat16_rn(v587);
-    out[v584] = v588;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v589 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v591 = v350 + v589;
-  const unsigned int v592 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v594 = v353 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v596 = v594 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v22.x[15];
-    const unsigned int v599 = v591 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v600 = v599 + v594;
-    const __nv_bfloat16 v601 = residual[v600];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v602 = __bfloat162float(v601);
-    const float v603 = fmaf(v598, v3, v602);
-    const __nv_bfloat16 v604 = __float2bfloat16_rn(v603);
-    out[v600] = v604;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v607 = v350 + v605;
-  const unsigned int v608 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v610 = v353 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v612 = v610 < v1;
-  const bool v613 = v611 && v612;
-  if (v613) {
-    const float v614 = v22.x[16];
-    const unsigned int v615 = v607 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v616 = v615 + v610;
-    const __nv_bfloat16 v617 = residual[v616];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v618 = __bfloat162float(v617);
-    const float v619 = fmaf(v614, v3, v618);
-    const __nv_bfloat16 v620 = __float2bfloat16_rn(v619);
-    out[v616] = v620;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v621 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v623 = v350 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v626 = v353 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v628 = v626 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v22.x[17];
-    const unsigned int v631 = v623 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v632 = v631 + v626;
-    const __nv_bfloat16 v633 = residual[v632];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v634 = __bfloat162float(v633);
-    const float v635 = fmaf(v630, v3, v634);
-    const __nv_bfloat16 v636 = __float2bfloat16_rn(v635);
-    out[v632] = v636;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v637 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v639 = v350 + v637;
-  const unsigned int v640 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v642 = v353 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v644 = v642 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v22.x[18];
-    const unsigned int v647 = v639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v648 = v647 + v642;
-    const __nv_bfloat16 v649 = residual[v648];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v650 = __bfloat162float(v649);
-    const float v651 = fmaf(v646, v3, v650);
-    const __nv_bfloat16 v652 = __float2bfloat16_rn(v651);
-    out[v648] = v652;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v653 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v655 = v350 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v658 = v353 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v660 = v658 < v1;
-  const bool v661 = v659 && v660;
-  if (v661) {
-    const float v662 = v22.x[19];
-    const unsigned int v663 = v655 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v664 = v663 + v658;
-    const __nv_bfloat16 v665 = residual[v664];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v666 = __bfloat162float(v665);
-    const float v667 = fmaf(v662, v3, v666);
-    const __nv_bfloat16 v668 = __float2bfloat16_rn(v667);
-    out[v664] = v668;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v671 = v350 + v669;
-  const unsigned int v672 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v674 = v353 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.x[20];
-    const unsigned int v679 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v680 = v679 + v674;
-    const __nv_bfloat16 v681 = residual[v680];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v682 = __bfloat162float(v681);
-    const float v683 = fmaf(v678, v3, v682);
-    const __nv_bfloat16 v684 = __float2bfloat16_rn(v683);
-    out[v680] = v684;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v685 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v687 = v350 + v685;
-  const unsigned int v688 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v690 = v353 + v688;
-  const bool v691 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v22.x[21];
-    const unsigned int v695 = v687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v696 = v695 + v690;
-    const __nv_bfloat16 v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v698 = __bfloat162float(v697);
-    const float v699 = fmaf(v694, v3, v698);
-    const __nv_bfloat16 v700 = __float2bfloat16_rn(v699);
-    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v701 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v703 = v350 + v701;
-  const unsigned int v704 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v706 = v353 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v708 = v706 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v22.x[22];
-    const unsigned int v711 = v703 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v712 = v711 + v706;
-    const __nv_bfloat16 v713 = residual[v712];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v714 = __bfloat162float(v713);
-    const float v715 = fmaf(v710, v3, v714);
-    const __nv_bfloat16 v716 = __float2bfloat16_rn(v715);
-    out[v712] = v716;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v717 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v719 = v350 + v717;
-  const unsigned int v720 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v722 = v353 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v22.x[23];
-    const unsigned int v727 = v719 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v728 = v727 + v722;
-    const __nv_bfloat16 v729 = residual[v728];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v730 = __bfloat162float(v729);
-    const float v731 = fmaf(v726, v3, v730);
-    const __nv_bfloat16 v732 = __float2bfloat16_rn(v731);
-    out[v728] = v732;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v735 = v350 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v738 = v353 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v740 = v738 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v22.x[24];
-    const unsigned int v743 = v735 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v744 = v743 + v738;
-    const __nv_bfloat16 v745 = residual[v744];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v746 = __bfloat162float(v745);
-    const float v747 = fmaf(v742, v3, v746);
-    const __nv_bfloat16 v748 = __float2bfloat16_rn(v747);
-    out[v744] = v748;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v749 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v751 = v350 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v754 = v353 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.x[25];
-    const unsigned int v759 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v760 = v759 + v754;
-    const __nv_bfloat16 v761 = residual[v760];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v762 = __bfloat162float(v761);
-    const float v763 = fmaf(v758, v3, v762);
-    const __nv_bfloat16 v764 = __float2bfloat16_rn(v763);
-    out[v760] = v764;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v765 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v767 = v350 + v765;
-  const unsigned int v768 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v770 = v353 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v772 = v770 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v22.x[26];
-    const unsigned int v775 = v767 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v776 = v775 + v770;
-    const __nv_bfloat16 v777 = residual[v776];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v778 = __bfloat162float(v777);
-    const float v779 = fmaf(v774, v3, v778);
-    const __nv_bfloat16 v780 = __float2bfloat16_rn(v779);
-    out[v776] = v780;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v783 = v350 + v781;
-  const unsigned int v784 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v786 = v353 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v788 = v786 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v22.x[27];
-    const unsigned int v791 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v792 = v791 + v786;
-    const __nv_bfloat16 v793 = residual[v792];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v794 = __bfloat162float(v793);
-    const float v795 = fmaf(v790, v3, v794);
-    const __nv_bfloat16 v796 = __float2bfloat16_rn(v795);
-    out[v792] = v796;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v797 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v799 = v350 + v797;
-  const unsigned int v800 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v802 = v353 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v22.x[28];
-    const unsigned int v807 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v808 = v807 + v802;
-    const __nv_bfloat16 v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v810 = __bfloat162float(v809);
-    const float v811 = fmaf(v806, v3, v810);
-    const __nv_bfloat16 v812 = __float2bfloat16_rn(v811);
-    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v815 = v350 + v813;
-  const unsigned int v816 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v818 = v353 + v816;
-  const bool v819 = v815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v820 = v818 < v1;
-  const bool v821 = v819 && v820;
-  if (v821) {
-    const float v822 = v22.x[29];
-    const unsigned int v823 = v815 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v824 = v823 + v818;
-    const __nv_bfloat16 v825 = residual[v824];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v826 = __bfloat162float(v825);
-    const float v827 = fmaf(v822, v3, v826);
-    const __nv_bfloat16 v828 = __float2bfloat16_rn(v827);
-    out[v824] = v828;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v829 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v831 = v350 + v829;
-  const unsigned int v832 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v834 = v353 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v836 = v834 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v22.x[30];
-    const unsigned int v839 = v831 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v840 = v839 + v834;
-    const __nv_bfloat16 v841 = residual[v840];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v842 = __bfloat162float(v841);
-    const float v843 = fmaf(v838, v3, v842);
-    const __nv_bfloat16 v844 = __float2bfloat16_rn(v843);
-    out[v840] = v844;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v847 = v350 + v845;
-  const unsigned int v848 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v850 = v353 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v852 = v850 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v22.x[31];
-    const unsigned int v855 = v847 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v856 = v855 + v850;
-    const __nv_bfloat16 v857 = residual[v856];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v858 = __bfloat162float(v857);
-    const float v859 = fmaf(v854, v3, v858);
-    const __nv_bfloat16 v860 = __float2bfloat16_rn(v859);
-    out[v856] = v860;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v861 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v863 = v350 + v861;
-  const unsigned int v864 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v866 = v353 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v868 = v866 < v1;
-  const bool v869 = v867 && v868;
-  if (v869) {
-    const float v870 = v22.x[32];
-    const unsigned int v871 = v863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v872 = v871 + v866;
-    const __nv_bfloat16 v873 = residual[v872];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v874 = __bfloat162float(v873);
-    const float v875 = fmaf(v870, v3, v874);
-    const __nv_bfloat16 v876 = __float2bfloat16_rn(v875);
-    out[v872] = v876;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v879 = v350 + v877;
-  const unsigned int v880 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v882 = v353 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v884 = v882 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v22.x[33];
-    const unsigned int v887 = v879 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v888 = v887 + v882;
-    const __nv_bfloat16 v889 = residual[v888];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v890 = __bfloat162float(v889);
-    const float v891 = fmaf(v886, v3, v890);
-    const __nv_bfloat16 v892 = __float2bfloat16_rn(v891);
-    out[v888] = v892;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v893 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v895 = v350 + v893;
-  const unsigned int v896 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v898 = v353 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v900 = v898 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v22.x[34];
-    const unsigned int v903 = v895 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v904 = v903 + v898;
-    const __nv_bfloat16 v905 = residual[v904];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v906 = __bfloat162float(v905);
-    const float v907 = fmaf(v902, v3, v906);
-    const __nv_bfloat16 v908 = __float2bfloat16_rn(v907);
-    out[v904] = v908;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v909 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v911 = v350 + v909;
-  const unsigned int v912 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v914 = v353 + v912;
-  const bool v915 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v22.x[35];
-    const unsigned int v919 = v911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v920 = v919 + v914;
-    const __nv_bfloat16 v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v922 = __bfloat162float(v921);
-    const float v923 = fmaf(v918, v3, v922);
-    const __nv_bfloat16 v924 = __float2bfloat16_rn(v923);
-    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v927 = v350 + v925;
-  const unsigned int v928 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v930 = v353 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v932 = v930 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v22.x[36];
-    const unsigned int v935 = v927 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v936 = v935 + v930;
-    const __nv_bfloat16 v937 = residual[v936];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v938 = __bfloat162float(v937);
-    const float v939 = fmaf(v934, v3, v938);
-    const __nv_bfloat16 v940 = __float2bfloat16_rn(v939);
-    out[v936] = v940;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v943 = v350 + v941;
-  const unsigned int v944 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v946 = v353 + v944;
-  const bool v947 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v948 = v946 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v22.x[37];
-    const unsigned int v951 = v943 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v952 = v951 + v946;
-    const __nv_bfloat16 v953 = residual[v952];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v954 = __bfloat162float(v953);
-    const float v955 = fmaf(v950, v3, v954);
-    const __nv_bfloat16 v956 = __float2bfloat16_rn(v955);
-    out[v952] = v956;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v957 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v959 = v350 + v957;
-  const unsigned int v960 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v962 = v353 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v964 = v962 < v1;
-  const bool v965 = v963 && v964;
-  if (v965) {
-    const float v966 = v22.x[38];
-    const unsigned int v967 = v959 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v968 = v967 + v962;
-    const __nv_bfloat16 v969 = residual[v968];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v970 = __bfloat162float(v969);
-    const float v971 = fmaf(v966, v3, v970);
-    const __nv_bfloat16 v972 = __float2bfloat16_rn(v971);
-    out[v968] = v972;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v975 = v350 + v973;
-  const unsigned int v976 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v978 = v353 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v980 = v978 < v1;
-  const bool v981 = v979 && v980;
-  if (v981) {
-    const float v982 = v22.x[39];
-    const unsigned int v983 = v975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v984 = v983 + v978;
-    const __nv_bfloat16 v985 = residual[v984];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v986 = __bfloat162float(v985);
-    const float v987 = fmaf(v982, v3, v986);
-    const __nv_bfloat16 v988 = __float2bfloat16_rn(v987);
-    out[v984] = v988;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v991 = v350 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v994 = v353 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v22.x[40];
-    const unsigned int v999 = v991 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1000 = v999 + v994;
-    const __nv_bfloat16 v1001 = residual[v1000];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1002 = __bfloat162float(v1001);
-    const float v1003 = fmaf(v998, v3, v1002);
-    const __nv_bfloat16 v1004 = __float2bfloat16_rn(v1003);
-    out[v1000] = v1004;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1005 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1007 = v350 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1010 = v353 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.x[41];
-    const unsigned int v1015 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1016 = v1015 + v1010;
-    const __nv_bfloat16 v1017 = residual[v1016];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1018 = __bfloat162float(v1017);
-    const float v1019 = fmaf(v1014, v3, v1018);
-    const __nv_bfloat16 v1020 = __float2bfloat16_rn(v1019);
-    out[v1016] = v1020;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1023 = v350 + v1021;
-  const unsigned int v1024 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1026 = v353 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v22.x[42];
-    const unsigned int v1031 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1032 = v1031 + v1026;
-    const __nv_bfloat16 v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1034 = __bfloat162float(v1033);
-    const float v1035 = fmaf(v1030, v3, v1034);
-    const __nv_bfloat16 v1036 = __float2bfloat16_rn(v1035);
-    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1039 = v350 + v1037;
-  const unsigned int v1040 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1042 = v353 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1044 = v1042 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v22.x[43];
-    const unsigned int v1047 = v1039 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1048 = v1047 + v1042;
-    const __nv_bfloat16 v1049 = residual[v1048];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1050 = __bfloat162float(v1049);
-    const float v1051 = fmaf(v1046, v3, v1050);
-    const __nv_bfloat16 v1052 = __float2bfloat16_rn(v1051);
-    out[v1048] = v1052;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1053 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1055 = v350 + v1053;
-  const unsigned int v1056 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1058 = v353 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1060 = v1058 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v22.x[44];
-    const unsigned int v1063 = v1055 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1064 = v1063 + v1058;
-    const __nv_bfloat16 v1065 = residual[v1064];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1066 = __bfloat162float(v1065);
-    const float v1067 = fmaf(v1062, v3, v1066);
-    const __nv_bfloat16 v1068 = __float2bfloat16_rn(v1067);
-    out[v1064] = v1068;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1071 = v350 + v1069;
-  const unsigned int v1072 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1074 = v353 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1076 = v1074 < v1;
-  const bool v1077 = v1075 && v1076;
-  if (v1077) {
-    const float v1078 = v22.x[45];
-    const unsigned int v1079 = v1071 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1080 = v1079 + v1074;
-    const __nv_bfloat16 v1081 = residual[v1080];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1082 = __bfloat162float(v1081);
-    const float v1083 = fmaf(v1078, v3, v1082);
-    const __nv_bfloat16 v1084 = __float2bfloat16_rn(v1083);
-    out[v1080] = v1084;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1087 = v350 + v1085;
-  const unsigned int v1088 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1090 = v353 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.x[46];
-    const unsigned int v1095 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1096 = v1095 + v1090;
-    const __nv_bfloat16 v1097 = residual[v1096];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1098 = __bfloat162float(v1097);
-    const float v1099 = fmaf(v1094, v3, v1098);
-    const __nv_bfloat16 v1100 = __float2bfloat16_rn(v1099);
-    out[v1096] = v1100;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1101 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1103 = v350 + v1101;
-  const unsigned int v1104 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1106 = v353 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1108 = v1106 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v22.x[47];
-    const unsigned int v1111 = v1103 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1112 = v1111 + v1106;
-    const __nv_bfloat16 v1113 = residual[v1112];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1114 = __bfloat162float(v1113);
-    const float v1115 = fmaf(v1110, v3, v1114);
-    const __nv_bfloat16 v1116 = __float2bfloat16_rn(v1115);
-    out[v1112] = v1116;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1117 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1119 = v350 + v1117;
-  const unsigned int v1120 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1122 = v353 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1124 = v1122 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v22.x[48];
-    const unsigned int v1127 = v1119 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1128 = v1127 + v1122;
-    const __nv_bfloat16 v1129 = residual[v1128];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1130 = __bfloat162float(v1129);
-    const float v1131 = fmaf(v1126, v3, v1130);
-    const __nv_bfloat16 v1132 = __float2bfloat16_rn(v1131);
-    out[v1128] = v1132;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1135 = v350 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1138 = v353 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v22.x[49];
-    const unsigned int v1143 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1144 = v1143 + v1138;
-    const __nv_bfloat16 v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1146 = __bfloat162float(v1145);
-    const float v1147 = fmaf(v1142, v3, v1146);
-    const __nv_bfloat16 v1148 = __float2bfloat16_rn(v1147);
-    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1151 = v350 + v1149;
-  const unsigned int v1152 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1154 = v353 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1156 = v1154 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v22.x[50];
-    const unsigned int v1159 = v1151 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1160 = v1159 + v1154;
-    const __nv_bfloat16 v1161 = residual[v1160];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1162 = __bfloat162float(v1161);
-    const float v1163 = fmaf(v1158, v3, v1162);
-    const __nv_bfloat16 v1164 = __float2bfloat16_rn(v1163);
-    out[v1160] = v1164;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1165 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1167 = v350 + v1165;
-  const unsigned int v1168 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1170 = v353 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1172 = v1170 < v1;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v22.x[51];
-    const unsigned int v1175 = v1167 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1176 = v1175 + v1170;
-    const __nv_bfloat16 v1177 = residual[v1176];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1178 = __bfloat162float(v1177);
-    const float v1179 = fmaf(v1174, v3, v1178);
-    const __nv_bfloat16 v1180 = __float2bfloat16_rn(v1179);
-    out[v1176] = v1180;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1183 = v350 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1186 = v353 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v22.x[52];
-    const unsigned int v1191 = v1183 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1192 = v1191 + v1186;
-    const __nv_bfloat16 v1193 = residual[v1192];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1194 = __bfloat162float(v1193);
-    const float v1195 = fmaf(v1190, v3, v1194);
-    const __nv_bfloat16 v1196 = __float2bfloat16_rn(v1195);
-    out[v1192] = v1196;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1199 = v350 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1202 = v353 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v22.x[53];
-    const unsigned int v1207 = v1199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1208 = v1207 + v1202;
-    const __nv_bfloat16 v1209 = residual[v1208];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1210 = __bfloat162float(v1209);
-    const float v1211 = fmaf(v1206, v3, v1210);
-    const __nv_bfloat16 v1212 = __float2bfloat16_rn(v1211);
-    out[v1208] = v1212;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1213 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1215 = v350 + v1213;
-  const unsigned int v1216 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1218 = v353 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1220 = v1218 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v22.x[54];
-    const unsigned int v1223 = v1215 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1224 = v1223 + v1218;
-    const __nv_bfloat16 v1225 = residual[v1224];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1226 = __bfloat162float(v1225);
-    const float v1227 = fmaf(v1222, v3, v1226);
-    const __nv_bfloat16 v1228 = __float2bfloat16_rn(v1227);
-    out[v1224] = v1228;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1231 = v350 + v1229;
-  const unsigned int v1232 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1234 = v353 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v22.x[55];
-    const unsigned int v1239 = v1231 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1240 = v1239 + v1234;
-    const __nv_bfloat16 v1241 = residual[v1240];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1242 = __bfloat162float(v1241);
-    const float v1243 = fmaf(v1238, v3, v1242);
-    const __nv_bfloat16 v1244 = __float2bfloat16_rn(v1243);
-    out[v1240] = v1244;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1245 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1247 = v350 + v1245;
-  const unsigned int v1248 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1250 = v353 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v22.x[56];
-    const unsigned int v1255 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1256 = v1255 + v1250;
-    const __nv_bfloat16 v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1258 = __bfloat162float(v1257);
-    const float v1259 = fmaf(v1254, v3, v1258);
-    const __nv_bfloat16 v1260 = __float2bfloat16_rn(v1259);
-    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1263 = v350 + v1261;
-  const unsigned int v1264 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1266 = v353 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v22.x[57];
-    const unsigned int v1271 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1272 = v1271 + v1266;
-    const __nv_bfloat16 v1273 = residual[v1272];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1274 = __bfloat162float(v1273);
-    const float v1275 = fmaf(v1270, v3, v1274);
-    const __nv_bfloat16 v1276 = __float2bfloat16_rn(v1275);
-    out[v1272] = v1276;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1277 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1279 = v350 + v1277;
-  const unsigned int v1280 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1282 = v353 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1284 = v1282 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v22.x[58];
-    const unsigned int v1287 = v1279 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1288 = v1287 + v1282;
-    const __nv_bfloat16 v1289 = residual[v1288];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1290 = __bfloat162float(v1289);
-    const float v1291 = fmaf(v1286, v3, v1290);
-    const __nv_bfloat16 v1292 = __float2bfloat16_rn(v1291);
-    out[v1288] = v1292;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1293 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1295 = v350 + v1293;
-  const unsigned int v1296 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1298 = v353 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1300 = v1298 < v1;
-  const bool v1301 = v1299 && v1300;
-  if (v1301) {
-    const float v1302 = v22.x[59];
-    const unsigned int v1303 = v1295 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1304 = v1303 + v1298;
-    const __nv_bfloat16 v1305 = residual[v1304];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1306 = __bfloat162float(v1305);
-    const float v1307 = fmaf(v1302, v3, v1306);
-    const __nv_bfloat16 v1308 = __float2bfloat16_rn(v1307);
-    out[v1304] = v1308;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1309 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1311 = v350 + v1309;
-  const unsigned int v1312 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1314 = v353 + v1312;
-  const bool v1315 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1316 = v1314 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v22.x[60];
-    const unsigned int v1319 = v1311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1320 = v1319 + v1314;
-    const __nv_bfloat16 v1321 = residual[v1320];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1322 = __bfloat162float(v1321);
-    const float v1323 = fmaf(v1318, v3, v1322);
-    const __nv_bfloat16 v1324 = __float2bfloat16_rn(v1323);
-    out[v1320] = v1324;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1325 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1327 = v350 + v1325;
-  const unsigned int v1328 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1330 = v353 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1332 = v1330 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v22.x[61];
-    const unsigned int v1335 = v1327 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1336 = v1335 + v1330;
-    const __nv_bfloat16 v1337 = residual[v1336];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1338 = __bfloat162float(v1337);
-    const float v1339 = fmaf(v1334, v3, v1338);
-    const __nv_bfloat16 v1340 = __float2bfloat16_rn(v1339);
-    out[v1336] = v1340;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1341 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1343 = v350 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1346 = v353 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.x[62];
-    const unsigned int v1351 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1352 = v1351 + v1346;
-    const __nv_bfloat16 v1353 = residual[v1352];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1354 = __bfloat162float(v1353);
-    const float v1355 = fmaf(v1350, v3, v1354);
-    const __nv_bfloat16 v1356 = __float2bfloat16_rn(v1355);
-    out[v1352] = v1356;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1357 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1359 = v350 + v1357;
-  const unsigned int v1360 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1362 = v353 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v22.x[63];
-    const unsigned int v1367 = v1359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1368 = v1367 + v1362;
-    const __nv_bfloat16 v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1370 = __bfloat162float(v1369);
-    const float v1371 = fmaf(v1366, v3, v1370);
-    const __nv_bfloat16 v1372 = __float2bfloat16_rn(v1371);
-    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1373 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1375 = v350 + v1373;
-  const unsigned int v1376 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1378 = v353 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1380 = v1378 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v22.x[64];
-    const unsigned int v1383 = v1375 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1384 = v1383 + v1378;
-    const __nv_bfloat16 v1385 = residual[v1384];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1386 = __bfloat162float(v1385);
-    const float v1387 = fmaf(v1382, v3, v1386);
-    const __nv_bfloat16 v1388 = __float2bfloat16_rn(v1387);
-    out[v1384] = v1388;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1389 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1391 = v350 + v1389;
-  const unsigned int v1392 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1394 = v353 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v22.x[65];
-    const unsigned int v1399 = v1391 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1400 = v1399 + v1394;
-    const __nv_bfloat16 v1401 = residual[v1400];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1402 = __bfloat162float(v1401);
-    const float v1403 = fmaf(v1398, v3, v1402);
-    const __nv_bfloat16 v1404 = __float2bfloat16_rn(v1403);
-    out[v1400] = v1404;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1407 = v350 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1410 = v353 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v22.x[66];
-    const unsigned int v1415 = v1407 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1416 = v1415 + v1410;
-    const __nv_bfloat16 v1417 = residual[v1416];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1418 = __bfloat162float(v1417);
-    const float v1419 = fmaf(v1414, v3, v1418);
-    const __nv_bfloat16 v1420 = __float2bfloat16_rn(v1419);
-    out[v1416] = v1420;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1421 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1423 = v350 + v1421;
-  const unsigned int v1424 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1426 = v353 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.x[67];
-    const unsigned int v1431 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1432 = v1431 + v1426;
-    const __nv_bfloat16 v1433 = residual[v1432];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1434 = __bfloat162float(v1433);
-    const float v1435 = fmaf(v1430, v3, v1434);
-    const __nv_bfloat16 v1436 = __float2bfloat16_rn(v1435);
-    out[v1432] = v1436;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1437 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1439 = v350 + v1437;
-  const unsigned int v1440 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1442 = v353 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1444 = v1442 < v1;
-  const bool v1445 = v1443 && v1444;
-  if (v1445) {
-    const float v1446 = v22.x[68];
-    const unsigned int v1447 = v1439 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1448 = v1447 + v1442;
-    const __nv_bfloat16 v1449 = residual[v1448];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1450 = __bfloat162float(v1449);
-    const float v1451 = fmaf(v1446, v3, v1450);
-    const __nv_bfloat16 v1452 = __float2bfloat16_rn(v1451);
-    out[v1448] = v1452;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1453 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1455 = v350 + v1453;
-  const unsigned int v1456 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1458 = v353 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v22.x[69];
-    const unsigned int v1463 = v1455 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1464 = v1463 + v1458;
-    const __nv_bfloat16 v1465 = residual[v1464];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1466 = __bfloat162float(v1465);
-    const float v1467 = fmaf(v1462, v3, v1466);
-    const __nv_bfloat16 v1468 = __float2bfloat16_rn(v1467);
-    out[v1464] = v1468;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1469 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1471 = v350 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1474 = v353 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v22.x[70];
-    const unsigned int v1479 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1480 = v1479 + v1474;
-    const __nv_bfloat16 v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1482 = __bfloat162float(v1481);
-    const float v1483 = fmaf(v1478, v3, v1482);
-    const __nv_bfloat16 v1484 = __float2bfloat16_rn(v1483);
-    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1485 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1487 = v350 + v1485;
-  const unsigned int v1488 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1490 = v353 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1492 = v1490 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v22.x[71];
-    const unsigned int v1495 = v1487 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1496 = v1495 + v1490;
-    const __nv_bfloat16 v1497 = residual[v1496];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1498 = __bfloat162float(v1497);
-    const float v1499 = fmaf(v1494, v3, v1498);
-    const __nv_bfloat16 v1500 = __float2bfloat16_rn(v1499);
-    out[v1496] = v1500;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1501 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1503 = v350 + v1501;
-  const unsigned int v1504 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1506 = v353 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1508 = v1506 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v22.x[72];
-    const unsigned int v1511 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1512 = v1511 + v1506;
-    const __nv_bfloat16 v1513 = residual[v1512];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1514 = __bfloat162float(v1513);
-    const float v1515 = fmaf(v1510, v3, v1514);
-    const __nv_bfloat16 v1516 = __float2bfloat16_rn(v1515);
-    out[v1512] = v1516;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1517 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1519 = v350 + v1517;
-  const unsigned int v1520 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1522 = v353 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1524 = v1522 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v22.x[73];
-    const unsigned int v1527 = v1519 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1528 = v1527 + v1522;
-    const __nv_bfloat16 v1529 = residual[v1528];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1530 = __bfloat162float(v1529);
-    const float v1531 = fmaf(v1526, v3, v1530);
-    const __nv_bfloat16 v1532 = __float2bfloat16_rn(v1531);
-    out[v1528] = v1532;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1533 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1535 = v350 + v1533;
-  const unsigned int v1536 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1538 = v353 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v22.x[74];
-    const unsigned int v1543 = v1535 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1544 = v1543 + v1538;
-    const __nv_bfloat16 v1545 = residual[v1544];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1546 = __bfloat162float(v1545);
-    const float v1547 = fmaf(v1542, v3, v1546);
-    const __nv_bfloat16 v1548 = __float2bfloat16_rn(v1547);
-    out[v1544] = v1548;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1549 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1551 = v350 + v1549;
-  const unsigned int v1552 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1554 = v353 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v22.x[75];
-    const unsigned int v1559 = v1551 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1560 = v1559 + v1554;
-    const __nv_bfloat16 v1561 = residual[v1560];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1562 = __bfloat162float(v1561);
-    const float v1563 = fmaf(v1558, v3, v1562);
-    const __nv_bfloat16 v1564 = __float2bfloat16_rn(v1563);
-    out[v1560] = v1564;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1565 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1567 = v350 + v1565;
-  const unsigned int v1568 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1570 = v353 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1572 = v1570 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v22.x[76];
-    const unsigned int v1575 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1576 = v1575 + v1570;
-    const __nv_bfloat16 v1577 = residual[v1576];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1578 = __bfloat162float(v1577);
-    const float v1579 = fmaf(v1574, v3, v1578);
-    const __nv_bfloat16 v1580 = __float2bfloat16_rn(v1579);
-    out[v1576] = v1580;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1581 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1583 = v350 + v1581;
-  const unsigned int v1584 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1586 = v353 + v1584;
-  const bool v1587 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v22.x[77];
-    const unsigned int v1591 = v1583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1592 = v1591 + v1586;
-    const __nv_bfloat16 v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1594 = __bfloat162float(v1593);
-    const float v1595 = fmaf(v1590, v3, v1594);
-    const __nv_bfloat16 v1596 = __float2bfloat16_rn(v1595);
-    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1597 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1599 = v350 + v1597;
-  const unsigned int v1600 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1602 = v353 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v22.x[78];
-    const unsigned int v1607 = v1599 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1608 = v1607 + v1602;
-    const __nv_bfloat16 v1609 = residual[v1608];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1610 = __bfloat162float(v1609);
-    const float v1611 = fmaf(v1606, v3, v1610);
-    const __nv_bfloat16 v1612 = __float2bfloat16_rn(v1611);
-    out[v1608] = v1612;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1615 = v350 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1618 = v353 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v22.x[79];
-    const unsigned int v1623 = v1615 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1624 = v1623 + v1618;
-    const __nv_bfloat16 v1625 = residual[v1624];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1626 = __bfloat162float(v1625);
-    const float v1627 = fmaf(v1622, v3, v1626);
-    const __nv_bfloat16 v1628 = __float2bfloat16_rn(v1627);
-    out[v1624] = v1628;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1629 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1631 = v350 + v1629;
-  const unsigned int v1632 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1634 = v353 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1636 = v1634 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v22.x[80];
-    const unsigned int v1639 = v1631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1640 = v1639 + v1634;
-    const __nv_bfloat16 v1641 = residual[v1640];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1642 = __bfloat162float(v1641);
-    const float v1643 = fmaf(v1638, v3, v1642);
-    const __nv_bfloat16 v1644 = __float2bfloat16_rn(v1643);
-    out[v1640] = v1644;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1645 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1647 = v350 + v1645;
-  const unsigned int v1648 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1650 = v353 + v1648;
-  const bool v1651 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v22.x[81];
-    const unsigned int v1655 = v1647 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1656 = v1655 + v1650;
-    const __nv_bfloat16 v1657 = residual[v1656];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1658 = __bfloat162float(v1657);
-    const float v1659 = fmaf(v1654, v3, v1658);
-    const __nv_bfloat16 v1660 = __float2bfloat16_rn(v1659);
-    out[v1656] = v1660;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1661 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1663 = v350 + v1661;
-  const unsigned int v1664 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1666 = v353 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v22.x[82];
-    const unsigned int v1671 = v1663 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1672 = v1671 + v1666;
-    const __nv_bfloat16 v1673 = residual[v1672];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1674 = __bfloat162float(v1673);
-    const float v1675 = fmaf(v1670, v3, v1674);
-    const __nv_bfloat16 v1676 = __float2bfloat16_rn(v1675);
-    out[v1672] = v1676;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1677 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1679 = v350 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1682 = v353 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.x[83];
-    const unsigned int v1687 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1688 = v1687 + v1682;
-    const __nv_bfloat16 v1689 = residual[v1688];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1690 = __bfloat162float(v1689);
-    const float v1691 = fmaf(v1686, v3, v1690);
-    const __nv_bfloat16 v1692 = __float2bfloat16_rn(v1691);
-    out[v1688] = v1692;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1693 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1695 = v350 + v1693;
-  const unsigned int v1696 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1698 = v353 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v22.x[84];
-    const unsigned int v1703 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1704 = v1703 + v1698;
-    const __nv_bfloat16 v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1706 = __bfloat162float(v1705);
-    const float v1707 = fmaf(v1702, v3, v1706);
-    const __nv_bfloat16 v1708 = __float2bfloat16_rn(v1707);
-    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1709 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1711 = v350 + v1709;
-  const unsigned int v1712 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1714 = v353 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v22.x[85];
-    const unsigned int v1719 = v1711 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1720 = v1719 + v1714;
-    const __nv_bfloat16 v1721 = residual[v1720];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1722 = __bfloat162float(v1721);
-    const float v1723 = fmaf(v1718, v3, v1722);
-    const __nv_bfloat16 v1724 = __float2bfloat16_rn(v1723);
-    out[v1720] = v1724;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1725 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1727 = v350 + v1725;
-  const unsigned int v1728 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1730 = v353 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v22.x[86];
-    const unsigned int v1735 = v1727 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1736 = v1735 + v1730;
-    const __nv_bfloat16 v1737 = residual[v1736];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1738 = __bfloat162float(v1737);
-    const float v1739 = fmaf(v1734, v3, v1738);
-    const __nv_bfloat16 v1740 = __float2bfloat16_rn(v1739);
-    out[v1736] = v1740;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1741 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1743 = v350 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1746 = v353 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1748 = v1746 < v1;
-  const bool v1749 = v1747 && v1748;
-  if (v1749) {
-    const float v1750 = v22.x[87];
-    const unsigned int v1751 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1752 = v1751 + v1746;
-    const __nv_bfloat16 v1753 = residual[v1752];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1754 = __bfloat162float(v1753);
-    const float v1755 = fmaf(v1750, v3, v1754);
-    const __nv_bfloat16 v1756 = __float2bfloat16_rn(v1755);
-    out[v1752] = v1756;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1757 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1759 = v350 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1762 = v353 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.x[88];
-    const unsigned int v1767 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1768 = v1767 + v1762;
-    const __nv_bfloat16 v1769 = residual[v1768];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1770 = __bfloat162float(v1769);
-    const float v1771 = fmaf(v1766, v3, v1770);
-    const __nv_bfloat16 v1772 = __float2bfloat16_rn(v1771);
-    out[v1768] = v1772;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1773 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1775 = v350 + v1773;
-  const unsigned int v1776 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1778 = v353 + v1776;
-  const bool v1779 = v1775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1780 = v1778 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v22.x[89];
-    const unsigned int v1783 = v1775 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1784 = v1783 + v1778;
-    const __nv_bfloat16 v1785 = residual[v1784];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1786 = __bfloat162float(v1785);
-    const float v1787 = fmaf(v1782, v3, v1786);
-    const __nv_bfloat16 v1788 = __float2bfloat16_rn(v1787);
-    out[v1784] = v1788;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1789 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1791 = v350 + v1789;
-  const unsigned int v1792 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1794 = v353 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1796 = v1794 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v22.x[90];
-    const unsigned int v1799 = v1791 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1800 = v1799 + v1794;
-    const __nv_bfloat16 v1801 = residual[v1800];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1802 = __bfloat162float(v1801);
-    const float v1803 = fmaf(v1798, v3, v1802);
-    const __nv_bfloat16 v1804 = __float2bfloat16_rn(v1803);
-    out[v1800] = v1804;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1805 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1807 = v350 + v1805;
-  const unsigned int v1808 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1810 = v353 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v22.x[91];
-    const unsigned int v1815 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1816 = v1815 + v1810;
-    const __nv_bfloat16 v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1818 = __bfloat162float(v1817);
-    const float v1819 = fmaf(v1814, v3, v1818);
-    const __nv_bfloat16 v1820 = __float2bfloat16_rn(v1819);
-    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1823 = v350 + v1821;
-  const unsigned int v1824 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1826 = v353 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v22.x[92];
-    const unsigned int v1831 = v1823 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1832 = v1831 + v1826;
-    const __nv_bfloat16 v1833 = residual[v1832];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1834 = __bfloat162float(v1833);
-    const float v1835 = fmaf(v1830, v3, v1834);
-    const __nv_bfloat16 v1836 = __float2bfloat16_rn(v1835);
-    out[v1832] = v1836;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1837 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1839 = v350 + v1837;
-  const unsigned int v1840 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1842 = v353 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1844 = v1842 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v22.x[93];
-    const unsigned int v1847 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1848 = v1847 + v1842;
-    const __nv_bfloat16 v1849 = residual[v1848];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1850 = __bfloat162float(v1849);
-    const float v1851 = fmaf(v1846, v3, v1850);
-    const __nv_bfloat16 v1852 = __float2bfloat16_rn(v1851);
-    out[v1848] = v1852;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1853 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1855 = v350 + v1853;
-  const unsigned int v1856 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1858 = v353 + v1856;
-  const bool v1859 = v1855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1860 = v1858 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v22.x[94];
-    const unsigned int v1863 = v1855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1864 = v1863 + v1858;
-    const __nv_bfloat16 v1865 = residual[v1864];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1866 = __bfloat162float(v1865);
-    const float v1867 = fmaf(v1862, v3, v1866);
-    const __nv_bfloat16 v1868 = __float2bfloat16_rn(v1867);
-    out[v1864] = v1868;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1869 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1871 = v350 + v1869;
-  const unsigned int v1872 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1874 = v353 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v22.x[95];
-    const unsigned int v1879 = v1871 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1880 = v1879 + v1874;
-    const __nv_bfloat16 v1881 = residual[v1880];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1882 = __bfloat162float(v1881);
-    const float v1883 = fmaf(v1878, v3, v1882);
-    const __nv_bfloat16 v1884 = __float2bfloat16_rn(v1883);
-    out[v1880] = v1884;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1885 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1887 = v350 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1890 = v353 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v22.x[96];
-    const unsigned int v1895 = v1887 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1896 = v1895 + v1890;
-    const __nv_bfloat16 v1897 = residual[v1896];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1898 = __bfloat162float(v1897);
-    const float v1899 = fmaf(v1894, v3, v1898);
-    const __nv_bfloat16 v1900 = __float2bfloat16_rn(v1899);
-    out[v1896] = v1900;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1901 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1903 = v350 + v1901;
-  const unsigned int v1904 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1906 = v353 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1908 = v1906 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v22.x[97];
-    const unsigned int v1911 = v1903 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1912 = v1911 + v1906;
-    const __nv_bfloat16 v1913 = residual[v1912];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1914 = __bfloat162float(v1913);
-    const float v1915 = fmaf(v1910, v3, v1914);
-    const __nv_bfloat16 v1916 = __float2bfloat16_rn(v1915);
-    out[v1912] = v1916;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1917 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1919 = v350 + v1917;
-  const unsigned int v1920 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1922 = v353 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v22.x[98];
-    const unsigned int v1927 = v1919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1928 = v1927 + v1922;
-    const __nv_bfloat16 v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1930 = __bfloat162float(v1929);
-    const float v1931 = fmaf(v1926, v3, v1930);
-    const __nv_bfloat16 v1932 = __float2bfloat16_rn(v1931);
-    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1933 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1935 = v350 + v1933;
-  const unsigned int v1936 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1938 = v353 + v1936;
-  const bool v1939 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v22.x[99];
-    const unsigned int v1943 = v1935 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1944 = v1943 + v1938;
-    const __nv_bfloat16 v1945 = residual[v1944];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1946 = __bfloat162float(v1945);
-    const float v1947 = fmaf(v1942, v3, v1946);
-    const __nv_bfloat16 v1948 = __float2bfloat16_rn(v1947);
-    out[v1944] = v1948;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1949 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1951 = v350 + v1949;
-  const unsigned int v1952 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1954 = v353 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v22.x[100];
-    const unsigned int v1959 = v1951 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1960 = v1959 + v1954;
-    const __nv_bfloat16 v1961 = residual[v1960];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1962 = __bfloat162float(v1961);
-    const float v1963 = fmaf(v1958, v3, v1962);
-    const __nv_bfloat16 v1964 = __float2bfloat16_rn(v1963);
-    out[v1960] = v1964;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1965 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1967 = v350 + v1965;
-  const unsigned int v1968 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1970 = v353 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v22.x[101];
-    const unsigned int v1975 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1976 = v1975 + v1970;
-    const __nv_bfloat16 v1977 = residual[v1976];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1978 = __bfloat162float(v1977);
-    const float v1979 = fmaf(v1974, v3, v1978);
-    const __nv_bfloat16 v1980 = __float2bfloat16_rn(v1979);
-    out[v1976] = v1980;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1981 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1983 = v350 + v1981;
-  const unsigned int v1984 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1986 = v353 + v1984;
-  const bool v1987 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1988 = v1986 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v22.x[102];
-    const unsigned int v1991 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1992 = v1991 + v1986;
-    const __nv_bfloat16 v1993 = residual[v1992];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1994 = __bfloat162float(v1993);
-    const float v1995 = fmaf(v1990, v3, v1994);
-    const __nv_bfloat16 v1996 = __float2bfloat16_rn(v1995);
-    out[v1992] = v1996;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1997 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1999 = v350 + v1997;
-  const unsigned int v2000 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2002 = v353 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2004 = v2002 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v22.x[103];
-    const unsigned int v2007 = v1999 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2008 = v2007 + v2002;
-    const __nv_bfloat16 v2009 = residual[v2008];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2010 = __bfloat162float(v2009);
-    const float v2011 = fmaf(v2006, v3, v2010);
-    const __nv_bfloat16 v2012 = __float2bfloat16_rn(v2011);
-    out[v2008] = v2012;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2013 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2015 = v350 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2018 = v353 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.x[104];
-    const unsigned int v2023 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2024 = v2023 + v2018;
-    const __nv_bfloat16 v2025 = residual[v2024];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2026 = __bfloat162float(v2025);
-    const float v2027 = fmaf(v2022, v3, v2026);
-    const __nv_bfloat16 v2028 = __float2bfloat16_rn(v2027);
-    out[v2024] = v2028;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2031 = v350 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2034 = v353 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v22.x[105];
-    const unsigned int v2039 = v2031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2040 = v2039 + v2034;
-    const __nv_bfloat16 v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2042 = __bfloat162float(v2041);
-    const float v2043 = fmaf(v2038, v3, v2042);
-    const __nv_bfloat16 v2044 = __float2bfloat16_rn(v2043);
-    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2045 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2047 = v350 + v2045;
-  const unsigned int v2048 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2050 = v353 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v22.x[106];
-    const unsigned int v2055 = v2047 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2056 = v2055 + v2050;
-    const __nv_bfloat16 v2057 = residual[v2056];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2058 = __bfloat162float(v2057);
-    const float v2059 = fmaf(v2054, v3, v2058);
-    const __nv_bfloat16 v2060 = __float2bfloat16_rn(v2059);
-    out[v2056] = v2060;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2061 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2063 = v350 + v2061;
-  const unsigned int v2064 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2066 = v353 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2068 = v2066 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v22.x[107];
-    const unsigned int v2071 = v2063 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2072 = v2071 + v2066;
-    const __nv_bfloat16 v2073 = residual[v2072];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2074 = __bfloat162float(v2073);
-    const float v2075 = fmaf(v2070, v3, v2074);
-    const __nv_bfloat16 v2076 = __float2bfloat16_rn(v2075);
-    out[v2072] = v2076;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2079 = v350 + v2077;
-  const unsigned int v2080 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2082 = v353 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v22.x[108];
-    const unsigned int v2087 = v2079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2088 = v2087 + v2082;
-    const __nv_bfloat16 v2089 = residual[v2088];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2090 = __bfloat162float(v2089);
-    const float v2091 = fmaf(v2086, v3, v2090);
-    const __nv_bfloat16 v2092 = __float2bfloat16_rn(v2091);
-    out[v2088] = v2092;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2093 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2095 = v350 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2098 = v353 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.x[109];
-    const unsigned int v2103 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2104 = v2103 + v2098;
-    const __nv_bfloat16 v2105 = residual[v2104];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2106 = __bfloat162float(v2105);
-    const float v2107 = fmaf(v2102, v3, v2106);
-    const __nv_bfloat16 v2108 = __float2bfloat16_rn(v2107);
-    out[v2104] = v2108;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2109 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2111 = v350 + v2109;
-  const unsigned int v2112 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2114 = v353 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2116 = v2114 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v22.x[110];
-    const unsigned int v2119 = v2111 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2120 = v2119 + v2114;
-    const __nv_bfloat16 v2121 = residual[v2120];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2122 = __bfloat162float(v2121);
-    const float v2123 = fmaf(v2118, v3, v2122);
-    const __nv_bfloat16 v2124 = __float2bfloat16_rn(v2123);
-    out[v2120] = v2124;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2125 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2127 = v350 + v2125;
-  const unsigned int v2128 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2130 = v353 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2132 = v2130 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v22.x[111];
-    const unsigned int v2135 = v2127 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2136 = v2135 + v2130;
-    const __nv_bfloat16 v2137 = residual[v2136];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2138 = __bfloat162float(v2137);
-    const float v2139 = fmaf(v2134, v3, v2138);
-    const __nv_bfloat16 v2140 = __float2bfloat16_rn(v2139);
-    out[v2136] = v2140;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2141 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2143 = v350 + v2141;
-  const unsigned int v2144 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2146 = v353 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v22.x[112];
-    const unsigned int v2151 = v2143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2152 = v2151 + v2146;
-    const __nv_bfloat16 v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2154 = __bfloat162float(v2153);
-    const float v2155 = fmaf(v2150, v3, v2154);
-    const __nv_bfloat16 v2156 = __float2bfloat16_rn(v2155);
-    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2157 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2159 = v350 + v2157;
-  const unsigned int v2160 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2162 = v353 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2164 = v2162 < v1;
-  const bool v2165 = v2163 && v2164;
-  if (v2165) {
-    const float v2166 = v22.x[113];
-    const unsigned int v2167 = v2159 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2168 = v2167 + v2162;
-    const __nv_bfloat16 v2169 = residual[v2168];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2170 = __bfloat162float(v2169);
-    const float v2171 = fmaf(v2166, v3, v2170);
-    const __nv_bfloat16 v2172 = __float2bfloat16_rn(v2171);
-    out[v2168] = v2172;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2173 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2175 = v350 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2178 = v353 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v22.x[114];
-    const unsigned int v2183 = v2175 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2184 = v2183 + v2178;
-    const __nv_bfloat16 v2185 = residual[v2184];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2186 = __bfloat162float(v2185);
-    const float v2187 = fmaf(v2182, v3, v2186);
-    const __nv_bfloat16 v2188 = __float2bfloat16_rn(v2187);
-    out[v2184] = v2188;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2189 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2191 = v350 + v2189;
-  const unsigned int v2192 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2194 = v353 + v2192;
-  const bool v2195 = v2191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v22.x[115];
-    const unsigned int v2199 = v2191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2200 = v2199 + v2194;
-    const __nv_bfloat16 v2201 = residual[v2200];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2202 = __bfloat162float(v2201);
-    const float v2203 = fmaf(v2198, v3, v2202);
-    const __nv_bfloat16 v2204 = __float2bfloat16_rn(v2203);
-    out[v2200] = v2204;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2205 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2207 = v350 + v2205;
-  const unsigned int v2208 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2210 = v353 + v2208;
-  const bool v2211 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2212 = v2210 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v22.x[116];
-    const unsigned int v2215 = v2207 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2216 = v2215 + v2210;
-    const __nv_bfloat16 v2217 = residual[v2216];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2218 = __bfloat162float(v2217);
-    const float v2219 = fmaf(v2214, v3, v2218);
-    const __nv_bfloat16 v2220 = __float2bfloat16_rn(v2219);
-    out[v2216] = v2220;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2221 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2223 = v350 + v2221;
-  const unsigned int v2224 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2226 = v353 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v22.x[117];
-    const unsigned int v2231 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2232 = v2231 + v2226;
-    const __nv_bfloat16 v2233 = residual[v2232];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2234 = __bfloat162float(v2233);
-    const float v2235 = fmaf(v2230, v3, v2234);
-    const __nv_bfloat16 v2236 = __float2bfloat16_rn(v2235);
-    out[v2232] = v2236;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2237 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2239 = v350 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2242 = v353 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v22.x[118];
-    const unsigned int v2247 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2248 = v2247 + v2242;
-    const __nv_bfloat16 v2249 = residual[v2248];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2250 = __bfloat162float(v2249);
-    const float v2251 = fmaf(v2246, v3, v2250);
-    const __nv_bfloat16 v2252 = __float2bfloat16_rn(v2251);
-    out[v2248] = v2252;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2253 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2255 = v350 + v2253;
-  const unsigned int v2256 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2258 = v353 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v22.x[119];
-    const unsigned int v2263 = v2255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2264 = v2263 + v2258;
-    const __nv_bfloat16 v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2266 = __bfloat162float(v2265);
-    const float v2267 = fmaf(v2262, v3, v2266);
-    const __nv_bfloat16 v2268 = __float2bfloat16_rn(v2267);
-    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2269 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2271 = v350 + v2269;
-  const unsigned int v2272 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2274 = v353 + v2272;
-  const bool v2275 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2276 = v2274 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v22.x[120];
-    const unsigned int v2279 = v2271 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2280 = v2279 + v2274;
-    const __nv_bfloat16 v2281 = residual[v2280];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2282 = __bfloat162float(v2281);
-    const float v2283 = fmaf(v2278, v3, v2282);
-    const __nv_bfloat16 v2284 = __float2bfloat16_rn(v2283);
-    out[v2280] = v2284;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2285 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2287 = v350 + v2285;
-  const unsigned int v2288 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2290 = v353 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v22.x[121];
-    const unsigned int v2295 = v2287 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2296 = v2295 + v2290;
-    const __nv_bfloat16 v2297 = residual[v2296];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2298 = __bfloat162float(v2297);
-    const float v2299 = fmaf(v2294, v3, v2298);
-    const __nv_bfloat16 v2300 = __float2bfloat16_rn(v2299);
-    out[v2296] = v2300;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2301 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2303 = v350 + v2301;
-  const unsigned int v2304 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2306 = v353 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v22.x[122];
-    const unsigned int v2311 = v2303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2312 = v2311 + v2306;
-    const __nv_bfloat16 v2313 = residual[v2312];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2314 = __bfloat162float(v2313);
-    const float v2315 = fmaf(v2310, v3, v2314);
-    const __nv_bfloat16 v2316 = __float2bfloat16_rn(v2315);
-    out[v2312] = v2316;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2317 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2319 = v350 + v2317;
-  const unsigned int v2320 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2322 = v353 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2324 = v2322 < v1;
-  const bool v2325 = v2323 && v2324;
-  if (v2325) {
-    const float v2326 = v22.x[123];
-    const unsigned int v2327 = v2319 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2328 = v2327 + v2322;
-    const __nv_bfloat16 v2329 = residual[v2328];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2330 = __bfloat162float(v2329);
-    const float v2331 = fmaf(v2326, v3, v2330);
-    const __nv_bfloat16 v2332 = __float2bfloat16_rn(v2331);
-    out[v2328] = v2332;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2333 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2335 = v350 + v2333;
-  const unsigned int v2336 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2338 = v353 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2340 = v2338 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v22.x[124];
-    const unsigned int v2343 = v2335 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2344 = v2343 + v2338;
-    const __nv_bfloat16 v2345 = residual[v2344];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2346 = __bfloat162float(v2345);
-    const float v2347 = fmaf(v2342, v3, v2346);
-    const __nv_bfloat16 v2348 = __float2bfloat16_rn(v2347);
-    out[v2344] = v2348;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2349 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2351 = v350 + v2349;
-  const unsigned int v2352 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2354 = v353 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.x[125];
-    const unsigned int v2359 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2360 = v2359 + v2354;
-    const __nv_bfloat16 v2361 = residual[v2360];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2362 = __bfloat162float(v2361);
-    const float v2363 = fmaf(v2358, v3, v2362);
-    const __nv_bfloat16 v2364 = __float2bfloat16_rn(v2363);
-    out[v2360] = v2364;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2365 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2367 = v350 + v2365;
-  const unsigned int v2368 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2370 = v353 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v22.x[126];
-    const unsigned int v2375 = v2367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2376 = v2375 + v2370;
-    const __nv_bfloat16 v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2378 = __bfloat162float(v2377);
-    const float v2379 = fmaf(v2374, v3, v2378);
-    const __nv_bfloat16 v2380 = __float2bfloat16_rn(v2379);
-    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2381 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2383 = v350 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2386 = v353 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v22.x[127];
-    const unsigned int v2391 = v2383 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2392 = v2391 + v2386;
-    const __nv_bfloat16 v2393 = residual[v2392];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2394 = __bfloat162float(v2393);
-    const float v2395 = fmaf(v2390, v3, v2394);
-    const __nv_bfloat16 v2396 = __float2bfloat16_rn(v2395);
-    out[v2392] = v2396;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v366 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v367 = v24 + v33;
+  const unsigned int v368 = v367 + v366;
+  const unsigned int v369 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v370 = v28 + v37;
+  const unsigned int v371 = v370 + v369;
+  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v373 = v371 < v1;
+  const bool v374 = v372 && v373;
+  if (v374) {
+    const float v375 = v39.x[0];
+    const unsigned int v376 = v368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v377 = v376 + v371;
+    const __nv_bfloat16 v378 = residual[v377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v379 = __bfloat162float(v378);
+    const float v380 = fmaf(v375, v3, v379);
+    const __nv_bfloat16 v381 = __float2bfloat16_rn(v380);
+    out[v377] = v381;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v382 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v384 = v367 + v382;
+  const unsigned int v385 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v387 = v370 + v385;
+  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v389 = v387 < v1;
+  const bool v390 = v388 && v389;
+  if (v390) {
+    const float v391 = v39.x[1];
+    const unsigned int v392 = v384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v393 = v392 + v387;
+    const __nv_bfloat16 v394 = residual[v393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v395 = __bfloat162float(v394);
+    const float v396 = fmaf(v391, v3, v395);
+    const __nv_bfloat16 v397 = __float2bfloat16_rn(v396);
+    out[v393] = v397;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v398 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v400 = v367 + v398;
+  const unsigned int v401 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v403 = v370 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v405 = v403 < v1;
+  const bool v406 = v404 && v405;
+  if (v406) {
+    const float v407 = v39.x[2];
+    const unsigned int v408 = v400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v409 = v408 + v403;
+    const __nv_bfloat16 v410 = residual[v409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v411 = __bfloat162float(v410);
+    const float v412 = fmaf(v407, v3, v411);
+    const __nv_bfloat16 v413 = __float2bfloat16_rn(v412);
+    out[v409] = v413;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v414 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v416 = v367 + v414;
+  const unsigned int v417 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v419 = v370 + v417;
+  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v421 = v419 < v1;
+  const bool v422 = v420 && v421;
+  if (v422) {
+    const float v423 = v39.x[3];
+    const unsigned int v424 = v416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v425 = v424 + v419;
+    const __nv_bfloat16 v426 = residual[v425];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v427 = __bfloat162float(v426);
+    const float v428 = fmaf(v423, v3, v427);
+    const __nv_bfloat16 v429 = __float2bfloat16_rn(v428);
+    out[v425] = v429;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v432 = v367 + v430;
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v435 = v370 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.x[4];
+    const unsigned int v440 = v432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v441 = v440 + v435;
+    const __nv_bfloat16 v442 = residual[v441];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v443 = __bfloat162float(v442);
+    const float v444 = fmaf(v439, v3, v443);
+    const __nv_bfloat16 v445 = __float2bfloat16_rn(v444);
+    out[v441] = v445;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v446 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v448 = v367 + v446;
+  const unsigned int v449 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v451 = v370 + v449;
+  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v453 = v451 < v1;
+  const bool v454 = v452 && v453;
+  if (v454) {
+    const float v455 = v39.x[5];
+    const unsigned int v456 = v448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v457 = v456 + v451;
+    const __nv_bfloat16 v458 = residual[v457];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v459 = __bfloat162float(v458);
+    const float v460 = fmaf(v455, v3, v459);
+    const __nv_bfloat16 v461 = __float2bfloat16_rn(v460);
+    out[v457] = v461;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v462 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v464 = v367 + v462;
+  const unsigned int v465 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v467 = v370 + v465;
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v469 = v467 < v1;
+  const bool v470 = v468 && v469;
+  if (v470) {
+    const float v471 = v39.x[6];
+    const unsigned int v472 = v464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v473 = v472 + v467;
+    const __nv_bfloat16 v474 = residual[v473];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v475 = __bfloat162float(v474);
+    const float v476 = fmaf(v471, v3, v475);
+    const __nv_bfloat16 v477 = __float2bfloat16_rn(v476);
+    out[v473] = v477;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v478 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v480 = v367 + v478;
+  const unsigned int v481 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v483 = v370 + v481;
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v485 = v483 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v39.x[7];
+    const unsigned int v488 = v480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v489 = v488 + v483;
+    const __nv_bfloat16 v490 = residual[v489];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v491 = __bfloat162float(v490);
+    const float v492 = fmaf(v487, v3, v491);
+    const __nv_bfloat16 v493 = __float2bfloat16_rn(v492);
+    out[v489] = v493;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v494 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v496 = v367 + v494;
+  const unsigned int v497 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v499 = v370 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v501 = v499 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v39.x[8];
+    const unsigned int v504 = v496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v505 = v504 + v499;
+    const __nv_bfloat16 v506 = residual[v505];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v507 = __bfloat162float(v506);
+    const float v508 = fmaf(v503, v3, v507);
+    const __nv_bfloat16 v509 = __float2bfloat16_rn(v508);
+    out[v505] = v509;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v510 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v512 = v367 + v510;
+  const unsigned int v513 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v515 = v370 + v513;
+  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v517 = v515 < v1;
+  const bool v518 = v516 && v517;
+  if (v518) {
+    const float v519 = v39.x[9];
+    const unsigned int v520 = v512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v521 = v520 + v515;
+    const __nv_bfloat16 v522 = residual[v521];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v523 = __bfloat162float(v522);
+    const float v524 = fmaf(v519, v3, v523);
+    const __nv_bfloat16 v525 = __float2bfloat16_rn(v524);
+    out[v521] = v525;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v526 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v528 = v367 + v526;
+  const unsigned int v529 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v531 = v370 + v529;
+  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v533 = v531 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v39.x[10];
+    const unsigned int v536 = v528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v537 = v536 + v531;
+    const __nv_bfloat16 v538 = residual[v537];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v539 = __bfloat162float(v538);
+    const float v540 = fmaf(v535, v3, v539);
+    const __nv_bfloat16 v541 = __float2bfloat16_rn(v540);
+    out[v537] = v541;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v542 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v544 = v367 + v542;
+  const unsigned int v545 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v547 = v370 + v545;
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v549 = v547 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v39.x[11];
+    const unsigned int v552 = v544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v553 = v552 + v547;
+    const __nv_bfloat16 v554 = residual[v553];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v555 = __bfloat162float(v554);
+    const float v556 = fmaf(v551, v3, v555);
+    const __nv_bfloat16 v557 = __float2bfloat16_rn(v556);
+    out[v553] = v557;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v558 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v560 = v367 + v558;
+  const unsigned int v561 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v563 = v370 + v561;
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v565 = v563 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v39.x[12];
+    const unsigned int v568 = v560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v569 = v568 + v563;
+    const __nv_bfloat16 v570 = residual[v569];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v571 = __bfloat162float(v570);
+    const float v572 = fmaf(v567, v3, v571);
+    const __nv_bfloat16 v573 = __float2bfloat16_rn(v572);
+    out[v569] = v573;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v574 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v576 = v367 + v574;
+  const unsigned int v577 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v579 = v370 + v577;
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v581 = v579 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v39.x[13];
+    const unsigned int v584 = v576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v585 = v584 + v579;
+    const __nv_bfloat16 v586 = residual[v585];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v587 = __bfloat162float(v586);
+    const float v588 = fmaf(v583, v3, v587);
+    const __nv_bfloat16 v589 = __float2bfloat16_rn(v588);
+    out[v585] = v589;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v590 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v592 = v367 + v590;
+  const unsigned int v593 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v595 = v370 + v593;
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v597 = v595 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v39.x[14];
+    const unsigned int v600 = v592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v601 = v600 + v595;
+    const __nv_bfloat16 v602 = residual[v601];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v603 = __bfloat162float(v602);
+    const float v604 = fmaf(v599, v3, v603);
+    const __nv_bfloat16 v605 = __float2bfloat16_rn(v604);
+    out[v601] = v605;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v606 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v608 = v367 + v606;
+  const unsigned int v609 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v611 = v370 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v613 = v611 < v1;
+  const bool v614 = v612 && v613;
+  if (v614) {
+    const float v615 = v39.x[15];
+    const unsigned int v616 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v617 = v616 + v611;
+    const __nv_bfloat16 v618 = residual[v617];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v619 = __bfloat162float(v618);
+    const float v620 = fmaf(v615, v3, v619);
+    const __nv_bfloat16 v621 = __float2bfloat16_rn(v620);
+    out[v617] = v621;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v622 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v624 = v367 + v622;
+  const unsigned int v625 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v627 = v370 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.x[16];
+    const unsigned int v632 = v624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v633 = v632 + v627;
+    const __nv_bfloat16 v634 = residual[v633];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v635 = __bfloat162float(v634);
+    const float v636 = fmaf(v631, v3, v635);
+    const __nv_bfloat16 v637 = __float2bfloat16_rn(v636);
+    out[v633] = v637;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v638 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v640 = v367 + v638;
+  const unsigned int v641 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v643 = v370 + v641;
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.x[17];
+    const unsigned int v648 = v640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v649 = v648 + v643;
+    const __nv_bfloat16 v650 = residual[v649];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v651 = __bfloat162float(v650);
+    const float v652 = fmaf(v647, v3, v651);
+    const __nv_bfloat16 v653 = __float2bfloat16_rn(v652);
+    out[v649] = v653;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v654 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v656 = v367 + v654;
+  const unsigned int v657 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v659 = v370 + v657;
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.x[18];
+    const unsigned int v664 = v656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v665 = v664 + v659;
+    const __nv_bfloat16 v666 = residual[v665];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v667 = __bfloat162float(v666);
+    const float v668 = fmaf(v663, v3, v667);
+    const __nv_bfloat16 v669 = __float2bfloat16_rn(v668);
+    out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v672 = v367 + v670;
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v675 = v370 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.x[19];
+    const unsigned int v680 = v672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v681 = v680 + v675;
+    const __nv_bfloat16 v682 = residual[v681];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v683 = __bfloat162float(v682);
+    const float v684 = fmaf(v679, v3, v683);
+    const __nv_bfloat16 v685 = __float2bfloat16_rn(v684);
+    out[v681] = v685;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v688 = v367 + v686;
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v691 = v370 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.x[20];
+    const unsigned int v696 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v697 = v696 + v691;
+    const __nv_bfloat16 v698 = residual[v697];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v699 = __bfloat162float(v698);
+    const float v700 = fmaf(v695, v3, v699);
+    const __nv_bfloat16 v701 = __float2bfloat16_rn(v700);
+    out[v697] = v701;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v702 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v704 = v367 + v702;
+  const unsigned int v705 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v707 = v370 + v705;
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v709 = v707 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v39.x[21];
+    const unsigned int v712 = v704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v713 = v712 + v707;
+    const __nv_bfloat16 v714 = residual[v713];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v715 = __bfloat162float(v714);
+    const float v716 = fmaf(v711, v3, v715);
+    const __nv_bfloat16 v717 = __float2bfloat16_rn(v716);
+    out[v713] = v717;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v718 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v720 = v367 + v718;
+  const unsigned int v721 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v723 = v370 + v721;
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.x[22];
+    const unsigned int v728 = v720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v729 = v728 + v723;
+    const __nv_bfloat16 v730 = residual[v729];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v731 = __bfloat162float(v730);
+    const float v732 = fmaf(v727, v3, v731);
+    const __nv_bfloat16 v733 = __float2bfloat16_rn(v732);
+    out[v729] = v733;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v734 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v736 = v367 + v734;
+  const unsigned int v737 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v739 = v370 + v737;
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.x[23];
+    const unsigned int v744 = v736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v745 = v744 + v739;
+    const __nv_bfloat16 v746 = residual[v745];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v747 = __bfloat162float(v746);
+    const float v748 = fmaf(v743, v3, v747);
+    const __nv_bfloat16 v749 = __float2bfloat16_rn(v748);
+    out[v745] = v749;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v750 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v752 = v367 + v750;
+  const unsigned int v753 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v755 = v370 + v753;
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v39.x[24];
+    const unsigned int v760 = v752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v761 = v760 + v755;
+    const __nv_bfloat16 v762 = residual[v761];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v763 = __bfloat162float(v762);
+    const float v764 = fmaf(v759, v3, v763);
+    const __nv_bfloat16 v765 = __float2bfloat16_rn(v764);
+    out[v761] = v765;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v768 = v367 + v766;
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v771 = v370 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.x[25];
+    const unsigned int v776 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v777 = v776 + v771;
+    const __nv_bfloat16 v778 = residual[v777];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v779 = __bfloat162float(v778);
+    const float v780 = fmaf(v775, v3, v779);
+    const __nv_bfloat16 v781 = __float2bfloat16_rn(v780);
+    out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v784 = v367 + v782;
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v787 = v370 + v785;
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.x[26];
+    const unsigned int v792 = v784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v793 = v792 + v787;
+    const __nv_bfloat16 v794 = residual[v793];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v795 = __bfloat162float(v794);
+    const float v796 = fmaf(v791, v3, v795);
+    const __nv_bfloat16 v797 = __float2bfloat16_rn(v796);
+    out[v793] = v797;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v800 = v367 + v798;
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v803 = v370 + v801;
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v805 = v803 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v39.x[27];
+    const unsigned int v808 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v809 = v808 + v803;
+    const __nv_bfloat16 v810 = residual[v809];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v811 = __bfloat162float(v810);
+    const float v812 = fmaf(v807, v3, v811);
+    const __nv_bfloat16 v813 = __float2bfloat16_rn(v812);
+    out[v809] = v813;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v814 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v816 = v367 + v814;
+  const unsigned int v817 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v819 = v370 + v817;
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.x[28];
+    const unsigned int v824 = v816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v825 = v824 + v819;
+    const __nv_bfloat16 v826 = residual[v825];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v827 = __bfloat162float(v826);
+    const float v828 = fmaf(v823, v3, v827);
+    const __nv_bfloat16 v829 = __float2bfloat16_rn(v828);
+    out[v825] = v829;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v830 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v832 = v367 + v830;
+  const unsigned int v833 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v835 = v370 + v833;
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.x[29];
+    const unsigned int v840 = v832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v841 = v840 + v835;
+    const __nv_bfloat16 v842 = residual[v841];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v843 = __bfloat162float(v842);
+    const float v844 = fmaf(v839, v3, v843);
+    const __nv_bfloat16 v845 = __float2bfloat16_rn(v844);
+    out[v841] = v845;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v846 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v848 = v367 + v846;
+  const unsigned int v849 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v851 = v370 + v849;
+  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v853 = v851 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v39.x[30];
+    const unsigned int v856 = v848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v857 = v856 + v851;
+    const __nv_bfloat16 v858 = residual[v857];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v859 = __bfloat162float(v858);
+    const float v860 = fmaf(v855, v3, v859);
+    const __nv_bfloat16 v861 = __float2bfloat16_rn(v860);
+    out[v857] = v861;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v862 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v864 = v367 + v862;
+  const unsigned int v865 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v867 = v370 + v865;
+  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.x[31];
+    const unsigned int v872 = v864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v873 = v872 + v867;
+    const __nv_bfloat16 v874 = residual[v873];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v875 = __bfloat162float(v874);
+    const float v876 = fmaf(v871, v3, v875);
+    const __nv_bfloat16 v877 = __float2bfloat16_rn(v876);
+    out[v873] = v877;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v878 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v880 = v367 + v878;
+  const unsigned int v881 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v883 = v370 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.x[32];
+    const unsigned int v888 = v880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v889 = v888 + v883;
+    const __nv_bfloat16 v890 = residual[v889];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v891 = __bfloat162float(v890);
+    const float v892 = fmaf(v887, v3, v891);
+    const __nv_bfloat16 v893 = __float2bfloat16_rn(v892);
+    out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v896 = v367 + v894;
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v899 = v370 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.x[33];
+    const unsigned int v904 = v896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v905 = v904 + v899;
+    const __nv_bfloat16 v906 = residual[v905];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v907 = __bfloat162float(v906);
+    const float v908 = fmaf(v903, v3, v907);
+    const __nv_bfloat16 v909 = __float2bfloat16_rn(v908);
+    out[v905] = v909;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v912 = v367 + v910;
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v915 = v370 + v913;
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.x[34];
+    const unsigned int v920 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v921 = v920 + v915;
+    const __nv_bfloat16 v922 = residual[v921];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v923 = __bfloat162float(v922);
+    const float v924 = fmaf(v919, v3, v923);
+    const __nv_bfloat16 v925 = __float2bfloat16_rn(v924);
+    out[v921] = v925;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v926 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v928 = v367 + v926;
+  const unsigned int v929 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v931 = v370 + v929;
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.x[35];
+    const unsigned int v936 = v928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v937 = v936 + v931;
+    const __nv_bfloat16 v938 = residual[v937];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v939 = __bfloat162float(v938);
+    const float v940 = fmaf(v935, v3, v939);
+    const __nv_bfloat16 v941 = __float2bfloat16_rn(v940);
+    out[v937] = v941;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v942 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v944 = v367 + v942;
+  const unsigned int v945 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v947 = v370 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v949 = v947 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v39.x[36];
+    const unsigned int v952 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v953 = v952 + v947;
+    const __nv_bfloat16 v954 = residual[v953];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v955 = __bfloat162float(v954);
+    const float v956 = fmaf(v951, v3, v955);
+    const __nv_bfloat16 v957 = __float2bfloat16_rn(v956);
+    out[v953] = v957;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v958 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v960 = v367 + v958;
+  const unsigned int v961 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v963 = v370 + v961;
+  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.x[37];
+    const unsigned int v968 = v960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v969 = v968 + v963;
+    const __nv_bfloat16 v970 = residual[v969];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v971 = __bfloat162float(v970);
+    const float v972 = fmaf(v967, v3, v971);
+    const __nv_bfloat16 v973 = __float2bfloat16_rn(v972);
+    out[v969] = v973;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v974 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v976 = v367 + v974;
+  const unsigned int v977 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v979 = v370 + v977;
+  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.x[38];
+    const unsigned int v984 = v976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v985 = v984 + v979;
+    const __nv_bfloat16 v986 = residual[v985];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v987 = __bfloat162float(v986);
+    const float v988 = fmaf(v983, v3, v987);
+    const __nv_bfloat16 v989 = __float2bfloat16_rn(v988);
+    out[v985] = v989;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v990 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v992 = v367 + v990;
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v995 = v370 + v993;
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.x[39];
+    const unsigned int v1000 = v992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1001 = v1000 + v995;
+    const __nv_bfloat16 v1002 = residual[v1001];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1003 = __bfloat162float(v1002);
+    const float v1004 = fmaf(v999, v3, v1003);
+    const __nv_bfloat16 v1005 = __float2bfloat16_rn(v1004);
+    out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1008 = v367 + v1006;
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1011 = v370 + v1009;
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.x[40];
+    const unsigned int v1016 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1017 = v1016 + v1011;
+    const __nv_bfloat16 v1018 = residual[v1017];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1019 = __bfloat162float(v1018);
+    const float v1020 = fmaf(v1015, v3, v1019);
+    const __nv_bfloat16 v1021 = __float2bfloat16_rn(v1020);
+    out[v1017] = v1021;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1024 = v367 + v1022;
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1027 = v370 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.x[41];
+    const unsigned int v1032 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1033 = v1032 + v1027;
+    const __nv_bfloat16 v1034 = residual[v1033];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1035 = __bfloat162float(v1034);
+    const float v1036 = fmaf(v1031, v3, v1035);
+    const __nv_bfloat16 v1037 = __float2bfloat16_rn(v1036);
+    out[v1033] = v1037;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1038 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1040 = v367 + v1038;
+  const unsigned int v1041 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1043 = v370 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1045 = v1043 < v1;
+  const bool v1046 = v1044 && v1045;
+  if (v1046) {
+    const float v1047 = v39.x[42];
+    const unsigned int v1048 = v1040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1049 = v1048 + v1043;
+    const __nv_bfloat16 v1050 = residual[v1049];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1051 = __bfloat162float(v1050);
+    const float v1052 = fmaf(v1047, v3, v1051);
+    const __nv_bfloat16 v1053 = __float2bfloat16_rn(v1052);
+    out[v1049] = v1053;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1056 = v367 + v1054;
+  const unsigned int v1057 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1059 = v370 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.x[43];
+    const unsigned int v1064 = v1056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1065 = v1064 + v1059;
+    const __nv_bfloat16 v1066 = residual[v1065];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1067 = __bfloat162float(v1066);
+    const float v1068 = fmaf(v1063, v3, v1067);
+    const __nv_bfloat16 v1069 = __float2bfloat16_rn(v1068);
+    out[v1065] = v1069;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1070 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1072 = v367 + v1070;
+  const unsigned int v1073 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1075 = v370 + v1073;
+  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.x[44];
+    const unsigned int v1080 = v1072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1081 = v1080 + v1075;
+    const __nv_bfloat16 v1082 = residual[v1081];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1083 = __bfloat162float(v1082);
+    const float v1084 = fmaf(v1079, v3, v1083);
+    const __nv_bfloat16 v1085 = __float2bfloat16_rn(v1084);
+    out[v1081] = v1085;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1086 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1088 = v367 + v1086;
+  const unsigned int v1089 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1091 = v370 + v1089;
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1093 = v1091 < v1;
+  const bool v1094 = v1092 && v1093;
+  if (v1094) {
+    const float v1095 = v39.x[45];
+    const unsigned int v1096 = v1088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1097 = v1096 + v1091;
+    const __nv_bfloat16 v1098 = residual[v1097];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1099 = __bfloat162float(v1098);
+    const float v1100 = fmaf(v1095, v3, v1099);
+    const __nv_bfloat16 v1101 = __float2bfloat16_rn(v1100);
+    out[v1097] = v1101;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1104 = v367 + v1102;
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1107 = v370 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.x[46];
+    const unsigned int v1112 = v1104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1113 = v1112 + v1107;
+    const __nv_bfloat16 v1114 = residual[v1113];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1115 = __bfloat162float(v1114);
+    const float v1116 = fmaf(v1111, v3, v1115);
+    const __nv_bfloat16 v1117 = __float2bfloat16_rn(v1116);
+    out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1120 = v367 + v1118;
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1123 = v370 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.x[47];
+    const unsigned int v1128 = v1120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1129 = v1128 + v1123;
+    const __nv_bfloat16 v1130 = residual[v1129];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1131 = __bfloat162float(v1130);
+    const float v1132 = fmaf(v1127, v3, v1131);
+    const __nv_bfloat16 v1133 = __float2bfloat16_rn(v1132);
+    out[v1129] = v1133;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1136 = v367 + v1134;
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1139 = v370 + v1137;
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1141 = v1139 < v1;
+  const bool v1142 = v1140 && v1141;
+  if (v1142) {
+    const float v1143 = v39.x[48];
+    const unsigned int v1144 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1145 = v1144 + v1139;
+    const __nv_bfloat16 v1146 = residual[v1145];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1147 = __bfloat162float(v1146);
+    const float v1148 = fmaf(v1143, v3, v1147);
+    const __nv_bfloat16 v1149 = __float2bfloat16_rn(v1148);
+    out[v1145] = v1149;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1150 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1152 = v367 + v1150;
+  const unsigned int v1153 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1155 = v370 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.x[49];
+    const unsigned int v1160 = v1152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1161 = v1160 + v1155;
+    const __nv_bfloat16 v1162 = residual[v1161];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1163 = __bfloat162float(v1162);
+    const float v1164 = fmaf(v1159, v3, v1163);
+    const __nv_bfloat16 v1165 = __float2bfloat16_rn(v1164);
+    out[v1161] = v1165;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1166 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1168 = v367 + v1166;
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1171 = v370 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.x[50];
+    const unsigned int v1176 = v1168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1177 = v1176 + v1171;
+    const __nv_bfloat16 v1178 = residual[v1177];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1179 = __bfloat162float(v1178);
+    const float v1180 = fmaf(v1175, v3, v1179);
+    const __nv_bfloat16 v1181 = __float2bfloat16_rn(v1180);
+    out[v1177] = v1181;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1182 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1184 = v367 + v1182;
+  const unsigned int v1185 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1187 = v370 + v1185;
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1189 = v1187 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v39.x[51];
+    const unsigned int v1192 = v1184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1193 = v1192 + v1187;
+    const __nv_bfloat16 v1194 = residual[v1193];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1195 = __bfloat162float(v1194);
+    const float v1196 = fmaf(v1191, v3, v1195);
+    const __nv_bfloat16 v1197 = __float2bfloat16_rn(v1196);
+    out[v1193] = v1197;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1200 = v367 + v1198;
+  const unsigned int v1201 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1203 = v370 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.x[52];
+    const unsigned int v1208 = v1200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1209 = v1208 + v1203;
+    const __nv_bfloat16 v1210 = residual[v1209];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1211 = __bfloat162float(v1210);
+    const float v1212 = fmaf(v1207, v3, v1211);
+    const __nv_bfloat16 v1213 = __float2bfloat16_rn(v1212);
+    out[v1209] = v1213;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1216 = v367 + v1214;
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1219 = v370 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.x[53];
+    const unsigned int v1224 = v1216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1225 = v1224 + v1219;
+    const __nv_bfloat16 v1226 = residual[v1225];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1227 = __bfloat162float(v1226);
+    const float v1228 = fmaf(v1223, v3, v1227);
+    const __nv_bfloat16 v1229 = __float2bfloat16_rn(v1228);
+    out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1232 = v367 + v1230;
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1235 = v370 + v1233;
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.x[54];
+    const unsigned int v1240 = v1232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1241 = v1240 + v1235;
+    const __nv_bfloat16 v1242 = residual[v1241];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1243 = __bfloat162float(v1242);
+    const float v1244 = fmaf(v1239, v3, v1243);
+    const __nv_bfloat16 v1245 = __float2bfloat16_rn(v1244);
+    out[v1241] = v1245;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1248 = v367 + v1246;
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1251 = v370 + v1249;
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.x[55];
+    const unsigned int v1256 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1257 = v1256 + v1251;
+    const __nv_bfloat16 v1258 = residual[v1257];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1259 = __bfloat162float(v1258);
+    const float v1260 = fmaf(v1255, v3, v1259);
+    const __nv_bfloat16 v1261 = __float2bfloat16_rn(v1260);
+    out[v1257] = v1261;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1262 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1264 = v367 + v1262;
+  const unsigned int v1265 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1267 = v370 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.x[56];
+    const unsigned int v1272 = v1264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1273 = v1272 + v1267;
+    const __nv_bfloat16 v1274 = residual[v1273];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1275 = __bfloat162float(v1274);
+    const float v1276 = fmaf(v1271, v3, v1275);
+    const __nv_bfloat16 v1277 = __float2bfloat16_rn(v1276);
+    out[v1273] = v1277;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1278 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1280 = v367 + v1278;
+  const unsigned int v1281 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1283 = v370 + v1281;
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1285 = v1283 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v39.x[57];
+    const unsigned int v1288 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1289 = v1288 + v1283;
+    const __nv_bfloat16 v1290 = residual[v1289];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1291 = __bfloat162float(v1290);
+    const float v1292 = fmaf(v1287, v3, v1291);
+    const __nv_bfloat16 v1293 = __float2bfloat16_rn(v1292);
+    out[v1289] = v1293;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1294 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1296 = v367 + v1294;
+  const unsigned int v1297 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1299 = v370 + v1297;
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.x[58];
+    const unsigned int v1304 = v1296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1305 = v1304 + v1299;
+    const __nv_bfloat16 v1306 = residual[v1305];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1307 = __bfloat162float(v1306);
+    const float v1308 = fmaf(v1303, v3, v1307);
+    const __nv_bfloat16 v1309 = __float2bfloat16_rn(v1308);
+    out[v1305] = v1309;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1310 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1312 = v367 + v1310;
+  const unsigned int v1313 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1315 = v370 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.x[59];
+    const unsigned int v1320 = v1312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1321 = v1320 + v1315;
+    const __nv_bfloat16 v1322 = residual[v1321];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1323 = __bfloat162float(v1322);
+    const float v1324 = fmaf(v1319, v3, v1323);
+    const __nv_bfloat16 v1325 = __float2bfloat16_rn(v1324);
+    out[v1321] = v1325;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1328 = v367 + v1326;
+  const unsigned int v1329 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1331 = v370 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.x[60];
+    const unsigned int v1336 = v1328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1337 = v1336 + v1331;
+    const __nv_bfloat16 v1338 = residual[v1337];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1339 = __bfloat162float(v1338);
+    const float v1340 = fmaf(v1335, v3, v1339);
+    const __nv_bfloat16 v1341 = __float2bfloat16_rn(v1340);
+    out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1344 = v367 + v1342;
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1347 = v370 + v1345;
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.x[61];
+    const unsigned int v1352 = v1344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1353 = v1352 + v1347;
+    const __nv_bfloat16 v1354 = residual[v1353];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1355 = __bfloat162float(v1354);
+    const float v1356 = fmaf(v1351, v3, v1355);
+    const __nv_bfloat16 v1357 = __float2bfloat16_rn(v1356);
+    out[v1353] = v1357;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1360 = v367 + v1358;
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1363 = v370 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.x[62];
+    const unsigned int v1368 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1369 = v1368 + v1363;
+    const __nv_bfloat16 v1370 = residual[v1369];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1371 = __bfloat162float(v1370);
+    const float v1372 = fmaf(v1367, v3, v1371);
+    const __nv_bfloat16 v1373 = __float2bfloat16_rn(v1372);
+    out[v1369] = v1373;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1374 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1376 = v367 + v1374;
+  const unsigned int v1377 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1379 = v370 + v1377;
+  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1381 = v1379 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v39.x[63];
+    const unsigned int v1384 = v1376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1385 = v1384 + v1379;
+    const __nv_bfloat16 v1386 = residual[v1385];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1387 = __bfloat162float(v1386);
+    const float v1388 = fmaf(v1383, v3, v1387);
+    const __nv_bfloat16 v1389 = __float2bfloat16_rn(v1388);
+    out[v1385] = v1389;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1390 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1392 = v367 + v1390;
+  const unsigned int v1393 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1395 = v370 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.x[64];
+    const unsigned int v1400 = v1392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1401 = v1400 + v1395;
+    const __nv_bfloat16 v1402 = residual[v1401];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1403 = __bfloat162float(v1402);
+    const float v1404 = fmaf(v1399, v3, v1403);
+    const __nv_bfloat16 v1405 = __float2bfloat16_rn(v1404);
+    out[v1401] = v1405;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1406 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1408 = v367 + v1406;
+  const unsigned int v1409 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1411 = v370 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.x[65];
+    const unsigned int v1416 = v1408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1417 = v1416 + v1411;
+    const __nv_bfloat16 v1418 = residual[v1417];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1419 = __bfloat162float(v1418);
+    const float v1420 = fmaf(v1415, v3, v1419);
+    const __nv_bfloat16 v1421 = __float2bfloat16_rn(v1420);
+    out[v1417] = v1421;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1422 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1424 = v367 + v1422;
+  const unsigned int v1425 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1427 = v370 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1429 = v1427 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v39.x[66];
+    const unsigned int v1432 = v1424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1433 = v1432 + v1427;
+    const __nv_bfloat16 v1434 = residual[v1433];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1435 = __bfloat162float(v1434);
+    const float v1436 = fmaf(v1431, v3, v1435);
+    const __nv_bfloat16 v1437 = __float2bfloat16_rn(v1436);
+    out[v1433] = v1437;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1440 = v367 + v1438;
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1443 = v370 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.x[67];
+    const unsigned int v1448 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1449 = v1448 + v1443;
+    const __nv_bfloat16 v1450 = residual[v1449];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1451 = __bfloat162float(v1450);
+    const float v1452 = fmaf(v1447, v3, v1451);
+    const __nv_bfloat16 v1453 = __float2bfloat16_rn(v1452);
+    out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1456 = v367 + v1454;
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1459 = v370 + v1457;
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.x[68];
+    const unsigned int v1464 = v1456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1465 = v1464 + v1459;
+    const __nv_bfloat16 v1466 = residual[v1465];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1467 = __bfloat162float(v1466);
+    const float v1468 = fmaf(v1463, v3, v1467);
+    const __nv_bfloat16 v1469 = __float2bfloat16_rn(v1468);
+    out[v1465] = v1469;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1472 = v367 + v1470;
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1475 = v370 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v39.x[69];
+    const unsigned int v1480 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1481 = v1480 + v1475;
+    const __nv_bfloat16 v1482 = residual[v1481];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1483 = __bfloat162float(v1482);
+    const float v1484 = fmaf(v1479, v3, v1483);
+    const __nv_bfloat16 v1485 = __float2bfloat16_rn(v1484);
+    out[v1481] = v1485;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1486 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1488 = v367 + v1486;
+  const unsigned int v1489 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1491 = v370 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.x[70];
+    const unsigned int v1496 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1497 = v1496 + v1491;
+    const __nv_bfloat16 v1498 = residual[v1497];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1499 = __bfloat162float(v1498);
+    const float v1500 = fmaf(v1495, v3, v1499);
+    const __nv_bfloat16 v1501 = __float2bfloat16_rn(v1500);
+    out[v1497] = v1501;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1502 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1504 = v367 + v1502;
+  const unsigned int v1505 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1507 = v370 + v1505;
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.x[71];
+    const unsigned int v1512 = v1504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1513 = v1512 + v1507;
+    const __nv_bfloat16 v1514 = residual[v1513];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1515 = __bfloat162float(v1514);
+    const float v1516 = fmaf(v1511, v3, v1515);
+    const __nv_bfloat16 v1517 = __float2bfloat16_rn(v1516);
+    out[v1513] = v1517;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1518 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1520 = v367 + v1518;
+  const unsigned int v1521 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1523 = v370 + v1521;
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1525 = v1523 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v39.x[72];
+    const unsigned int v1528 = v1520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1529 = v1528 + v1523;
+    const __nv_bfloat16 v1530 = residual[v1529];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1531 = __bfloat162float(v1530);
+    const float v1532 = fmaf(v1527, v3, v1531);
+    const __nv_bfloat16 v1533 = __float2bfloat16_rn(v1532);
+    out[v1529] = v1533;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1534 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1536 = v367 + v1534;
+  const unsigned int v1537 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1539 = v370 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.x[73];
+    const unsigned int v1544 = v1536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1545 = v1544 + v1539;
+    const __nv_bfloat16 v1546 = residual[v1545];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1547 = __bfloat162float(v1546);
+    const float v1548 = fmaf(v1543, v3, v1547);
+    const __nv_bfloat16 v1549 = __float2bfloat16_rn(v1548);
+    out[v1545] = v1549;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1552 = v367 + v1550;
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1555 = v370 + v1553;
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.x[74];
+    const unsigned int v1560 = v1552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1561 = v1560 + v1555;
+    const __nv_bfloat16 v1562 = residual[v1561];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1563 = __bfloat162float(v1562);
+    const float v1564 = fmaf(v1559, v3, v1563);
+    const __nv_bfloat16 v1565 = __float2bfloat16_rn(v1564);
+    out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1568 = v367 + v1566;
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1571 = v370 + v1569;
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.x[75];
+    const unsigned int v1576 = v1568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1577 = v1576 + v1571;
+    const __nv_bfloat16 v1578 = residual[v1577];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1579 = __bfloat162float(v1578);
+    const float v1580 = fmaf(v1575, v3, v1579);
+    const __nv_bfloat16 v1581 = __float2bfloat16_rn(v1580);
+    out[v1577] = v1581;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1584 = v367 + v1582;
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1587 = v370 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.x[76];
+    const unsigned int v1592 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1593 = v1592 + v1587;
+    const __nv_bfloat16 v1594 = residual[v1593];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1595 = __bfloat162float(v1594);
+    const float v1596 = fmaf(v1591, v3, v1595);
+    const __nv_bfloat16 v1597 = __float2bfloat16_rn(v1596);
+    out[v1593] = v1597;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1598 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1600 = v367 + v1598;
+  const unsigned int v1601 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1603 = v370 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.x[77];
+    const unsigned int v1608 = v1600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1609 = v1608 + v1603;
+    const __nv_bfloat16 v1610 = residual[v1609];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1611 = __bfloat162float(v1610);
+    const float v1612 = fmaf(v1607, v3, v1611);
+    const __nv_bfloat16 v1613 = __float2bfloat16_rn(v1612);
+    out[v1609] = v1613;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1614 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1616 = v367 + v1614;
+  const unsigned int v1617 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1619 = v370 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v39.x[78];
+    const unsigned int v1624 = v1616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1625 = v1624 + v1619;
+    const __nv_bfloat16 v1626 = residual[v1625];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1627 = __bfloat162float(v1626);
+    const float v1628 = fmaf(v1623, v3, v1627);
+    const __nv_bfloat16 v1629 = __float2bfloat16_rn(v1628);
+    out[v1625] = v1629;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1630 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1632 = v367 + v1630;
+  const unsigned int v1633 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1635 = v370 + v1633;
+  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.x[79];
+    const unsigned int v1640 = v1632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1641 = v1640 + v1635;
+    const __nv_bfloat16 v1642 = residual[v1641];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1643 = __bfloat162float(v1642);
+    const float v1644 = fmaf(v1639, v3, v1643);
+    const __nv_bfloat16 v1645 = __float2bfloat16_rn(v1644);
+    out[v1641] = v1645;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1646 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1648 = v367 + v1646;
+  const unsigned int v1649 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1651 = v370 + v1649;
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.x[80];
+    const unsigned int v1656 = v1648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1657 = v1656 + v1651;
+    const __nv_bfloat16 v1658 = residual[v1657];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1659 = __bfloat162float(v1658);
+    const float v1660 = fmaf(v1655, v3, v1659);
+    const __nv_bfloat16 v1661 = __float2bfloat16_rn(v1660);
+    out[v1657] = v1661;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1664 = v367 + v1662;
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1667 = v370 + v1665;
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.x[81];
+    const unsigned int v1672 = v1664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1673 = v1672 + v1667;
+    const __nv_bfloat16 v1674 = residual[v1673];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1675 = __bfloat162float(v1674);
+    const float v1676 = fmaf(v1671, v3, v1675);
+    const __nv_bfloat16 v1677 = __float2bfloat16_rn(v1676);
+    out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1680 = v367 + v1678;
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1683 = v370 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.x[82];
+    const unsigned int v1688 = v1680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1689 = v1688 + v1683;
+    const __nv_bfloat16 v1690 = residual[v1689];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1691 = __bfloat162float(v1690);
+    const float v1692 = fmaf(v1687, v3, v1691);
+    const __nv_bfloat16 v1693 = __float2bfloat16_rn(v1692);
+    out[v1689] = v1693;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1696 = v367 + v1694;
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1699 = v370 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.x[83];
+    const unsigned int v1704 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1705 = v1704 + v1699;
+    const __nv_bfloat16 v1706 = residual[v1705];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1707 = __bfloat162float(v1706);
+    const float v1708 = fmaf(v1703, v3, v1707);
+    const __nv_bfloat16 v1709 = __float2bfloat16_rn(v1708);
+    out[v1705] = v1709;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1710 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1712 = v367 + v1710;
+  const unsigned int v1713 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1715 = v370 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v39.x[84];
+    const unsigned int v1720 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1721 = v1720 + v1715;
+    const __nv_bfloat16 v1722 = residual[v1721];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1723 = __bfloat162float(v1722);
+    const float v1724 = fmaf(v1719, v3, v1723);
+    const __nv_bfloat16 v1725 = __float2bfloat16_rn(v1724);
+    out[v1721] = v1725;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1726 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1728 = v367 + v1726;
+  const unsigned int v1729 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1731 = v370 + v1729;
+  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.x[85];
+    const unsigned int v1736 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1737 = v1736 + v1731;
+    const __nv_bfloat16 v1738 = residual[v1737];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1739 = __bfloat162float(v1738);
+    const float v1740 = fmaf(v1735, v3, v1739);
+    const __nv_bfloat16 v1741 = __float2bfloat16_rn(v1740);
+    out[v1737] = v1741;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1742 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1744 = v367 + v1742;
+  const unsigned int v1745 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1747 = v370 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.x[86];
+    const unsigned int v1752 = v1744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1753 = v1752 + v1747;
+    const __nv_bfloat16 v1754 = residual[v1753];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1755 = __bfloat162float(v1754);
+    const float v1756 = fmaf(v1751, v3, v1755);
+    const __nv_bfloat16 v1757 = __float2bfloat16_rn(v1756);
+    out[v1753] = v1757;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1758 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1760 = v367 + v1758;
+  const unsigned int v1761 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1763 = v370 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1765 = v1763 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v39.x[87];
+    const unsigned int v1768 = v1760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1769 = v1768 + v1763;
+    const __nv_bfloat16 v1770 = residual[v1769];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1771 = __bfloat162float(v1770);
+    const float v1772 = fmaf(v1767, v3, v1771);
+    const __nv_bfloat16 v1773 = __float2bfloat16_rn(v1772);
+    out[v1769] = v1773;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1776 = v367 + v1774;
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1779 = v370 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.x[88];
+    const unsigned int v1784 = v1776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1785 = v1784 + v1779;
+    const __nv_bfloat16 v1786 = residual[v1785];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1787 = __bfloat162float(v1786);
+    const float v1788 = fmaf(v1783, v3, v1787);
+    const __nv_bfloat16 v1789 = __float2bfloat16_rn(v1788);
+    out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1792 = v367 + v1790;
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1795 = v370 + v1793;
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.x[89];
+    const unsigned int v1800 = v1792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1801 = v1800 + v1795;
+    const __nv_bfloat16 v1802 = residual[v1801];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1803 = __bfloat162float(v1802);
+    const float v1804 = fmaf(v1799, v3, v1803);
+    const __nv_bfloat16 v1805 = __float2bfloat16_rn(v1804);
+    out[v1801] = v1805;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1808 = v367 + v1806;
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1811 = v370 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v39.x[90];
+    const unsigned int v1816 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1817 = v1816 + v1811;
+    const __nv_bfloat16 v1818 = residual[v1817];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1819 = __bfloat162float(v1818);
+    const float v1820 = fmaf(v1815, v3, v1819);
+    const __nv_bfloat16 v1821 = __float2bfloat16_rn(v1820);
+    out[v1817] = v1821;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1822 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1824 = v367 + v1822;
+  const unsigned int v1825 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1827 = v370 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.x[91];
+    const unsigned int v1832 = v1824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1833 = v1832 + v1827;
+    const __nv_bfloat16 v1834 = residual[v1833];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1835 = __bfloat162float(v1834);
+    const float v1836 = fmaf(v1831, v3, v1835);
+    const __nv_bfloat16 v1837 = __float2bfloat16_rn(v1836);
+    out[v1833] = v1837;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1838 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1840 = v367 + v1838;
+  const unsigned int v1841 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1843 = v370 + v1841;
+  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.x[92];
+    const unsigned int v1848 = v1840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1849 = v1848 + v1843;
+    const __nv_bfloat16 v1850 = residual[v1849];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1851 = __bfloat162float(v1850);
+    const float v1852 = fmaf(v1847, v3, v1851);
+    const __nv_bfloat16 v1853 = __float2bfloat16_rn(v1852);
+    out[v1849] = v1853;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1854 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1856 = v367 + v1854;
+  const unsigned int v1857 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1859 = v370 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1861 = v1859 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v39.x[93];
+    const unsigned int v1864 = v1856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1865 = v1864 + v1859;
+    const __nv_bfloat16 v1866 = residual[v1865];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1867 = __bfloat162float(v1866);
+    const float v1868 = fmaf(v1863, v3, v1867);
+    const __nv_bfloat16 v1869 = __float2bfloat16_rn(v1868);
+    out[v1865] = v1869;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1870 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1872 = v367 + v1870;
+  const unsigned int v1873 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1875 = v370 + v1873;
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.x[94];
+    const unsigned int v1880 = v1872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1881 = v1880 + v1875;
+    const __nv_bfloat16 v1882 = residual[v1881];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1883 = __bfloat162float(v1882);
+    const float v1884 = fmaf(v1879, v3, v1883);
+    const __nv_bfloat16 v1885 = __float2bfloat16_rn(v1884);
+    out[v1881] = v1885;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1888 = v367 + v1886;
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1891 = v370 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.x[95];
+    const unsigned int v1896 = v1888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1897 = v1896 + v1891;
+    const __nv_bfloat16 v1898 = residual[v1897];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1899 = __bfloat162float(v1898);
+    const float v1900 = fmaf(v1895, v3, v1899);
+    const __nv_bfloat16 v1901 = __float2bfloat16_rn(v1900);
+    out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1904 = v367 + v1902;
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1907 = v370 + v1905;
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.x[96];
+    const unsigned int v1912 = v1904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1913 = v1912 + v1907;
+    const __nv_bfloat16 v1914 = residual[v1913];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1915 = __bfloat162float(v1914);
+    const float v1916 = fmaf(v1911, v3, v1915);
+    const __nv_bfloat16 v1917 = __float2bfloat16_rn(v1916);
+    out[v1913] = v1917;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1920 = v367 + v1918;
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1923 = v370 + v1921;
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.x[97];
+    const unsigned int v1928 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1929 = v1928 + v1923;
+    const __nv_bfloat16 v1930 = residual[v1929];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1931 = __bfloat162float(v1930);
+    const float v1932 = fmaf(v1927, v3, v1931);
+    const __nv_bfloat16 v1933 = __float2bfloat16_rn(v1932);
+    out[v1929] = v1933;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1934 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1936 = v367 + v1934;
+  const unsigned int v1937 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1939 = v370 + v1937;
+  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.x[98];
+    const unsigned int v1944 = v1936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1945 = v1944 + v1939;
+    const __nv_bfloat16 v1946 = residual[v1945];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1947 = __bfloat162float(v1946);
+    const float v1948 = fmaf(v1943, v3, v1947);
+    const __nv_bfloat16 v1949 = __float2bfloat16_rn(v1948);
+    out[v1945] = v1949;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1950 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1952 = v367 + v1950;
+  const unsigned int v1953 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1955 = v370 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v39.x[99];
+    const unsigned int v1960 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1961 = v1960 + v1955;
+    const __nv_bfloat16 v1962 = residual[v1961];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1963 = __bfloat162float(v1962);
+    const float v1964 = fmaf(v1959, v3, v1963);
+    const __nv_bfloat16 v1965 = __float2bfloat16_rn(v1964);
+    out[v1961] = v1965;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1968 = v367 + v1966;
+  const unsigned int v1969 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1971 = v370 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.x[100];
+    const unsigned int v1976 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1977 = v1976 + v1971;
+    const __nv_bfloat16 v1978 = residual[v1977];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1979 = __bfloat162float(v1978);
+    const float v1980 = fmaf(v1975, v3, v1979);
+    const __nv_bfloat16 v1981 = __float2bfloat16_rn(v1980);
+    out[v1977] = v1981;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1982 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1984 = v367 + v1982;
+  const unsigned int v1985 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1987 = v370 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.x[101];
+    const unsigned int v1992 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1993 = v1992 + v1987;
+    const __nv_bfloat16 v1994 = residual[v1993];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1995 = __bfloat162float(v1994);
+    const float v1996 = fmaf(v1991, v3, v1995);
+    const __nv_bfloat16 v1997 = __float2bfloat16_rn(v1996);
+    out[v1993] = v1997;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1998 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2000 = v367 + v1998;
+  const unsigned int v2001 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2003 = v370 + v2001;
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.x[102];
+    const unsigned int v2008 = v2000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2009 = v2008 + v2003;
+    const __nv_bfloat16 v2010 = residual[v2009];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2011 = __bfloat162float(v2010);
+    const float v2012 = fmaf(v2007, v3, v2011);
+    const __nv_bfloat16 v2013 = __float2bfloat16_rn(v2012);
+    out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2016 = v367 + v2014;
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2019 = v370 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.x[103];
+    const unsigned int v2024 = v2016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2025 = v2024 + v2019;
+    const __nv_bfloat16 v2026 = residual[v2025];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2027 = __bfloat162float(v2026);
+    const float v2028 = fmaf(v2023, v3, v2027);
+    const __nv_bfloat16 v2029 = __float2bfloat16_rn(v2028);
+    out[v2025] = v2029;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2032 = v367 + v2030;
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2035 = v370 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.x[104];
+    const unsigned int v2040 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2041 = v2040 + v2035;
+    const __nv_bfloat16 v2042 = residual[v2041];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2043 = __bfloat162float(v2042);
+    const float v2044 = fmaf(v2039, v3, v2043);
+    const __nv_bfloat16 v2045 = __float2bfloat16_rn(v2044);
+    out[v2041] = v2045;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2046 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2048 = v367 + v2046;
+  const unsigned int v2049 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2051 = v370 + v2049;
+  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2053 = v2051 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v39.x[105];
+    const unsigned int v2056 = v2048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2057 = v2056 + v2051;
+    const __nv_bfloat16 v2058 = residual[v2057];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2059 = __bfloat162float(v2058);
+    const float v2060 = fmaf(v2055, v3, v2059);
+    const __nv_bfloat16 v2061 = __float2bfloat16_rn(v2060);
+    out[v2057] = v2061;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2062 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2064 = v367 + v2062;
+  const unsigned int v2065 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2067 = v370 + v2065;
+  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.x[106];
+    const unsigned int v2072 = v2064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2073 = v2072 + v2067;
+    const __nv_bfloat16 v2074 = residual[v2073];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2075 = __bfloat162float(v2074);
+    const float v2076 = fmaf(v2071, v3, v2075);
+    const __nv_bfloat16 v2077 = __float2bfloat16_rn(v2076);
+    out[v2073] = v2077;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2078 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2080 = v367 + v2078;
+  const unsigned int v2081 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2083 = v370 + v2081;
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.x[107];
+    const unsigned int v2088 = v2080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2089 = v2088 + v2083;
+    const __nv_bfloat16 v2090 = residual[v2089];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2091 = __bfloat162float(v2090);
+    const float v2092 = fmaf(v2087, v3, v2091);
+    const __nv_bfloat16 v2093 = __float2bfloat16_rn(v2092);
+    out[v2089] = v2093;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2096 = v367 + v2094;
+  const unsigned int v2097 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2099 = v370 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v39.x[108];
+    const unsigned int v2104 = v2096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2105 = v2104 + v2099;
+    const __nv_bfloat16 v2106 = residual[v2105];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2107 = __bfloat162float(v2106);
+    const float v2108 = fmaf(v2103, v3, v2107);
+    const __nv_bfloat16 v2109 = __float2bfloat16_rn(v2108);
+    out[v2105] = v2109;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2112 = v367 + v2110;
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2115 = v370 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.x[109];
+    const unsigned int v2120 = v2112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2121 = v2120 + v2115;
+    const __nv_bfloat16 v2122 = residual[v2121];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2123 = __bfloat162float(v2122);
+    const float v2124 = fmaf(v2119, v3, v2123);
+    const __nv_bfloat16 v2125 = __float2bfloat16_rn(v2124);
+    out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2128 = v367 + v2126;
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2131 = v370 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.x[110];
+    const unsigned int v2136 = v2128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2137 = v2136 + v2131;
+    const __nv_bfloat16 v2138 = residual[v2137];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2139 = __bfloat162float(v2138);
+    const float v2140 = fmaf(v2135, v3, v2139);
+    const __nv_bfloat16 v2141 = __float2bfloat16_rn(v2140);
+    out[v2137] = v2141;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2144 = v367 + v2142;
+  const unsigned int v2145 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2147 = v370 + v2145;
+  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2149 = v2147 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v39.x[111];
+    const unsigned int v2152 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2153 = v2152 + v2147;
+    const __nv_bfloat16 v2154 = residual[v2153];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2155 = __bfloat162float(v2154);
+    const float v2156 = fmaf(v2151, v3, v2155);
+    const __nv_bfloat16 v2157 = __float2bfloat16_rn(v2156);
+    out[v2153] = v2157;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2158 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2160 = v367 + v2158;
+  const unsigned int v2161 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2163 = v370 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v39.x[112];
+    const unsigned int v2168 = v2160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2169 = v2168 + v2163;
+    const __nv_bfloat16 v2170 = residual[v2169];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2171 = __bfloat162float(v2170);
+    const float v2172 = fmaf(v2167, v3, v2171);
+    const __nv_bfloat16 v2173 = __float2bfloat16_rn(v2172);
+    out[v2169] = v2173;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2174 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2176 = v367 + v2174;
+  const unsigned int v2177 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2179 = v370 + v2177;
+  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v39.x[113];
+    const unsigned int v2184 = v2176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2185 = v2184 + v2179;
+    const __nv_bfloat16 v2186 = residual[v2185];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2187 = __bfloat162float(v2186);
+    const float v2188 = fmaf(v2183, v3, v2187);
+    const __nv_bfloat16 v2189 = __float2bfloat16_rn(v2188);
+    out[v2185] = v2189;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2190 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2192 = v367 + v2190;
+  const unsigned int v2193 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2195 = v370 + v2193;
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v39.x[114];
+    const unsigned int v2200 = v2192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2201 = v2200 + v2195;
+    const __nv_bfloat16 v2202 = residual[v2201];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2203 = __bfloat162float(v2202);
+    const float v2204 = fmaf(v2199, v3, v2203);
+    const __nv_bfloat16 v2205 = __float2bfloat16_rn(v2204);
+    out[v2201] = v2205;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2206 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2208 = v367 + v2206;
+  const unsigned int v2209 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2211 = v370 + v2209;
+  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v39.x[115];
+    const unsigned int v2216 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2217 = v2216 + v2211;
+    const __nv_bfloat16 v2218 = residual[v2217];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2219 = __bfloat162float(v2218);
+    const float v2220 = fmaf(v2215, v3, v2219);
+    const __nv_bfloat16 v2221 = __float2bfloat16_rn(v2220);
+    out[v2217] = v2221;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2222 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2224 = v367 + v2222;
+  const unsigned int v2225 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2227 = v370 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.x[116];
+    const unsigned int v2232 = v2224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2233 = v2232 + v2227;
+    const __nv_bfloat16 v2234 = residual[v2233];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2235 = __bfloat162float(v2234);
+    const float v2236 = fmaf(v2231, v3, v2235);
+    const __nv_bfloat16 v2237 = __float2bfloat16_rn(v2236);
+    out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2240 = v367 + v2238;
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2243 = v370 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.x[117];
+    const unsigned int v2248 = v2240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2249 = v2248 + v2243;
+    const __nv_bfloat16 v2250 = residual[v2249];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2251 = __bfloat162float(v2250);
+    const float v2252 = fmaf(v2247, v3, v2251);
+    const __nv_bfloat16 v2253 = __float2bfloat16_rn(v2252);
+    out[v2249] = v2253;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2256 = v367 + v2254;
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2259 = v370 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2261 = v2259 < v1;
+  const bool v2262 = v2260 && v2261;
+  if (v2262) {
+    const float v2263 = v39.x[118];
+    const unsigned int v2264 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2265 = v2264 + v2259;
+    const __nv_bfloat16 v2266 = residual[v2265];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2267 = __bfloat162float(v2266);
+    const float v2268 = fmaf(v2263, v3, v2267);
+    const __nv_bfloat16 v2269 = __float2bfloat16_rn(v2268);
+    out[v2265] = v2269;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2270 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2272 = v367 + v2270;
+  const unsigned int v2273 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2275 = v370 + v2273;
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v39.x[119];
+    const unsigned int v2280 = v2272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2281 = v2280 + v2275;
+    const __nv_bfloat16 v2282 = residual[v2281];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2283 = __bfloat162float(v2282);
+    const float v2284 = fmaf(v2279, v3, v2283);
+    const __nv_bfloat16 v2285 = __float2bfloat16_rn(v2284);
+    out[v2281] = v2285;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2286 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2288 = v367 + v2286;
+  const unsigned int v2289 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2291 = v370 + v2289;
+  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2293 = v2291 < v1;
+  const bool v2294 = v2292 && v2293;
+  if (v2294) {
+    const float v2295 = v39.x[120];
+    const unsigned int v2296 = v2288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2297 = v2296 + v2291;
+    const __nv_bfloat16 v2298 = residual[v2297];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2299 = __bfloat162float(v2298);
+    const float v2300 = fmaf(v2295, v3, v2299);
+    const __nv_bfloat16 v2301 = __float2bfloat16_rn(v2300);
+    out[v2297] = v2301;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2302 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2304 = v367 + v2302;
+  const unsigned int v2305 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2307 = v370 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v39.x[121];
+    const unsigned int v2312 = v2304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2313 = v2312 + v2307;
+    const __nv_bfloat16 v2314 = residual[v2313];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2315 = __bfloat162float(v2314);
+    const float v2316 = fmaf(v2311, v3, v2315);
+    const __nv_bfloat16 v2317 = __float2bfloat16_rn(v2316);
+    out[v2313] = v2317;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2318 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2320 = v367 + v2318;
+  const unsigned int v2321 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2323 = v370 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v39.x[122];
+    const unsigned int v2328 = v2320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2329 = v2328 + v2323;
+    const __nv_bfloat16 v2330 = residual[v2329];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2331 = __bfloat162float(v2330);
+    const float v2332 = fmaf(v2327, v3, v2331);
+    const __nv_bfloat16 v2333 = __float2bfloat16_rn(v2332);
+    out[v2329] = v2333;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2334 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2336 = v367 + v2334;
+  const unsigned int v2337 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2339 = v370 + v2337;
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.x[123];
+    const unsigned int v2344 = v2336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2345 = v2344 + v2339;
+    const __nv_bfloat16 v2346 = residual[v2345];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2347 = __bfloat162float(v2346);
+    const float v2348 = fmaf(v2343, v3, v2347);
+    const __nv_bfloat16 v2349 = __float2bfloat16_rn(v2348);
+    out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2352 = v367 + v2350;
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2355 = v370 + v2353;
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.x[124];
+    const unsigned int v2360 = v2352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2361 = v2360 + v2355;
+    const __nv_bfloat16 v2362 = residual[v2361];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2363 = __bfloat162float(v2362);
+    const float v2364 = fmaf(v2359, v3, v2363);
+    const __nv_bfloat16 v2365 = __float2bfloat16_rn(v2364);
+    out[v2361] = v2365;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2368 = v367 + v2366;
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2371 = v370 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.x[125];
+    const unsigned int v2376 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2377 = v2376 + v2371;
+    const __nv_bfloat16 v2378 = residual[v2377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2379 = __bfloat162float(v2378);
+    const float v2380 = fmaf(v2375, v3, v2379);
+    const __nv_bfloat16 v2381 = __float2bfloat16_rn(v2380);
+    out[v2377] = v2381;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2382 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2384 = v367 + v2382;
+  const unsigned int v2385 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2387 = v370 + v2385;
+  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2389 = v2387 < v1;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v39.x[126];
+    const unsigned int v2392 = v2384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2393 = v2392 + v2387;
+    const __nv_bfloat16 v2394 = residual[v2393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2395 = __bfloat162float(v2394);
+    const float v2396 = fmaf(v2391, v3, v2395);
+    const __nv_bfloat16 v2397 = __float2bfloat16_rn(v2396);
+    out[v2393] = v2397;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2398 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2400 = v367 + v2398;
+  const unsigned int v2401 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2403 = v370 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v39.x[127];
+    const unsigned int v2408 = v2400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2409 = v2408 + v2403;
+    const __nv_bfloat16 v2410 = residual[v2409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2411 = __bfloat162float(v2410);
+    const float v2412 = fmaf(v2407, v3, v2411);
+    const __nv_bfloat16 v2413 = __float2bfloat16_rn(v2412);
+    out[v2409] = v2413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

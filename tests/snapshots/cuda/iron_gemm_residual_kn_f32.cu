@@ -200,2550 +200,2563 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:83
-  const unsigned int v7 = blockIdx.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const unsigned int v8 = v7 << 7u;
-  const unsigned int v10 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const unsigned int v11 = v10 << 7u;
-  const unsigned int v12 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:159
-  const unsigned int v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const unsigned int v16 = v15 << 6u;
-  const unsigned int v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const unsigned int v20 = v19 << 6u;
-  iron_frag<float, 2, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, 0.0f);
-  iron_frag<float, 0, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, 0.0f);
-  iron_frag<float, 1, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, 0.0f);
-  const unsigned int v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == v4;
-  const unsigned int v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == v4;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const bool v2378 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:186
-    if (v2378) {
-      const unsigned int v2382 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2385 = v2382 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2388 = v2382 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2389 = v2388 << 2u;
-      const unsigned int v2390 = v8 + v2385;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2391 = v2390 < v0;
-      const bool v2393 = v2389 < v2;
-      const bool v2394 = v2391 && v2393;
-      const unsigned int v2396 = v2390 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2399 = v2396 + v2389;
-      const unsigned int v2400 = v2394 ? v2399 : v4;
-      const unsigned int v2402 = v2385 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2404 = v2402 + v2389;
-      iron_copy_async(shm0 + v2404, a + v2400, v2394);
-      const unsigned int v2407 = v2382 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2409 = v2407 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2412 = v2407 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2413 = v2412 << 2u;
-      const unsigned int v2414 = v8 + v2409;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2415 = v2414 < v0;
-      const bool v2417 = v2413 < v2;
-      const bool v2418 = v2415 && v2417;
-      const unsigned int v2420 = v2414 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2423 = v2420 + v2413;
-      const unsigned int v2424 = v2418 ? v2423 : v4;
-      const unsigned int v2426 = v2409 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2428 = v2426 + v2413;
-      iron_copy_async(shm0 + v2428, a + v2424, v2418);
-      const unsigned int v2431 = v2382 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2433 = v2431 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2436 = v2431 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2437 = v2436 << 2u;
-      const unsigned int v2438 = v8 + v2433;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2439 = v2438 < v0;
-      const bool v2441 = v2437 < v2;
-      const bool v2442 = v2439 && v2441;
-      const unsigned int v2444 = v2438 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2447 = v2444 + v2437;
-      const unsigned int v2448 = v2442 ? v2447 : v4;
-      const unsigned int v2450 = v2433 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2452 = v2450 + v2437;
-      iron_copy_async(shm0 + v2452, a + v2448, v2442);
-      const unsigned int v2455 = v2382 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2457 = v2455 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2460 = v2455 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2461 = v2460 << 2u;
-      const unsigned int v2462 = v8 + v2457;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2463 = v2462 < v0;
-      const bool v2465 = v2461 < v2;
-      const bool v2466 = v2463 && v2465;
-      const unsigned int v2468 = v2462 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2471 = v2468 + v2461;
-      const unsigned int v2472 = v2466 ? v2471 : v4;
-      const unsigned int v2474 = v2457 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2476 = v2474 + v2461;
-      iron_copy_async(shm0 + v2476, a + v2472, v2466);
-      const unsigned int v2483 = v2382 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2486 = v2382 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2487 = v2486 << 2u;
-      const bool v2489 = v2483 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2490 = v11 + v2487;
-      const bool v2491 = v2490 < v1;
-      const bool v2492 = v2489 && v2491;
-      const unsigned int v2494 = v2483 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2496 = v2494 + v11;
-      const unsigned int v2497 = v2496 + v2487;
-      const unsigned int v2498 = v2492 ? v2497 : v4;
-      const unsigned int v2500 = v2483 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2502 = v2500 + v2487;
-      iron_copy_async(shm1 + v2502, b + v2498, v2492);
-      const unsigned int v2507 = v2407 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2510 = v2407 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2511 = v2510 << 2u;
-      const bool v2513 = v2507 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2514 = v11 + v2511;
-      const bool v2515 = v2514 < v1;
-      const bool v2516 = v2513 && v2515;
-      const unsigned int v2518 = v2507 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2520 = v2518 + v11;
-      const unsigned int v2521 = v2520 + v2511;
-      const unsigned int v2522 = v2516 ? v2521 : v4;
-      const unsigned int v2524 = v2507 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2526 = v2524 + v2511;
-      iron_copy_async(shm1 + v2526, b + v2522, v2516);
-      const unsigned int v2531 = v2431 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2534 = v2431 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2535 = v2534 << 2u;
-      const bool v2537 = v2531 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2538 = v11 + v2535;
-      const bool v2539 = v2538 < v1;
-      const bool v2540 = v2537 && v2539;
-      const unsigned int v2542 = v2531 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2544 = v2542 + v11;
-      const unsigned int v2545 = v2544 + v2535;
-      const unsigned int v2546 = v2540 ? v2545 : v4;
-      const unsigned int v2548 = v2531 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2550 = v2548 + v2535;
-      iron_copy_async(shm1 + v2550, b + v2546, v2540);
-      const unsigned int v2555 = v2455 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2558 = v2455 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2559 = v2558 << 2u;
-      const bool v2561 = v2555 < v2;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2562 = v11 + v2559;
-      const bool v2563 = v2562 < v1;
-      const bool v2564 = v2561 && v2563;
-      const unsigned int v2566 = v2555 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2568 = v2566 + v11;
-      const unsigned int v2569 = v2568 + v2559;
-      const unsigned int v2570 = v2564 ? v2569 : v4;
-      const unsigned int v2572 = v2555 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2574 = v2572 + v2559;
-      iron_copy_async(shm1 + v2574, b + v2570, v2564);
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const unsigned int v8 = blockIdx.y;
+  const unsigned int v9 = v8 * v6;
+  const unsigned int v10 = v9 + v7;
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const unsigned int v15 = v14 << 3u;
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const unsigned int v18 = v17 - v15;
+  const unsigned int v19 = min(v18, 8u);
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const unsigned int v22 = v21 % v19;
+  const unsigned int v23 = v15 + v22;
+  const unsigned int v24 = v23 << 7u;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const unsigned int v28 = v27 << 7u;
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:167
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const unsigned int v33 = v32 << 6u;
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const unsigned int v37 = v36 << 6u;
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, 0.0f);
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, 0.0f);
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, 0.0f);
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == v4;
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == v4;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const bool v2395 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
+    if (v2395) {
+      const unsigned int v2399 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2402 = v2399 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2405 = v2399 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2406 = v2405 << 2u;
+      const unsigned int v2407 = v24 + v2402;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2408 = v2407 < v0;
+      const bool v2410 = v2406 < v2;
+      const bool v2411 = v2408 && v2410;
+      const unsigned int v2413 = v2407 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2416 = v2413 + v2406;
+      const unsigned int v2417 = v2411 ? v2416 : v4;
+      const unsigned int v2419 = v2402 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2421 = v2419 + v2406;
+      iron_copy_async(shm0 + v2421, a + v2417, v2411);
+      const unsigned int v2424 = v2399 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2426 = v2424 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2429 = v2424 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2430 = v2429 << 2u;
+      const unsigned int v2431 = v24 + v2426;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2432 = v2431 < v0;
+      const bool v2434 = v2430 < v2;
+      const bool v2435 = v2432 && v2434;
+      const unsigned int v2437 = v2431 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2440 = v2437 + v2430;
+      const unsigned int v2441 = v2435 ? v2440 : v4;
+      const unsigned int v2443 = v2426 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2445 = v2443 + v2430;
+      iron_copy_async(shm0 + v2445, a + v2441, v2435);
+      const unsigned int v2448 = v2399 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2450 = v2448 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2453 = v2448 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2454 = v2453 << 2u;
+      const unsigned int v2455 = v24 + v2450;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2456 = v2455 < v0;
+      const bool v2458 = v2454 < v2;
+      const bool v2459 = v2456 && v2458;
+      const unsigned int v2461 = v2455 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2464 = v2461 + v2454;
+      const unsigned int v2465 = v2459 ? v2464 : v4;
+      const unsigned int v2467 = v2450 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2469 = v2467 + v2454;
+      iron_copy_async(shm0 + v2469, a + v2465, v2459);
+      const unsigned int v2472 = v2399 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2474 = v2472 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2477 = v2472 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2478 = v2477 << 2u;
+      const unsigned int v2479 = v24 + v2474;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2480 = v2479 < v0;
+      const bool v2482 = v2478 < v2;
+      const bool v2483 = v2480 && v2482;
+      const unsigned int v2485 = v2479 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2488 = v2485 + v2478;
+      const unsigned int v2489 = v2483 ? v2488 : v4;
+      const unsigned int v2491 = v2474 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2493 = v2491 + v2478;
+      iron_copy_async(shm0 + v2493, a + v2489, v2483);
+      const unsigned int v2500 = v2399 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2503 = v2399 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2504 = v2503 << 2u;
+      const bool v2506 = v2500 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2507 = v28 + v2504;
+      const bool v2508 = v2507 < v1;
+      const bool v2509 = v2506 && v2508;
+      const unsigned int v2511 = v2500 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2513 = v2511 + v28;
+      const unsigned int v2514 = v2513 + v2504;
+      const unsigned int v2515 = v2509 ? v2514 : v4;
+      const unsigned int v2517 = v2500 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2519 = v2517 + v2504;
+      iron_copy_async(shm1 + v2519, b + v2515, v2509);
+      const unsigned int v2524 = v2424 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2527 = v2424 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2528 = v2527 << 2u;
+      const bool v2530 = v2524 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2531 = v28 + v2528;
+      const bool v2532 = v2531 < v1;
+      const bool v2533 = v2530 && v2532;
+      const unsigned int v2535 = v2524 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2537 = v2535 + v28;
+      const unsigned int v2538 = v2537 + v2528;
+      const unsigned int v2539 = v2533 ? v2538 : v4;
+      const unsigned int v2541 = v2524 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2543 = v2541 + v2528;
+      iron_copy_async(shm1 + v2543, b + v2539, v2533);
+      const unsigned int v2548 = v2448 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2551 = v2448 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2552 = v2551 << 2u;
+      const bool v2554 = v2548 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2555 = v28 + v2552;
+      const bool v2556 = v2555 < v1;
+      const bool v2557 = v2554 && v2556;
+      const unsigned int v2559 = v2548 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2561 = v2559 + v28;
+      const unsigned int v2562 = v2561 + v2552;
+      const unsigned int v2563 = v2557 ? v2562 : v4;
+      const unsigned int v2565 = v2548 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2567 = v2565 + v2552;
+      iron_copy_async(shm1 + v2567, b + v2563, v2557);
+      const unsigned int v2572 = v2472 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2575 = v2472 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2576 = v2575 << 2u;
+      const bool v2578 = v2572 < v2;  // kernels/gemm/gemm_tiles.hpp:60
+      const unsigned int v2579 = v28 + v2576;
+      const bool v2580 = v2579 < v1;
+      const bool v2581 = v2578 && v2580;
+      const unsigned int v2583 = v2572 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2585 = v2583 + v28;
+      const unsigned int v2586 = v2585 + v2576;
+      const unsigned int v2587 = v2581 ? v2586 : v4;
+      const unsigned int v2589 = v2572 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2591 = v2589 + v2576;
+      iron_copy_async(shm1 + v2591, b + v2587, v2581);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2579 = 16u < v2;
-    if (v2579) {
-      const unsigned int v2583 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2586 = v2583 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2589 = v2583 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2590 = v2589 << 2u;
-      const unsigned int v2591 = v8 + v2586;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2592 = v2591 < v0;
-      const unsigned int v2593 = 16u + v2590;
-      const bool v2594 = v2593 < v2;
-      const bool v2595 = v2592 && v2594;
-      const unsigned int v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2599 = v2597 + 16u;
-      const unsigned int v2600 = v2599 + v2590;
-      const unsigned int v2601 = v2595 ? v2600 : v4;
-      const unsigned int v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2604 = 2560u + v2603;
-      const unsigned int v2605 = v2604 + v2590;
-      iron_copy_async(shm0 + v2605, a + v2601, v2595);
-      const unsigned int v2608 = v2583 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2614 = v2613 << 2u;
-      const unsigned int v2615 = v8 + v2610;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2616 = v2615 < v0;
-      const unsigned int v2617 = 16u + v2614;
-      const bool v2618 = v2617 < v2;
-      const bool v2619 = v2616 && v2618;
-      const unsigned int v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2623 = v2621 + 16u;
-      const unsigned int v2624 = v2623 + v2614;
-      const unsigned int v2625 = v2619 ? v2624 : v4;
-      const unsigned int v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2628 = 2560u + v2627;
-      const unsigned int v2629 = v2628 + v2614;
-      iron_copy_async(shm0 + v2629, a + v2625, v2619);
-      const unsigned int v2632 = v2583 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2634 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2637 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2638 = v2637 << 2u;
-      const unsigned int v2639 = v8 + v2634;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2640 = v2639 < v0;
-      const unsigned int v2641 = 16u + v2638;
-      const bool v2642 = v2641 < v2;
-      const bool v2643 = v2640 && v2642;
-      const unsigned int v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2647 = v2645 + 16u;
-      const unsigned int v2648 = v2647 + v2638;
-      const unsigned int v2649 = v2643 ? v2648 : v4;
-      const unsigned int v2651 = v2634 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2652 = 2560u + v2651;
-      const unsigned int v2653 = v2652 + v2638;
-      iron_copy_async(shm0 + v2653, a + v2649, v2643);
-      const unsigned int v2656 = v2583 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2658 = v2656 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2661 = v2656 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2662 = v2661 << 2u;
-      const unsigned int v2663 = v8 + v2658;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2664 = v2663 < v0;
-      const unsigned int v2665 = 16u + v2662;
-      const bool v2666 = v2665 < v2;
-      const bool v2667 = v2664 && v2666;
-      const unsigned int v2669 = v2663 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2671 = v2669 + 16u;
-      const unsigned int v2672 = v2671 + v2662;
-      const unsigned int v2673 = v2667 ? v2672 : v4;
-      const unsigned int v2675 = v2658 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2676 = 2560u + v2675;
-      const unsigned int v2677 = v2676 + v2662;
-      iron_copy_async(shm0 + v2677, a + v2673, v2667);
-      const unsigned int v2684 = v2583 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2687 = v2583 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2688 = v2687 << 2u;
-      const unsigned int v2689 = 16u + v2684;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2690 = v2689 < v2;
-      const unsigned int v2691 = v11 + v2688;
-      const bool v2692 = v2691 < v1;
-      const bool v2693 = v2690 && v2692;
-      const unsigned int v2695 = v2689 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2697 = v2695 + v11;
-      const unsigned int v2698 = v2697 + v2688;
-      const unsigned int v2699 = v2693 ? v2698 : v4;
-      const unsigned int v2701 = v2684 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2702 = 2112u + v2701;
-      const unsigned int v2703 = v2702 + v2688;
-      iron_copy_async(shm1 + v2703, b + v2699, v2693);
-      const unsigned int v2708 = v2608 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2711 = v2608 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2712 = v2711 << 2u;
-      const unsigned int v2713 = 16u + v2708;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2714 = v2713 < v2;
-      const unsigned int v2715 = v11 + v2712;
-      const bool v2716 = v2715 < v1;
-      const bool v2717 = v2714 && v2716;
-      const unsigned int v2719 = v2713 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2721 = v2719 + v11;
-      const unsigned int v2722 = v2721 + v2712;
-      const unsigned int v2723 = v2717 ? v2722 : v4;
-      const unsigned int v2725 = v2708 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2726 = 2112u + v2725;
-      const unsigned int v2727 = v2726 + v2712;
-      iron_copy_async(shm1 + v2727, b + v2723, v2717);
-      const unsigned int v2732 = v2632 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2735 = v2632 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2736 = v2735 << 2u;
-      const unsigned int v2737 = 16u + v2732;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2738 = v2737 < v2;
-      const unsigned int v2739 = v11 + v2736;
-      const bool v2740 = v2739 < v1;
-      const bool v2741 = v2738 && v2740;
-      const unsigned int v2743 = v2737 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2745 = v2743 + v11;
-      const unsigned int v2746 = v2745 + v2736;
-      const unsigned int v2747 = v2741 ? v2746 : v4;
-      const unsigned int v2749 = v2732 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2750 = 2112u + v2749;
-      const unsigned int v2751 = v2750 + v2736;
-      iron_copy_async(shm1 + v2751, b + v2747, v2741);
-      const unsigned int v2756 = v2656 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2759 = v2656 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2760 = v2759 << 2u;
-      const unsigned int v2761 = 16u + v2756;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2762 = v2761 < v2;
-      const unsigned int v2763 = v11 + v2760;
-      const bool v2764 = v2763 < v1;
-      const bool v2765 = v2762 && v2764;
-      const unsigned int v2767 = v2761 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2769 = v2767 + v11;
-      const unsigned int v2770 = v2769 + v2760;
-      const unsigned int v2771 = v2765 ? v2770 : v4;
-      const unsigned int v2773 = v2756 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2774 = 2112u + v2773;
-      const unsigned int v2775 = v2774 + v2760;
-      iron_copy_async(shm1 + v2775, b + v2771, v2765);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2596 = 16u < v2;
+    if (v2596) {
+      const unsigned int v2600 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2603 = v2600 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2606 = v2600 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2607 = v2606 << 2u;
+      const unsigned int v2608 = v24 + v2603;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2609 = v2608 < v0;
+      const unsigned int v2610 = 16u + v2607;
+      const bool v2611 = v2610 < v2;
+      const bool v2612 = v2609 && v2611;
+      const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2616 = v2614 + 16u;
+      const unsigned int v2617 = v2616 + v2607;
+      const unsigned int v2618 = v2612 ? v2617 : v4;
+      const unsigned int v2620 = v2603 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2621 = 2560u + v2620;
+      const unsigned int v2622 = v2621 + v2607;
+      iron_copy_async(shm0 + v2622, a + v2618, v2612);
+      const unsigned int v2625 = v2600 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2627 = v2625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2630 = v2625 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2631 = v2630 << 2u;
+      const unsigned int v2632 = v24 + v2627;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2633 = v2632 < v0;
+      const unsigned int v2634 = 16u + v2631;
+      const bool v2635 = v2634 < v2;
+      const bool v2636 = v2633 && v2635;
+      const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2640 = v2638 + 16u;
+      const unsigned int v2641 = v2640 + v2631;
+      const unsigned int v2642 = v2636 ? v2641 : v4;
+      const unsigned int v2644 = v2627 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2645 = 2560u + v2644;
+      const unsigned int v2646 = v2645 + v2631;
+      iron_copy_async(shm0 + v2646, a + v2642, v2636);
+      const unsigned int v2649 = v2600 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2651 = v2649 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2654 = v2649 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2655 = v2654 << 2u;
+      const unsigned int v2656 = v24 + v2651;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2657 = v2656 < v0;
+      const unsigned int v2658 = 16u + v2655;
+      const bool v2659 = v2658 < v2;
+      const bool v2660 = v2657 && v2659;
+      const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2664 = v2662 + 16u;
+      const unsigned int v2665 = v2664 + v2655;
+      const unsigned int v2666 = v2660 ? v2665 : v4;
+      const unsigned int v2668 = v2651 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2669 = 2560u + v2668;
+      const unsigned int v2670 = v2669 + v2655;
+      iron_copy_async(shm0 + v2670, a + v2666, v2660);
+      const unsigned int v2673 = v2600 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2675 = v2673 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2678 = v2673 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2679 = v2678 << 2u;
+      const unsigned int v2680 = v24 + v2675;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2681 = v2680 < v0;
+      const unsigned int v2682 = 16u + v2679;
+      const bool v2683 = v2682 < v2;
+      const bool v2684 = v2681 && v2683;
+      const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2688 = v2686 + 16u;
+      const unsigned int v2689 = v2688 + v2679;
+      const unsigned int v2690 = v2684 ? v2689 : v4;
+      const unsigned int v2692 = v2675 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2693 = 2560u + v2692;
+      const unsigned int v2694 = v2693 + v2679;
+      iron_copy_async(shm0 + v2694, a + v2690, v2684);
+      const unsigned int v2701 = v2600 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2704 = v2600 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2705 = v2704 << 2u;
+      const unsigned int v2706 = 16u + v2701;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2707 = v2706 < v2;
+      const unsigned int v2708 = v28 + v2705;
+      const bool v2709 = v2708 < v1;
+      const bool v2710 = v2707 && v2709;
+      const unsigned int v2712 = v2706 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2714 = v2712 + v28;
+      const unsigned int v2715 = v2714 + v2705;
+      const unsigned int v2716 = v2710 ? v2715 : v4;
+      const unsigned int v2718 = v2701 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2719 = 2112u + v2718;
+      const unsigned int v2720 = v2719 + v2705;
+      iron_copy_async(shm1 + v2720, b + v2716, v2710);
+      const unsigned int v2725 = v2625 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2728 = v2625 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2729 = v2728 << 2u;
+      const unsigned int v2730 = 16u + v2725;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2731 = v2730 < v2;
+      const unsigned int v2732 = v28 + v2729;
+      const bool v2733 = v2732 < v1;
+      const bool v2734 = v2731 && v2733;
+      const unsigned int v2736 = v2730 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2738 = v2736 + v28;
+      const unsigned int v2739 = v2738 + v2729;
+      const unsigned int v2740 = v2734 ? v2739 : v4;
+      const unsigned int v2742 = v2725 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2743 = 2112u + v2742;
+      const unsigned int v2744 = v2743 + v2729;
+      iron_copy_async(shm1 + v2744, b + v2740, v2734);
+      const unsigned int v2749 = v2649 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2752 = v2649 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2753 = v2752 << 2u;
+      const unsigned int v2754 = 16u + v2749;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2755 = v2754 < v2;
+      const unsigned int v2756 = v28 + v2753;
+      const bool v2757 = v2756 < v1;
+      const bool v2758 = v2755 && v2757;
+      const unsigned int v2760 = v2754 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2762 = v2760 + v28;
+      const unsigned int v2763 = v2762 + v2753;
+      const unsigned int v2764 = v2758 ? v2763 : v4;
+      const unsigned int v2766 = v2749 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2767 = 2112u + v2766;
+      const unsigned int v2768 = v2767 + v2753;
+      iron_copy_async(shm1 + v2768, b + v2764, v2758);
+      const unsigned int v2773 = v2673 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2776 = v2673 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2777 = v2776 << 2u;
+      const unsigned int v2778 = 16u + v2773;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2779 = v2778 < v2;
+      const unsigned int v2780 = v28 + v2777;
+      const bool v2781 = v2780 < v1;
+      const bool v2782 = v2779 && v2781;
+      const unsigned int v2784 = v2778 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2786 = v2784 + v28;
+      const unsigned int v2787 = v2786 + v2777;
+      const unsigned int v2788 = v2782 ? v2787 : v4;
+      const unsigned int v2790 = v2773 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2791 = 2112u + v2790;
+      const unsigned int v2792 = v2791 + v2777;
+      iron_copy_async(shm1 + v2792, b + v2788, v2782);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const bool v2780 = 32u < v2;
-    if (v2780) {
-      const unsigned int v2784 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2787 = v2784 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2790 = v2784 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2791 = v2790 << 2u;
-      const unsigned int v2792 = v8 + v2787;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2793 = v2792 < v0;
-      const unsigned int v2794 = 32u + v2791;
-      const bool v2795 = v2794 < v2;
-      const bool v2796 = v2793 && v2795;
-      const unsigned int v2798 = v2792 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2800 = v2798 + 32u;
-      const unsigned int v2801 = v2800 + v2791;
-      const unsigned int v2802 = v2796 ? v2801 : v4;
-      const unsigned int v2804 = v2787 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2805 = 5120u + v2804;
-      const unsigned int v2806 = v2805 + v2791;
-      iron_copy_async(shm0 + v2806, a + v2802, v2796);
-      const unsigned int v2809 = v2784 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2811 = v2809 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2814 = v2809 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2815 = v2814 << 2u;
-      const unsigned int v2816 = v8 + v2811;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2817 = v2816 < v0;
-      const unsigned int v2818 = 32u + v2815;
-      const bool v2819 = v2818 < v2;
-      const bool v2820 = v2817 && v2819;
-      const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2824 = v2822 + 32u;
-      const unsigned int v2825 = v2824 + v2815;
-      const unsigned int v2826 = v2820 ? v2825 : v4;
-      const unsigned int v2828 = v2811 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2829 = 5120u + v2828;
-      const unsigned int v2830 = v2829 + v2815;
-      iron_copy_async(shm0 + v2830, a + v2826, v2820);
-      const unsigned int v2833 = v2784 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2835 = v2833 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2838 = v2833 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2839 = v2838 << 2u;
-      const unsigned int v2840 = v8 + v2835;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2841 = v2840 < v0;
-      const unsigned int v2842 = 32u + v2839;
-      const bool v2843 = v2842 < v2;
-      const bool v2844 = v2841 && v2843;
-      const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2848 = v2846 + 32u;
-      const unsigned int v2849 = v2848 + v2839;
-      const unsigned int v2850 = v2844 ? v2849 : v4;
-      const unsigned int v2852 = v2835 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2853 = 5120u + v2852;
-      const unsigned int v2854 = v2853 + v2839;
-      iron_copy_async(shm0 + v2854, a + v2850, v2844);
-      const unsigned int v2857 = v2784 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-      const unsigned int v2859 = v2857 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2862 = v2857 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2863 = v2862 << 2u;
-      const unsigned int v2864 = v8 + v2859;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2865 = v2864 < v0;
-      const unsigned int v2866 = 32u + v2863;
-      const bool v2867 = v2866 < v2;
-      const bool v2868 = v2865 && v2867;
-      const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2872 = v2870 + 32u;
-      const unsigned int v2873 = v2872 + v2863;
-      const unsigned int v2874 = v2868 ? v2873 : v4;
-      const unsigned int v2876 = v2859 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2877 = 5120u + v2876;
-      const unsigned int v2878 = v2877 + v2863;
-      iron_copy_async(shm0 + v2878, a + v2874, v2868);
-      const unsigned int v2885 = v2784 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2888 = v2784 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2889 = v2888 << 2u;
-      const unsigned int v2890 = 32u + v2885;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2891 = v2890 < v2;
-      const unsigned int v2892 = v11 + v2889;
-      const bool v2893 = v2892 < v1;
-      const bool v2894 = v2891 && v2893;
-      const unsigned int v2896 = v2890 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2898 = v2896 + v11;
-      const unsigned int v2899 = v2898 + v2889;
-      const unsigned int v2900 = v2894 ? v2899 : v4;
-      const unsigned int v2902 = v2885 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2903 = 4224u + v2902;
-      const unsigned int v2904 = v2903 + v2889;
-      iron_copy_async(shm1 + v2904, b + v2900, v2894);
-      const unsigned int v2909 = v2809 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2912 = v2809 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2913 = v2912 << 2u;
-      const unsigned int v2914 = 32u + v2909;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2915 = v2914 < v2;
-      const unsigned int v2916 = v11 + v2913;
-      const bool v2917 = v2916 < v1;
-      const bool v2918 = v2915 && v2917;
-      const unsigned int v2920 = v2914 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2922 = v2920 + v11;
-      const unsigned int v2923 = v2922 + v2913;
-      const unsigned int v2924 = v2918 ? v2923 : v4;
-      const unsigned int v2926 = v2909 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2927 = 4224u + v2926;
-      const unsigned int v2928 = v2927 + v2913;
-      iron_copy_async(shm1 + v2928, b + v2924, v2918);
-      const unsigned int v2933 = v2833 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2936 = v2833 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2937 = v2936 << 2u;
-      const unsigned int v2938 = 32u + v2933;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2939 = v2938 < v2;
-      const unsigned int v2940 = v11 + v2937;
-      const bool v2941 = v2940 < v1;
-      const bool v2942 = v2939 && v2941;
-      const unsigned int v2944 = v2938 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2946 = v2944 + v11;
-      const unsigned int v2947 = v2946 + v2937;
-      const unsigned int v2948 = v2942 ? v2947 : v4;
-      const unsigned int v2950 = v2933 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2951 = 4224u + v2950;
-      const unsigned int v2952 = v2951 + v2937;
-      iron_copy_async(shm1 + v2952, b + v2948, v2942);
-      const unsigned int v2957 = v2857 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2960 = v2857 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2961 = v2960 << 2u;
-      const unsigned int v2962 = 32u + v2957;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2963 = v2962 < v2;
-      const unsigned int v2964 = v11 + v2961;
-      const bool v2965 = v2964 < v1;
-      const bool v2966 = v2963 && v2965;
-      const unsigned int v2968 = v2962 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2970 = v2968 + v11;
-      const unsigned int v2971 = v2970 + v2961;
-      const unsigned int v2972 = v2966 ? v2971 : v4;
-      const unsigned int v2974 = v2957 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2975 = 4224u + v2974;
-      const unsigned int v2976 = v2975 + v2961;
-      iron_copy_async(shm1 + v2976, b + v2972, v2966);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const bool v2797 = 32u < v2;
+    if (v2797) {
+      const unsigned int v2801 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2804 = v2801 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2807 = v2801 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2808 = v2807 << 2u;
+      const unsigned int v2809 = v24 + v2804;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2810 = v2809 < v0;
+      const unsigned int v2811 = 32u + v2808;
+      const bool v2812 = v2811 < v2;
+      const bool v2813 = v2810 && v2812;
+      const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2817 = v2815 + 32u;
+      const unsigned int v2818 = v2817 + v2808;
+      const unsigned int v2819 = v2813 ? v2818 : v4;
+      const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2822 = 5120u + v2821;
+      const unsigned int v2823 = v2822 + v2808;
+      iron_copy_async(shm0 + v2823, a + v2819, v2813);
+      const unsigned int v2826 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2828 = v2826 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2831 = v2826 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2832 = v2831 << 2u;
+      const unsigned int v2833 = v24 + v2828;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2834 = v2833 < v0;
+      const unsigned int v2835 = 32u + v2832;
+      const bool v2836 = v2835 < v2;
+      const bool v2837 = v2834 && v2836;
+      const unsigned int v2839 = v2833 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2841 = v2839 + 32u;
+      const unsigned int v2842 = v2841 + v2832;
+      const unsigned int v2843 = v2837 ? v2842 : v4;
+      const unsigned int v2845 = v2828 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2846 = 5120u + v2845;
+      const unsigned int v2847 = v2846 + v2832;
+      iron_copy_async(shm0 + v2847, a + v2843, v2837);
+      const unsigned int v2850 = v2801 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2852 = v2850 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2855 = v2850 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2856 = v2855 << 2u;
+      const unsigned int v2857 = v24 + v2852;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2858 = v2857 < v0;
+      const unsigned int v2859 = 32u + v2856;
+      const bool v2860 = v2859 < v2;
+      const bool v2861 = v2858 && v2860;
+      const unsigned int v2863 = v2857 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2865 = v2863 + 32u;
+      const unsigned int v2866 = v2865 + v2856;
+      const unsigned int v2867 = v2861 ? v2866 : v4;
+      const unsigned int v2869 = v2852 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2870 = 5120u + v2869;
+      const unsigned int v2871 = v2870 + v2856;
+      iron_copy_async(shm0 + v2871, a + v2867, v2861);
+      const unsigned int v2874 = v2801 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+      const unsigned int v2876 = v2874 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2879 = v2874 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2880 = v2879 << 2u;
+      const unsigned int v2881 = v24 + v2876;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2882 = v2881 < v0;
+      const unsigned int v2883 = 32u + v2880;
+      const bool v2884 = v2883 < v2;
+      const bool v2885 = v2882 && v2884;
+      const unsigned int v2887 = v2881 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2889 = v2887 + 32u;
+      const unsigned int v2890 = v2889 + v2880;
+      const unsigned int v2891 = v2885 ? v2890 : v4;
+      const unsigned int v2893 = v2876 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2894 = 5120u + v2893;
+      const unsigned int v2895 = v2894 + v2880;
+      iron_copy_async(shm0 + v2895, a + v2891, v2885);
+      const unsigned int v2902 = v2801 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2905 = v2801 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2906 = v2905 << 2u;
+      const unsigned int v2907 = 32u + v2902;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2908 = v2907 < v2;
+      const unsigned int v2909 = v28 + v2906;
+      const bool v2910 = v2909 < v1;
+      const bool v2911 = v2908 && v2910;
+      const unsigned int v2913 = v2907 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2915 = v2913 + v28;
+      const unsigned int v2916 = v2915 + v2906;
+      const unsigned int v2917 = v2911 ? v2916 : v4;
+      const unsigned int v2919 = v2902 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2920 = 4224u + v2919;
+      const unsigned int v2921 = v2920 + v2906;
+      iron_copy_async(shm1 + v2921, b + v2917, v2911);
+      const unsigned int v2926 = v2826 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2929 = v2826 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2930 = v2929 << 2u;
+      const unsigned int v2931 = 32u + v2926;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2932 = v2931 < v2;
+      const unsigned int v2933 = v28 + v2930;
+      const bool v2934 = v2933 < v1;
+      const bool v2935 = v2932 && v2934;
+      const unsigned int v2937 = v2931 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2939 = v2937 + v28;
+      const unsigned int v2940 = v2939 + v2930;
+      const unsigned int v2941 = v2935 ? v2940 : v4;
+      const unsigned int v2943 = v2926 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2944 = 4224u + v2943;
+      const unsigned int v2945 = v2944 + v2930;
+      iron_copy_async(shm1 + v2945, b + v2941, v2935);
+      const unsigned int v2950 = v2850 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2953 = v2850 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2954 = v2953 << 2u;
+      const unsigned int v2955 = 32u + v2950;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2956 = v2955 < v2;
+      const unsigned int v2957 = v28 + v2954;
+      const bool v2958 = v2957 < v1;
+      const bool v2959 = v2956 && v2958;
+      const unsigned int v2961 = v2955 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2963 = v2961 + v28;
+      const unsigned int v2964 = v2963 + v2954;
+      const unsigned int v2965 = v2959 ? v2964 : v4;
+      const unsigned int v2967 = v2950 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2968 = 4224u + v2967;
+      const unsigned int v2969 = v2968 + v2954;
+      iron_copy_async(shm1 + v2969, b + v2965, v2959);
+      const unsigned int v2974 = v2874 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+      const unsigned int v2977 = v2874 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+      const unsigned int v2978 = v2977 << 2u;
+      const unsigned int v2979 = 32u + v2974;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2980 = v2979 < v2;
+      const unsigned int v2981 = v28 + v2978;
+      const bool v2982 = v2981 < v1;
+      const bool v2983 = v2980 && v2982;
+      const unsigned int v2985 = v2979 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const unsigned int v2987 = v2985 + v28;
+      const unsigned int v2988 = v2987 + v2978;
+      const unsigned int v2989 = v2983 ? v2988 : v4;
+      const unsigned int v2991 = v2974 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+      const unsigned int v2992 = 4224u + v2991;
+      const unsigned int v2993 = v2992 + v2978;
+      iron_copy_async(shm1 + v2993, b + v2989, v2983);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-    const unsigned int v3192 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+    const unsigned int v3209 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v2977 = v4; v2977 < v2; v2977 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v2979 = v2977 >> 4u;
-      const unsigned int v2981 = v2979 & 3u;
+    for (unsigned int v2994 = v4; v2994 < v2; v2994 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2996 = v2994 >> 4u;
+      const unsigned int v2998 = v2996 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v2984 = v2977 + 48u;
-      const unsigned int v2986 = v2979 + 3u;
-      const unsigned int v2987 = v2986 & 3u;
-      const bool v2988 = v2984 < v2;
-      if (v2988) {
-        const unsigned int v2990 = v2987 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-        const unsigned int v2992 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v2995 = v2992 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2998 = v2992 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2999 = v2998 << 2u;
-        const unsigned int v3000 = v8 + v2995;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3001 = v3000 < v0;
-        const unsigned int v3002 = v2984 + v2999;
-        const bool v3003 = v3002 < v2;
-        const bool v3004 = v3001 && v3003;
-        const unsigned int v3006 = v3000 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3008 = v3006 + v2984;
-        const unsigned int v3009 = v3008 + v2999;
-        const unsigned int v3010 = v3004 ? v3009 : v4;
-        const unsigned int v3012 = v2995 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3013 = v2990 + v3012;
-        const unsigned int v3014 = v3013 + v2999;
-        iron_copy_async(shm0 + v3014, a + v3010, v3004);
-        const unsigned int v3017 = v2992 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3019 = v3017 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3022 = v3017 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3023 = v3022 << 2u;
-        const unsigned int v3024 = v8 + v3019;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3025 = v3024 < v0;
-        const unsigned int v3026 = v2984 + v3023;
-        const bool v3027 = v3026 < v2;
-        const bool v3028 = v3025 && v3027;
-        const unsigned int v3030 = v3024 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3032 = v3030 + v2984;
-        const unsigned int v3033 = v3032 + v3023;
-        const unsigned int v3034 = v3028 ? v3033 : v4;
-        const unsigned int v3036 = v3019 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3037 = v2990 + v3036;
-        const unsigned int v3038 = v3037 + v3023;
-        iron_copy_async(shm0 + v3038, a + v3034, v3028);
-        const unsigned int v3041 = v2992 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3043 = v3041 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3046 = v3041 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3047 = v3046 << 2u;
-        const unsigned int v3048 = v8 + v3043;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3049 = v3048 < v0;
-        const unsigned int v3050 = v2984 + v3047;
-        const bool v3051 = v3050 < v2;
-        const bool v3052 = v3049 && v3051;
-        const unsigned int v3054 = v3048 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3056 = v3054 + v2984;
-        const unsigned int v3057 = v3056 + v3047;
-        const unsigned int v3058 = v3052 ? v3057 : v4;
-        const unsigned int v3060 = v3043 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3061 = v2990 + v3060;
-        const unsigned int v3062 = v3061 + v3047;
-        iron_copy_async(shm0 + v3062, a + v3058, v3052);
-        const unsigned int v3065 = v2992 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-        const unsigned int v3067 = v3065 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3070 = v3065 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3071 = v3070 << 2u;
-        const unsigned int v3072 = v8 + v3067;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3073 = v3072 < v0;
-        const unsigned int v3074 = v2984 + v3071;
-        const bool v3075 = v3074 < v2;
-        const bool v3076 = v3073 && v3075;
-        const unsigned int v3078 = v3072 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3080 = v3078 + v2984;
-        const unsigned int v3081 = v3080 + v3071;
-        const unsigned int v3082 = v3076 ? v3081 : v4;
-        const unsigned int v3084 = v3067 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3085 = v2990 + v3084;
-        const unsigned int v3086 = v3085 + v3071;
-        iron_copy_async(shm0 + v3086, a + v3082, v3076);
-        const unsigned int v3088 = v2987 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-        const unsigned int v3093 = v2992 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3096 = v2992 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3097 = v3096 << 2u;
-        const unsigned int v3098 = v2984 + v3093;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3099 = v3098 < v2;
-        const unsigned int v3100 = v11 + v3097;
-        const bool v3101 = v3100 < v1;
-        const bool v3102 = v3099 && v3101;
-        const unsigned int v3104 = v3098 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3106 = v3104 + v11;
-        const unsigned int v3107 = v3106 + v3097;
-        const unsigned int v3108 = v3102 ? v3107 : v4;
-        const unsigned int v3110 = v3093 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3111 = v3088 + v3110;
-        const unsigned int v3112 = v3111 + v3097;
-        iron_copy_async(shm1 + v3112, b + v3108, v3102);
-        const unsigned int v3117 = v3017 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3120 = v3017 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3121 = v3120 << 2u;
-        const unsigned int v3122 = v2984 + v3117;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3123 = v3122 < v2;
-        const unsigned int v3124 = v11 + v3121;
-        const bool v3125 = v3124 < v1;
-        const bool v3126 = v3123 && v3125;
-        const unsigned int v3128 = v3122 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3130 = v3128 + v11;
-        const unsigned int v3131 = v3130 + v3121;
-        const unsigned int v3132 = v3126 ? v3131 : v4;
-        const unsigned int v3134 = v3117 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3135 = v3088 + v3134;
-        const unsigned int v3136 = v3135 + v3121;
-        iron_copy_async(shm1 + v3136, b + v3132, v3126);
-        const unsigned int v3141 = v3041 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3144 = v3041 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3145 = v3144 << 2u;
-        const unsigned int v3146 = v2984 + v3141;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3147 = v3146 < v2;
-        const unsigned int v3148 = v11 + v3145;
-        const bool v3149 = v3148 < v1;
-        const bool v3150 = v3147 && v3149;
-        const unsigned int v3152 = v3146 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3154 = v3152 + v11;
-        const unsigned int v3155 = v3154 + v3145;
-        const unsigned int v3156 = v3150 ? v3155 : v4;
-        const unsigned int v3158 = v3141 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3159 = v3088 + v3158;
-        const unsigned int v3160 = v3159 + v3145;
-        iron_copy_async(shm1 + v3160, b + v3156, v3150);
-        const unsigned int v3165 = v3065 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3168 = v3065 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3169 = v3168 << 2u;
-        const unsigned int v3170 = v2984 + v3165;  // kernels/gemm/gemm_tiles.hpp:59
-        const bool v3171 = v3170 < v2;
-        const unsigned int v3172 = v11 + v3169;
-        const bool v3173 = v3172 < v1;
-        const bool v3174 = v3171 && v3173;
-        const unsigned int v3176 = v3170 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-        const unsigned int v3178 = v3176 + v11;
-        const unsigned int v3179 = v3178 + v3169;
-        const unsigned int v3180 = v3174 ? v3179 : v4;
-        const unsigned int v3182 = v3165 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3183 = v3088 + v3182;
-        const unsigned int v3184 = v3183 + v3169;
-        iron_copy_async(shm1 + v3184, b + v3180, v3174);
+      const unsigned int v3001 = v2994 + 48u;
+      const unsigned int v3003 = v2996 + 3u;
+      const unsigned int v3004 = v3003 & 3u;
+      const bool v3005 = v3001 < v2;
+      if (v3005) {
+        const unsigned int v3007 = v3004 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3009 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3012 = v3009 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3015 = v3009 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3016 = v3015 << 2u;
+        const unsigned int v3017 = v24 + v3012;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3018 = v3017 < v0;
+        const unsigned int v3019 = v3001 + v3016;
+        const bool v3020 = v3019 < v2;
+        const bool v3021 = v3018 && v3020;
+        const unsigned int v3023 = v3017 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3025 = v3023 + v3001;
+        const unsigned int v3026 = v3025 + v3016;
+        const unsigned int v3027 = v3021 ? v3026 : v4;
+        const unsigned int v3029 = v3012 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3030 = v3007 + v3029;
+        const unsigned int v3031 = v3030 + v3016;
+        iron_copy_async(shm0 + v3031, a + v3027, v3021);
+        const unsigned int v3034 = v3009 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3036 = v3034 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3039 = v3034 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3040 = v3039 << 2u;
+        const unsigned int v3041 = v24 + v3036;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3042 = v3041 < v0;
+        const unsigned int v3043 = v3001 + v3040;
+        const bool v3044 = v3043 < v2;
+        const bool v3045 = v3042 && v3044;
+        const unsigned int v3047 = v3041 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3049 = v3047 + v3001;
+        const unsigned int v3050 = v3049 + v3040;
+        const unsigned int v3051 = v3045 ? v3050 : v4;
+        const unsigned int v3053 = v3036 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3054 = v3007 + v3053;
+        const unsigned int v3055 = v3054 + v3040;
+        iron_copy_async(shm0 + v3055, a + v3051, v3045);
+        const unsigned int v3058 = v3009 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3060 = v3058 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3063 = v3058 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3064 = v3063 << 2u;
+        const unsigned int v3065 = v24 + v3060;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3066 = v3065 < v0;
+        const unsigned int v3067 = v3001 + v3064;
+        const bool v3068 = v3067 < v2;
+        const bool v3069 = v3066 && v3068;
+        const unsigned int v3071 = v3065 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3073 = v3071 + v3001;
+        const unsigned int v3074 = v3073 + v3064;
+        const unsigned int v3075 = v3069 ? v3074 : v4;
+        const unsigned int v3077 = v3060 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3078 = v3007 + v3077;
+        const unsigned int v3079 = v3078 + v3064;
+        iron_copy_async(shm0 + v3079, a + v3075, v3069);
+        const unsigned int v3082 = v3009 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3084 = v3082 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3087 = v3082 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3088 = v3087 << 2u;
+        const unsigned int v3089 = v24 + v3084;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3090 = v3089 < v0;
+        const unsigned int v3091 = v3001 + v3088;
+        const bool v3092 = v3091 < v2;
+        const bool v3093 = v3090 && v3092;
+        const unsigned int v3095 = v3089 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3097 = v3095 + v3001;
+        const unsigned int v3098 = v3097 + v3088;
+        const unsigned int v3099 = v3093 ? v3098 : v4;
+        const unsigned int v3101 = v3084 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3102 = v3007 + v3101;
+        const unsigned int v3103 = v3102 + v3088;
+        iron_copy_async(shm0 + v3103, a + v3099, v3093);
+        const unsigned int v3105 = v3004 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3110 = v3009 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3113 = v3009 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3114 = v3113 << 2u;
+        const unsigned int v3115 = v3001 + v3110;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3116 = v3115 < v2;
+        const unsigned int v3117 = v28 + v3114;
+        const bool v3118 = v3117 < v1;
+        const bool v3119 = v3116 && v3118;
+        const unsigned int v3121 = v3115 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3123 = v3121 + v28;
+        const unsigned int v3124 = v3123 + v3114;
+        const unsigned int v3125 = v3119 ? v3124 : v4;
+        const unsigned int v3127 = v3110 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3128 = v3105 + v3127;
+        const unsigned int v3129 = v3128 + v3114;
+        iron_copy_async(shm1 + v3129, b + v3125, v3119);
+        const unsigned int v3134 = v3034 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3137 = v3034 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3138 = v3137 << 2u;
+        const unsigned int v3139 = v3001 + v3134;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3140 = v3139 < v2;
+        const unsigned int v3141 = v28 + v3138;
+        const bool v3142 = v3141 < v1;
+        const bool v3143 = v3140 && v3142;
+        const unsigned int v3145 = v3139 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3147 = v3145 + v28;
+        const unsigned int v3148 = v3147 + v3138;
+        const unsigned int v3149 = v3143 ? v3148 : v4;
+        const unsigned int v3151 = v3134 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3152 = v3105 + v3151;
+        const unsigned int v3153 = v3152 + v3138;
+        iron_copy_async(shm1 + v3153, b + v3149, v3143);
+        const unsigned int v3158 = v3058 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3161 = v3058 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3162 = v3161 << 2u;
+        const unsigned int v3163 = v3001 + v3158;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3164 = v3163 < v2;
+        const unsigned int v3165 = v28 + v3162;
+        const bool v3166 = v3165 < v1;
+        const bool v3167 = v3164 && v3166;
+        const unsigned int v3169 = v3163 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3171 = v3169 + v28;
+        const unsigned int v3172 = v3171 + v3162;
+        const unsigned int v3173 = v3167 ? v3172 : v4;
+        const unsigned int v3175 = v3158 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3176 = v3105 + v3175;
+        const unsigned int v3177 = v3176 + v3162;
+        iron_copy_async(shm1 + v3177, b + v3173, v3167);
+        const unsigned int v3182 = v3082 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3185 = v3082 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3186 = v3185 << 2u;
+        const unsigned int v3187 = v3001 + v3182;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3188 = v3187 < v2;
+        const unsigned int v3189 = v28 + v3186;
+        const bool v3190 = v3189 < v1;
+        const bool v3191 = v3188 && v3190;
+        const unsigned int v3193 = v3187 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3195 = v3193 + v28;
+        const unsigned int v3196 = v3195 + v3186;
+        const unsigned int v3197 = v3191 ? v3196 : v4;
+        const unsigned int v3199 = v3182 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3200 = v3105 + v3199;
+        const unsigned int v3201 = v3200 + v3186;
+        iron_copy_async(shm1 + v3201, b + v3197, v3191);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:186
-      const unsigned int v3186 = v2981 * 2112u;  // kernels/gemm/gemm_tiles.hpp:188
-      const unsigned int v3188 = v2981 * 2560u;
-      const unsigned int v3193 = v3188 + v3192;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v24, shm0, v3193, 20u);
-      const unsigned int v3198 = v3186 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load_shared<false>(v26, shm1, v3198, 132u);
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3203 = v2998 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3205 = v2998 * 2560u;
+      const unsigned int v3210 = v3205 + v3209;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3210, 20u);
+      const unsigned int v3215 = v3203 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3215, 132u);
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:186
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const unsigned int v265 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const unsigned int v266 = threadIdx.x;
-    const unsigned int v322 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const unsigned int v283 = threadIdx.x;
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v264 = v4; v264 < v2; v264 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (unsigned int v268 = v266; v268 < 2048u; v268 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v270 = v268 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v272 = v268 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v273 = v8 + v270;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v274 = v273 < v0;
-        const unsigned int v275 = v264 + v272;
-        const bool v276 = v275 < v2;
-        const bool v277 = v274 && v276;
-        if (v277) {
-          const unsigned int v279 = v273 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v281 = v279 + v264;
-          const unsigned int v282 = v281 + v272;
-          const float v283 = a[v282];
-          const unsigned int v285 = v270 * 20u;
-          const unsigned int v286 = v285 + v272;
-          shm0[v286] = v283;
+    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v291 = v290 < v0;
+        const unsigned int v292 = v281 + v289;
+        const bool v293 = v292 < v2;
+        const bool v294 = v291 && v293;
+        if (v294) {
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v298 = v296 + v281;
+          const unsigned int v299 = v298 + v289;
+          const float v300 = a[v299];
+          const unsigned int v302 = v287 * 20u;
+          const unsigned int v303 = v302 + v289;
+          shm0[v303] = v300;
         } else {
-          const unsigned int v288 = v270 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v289 = v288 + v272;
-          shm0[v289] = 0.0f;
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v306 = v305 + v289;
+          shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v294 = v266; v294 < 2048u; v294 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v296 = v294 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v298 = v294 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const unsigned int v299 = v264 + v296;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v300 = v299 < v2;
-        const unsigned int v301 = v11 + v298;
-        const bool v302 = v301 < v1;
-        const bool v303 = v300 && v302;
-        if (v303) {
-          const unsigned int v305 = v299 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const unsigned int v307 = v305 + v11;
-          const unsigned int v308 = v307 + v298;
-          const float v309 = b[v308];
-          const unsigned int v311 = v296 * 132u;
-          const unsigned int v312 = v311 + v298;
-          shm1[v312] = v309;
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v317 = v316 < v2;
+        const unsigned int v318 = v28 + v315;
+        const bool v319 = v318 < v1;
+        const bool v320 = v317 && v319;
+        if (v320) {
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v324 = v322 + v28;
+          const unsigned int v325 = v324 + v315;
+          const float v326 = b[v325];
+          const unsigned int v328 = v313 * 132u;
+          const unsigned int v329 = v328 + v315;
+          shm1[v329] = v326;
         } else {
-          const unsigned int v314 = v296 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v315 = v314 + v298;
-          shm1[v315] = 0.0f;
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v332 = v331 + v315;
+          shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load_shared<false>(v24, shm0, v322, 20u);  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load_shared<false>(v26, shm1, v20, 132u);  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma_software(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:196
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const unsigned int v329 = static_cast<unsigned int>(v22.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v330 = v8 + v16;
-  const unsigned int v331 = v330 + v329;
-  const unsigned int v332 = static_cast<unsigned int>(v22.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v333 = v11 + v20;
-  const unsigned int v334 = v333 + v332;
-  const bool v335 = v331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v336 = v334 < v1;
-  const bool v337 = v335 && v336;
-  if (v337) {
-    const float v338 = v22.x[0];
-    const unsigned int v339 = v331 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v340 = v339 + v334;
-    const float v341 = residual[v340];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v343 = fmaf(v338, v3, v341);
-    out[v340] = v343;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v345 = static_cast<unsigned int>(v22.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v347 = v330 + v345;
-  const unsigned int v348 = static_cast<unsigned int>(v22.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v350 = v333 + v348;
-  const bool v351 = v347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v352 = v350 < v1;
-  const bool v353 = v351 && v352;
-  if (v353) {
-    const float v354 = v22.x[1];
-    const unsigned int v355 = v347 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v356 = v355 + v350;
-    const float v357 = residual[v356];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v359 = fmaf(v354, v3, v357);
-    out[v356] = v359;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v361 = static_cast<unsigned int>(v22.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v363 = v330 + v361;
-  const unsigned int v364 = static_cast<unsigned int>(v22.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v366 = v333 + v364;
-  const bool v367 = v363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v368 = v366 < v1;
-  const bool v369 = v367 && v368;
-  if (v369) {
-    const float v370 = v22.x[2];
-    const unsigned int v371 = v363 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v372 = v371 + v366;
-    const float v373 = residual[v372];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v375 = fmaf(v370, v3, v373);
-    out[v372] = v375;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v377 = static_cast<unsigned int>(v22.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v379 = v330 + v377;
-  const unsigned int v380 = static_cast<unsigned int>(v22.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v382 = v333 + v380;
-  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v384 = v382 < v1;
-  const bool v385 = v383 && v384;
-  if (v385) {
-    const float v386 = v22.x[3];
-    const unsigned int v387 = v379 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v388 = v387 + v382;
-    const float v389 = residual[v388];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v391 = fmaf(v386, v3, v389);
-    out[v388] = v391;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v393 = static_cast<unsigned int>(v22.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v395 = v330 + v393;
-  const unsigned int v396 = static_cast<unsigned int>(v22.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v398 = v333 + v396;
-  const bool v399 = v395 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v400 = v398 < v1;
-  const bool v401 = v399 && v400;
-  if (v401) {
-    const float v402 = v22.x[4];
-    const unsigned int v403 = v395 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v404 = v403 + v398;
-    const float v405 = residual[v404];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v407 = fmaf(v402, v3, v405);
-    out[v404] = v407;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v409 = static_cast<unsigned int>(v22.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v411 = v330 + v409;
-  const unsigned int v412 = static_cast<unsigned int>(v22.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v414 = v333 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v416 = v414 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v22.x[5];
-    const unsigned int v419 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v420 = v419 + v414;
-    const float v421 = residual[v420];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v423 = fmaf(v418, v3, v421);
-    out[v420] = v423;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v425 = static_cast<unsigned int>(v22.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v427 = v330 + v425;
-  const unsigned int v428 = static_cast<unsigned int>(v22.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v430 = v333 + v428;
-  const bool v431 = v427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v432 = v430 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v22.x[6];
-    const unsigned int v435 = v427 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v436 = v435 + v430;
-    const float v437 = residual[v436];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v439 = fmaf(v434, v3, v437);
-    out[v436] = v439;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v441 = static_cast<unsigned int>(v22.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v443 = v330 + v441;
-  const unsigned int v444 = static_cast<unsigned int>(v22.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v446 = v333 + v444;
-  const bool v447 = v443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v448 = v446 < v1;
-  const bool v449 = v447 && v448;
-  if (v449) {
-    const float v450 = v22.x[7];
-    const unsigned int v451 = v443 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v452 = v451 + v446;
-    const float v453 = residual[v452];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v455 = fmaf(v450, v3, v453);
-    out[v452] = v455;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v457 = static_cast<unsigned int>(v22.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v459 = v330 + v457;
-  const unsigned int v460 = static_cast<unsigned int>(v22.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v462 = v333 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v464 = v462 < v1;
-  const bool v465 = v463 && v464;
-  if (v465) {
-    const float v466 = v22.x[8];
-    const unsigned int v467 = v459 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v468 = v467 + v462;
-    const float v469 = residual[v468];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v471 = fmaf(v466, v3, v469);
-    out[v468] = v471;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v473 = static_cast<unsigned int>(v22.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v475 = v330 + v473;
-  const unsigned int v476 = static_cast<unsigned int>(v22.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v478 = v333 + v476;
-  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v480 = v478 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v22.x[9];
-    const unsigned int v483 = v475 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v484 = v483 + v478;
-    const float v485 = residual[v484];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v487 = fmaf(v482, v3, v485);
-    out[v484] = v487;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v489 = static_cast<unsigned int>(v22.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v491 = v330 + v489;
-  const unsigned int v492 = static_cast<unsigned int>(v22.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v494 = v333 + v492;
-  const bool v495 = v491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v496 = v494 < v1;
-  const bool v497 = v495 && v496;
-  if (v497) {
-    const float v498 = v22.x[10];
-    const unsigned int v499 = v491 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v500 = v499 + v494;
-    const float v501 = residual[v500];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v503 = fmaf(v498, v3, v501);
-    out[v500] = v503;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v505 = static_cast<unsigned int>(v22.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v507 = v330 + v505;
-  const unsigned int v508 = static_cast<unsigned int>(v22.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v510 = v333 + v508;
-  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v512 = v510 < v1;
-  const bool v513 = v511 && v512;
-  if (v513) {
-    const float v514 = v22.x[11];
-    const unsigned int v515 = v507 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v516 = v515 + v510;
-    const float v517 = residual[v516];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v519 = fmaf(v514, v3, v517);
-    out[v516] = v519;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v521 = static_cast<unsigned int>(v22.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v523 = v330 + v521;
-  const unsigned int v524 = static_cast<unsigned int>(v22.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v526 = v333 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v528 = v526 < v1;
-  const bool v529 = v527 && v528;
-  if (v529) {
-    const float v530 = v22.x[12];
-    const unsigned int v531 = v523 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v532 = v531 + v526;
-    const float v533 = residual[v532];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v535 = fmaf(v530, v3, v533);
-    out[v532] = v535;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v537 = static_cast<unsigned int>(v22.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v539 = v330 + v537;
-  const unsigned int v540 = static_cast<unsigned int>(v22.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v542 = v333 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v544 = v542 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v22.x[13];
-    const unsigned int v547 = v539 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v548 = v547 + v542;
-    const float v549 = residual[v548];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v551 = fmaf(v546, v3, v549);
-    out[v548] = v551;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v553 = static_cast<unsigned int>(v22.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v555 = v330 + v553;
-  const unsigned int v556 = static_cast<unsigned int>(v22.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v558 = v333 + v556;
-  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v560 = v558 < v1;
-  const bool v561 = v559 && v560;
-  if (v561) {
-    const float v562 = v22.x[14];
-    const unsigned int v563 = v555 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v564 = v563 + v558;
-    const float v565 = residual[v564];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v567 = fmaf(v562, v3, v565);
-    out[v564] = v567;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v569 = static_cast<unsigned int>(v22.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v571 = v330 + v569;
-  const unsigned int v572 = static_cast<unsigned int>(v22.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v574 = v333 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v576 = v574 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v22.x[15];
-    const unsigned int v579 = v571 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v580 = v579 + v574;
-    const float v581 = residual[v580];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v583 = fmaf(v578, v3, v581);
-    out[v580] = v583;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v585 = static_cast<unsigned int>(v22.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v587 = v330 + v585;
-  const unsigned int v588 = static_cast<unsigned int>(v22.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v590 = v333 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v592 = v590 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v22.x[16];
-    const unsigned int v595 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v596 = v595 + v590;
-    const float v597 = residual[v596];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v599 = fmaf(v594, v3, v597);
-    out[v596] = v599;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v601 = static_cast<unsigned int>(v22.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v603 = v330 + v601;
-  const unsigned int v604 = static_cast<unsigned int>(v22.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v606 = v333 + v604;
-  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v608 = v606 < v1;
-  const bool v609 = v607 && v608;
-  if (v609) {
-    const float v610 = v22.x[17];
-    const unsigned int v611 = v603 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v612 = v611 + v606;
-    const float v613 = residual[v612];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v615 = fmaf(v610, v3, v613);
-    out[v612] = v615;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v617 = static_cast<unsigned int>(v22.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v619 = v330 + v617;
-  const unsigned int v620 = static_cast<unsigned int>(v22.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v622 = v333 + v620;
-  const bool v623 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v624 = v622 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v22.x[18];
-    const unsigned int v627 = v619 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v628 = v627 + v622;
-    const float v629 = residual[v628];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v631 = fmaf(v626, v3, v629);
-    out[v628] = v631;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v633 = static_cast<unsigned int>(v22.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v635 = v330 + v633;
-  const unsigned int v636 = static_cast<unsigned int>(v22.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v638 = v333 + v636;
-  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v640 = v638 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v22.x[19];
-    const unsigned int v643 = v635 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v644 = v643 + v638;
-    const float v645 = residual[v644];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v647 = fmaf(v642, v3, v645);
-    out[v644] = v647;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v649 = static_cast<unsigned int>(v22.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v651 = v330 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v22.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v654 = v333 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v656 = v654 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v22.x[20];
-    const unsigned int v659 = v651 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v660 = v659 + v654;
-    const float v661 = residual[v660];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v663 = fmaf(v658, v3, v661);
-    out[v660] = v663;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v665 = static_cast<unsigned int>(v22.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v667 = v330 + v665;
-  const unsigned int v668 = static_cast<unsigned int>(v22.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v670 = v333 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v672 = v670 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v22.x[21];
-    const unsigned int v675 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v676 = v675 + v670;
-    const float v677 = residual[v676];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v679 = fmaf(v674, v3, v677);
-    out[v676] = v679;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v681 = static_cast<unsigned int>(v22.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v683 = v330 + v681;
-  const unsigned int v684 = static_cast<unsigned int>(v22.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v686 = v333 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v688 = v686 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v22.x[22];
-    const unsigned int v691 = v683 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v692 = v691 + v686;
-    const float v693 = residual[v692];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v695 = fmaf(v690, v3, v693);
-    out[v692] = v695;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v697 = static_cast<unsigned int>(v22.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v699 = v330 + v697;
-  const unsigned int v700 = static_cast<unsigned int>(v22.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v702 = v333 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v704 = v702 < v1;
-  const bool v705 = v703 && v704;
-  if (v705) {
-    const float v706 = v22.x[23];
-    const unsigned int v707 = v699 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v708 = v707 + v702;
-    const float v709 = residual[v708];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v711 = fmaf(v706, v3, v709);
-    out[v708] = v711;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v713 = static_cast<unsigned int>(v22.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v715 = v330 + v713;
-  const unsigned int v716 = static_cast<unsigned int>(v22.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v718 = v333 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v720 = v718 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v22.x[24];
-    const unsigned int v723 = v715 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v724 = v723 + v718;
-    const float v725 = residual[v724];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v727 = fmaf(v722, v3, v725);
-    out[v724] = v727;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v22.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v731 = v330 + v729;
-  const unsigned int v732 = static_cast<unsigned int>(v22.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v734 = v333 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v736 = v734 < v1;
-  const bool v737 = v735 && v736;
-  if (v737) {
-    const float v738 = v22.x[25];
-    const unsigned int v739 = v731 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v740 = v739 + v734;
-    const float v741 = residual[v740];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v743 = fmaf(v738, v3, v741);
-    out[v740] = v743;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v745 = static_cast<unsigned int>(v22.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v747 = v330 + v745;
-  const unsigned int v748 = static_cast<unsigned int>(v22.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v750 = v333 + v748;
-  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v752 = v750 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v22.x[26];
-    const unsigned int v755 = v747 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v756 = v755 + v750;
-    const float v757 = residual[v756];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v759 = fmaf(v754, v3, v757);
-    out[v756] = v759;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v22.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v763 = v330 + v761;
-  const unsigned int v764 = static_cast<unsigned int>(v22.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v766 = v333 + v764;
-  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v768 = v766 < v1;
-  const bool v769 = v767 && v768;
-  if (v769) {
-    const float v770 = v22.x[27];
-    const unsigned int v771 = v763 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v772 = v771 + v766;
-    const float v773 = residual[v772];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v775 = fmaf(v770, v3, v773);
-    out[v772] = v775;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v777 = static_cast<unsigned int>(v22.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v779 = v330 + v777;
-  const unsigned int v780 = static_cast<unsigned int>(v22.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v782 = v333 + v780;
-  const bool v783 = v779 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v784 = v782 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v22.x[28];
-    const unsigned int v787 = v779 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v788 = v787 + v782;
-    const float v789 = residual[v788];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v791 = fmaf(v786, v3, v789);
-    out[v788] = v791;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v793 = static_cast<unsigned int>(v22.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v795 = v330 + v793;
-  const unsigned int v796 = static_cast<unsigned int>(v22.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v798 = v333 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v800 = v798 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v22.x[29];
-    const unsigned int v803 = v795 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v804 = v803 + v798;
-    const float v805 = residual[v804];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v807 = fmaf(v802, v3, v805);
-    out[v804] = v807;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v809 = static_cast<unsigned int>(v22.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v811 = v330 + v809;
-  const unsigned int v812 = static_cast<unsigned int>(v22.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v814 = v333 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v816 = v814 < v1;
-  const bool v817 = v815 && v816;
-  if (v817) {
-    const float v818 = v22.x[30];
-    const unsigned int v819 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v820 = v819 + v814;
-    const float v821 = residual[v820];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v823 = fmaf(v818, v3, v821);
-    out[v820] = v823;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v825 = static_cast<unsigned int>(v22.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v827 = v330 + v825;
-  const unsigned int v828 = static_cast<unsigned int>(v22.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v830 = v333 + v828;
-  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v22.x[31];
-    const unsigned int v835 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v836 = v835 + v830;
-    const float v837 = residual[v836];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v839 = fmaf(v834, v3, v837);
-    out[v836] = v839;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v841 = static_cast<unsigned int>(v22.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v843 = v330 + v841;
-  const unsigned int v844 = static_cast<unsigned int>(v22.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v846 = v333 + v844;
-  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v848 = v846 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v22.x[32];
-    const unsigned int v851 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v852 = v851 + v846;
-    const float v853 = residual[v852];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v855 = fmaf(v850, v3, v853);
-    out[v852] = v855;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v857 = static_cast<unsigned int>(v22.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v859 = v330 + v857;
-  const unsigned int v860 = static_cast<unsigned int>(v22.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v862 = v333 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v864 = v862 < v1;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v22.x[33];
-    const unsigned int v867 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v868 = v867 + v862;
-    const float v869 = residual[v868];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v871 = fmaf(v866, v3, v869);
-    out[v868] = v871;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v873 = static_cast<unsigned int>(v22.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v875 = v330 + v873;
-  const unsigned int v876 = static_cast<unsigned int>(v22.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v878 = v333 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v880 = v878 < v1;
-  const bool v881 = v879 && v880;
-  if (v881) {
-    const float v882 = v22.x[34];
-    const unsigned int v883 = v875 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v884 = v883 + v878;
-    const float v885 = residual[v884];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v887 = fmaf(v882, v3, v885);
-    out[v884] = v887;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v22.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v891 = v330 + v889;
-  const unsigned int v892 = static_cast<unsigned int>(v22.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v894 = v333 + v892;
-  const bool v895 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v896 = v894 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v22.x[35];
-    const unsigned int v899 = v891 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v900 = v899 + v894;
-    const float v901 = residual[v900];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v903 = fmaf(v898, v3, v901);
-    out[v900] = v903;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v905 = static_cast<unsigned int>(v22.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v907 = v330 + v905;
-  const unsigned int v908 = static_cast<unsigned int>(v22.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v910 = v333 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v912 = v910 < v1;
-  const bool v913 = v911 && v912;
-  if (v913) {
-    const float v914 = v22.x[36];
-    const unsigned int v915 = v907 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v916 = v915 + v910;
-    const float v917 = residual[v916];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v919 = fmaf(v914, v3, v917);
-    out[v916] = v919;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v921 = static_cast<unsigned int>(v22.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v923 = v330 + v921;
-  const unsigned int v924 = static_cast<unsigned int>(v22.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v926 = v333 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v22.x[37];
-    const unsigned int v931 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v932 = v931 + v926;
-    const float v933 = residual[v932];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v935 = fmaf(v930, v3, v933);
-    out[v932] = v935;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v22.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v939 = v330 + v937;
-  const unsigned int v940 = static_cast<unsigned int>(v22.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v942 = v333 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v944 = v942 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v22.x[38];
-    const unsigned int v947 = v939 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v948 = v947 + v942;
-    const float v949 = residual[v948];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v951 = fmaf(v946, v3, v949);
-    out[v948] = v951;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v953 = static_cast<unsigned int>(v22.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v955 = v330 + v953;
-  const unsigned int v956 = static_cast<unsigned int>(v22.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v958 = v333 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v960 = v958 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v22.x[39];
-    const unsigned int v963 = v955 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v964 = v963 + v958;
-    const float v965 = residual[v964];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v967 = fmaf(v962, v3, v965);
-    out[v964] = v967;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v969 = static_cast<unsigned int>(v22.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v971 = v330 + v969;
-  const unsigned int v972 = static_cast<unsigned int>(v22.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v974 = v333 + v972;
-  const bool v975 = v971 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v976 = v974 < v1;
-  const bool v977 = v975 && v976;
-  if (v977) {
-    const float v978 = v22.x[40];
-    const unsigned int v979 = v971 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v980 = v979 + v974;
-    const float v981 = residual[v980];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v983 = fmaf(v978, v3, v981);
-    out[v980] = v983;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v985 = static_cast<unsigned int>(v22.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v987 = v330 + v985;
-  const unsigned int v988 = static_cast<unsigned int>(v22.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v990 = v333 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v992 = v990 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v22.x[41];
-    const unsigned int v995 = v987 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v996 = v995 + v990;
-    const float v997 = residual[v996];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v999 = fmaf(v994, v3, v997);
-    out[v996] = v999;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v22.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1003 = v330 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v22.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1006 = v333 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1008 = v1006 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v22.x[42];
-    const unsigned int v1011 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1012 = v1011 + v1006;
-    const float v1013 = residual[v1012];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1015 = fmaf(v1010, v3, v1013);
-    out[v1012] = v1015;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1017 = static_cast<unsigned int>(v22.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1019 = v330 + v1017;
-  const unsigned int v1020 = static_cast<unsigned int>(v22.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1022 = v333 + v1020;
-  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1024 = v1022 < v1;
-  const bool v1025 = v1023 && v1024;
-  if (v1025) {
-    const float v1026 = v22.x[43];
-    const unsigned int v1027 = v1019 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1028 = v1027 + v1022;
-    const float v1029 = residual[v1028];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1031 = fmaf(v1026, v3, v1029);
-    out[v1028] = v1031;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1033 = static_cast<unsigned int>(v22.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1035 = v330 + v1033;
-  const unsigned int v1036 = static_cast<unsigned int>(v22.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1038 = v333 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1040 = v1038 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v22.x[44];
-    const unsigned int v1043 = v1035 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1044 = v1043 + v1038;
-    const float v1045 = residual[v1044];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1047 = fmaf(v1042, v3, v1045);
-    out[v1044] = v1047;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1049 = static_cast<unsigned int>(v22.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1051 = v330 + v1049;
-  const unsigned int v1052 = static_cast<unsigned int>(v22.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1054 = v333 + v1052;
-  const bool v1055 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v22.x[45];
-    const unsigned int v1059 = v1051 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1060 = v1059 + v1054;
-    const float v1061 = residual[v1060];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1063 = fmaf(v1058, v3, v1061);
-    out[v1060] = v1063;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1065 = static_cast<unsigned int>(v22.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1067 = v330 + v1065;
-  const unsigned int v1068 = static_cast<unsigned int>(v22.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1070 = v333 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1072 = v1070 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v22.x[46];
-    const unsigned int v1075 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1076 = v1075 + v1070;
-    const float v1077 = residual[v1076];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1079 = fmaf(v1074, v3, v1077);
-    out[v1076] = v1079;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v22.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1083 = v330 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v22.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1086 = v333 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1088 = v1086 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v22.x[47];
-    const unsigned int v1091 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1092 = v1091 + v1086;
-    const float v1093 = residual[v1092];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1095 = fmaf(v1090, v3, v1093);
-    out[v1092] = v1095;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v22.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1099 = v330 + v1097;
-  const unsigned int v1100 = static_cast<unsigned int>(v22.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1102 = v333 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1104 = v1102 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v22.x[48];
-    const unsigned int v1107 = v1099 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1108 = v1107 + v1102;
-    const float v1109 = residual[v1108];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1111 = fmaf(v1106, v3, v1109);
-    out[v1108] = v1111;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1113 = static_cast<unsigned int>(v22.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1115 = v330 + v1113;
-  const unsigned int v1116 = static_cast<unsigned int>(v22.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1118 = v333 + v1116;
-  const bool v1119 = v1115 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1120 = v1118 < v1;
-  const bool v1121 = v1119 && v1120;
-  if (v1121) {
-    const float v1122 = v22.x[49];
-    const unsigned int v1123 = v1115 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1124 = v1123 + v1118;
-    const float v1125 = residual[v1124];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1127 = fmaf(v1122, v3, v1125);
-    out[v1124] = v1127;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v22.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1131 = v330 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v22.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1134 = v333 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1136 = v1134 < v1;
-  const bool v1137 = v1135 && v1136;
-  if (v1137) {
-    const float v1138 = v22.x[50];
-    const unsigned int v1139 = v1131 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1140 = v1139 + v1134;
-    const float v1141 = residual[v1140];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1143 = fmaf(v1138, v3, v1141);
-    out[v1140] = v1143;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v22.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1147 = v330 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v22.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1150 = v333 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1152 = v1150 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v22.x[51];
-    const unsigned int v1155 = v1147 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1156 = v1155 + v1150;
-    const float v1157 = residual[v1156];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1159 = fmaf(v1154, v3, v1157);
-    out[v1156] = v1159;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1161 = static_cast<unsigned int>(v22.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1163 = v330 + v1161;
-  const unsigned int v1164 = static_cast<unsigned int>(v22.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1166 = v333 + v1164;
-  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1168 = v1166 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v22.x[52];
-    const unsigned int v1171 = v1163 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1172 = v1171 + v1166;
-    const float v1173 = residual[v1172];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1175 = fmaf(v1170, v3, v1173);
-    out[v1172] = v1175;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v22.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1179 = v330 + v1177;
-  const unsigned int v1180 = static_cast<unsigned int>(v22.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1182 = v333 + v1180;
-  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1184 = v1182 < v1;
-  const bool v1185 = v1183 && v1184;
-  if (v1185) {
-    const float v1186 = v22.x[53];
-    const unsigned int v1187 = v1179 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1188 = v1187 + v1182;
-    const float v1189 = residual[v1188];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1191 = fmaf(v1186, v3, v1189);
-    out[v1188] = v1191;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1193 = static_cast<unsigned int>(v22.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1195 = v330 + v1193;
-  const unsigned int v1196 = static_cast<unsigned int>(v22.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1198 = v333 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v22.x[54];
-    const unsigned int v1203 = v1195 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1204 = v1203 + v1198;
-    const float v1205 = residual[v1204];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1207 = fmaf(v1202, v3, v1205);
-    out[v1204] = v1207;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1209 = static_cast<unsigned int>(v22.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1211 = v330 + v1209;
-  const unsigned int v1212 = static_cast<unsigned int>(v22.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1214 = v333 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1216 = v1214 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v22.x[55];
-    const unsigned int v1219 = v1211 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1220 = v1219 + v1214;
-    const float v1221 = residual[v1220];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1223 = fmaf(v1218, v3, v1221);
-    out[v1220] = v1223;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1225 = static_cast<unsigned int>(v22.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1227 = v330 + v1225;
-  const unsigned int v1228 = static_cast<unsigned int>(v22.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1230 = v333 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1232 = v1230 < v1;
-  const bool v1233 = v1231 && v1232;
-  if (v1233) {
-    const float v1234 = v22.x[56];
-    const unsigned int v1235 = v1227 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1236 = v1235 + v1230;
-    const float v1237 = residual[v1236];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1239 = fmaf(v1234, v3, v1237);
-    out[v1236] = v1239;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1241 = static_cast<unsigned int>(v22.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1243 = v330 + v1241;
-  const unsigned int v1244 = static_cast<unsigned int>(v22.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1246 = v333 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1248 = v1246 < v1;
-  const bool v1249 = v1247 && v1248;
-  if (v1249) {
-    const float v1250 = v22.x[57];
-    const unsigned int v1251 = v1243 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1252 = v1251 + v1246;
-    const float v1253 = residual[v1252];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1255 = fmaf(v1250, v3, v1253);
-    out[v1252] = v1255;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1257 = static_cast<unsigned int>(v22.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1259 = v330 + v1257;
-  const unsigned int v1260 = static_cast<unsigned int>(v22.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1262 = v333 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1264 = v1262 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v22.x[58];
-    const unsigned int v1267 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1268 = v1267 + v1262;
-    const float v1269 = residual[v1268];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1271 = fmaf(v1266, v3, v1269);
-    out[v1268] = v1271;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1273 = static_cast<unsigned int>(v22.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1275 = v330 + v1273;
-  const unsigned int v1276 = static_cast<unsigned int>(v22.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1278 = v333 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1280 = v1278 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v22.x[59];
-    const unsigned int v1283 = v1275 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1284 = v1283 + v1278;
-    const float v1285 = residual[v1284];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1287 = fmaf(v1282, v3, v1285);
-    out[v1284] = v1287;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1289 = static_cast<unsigned int>(v22.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1291 = v330 + v1289;
-  const unsigned int v1292 = static_cast<unsigned int>(v22.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1294 = v333 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v22.x[60];
-    const unsigned int v1299 = v1291 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1300 = v1299 + v1294;
-    const float v1301 = residual[v1300];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1303 = fmaf(v1298, v3, v1301);
-    out[v1300] = v1303;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1305 = static_cast<unsigned int>(v22.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1307 = v330 + v1305;
-  const unsigned int v1308 = static_cast<unsigned int>(v22.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1310 = v333 + v1308;
-  const bool v1311 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1312 = v1310 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v22.x[61];
-    const unsigned int v1315 = v1307 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1316 = v1315 + v1310;
-    const float v1317 = residual[v1316];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1319 = fmaf(v1314, v3, v1317);
-    out[v1316] = v1319;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1321 = static_cast<unsigned int>(v22.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1323 = v330 + v1321;
-  const unsigned int v1324 = static_cast<unsigned int>(v22.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1326 = v333 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1328 = v1326 < v1;
-  const bool v1329 = v1327 && v1328;
-  if (v1329) {
-    const float v1330 = v22.x[62];
-    const unsigned int v1331 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1332 = v1331 + v1326;
-    const float v1333 = residual[v1332];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1335 = fmaf(v1330, v3, v1333);
-    out[v1332] = v1335;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1337 = static_cast<unsigned int>(v22.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1339 = v330 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v22.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1342 = v333 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v22.x[63];
-    const unsigned int v1347 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1348 = v1347 + v1342;
-    const float v1349 = residual[v1348];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1351 = fmaf(v1346, v3, v1349);
-    out[v1348] = v1351;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1353 = static_cast<unsigned int>(v22.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1355 = v330 + v1353;
-  const unsigned int v1356 = static_cast<unsigned int>(v22.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1358 = v333 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1360 = v1358 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v22.x[64];
-    const unsigned int v1363 = v1355 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1364 = v1363 + v1358;
-    const float v1365 = residual[v1364];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1367 = fmaf(v1362, v3, v1365);
-    out[v1364] = v1367;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1369 = static_cast<unsigned int>(v22.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1371 = v330 + v1369;
-  const unsigned int v1372 = static_cast<unsigned int>(v22.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1374 = v333 + v1372;
-  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1376 = v1374 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v22.x[65];
-    const unsigned int v1379 = v1371 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1380 = v1379 + v1374;
-    const float v1381 = residual[v1380];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1383 = fmaf(v1378, v3, v1381);
-    out[v1380] = v1383;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1385 = static_cast<unsigned int>(v22.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1387 = v330 + v1385;
-  const unsigned int v1388 = static_cast<unsigned int>(v22.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1390 = v333 + v1388;
-  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1392 = v1390 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v22.x[66];
-    const unsigned int v1395 = v1387 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1396 = v1395 + v1390;
-    const float v1397 = residual[v1396];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1399 = fmaf(v1394, v3, v1397);
-    out[v1396] = v1399;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1401 = static_cast<unsigned int>(v22.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1403 = v330 + v1401;
-  const unsigned int v1404 = static_cast<unsigned int>(v22.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1406 = v333 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1408 = v1406 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v22.x[67];
-    const unsigned int v1411 = v1403 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1412 = v1411 + v1406;
-    const float v1413 = residual[v1412];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1415 = fmaf(v1410, v3, v1413);
-    out[v1412] = v1415;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1417 = static_cast<unsigned int>(v22.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1419 = v330 + v1417;
-  const unsigned int v1420 = static_cast<unsigned int>(v22.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1422 = v333 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1424 = v1422 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v22.x[68];
-    const unsigned int v1427 = v1419 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1428 = v1427 + v1422;
-    const float v1429 = residual[v1428];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1431 = fmaf(v1426, v3, v1429);
-    out[v1428] = v1431;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1433 = static_cast<unsigned int>(v22.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1435 = v330 + v1433;
-  const unsigned int v1436 = static_cast<unsigned int>(v22.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1438 = v333 + v1436;
-  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1440 = v1438 < v1;
-  const bool v1441 = v1439 && v1440;
-  if (v1441) {
-    const float v1442 = v22.x[69];
-    const unsigned int v1443 = v1435 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1444 = v1443 + v1438;
-    const float v1445 = residual[v1444];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1447 = fmaf(v1442, v3, v1445);
-    out[v1444] = v1447;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1449 = static_cast<unsigned int>(v22.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1451 = v330 + v1449;
-  const unsigned int v1452 = static_cast<unsigned int>(v22.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1454 = v333 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1456 = v1454 < v1;
-  const bool v1457 = v1455 && v1456;
-  if (v1457) {
-    const float v1458 = v22.x[70];
-    const unsigned int v1459 = v1451 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1460 = v1459 + v1454;
-    const float v1461 = residual[v1460];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1463 = fmaf(v1458, v3, v1461);
-    out[v1460] = v1463;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1465 = static_cast<unsigned int>(v22.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1467 = v330 + v1465;
-  const unsigned int v1468 = static_cast<unsigned int>(v22.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1470 = v333 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1472 = v1470 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v22.x[71];
-    const unsigned int v1475 = v1467 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1476 = v1475 + v1470;
-    const float v1477 = residual[v1476];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1479 = fmaf(v1474, v3, v1477);
-    out[v1476] = v1479;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1481 = static_cast<unsigned int>(v22.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1483 = v330 + v1481;
-  const unsigned int v1484 = static_cast<unsigned int>(v22.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1486 = v333 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1488 = v1486 < v1;
-  const bool v1489 = v1487 && v1488;
-  if (v1489) {
-    const float v1490 = v22.x[72];
-    const unsigned int v1491 = v1483 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1492 = v1491 + v1486;
-    const float v1493 = residual[v1492];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1495 = fmaf(v1490, v3, v1493);
-    out[v1492] = v1495;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1497 = static_cast<unsigned int>(v22.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1499 = v330 + v1497;
-  const unsigned int v1500 = static_cast<unsigned int>(v22.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1502 = v333 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v22.x[73];
-    const unsigned int v1507 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1508 = v1507 + v1502;
-    const float v1509 = residual[v1508];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1511 = fmaf(v1506, v3, v1509);
-    out[v1508] = v1511;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1513 = static_cast<unsigned int>(v22.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1515 = v330 + v1513;
-  const unsigned int v1516 = static_cast<unsigned int>(v22.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1518 = v333 + v1516;
-  const bool v1519 = v1515 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1520 = v1518 < v1;
-  const bool v1521 = v1519 && v1520;
-  if (v1521) {
-    const float v1522 = v22.x[74];
-    const unsigned int v1523 = v1515 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1524 = v1523 + v1518;
-    const float v1525 = residual[v1524];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1527 = fmaf(v1522, v3, v1525);
-    out[v1524] = v1527;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1529 = static_cast<unsigned int>(v22.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1531 = v330 + v1529;
-  const unsigned int v1532 = static_cast<unsigned int>(v22.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1534 = v333 + v1532;
-  const bool v1535 = v1531 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1536 = v1534 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v22.x[75];
-    const unsigned int v1539 = v1531 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1540 = v1539 + v1534;
-    const float v1541 = residual[v1540];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1543 = fmaf(v1538, v3, v1541);
-    out[v1540] = v1543;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1545 = static_cast<unsigned int>(v22.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1547 = v330 + v1545;
-  const unsigned int v1548 = static_cast<unsigned int>(v22.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1550 = v333 + v1548;
-  const bool v1551 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1552 = v1550 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v22.x[76];
-    const unsigned int v1555 = v1547 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1556 = v1555 + v1550;
-    const float v1557 = residual[v1556];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1559 = fmaf(v1554, v3, v1557);
-    out[v1556] = v1559;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v22.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1563 = v330 + v1561;
-  const unsigned int v1564 = static_cast<unsigned int>(v22.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1566 = v333 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1568 = v1566 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v22.x[77];
-    const unsigned int v1571 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1572 = v1571 + v1566;
-    const float v1573 = residual[v1572];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1575 = fmaf(v1570, v3, v1573);
-    out[v1572] = v1575;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1577 = static_cast<unsigned int>(v22.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1579 = v330 + v1577;
-  const unsigned int v1580 = static_cast<unsigned int>(v22.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1582 = v333 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1584 = v1582 < v1;
-  const bool v1585 = v1583 && v1584;
-  if (v1585) {
-    const float v1586 = v22.x[78];
-    const unsigned int v1587 = v1579 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1588 = v1587 + v1582;
-    const float v1589 = residual[v1588];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1591 = fmaf(v1586, v3, v1589);
-    out[v1588] = v1591;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1593 = static_cast<unsigned int>(v22.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1595 = v330 + v1593;
-  const unsigned int v1596 = static_cast<unsigned int>(v22.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1598 = v333 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1600 = v1598 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v22.x[79];
-    const unsigned int v1603 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1604 = v1603 + v1598;
-    const float v1605 = residual[v1604];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1607 = fmaf(v1602, v3, v1605);
-    out[v1604] = v1607;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1609 = static_cast<unsigned int>(v22.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1611 = v330 + v1609;
-  const unsigned int v1612 = static_cast<unsigned int>(v22.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1614 = v333 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v22.x[80];
-    const unsigned int v1619 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1620 = v1619 + v1614;
-    const float v1621 = residual[v1620];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1623 = fmaf(v1618, v3, v1621);
-    out[v1620] = v1623;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1625 = static_cast<unsigned int>(v22.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1627 = v330 + v1625;
-  const unsigned int v1628 = static_cast<unsigned int>(v22.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1630 = v333 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1632 = v1630 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v22.x[81];
-    const unsigned int v1635 = v1627 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1636 = v1635 + v1630;
-    const float v1637 = residual[v1636];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1639 = fmaf(v1634, v3, v1637);
-    out[v1636] = v1639;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1641 = static_cast<unsigned int>(v22.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1643 = v330 + v1641;
-  const unsigned int v1644 = static_cast<unsigned int>(v22.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1646 = v333 + v1644;
-  const bool v1647 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1648 = v1646 < v1;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v22.x[82];
-    const unsigned int v1651 = v1643 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1652 = v1651 + v1646;
-    const float v1653 = residual[v1652];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1655 = fmaf(v1650, v3, v1653);
-    out[v1652] = v1655;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1657 = static_cast<unsigned int>(v22.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1659 = v330 + v1657;
-  const unsigned int v1660 = static_cast<unsigned int>(v22.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1662 = v333 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1664 = v1662 < v1;
-  const bool v1665 = v1663 && v1664;
-  if (v1665) {
-    const float v1666 = v22.x[83];
-    const unsigned int v1667 = v1659 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1668 = v1667 + v1662;
-    const float v1669 = residual[v1668];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1671 = fmaf(v1666, v3, v1669);
-    out[v1668] = v1671;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1673 = static_cast<unsigned int>(v22.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1675 = v330 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v22.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1678 = v333 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1680 = v1678 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v22.x[84];
-    const unsigned int v1683 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1684 = v1683 + v1678;
-    const float v1685 = residual[v1684];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1687 = fmaf(v1682, v3, v1685);
-    out[v1684] = v1687;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1689 = static_cast<unsigned int>(v22.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1691 = v330 + v1689;
-  const unsigned int v1692 = static_cast<unsigned int>(v22.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1694 = v333 + v1692;
-  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1696 = v1694 < v1;
-  const bool v1697 = v1695 && v1696;
-  if (v1697) {
-    const float v1698 = v22.x[85];
-    const unsigned int v1699 = v1691 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1700 = v1699 + v1694;
-    const float v1701 = residual[v1700];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1703 = fmaf(v1698, v3, v1701);
-    out[v1700] = v1703;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1705 = static_cast<unsigned int>(v22.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1707 = v330 + v1705;
-  const unsigned int v1708 = static_cast<unsigned int>(v22.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1710 = v333 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1712 = v1710 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v22.x[86];
-    const unsigned int v1715 = v1707 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1716 = v1715 + v1710;
-    const float v1717 = residual[v1716];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1719 = fmaf(v1714, v3, v1717);
-    out[v1716] = v1719;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1721 = static_cast<unsigned int>(v22.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1723 = v330 + v1721;
-  const unsigned int v1724 = static_cast<unsigned int>(v22.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1726 = v333 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1728 = v1726 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v22.x[87];
-    const unsigned int v1731 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1732 = v1731 + v1726;
-    const float v1733 = residual[v1732];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1735 = fmaf(v1730, v3, v1733);
-    out[v1732] = v1735;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1737 = static_cast<unsigned int>(v22.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1739 = v330 + v1737;
-  const unsigned int v1740 = static_cast<unsigned int>(v22.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1742 = v333 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1744 = v1742 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v22.x[88];
-    const unsigned int v1747 = v1739 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1748 = v1747 + v1742;
-    const float v1749 = residual[v1748];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1751 = fmaf(v1746, v3, v1749);
-    out[v1748] = v1751;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1753 = static_cast<unsigned int>(v22.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1755 = v330 + v1753;
-  const unsigned int v1756 = static_cast<unsigned int>(v22.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1758 = v333 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1760 = v1758 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v22.x[89];
-    const unsigned int v1763 = v1755 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1764 = v1763 + v1758;
-    const float v1765 = residual[v1764];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1767 = fmaf(v1762, v3, v1765);
-    out[v1764] = v1767;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v22.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1771 = v330 + v1769;
-  const unsigned int v1772 = static_cast<unsigned int>(v22.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1774 = v333 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v22.x[90];
-    const unsigned int v1779 = v1771 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1780 = v1779 + v1774;
-    const float v1781 = residual[v1780];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1783 = fmaf(v1778, v3, v1781);
-    out[v1780] = v1783;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1785 = static_cast<unsigned int>(v22.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1787 = v330 + v1785;
-  const unsigned int v1788 = static_cast<unsigned int>(v22.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1790 = v333 + v1788;
-  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1792 = v1790 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v22.x[91];
-    const unsigned int v1795 = v1787 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1796 = v1795 + v1790;
-    const float v1797 = residual[v1796];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1799 = fmaf(v1794, v3, v1797);
-    out[v1796] = v1799;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1801 = static_cast<unsigned int>(v22.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1803 = v330 + v1801;
-  const unsigned int v1804 = static_cast<unsigned int>(v22.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1806 = v333 + v1804;
-  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1808 = v1806 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v22.x[92];
-    const unsigned int v1811 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1812 = v1811 + v1806;
-    const float v1813 = residual[v1812];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1815 = fmaf(v1810, v3, v1813);
-    out[v1812] = v1815;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1817 = static_cast<unsigned int>(v22.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1819 = v330 + v1817;
-  const unsigned int v1820 = static_cast<unsigned int>(v22.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1822 = v333 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1824 = v1822 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v22.x[93];
-    const unsigned int v1827 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1828 = v1827 + v1822;
-    const float v1829 = residual[v1828];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1831 = fmaf(v1826, v3, v1829);
-    out[v1828] = v1831;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1833 = static_cast<unsigned int>(v22.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1835 = v330 + v1833;
-  const unsigned int v1836 = static_cast<unsigned int>(v22.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1838 = v333 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v22.x[94];
-    const unsigned int v1843 = v1835 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1844 = v1843 + v1838;
-    const float v1845 = residual[v1844];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1847 = fmaf(v1842, v3, v1845);
-    out[v1844] = v1847;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1849 = static_cast<unsigned int>(v22.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1851 = v330 + v1849;
-  const unsigned int v1852 = static_cast<unsigned int>(v22.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1854 = v333 + v1852;
-  const bool v1855 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1856 = v1854 < v1;
-  const bool v1857 = v1855 && v1856;
-  if (v1857) {
-    const float v1858 = v22.x[95];
-    const unsigned int v1859 = v1851 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1860 = v1859 + v1854;
-    const float v1861 = residual[v1860];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1863 = fmaf(v1858, v3, v1861);
-    out[v1860] = v1863;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1865 = static_cast<unsigned int>(v22.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1867 = v330 + v1865;
-  const unsigned int v1868 = static_cast<unsigned int>(v22.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1870 = v333 + v1868;
-  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1872 = v1870 < v1;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v22.x[96];
-    const unsigned int v1875 = v1867 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1876 = v1875 + v1870;
-    const float v1877 = residual[v1876];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1879 = fmaf(v1874, v3, v1877);
-    out[v1876] = v1879;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1881 = static_cast<unsigned int>(v22.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1883 = v330 + v1881;
-  const unsigned int v1884 = static_cast<unsigned int>(v22.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1886 = v333 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1888 = v1886 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v22.x[97];
-    const unsigned int v1891 = v1883 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1892 = v1891 + v1886;
-    const float v1893 = residual[v1892];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1895 = fmaf(v1890, v3, v1893);
-    out[v1892] = v1895;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1897 = static_cast<unsigned int>(v22.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1899 = v330 + v1897;
-  const unsigned int v1900 = static_cast<unsigned int>(v22.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1902 = v333 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1904 = v1902 < v1;
-  const bool v1905 = v1903 && v1904;
-  if (v1905) {
-    const float v1906 = v22.x[98];
-    const unsigned int v1907 = v1899 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1908 = v1907 + v1902;
-    const float v1909 = residual[v1908];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1911 = fmaf(v1906, v3, v1909);
-    out[v1908] = v1911;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1913 = static_cast<unsigned int>(v22.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1915 = v330 + v1913;
-  const unsigned int v1916 = static_cast<unsigned int>(v22.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1918 = v333 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1920 = v1918 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v22.x[99];
-    const unsigned int v1923 = v1915 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1924 = v1923 + v1918;
-    const float v1925 = residual[v1924];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1927 = fmaf(v1922, v3, v1925);
-    out[v1924] = v1927;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1929 = static_cast<unsigned int>(v22.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1931 = v330 + v1929;
-  const unsigned int v1932 = static_cast<unsigned int>(v22.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1934 = v333 + v1932;
-  const bool v1935 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1936 = v1934 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v22.x[100];
-    const unsigned int v1939 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1940 = v1939 + v1934;
-    const float v1941 = residual[v1940];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1943 = fmaf(v1938, v3, v1941);
-    out[v1940] = v1943;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1945 = static_cast<unsigned int>(v22.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1947 = v330 + v1945;
-  const unsigned int v1948 = static_cast<unsigned int>(v22.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1950 = v333 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1952 = v1950 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v22.x[101];
-    const unsigned int v1955 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1956 = v1955 + v1950;
-    const float v1957 = residual[v1956];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1959 = fmaf(v1954, v3, v1957);
-    out[v1956] = v1959;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1961 = static_cast<unsigned int>(v22.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1963 = v330 + v1961;
-  const unsigned int v1964 = static_cast<unsigned int>(v22.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1966 = v333 + v1964;
-  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1968 = v1966 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v22.x[102];
-    const unsigned int v1971 = v1963 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1972 = v1971 + v1966;
-    const float v1973 = residual[v1972];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1975 = fmaf(v1970, v3, v1973);
-    out[v1972] = v1975;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1977 = static_cast<unsigned int>(v22.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1979 = v330 + v1977;
-  const unsigned int v1980 = static_cast<unsigned int>(v22.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1982 = v333 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1984 = v1982 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v22.x[103];
-    const unsigned int v1987 = v1979 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1988 = v1987 + v1982;
-    const float v1989 = residual[v1988];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1991 = fmaf(v1986, v3, v1989);
-    out[v1988] = v1991;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1993 = static_cast<unsigned int>(v22.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v1995 = v330 + v1993;
-  const unsigned int v1996 = static_cast<unsigned int>(v22.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v1998 = v333 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2000 = v1998 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v22.x[104];
-    const unsigned int v2003 = v1995 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2004 = v2003 + v1998;
-    const float v2005 = residual[v2004];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2007 = fmaf(v2002, v3, v2005);
-    out[v2004] = v2007;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2009 = static_cast<unsigned int>(v22.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2011 = v330 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v22.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2014 = v333 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v22.x[105];
-    const unsigned int v2019 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2020 = v2019 + v2014;
-    const float v2021 = residual[v2020];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2023 = fmaf(v2018, v3, v2021);
-    out[v2020] = v2023;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2025 = static_cast<unsigned int>(v22.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2027 = v330 + v2025;
-  const unsigned int v2028 = static_cast<unsigned int>(v22.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2030 = v333 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2032 = v2030 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v22.x[106];
-    const unsigned int v2035 = v2027 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2036 = v2035 + v2030;
-    const float v2037 = residual[v2036];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2039 = fmaf(v2034, v3, v2037);
-    out[v2036] = v2039;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2041 = static_cast<unsigned int>(v22.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2043 = v330 + v2041;
-  const unsigned int v2044 = static_cast<unsigned int>(v22.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2046 = v333 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v22.x[107];
-    const unsigned int v2051 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2052 = v2051 + v2046;
-    const float v2053 = residual[v2052];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2055 = fmaf(v2050, v3, v2053);
-    out[v2052] = v2055;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2057 = static_cast<unsigned int>(v22.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2059 = v330 + v2057;
-  const unsigned int v2060 = static_cast<unsigned int>(v22.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2062 = v333 + v2060;
-  const bool v2063 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2064 = v2062 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v22.x[108];
-    const unsigned int v2067 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2068 = v2067 + v2062;
-    const float v2069 = residual[v2068];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2071 = fmaf(v2066, v3, v2069);
-    out[v2068] = v2071;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2073 = static_cast<unsigned int>(v22.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2075 = v330 + v2073;
-  const unsigned int v2076 = static_cast<unsigned int>(v22.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2078 = v333 + v2076;
-  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2080 = v2078 < v1;
-  const bool v2081 = v2079 && v2080;
-  if (v2081) {
-    const float v2082 = v22.x[109];
-    const unsigned int v2083 = v2075 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2084 = v2083 + v2078;
-    const float v2085 = residual[v2084];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2087 = fmaf(v2082, v3, v2085);
-    out[v2084] = v2087;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2089 = static_cast<unsigned int>(v22.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2091 = v330 + v2089;
-  const unsigned int v2092 = static_cast<unsigned int>(v22.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2094 = v333 + v2092;
-  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2096 = v2094 < v1;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v22.x[110];
-    const unsigned int v2099 = v2091 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2100 = v2099 + v2094;
-    const float v2101 = residual[v2100];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2103 = fmaf(v2098, v3, v2101);
-    out[v2100] = v2103;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2105 = static_cast<unsigned int>(v22.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2107 = v330 + v2105;
-  const unsigned int v2108 = static_cast<unsigned int>(v22.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2110 = v333 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2112 = v2110 < v1;
-  const bool v2113 = v2111 && v2112;
-  if (v2113) {
-    const float v2114 = v22.x[111];
-    const unsigned int v2115 = v2107 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2116 = v2115 + v2110;
-    const float v2117 = residual[v2116];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2119 = fmaf(v2114, v3, v2117);
-    out[v2116] = v2119;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2121 = static_cast<unsigned int>(v22.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2123 = v330 + v2121;
-  const unsigned int v2124 = static_cast<unsigned int>(v22.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2126 = v333 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2128 = v2126 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v22.x[112];
-    const unsigned int v2131 = v2123 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2132 = v2131 + v2126;
-    const float v2133 = residual[v2132];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2135 = fmaf(v2130, v3, v2133);
-    out[v2132] = v2135;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2137 = static_cast<unsigned int>(v22.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2139 = v330 + v2137;
-  const unsigned int v2140 = static_cast<unsigned int>(v22.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2142 = v333 + v2140;
-  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2144 = v2142 < v1;
-  const bool v2145 = v2143 && v2144;
-  if (v2145) {
-    const float v2146 = v22.x[113];
-    const unsigned int v2147 = v2139 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2148 = v2147 + v2142;
-    const float v2149 = residual[v2148];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2151 = fmaf(v2146, v3, v2149);
-    out[v2148] = v2151;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2153 = static_cast<unsigned int>(v22.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2155 = v330 + v2153;
-  const unsigned int v2156 = static_cast<unsigned int>(v22.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2158 = v333 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2160 = v2158 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v22.x[114];
-    const unsigned int v2163 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2164 = v2163 + v2158;
-    const float v2165 = residual[v2164];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2167 = fmaf(v2162, v3, v2165);
-    out[v2164] = v2167;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2169 = static_cast<unsigned int>(v22.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2171 = v330 + v2169;
-  const unsigned int v2172 = static_cast<unsigned int>(v22.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2174 = v333 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v22.x[115];
-    const unsigned int v2179 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2180 = v2179 + v2174;
-    const float v2181 = residual[v2180];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2183 = fmaf(v2178, v3, v2181);
-    out[v2180] = v2183;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2185 = static_cast<unsigned int>(v22.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2187 = v330 + v2185;
-  const unsigned int v2188 = static_cast<unsigned int>(v22.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2190 = v333 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2192 = v2190 < v1;
-  const bool v2193 = v2191 && v2192;
-  if (v2193) {
-    const float v2194 = v22.x[116];
-    const unsigned int v2195 = v2187 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2196 = v2195 + v2190;
-    const float v2197 = residual[v2196];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2199 = fmaf(v2194, v3, v2197);
-    out[v2196] = v2199;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2201 = static_cast<unsigned int>(v22.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2203 = v330 + v2201;
-  const unsigned int v2204 = static_cast<unsigned int>(v22.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2206 = v333 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2208 = v2206 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v22.x[117];
-    const unsigned int v2211 = v2203 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2212 = v2211 + v2206;
-    const float v2213 = residual[v2212];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2215 = fmaf(v2210, v3, v2213);
-    out[v2212] = v2215;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2217 = static_cast<unsigned int>(v22.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2219 = v330 + v2217;
-  const unsigned int v2220 = static_cast<unsigned int>(v22.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2222 = v333 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2224 = v2222 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v22.x[118];
-    const unsigned int v2227 = v2219 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2228 = v2227 + v2222;
-    const float v2229 = residual[v2228];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2231 = fmaf(v2226, v3, v2229);
-    out[v2228] = v2231;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2233 = static_cast<unsigned int>(v22.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2235 = v330 + v2233;
-  const unsigned int v2236 = static_cast<unsigned int>(v22.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2238 = v333 + v2236;
-  const bool v2239 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2240 = v2238 < v1;
-  const bool v2241 = v2239 && v2240;
-  if (v2241) {
-    const float v2242 = v22.x[119];
-    const unsigned int v2243 = v2235 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2244 = v2243 + v2238;
-    const float v2245 = residual[v2244];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2247 = fmaf(v2242, v3, v2245);
-    out[v2244] = v2247;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2249 = static_cast<unsigned int>(v22.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2251 = v330 + v2249;
-  const unsigned int v2252 = static_cast<unsigned int>(v22.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2254 = v333 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v22.x[120];
-    const unsigned int v2259 = v2251 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2260 = v2259 + v2254;
-    const float v2261 = residual[v2260];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2263 = fmaf(v2258, v3, v2261);
-    out[v2260] = v2263;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2265 = static_cast<unsigned int>(v22.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2267 = v330 + v2265;
-  const unsigned int v2268 = static_cast<unsigned int>(v22.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2270 = v333 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2272 = v2270 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v22.x[121];
-    const unsigned int v2275 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2276 = v2275 + v2270;
-    const float v2277 = residual[v2276];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2279 = fmaf(v2274, v3, v2277);
-    out[v2276] = v2279;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2281 = static_cast<unsigned int>(v22.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2283 = v330 + v2281;
-  const unsigned int v2284 = static_cast<unsigned int>(v22.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2286 = v333 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v22.x[122];
-    const unsigned int v2291 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2292 = v2291 + v2286;
-    const float v2293 = residual[v2292];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2295 = fmaf(v2290, v3, v2293);
-    out[v2292] = v2295;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2297 = static_cast<unsigned int>(v22.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2299 = v330 + v2297;
-  const unsigned int v2300 = static_cast<unsigned int>(v22.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2302 = v333 + v2300;
-  const bool v2303 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2304 = v2302 < v1;
-  const bool v2305 = v2303 && v2304;
-  if (v2305) {
-    const float v2306 = v22.x[123];
-    const unsigned int v2307 = v2299 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2308 = v2307 + v2302;
-    const float v2309 = residual[v2308];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2311 = fmaf(v2306, v3, v2309);
-    out[v2308] = v2311;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2313 = static_cast<unsigned int>(v22.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2315 = v330 + v2313;
-  const unsigned int v2316 = static_cast<unsigned int>(v22.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2318 = v333 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2320 = v2318 < v1;
-  const bool v2321 = v2319 && v2320;
-  if (v2321) {
-    const float v2322 = v22.x[124];
-    const unsigned int v2323 = v2315 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2324 = v2323 + v2318;
-    const float v2325 = residual[v2324];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2327 = fmaf(v2322, v3, v2325);
-    out[v2324] = v2327;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2329 = static_cast<unsigned int>(v22.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2331 = v330 + v2329;
-  const unsigned int v2332 = static_cast<unsigned int>(v22.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2334 = v333 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v22.x[125];
-    const unsigned int v2339 = v2331 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2340 = v2339 + v2334;
-    const float v2341 = residual[v2340];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2343 = fmaf(v2338, v3, v2341);
-    out[v2340] = v2343;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2345 = static_cast<unsigned int>(v22.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2347 = v330 + v2345;
-  const unsigned int v2348 = static_cast<unsigned int>(v22.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2350 = v333 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2352 = v2350 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v22.x[126];
-    const unsigned int v2355 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2356 = v2355 + v2350;
-    const float v2357 = residual[v2356];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2359 = fmaf(v2354, v3, v2357);
-    out[v2356] = v2359;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2361 = static_cast<unsigned int>(v22.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:201
-  const unsigned int v2363 = v330 + v2361;
-  const unsigned int v2364 = static_cast<unsigned int>(v22.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:202
-  const unsigned int v2366 = v333 + v2364;
-  const bool v2367 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2368 = v2366 < v1;
-  const bool v2369 = v2367 && v2368;
-  if (v2369) {
-    const float v2370 = v22.x[127];
-    const unsigned int v2371 = v2363 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2372 = v2371 + v2366;
-    const float v2373 = residual[v2372];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2375 = fmaf(v2370, v3, v2373);
-    out[v2372] = v2375;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v347 = v24 + v33;
+  const unsigned int v348 = v347 + v346;
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v350 = v28 + v37;
+  const unsigned int v351 = v350 + v349;
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v353 = v351 < v1;
+  const bool v354 = v352 && v353;
+  if (v354) {
+    const float v355 = v39.x[0];
+    const unsigned int v356 = v348 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v357 = v356 + v351;
+    const float v358 = residual[v357];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v360 = fmaf(v355, v3, v358);
+    out[v357] = v360;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v362 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v364 = v347 + v362;
+  const unsigned int v365 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v367 = v350 + v365;
+  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v369 = v367 < v1;
+  const bool v370 = v368 && v369;
+  if (v370) {
+    const float v371 = v39.x[1];
+    const unsigned int v372 = v364 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v373 = v372 + v367;
+    const float v374 = residual[v373];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v376 = fmaf(v371, v3, v374);
+    out[v373] = v376;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v378 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v380 = v347 + v378;
+  const unsigned int v381 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v383 = v350 + v381;
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v385 = v383 < v1;
+  const bool v386 = v384 && v385;
+  if (v386) {
+    const float v387 = v39.x[2];
+    const unsigned int v388 = v380 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v389 = v388 + v383;
+    const float v390 = residual[v389];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v392 = fmaf(v387, v3, v390);
+    out[v389] = v392;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v394 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v396 = v347 + v394;
+  const unsigned int v397 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v399 = v350 + v397;
+  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v401 = v399 < v1;
+  const bool v402 = v400 && v401;
+  if (v402) {
+    const float v403 = v39.x[3];
+    const unsigned int v404 = v396 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v405 = v404 + v399;
+    const float v406 = residual[v405];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v408 = fmaf(v403, v3, v406);
+    out[v405] = v408;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v410 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v412 = v347 + v410;
+  const unsigned int v413 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v415 = v350 + v413;
+  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v417 = v415 < v1;
+  const bool v418 = v416 && v417;
+  if (v418) {
+    const float v419 = v39.x[4];
+    const unsigned int v420 = v412 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v421 = v420 + v415;
+    const float v422 = residual[v421];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v424 = fmaf(v419, v3, v422);
+    out[v421] = v424;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v426 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v428 = v347 + v426;
+  const unsigned int v429 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v431 = v350 + v429;
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v433 = v431 < v1;
+  const bool v434 = v432 && v433;
+  if (v434) {
+    const float v435 = v39.x[5];
+    const unsigned int v436 = v428 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v437 = v436 + v431;
+    const float v438 = residual[v437];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v440 = fmaf(v435, v3, v438);
+    out[v437] = v440;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v442 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v444 = v347 + v442;
+  const unsigned int v445 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v447 = v350 + v445;
+  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v449 = v447 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v39.x[6];
+    const unsigned int v452 = v444 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v453 = v452 + v447;
+    const float v454 = residual[v453];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v456 = fmaf(v451, v3, v454);
+    out[v453] = v456;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v458 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v460 = v347 + v458;
+  const unsigned int v461 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v463 = v350 + v461;
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v465 = v463 < v1;
+  const bool v466 = v464 && v465;
+  if (v466) {
+    const float v467 = v39.x[7];
+    const unsigned int v468 = v460 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v469 = v468 + v463;
+    const float v470 = residual[v469];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v472 = fmaf(v467, v3, v470);
+    out[v469] = v472;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v474 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v476 = v347 + v474;
+  const unsigned int v477 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v479 = v350 + v477;
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v481 = v479 < v1;
+  const bool v482 = v480 && v481;
+  if (v482) {
+    const float v483 = v39.x[8];
+    const unsigned int v484 = v476 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v485 = v484 + v479;
+    const float v486 = residual[v485];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v488 = fmaf(v483, v3, v486);
+    out[v485] = v488;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v490 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v492 = v347 + v490;
+  const unsigned int v493 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v495 = v350 + v493;
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v497 = v495 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v39.x[9];
+    const unsigned int v500 = v492 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v501 = v500 + v495;
+    const float v502 = residual[v501];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v504 = fmaf(v499, v3, v502);
+    out[v501] = v504;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v506 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v508 = v347 + v506;
+  const unsigned int v509 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v511 = v350 + v509;
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v513 = v511 < v1;
+  const bool v514 = v512 && v513;
+  if (v514) {
+    const float v515 = v39.x[10];
+    const unsigned int v516 = v508 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v517 = v516 + v511;
+    const float v518 = residual[v517];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v520 = fmaf(v515, v3, v518);
+    out[v517] = v520;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v522 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v524 = v347 + v522;
+  const unsigned int v525 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v527 = v350 + v525;
+  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v529 = v527 < v1;
+  const bool v530 = v528 && v529;
+  if (v530) {
+    const float v531 = v39.x[11];
+    const unsigned int v532 = v524 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v533 = v532 + v527;
+    const float v534 = residual[v533];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v536 = fmaf(v531, v3, v534);
+    out[v533] = v536;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v538 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v540 = v347 + v538;
+  const unsigned int v541 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v543 = v350 + v541;
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v545 = v543 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v39.x[12];
+    const unsigned int v548 = v540 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v549 = v548 + v543;
+    const float v550 = residual[v549];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v552 = fmaf(v547, v3, v550);
+    out[v549] = v552;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v554 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v556 = v347 + v554;
+  const unsigned int v557 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v559 = v350 + v557;
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v561 = v559 < v1;
+  const bool v562 = v560 && v561;
+  if (v562) {
+    const float v563 = v39.x[13];
+    const unsigned int v564 = v556 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v565 = v564 + v559;
+    const float v566 = residual[v565];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v568 = fmaf(v563, v3, v566);
+    out[v565] = v568;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v570 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v572 = v347 + v570;
+  const unsigned int v573 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v575 = v350 + v573;
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v577 = v575 < v1;
+  const bool v578 = v576 && v577;
+  if (v578) {
+    const float v579 = v39.x[14];
+    const unsigned int v580 = v572 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v581 = v580 + v575;
+    const float v582 = residual[v581];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v584 = fmaf(v579, v3, v582);
+    out[v581] = v584;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v586 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v588 = v347 + v586;
+  const unsigned int v589 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v591 = v350 + v589;
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v593 = v591 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v39.x[15];
+    const unsigned int v596 = v588 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v597 = v596 + v591;
+    const float v598 = residual[v597];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v600 = fmaf(v595, v3, v598);
+    out[v597] = v600;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v602 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v604 = v347 + v602;
+  const unsigned int v605 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v607 = v350 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v609 = v607 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v39.x[16];
+    const unsigned int v612 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v613 = v612 + v607;
+    const float v614 = residual[v613];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v616 = fmaf(v611, v3, v614);
+    out[v613] = v616;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v618 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v620 = v347 + v618;
+  const unsigned int v621 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v623 = v350 + v621;
+  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v625 = v623 < v1;
+  const bool v626 = v624 && v625;
+  if (v626) {
+    const float v627 = v39.x[17];
+    const unsigned int v628 = v620 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v629 = v628 + v623;
+    const float v630 = residual[v629];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v632 = fmaf(v627, v3, v630);
+    out[v629] = v632;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v634 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v636 = v347 + v634;
+  const unsigned int v637 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v639 = v350 + v637;
+  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v641 = v639 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v39.x[18];
+    const unsigned int v644 = v636 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v645 = v644 + v639;
+    const float v646 = residual[v645];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v648 = fmaf(v643, v3, v646);
+    out[v645] = v648;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v650 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v652 = v347 + v650;
+  const unsigned int v653 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v655 = v350 + v653;
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v657 = v655 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v39.x[19];
+    const unsigned int v660 = v652 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v661 = v660 + v655;
+    const float v662 = residual[v661];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v664 = fmaf(v659, v3, v662);
+    out[v661] = v664;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v666 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v668 = v347 + v666;
+  const unsigned int v669 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v671 = v350 + v669;
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v673 = v671 < v1;
+  const bool v674 = v672 && v673;
+  if (v674) {
+    const float v675 = v39.x[20];
+    const unsigned int v676 = v668 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v677 = v676 + v671;
+    const float v678 = residual[v677];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v680 = fmaf(v675, v3, v678);
+    out[v677] = v680;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v684 = v347 + v682;
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v687 = v350 + v685;
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.x[21];
+    const unsigned int v692 = v684 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v693 = v692 + v687;
+    const float v694 = residual[v693];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v696 = fmaf(v691, v3, v694);
+    out[v693] = v696;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v700 = v347 + v698;
+  const unsigned int v701 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v703 = v350 + v701;
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v705 = v703 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v39.x[22];
+    const unsigned int v708 = v700 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v709 = v708 + v703;
+    const float v710 = residual[v709];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v712 = fmaf(v707, v3, v710);
+    out[v709] = v712;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v714 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v716 = v347 + v714;
+  const unsigned int v717 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v719 = v350 + v717;
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v721 = v719 < v1;
+  const bool v722 = v720 && v721;
+  if (v722) {
+    const float v723 = v39.x[23];
+    const unsigned int v724 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v725 = v724 + v719;
+    const float v726 = residual[v725];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v728 = fmaf(v723, v3, v726);
+    out[v725] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v730 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v732 = v347 + v730;
+  const unsigned int v733 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v735 = v350 + v733;
+  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v737 = v735 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v39.x[24];
+    const unsigned int v740 = v732 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v741 = v740 + v735;
+    const float v742 = residual[v741];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v744 = fmaf(v739, v3, v742);
+    out[v741] = v744;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v746 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v748 = v347 + v746;
+  const unsigned int v749 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v751 = v350 + v749;
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v753 = v751 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v39.x[25];
+    const unsigned int v756 = v748 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v757 = v756 + v751;
+    const float v758 = residual[v757];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v760 = fmaf(v755, v3, v758);
+    out[v757] = v760;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v762 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v764 = v347 + v762;
+  const unsigned int v765 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v767 = v350 + v765;
+  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v769 = v767 < v1;
+  const bool v770 = v768 && v769;
+  if (v770) {
+    const float v771 = v39.x[26];
+    const unsigned int v772 = v764 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v773 = v772 + v767;
+    const float v774 = residual[v773];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v776 = fmaf(v771, v3, v774);
+    out[v773] = v776;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v778 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v780 = v347 + v778;
+  const unsigned int v781 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v783 = v350 + v781;
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v785 = v783 < v1;
+  const bool v786 = v784 && v785;
+  if (v786) {
+    const float v787 = v39.x[27];
+    const unsigned int v788 = v780 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v789 = v788 + v783;
+    const float v790 = residual[v789];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v792 = fmaf(v787, v3, v790);
+    out[v789] = v792;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v794 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v796 = v347 + v794;
+  const unsigned int v797 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v799 = v350 + v797;
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.x[28];
+    const unsigned int v804 = v796 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v805 = v804 + v799;
+    const float v806 = residual[v805];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v808 = fmaf(v803, v3, v806);
+    out[v805] = v808;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v812 = v347 + v810;
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v815 = v350 + v813;
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v39.x[29];
+    const unsigned int v820 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v821 = v820 + v815;
+    const float v822 = residual[v821];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v824 = fmaf(v819, v3, v822);
+    out[v821] = v824;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v828 = v347 + v826;
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v831 = v350 + v829;
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v833 = v831 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v39.x[30];
+    const unsigned int v836 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v837 = v836 + v831;
+    const float v838 = residual[v837];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v840 = fmaf(v835, v3, v838);
+    out[v837] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v842 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v844 = v347 + v842;
+  const unsigned int v845 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v847 = v350 + v845;
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v849 = v847 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v39.x[31];
+    const unsigned int v852 = v844 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v853 = v852 + v847;
+    const float v854 = residual[v853];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v856 = fmaf(v851, v3, v854);
+    out[v853] = v856;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v858 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v860 = v347 + v858;
+  const unsigned int v861 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v863 = v350 + v861;
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v865 = v863 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v39.x[32];
+    const unsigned int v868 = v860 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v869 = v868 + v863;
+    const float v870 = residual[v869];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v872 = fmaf(v867, v3, v870);
+    out[v869] = v872;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v874 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v876 = v347 + v874;
+  const unsigned int v877 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v879 = v350 + v877;
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v881 = v879 < v1;
+  const bool v882 = v880 && v881;
+  if (v882) {
+    const float v883 = v39.x[33];
+    const unsigned int v884 = v876 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v885 = v884 + v879;
+    const float v886 = residual[v885];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v888 = fmaf(v883, v3, v886);
+    out[v885] = v888;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v890 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v892 = v347 + v890;
+  const unsigned int v893 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v895 = v350 + v893;
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v897 = v895 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v39.x[34];
+    const unsigned int v900 = v892 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v901 = v900 + v895;
+    const float v902 = residual[v901];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v904 = fmaf(v899, v3, v902);
+    out[v901] = v904;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v906 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v908 = v347 + v906;
+  const unsigned int v909 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v911 = v350 + v909;
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v913 = v911 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v39.x[35];
+    const unsigned int v916 = v908 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v917 = v916 + v911;
+    const float v918 = residual[v917];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v920 = fmaf(v915, v3, v918);
+    out[v917] = v920;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v924 = v347 + v922;
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v927 = v350 + v925;
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.x[36];
+    const unsigned int v932 = v924 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v933 = v932 + v927;
+    const float v934 = residual[v933];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v936 = fmaf(v931, v3, v934);
+    out[v933] = v936;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v940 = v347 + v938;
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v943 = v350 + v941;
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.x[37];
+    const unsigned int v948 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v949 = v948 + v943;
+    const float v950 = residual[v949];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v952 = fmaf(v947, v3, v950);
+    out[v949] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v954 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v956 = v347 + v954;
+  const unsigned int v957 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v959 = v350 + v957;
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v961 = v959 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v39.x[38];
+    const unsigned int v964 = v956 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v965 = v964 + v959;
+    const float v966 = residual[v965];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v968 = fmaf(v963, v3, v966);
+    out[v965] = v968;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v970 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v972 = v347 + v970;
+  const unsigned int v973 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v975 = v350 + v973;
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v977 = v975 < v1;
+  const bool v978 = v976 && v977;
+  if (v978) {
+    const float v979 = v39.x[39];
+    const unsigned int v980 = v972 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v981 = v980 + v975;
+    const float v982 = residual[v981];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v984 = fmaf(v979, v3, v982);
+    out[v981] = v984;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v986 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v988 = v347 + v986;
+  const unsigned int v989 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v991 = v350 + v989;
+  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v993 = v991 < v1;
+  const bool v994 = v992 && v993;
+  if (v994) {
+    const float v995 = v39.x[40];
+    const unsigned int v996 = v988 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v997 = v996 + v991;
+    const float v998 = residual[v997];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1000 = fmaf(v995, v3, v998);
+    out[v997] = v1000;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1002 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1004 = v347 + v1002;
+  const unsigned int v1005 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1007 = v350 + v1005;
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1009 = v1007 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v39.x[41];
+    const unsigned int v1012 = v1004 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1013 = v1012 + v1007;
+    const float v1014 = residual[v1013];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1016 = fmaf(v1011, v3, v1014);
+    out[v1013] = v1016;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1020 = v347 + v1018;
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1023 = v350 + v1021;
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.x[42];
+    const unsigned int v1028 = v1020 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1029 = v1028 + v1023;
+    const float v1030 = residual[v1029];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1032 = fmaf(v1027, v3, v1030);
+    out[v1029] = v1032;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1036 = v347 + v1034;
+  const unsigned int v1037 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1039 = v350 + v1037;
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1041 = v1039 < v1;
+  const bool v1042 = v1040 && v1041;
+  if (v1042) {
+    const float v1043 = v39.x[43];
+    const unsigned int v1044 = v1036 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1045 = v1044 + v1039;
+    const float v1046 = residual[v1045];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1048 = fmaf(v1043, v3, v1046);
+    out[v1045] = v1048;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1052 = v347 + v1050;
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1055 = v350 + v1053;
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v39.x[44];
+    const unsigned int v1060 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1061 = v1060 + v1055;
+    const float v1062 = residual[v1061];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1064 = fmaf(v1059, v3, v1062);
+    out[v1061] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1066 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1068 = v347 + v1066;
+  const unsigned int v1069 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1071 = v350 + v1069;
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v39.x[45];
+    const unsigned int v1076 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1077 = v1076 + v1071;
+    const float v1078 = residual[v1077];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1080 = fmaf(v1075, v3, v1078);
+    out[v1077] = v1080;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1082 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1084 = v347 + v1082;
+  const unsigned int v1085 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1087 = v350 + v1085;
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1089 = v1087 < v1;
+  const bool v1090 = v1088 && v1089;
+  if (v1090) {
+    const float v1091 = v39.x[46];
+    const unsigned int v1092 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1093 = v1092 + v1087;
+    const float v1094 = residual[v1093];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1096 = fmaf(v1091, v3, v1094);
+    out[v1093] = v1096;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1098 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1100 = v347 + v1098;
+  const unsigned int v1101 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1103 = v350 + v1101;
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1105 = v1103 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v39.x[47];
+    const unsigned int v1108 = v1100 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1109 = v1108 + v1103;
+    const float v1110 = residual[v1109];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1112 = fmaf(v1107, v3, v1110);
+    out[v1109] = v1112;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1114 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1116 = v347 + v1114;
+  const unsigned int v1117 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1119 = v350 + v1117;
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1121 = v1119 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v39.x[48];
+    const unsigned int v1124 = v1116 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1125 = v1124 + v1119;
+    const float v1126 = residual[v1125];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1128 = fmaf(v1123, v3, v1126);
+    out[v1125] = v1128;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1130 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1132 = v347 + v1130;
+  const unsigned int v1133 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1135 = v350 + v1133;
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.x[49];
+    const unsigned int v1140 = v1132 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1141 = v1140 + v1135;
+    const float v1142 = residual[v1141];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1144 = fmaf(v1139, v3, v1142);
+    out[v1141] = v1144;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1148 = v347 + v1146;
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1151 = v350 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v39.x[50];
+    const unsigned int v1156 = v1148 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1157 = v1156 + v1151;
+    const float v1158 = residual[v1157];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1160 = fmaf(v1155, v3, v1158);
+    out[v1157] = v1160;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1164 = v347 + v1162;
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1167 = v350 + v1165;
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1169 = v1167 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v39.x[51];
+    const unsigned int v1172 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1173 = v1172 + v1167;
+    const float v1174 = residual[v1173];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1176 = fmaf(v1171, v3, v1174);
+    out[v1173] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1178 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1180 = v347 + v1178;
+  const unsigned int v1181 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1183 = v350 + v1181;
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1185 = v1183 < v1;
+  const bool v1186 = v1184 && v1185;
+  if (v1186) {
+    const float v1187 = v39.x[52];
+    const unsigned int v1188 = v1180 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1189 = v1188 + v1183;
+    const float v1190 = residual[v1189];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1192 = fmaf(v1187, v3, v1190);
+    out[v1189] = v1192;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1194 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1196 = v347 + v1194;
+  const unsigned int v1197 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1199 = v350 + v1197;
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1201 = v1199 < v1;
+  const bool v1202 = v1200 && v1201;
+  if (v1202) {
+    const float v1203 = v39.x[53];
+    const unsigned int v1204 = v1196 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1205 = v1204 + v1199;
+    const float v1206 = residual[v1205];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1208 = fmaf(v1203, v3, v1206);
+    out[v1205] = v1208;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1210 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1212 = v347 + v1210;
+  const unsigned int v1213 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1215 = v350 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v39.x[54];
+    const unsigned int v1220 = v1212 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1221 = v1220 + v1215;
+    const float v1222 = residual[v1221];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1224 = fmaf(v1219, v3, v1222);
+    out[v1221] = v1224;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1226 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1228 = v347 + v1226;
+  const unsigned int v1229 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1231 = v350 + v1229;
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1233 = v1231 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v39.x[55];
+    const unsigned int v1236 = v1228 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1237 = v1236 + v1231;
+    const float v1238 = residual[v1237];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1240 = fmaf(v1235, v3, v1238);
+    out[v1237] = v1240;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1244 = v347 + v1242;
+  const unsigned int v1245 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1247 = v350 + v1245;
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1249 = v1247 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v39.x[56];
+    const unsigned int v1252 = v1244 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1253 = v1252 + v1247;
+    const float v1254 = residual[v1253];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1256 = fmaf(v1251, v3, v1254);
+    out[v1253] = v1256;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1260 = v347 + v1258;
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1263 = v350 + v1261;
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.x[57];
+    const unsigned int v1268 = v1260 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1269 = v1268 + v1263;
+    const float v1270 = residual[v1269];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1272 = fmaf(v1267, v3, v1270);
+    out[v1269] = v1272;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1276 = v347 + v1274;
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1279 = v350 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.x[58];
+    const unsigned int v1284 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1285 = v1284 + v1279;
+    const float v1286 = residual[v1285];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1288 = fmaf(v1283, v3, v1286);
+    out[v1285] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1290 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1292 = v347 + v1290;
+  const unsigned int v1293 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1295 = v350 + v1293;
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v39.x[59];
+    const unsigned int v1300 = v1292 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1301 = v1300 + v1295;
+    const float v1302 = residual[v1301];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1304 = fmaf(v1299, v3, v1302);
+    out[v1301] = v1304;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1306 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1308 = v347 + v1306;
+  const unsigned int v1309 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1311 = v350 + v1309;
+  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1313 = v1311 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v39.x[60];
+    const unsigned int v1316 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1317 = v1316 + v1311;
+    const float v1318 = residual[v1317];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1320 = fmaf(v1315, v3, v1318);
+    out[v1317] = v1320;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1322 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1324 = v347 + v1322;
+  const unsigned int v1325 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1327 = v350 + v1325;
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1329 = v1327 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v39.x[61];
+    const unsigned int v1332 = v1324 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1333 = v1332 + v1327;
+    const float v1334 = residual[v1333];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1336 = fmaf(v1331, v3, v1334);
+    out[v1333] = v1336;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1338 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1340 = v347 + v1338;
+  const unsigned int v1341 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1343 = v350 + v1341;
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1345 = v1343 < v1;
+  const bool v1346 = v1344 && v1345;
+  if (v1346) {
+    const float v1347 = v39.x[62];
+    const unsigned int v1348 = v1340 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1349 = v1348 + v1343;
+    const float v1350 = residual[v1349];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1352 = fmaf(v1347, v3, v1350);
+    out[v1349] = v1352;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1356 = v347 + v1354;
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1359 = v350 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.x[63];
+    const unsigned int v1364 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1365 = v1364 + v1359;
+    const float v1366 = residual[v1365];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1368 = fmaf(v1363, v3, v1366);
+    out[v1365] = v1368;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1372 = v347 + v1370;
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1375 = v350 + v1373;
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1377 = v1375 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v39.x[64];
+    const unsigned int v1380 = v1372 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1381 = v1380 + v1375;
+    const float v1382 = residual[v1381];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1384 = fmaf(v1379, v3, v1382);
+    out[v1381] = v1384;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1388 = v347 + v1386;
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1391 = v350 + v1389;
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1393 = v1391 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v39.x[65];
+    const unsigned int v1396 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1397 = v1396 + v1391;
+    const float v1398 = residual[v1397];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1400 = fmaf(v1395, v3, v1398);
+    out[v1397] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1402 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1404 = v347 + v1402;
+  const unsigned int v1405 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1407 = v350 + v1405;
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1409 = v1407 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v39.x[66];
+    const unsigned int v1412 = v1404 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1413 = v1412 + v1407;
+    const float v1414 = residual[v1413];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1416 = fmaf(v1411, v3, v1414);
+    out[v1413] = v1416;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1418 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1420 = v347 + v1418;
+  const unsigned int v1421 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1423 = v350 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v39.x[67];
+    const unsigned int v1428 = v1420 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1429 = v1428 + v1423;
+    const float v1430 = residual[v1429];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1432 = fmaf(v1427, v3, v1430);
+    out[v1429] = v1432;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1434 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1436 = v347 + v1434;
+  const unsigned int v1437 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1439 = v350 + v1437;
+  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1441 = v1439 < v1;
+  const bool v1442 = v1440 && v1441;
+  if (v1442) {
+    const float v1443 = v39.x[68];
+    const unsigned int v1444 = v1436 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1445 = v1444 + v1439;
+    const float v1446 = residual[v1445];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1448 = fmaf(v1443, v3, v1446);
+    out[v1445] = v1448;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1450 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1452 = v347 + v1450;
+  const unsigned int v1453 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1455 = v350 + v1453;
+  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1457 = v1455 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v39.x[69];
+    const unsigned int v1460 = v1452 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1461 = v1460 + v1455;
+    const float v1462 = residual[v1461];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1464 = fmaf(v1459, v3, v1462);
+    out[v1461] = v1464;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1466 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1468 = v347 + v1466;
+  const unsigned int v1469 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1471 = v350 + v1469;
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.x[70];
+    const unsigned int v1476 = v1468 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1477 = v1476 + v1471;
+    const float v1478 = residual[v1477];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1480 = fmaf(v1475, v3, v1478);
+    out[v1477] = v1480;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1484 = v347 + v1482;
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1487 = v350 + v1485;
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v39.x[71];
+    const unsigned int v1492 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1493 = v1492 + v1487;
+    const float v1494 = residual[v1493];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1496 = fmaf(v1491, v3, v1494);
+    out[v1493] = v1496;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1500 = v347 + v1498;
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1503 = v350 + v1501;
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1505 = v1503 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v39.x[72];
+    const unsigned int v1508 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1509 = v1508 + v1503;
+    const float v1510 = residual[v1509];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1512 = fmaf(v1507, v3, v1510);
+    out[v1509] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1514 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1516 = v347 + v1514;
+  const unsigned int v1517 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1519 = v350 + v1517;
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1521 = v1519 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v39.x[73];
+    const unsigned int v1524 = v1516 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1525 = v1524 + v1519;
+    const float v1526 = residual[v1525];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1528 = fmaf(v1523, v3, v1526);
+    out[v1525] = v1528;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1530 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1532 = v347 + v1530;
+  const unsigned int v1533 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1535 = v350 + v1533;
+  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v39.x[74];
+    const unsigned int v1540 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1541 = v1540 + v1535;
+    const float v1542 = residual[v1541];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1544 = fmaf(v1539, v3, v1542);
+    out[v1541] = v1544;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1546 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1548 = v347 + v1546;
+  const unsigned int v1549 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1551 = v350 + v1549;
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v39.x[75];
+    const unsigned int v1556 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1557 = v1556 + v1551;
+    const float v1558 = residual[v1557];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1560 = fmaf(v1555, v3, v1558);
+    out[v1557] = v1560;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1562 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1564 = v347 + v1562;
+  const unsigned int v1565 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1567 = v350 + v1565;
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v39.x[76];
+    const unsigned int v1572 = v1564 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1573 = v1572 + v1567;
+    const float v1574 = residual[v1573];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1576 = fmaf(v1571, v3, v1574);
+    out[v1573] = v1576;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1578 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1580 = v347 + v1578;
+  const unsigned int v1581 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1583 = v350 + v1581;
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1585 = v1583 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v39.x[77];
+    const unsigned int v1588 = v1580 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1589 = v1588 + v1583;
+    const float v1590 = residual[v1589];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1592 = fmaf(v1587, v3, v1590);
+    out[v1589] = v1592;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1596 = v347 + v1594;
+  const unsigned int v1597 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1599 = v350 + v1597;
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.x[78];
+    const unsigned int v1604 = v1596 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1605 = v1604 + v1599;
+    const float v1606 = residual[v1605];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1608 = fmaf(v1603, v3, v1606);
+    out[v1605] = v1608;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1612 = v347 + v1610;
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1615 = v350 + v1613;
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.x[79];
+    const unsigned int v1620 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1621 = v1620 + v1615;
+    const float v1622 = residual[v1621];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1624 = fmaf(v1619, v3, v1622);
+    out[v1621] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1626 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1628 = v347 + v1626;
+  const unsigned int v1629 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1631 = v350 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v39.x[80];
+    const unsigned int v1636 = v1628 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1637 = v1636 + v1631;
+    const float v1638 = residual[v1637];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1640 = fmaf(v1635, v3, v1638);
+    out[v1637] = v1640;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1642 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1644 = v347 + v1642;
+  const unsigned int v1645 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1647 = v350 + v1645;
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1649 = v1647 < v1;
+  const bool v1650 = v1648 && v1649;
+  if (v1650) {
+    const float v1651 = v39.x[81];
+    const unsigned int v1652 = v1644 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1653 = v1652 + v1647;
+    const float v1654 = residual[v1653];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1656 = fmaf(v1651, v3, v1654);
+    out[v1653] = v1656;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1658 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1660 = v347 + v1658;
+  const unsigned int v1661 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1663 = v350 + v1661;
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1665 = v1663 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v39.x[82];
+    const unsigned int v1668 = v1660 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1669 = v1668 + v1663;
+    const float v1670 = residual[v1669];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1672 = fmaf(v1667, v3, v1670);
+    out[v1669] = v1672;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1674 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1676 = v347 + v1674;
+  const unsigned int v1677 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1679 = v350 + v1677;
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1681 = v1679 < v1;
+  const bool v1682 = v1680 && v1681;
+  if (v1682) {
+    const float v1683 = v39.x[83];
+    const unsigned int v1684 = v1676 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1685 = v1684 + v1679;
+    const float v1686 = residual[v1685];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1688 = fmaf(v1683, v3, v1686);
+    out[v1685] = v1688;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1692 = v347 + v1690;
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1695 = v350 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.x[84];
+    const unsigned int v1700 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1701 = v1700 + v1695;
+    const float v1702 = residual[v1701];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1704 = fmaf(v1699, v3, v1702);
+    out[v1701] = v1704;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1708 = v347 + v1706;
+  const unsigned int v1709 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1711 = v350 + v1709;
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1713 = v1711 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v39.x[85];
+    const unsigned int v1716 = v1708 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1717 = v1716 + v1711;
+    const float v1718 = residual[v1717];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1720 = fmaf(v1715, v3, v1718);
+    out[v1717] = v1720;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1722 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1724 = v347 + v1722;
+  const unsigned int v1725 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1727 = v350 + v1725;
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1729 = v1727 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v39.x[86];
+    const unsigned int v1732 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1733 = v1732 + v1727;
+    const float v1734 = residual[v1733];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1736 = fmaf(v1731, v3, v1734);
+    out[v1733] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1738 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1740 = v347 + v1738;
+  const unsigned int v1741 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1743 = v350 + v1741;
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1745 = v1743 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v39.x[87];
+    const unsigned int v1748 = v1740 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1749 = v1748 + v1743;
+    const float v1750 = residual[v1749];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1752 = fmaf(v1747, v3, v1750);
+    out[v1749] = v1752;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1754 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1756 = v347 + v1754;
+  const unsigned int v1757 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1759 = v350 + v1757;
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v39.x[88];
+    const unsigned int v1764 = v1756 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1765 = v1764 + v1759;
+    const float v1766 = residual[v1765];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1768 = fmaf(v1763, v3, v1766);
+    out[v1765] = v1768;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1770 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1772 = v347 + v1770;
+  const unsigned int v1773 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1775 = v350 + v1773;
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v39.x[89];
+    const unsigned int v1780 = v1772 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1781 = v1780 + v1775;
+    const float v1782 = residual[v1781];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1784 = fmaf(v1779, v3, v1782);
+    out[v1781] = v1784;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1786 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1788 = v347 + v1786;
+  const unsigned int v1789 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1791 = v350 + v1789;
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1793 = v1791 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v39.x[90];
+    const unsigned int v1796 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1797 = v1796 + v1791;
+    const float v1798 = residual[v1797];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1800 = fmaf(v1795, v3, v1798);
+    out[v1797] = v1800;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1802 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1804 = v347 + v1802;
+  const unsigned int v1805 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1807 = v350 + v1805;
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.x[91];
+    const unsigned int v1812 = v1804 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1813 = v1812 + v1807;
+    const float v1814 = residual[v1813];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1816 = fmaf(v1811, v3, v1814);
+    out[v1813] = v1816;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1820 = v347 + v1818;
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1823 = v350 + v1821;
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1825 = v1823 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v39.x[92];
+    const unsigned int v1828 = v1820 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1829 = v1828 + v1823;
+    const float v1830 = residual[v1829];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1832 = fmaf(v1827, v3, v1830);
+    out[v1829] = v1832;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1836 = v347 + v1834;
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1839 = v350 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v39.x[93];
+    const unsigned int v1844 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1845 = v1844 + v1839;
+    const float v1846 = residual[v1845];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1848 = fmaf(v1843, v3, v1846);
+    out[v1845] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1850 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1852 = v347 + v1850;
+  const unsigned int v1853 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1855 = v350 + v1853;
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v39.x[94];
+    const unsigned int v1860 = v1852 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1861 = v1860 + v1855;
+    const float v1862 = residual[v1861];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1864 = fmaf(v1859, v3, v1862);
+    out[v1861] = v1864;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1866 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1868 = v347 + v1866;
+  const unsigned int v1869 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1871 = v350 + v1869;
+  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1873 = v1871 < v1;
+  const bool v1874 = v1872 && v1873;
+  if (v1874) {
+    const float v1875 = v39.x[95];
+    const unsigned int v1876 = v1868 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1877 = v1876 + v1871;
+    const float v1878 = residual[v1877];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1880 = fmaf(v1875, v3, v1878);
+    out[v1877] = v1880;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1882 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1884 = v347 + v1882;
+  const unsigned int v1885 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1887 = v350 + v1885;
+  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1889 = v1887 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v39.x[96];
+    const unsigned int v1892 = v1884 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1893 = v1892 + v1887;
+    const float v1894 = residual[v1893];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1896 = fmaf(v1891, v3, v1894);
+    out[v1893] = v1896;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1898 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1900 = v347 + v1898;
+  const unsigned int v1901 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1903 = v350 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v39.x[97];
+    const unsigned int v1908 = v1900 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1909 = v1908 + v1903;
+    const float v1910 = residual[v1909];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1912 = fmaf(v1907, v3, v1910);
+    out[v1909] = v1912;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1914 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1916 = v347 + v1914;
+  const unsigned int v1917 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1919 = v350 + v1917;
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1921 = v1919 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v39.x[98];
+    const unsigned int v1924 = v1916 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1925 = v1924 + v1919;
+    const float v1926 = residual[v1925];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1928 = fmaf(v1923, v3, v1926);
+    out[v1925] = v1928;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1932 = v347 + v1930;
+  const unsigned int v1933 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1935 = v350 + v1933;
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.x[99];
+    const unsigned int v1940 = v1932 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1941 = v1940 + v1935;
+    const float v1942 = residual[v1941];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1944 = fmaf(v1939, v3, v1942);
+    out[v1941] = v1944;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1948 = v347 + v1946;
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1951 = v350 + v1949;
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.x[100];
+    const unsigned int v1956 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1957 = v1956 + v1951;
+    const float v1958 = residual[v1957];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1960 = fmaf(v1955, v3, v1958);
+    out[v1957] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1962 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1964 = v347 + v1962;
+  const unsigned int v1965 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1967 = v350 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1969 = v1967 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v39.x[101];
+    const unsigned int v1972 = v1964 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1973 = v1972 + v1967;
+    const float v1974 = residual[v1973];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1976 = fmaf(v1971, v3, v1974);
+    out[v1973] = v1976;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1978 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1980 = v347 + v1978;
+  const unsigned int v1981 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1983 = v350 + v1981;
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v39.x[102];
+    const unsigned int v1988 = v1980 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1989 = v1988 + v1983;
+    const float v1990 = residual[v1989];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1992 = fmaf(v1987, v3, v1990);
+    out[v1989] = v1992;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1994 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v1996 = v347 + v1994;
+  const unsigned int v1997 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v1999 = v350 + v1997;
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v39.x[103];
+    const unsigned int v2004 = v1996 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2005 = v2004 + v1999;
+    const float v2006 = residual[v2005];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2008 = fmaf(v2003, v3, v2006);
+    out[v2005] = v2008;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2010 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2012 = v347 + v2010;
+  const unsigned int v2013 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2015 = v350 + v2013;
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v39.x[104];
+    const unsigned int v2020 = v2012 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2021 = v2020 + v2015;
+    const float v2022 = residual[v2021];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2024 = fmaf(v2019, v3, v2022);
+    out[v2021] = v2024;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2028 = v347 + v2026;
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2031 = v350 + v2029;
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.x[105];
+    const unsigned int v2036 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2037 = v2036 + v2031;
+    const float v2038 = residual[v2037];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2040 = fmaf(v2035, v3, v2038);
+    out[v2037] = v2040;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2044 = v347 + v2042;
+  const unsigned int v2045 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2047 = v350 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v39.x[106];
+    const unsigned int v2052 = v2044 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2053 = v2052 + v2047;
+    const float v2054 = residual[v2053];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2056 = fmaf(v2051, v3, v2054);
+    out[v2053] = v2056;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2058 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2060 = v347 + v2058;
+  const unsigned int v2061 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2063 = v350 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2065 = v2063 < v1;
+  const bool v2066 = v2064 && v2065;
+  if (v2066) {
+    const float v2067 = v39.x[107];
+    const unsigned int v2068 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2069 = v2068 + v2063;
+    const float v2070 = residual[v2069];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2072 = fmaf(v2067, v3, v2070);
+    out[v2069] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2074 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2076 = v347 + v2074;
+  const unsigned int v2077 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2079 = v350 + v2077;
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2081 = v2079 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v39.x[108];
+    const unsigned int v2084 = v2076 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2085 = v2084 + v2079;
+    const float v2086 = residual[v2085];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2088 = fmaf(v2083, v3, v2086);
+    out[v2085] = v2088;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2090 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2092 = v347 + v2090;
+  const unsigned int v2093 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2095 = v350 + v2093;
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v39.x[109];
+    const unsigned int v2100 = v2092 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2101 = v2100 + v2095;
+    const float v2102 = residual[v2101];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2104 = fmaf(v2099, v3, v2102);
+    out[v2101] = v2104;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2106 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2108 = v347 + v2106;
+  const unsigned int v2109 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2111 = v350 + v2109;
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2113 = v2111 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v39.x[110];
+    const unsigned int v2116 = v2108 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2117 = v2116 + v2111;
+    const float v2118 = residual[v2117];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2120 = fmaf(v2115, v3, v2118);
+    out[v2117] = v2120;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2122 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2124 = v347 + v2122;
+  const unsigned int v2125 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2127 = v350 + v2125;
+  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2129 = v2127 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v39.x[111];
+    const unsigned int v2132 = v2124 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2133 = v2132 + v2127;
+    const float v2134 = residual[v2133];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2136 = fmaf(v2131, v3, v2134);
+    out[v2133] = v2136;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2138 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2140 = v347 + v2138;
+  const unsigned int v2141 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2143 = v350 + v2141;
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.x[112];
+    const unsigned int v2148 = v2140 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2149 = v2148 + v2143;
+    const float v2150 = residual[v2149];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2152 = fmaf(v2147, v3, v2150);
+    out[v2149] = v2152;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2156 = v347 + v2154;
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2159 = v350 + v2157;
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2161 = v2159 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v39.x[113];
+    const unsigned int v2164 = v2156 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2165 = v2164 + v2159;
+    const float v2166 = residual[v2165];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2168 = fmaf(v2163, v3, v2166);
+    out[v2165] = v2168;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2170 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2172 = v347 + v2170;
+  const unsigned int v2173 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2175 = v350 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2177 = v2175 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v39.x[114];
+    const unsigned int v2180 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2181 = v2180 + v2175;
+    const float v2182 = residual[v2181];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2184 = fmaf(v2179, v3, v2182);
+    out[v2181] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2186 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2188 = v347 + v2186;
+  const unsigned int v2189 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2191 = v350 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v39.x[115];
+    const unsigned int v2196 = v2188 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2197 = v2196 + v2191;
+    const float v2198 = residual[v2197];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2200 = fmaf(v2195, v3, v2198);
+    out[v2197] = v2200;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2202 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2204 = v347 + v2202;
+  const unsigned int v2205 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2207 = v350 + v2205;
+  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2209 = v2207 < v1;
+  const bool v2210 = v2208 && v2209;
+  if (v2210) {
+    const float v2211 = v39.x[116];
+    const unsigned int v2212 = v2204 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2213 = v2212 + v2207;
+    const float v2214 = residual[v2213];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2216 = fmaf(v2211, v3, v2214);
+    out[v2213] = v2216;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2218 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2220 = v347 + v2218;
+  const unsigned int v2221 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2223 = v350 + v2221;
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2225 = v2223 < v1;
+  const bool v2226 = v2224 && v2225;
+  if (v2226) {
+    const float v2227 = v39.x[117];
+    const unsigned int v2228 = v2220 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2229 = v2228 + v2223;
+    const float v2230 = residual[v2229];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2232 = fmaf(v2227, v3, v2230);
+    out[v2229] = v2232;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2234 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2236 = v347 + v2234;
+  const unsigned int v2237 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2239 = v350 + v2237;
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2241 = v2239 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v39.x[118];
+    const unsigned int v2244 = v2236 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2245 = v2244 + v2239;
+    const float v2246 = residual[v2245];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2248 = fmaf(v2243, v3, v2246);
+    out[v2245] = v2248;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2250 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2252 = v347 + v2250;
+  const unsigned int v2253 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2255 = v350 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v39.x[119];
+    const unsigned int v2260 = v2252 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2261 = v2260 + v2255;
+    const float v2262 = residual[v2261];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2264 = fmaf(v2259, v3, v2262);
+    out[v2261] = v2264;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2268 = v347 + v2266;
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2271 = v350 + v2269;
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v39.x[120];
+    const unsigned int v2276 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2277 = v2276 + v2271;
+    const float v2278 = residual[v2277];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2280 = fmaf(v2275, v3, v2278);
+    out[v2277] = v2280;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2284 = v347 + v2282;
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2287 = v350 + v2285;
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v39.x[121];
+    const unsigned int v2292 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2293 = v2292 + v2287;
+    const float v2294 = residual[v2293];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2296 = fmaf(v2291, v3, v2294);
+    out[v2293] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2298 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2300 = v347 + v2298;
+  const unsigned int v2301 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2303 = v350 + v2301;
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2305 = v2303 < v1;
+  const bool v2306 = v2304 && v2305;
+  if (v2306) {
+    const float v2307 = v39.x[122];
+    const unsigned int v2308 = v2300 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2309 = v2308 + v2303;
+    const float v2310 = residual[v2309];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2312 = fmaf(v2307, v3, v2310);
+    out[v2309] = v2312;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2314 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2316 = v347 + v2314;
+  const unsigned int v2317 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2319 = v350 + v2317;
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2321 = v2319 < v1;
+  const bool v2322 = v2320 && v2321;
+  if (v2322) {
+    const float v2323 = v39.x[123];
+    const unsigned int v2324 = v2316 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2325 = v2324 + v2319;
+    const float v2326 = residual[v2325];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2328 = fmaf(v2323, v3, v2326);
+    out[v2325] = v2328;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2330 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2332 = v347 + v2330;
+  const unsigned int v2333 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2335 = v350 + v2333;
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2337 = v2335 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v39.x[124];
+    const unsigned int v2340 = v2332 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2341 = v2340 + v2335;
+    const float v2342 = residual[v2341];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2344 = fmaf(v2339, v3, v2342);
+    out[v2341] = v2344;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2346 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2348 = v347 + v2346;
+  const unsigned int v2349 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2351 = v350 + v2349;
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2353 = v2351 < v1;
+  const bool v2354 = v2352 && v2353;
+  if (v2354) {
+    const float v2355 = v39.x[125];
+    const unsigned int v2356 = v2348 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2357 = v2356 + v2351;
+    const float v2358 = residual[v2357];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2360 = fmaf(v2355, v3, v2358);
+    out[v2357] = v2360;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2364 = v347 + v2362;
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2367 = v350 + v2365;
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.x[126];
+    const unsigned int v2372 = v2364 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2373 = v2372 + v2367;
+    const float v2374 = residual[v2373];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2376 = fmaf(v2371, v3, v2374);
+    out[v2373] = v2376;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:209
+  const unsigned int v2380 = v347 + v2378;
+  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:210
+  const unsigned int v2383 = v350 + v2381;
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v39.x[127];
+    const unsigned int v2388 = v2380 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2389 = v2388 + v2383;
+    const float v2390 = residual[v2389];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2392 = fmaf(v2387, v3, v2390);
+    out[v2389] = v2392;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

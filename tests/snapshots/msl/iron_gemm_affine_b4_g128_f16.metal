@@ -76,6 +76,7 @@ kernel void iron_gemm_affine_b4_g128_f16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup half shm0[5120];
@@ -84,2755 +85,2768 @@ kernel void iron_gemm_affine_b4_g128_f16(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:62
   const uint v1 = n;
   const uint v2 = k;
-  const uint v5 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v6 = v5 << 7u;
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v9 = v8 << 7u;
-  const uint v10 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v14 = v13 << 6u;
-  const uint v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v18 = v17 << 6u;
-  iron_frag<float, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, float(0.0f));
-  iron_frag<half, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, half(half(0.0f)));
-  iron_frag<half, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, half(half(0.0f)));
-  const uint v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == 0u;
-  if (v28) {
-    const uint v3570 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3573 = v3570 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3576 = v3570 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3577 = v3576 << 3u;
-    const uint v3578 = v6 + v3573;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3579 = v3578 < v0;
-    const uint v3584 = v3578 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3590 = v3573 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3595 = v3570 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3597 = v3595 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3600 = v3595 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3601 = v3600 << 3u;
-    const uint v3602 = v6 + v3597;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3603 = v3602 < v0;
-    const uint v3608 = v3602 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3614 = v3597 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3619 = v3570 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3621 = v3619 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3624 = v3619 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3625 = v3624 << 3u;
-    const uint v3626 = v6 + v3621;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3627 = v3626 < v0;
-    const uint v3632 = v3626 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3638 = v3621 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3643 = v3570 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3645 = v3643 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3648 = v3643 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3649 = v3648 << 3u;
-    const uint v3650 = v6 + v3645;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3651 = v3650 < v0;
-    const uint v3656 = v3650 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3662 = v3645 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3676 = v9 + v3573;  // kernels/gemm/quant_b.hpp:122
-    const bool v3677 = v3676 < v1;
-    const uint v3682 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3686 = v1 - 1u;
-    const uint v3688 = min(v3676, v3686);
-    const uint v3692 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3693 = v3688 * v3692;
-    const uint v3701 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3702 = v3688 * v3701;
-    const uint v3885 = v9 + v3597;  // kernels/gemm/quant_b.hpp:122
-    const bool v3886 = v3885 < v1;
-    const uint v3897 = min(v3885, v3686);  // kernels/gemm/quant_b.hpp:123
-    const uint v3902 = v3897 * v3692;  // kernels/gemm/quant_b.hpp:35
-    const uint v3911 = v3897 * v3701;  // kernels/gemm/quant_b.hpp:38
-    const uint v4094 = v9 + v3621;  // kernels/gemm/quant_b.hpp:122
-    const bool v4095 = v4094 < v1;
-    const uint v4106 = min(v4094, v3686);  // kernels/gemm/quant_b.hpp:123
-    const uint v4111 = v4106 * v3692;  // kernels/gemm/quant_b.hpp:35
-    const uint v4120 = v4106 * v3701;  // kernels/gemm/quant_b.hpp:38
-    const uint v4303 = v9 + v3645;  // kernels/gemm/quant_b.hpp:122
-    const bool v4304 = v4303 < v1;
-    const uint v4315 = min(v4303, v3686);  // kernels/gemm/quant_b.hpp:123
-    const uint v4320 = v4315 * v3692;  // kernels/gemm/quant_b.hpp:35
-    const uint v4329 = v4315 * v3701;  // kernels/gemm/quant_b.hpp:38
-    const uint v4510 = v14 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v4516 = v18 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v6 = iron_gid.y;
+  const uint v7 = v6 * v4;
+  const uint v8 = v7 + v5;
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v13 = v12 << 3u;
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v16 = v15 - v13;
+  const uint v17 = min(v16, 8u);
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v20 = v19 % v17;
+  const uint v21 = v13 + v20;
+  const uint v22 = v21 << 7u;
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v26 = v25 << 7u;
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v31 = v30 << 6u;
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v35 = v34 << 6u;
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, float(0.0f));
+  iron_frag<half, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, half(half(0.0f)));
+  iron_frag<half, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, half(half(0.0f)));
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == 0u;
+  if (v45) {
+    const uint v3587 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3590 = v3587 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3593 = v3587 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3594 = v3593 << 3u;
+    const uint v3595 = v22 + v3590;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3596 = v3595 < v0;
+    const uint v3601 = v3595 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3607 = v3590 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3612 = v3587 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3614 = v3612 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3617 = v3612 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3618 = v3617 << 3u;
+    const uint v3619 = v22 + v3614;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3620 = v3619 < v0;
+    const uint v3625 = v3619 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3631 = v3614 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3636 = v3587 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3638 = v3636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3641 = v3636 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3642 = v3641 << 3u;
+    const uint v3643 = v22 + v3638;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3644 = v3643 < v0;
+    const uint v3649 = v3643 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3655 = v3638 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3660 = v3587 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3662 = v3660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3665 = v3660 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3666 = v3665 << 3u;
+    const uint v3667 = v22 + v3662;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3668 = v3667 < v0;
+    const uint v3673 = v3667 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3679 = v3662 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3693 = v26 + v3590;  // kernels/gemm/quant_b.hpp:122
+    const bool v3694 = v3693 < v1;
+    const uint v3699 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3703 = v1 - 1u;
+    const uint v3705 = min(v3693, v3703);
+    const uint v3709 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3710 = v3705 * v3709;
+    const uint v3718 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3719 = v3705 * v3718;
+    const uint v3902 = v26 + v3614;  // kernels/gemm/quant_b.hpp:122
+    const bool v3903 = v3902 < v1;
+    const uint v3914 = min(v3902, v3703);  // kernels/gemm/quant_b.hpp:123
+    const uint v3919 = v3914 * v3709;  // kernels/gemm/quant_b.hpp:35
+    const uint v3928 = v3914 * v3718;  // kernels/gemm/quant_b.hpp:38
+    const uint v4111 = v26 + v3638;  // kernels/gemm/quant_b.hpp:122
+    const bool v4112 = v4111 < v1;
+    const uint v4123 = min(v4111, v3703);  // kernels/gemm/quant_b.hpp:123
+    const uint v4128 = v4123 * v3709;  // kernels/gemm/quant_b.hpp:35
+    const uint v4137 = v4123 * v3718;  // kernels/gemm/quant_b.hpp:38
+    const uint v4320 = v26 + v3662;  // kernels/gemm/quant_b.hpp:122
+    const bool v4321 = v4320 < v1;
+    const uint v4332 = min(v4320, v3703);  // kernels/gemm/quant_b.hpp:123
+    const uint v4337 = v4332 * v3709;  // kernels/gemm/quant_b.hpp:35
+    const uint v4346 = v4332 * v3718;  // kernels/gemm/quant_b.hpp:38
+    const uint v4527 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v4533 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v3562 = 0u; v3562 < v2; v3562 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v3564 = v3562 >> 5u;
-      const uint v3566 = v3564 % 1u;
+    for (uint v3579 = 0u; v3579 < v2; v3579 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v3581 = v3579 >> 5u;
+      const uint v3583 = v3581 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3568 = v3566 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v3580 = v3562 + v3577;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3581 = v3580 < v2;
-      const bool v3582 = v3579 && v3581;
-      const uint v3586 = v3584 + v3562;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3587 = v3586 + v3577;
-      const uint v3588 = v3582 ? v3587 : 0u;
-      const uint v3591 = v3568 + v3590;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3592 = v3591 + v3577;
+      const uint v3585 = v3583 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v3597 = v3579 + v3594;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3598 = v3597 < v2;
+      const bool v3599 = v3596 && v3598;
+      const uint v3603 = v3601 + v3579;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3604 = v3603 + v3594;
+      const uint v3605 = v3599 ? v3604 : 0u;
+      const uint v3608 = v3585 + v3607;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3609 = v3608 + v3594;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3592 + e] = v3582 ? x[v3588 + e] : half(0);
+        shm0[v3609 + e] = v3599 ? x[v3605 + e] : half(0);
       }
-      const uint v3604 = v3562 + v3601;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3605 = v3604 < v2;
-      const bool v3606 = v3603 && v3605;
-      const uint v3610 = v3608 + v3562;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3611 = v3610 + v3601;
-      const uint v3612 = v3606 ? v3611 : 0u;
-      const uint v3615 = v3568 + v3614;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3616 = v3615 + v3601;
+      const uint v3621 = v3579 + v3618;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3622 = v3621 < v2;
+      const bool v3623 = v3620 && v3622;
+      const uint v3627 = v3625 + v3579;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3628 = v3627 + v3618;
+      const uint v3629 = v3623 ? v3628 : 0u;
+      const uint v3632 = v3585 + v3631;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3633 = v3632 + v3618;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3616 + e] = v3606 ? x[v3612 + e] : half(0);
+        shm0[v3633 + e] = v3623 ? x[v3629 + e] : half(0);
       }
-      const uint v3628 = v3562 + v3625;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3629 = v3628 < v2;
-      const bool v3630 = v3627 && v3629;
-      const uint v3634 = v3632 + v3562;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3635 = v3634 + v3625;
-      const uint v3636 = v3630 ? v3635 : 0u;
-      const uint v3639 = v3568 + v3638;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3640 = v3639 + v3625;
+      const uint v3645 = v3579 + v3642;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3646 = v3645 < v2;
+      const bool v3647 = v3644 && v3646;
+      const uint v3651 = v3649 + v3579;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3652 = v3651 + v3642;
+      const uint v3653 = v3647 ? v3652 : 0u;
+      const uint v3656 = v3585 + v3655;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3657 = v3656 + v3642;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3640 + e] = v3630 ? x[v3636 + e] : half(0);
+        shm0[v3657 + e] = v3647 ? x[v3653 + e] : half(0);
       }
-      const uint v3652 = v3562 + v3649;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3653 = v3652 < v2;
-      const bool v3654 = v3651 && v3653;
-      const uint v3658 = v3656 + v3562;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3659 = v3658 + v3649;
-      const uint v3660 = v3654 ? v3659 : 0u;
-      const uint v3663 = v3568 + v3662;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3664 = v3663 + v3649;
+      const uint v3669 = v3579 + v3666;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3670 = v3669 < v2;
+      const bool v3671 = v3668 && v3670;
+      const uint v3675 = v3673 + v3579;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3676 = v3675 + v3666;
+      const uint v3677 = v3671 ? v3676 : 0u;
+      const uint v3680 = v3585 + v3679;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3681 = v3680 + v3666;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3664 + e] = v3654 ? x[v3660 + e] : half(0);
+        shm0[v3681 + e] = v3671 ? x[v3677 + e] : half(0);
       }
-      const bool v3680 = v3677 && v3581;  // kernels/gemm/quant_b.hpp:122
-      const uint v3684 = min(v3580, v3682);  // kernels/gemm/quant_b.hpp:123
-      const uint v3690 = v3684 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3694 = v3693 + v3690;
-      const uint v3697 = packed[v3694];  // kernels/gemm/quant_b.hpp:37
-      const uint v3699 = v3684 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3703 = v3702 + v3699;
-      const half v3704 = scales[v3703];  // kernels/gemm/quant_b.hpp:39
-      const float v3705 = float(v3704);
-      const half v3706 = biases[v3703];  // kernels/gemm/quant_b.hpp:40
-      const float v3707 = float(v3706);
-      const uint v3712 = v3697 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3713 = v3712 & 15u;
-      const uint v3716 = v3713 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3717 = as_type<float>(v3716);
-      const float v3718 = v3717 - 8388608.0f;
-      const float v3719 = fma(v3718, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3724 = v3697 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3725 = v3724 & 15u;
-      const uint v3728 = v3725 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3729 = as_type<float>(v3728);
-      const float v3730 = v3729 - 8388608.0f;
-      const float v3731 = fma(v3730, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3736 = v3697 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3737 = v3736 & 15u;
-      const uint v3740 = v3737 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3741 = as_type<float>(v3740);
-      const float v3742 = v3741 - 8388608.0f;
-      const float v3743 = fma(v3742, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3748 = v3697 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3749 = v3748 & 15u;
-      const uint v3752 = v3749 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3753 = as_type<float>(v3752);
-      const float v3754 = v3753 - 8388608.0f;
-      const float v3755 = fma(v3754, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3760 = v3697 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3761 = v3760 & 15u;
-      const uint v3764 = v3761 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3765 = as_type<float>(v3764);
-      const float v3766 = v3765 - 8388608.0f;
-      const float v3767 = fma(v3766, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3772 = v3697 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3773 = v3772 & 15u;
-      const uint v3776 = v3773 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3777 = as_type<float>(v3776);
-      const float v3778 = v3777 - 8388608.0f;
-      const float v3779 = fma(v3778, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3784 = v3697 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3785 = v3784 & 15u;
-      const uint v3788 = v3785 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3789 = as_type<float>(v3788);
-      const float v3790 = v3789 - 8388608.0f;
-      const float v3791 = fma(v3790, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const uint v3796 = v3697 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3797 = v3796 & 15u;
-      const uint v3800 = v3797 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3801 = as_type<float>(v3800);
-      const float v3802 = v3801 - 8388608.0f;
-      const float v3803 = fma(v3802, v3705, v3707);  // kernels/gemm/quant_b.hpp:44
-      const float v3805 = v3680 ? v3719 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v3806 = half(v3805);
-      shm1[v3592] = v3806;
-      const float v3814 = v3680 ? v3731 : 0.0f;
-      const half v3815 = half(v3814);
-      const uint v3821 = v3592 + 1u;
-      shm1[v3821] = v3815;
-      const float v3823 = v3680 ? v3743 : 0.0f;
-      const half v3824 = half(v3823);
-      const uint v3830 = v3592 + 2u;
-      shm1[v3830] = v3824;
-      const float v3832 = v3680 ? v3755 : 0.0f;
-      const half v3833 = half(v3832);
-      const uint v3839 = v3592 + 3u;
-      shm1[v3839] = v3833;
-      const float v3841 = v3680 ? v3767 : 0.0f;
-      const half v3842 = half(v3841);
-      const uint v3848 = v3592 + 4u;
-      shm1[v3848] = v3842;
-      const float v3850 = v3680 ? v3779 : 0.0f;
-      const half v3851 = half(v3850);
-      const uint v3857 = v3592 + 5u;
-      shm1[v3857] = v3851;
-      const float v3859 = v3680 ? v3791 : 0.0f;
-      const half v3860 = half(v3859);
-      const uint v3866 = v3592 + 6u;
-      shm1[v3866] = v3860;
-      const float v3868 = v3680 ? v3803 : 0.0f;
-      const half v3869 = half(v3868);
-      const uint v3875 = v3592 + 7u;
-      shm1[v3875] = v3869;
-      const bool v3889 = v3886 && v3605;  // kernels/gemm/quant_b.hpp:122
-      const uint v3893 = min(v3604, v3682);  // kernels/gemm/quant_b.hpp:123
-      const uint v3899 = v3893 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3903 = v3902 + v3899;
-      const uint v3906 = packed[v3903];  // kernels/gemm/quant_b.hpp:37
-      const uint v3908 = v3893 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3912 = v3911 + v3908;
-      const half v3913 = scales[v3912];  // kernels/gemm/quant_b.hpp:39
-      const float v3914 = float(v3913);
-      const half v3915 = biases[v3912];  // kernels/gemm/quant_b.hpp:40
-      const float v3916 = float(v3915);
-      const uint v3921 = v3906 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3922 = v3921 & 15u;
-      const uint v3925 = v3922 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3926 = as_type<float>(v3925);
-      const float v3927 = v3926 - 8388608.0f;
-      const float v3928 = fma(v3927, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3933 = v3906 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3934 = v3933 & 15u;
-      const uint v3937 = v3934 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3938 = as_type<float>(v3937);
-      const float v3939 = v3938 - 8388608.0f;
-      const float v3940 = fma(v3939, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3945 = v3906 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3946 = v3945 & 15u;
-      const uint v3949 = v3946 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3950 = as_type<float>(v3949);
-      const float v3951 = v3950 - 8388608.0f;
-      const float v3952 = fma(v3951, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3957 = v3906 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3958 = v3957 & 15u;
-      const uint v3961 = v3958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3962 = as_type<float>(v3961);
-      const float v3963 = v3962 - 8388608.0f;
-      const float v3964 = fma(v3963, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3969 = v3906 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3970 = v3969 & 15u;
-      const uint v3973 = v3970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3974 = as_type<float>(v3973);
-      const float v3975 = v3974 - 8388608.0f;
-      const float v3976 = fma(v3975, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3981 = v3906 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3982 = v3981 & 15u;
-      const uint v3985 = v3982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3986 = as_type<float>(v3985);
-      const float v3987 = v3986 - 8388608.0f;
-      const float v3988 = fma(v3987, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v3993 = v3906 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3994 = v3993 & 15u;
-      const uint v3997 = v3994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3998 = as_type<float>(v3997);
-      const float v3999 = v3998 - 8388608.0f;
-      const float v4000 = fma(v3999, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const uint v4005 = v3906 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4006 = v4005 & 15u;
-      const uint v4009 = v4006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4010 = as_type<float>(v4009);
-      const float v4011 = v4010 - 8388608.0f;
-      const float v4012 = fma(v4011, v3914, v3916);  // kernels/gemm/quant_b.hpp:44
-      const float v4014 = v3889 ? v3928 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v4015 = half(v4014);
-      shm1[v3616] = v4015;
-      const float v4023 = v3889 ? v3940 : 0.0f;
-      const half v4024 = half(v4023);
-      const uint v4030 = v3616 + 1u;
-      shm1[v4030] = v4024;
-      const float v4032 = v3889 ? v3952 : 0.0f;
-      const half v4033 = half(v4032);
-      const uint v4039 = v3616 + 2u;
-      shm1[v4039] = v4033;
-      const float v4041 = v3889 ? v3964 : 0.0f;
-      const half v4042 = half(v4041);
-      const uint v4048 = v3616 + 3u;
-      shm1[v4048] = v4042;
-      const float v4050 = v3889 ? v3976 : 0.0f;
-      const half v4051 = half(v4050);
-      const uint v4057 = v3616 + 4u;
-      shm1[v4057] = v4051;
-      const float v4059 = v3889 ? v3988 : 0.0f;
-      const half v4060 = half(v4059);
-      const uint v4066 = v3616 + 5u;
-      shm1[v4066] = v4060;
-      const float v4068 = v3889 ? v4000 : 0.0f;
-      const half v4069 = half(v4068);
-      const uint v4075 = v3616 + 6u;
-      shm1[v4075] = v4069;
-      const float v4077 = v3889 ? v4012 : 0.0f;
-      const half v4078 = half(v4077);
-      const uint v4084 = v3616 + 7u;
-      shm1[v4084] = v4078;
-      const bool v4098 = v4095 && v3629;  // kernels/gemm/quant_b.hpp:122
-      const uint v4102 = min(v3628, v3682);  // kernels/gemm/quant_b.hpp:123
-      const uint v4108 = v4102 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4112 = v4111 + v4108;
-      const uint v4115 = packed[v4112];  // kernels/gemm/quant_b.hpp:37
-      const uint v4117 = v4102 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4121 = v4120 + v4117;
-      const half v4122 = scales[v4121];  // kernels/gemm/quant_b.hpp:39
-      const float v4123 = float(v4122);
-      const half v4124 = biases[v4121];  // kernels/gemm/quant_b.hpp:40
-      const float v4125 = float(v4124);
-      const uint v4130 = v4115 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4131 = v4130 & 15u;
-      const uint v4134 = v4131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4135 = as_type<float>(v4134);
-      const float v4136 = v4135 - 8388608.0f;
-      const float v4137 = fma(v4136, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4142 = v4115 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4143 = v4142 & 15u;
-      const uint v4146 = v4143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4147 = as_type<float>(v4146);
-      const float v4148 = v4147 - 8388608.0f;
-      const float v4149 = fma(v4148, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4154 = v4115 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4155 = v4154 & 15u;
-      const uint v4158 = v4155 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4159 = as_type<float>(v4158);
-      const float v4160 = v4159 - 8388608.0f;
-      const float v4161 = fma(v4160, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4166 = v4115 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4167 = v4166 & 15u;
-      const uint v4170 = v4167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4171 = as_type<float>(v4170);
-      const float v4172 = v4171 - 8388608.0f;
-      const float v4173 = fma(v4172, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4178 = v4115 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4179 = v4178 & 15u;
-      const uint v4182 = v4179 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4183 = as_type<float>(v4182);
-      const float v4184 = v4183 - 8388608.0f;
-      const float v4185 = fma(v4184, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4190 = v4115 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4191 = v4190 & 15u;
-      const uint v4194 = v4191 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4195 = as_type<float>(v4194);
-      const float v4196 = v4195 - 8388608.0f;
-      const float v4197 = fma(v4196, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4202 = v4115 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4203 = v4202 & 15u;
-      const uint v4206 = v4203 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4207 = as_type<float>(v4206);
-      const float v4208 = v4207 - 8388608.0f;
-      const float v4209 = fma(v4208, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const uint v4214 = v4115 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4215 = v4214 & 15u;
-      const uint v4218 = v4215 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4219 = as_type<float>(v4218);
-      const float v4220 = v4219 - 8388608.0f;
-      const float v4221 = fma(v4220, v4123, v4125);  // kernels/gemm/quant_b.hpp:44
-      const float v4223 = v4098 ? v4137 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v4224 = half(v4223);
-      shm1[v3640] = v4224;
-      const float v4232 = v4098 ? v4149 : 0.0f;
-      const half v4233 = half(v4232);
-      const uint v4239 = v3640 + 1u;
-      shm1[v4239] = v4233;
-      const float v4241 = v4098 ? v4161 : 0.0f;
-      const half v4242 = half(v4241);
-      const uint v4248 = v3640 + 2u;
-      shm1[v4248] = v4242;
-      const float v4250 = v4098 ? v4173 : 0.0f;
-      const half v4251 = half(v4250);
-      const uint v4257 = v3640 + 3u;
-      shm1[v4257] = v4251;
-      const float v4259 = v4098 ? v4185 : 0.0f;
-      const half v4260 = half(v4259);
-      const uint v4266 = v3640 + 4u;
-      shm1[v4266] = v4260;
-      const float v4268 = v4098 ? v4197 : 0.0f;
-      const half v4269 = half(v4268);
-      const uint v4275 = v3640 + 5u;
-      shm1[v4275] = v4269;
-      const float v4277 = v4098 ? v4209 : 0.0f;
-      const half v4278 = half(v4277);
-      const uint v4284 = v3640 + 6u;
-      shm1[v4284] = v4278;
-      const float v4286 = v4098 ? v4221 : 0.0f;
-      const half v4287 = half(v4286);
-      const uint v4293 = v3640 + 7u;
-      shm1[v4293] = v4287;
-      const bool v4307 = v4304 && v3653;  // kernels/gemm/quant_b.hpp:122
-      const uint v4311 = min(v3652, v3682);  // kernels/gemm/quant_b.hpp:123
-      const uint v4317 = v4311 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4321 = v4320 + v4317;
-      const uint v4324 = packed[v4321];  // kernels/gemm/quant_b.hpp:37
-      const uint v4326 = v4311 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4330 = v4329 + v4326;
-      const half v4331 = scales[v4330];  // kernels/gemm/quant_b.hpp:39
-      const float v4332 = float(v4331);
-      const half v4333 = biases[v4330];  // kernels/gemm/quant_b.hpp:40
-      const float v4334 = float(v4333);
-      const uint v4339 = v4324 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4340 = v4339 & 15u;
-      const uint v4343 = v4340 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4344 = as_type<float>(v4343);
-      const float v4345 = v4344 - 8388608.0f;
-      const float v4346 = fma(v4345, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4351 = v4324 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4352 = v4351 & 15u;
-      const uint v4355 = v4352 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4356 = as_type<float>(v4355);
-      const float v4357 = v4356 - 8388608.0f;
-      const float v4358 = fma(v4357, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4363 = v4324 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4364 = v4363 & 15u;
-      const uint v4367 = v4364 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4368 = as_type<float>(v4367);
-      const float v4369 = v4368 - 8388608.0f;
-      const float v4370 = fma(v4369, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4375 = v4324 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4376 = v4375 & 15u;
-      const uint v4379 = v4376 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4380 = as_type<float>(v4379);
-      const float v4381 = v4380 - 8388608.0f;
-      const float v4382 = fma(v4381, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4387 = v4324 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4388 = v4387 & 15u;
-      const uint v4391 = v4388 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4392 = as_type<float>(v4391);
-      const float v4393 = v4392 - 8388608.0f;
-      const float v4394 = fma(v4393, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4399 = v4324 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4400 = v4399 & 15u;
-      const uint v4403 = v4400 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4404 = as_type<float>(v4403);
-      const float v4405 = v4404 - 8388608.0f;
-      const float v4406 = fma(v4405, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4411 = v4324 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4412 = v4411 & 15u;
-      const uint v4415 = v4412 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4416 = as_type<float>(v4415);
-      const float v4417 = v4416 - 8388608.0f;
-      const float v4418 = fma(v4417, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const uint v4423 = v4324 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4424 = v4423 & 15u;
-      const uint v4427 = v4424 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4428 = as_type<float>(v4427);
-      const float v4429 = v4428 - 8388608.0f;
-      const float v4430 = fma(v4429, v4332, v4334);  // kernels/gemm/quant_b.hpp:44
-      const float v4432 = v4307 ? v4346 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v4433 = half(v4432);
-      shm1[v3664] = v4433;
-      const float v4441 = v4307 ? v4358 : 0.0f;
-      const half v4442 = half(v4441);
-      const uint v4448 = v3664 + 1u;
-      shm1[v4448] = v4442;
-      const float v4450 = v4307 ? v4370 : 0.0f;
-      const half v4451 = half(v4450);
-      const uint v4457 = v3664 + 2u;
-      shm1[v4457] = v4451;
-      const float v4459 = v4307 ? v4382 : 0.0f;
-      const half v4460 = half(v4459);
-      const uint v4466 = v3664 + 3u;
-      shm1[v4466] = v4460;
-      const float v4468 = v4307 ? v4394 : 0.0f;
-      const half v4469 = half(v4468);
-      const uint v4475 = v3664 + 4u;
-      shm1[v4475] = v4469;
-      const float v4477 = v4307 ? v4406 : 0.0f;
-      const half v4478 = half(v4477);
-      const uint v4484 = v3664 + 5u;
-      shm1[v4484] = v4478;
-      const float v4486 = v4307 ? v4418 : 0.0f;
-      const half v4487 = half(v4486);
-      const uint v4493 = v3664 + 6u;
-      shm1[v4493] = v4487;
-      const float v4495 = v4307 ? v4430 : 0.0f;
-      const half v4496 = half(v4495);
-      const uint v4502 = v3664 + 7u;
-      shm1[v4502] = v4496;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      const bool v3697 = v3694 && v3598;  // kernels/gemm/quant_b.hpp:122
+      const uint v3701 = min(v3597, v3699);  // kernels/gemm/quant_b.hpp:123
+      const uint v3707 = v3701 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3711 = v3710 + v3707;
+      const uint v3714 = packed[v3711];  // kernels/gemm/quant_b.hpp:37
+      const uint v3716 = v3701 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3720 = v3719 + v3716;
+      const half v3721 = scales[v3720];  // kernels/gemm/quant_b.hpp:39
+      const float v3722 = float(v3721);
+      const half v3723 = biases[v3720];  // kernels/gemm/quant_b.hpp:40
+      const float v3724 = float(v3723);
+      const uint v3729 = v3714 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3730 = v3729 & 15u;
+      const uint v3733 = v3730 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3734 = as_type<float>(v3733);
+      const float v3735 = v3734 - 8388608.0f;
+      const float v3736 = fma(v3735, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3741 = v3714 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3742 = v3741 & 15u;
+      const uint v3745 = v3742 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3746 = as_type<float>(v3745);
+      const float v3747 = v3746 - 8388608.0f;
+      const float v3748 = fma(v3747, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3753 = v3714 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3754 = v3753 & 15u;
+      const uint v3757 = v3754 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3758 = as_type<float>(v3757);
+      const float v3759 = v3758 - 8388608.0f;
+      const float v3760 = fma(v3759, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3765 = v3714 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3766 = v3765 & 15u;
+      const uint v3769 = v3766 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3770 = as_type<float>(v3769);
+      const float v3771 = v3770 - 8388608.0f;
+      const float v3772 = fma(v3771, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3777 = v3714 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3778 = v3777 & 15u;
+      const uint v3781 = v3778 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3782 = as_type<float>(v3781);
+      const float v3783 = v3782 - 8388608.0f;
+      const float v3784 = fma(v3783, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3789 = v3714 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3790 = v3789 & 15u;
+      const uint v3793 = v3790 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3794 = as_type<float>(v3793);
+      const float v3795 = v3794 - 8388608.0f;
+      const float v3796 = fma(v3795, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3801 = v3714 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3802 = v3801 & 15u;
+      const uint v3805 = v3802 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3806 = as_type<float>(v3805);
+      const float v3807 = v3806 - 8388608.0f;
+      const float v3808 = fma(v3807, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const uint v3813 = v3714 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3814 = v3813 & 15u;
+      const uint v3817 = v3814 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3818 = as_type<float>(v3817);
+      const float v3819 = v3818 - 8388608.0f;
+      const float v3820 = fma(v3819, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
+      const float v3822 = v3697 ? v3736 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v3823 = half(v3822);
+      shm1[v3609] = v3823;
+      const float v3831 = v3697 ? v3748 : 0.0f;
+      const half v3832 = half(v3831);
+      const uint v3838 = v3609 + 1u;
+      shm1[v3838] = v3832;
+      const float v3840 = v3697 ? v3760 : 0.0f;
+      const half v3841 = half(v3840);
+      const uint v3847 = v3609 + 2u;
+      shm1[v3847] = v3841;
+      const float v3849 = v3697 ? v3772 : 0.0f;
+      const half v3850 = half(v3849);
+      const uint v3856 = v3609 + 3u;
+      shm1[v3856] = v3850;
+      const float v3858 = v3697 ? v3784 : 0.0f;
+      const half v3859 = half(v3858);
+      const uint v3865 = v3609 + 4u;
+      shm1[v3865] = v3859;
+      const float v3867 = v3697 ? v3796 : 0.0f;
+      const half v3868 = half(v3867);
+      const uint v3874 = v3609 + 5u;
+      shm1[v3874] = v3868;
+      const float v3876 = v3697 ? v3808 : 0.0f;
+      const half v3877 = half(v3876);
+      const uint v3883 = v3609 + 6u;
+      shm1[v3883] = v3877;
+      const float v3885 = v3697 ? v3820 : 0.0f;
+      const half v3886 = half(v3885);
+      const uint v3892 = v3609 + 7u;
+      shm1[v3892] = v3886;
+      const bool v3906 = v3903 && v3622;  // kernels/gemm/quant_b.hpp:122
+      const uint v3910 = min(v3621, v3699);  // kernels/gemm/quant_b.hpp:123
+      const uint v3916 = v3910 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3920 = v3919 + v3916;
+      const uint v3923 = packed[v3920];  // kernels/gemm/quant_b.hpp:37
+      const uint v3925 = v3910 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3929 = v3928 + v3925;
+      const half v3930 = scales[v3929];  // kernels/gemm/quant_b.hpp:39
+      const float v3931 = float(v3930);
+      const half v3932 = biases[v3929];  // kernels/gemm/quant_b.hpp:40
+      const float v3933 = float(v3932);
+      const uint v3938 = v3923 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3939 = v3938 & 15u;
+      const uint v3942 = v3939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3943 = as_type<float>(v3942);
+      const float v3944 = v3943 - 8388608.0f;
+      const float v3945 = fma(v3944, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v3950 = v3923 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3951 = v3950 & 15u;
+      const uint v3954 = v3951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3955 = as_type<float>(v3954);
+      const float v3956 = v3955 - 8388608.0f;
+      const float v3957 = fma(v3956, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v3962 = v3923 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3963 = v3962 & 15u;
+      const uint v3966 = v3963 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3967 = as_type<float>(v3966);
+      const float v3968 = v3967 - 8388608.0f;
+      const float v3969 = fma(v3968, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v3974 = v3923 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3975 = v3974 & 15u;
+      const uint v3978 = v3975 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3979 = as_type<float>(v3978);
+      const float v3980 = v3979 - 8388608.0f;
+      const float v3981 = fma(v3980, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v3986 = v3923 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3987 = v3986 & 15u;
+      const uint v3990 = v3987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3991 = as_type<float>(v3990);
+      const float v3992 = v3991 - 8388608.0f;
+      const float v3993 = fma(v3992, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v3998 = v3923 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3999 = v3998 & 15u;
+      const uint v4002 = v3999 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4003 = as_type<float>(v4002);
+      const float v4004 = v4003 - 8388608.0f;
+      const float v4005 = fma(v4004, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v4010 = v3923 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4011 = v4010 & 15u;
+      const uint v4014 = v4011 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4015 = as_type<float>(v4014);
+      const float v4016 = v4015 - 8388608.0f;
+      const float v4017 = fma(v4016, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const uint v4022 = v3923 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4023 = v4022 & 15u;
+      const uint v4026 = v4023 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4027 = as_type<float>(v4026);
+      const float v4028 = v4027 - 8388608.0f;
+      const float v4029 = fma(v4028, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
+      const float v4031 = v3906 ? v3945 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v4032 = half(v4031);
+      shm1[v3633] = v4032;
+      const float v4040 = v3906 ? v3957 : 0.0f;
+      const half v4041 = half(v4040);
+      const uint v4047 = v3633 + 1u;
+      shm1[v4047] = v4041;
+      const float v4049 = v3906 ? v3969 : 0.0f;
+      const half v4050 = half(v4049);
+      const uint v4056 = v3633 + 2u;
+      shm1[v4056] = v4050;
+      const float v4058 = v3906 ? v3981 : 0.0f;
+      const half v4059 = half(v4058);
+      const uint v4065 = v3633 + 3u;
+      shm1[v4065] = v4059;
+      const float v4067 = v3906 ? v3993 : 0.0f;
+      const half v4068 = half(v4067);
+      const uint v4074 = v3633 + 4u;
+      shm1[v4074] = v4068;
+      const float v4076 = v3906 ? v4005 : 0.0f;
+      const half v4077 = half(v4076);
+      const uint v4083 = v3633 + 5u;
+      shm1[v4083] = v4077;
+      const float v4085 = v3906 ? v4017 : 0.0f;
+      const half v4086 = half(v4085);
+      const uint v4092 = v3633 + 6u;
+      shm1[v4092] = v4086;
+      const float v4094 = v3906 ? v4029 : 0.0f;
+      const half v4095 = half(v4094);
+      const uint v4101 = v3633 + 7u;
+      shm1[v4101] = v4095;
+      const bool v4115 = v4112 && v3646;  // kernels/gemm/quant_b.hpp:122
+      const uint v4119 = min(v3645, v3699);  // kernels/gemm/quant_b.hpp:123
+      const uint v4125 = v4119 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v4129 = v4128 + v4125;
+      const uint v4132 = packed[v4129];  // kernels/gemm/quant_b.hpp:37
+      const uint v4134 = v4119 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v4138 = v4137 + v4134;
+      const half v4139 = scales[v4138];  // kernels/gemm/quant_b.hpp:39
+      const float v4140 = float(v4139);
+      const half v4141 = biases[v4138];  // kernels/gemm/quant_b.hpp:40
+      const float v4142 = float(v4141);
+      const uint v4147 = v4132 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4148 = v4147 & 15u;
+      const uint v4151 = v4148 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4152 = as_type<float>(v4151);
+      const float v4153 = v4152 - 8388608.0f;
+      const float v4154 = fma(v4153, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4159 = v4132 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4160 = v4159 & 15u;
+      const uint v4163 = v4160 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4164 = as_type<float>(v4163);
+      const float v4165 = v4164 - 8388608.0f;
+      const float v4166 = fma(v4165, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4171 = v4132 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4172 = v4171 & 15u;
+      const uint v4175 = v4172 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4176 = as_type<float>(v4175);
+      const float v4177 = v4176 - 8388608.0f;
+      const float v4178 = fma(v4177, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4183 = v4132 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4184 = v4183 & 15u;
+      const uint v4187 = v4184 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4188 = as_type<float>(v4187);
+      const float v4189 = v4188 - 8388608.0f;
+      const float v4190 = fma(v4189, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4195 = v4132 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4196 = v4195 & 15u;
+      const uint v4199 = v4196 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4200 = as_type<float>(v4199);
+      const float v4201 = v4200 - 8388608.0f;
+      const float v4202 = fma(v4201, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4207 = v4132 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4208 = v4207 & 15u;
+      const uint v4211 = v4208 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4212 = as_type<float>(v4211);
+      const float v4213 = v4212 - 8388608.0f;
+      const float v4214 = fma(v4213, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4219 = v4132 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4220 = v4219 & 15u;
+      const uint v4223 = v4220 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4224 = as_type<float>(v4223);
+      const float v4225 = v4224 - 8388608.0f;
+      const float v4226 = fma(v4225, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const uint v4231 = v4132 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4232 = v4231 & 15u;
+      const uint v4235 = v4232 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4236 = as_type<float>(v4235);
+      const float v4237 = v4236 - 8388608.0f;
+      const float v4238 = fma(v4237, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
+      const float v4240 = v4115 ? v4154 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v4241 = half(v4240);
+      shm1[v3657] = v4241;
+      const float v4249 = v4115 ? v4166 : 0.0f;
+      const half v4250 = half(v4249);
+      const uint v4256 = v3657 + 1u;
+      shm1[v4256] = v4250;
+      const float v4258 = v4115 ? v4178 : 0.0f;
+      const half v4259 = half(v4258);
+      const uint v4265 = v3657 + 2u;
+      shm1[v4265] = v4259;
+      const float v4267 = v4115 ? v4190 : 0.0f;
+      const half v4268 = half(v4267);
+      const uint v4274 = v3657 + 3u;
+      shm1[v4274] = v4268;
+      const float v4276 = v4115 ? v4202 : 0.0f;
+      const half v4277 = half(v4276);
+      const uint v4283 = v3657 + 4u;
+      shm1[v4283] = v4277;
+      const float v4285 = v4115 ? v4214 : 0.0f;
+      const half v4286 = half(v4285);
+      const uint v4292 = v3657 + 5u;
+      shm1[v4292] = v4286;
+      const float v4294 = v4115 ? v4226 : 0.0f;
+      const half v4295 = half(v4294);
+      const uint v4301 = v3657 + 6u;
+      shm1[v4301] = v4295;
+      const float v4303 = v4115 ? v4238 : 0.0f;
+      const half v4304 = half(v4303);
+      const uint v4310 = v3657 + 7u;
+      shm1[v4310] = v4304;
+      const bool v4324 = v4321 && v3670;  // kernels/gemm/quant_b.hpp:122
+      const uint v4328 = min(v3669, v3699);  // kernels/gemm/quant_b.hpp:123
+      const uint v4334 = v4328 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v4338 = v4337 + v4334;
+      const uint v4341 = packed[v4338];  // kernels/gemm/quant_b.hpp:37
+      const uint v4343 = v4328 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v4347 = v4346 + v4343;
+      const half v4348 = scales[v4347];  // kernels/gemm/quant_b.hpp:39
+      const float v4349 = float(v4348);
+      const half v4350 = biases[v4347];  // kernels/gemm/quant_b.hpp:40
+      const float v4351 = float(v4350);
+      const uint v4356 = v4341 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4357 = v4356 & 15u;
+      const uint v4360 = v4357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4361 = as_type<float>(v4360);
+      const float v4362 = v4361 - 8388608.0f;
+      const float v4363 = fma(v4362, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4368 = v4341 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4369 = v4368 & 15u;
+      const uint v4372 = v4369 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4373 = as_type<float>(v4372);
+      const float v4374 = v4373 - 8388608.0f;
+      const float v4375 = fma(v4374, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4380 = v4341 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4381 = v4380 & 15u;
+      const uint v4384 = v4381 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4385 = as_type<float>(v4384);
+      const float v4386 = v4385 - 8388608.0f;
+      const float v4387 = fma(v4386, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4392 = v4341 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4393 = v4392 & 15u;
+      const uint v4396 = v4393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4397 = as_type<float>(v4396);
+      const float v4398 = v4397 - 8388608.0f;
+      const float v4399 = fma(v4398, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4404 = v4341 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4405 = v4404 & 15u;
+      const uint v4408 = v4405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4409 = as_type<float>(v4408);
+      const float v4410 = v4409 - 8388608.0f;
+      const float v4411 = fma(v4410, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4416 = v4341 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4417 = v4416 & 15u;
+      const uint v4420 = v4417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4421 = as_type<float>(v4420);
+      const float v4422 = v4421 - 8388608.0f;
+      const float v4423 = fma(v4422, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4428 = v4341 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4429 = v4428 & 15u;
+      const uint v4432 = v4429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4433 = as_type<float>(v4432);
+      const float v4434 = v4433 - 8388608.0f;
+      const float v4435 = fma(v4434, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const uint v4440 = v4341 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4441 = v4440 & 15u;
+      const uint v4444 = v4441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4445 = as_type<float>(v4444);
+      const float v4446 = v4445 - 8388608.0f;
+      const float v4447 = fma(v4446, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
+      const float v4449 = v4324 ? v4363 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v4450 = half(v4449);
+      shm1[v3681] = v4450;
+      const float v4458 = v4324 ? v4375 : 0.0f;
+      const half v4459 = half(v4458);
+      const uint v4465 = v3681 + 1u;
+      shm1[v4465] = v4459;
+      const float v4467 = v4324 ? v4387 : 0.0f;
+      const half v4468 = half(v4467);
+      const uint v4474 = v3681 + 2u;
+      shm1[v4474] = v4468;
+      const float v4476 = v4324 ? v4399 : 0.0f;
+      const half v4477 = half(v4476);
+      const uint v4483 = v3681 + 3u;
+      shm1[v4483] = v4477;
+      const float v4485 = v4324 ? v4411 : 0.0f;
+      const half v4486 = half(v4485);
+      const uint v4492 = v3681 + 4u;
+      shm1[v4492] = v4486;
+      const float v4494 = v4324 ? v4423 : 0.0f;
+      const half v4495 = half(v4494);
+      const uint v4501 = v3681 + 5u;
+      shm1[v4501] = v4495;
+      const float v4503 = v4324 ? v4435 : 0.0f;
+      const half v4504 = half(v4503);
+      const uint v4510 = v3681 + 6u;
+      shm1[v4510] = v4504;
+      const float v4512 = v4324 ? v4447 : 0.0f;
+      const half v4513 = half(v4512);
+      const uint v4519 = v3681 + 7u;
+      shm1[v4519] = v4513;
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4511 = v3568 + v4510;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v4511), long(40u));
-      const uint v4517 = v3568 + v4516;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v4517), long(40u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v4524 = v4511 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v4524), long(40u));
-      const uint v4530 = v4517 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v4530), long(40u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v4528 = v3585 + v4527;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v4528), long(40u));
+      const uint v4534 = v3585 + v4533;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v4534), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v4541 = v4528 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v4541), long(40u));
+      const uint v4547 = v4534 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v4547), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v1009 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v1010 = iron_tid.x;
-    const uint v1040 = v1010 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1043 = v1010 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1044 = v1043 << 3u;
-    const uint v1045 = v9 + v1040;  // kernels/gemm/quant_b.hpp:122
-    const bool v1046 = v1045 < v1;
-    const uint v1051 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1055 = v1 - 1u;
-    const uint v1057 = min(v1045, v1055);
-    const uint v1061 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1062 = v1057 * v1061;
-    const uint v1070 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1071 = v1057 * v1070;
-    const uint v1178 = v1040 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1180 = v1178 + v1044;
-    const uint v1190 = v1180 + 1u;
-    const uint v1199 = v1180 + 2u;
-    const uint v1208 = v1180 + 3u;
-    const uint v1217 = v1180 + 4u;
-    const uint v1226 = v1180 + 5u;
-    const uint v1235 = v1180 + 6u;
-    const uint v1244 = v1180 + 7u;
-    const uint v1247 = v1010 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1249 = v1247 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1252 = v1247 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1253 = v1252 << 3u;
-    const uint v1254 = v9 + v1249;  // kernels/gemm/quant_b.hpp:122
-    const bool v1255 = v1254 < v1;
-    const uint v1266 = min(v1254, v1055);  // kernels/gemm/quant_b.hpp:123
-    const uint v1271 = v1266 * v1061;  // kernels/gemm/quant_b.hpp:35
-    const uint v1280 = v1266 * v1070;  // kernels/gemm/quant_b.hpp:38
-    const uint v1387 = v1249 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1389 = v1387 + v1253;
-    const uint v1399 = v1389 + 1u;
-    const uint v1408 = v1389 + 2u;
-    const uint v1417 = v1389 + 3u;
-    const uint v1426 = v1389 + 4u;
-    const uint v1435 = v1389 + 5u;
-    const uint v1444 = v1389 + 6u;
-    const uint v1453 = v1389 + 7u;
-    const uint v1456 = v1010 + 256u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1458 = v1456 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1461 = v1456 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1462 = v1461 << 3u;
-    const uint v1463 = v9 + v1458;  // kernels/gemm/quant_b.hpp:122
-    const bool v1464 = v1463 < v1;
-    const uint v1475 = min(v1463, v1055);  // kernels/gemm/quant_b.hpp:123
-    const uint v1480 = v1475 * v1061;  // kernels/gemm/quant_b.hpp:35
-    const uint v1489 = v1475 * v1070;  // kernels/gemm/quant_b.hpp:38
-    const uint v1596 = v1458 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1598 = v1596 + v1462;
-    const uint v1608 = v1598 + 1u;
-    const uint v1617 = v1598 + 2u;
-    const uint v1626 = v1598 + 3u;
-    const uint v1635 = v1598 + 4u;
-    const uint v1644 = v1598 + 5u;
-    const uint v1653 = v1598 + 6u;
-    const uint v1662 = v1598 + 7u;
-    const uint v1665 = v1010 + 384u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1667 = v1665 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1670 = v1665 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1671 = v1670 << 3u;
-    const uint v1672 = v9 + v1667;  // kernels/gemm/quant_b.hpp:122
-    const bool v1673 = v1672 < v1;
-    const uint v1684 = min(v1672, v1055);  // kernels/gemm/quant_b.hpp:123
-    const uint v1689 = v1684 * v1061;  // kernels/gemm/quant_b.hpp:35
-    const uint v1698 = v1684 * v1070;  // kernels/gemm/quant_b.hpp:38
-    const uint v1805 = v1667 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1807 = v1805 + v1671;
-    const uint v1817 = v1807 + 1u;
-    const uint v1826 = v1807 + 2u;
-    const uint v1835 = v1807 + 3u;
-    const uint v1844 = v1807 + 4u;
-    const uint v1853 = v1807 + 5u;
-    const uint v1862 = v1807 + 6u;
-    const uint v1871 = v1807 + 7u;
-    const uint v1877 = v14 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1883 = v18 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const uint v1891 = v1877 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1897 = v1883 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v1026 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v1027 = iron_tid.x;
+    const uint v1057 = v1027 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1060 = v1027 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1061 = v1060 << 3u;
+    const uint v1062 = v26 + v1057;  // kernels/gemm/quant_b.hpp:122
+    const bool v1063 = v1062 < v1;
+    const uint v1068 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1072 = v1 - 1u;
+    const uint v1074 = min(v1062, v1072);
+    const uint v1078 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v1079 = v1074 * v1078;
+    const uint v1087 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v1088 = v1074 * v1087;
+    const uint v1195 = v1057 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1197 = v1195 + v1061;
+    const uint v1207 = v1197 + 1u;
+    const uint v1216 = v1197 + 2u;
+    const uint v1225 = v1197 + 3u;
+    const uint v1234 = v1197 + 4u;
+    const uint v1243 = v1197 + 5u;
+    const uint v1252 = v1197 + 6u;
+    const uint v1261 = v1197 + 7u;
+    const uint v1264 = v1027 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1266 = v1264 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1269 = v1264 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1270 = v1269 << 3u;
+    const uint v1271 = v26 + v1266;  // kernels/gemm/quant_b.hpp:122
+    const bool v1272 = v1271 < v1;
+    const uint v1283 = min(v1271, v1072);  // kernels/gemm/quant_b.hpp:123
+    const uint v1288 = v1283 * v1078;  // kernels/gemm/quant_b.hpp:35
+    const uint v1297 = v1283 * v1087;  // kernels/gemm/quant_b.hpp:38
+    const uint v1404 = v1266 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1406 = v1404 + v1270;
+    const uint v1416 = v1406 + 1u;
+    const uint v1425 = v1406 + 2u;
+    const uint v1434 = v1406 + 3u;
+    const uint v1443 = v1406 + 4u;
+    const uint v1452 = v1406 + 5u;
+    const uint v1461 = v1406 + 6u;
+    const uint v1470 = v1406 + 7u;
+    const uint v1473 = v1027 + 256u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1475 = v1473 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1478 = v1473 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1479 = v1478 << 3u;
+    const uint v1480 = v26 + v1475;  // kernels/gemm/quant_b.hpp:122
+    const bool v1481 = v1480 < v1;
+    const uint v1492 = min(v1480, v1072);  // kernels/gemm/quant_b.hpp:123
+    const uint v1497 = v1492 * v1078;  // kernels/gemm/quant_b.hpp:35
+    const uint v1506 = v1492 * v1087;  // kernels/gemm/quant_b.hpp:38
+    const uint v1613 = v1475 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1615 = v1613 + v1479;
+    const uint v1625 = v1615 + 1u;
+    const uint v1634 = v1615 + 2u;
+    const uint v1643 = v1615 + 3u;
+    const uint v1652 = v1615 + 4u;
+    const uint v1661 = v1615 + 5u;
+    const uint v1670 = v1615 + 6u;
+    const uint v1679 = v1615 + 7u;
+    const uint v1682 = v1027 + 384u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1684 = v1682 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1687 = v1682 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1688 = v1687 << 3u;
+    const uint v1689 = v26 + v1684;  // kernels/gemm/quant_b.hpp:122
+    const bool v1690 = v1689 < v1;
+    const uint v1701 = min(v1689, v1072);  // kernels/gemm/quant_b.hpp:123
+    const uint v1706 = v1701 * v1078;  // kernels/gemm/quant_b.hpp:35
+    const uint v1715 = v1701 * v1087;  // kernels/gemm/quant_b.hpp:38
+    const uint v1822 = v1684 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1824 = v1822 + v1688;
+    const uint v1834 = v1824 + 1u;
+    const uint v1843 = v1824 + 2u;
+    const uint v1852 = v1824 + 3u;
+    const uint v1861 = v1824 + 4u;
+    const uint v1870 = v1824 + 5u;
+    const uint v1879 = v1824 + 6u;
+    const uint v1888 = v1824 + 7u;
+    const uint v1894 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1900 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const uint v1908 = v1894 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1914 = v1900 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v1008 = 0u; v1008 < v2; v1008 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v1012 = v1010; v1012 < 4096u; v1012 += v1009) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v1014 = v1012 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v1016 = v1012 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v1017 = v6 + v1014;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v1018 = v1017 < v0;
-        const uint v1019 = v1008 + v1016;
-        const bool v1020 = v1019 < v2;
-        const bool v1021 = v1018 && v1020;
-        if (v1021) {
-          const uint v1023 = v1017 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v1025 = v1023 + v1008;
-          const uint v1026 = v1025 + v1016;
-          const half v1027 = x[v1026];
-          const uint v1029 = v1014 * 40u;
-          const uint v1030 = v1029 + v1016;
-          shm0[v1030] = v1027;
+    for (uint v1025 = 0u; v1025 < v2; v1025 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v1029 = v1027; v1029 < 4096u; v1029 += v1026) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v1031 = v1029 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v1033 = v1029 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v1034 = v22 + v1031;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v1035 = v1034 < v0;
+        const uint v1036 = v1025 + v1033;
+        const bool v1037 = v1036 < v2;
+        const bool v1038 = v1035 && v1037;
+        if (v1038) {
+          const uint v1040 = v1034 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v1042 = v1040 + v1025;
+          const uint v1043 = v1042 + v1033;
+          const half v1044 = x[v1043];
+          const uint v1046 = v1031 * 40u;
+          const uint v1047 = v1046 + v1033;
+          shm0[v1047] = v1044;
         } else {
-          const uint v1032 = v1014 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v1033 = v1032 + v1016;
-          shm0[v1033] = half(0.0f);
+          const uint v1049 = v1031 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v1050 = v1049 + v1033;
+          shm0[v1050] = half(0.0f);
         }
       }
-      const uint v1047 = v1008 + v1044;  // kernels/gemm/quant_b.hpp:122
-      const bool v1048 = v1047 < v2;
-      const bool v1049 = v1046 && v1048;
-      const uint v1053 = min(v1047, v1051);  // kernels/gemm/quant_b.hpp:123
-      const uint v1059 = v1053 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1063 = v1062 + v1059;
-      const uint v1066 = packed[v1063];  // kernels/gemm/quant_b.hpp:37
-      const uint v1068 = v1053 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1072 = v1071 + v1068;
-      const half v1073 = scales[v1072];  // kernels/gemm/quant_b.hpp:39
-      const float v1074 = float(v1073);
-      const half v1075 = biases[v1072];  // kernels/gemm/quant_b.hpp:40
-      const float v1076 = float(v1075);
-      const uint v1081 = v1066 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1082 = v1081 & 15u;
-      const uint v1085 = v1082 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1086 = as_type<float>(v1085);
-      const float v1087 = v1086 - 8388608.0f;
-      const float v1088 = fma(v1087, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1093 = v1066 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1094 = v1093 & 15u;
-      const uint v1097 = v1094 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1098 = as_type<float>(v1097);
-      const float v1099 = v1098 - 8388608.0f;
-      const float v1100 = fma(v1099, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1105 = v1066 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1106 = v1105 & 15u;
-      const uint v1109 = v1106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1110 = as_type<float>(v1109);
-      const float v1111 = v1110 - 8388608.0f;
-      const float v1112 = fma(v1111, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1117 = v1066 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1118 = v1117 & 15u;
-      const uint v1121 = v1118 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1122 = as_type<float>(v1121);
-      const float v1123 = v1122 - 8388608.0f;
-      const float v1124 = fma(v1123, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1129 = v1066 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1130 = v1129 & 15u;
-      const uint v1133 = v1130 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1134 = as_type<float>(v1133);
-      const float v1135 = v1134 - 8388608.0f;
-      const float v1136 = fma(v1135, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1141 = v1066 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1142 = v1141 & 15u;
-      const uint v1145 = v1142 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1146 = as_type<float>(v1145);
-      const float v1147 = v1146 - 8388608.0f;
-      const float v1148 = fma(v1147, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1153 = v1066 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1154 = v1153 & 15u;
-      const uint v1157 = v1154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1158 = as_type<float>(v1157);
-      const float v1159 = v1158 - 8388608.0f;
-      const float v1160 = fma(v1159, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const uint v1165 = v1066 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1166 = v1165 & 15u;
-      const uint v1169 = v1166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1170 = as_type<float>(v1169);
-      const float v1171 = v1170 - 8388608.0f;
-      const float v1172 = fma(v1171, v1074, v1076);  // kernels/gemm/quant_b.hpp:44
-      const float v1174 = v1049 ? v1088 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v1175 = half(v1174);
-      shm1[v1180] = v1175;
-      const float v1183 = v1049 ? v1100 : 0.0f;
-      const half v1184 = half(v1183);
-      shm1[v1190] = v1184;
-      const float v1192 = v1049 ? v1112 : 0.0f;
-      const half v1193 = half(v1192);
-      shm1[v1199] = v1193;
-      const float v1201 = v1049 ? v1124 : 0.0f;
-      const half v1202 = half(v1201);
-      shm1[v1208] = v1202;
-      const float v1210 = v1049 ? v1136 : 0.0f;
-      const half v1211 = half(v1210);
-      shm1[v1217] = v1211;
-      const float v1219 = v1049 ? v1148 : 0.0f;
-      const half v1220 = half(v1219);
-      shm1[v1226] = v1220;
-      const float v1228 = v1049 ? v1160 : 0.0f;
-      const half v1229 = half(v1228);
-      shm1[v1235] = v1229;
-      const float v1237 = v1049 ? v1172 : 0.0f;
-      const half v1238 = half(v1237);
-      shm1[v1244] = v1238;
-      const uint v1256 = v1008 + v1253;  // kernels/gemm/quant_b.hpp:122
-      const bool v1257 = v1256 < v2;
-      const bool v1258 = v1255 && v1257;
-      const uint v1262 = min(v1256, v1051);  // kernels/gemm/quant_b.hpp:123
-      const uint v1268 = v1262 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1272 = v1271 + v1268;
-      const uint v1275 = packed[v1272];  // kernels/gemm/quant_b.hpp:37
-      const uint v1277 = v1262 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1281 = v1280 + v1277;
-      const half v1282 = scales[v1281];  // kernels/gemm/quant_b.hpp:39
-      const float v1283 = float(v1282);
-      const half v1284 = biases[v1281];  // kernels/gemm/quant_b.hpp:40
-      const float v1285 = float(v1284);
-      const uint v1290 = v1275 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1291 = v1290 & 15u;
-      const uint v1294 = v1291 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1295 = as_type<float>(v1294);
-      const float v1296 = v1295 - 8388608.0f;
-      const float v1297 = fma(v1296, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1302 = v1275 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1303 = v1302 & 15u;
-      const uint v1306 = v1303 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1307 = as_type<float>(v1306);
-      const float v1308 = v1307 - 8388608.0f;
-      const float v1309 = fma(v1308, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1314 = v1275 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1315 = v1314 & 15u;
-      const uint v1318 = v1315 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1319 = as_type<float>(v1318);
-      const float v1320 = v1319 - 8388608.0f;
-      const float v1321 = fma(v1320, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1326 = v1275 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1327 = v1326 & 15u;
-      const uint v1330 = v1327 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1331 = as_type<float>(v1330);
-      const float v1332 = v1331 - 8388608.0f;
-      const float v1333 = fma(v1332, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1338 = v1275 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1339 = v1338 & 15u;
-      const uint v1342 = v1339 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1343 = as_type<float>(v1342);
-      const float v1344 = v1343 - 8388608.0f;
-      const float v1345 = fma(v1344, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1350 = v1275 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1351 = v1350 & 15u;
-      const uint v1354 = v1351 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1355 = as_type<float>(v1354);
-      const float v1356 = v1355 - 8388608.0f;
-      const float v1357 = fma(v1356, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1362 = v1275 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1363 = v1362 & 15u;
-      const uint v1366 = v1363 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1367 = as_type<float>(v1366);
-      const float v1368 = v1367 - 8388608.0f;
-      const float v1369 = fma(v1368, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const uint v1374 = v1275 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1375 = v1374 & 15u;
-      const uint v1378 = v1375 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1379 = as_type<float>(v1378);
-      const float v1380 = v1379 - 8388608.0f;
-      const float v1381 = fma(v1380, v1283, v1285);  // kernels/gemm/quant_b.hpp:44
-      const float v1383 = v1258 ? v1297 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v1384 = half(v1383);
-      shm1[v1389] = v1384;
-      const float v1392 = v1258 ? v1309 : 0.0f;
-      const half v1393 = half(v1392);
-      shm1[v1399] = v1393;
-      const float v1401 = v1258 ? v1321 : 0.0f;
-      const half v1402 = half(v1401);
-      shm1[v1408] = v1402;
-      const float v1410 = v1258 ? v1333 : 0.0f;
-      const half v1411 = half(v1410);
-      shm1[v1417] = v1411;
-      const float v1419 = v1258 ? v1345 : 0.0f;
-      const half v1420 = half(v1419);
-      shm1[v1426] = v1420;
-      const float v1428 = v1258 ? v1357 : 0.0f;
-      const half v1429 = half(v1428);
-      shm1[v1435] = v1429;
-      const float v1437 = v1258 ? v1369 : 0.0f;
-      const half v1438 = half(v1437);
-      shm1[v1444] = v1438;
-      const float v1446 = v1258 ? v1381 : 0.0f;
-      const half v1447 = half(v1446);
-      shm1[v1453] = v1447;
-      const uint v1465 = v1008 + v1462;  // kernels/gemm/quant_b.hpp:122
-      const bool v1466 = v1465 < v2;
-      const bool v1467 = v1464 && v1466;
-      const uint v1471 = min(v1465, v1051);  // kernels/gemm/quant_b.hpp:123
-      const uint v1477 = v1471 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1481 = v1480 + v1477;
-      const uint v1484 = packed[v1481];  // kernels/gemm/quant_b.hpp:37
-      const uint v1486 = v1471 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1490 = v1489 + v1486;
-      const half v1491 = scales[v1490];  // kernels/gemm/quant_b.hpp:39
-      const float v1492 = float(v1491);
-      const half v1493 = biases[v1490];  // kernels/gemm/quant_b.hpp:40
-      const float v1494 = float(v1493);
-      const uint v1499 = v1484 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1500 = v1499 & 15u;
-      const uint v1503 = v1500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1504 = as_type<float>(v1503);
-      const float v1505 = v1504 - 8388608.0f;
-      const float v1506 = fma(v1505, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1511 = v1484 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1512 = v1511 & 15u;
-      const uint v1515 = v1512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1516 = as_type<float>(v1515);
-      const float v1517 = v1516 - 8388608.0f;
-      const float v1518 = fma(v1517, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1523 = v1484 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1524 = v1523 & 15u;
-      const uint v1527 = v1524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1528 = as_type<float>(v1527);
-      const float v1529 = v1528 - 8388608.0f;
-      const float v1530 = fma(v1529, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1535 = v1484 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1536 = v1535 & 15u;
-      const uint v1539 = v1536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1540 = as_type<float>(v1539);
-      const float v1541 = v1540 - 8388608.0f;
-      const float v1542 = fma(v1541, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1547 = v1484 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1548 = v1547 & 15u;
-      const uint v1551 = v1548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1552 = as_type<float>(v1551);
-      const float v1553 = v1552 - 8388608.0f;
-      const float v1554 = fma(v1553, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1559 = v1484 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1560 = v1559 & 15u;
-      const uint v1563 = v1560 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1564 = as_type<float>(v1563);
-      const float v1565 = v1564 - 8388608.0f;
-      const float v1566 = fma(v1565, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1571 = v1484 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1572 = v1571 & 15u;
-      const uint v1575 = v1572 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1576 = as_type<float>(v1575);
-      const float v1577 = v1576 - 8388608.0f;
-      const float v1578 = fma(v1577, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const uint v1583 = v1484 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1584 = v1583 & 15u;
-      const uint v1587 = v1584 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1588 = as_type<float>(v1587);
-      const float v1589 = v1588 - 8388608.0f;
-      const float v1590 = fma(v1589, v1492, v1494);  // kernels/gemm/quant_b.hpp:44
-      const float v1592 = v1467 ? v1506 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v1593 = half(v1592);
-      shm1[v1598] = v1593;
-      const float v1601 = v1467 ? v1518 : 0.0f;
-      const half v1602 = half(v1601);
-      shm1[v1608] = v1602;
-      const float v1610 = v1467 ? v1530 : 0.0f;
-      const half v1611 = half(v1610);
-      shm1[v1617] = v1611;
-      const float v1619 = v1467 ? v1542 : 0.0f;
-      const half v1620 = half(v1619);
-      shm1[v1626] = v1620;
-      const float v1628 = v1467 ? v1554 : 0.0f;
-      const half v1629 = half(v1628);
-      shm1[v1635] = v1629;
-      const float v1637 = v1467 ? v1566 : 0.0f;
-      const half v1638 = half(v1637);
-      shm1[v1644] = v1638;
-      const float v1646 = v1467 ? v1578 : 0.0f;
-      const half v1647 = half(v1646);
-      shm1[v1653] = v1647;
-      const float v1655 = v1467 ? v1590 : 0.0f;
-      const half v1656 = half(v1655);
-      shm1[v1662] = v1656;
-      const uint v1674 = v1008 + v1671;  // kernels/gemm/quant_b.hpp:122
-      const bool v1675 = v1674 < v2;
-      const bool v1676 = v1673 && v1675;
-      const uint v1680 = min(v1674, v1051);  // kernels/gemm/quant_b.hpp:123
-      const uint v1686 = v1680 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1690 = v1689 + v1686;
-      const uint v1693 = packed[v1690];  // kernels/gemm/quant_b.hpp:37
-      const uint v1695 = v1680 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1699 = v1698 + v1695;
-      const half v1700 = scales[v1699];  // kernels/gemm/quant_b.hpp:39
-      const float v1701 = float(v1700);
-      const half v1702 = biases[v1699];  // kernels/gemm/quant_b.hpp:40
-      const float v1703 = float(v1702);
-      const uint v1708 = v1693 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1709 = v1708 & 15u;
-      const uint v1712 = v1709 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1713 = as_type<float>(v1712);
-      const float v1714 = v1713 - 8388608.0f;
-      const float v1715 = fma(v1714, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1720 = v1693 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1721 = v1720 & 15u;
-      const uint v1724 = v1721 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1725 = as_type<float>(v1724);
-      const float v1726 = v1725 - 8388608.0f;
-      const float v1727 = fma(v1726, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1732 = v1693 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1733 = v1732 & 15u;
-      const uint v1736 = v1733 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1737 = as_type<float>(v1736);
-      const float v1738 = v1737 - 8388608.0f;
-      const float v1739 = fma(v1738, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1744 = v1693 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1745 = v1744 & 15u;
-      const uint v1748 = v1745 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1749 = as_type<float>(v1748);
-      const float v1750 = v1749 - 8388608.0f;
-      const float v1751 = fma(v1750, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1756 = v1693 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1757 = v1756 & 15u;
-      const uint v1760 = v1757 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1761 = as_type<float>(v1760);
-      const float v1762 = v1761 - 8388608.0f;
-      const float v1763 = fma(v1762, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1768 = v1693 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1769 = v1768 & 15u;
-      const uint v1772 = v1769 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1773 = as_type<float>(v1772);
-      const float v1774 = v1773 - 8388608.0f;
-      const float v1775 = fma(v1774, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1780 = v1693 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1781 = v1780 & 15u;
-      const uint v1784 = v1781 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1785 = as_type<float>(v1784);
-      const float v1786 = v1785 - 8388608.0f;
-      const float v1787 = fma(v1786, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const uint v1792 = v1693 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1793 = v1792 & 15u;
-      const uint v1796 = v1793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1797 = as_type<float>(v1796);
-      const float v1798 = v1797 - 8388608.0f;
-      const float v1799 = fma(v1798, v1701, v1703);  // kernels/gemm/quant_b.hpp:44
-      const float v1801 = v1676 ? v1715 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const half v1802 = half(v1801);
-      shm1[v1807] = v1802;
-      const float v1810 = v1676 ? v1727 : 0.0f;
-      const half v1811 = half(v1810);
-      shm1[v1817] = v1811;
-      const float v1819 = v1676 ? v1739 : 0.0f;
-      const half v1820 = half(v1819);
-      shm1[v1826] = v1820;
-      const float v1828 = v1676 ? v1751 : 0.0f;
-      const half v1829 = half(v1828);
-      shm1[v1835] = v1829;
-      const float v1837 = v1676 ? v1763 : 0.0f;
-      const half v1838 = half(v1837);
-      shm1[v1844] = v1838;
-      const float v1846 = v1676 ? v1775 : 0.0f;
-      const half v1847 = half(v1846);
-      shm1[v1853] = v1847;
-      const float v1855 = v1676 ? v1787 : 0.0f;
-      const half v1856 = half(v1855);
-      shm1[v1862] = v1856;
-      const float v1864 = v1676 ? v1799 : 0.0f;
-      const half v1865 = half(v1864);
-      shm1[v1871] = v1865;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v22, shm0, long(v1877), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1883), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v22, shm0, long(v1891), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1897), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      const uint v1064 = v1025 + v1061;  // kernels/gemm/quant_b.hpp:122
+      const bool v1065 = v1064 < v2;
+      const bool v1066 = v1063 && v1065;
+      const uint v1070 = min(v1064, v1068);  // kernels/gemm/quant_b.hpp:123
+      const uint v1076 = v1070 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1080 = v1079 + v1076;
+      const uint v1083 = packed[v1080];  // kernels/gemm/quant_b.hpp:37
+      const uint v1085 = v1070 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1089 = v1088 + v1085;
+      const half v1090 = scales[v1089];  // kernels/gemm/quant_b.hpp:39
+      const float v1091 = float(v1090);
+      const half v1092 = biases[v1089];  // kernels/gemm/quant_b.hpp:40
+      const float v1093 = float(v1092);
+      const uint v1098 = v1083 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1099 = v1098 & 15u;
+      const uint v1102 = v1099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1103 = as_type<float>(v1102);
+      const float v1104 = v1103 - 8388608.0f;
+      const float v1105 = fma(v1104, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1110 = v1083 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1111 = v1110 & 15u;
+      const uint v1114 = v1111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1115 = as_type<float>(v1114);
+      const float v1116 = v1115 - 8388608.0f;
+      const float v1117 = fma(v1116, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1122 = v1083 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1123 = v1122 & 15u;
+      const uint v1126 = v1123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1127 = as_type<float>(v1126);
+      const float v1128 = v1127 - 8388608.0f;
+      const float v1129 = fma(v1128, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1134 = v1083 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1135 = v1134 & 15u;
+      const uint v1138 = v1135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1139 = as_type<float>(v1138);
+      const float v1140 = v1139 - 8388608.0f;
+      const float v1141 = fma(v1140, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1146 = v1083 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1147 = v1146 & 15u;
+      const uint v1150 = v1147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1151 = as_type<float>(v1150);
+      const float v1152 = v1151 - 8388608.0f;
+      const float v1153 = fma(v1152, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1158 = v1083 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1159 = v1158 & 15u;
+      const uint v1162 = v1159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1163 = as_type<float>(v1162);
+      const float v1164 = v1163 - 8388608.0f;
+      const float v1165 = fma(v1164, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1170 = v1083 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1171 = v1170 & 15u;
+      const uint v1174 = v1171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1175 = as_type<float>(v1174);
+      const float v1176 = v1175 - 8388608.0f;
+      const float v1177 = fma(v1176, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const uint v1182 = v1083 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1183 = v1182 & 15u;
+      const uint v1186 = v1183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1187 = as_type<float>(v1186);
+      const float v1188 = v1187 - 8388608.0f;
+      const float v1189 = fma(v1188, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
+      const float v1191 = v1066 ? v1105 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v1192 = half(v1191);
+      shm1[v1197] = v1192;
+      const float v1200 = v1066 ? v1117 : 0.0f;
+      const half v1201 = half(v1200);
+      shm1[v1207] = v1201;
+      const float v1209 = v1066 ? v1129 : 0.0f;
+      const half v1210 = half(v1209);
+      shm1[v1216] = v1210;
+      const float v1218 = v1066 ? v1141 : 0.0f;
+      const half v1219 = half(v1218);
+      shm1[v1225] = v1219;
+      const float v1227 = v1066 ? v1153 : 0.0f;
+      const half v1228 = half(v1227);
+      shm1[v1234] = v1228;
+      const float v1236 = v1066 ? v1165 : 0.0f;
+      const half v1237 = half(v1236);
+      shm1[v1243] = v1237;
+      const float v1245 = v1066 ? v1177 : 0.0f;
+      const half v1246 = half(v1245);
+      shm1[v1252] = v1246;
+      const float v1254 = v1066 ? v1189 : 0.0f;
+      const half v1255 = half(v1254);
+      shm1[v1261] = v1255;
+      const uint v1273 = v1025 + v1270;  // kernels/gemm/quant_b.hpp:122
+      const bool v1274 = v1273 < v2;
+      const bool v1275 = v1272 && v1274;
+      const uint v1279 = min(v1273, v1068);  // kernels/gemm/quant_b.hpp:123
+      const uint v1285 = v1279 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1289 = v1288 + v1285;
+      const uint v1292 = packed[v1289];  // kernels/gemm/quant_b.hpp:37
+      const uint v1294 = v1279 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1298 = v1297 + v1294;
+      const half v1299 = scales[v1298];  // kernels/gemm/quant_b.hpp:39
+      const float v1300 = float(v1299);
+      const half v1301 = biases[v1298];  // kernels/gemm/quant_b.hpp:40
+      const float v1302 = float(v1301);
+      const uint v1307 = v1292 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1308 = v1307 & 15u;
+      const uint v1311 = v1308 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1312 = as_type<float>(v1311);
+      const float v1313 = v1312 - 8388608.0f;
+      const float v1314 = fma(v1313, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1319 = v1292 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1320 = v1319 & 15u;
+      const uint v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1324 = as_type<float>(v1323);
+      const float v1325 = v1324 - 8388608.0f;
+      const float v1326 = fma(v1325, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1331 = v1292 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1332 = v1331 & 15u;
+      const uint v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1336 = as_type<float>(v1335);
+      const float v1337 = v1336 - 8388608.0f;
+      const float v1338 = fma(v1337, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1343 = v1292 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1344 = v1343 & 15u;
+      const uint v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1348 = as_type<float>(v1347);
+      const float v1349 = v1348 - 8388608.0f;
+      const float v1350 = fma(v1349, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1355 = v1292 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1356 = v1355 & 15u;
+      const uint v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1360 = as_type<float>(v1359);
+      const float v1361 = v1360 - 8388608.0f;
+      const float v1362 = fma(v1361, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1367 = v1292 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1368 = v1367 & 15u;
+      const uint v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1372 = as_type<float>(v1371);
+      const float v1373 = v1372 - 8388608.0f;
+      const float v1374 = fma(v1373, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1379 = v1292 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1380 = v1379 & 15u;
+      const uint v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1384 = as_type<float>(v1383);
+      const float v1385 = v1384 - 8388608.0f;
+      const float v1386 = fma(v1385, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const uint v1391 = v1292 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1392 = v1391 & 15u;
+      const uint v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1396 = as_type<float>(v1395);
+      const float v1397 = v1396 - 8388608.0f;
+      const float v1398 = fma(v1397, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
+      const float v1400 = v1275 ? v1314 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v1401 = half(v1400);
+      shm1[v1406] = v1401;
+      const float v1409 = v1275 ? v1326 : 0.0f;
+      const half v1410 = half(v1409);
+      shm1[v1416] = v1410;
+      const float v1418 = v1275 ? v1338 : 0.0f;
+      const half v1419 = half(v1418);
+      shm1[v1425] = v1419;
+      const float v1427 = v1275 ? v1350 : 0.0f;
+      const half v1428 = half(v1427);
+      shm1[v1434] = v1428;
+      const float v1436 = v1275 ? v1362 : 0.0f;
+      const half v1437 = half(v1436);
+      shm1[v1443] = v1437;
+      const float v1445 = v1275 ? v1374 : 0.0f;
+      const half v1446 = half(v1445);
+      shm1[v1452] = v1446;
+      const float v1454 = v1275 ? v1386 : 0.0f;
+      const half v1455 = half(v1454);
+      shm1[v1461] = v1455;
+      const float v1463 = v1275 ? v1398 : 0.0f;
+      const half v1464 = half(v1463);
+      shm1[v1470] = v1464;
+      const uint v1482 = v1025 + v1479;  // kernels/gemm/quant_b.hpp:122
+      const bool v1483 = v1482 < v2;
+      const bool v1484 = v1481 && v1483;
+      const uint v1488 = min(v1482, v1068);  // kernels/gemm/quant_b.hpp:123
+      const uint v1494 = v1488 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1498 = v1497 + v1494;
+      const uint v1501 = packed[v1498];  // kernels/gemm/quant_b.hpp:37
+      const uint v1503 = v1488 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1507 = v1506 + v1503;
+      const half v1508 = scales[v1507];  // kernels/gemm/quant_b.hpp:39
+      const float v1509 = float(v1508);
+      const half v1510 = biases[v1507];  // kernels/gemm/quant_b.hpp:40
+      const float v1511 = float(v1510);
+      const uint v1516 = v1501 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1517 = v1516 & 15u;
+      const uint v1520 = v1517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1521 = as_type<float>(v1520);
+      const float v1522 = v1521 - 8388608.0f;
+      const float v1523 = fma(v1522, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1528 = v1501 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1529 = v1528 & 15u;
+      const uint v1532 = v1529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1533 = as_type<float>(v1532);
+      const float v1534 = v1533 - 8388608.0f;
+      const float v1535 = fma(v1534, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1540 = v1501 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1541 = v1540 & 15u;
+      const uint v1544 = v1541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1545 = as_type<float>(v1544);
+      const float v1546 = v1545 - 8388608.0f;
+      const float v1547 = fma(v1546, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1552 = v1501 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1553 = v1552 & 15u;
+      const uint v1556 = v1553 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1557 = as_type<float>(v1556);
+      const float v1558 = v1557 - 8388608.0f;
+      const float v1559 = fma(v1558, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1564 = v1501 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1565 = v1564 & 15u;
+      const uint v1568 = v1565 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1569 = as_type<float>(v1568);
+      const float v1570 = v1569 - 8388608.0f;
+      const float v1571 = fma(v1570, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1576 = v1501 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1577 = v1576 & 15u;
+      const uint v1580 = v1577 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1581 = as_type<float>(v1580);
+      const float v1582 = v1581 - 8388608.0f;
+      const float v1583 = fma(v1582, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1588 = v1501 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1589 = v1588 & 15u;
+      const uint v1592 = v1589 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1593 = as_type<float>(v1592);
+      const float v1594 = v1593 - 8388608.0f;
+      const float v1595 = fma(v1594, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const uint v1600 = v1501 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1601 = v1600 & 15u;
+      const uint v1604 = v1601 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1605 = as_type<float>(v1604);
+      const float v1606 = v1605 - 8388608.0f;
+      const float v1607 = fma(v1606, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
+      const float v1609 = v1484 ? v1523 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v1610 = half(v1609);
+      shm1[v1615] = v1610;
+      const float v1618 = v1484 ? v1535 : 0.0f;
+      const half v1619 = half(v1618);
+      shm1[v1625] = v1619;
+      const float v1627 = v1484 ? v1547 : 0.0f;
+      const half v1628 = half(v1627);
+      shm1[v1634] = v1628;
+      const float v1636 = v1484 ? v1559 : 0.0f;
+      const half v1637 = half(v1636);
+      shm1[v1643] = v1637;
+      const float v1645 = v1484 ? v1571 : 0.0f;
+      const half v1646 = half(v1645);
+      shm1[v1652] = v1646;
+      const float v1654 = v1484 ? v1583 : 0.0f;
+      const half v1655 = half(v1654);
+      shm1[v1661] = v1655;
+      const float v1663 = v1484 ? v1595 : 0.0f;
+      const half v1664 = half(v1663);
+      shm1[v1670] = v1664;
+      const float v1672 = v1484 ? v1607 : 0.0f;
+      const half v1673 = half(v1672);
+      shm1[v1679] = v1673;
+      const uint v1691 = v1025 + v1688;  // kernels/gemm/quant_b.hpp:122
+      const bool v1692 = v1691 < v2;
+      const bool v1693 = v1690 && v1692;
+      const uint v1697 = min(v1691, v1068);  // kernels/gemm/quant_b.hpp:123
+      const uint v1703 = v1697 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1707 = v1706 + v1703;
+      const uint v1710 = packed[v1707];  // kernels/gemm/quant_b.hpp:37
+      const uint v1712 = v1697 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1716 = v1715 + v1712;
+      const half v1717 = scales[v1716];  // kernels/gemm/quant_b.hpp:39
+      const float v1718 = float(v1717);
+      const half v1719 = biases[v1716];  // kernels/gemm/quant_b.hpp:40
+      const float v1720 = float(v1719);
+      const uint v1725 = v1710 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1726 = v1725 & 15u;
+      const uint v1729 = v1726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1730 = as_type<float>(v1729);
+      const float v1731 = v1730 - 8388608.0f;
+      const float v1732 = fma(v1731, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1737 = v1710 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1738 = v1737 & 15u;
+      const uint v1741 = v1738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1742 = as_type<float>(v1741);
+      const float v1743 = v1742 - 8388608.0f;
+      const float v1744 = fma(v1743, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1749 = v1710 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1750 = v1749 & 15u;
+      const uint v1753 = v1750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1754 = as_type<float>(v1753);
+      const float v1755 = v1754 - 8388608.0f;
+      const float v1756 = fma(v1755, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1761 = v1710 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1762 = v1761 & 15u;
+      const uint v1765 = v1762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1766 = as_type<float>(v1765);
+      const float v1767 = v1766 - 8388608.0f;
+      const float v1768 = fma(v1767, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1773 = v1710 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1774 = v1773 & 15u;
+      const uint v1777 = v1774 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1778 = as_type<float>(v1777);
+      const float v1779 = v1778 - 8388608.0f;
+      const float v1780 = fma(v1779, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1785 = v1710 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1786 = v1785 & 15u;
+      const uint v1789 = v1786 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1790 = as_type<float>(v1789);
+      const float v1791 = v1790 - 8388608.0f;
+      const float v1792 = fma(v1791, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1797 = v1710 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1798 = v1797 & 15u;
+      const uint v1801 = v1798 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1802 = as_type<float>(v1801);
+      const float v1803 = v1802 - 8388608.0f;
+      const float v1804 = fma(v1803, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const uint v1809 = v1710 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1810 = v1809 & 15u;
+      const uint v1813 = v1810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1814 = as_type<float>(v1813);
+      const float v1815 = v1814 - 8388608.0f;
+      const float v1816 = fma(v1815, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
+      const float v1818 = v1693 ? v1732 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const half v1819 = half(v1818);
+      shm1[v1824] = v1819;
+      const float v1827 = v1693 ? v1744 : 0.0f;
+      const half v1828 = half(v1827);
+      shm1[v1834] = v1828;
+      const float v1836 = v1693 ? v1756 : 0.0f;
+      const half v1837 = half(v1836);
+      shm1[v1843] = v1837;
+      const float v1845 = v1693 ? v1768 : 0.0f;
+      const half v1846 = half(v1845);
+      shm1[v1852] = v1846;
+      const float v1854 = v1693 ? v1780 : 0.0f;
+      const half v1855 = half(v1854);
+      shm1[v1861] = v1855;
+      const float v1863 = v1693 ? v1792 : 0.0f;
+      const half v1864 = half(v1863);
+      shm1[v1870] = v1864;
+      const float v1872 = v1693 ? v1804 : 0.0f;
+      const half v1873 = half(v1872);
+      shm1[v1879] = v1873;
+      const float v1881 = v1693 ? v1816 : 0.0f;
+      const half v1882 = half(v1881);
+      shm1[v1888] = v1882;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v39, shm0, long(v1894), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1900), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v39, shm0, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1914), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v1898 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1899 = v6 + v14;
-  const uint v1900 = v1899 + v1898;
-  const uint v1901 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1902 = v9 + v18;
-  const uint v1903 = v1902 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v20.m[0][0].thread_elements()[0];
-    const half v1908 = half(v1907);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1909 = v1900 * v1;
-    const uint v1910 = v1909 + v1903;
-    out[v1910] = v1908;
-  }
-  const uint v1911 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1913 = v1899 + v1911;
-  const uint v1914 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1916 = v1902 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v20.m[0][0].thread_elements()[1];
-    const half v1921 = half(v1920);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1922 = v1913 * v1;
-    const uint v1923 = v1922 + v1916;
-    out[v1923] = v1921;
-  }
-  const uint v1924 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1926 = v1899 + v1924;
-  const uint v1927 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1929 = v1902 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1931 = v1929 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v20.m[0][1].thread_elements()[0];
-    const half v1934 = half(v1933);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1935 = v1926 * v1;
-    const uint v1936 = v1935 + v1929;
-    out[v1936] = v1934;
-  }
-  const uint v1937 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1939 = v1899 + v1937;
-  const uint v1940 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1942 = v1902 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1944 = v1942 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v20.m[0][1].thread_elements()[1];
-    const half v1947 = half(v1946);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1948 = v1939 * v1;
-    const uint v1949 = v1948 + v1942;
-    out[v1949] = v1947;
-  }
-  const uint v1950 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1952 = v1899 + v1950;
-  const uint v1953 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1955 = v1902 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v20.m[0][2].thread_elements()[0];
-    const half v1960 = half(v1959);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1961 = v1952 * v1;
-    const uint v1962 = v1961 + v1955;
-    out[v1962] = v1960;
-  }
-  const uint v1963 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1965 = v1899 + v1963;
-  const uint v1966 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1968 = v1902 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1970 = v1968 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v20.m[0][2].thread_elements()[1];
-    const half v1973 = half(v1972);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1974 = v1965 * v1;
-    const uint v1975 = v1974 + v1968;
-    out[v1975] = v1973;
-  }
-  const uint v1976 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1978 = v1899 + v1976;
-  const uint v1979 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1981 = v1902 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1983 = v1981 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v20.m[0][3].thread_elements()[0];
-    const half v1986 = half(v1985);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1987 = v1978 * v1;
-    const uint v1988 = v1987 + v1981;
-    out[v1988] = v1986;
-  }
-  const uint v1989 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1991 = v1899 + v1989;
-  const uint v1992 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1994 = v1902 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v20.m[0][3].thread_elements()[1];
-    const half v1999 = half(v1998);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2000 = v1991 * v1;
-    const uint v2001 = v2000 + v1994;
-    out[v2001] = v1999;
-  }
-  const uint v2002 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2004 = v1899 + v2002;
-  const uint v2005 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2007 = v1902 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2009 = v2007 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v20.m[0][4].thread_elements()[0];
-    const half v2012 = half(v2011);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2013 = v2004 * v1;
-    const uint v2014 = v2013 + v2007;
-    out[v2014] = v2012;
-  }
-  const uint v2015 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2017 = v1899 + v2015;
-  const uint v2018 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2020 = v1902 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v20.m[0][4].thread_elements()[1];
-    const half v2025 = half(v2024);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2026 = v2017 * v1;
-    const uint v2027 = v2026 + v2020;
-    out[v2027] = v2025;
-  }
-  const uint v2028 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2030 = v1899 + v2028;
-  const uint v2031 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2033 = v1902 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v20.m[0][5].thread_elements()[0];
-    const half v2038 = half(v2037);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2039 = v2030 * v1;
-    const uint v2040 = v2039 + v2033;
-    out[v2040] = v2038;
-  }
-  const uint v2041 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2043 = v1899 + v2041;
-  const uint v2044 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2046 = v1902 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v20.m[0][5].thread_elements()[1];
-    const half v2051 = half(v2050);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2052 = v2043 * v1;
-    const uint v2053 = v2052 + v2046;
-    out[v2053] = v2051;
-  }
-  const uint v2054 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2056 = v1899 + v2054;
-  const uint v2057 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2059 = v1902 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v20.m[0][6].thread_elements()[0];
-    const half v2064 = half(v2063);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2065 = v2056 * v1;
-    const uint v2066 = v2065 + v2059;
-    out[v2066] = v2064;
-  }
-  const uint v2067 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2069 = v1899 + v2067;
-  const uint v2070 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2072 = v1902 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2074 = v2072 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v20.m[0][6].thread_elements()[1];
-    const half v2077 = half(v2076);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2078 = v2069 * v1;
-    const uint v2079 = v2078 + v2072;
-    out[v2079] = v2077;
-  }
-  const uint v2080 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2082 = v1899 + v2080;
-  const uint v2083 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2085 = v1902 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2087 = v2085 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v20.m[0][7].thread_elements()[0];
-    const half v2090 = half(v2089);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2091 = v2082 * v1;
-    const uint v2092 = v2091 + v2085;
-    out[v2092] = v2090;
-  }
-  const uint v2093 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2095 = v1899 + v2093;
-  const uint v2096 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2098 = v1902 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v20.m[0][7].thread_elements()[1];
-    const half v2103 = half(v2102);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2104 = v2095 * v1;
-    const uint v2105 = v2104 + v2098;
-    out[v2105] = v2103;
-  }
-  const uint v2106 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2108 = v1899 + v2106;
-  const uint v2109 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2111 = v1902 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2113 = v2111 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v20.m[1][0].thread_elements()[0];
-    const half v2116 = half(v2115);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2117 = v2108 * v1;
-    const uint v2118 = v2117 + v2111;
-    out[v2118] = v2116;
-  }
-  const uint v2119 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2121 = v1899 + v2119;
-  const uint v2122 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2124 = v1902 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2126 = v2124 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v20.m[1][0].thread_elements()[1];
-    const half v2129 = half(v2128);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2130 = v2121 * v1;
-    const uint v2131 = v2130 + v2124;
-    out[v2131] = v2129;
-  }
-  const uint v2132 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2134 = v1899 + v2132;
-  const uint v2135 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2137 = v1902 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2139 = v2137 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v20.m[1][1].thread_elements()[0];
-    const half v2142 = half(v2141);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2143 = v2134 * v1;
-    const uint v2144 = v2143 + v2137;
-    out[v2144] = v2142;
-  }
-  const uint v2145 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2147 = v1899 + v2145;
-  const uint v2148 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2150 = v1902 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2152 = v2150 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v20.m[1][1].thread_elements()[1];
-    const half v2155 = half(v2154);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2156 = v2147 * v1;
-    const uint v2157 = v2156 + v2150;
-    out[v2157] = v2155;
-  }
-  const uint v2158 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2160 = v1899 + v2158;
-  const uint v2161 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2163 = v1902 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2165 = v2163 < v1;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v20.m[1][2].thread_elements()[0];
-    const half v2168 = half(v2167);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2169 = v2160 * v1;
-    const uint v2170 = v2169 + v2163;
-    out[v2170] = v2168;
-  }
-  const uint v2171 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2173 = v1899 + v2171;
-  const uint v2174 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2176 = v1902 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2178 = v2176 < v1;
-  const bool v2179 = v2177 && v2178;
-  if (v2179) {
-    const float v2180 = v20.m[1][2].thread_elements()[1];
-    const half v2181 = half(v2180);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2182 = v2173 * v1;
-    const uint v2183 = v2182 + v2176;
-    out[v2183] = v2181;
-  }
-  const uint v2184 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2186 = v1899 + v2184;
-  const uint v2187 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2189 = v1902 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2191 = v2189 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v20.m[1][3].thread_elements()[0];
-    const half v2194 = half(v2193);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2195 = v2186 * v1;
-    const uint v2196 = v2195 + v2189;
-    out[v2196] = v2194;
-  }
-  const uint v2197 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2199 = v1899 + v2197;
-  const uint v2200 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2202 = v1902 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v20.m[1][3].thread_elements()[1];
-    const half v2207 = half(v2206);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2208 = v2199 * v1;
-    const uint v2209 = v2208 + v2202;
-    out[v2209] = v2207;
-  }
-  const uint v2210 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2212 = v1899 + v2210;
-  const uint v2213 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2215 = v1902 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v20.m[1][4].thread_elements()[0];
-    const half v2220 = half(v2219);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2221 = v2212 * v1;
-    const uint v2222 = v2221 + v2215;
-    out[v2222] = v2220;
-  }
-  const uint v2223 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2225 = v1899 + v2223;
-  const uint v2226 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2228 = v1902 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2230 = v2228 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v20.m[1][4].thread_elements()[1];
-    const half v2233 = half(v2232);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2234 = v2225 * v1;
-    const uint v2235 = v2234 + v2228;
-    out[v2235] = v2233;
-  }
-  const uint v2236 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2238 = v1899 + v2236;
-  const uint v2239 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2241 = v1902 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v20.m[1][5].thread_elements()[0];
-    const half v2246 = half(v2245);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2247 = v2238 * v1;
-    const uint v2248 = v2247 + v2241;
-    out[v2248] = v2246;
-  }
-  const uint v2249 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2251 = v1899 + v2249;
-  const uint v2252 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2254 = v1902 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v20.m[1][5].thread_elements()[1];
-    const half v2259 = half(v2258);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2260 = v2251 * v1;
-    const uint v2261 = v2260 + v2254;
-    out[v2261] = v2259;
-  }
-  const uint v2262 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2264 = v1899 + v2262;
-  const uint v2265 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2267 = v1902 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v20.m[1][6].thread_elements()[0];
-    const half v2272 = half(v2271);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2273 = v2264 * v1;
-    const uint v2274 = v2273 + v2267;
-    out[v2274] = v2272;
-  }
-  const uint v2275 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2277 = v1899 + v2275;
-  const uint v2278 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2280 = v1902 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2282 = v2280 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v20.m[1][6].thread_elements()[1];
-    const half v2285 = half(v2284);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2286 = v2277 * v1;
-    const uint v2287 = v2286 + v2280;
-    out[v2287] = v2285;
-  }
-  const uint v2288 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2290 = v1899 + v2288;
-  const uint v2291 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2293 = v1902 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2295 = v2293 < v1;
-  const bool v2296 = v2294 && v2295;
-  if (v2296) {
-    const float v2297 = v20.m[1][7].thread_elements()[0];
-    const half v2298 = half(v2297);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2299 = v2290 * v1;
-    const uint v2300 = v2299 + v2293;
-    out[v2300] = v2298;
-  }
-  const uint v2301 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2303 = v1899 + v2301;
-  const uint v2304 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2306 = v1902 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v20.m[1][7].thread_elements()[1];
-    const half v2311 = half(v2310);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2312 = v2303 * v1;
-    const uint v2313 = v2312 + v2306;
-    out[v2313] = v2311;
-  }
-  const uint v2314 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2316 = v1899 + v2314;
-  const uint v2317 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2319 = v1902 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2321 = v2319 < v1;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v20.m[2][0].thread_elements()[0];
-    const half v2324 = half(v2323);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2325 = v2316 * v1;
-    const uint v2326 = v2325 + v2319;
-    out[v2326] = v2324;
-  }
-  const uint v2327 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2329 = v1899 + v2327;
-  const uint v2330 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2332 = v1902 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2334 = v2332 < v1;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v20.m[2][0].thread_elements()[1];
-    const half v2337 = half(v2336);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2338 = v2329 * v1;
-    const uint v2339 = v2338 + v2332;
-    out[v2339] = v2337;
-  }
-  const uint v2340 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2342 = v1899 + v2340;
-  const uint v2343 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2345 = v1902 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2347 = v2345 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v20.m[2][1].thread_elements()[0];
-    const half v2350 = half(v2349);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2351 = v2342 * v1;
-    const uint v2352 = v2351 + v2345;
-    out[v2352] = v2350;
-  }
-  const uint v2353 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2355 = v1899 + v2353;
-  const uint v2356 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2358 = v1902 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2360 = v2358 < v1;
-  const bool v2361 = v2359 && v2360;
-  if (v2361) {
-    const float v2362 = v20.m[2][1].thread_elements()[1];
-    const half v2363 = half(v2362);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2364 = v2355 * v1;
-    const uint v2365 = v2364 + v2358;
-    out[v2365] = v2363;
-  }
-  const uint v2366 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2368 = v1899 + v2366;
-  const uint v2369 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2371 = v1902 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v20.m[2][2].thread_elements()[0];
-    const half v2376 = half(v2375);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2377 = v2368 * v1;
-    const uint v2378 = v2377 + v2371;
-    out[v2378] = v2376;
-  }
-  const uint v2379 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2381 = v1899 + v2379;
-  const uint v2382 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2384 = v1902 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v20.m[2][2].thread_elements()[1];
-    const half v2389 = half(v2388);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2390 = v2381 * v1;
-    const uint v2391 = v2390 + v2384;
-    out[v2391] = v2389;
-  }
-  const uint v2392 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2394 = v1899 + v2392;
-  const uint v2395 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2397 = v1902 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v20.m[2][3].thread_elements()[0];
-    const half v2402 = half(v2401);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2403 = v2394 * v1;
-    const uint v2404 = v2403 + v2397;
-    out[v2404] = v2402;
-  }
-  const uint v2405 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2407 = v1899 + v2405;
-  const uint v2408 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2410 = v1902 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2412 = v2410 < v1;
-  const bool v2413 = v2411 && v2412;
-  if (v2413) {
-    const float v2414 = v20.m[2][3].thread_elements()[1];
-    const half v2415 = half(v2414);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2416 = v2407 * v1;
-    const uint v2417 = v2416 + v2410;
-    out[v2417] = v2415;
-  }
-  const uint v2418 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2420 = v1899 + v2418;
-  const uint v2421 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2423 = v1902 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2425 = v2423 < v1;
-  const bool v2426 = v2424 && v2425;
-  if (v2426) {
-    const float v2427 = v20.m[2][4].thread_elements()[0];
-    const half v2428 = half(v2427);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2429 = v2420 * v1;
-    const uint v2430 = v2429 + v2423;
-    out[v2430] = v2428;
-  }
-  const uint v2431 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2433 = v1899 + v2431;
-  const uint v2434 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2436 = v1902 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2438 = v2436 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v20.m[2][4].thread_elements()[1];
-    const half v2441 = half(v2440);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2442 = v2433 * v1;
-    const uint v2443 = v2442 + v2436;
-    out[v2443] = v2441;
-  }
-  const uint v2444 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2446 = v1899 + v2444;
-  const uint v2447 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2449 = v1902 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2451 = v2449 < v1;
-  const bool v2452 = v2450 && v2451;
-  if (v2452) {
-    const float v2453 = v20.m[2][5].thread_elements()[0];
-    const half v2454 = half(v2453);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2455 = v2446 * v1;
-    const uint v2456 = v2455 + v2449;
-    out[v2456] = v2454;
-  }
-  const uint v2457 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2459 = v1899 + v2457;
-  const uint v2460 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2462 = v1902 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2464 = v2462 < v1;
-  const bool v2465 = v2463 && v2464;
-  if (v2465) {
-    const float v2466 = v20.m[2][5].thread_elements()[1];
-    const half v2467 = half(v2466);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2468 = v2459 * v1;
-    const uint v2469 = v2468 + v2462;
-    out[v2469] = v2467;
-  }
-  const uint v2470 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2472 = v1899 + v2470;
-  const uint v2473 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2475 = v1902 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v20.m[2][6].thread_elements()[0];
-    const half v2480 = half(v2479);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2481 = v2472 * v1;
-    const uint v2482 = v2481 + v2475;
-    out[v2482] = v2480;
-  }
-  const uint v2483 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2485 = v1899 + v2483;
-  const uint v2486 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2488 = v1902 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2490 = v2488 < v1;
-  const bool v2491 = v2489 && v2490;
-  if (v2491) {
-    const float v2492 = v20.m[2][6].thread_elements()[1];
-    const half v2493 = half(v2492);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2494 = v2485 * v1;
-    const uint v2495 = v2494 + v2488;
-    out[v2495] = v2493;
-  }
-  const uint v2496 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2498 = v1899 + v2496;
-  const uint v2499 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2501 = v1902 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v20.m[2][7].thread_elements()[0];
-    const half v2506 = half(v2505);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2507 = v2498 * v1;
-    const uint v2508 = v2507 + v2501;
-    out[v2508] = v2506;
-  }
-  const uint v2509 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2511 = v1899 + v2509;
-  const uint v2512 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2514 = v1902 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2516 = v2514 < v1;
-  const bool v2517 = v2515 && v2516;
-  if (v2517) {
-    const float v2518 = v20.m[2][7].thread_elements()[1];
-    const half v2519 = half(v2518);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2520 = v2511 * v1;
-    const uint v2521 = v2520 + v2514;
-    out[v2521] = v2519;
-  }
-  const uint v2522 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2524 = v1899 + v2522;
-  const uint v2525 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2527 = v1902 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2529 = v2527 < v1;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v20.m[3][0].thread_elements()[0];
-    const half v2532 = half(v2531);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2533 = v2524 * v1;
-    const uint v2534 = v2533 + v2527;
-    out[v2534] = v2532;
-  }
-  const uint v2535 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2537 = v1899 + v2535;
-  const uint v2538 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2540 = v1902 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2542 = v2540 < v1;
-  const bool v2543 = v2541 && v2542;
-  if (v2543) {
-    const float v2544 = v20.m[3][0].thread_elements()[1];
-    const half v2545 = half(v2544);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2546 = v2537 * v1;
-    const uint v2547 = v2546 + v2540;
-    out[v2547] = v2545;
-  }
-  const uint v2548 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2550 = v1899 + v2548;
-  const uint v2551 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2553 = v1902 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2555 = v2553 < v1;
-  const bool v2556 = v2554 && v2555;
-  if (v2556) {
-    const float v2557 = v20.m[3][1].thread_elements()[0];
-    const half v2558 = half(v2557);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2559 = v2550 * v1;
-    const uint v2560 = v2559 + v2553;
-    out[v2560] = v2558;
-  }
-  const uint v2561 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2563 = v1899 + v2561;
-  const uint v2564 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2566 = v1902 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2568 = v2566 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v20.m[3][1].thread_elements()[1];
-    const half v2571 = half(v2570);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2572 = v2563 * v1;
-    const uint v2573 = v2572 + v2566;
-    out[v2573] = v2571;
-  }
-  const uint v2574 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2576 = v1899 + v2574;
-  const uint v2577 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2579 = v1902 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2581 = v2579 < v1;
-  const bool v2582 = v2580 && v2581;
-  if (v2582) {
-    const float v2583 = v20.m[3][2].thread_elements()[0];
-    const half v2584 = half(v2583);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2585 = v2576 * v1;
-    const uint v2586 = v2585 + v2579;
-    out[v2586] = v2584;
-  }
-  const uint v2587 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2589 = v1899 + v2587;
-  const uint v2590 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2592 = v1902 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v20.m[3][2].thread_elements()[1];
-    const half v2597 = half(v2596);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2598 = v2589 * v1;
-    const uint v2599 = v2598 + v2592;
-    out[v2599] = v2597;
-  }
-  const uint v2600 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2602 = v1899 + v2600;
-  const uint v2603 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2605 = v1902 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2607 = v2605 < v1;
-  const bool v2608 = v2606 && v2607;
-  if (v2608) {
-    const float v2609 = v20.m[3][3].thread_elements()[0];
-    const half v2610 = half(v2609);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2611 = v2602 * v1;
-    const uint v2612 = v2611 + v2605;
-    out[v2612] = v2610;
-  }
-  const uint v2613 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2615 = v1899 + v2613;
-  const uint v2616 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2618 = v1902 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2620 = v2618 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v20.m[3][3].thread_elements()[1];
-    const half v2623 = half(v2622);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2624 = v2615 * v1;
-    const uint v2625 = v2624 + v2618;
-    out[v2625] = v2623;
-  }
-  const uint v2626 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2628 = v1899 + v2626;
-  const uint v2629 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2631 = v1902 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v20.m[3][4].thread_elements()[0];
-    const half v2636 = half(v2635);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2637 = v2628 * v1;
-    const uint v2638 = v2637 + v2631;
-    out[v2638] = v2636;
-  }
-  const uint v2639 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2641 = v1899 + v2639;
-  const uint v2642 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2644 = v1902 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v20.m[3][4].thread_elements()[1];
-    const half v2649 = half(v2648);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2650 = v2641 * v1;
-    const uint v2651 = v2650 + v2644;
-    out[v2651] = v2649;
-  }
-  const uint v2652 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2654 = v1899 + v2652;
-  const uint v2655 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2657 = v1902 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2659 = v2657 < v1;
-  const bool v2660 = v2658 && v2659;
-  if (v2660) {
-    const float v2661 = v20.m[3][5].thread_elements()[0];
-    const half v2662 = half(v2661);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2663 = v2654 * v1;
-    const uint v2664 = v2663 + v2657;
-    out[v2664] = v2662;
-  }
-  const uint v2665 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2667 = v1899 + v2665;
-  const uint v2668 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2670 = v1902 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2672 = v2670 < v1;
-  const bool v2673 = v2671 && v2672;
-  if (v2673) {
-    const float v2674 = v20.m[3][5].thread_elements()[1];
-    const half v2675 = half(v2674);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2676 = v2667 * v1;
-    const uint v2677 = v2676 + v2670;
-    out[v2677] = v2675;
-  }
-  const uint v2678 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2680 = v1899 + v2678;
-  const uint v2681 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2683 = v1902 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2685 = v2683 < v1;
-  const bool v2686 = v2684 && v2685;
-  if (v2686) {
-    const float v2687 = v20.m[3][6].thread_elements()[0];
-    const half v2688 = half(v2687);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2689 = v2680 * v1;
-    const uint v2690 = v2689 + v2683;
-    out[v2690] = v2688;
-  }
-  const uint v2691 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2693 = v1899 + v2691;
-  const uint v2694 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2696 = v1902 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2698 = v2696 < v1;
-  const bool v2699 = v2697 && v2698;
-  if (v2699) {
-    const float v2700 = v20.m[3][6].thread_elements()[1];
-    const half v2701 = half(v2700);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2702 = v2693 * v1;
-    const uint v2703 = v2702 + v2696;
-    out[v2703] = v2701;
-  }
-  const uint v2704 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2706 = v1899 + v2704;
-  const uint v2707 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2709 = v1902 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2711 = v2709 < v1;
-  const bool v2712 = v2710 && v2711;
-  if (v2712) {
-    const float v2713 = v20.m[3][7].thread_elements()[0];
-    const half v2714 = half(v2713);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2715 = v2706 * v1;
-    const uint v2716 = v2715 + v2709;
-    out[v2716] = v2714;
-  }
-  const uint v2717 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2719 = v1899 + v2717;
-  const uint v2720 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2722 = v1902 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2724 = v2722 < v1;
-  const bool v2725 = v2723 && v2724;
-  if (v2725) {
-    const float v2726 = v20.m[3][7].thread_elements()[1];
-    const half v2727 = half(v2726);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2728 = v2719 * v1;
-    const uint v2729 = v2728 + v2722;
-    out[v2729] = v2727;
-  }
-  const uint v2730 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2732 = v1899 + v2730;
-  const uint v2733 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2735 = v1902 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2737 = v2735 < v1;
-  const bool v2738 = v2736 && v2737;
-  if (v2738) {
-    const float v2739 = v20.m[4][0].thread_elements()[0];
-    const half v2740 = half(v2739);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2741 = v2732 * v1;
-    const uint v2742 = v2741 + v2735;
-    out[v2742] = v2740;
-  }
-  const uint v2743 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2745 = v1899 + v2743;
-  const uint v2746 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2748 = v1902 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2750 = v2748 < v1;
-  const bool v2751 = v2749 && v2750;
-  if (v2751) {
-    const float v2752 = v20.m[4][0].thread_elements()[1];
-    const half v2753 = half(v2752);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2754 = v2745 * v1;
-    const uint v2755 = v2754 + v2748;
-    out[v2755] = v2753;
-  }
-  const uint v2756 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2758 = v1899 + v2756;
-  const uint v2759 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2761 = v1902 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2763 = v2761 < v1;
-  const bool v2764 = v2762 && v2763;
-  if (v2764) {
-    const float v2765 = v20.m[4][1].thread_elements()[0];
-    const half v2766 = half(v2765);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2767 = v2758 * v1;
-    const uint v2768 = v2767 + v2761;
-    out[v2768] = v2766;
-  }
-  const uint v2769 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2771 = v1899 + v2769;
-  const uint v2772 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2774 = v1902 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v20.m[4][1].thread_elements()[1];
-    const half v2779 = half(v2778);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2780 = v2771 * v1;
-    const uint v2781 = v2780 + v2774;
-    out[v2781] = v2779;
-  }
-  const uint v2782 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2784 = v1899 + v2782;
-  const uint v2785 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2787 = v1902 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v20.m[4][2].thread_elements()[0];
-    const half v2792 = half(v2791);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2793 = v2784 * v1;
-    const uint v2794 = v2793 + v2787;
-    out[v2794] = v2792;
-  }
-  const uint v2795 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2797 = v1899 + v2795;
-  const uint v2798 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2800 = v1902 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2802 = v2800 < v1;
-  const bool v2803 = v2801 && v2802;
-  if (v2803) {
-    const float v2804 = v20.m[4][2].thread_elements()[1];
-    const half v2805 = half(v2804);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2806 = v2797 * v1;
-    const uint v2807 = v2806 + v2800;
-    out[v2807] = v2805;
-  }
-  const uint v2808 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2810 = v1899 + v2808;
-  const uint v2811 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2813 = v1902 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2815 = v2813 < v1;
-  const bool v2816 = v2814 && v2815;
-  if (v2816) {
-    const float v2817 = v20.m[4][3].thread_elements()[0];
-    const half v2818 = half(v2817);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2819 = v2810 * v1;
-    const uint v2820 = v2819 + v2813;
-    out[v2820] = v2818;
-  }
-  const uint v2821 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2823 = v1899 + v2821;
-  const uint v2824 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2826 = v1902 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2828 = v2826 < v1;
-  const bool v2829 = v2827 && v2828;
-  if (v2829) {
-    const float v2830 = v20.m[4][3].thread_elements()[1];
-    const half v2831 = half(v2830);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2832 = v2823 * v1;
-    const uint v2833 = v2832 + v2826;
-    out[v2833] = v2831;
-  }
-  const uint v2834 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2836 = v1899 + v2834;
-  const uint v2837 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2839 = v1902 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2841 = v2839 < v1;
-  const bool v2842 = v2840 && v2841;
-  if (v2842) {
-    const float v2843 = v20.m[4][4].thread_elements()[0];
-    const half v2844 = half(v2843);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2845 = v2836 * v1;
-    const uint v2846 = v2845 + v2839;
-    out[v2846] = v2844;
-  }
-  const uint v2847 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2849 = v1899 + v2847;
-  const uint v2850 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2852 = v1902 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2854 = v2852 < v1;
-  const bool v2855 = v2853 && v2854;
-  if (v2855) {
-    const float v2856 = v20.m[4][4].thread_elements()[1];
-    const half v2857 = half(v2856);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2858 = v2849 * v1;
-    const uint v2859 = v2858 + v2852;
-    out[v2859] = v2857;
-  }
-  const uint v2860 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2862 = v1899 + v2860;
-  const uint v2863 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2865 = v1902 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2867 = v2865 < v1;
-  const bool v2868 = v2866 && v2867;
-  if (v2868) {
-    const float v2869 = v20.m[4][5].thread_elements()[0];
-    const half v2870 = half(v2869);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2871 = v2862 * v1;
-    const uint v2872 = v2871 + v2865;
-    out[v2872] = v2870;
-  }
-  const uint v2873 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2875 = v1899 + v2873;
-  const uint v2876 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2878 = v1902 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2880 = v2878 < v1;
-  const bool v2881 = v2879 && v2880;
-  if (v2881) {
-    const float v2882 = v20.m[4][5].thread_elements()[1];
-    const half v2883 = half(v2882);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2884 = v2875 * v1;
-    const uint v2885 = v2884 + v2878;
-    out[v2885] = v2883;
-  }
-  const uint v2886 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2888 = v1899 + v2886;
-  const uint v2889 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2891 = v1902 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2893 = v2891 < v1;
-  const bool v2894 = v2892 && v2893;
-  if (v2894) {
-    const float v2895 = v20.m[4][6].thread_elements()[0];
-    const half v2896 = half(v2895);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2897 = v2888 * v1;
-    const uint v2898 = v2897 + v2891;
-    out[v2898] = v2896;
-  }
-  const uint v2899 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2901 = v1899 + v2899;
-  const uint v2902 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2904 = v1902 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2906 = v2904 < v1;
-  const bool v2907 = v2905 && v2906;
-  if (v2907) {
-    const float v2908 = v20.m[4][6].thread_elements()[1];
-    const half v2909 = half(v2908);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2910 = v2901 * v1;
-    const uint v2911 = v2910 + v2904;
-    out[v2911] = v2909;
-  }
-  const uint v2912 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2914 = v1899 + v2912;
-  const uint v2915 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2917 = v1902 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v20.m[4][7].thread_elements()[0];
-    const half v2922 = half(v2921);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2923 = v2914 * v1;
-    const uint v2924 = v2923 + v2917;
-    out[v2924] = v2922;
-  }
-  const uint v2925 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2927 = v1899 + v2925;
-  const uint v2928 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2930 = v1902 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2932 = v2930 < v1;
-  const bool v2933 = v2931 && v2932;
-  if (v2933) {
-    const float v2934 = v20.m[4][7].thread_elements()[1];
-    const half v2935 = half(v2934);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2936 = v2927 * v1;
-    const uint v2937 = v2936 + v2930;
-    out[v2937] = v2935;
-  }
-  const uint v2938 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2940 = v1899 + v2938;
-  const uint v2941 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2943 = v1902 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v20.m[5][0].thread_elements()[0];
-    const half v2948 = half(v2947);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2949 = v2940 * v1;
-    const uint v2950 = v2949 + v2943;
-    out[v2950] = v2948;
-  }
-  const uint v2951 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2953 = v1899 + v2951;
-  const uint v2954 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2956 = v1902 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2958 = v2956 < v1;
-  const bool v2959 = v2957 && v2958;
-  if (v2959) {
-    const float v2960 = v20.m[5][0].thread_elements()[1];
-    const half v2961 = half(v2960);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2962 = v2953 * v1;
-    const uint v2963 = v2962 + v2956;
-    out[v2963] = v2961;
-  }
-  const uint v2964 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2966 = v1899 + v2964;
-  const uint v2967 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2969 = v1902 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2971 = v2969 < v1;
-  const bool v2972 = v2970 && v2971;
-  if (v2972) {
-    const float v2973 = v20.m[5][1].thread_elements()[0];
-    const half v2974 = half(v2973);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2975 = v2966 * v1;
-    const uint v2976 = v2975 + v2969;
-    out[v2976] = v2974;
-  }
-  const uint v2977 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2979 = v1899 + v2977;
-  const uint v2980 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2982 = v1902 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2984 = v2982 < v1;
-  const bool v2985 = v2983 && v2984;
-  if (v2985) {
-    const float v2986 = v20.m[5][1].thread_elements()[1];
-    const half v2987 = half(v2986);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2988 = v2979 * v1;
-    const uint v2989 = v2988 + v2982;
-    out[v2989] = v2987;
-  }
-  const uint v2990 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2992 = v1899 + v2990;
-  const uint v2993 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2995 = v1902 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2997 = v2995 < v1;
-  const bool v2998 = v2996 && v2997;
-  if (v2998) {
-    const float v2999 = v20.m[5][2].thread_elements()[0];
-    const half v3000 = half(v2999);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3001 = v2992 * v1;
-    const uint v3002 = v3001 + v2995;
-    out[v3002] = v3000;
-  }
-  const uint v3003 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3005 = v1899 + v3003;
-  const uint v3006 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3008 = v1902 + v3006;
-  const bool v3009 = v3005 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3010 = v3008 < v1;
-  const bool v3011 = v3009 && v3010;
-  if (v3011) {
-    const float v3012 = v20.m[5][2].thread_elements()[1];
-    const half v3013 = half(v3012);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3014 = v3005 * v1;
-    const uint v3015 = v3014 + v3008;
-    out[v3015] = v3013;
-  }
-  const uint v3016 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3018 = v1899 + v3016;
-  const uint v3019 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3021 = v1902 + v3019;
-  const bool v3022 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3023 = v3021 < v1;
-  const bool v3024 = v3022 && v3023;
-  if (v3024) {
-    const float v3025 = v20.m[5][3].thread_elements()[0];
-    const half v3026 = half(v3025);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3027 = v3018 * v1;
-    const uint v3028 = v3027 + v3021;
-    out[v3028] = v3026;
-  }
-  const uint v3029 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3031 = v1899 + v3029;
-  const uint v3032 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3034 = v1902 + v3032;
-  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3036 = v3034 < v1;
-  const bool v3037 = v3035 && v3036;
-  if (v3037) {
-    const float v3038 = v20.m[5][3].thread_elements()[1];
-    const half v3039 = half(v3038);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3040 = v3031 * v1;
-    const uint v3041 = v3040 + v3034;
-    out[v3041] = v3039;
-  }
-  const uint v3042 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3044 = v1899 + v3042;
-  const uint v3045 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3047 = v1902 + v3045;
-  const bool v3048 = v3044 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3049 = v3047 < v1;
-  const bool v3050 = v3048 && v3049;
-  if (v3050) {
-    const float v3051 = v20.m[5][4].thread_elements()[0];
-    const half v3052 = half(v3051);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3053 = v3044 * v1;
-    const uint v3054 = v3053 + v3047;
-    out[v3054] = v3052;
-  }
-  const uint v3055 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3057 = v1899 + v3055;
-  const uint v3058 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3060 = v1902 + v3058;
-  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3062 = v3060 < v1;
-  const bool v3063 = v3061 && v3062;
-  if (v3063) {
-    const float v3064 = v20.m[5][4].thread_elements()[1];
-    const half v3065 = half(v3064);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3066 = v3057 * v1;
-    const uint v3067 = v3066 + v3060;
-    out[v3067] = v3065;
-  }
-  const uint v3068 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3070 = v1899 + v3068;
-  const uint v3071 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3073 = v1902 + v3071;
-  const bool v3074 = v3070 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3075 = v3073 < v1;
-  const bool v3076 = v3074 && v3075;
-  if (v3076) {
-    const float v3077 = v20.m[5][5].thread_elements()[0];
-    const half v3078 = half(v3077);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3079 = v3070 * v1;
-    const uint v3080 = v3079 + v3073;
-    out[v3080] = v3078;
-  }
-  const uint v3081 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3083 = v1899 + v3081;
-  const uint v3084 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3086 = v1902 + v3084;
-  const bool v3087 = v3083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3088 = v3086 < v1;
-  const bool v3089 = v3087 && v3088;
-  if (v3089) {
-    const float v3090 = v20.m[5][5].thread_elements()[1];
-    const half v3091 = half(v3090);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3092 = v3083 * v1;
-    const uint v3093 = v3092 + v3086;
-    out[v3093] = v3091;
-  }
-  const uint v3094 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3096 = v1899 + v3094;
-  const uint v3097 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3099 = v1902 + v3097;
-  const bool v3100 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3101 = v3099 < v1;
-  const bool v3102 = v3100 && v3101;
-  if (v3102) {
-    const float v3103 = v20.m[5][6].thread_elements()[0];
-    const half v3104 = half(v3103);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3105 = v3096 * v1;
-    const uint v3106 = v3105 + v3099;
-    out[v3106] = v3104;
-  }
-  const uint v3107 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3109 = v1899 + v3107;
-  const uint v3110 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3112 = v1902 + v3110;
-  const bool v3113 = v3109 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3114 = v3112 < v1;
-  const bool v3115 = v3113 && v3114;
-  if (v3115) {
-    const float v3116 = v20.m[5][6].thread_elements()[1];
-    const half v3117 = half(v3116);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3118 = v3109 * v1;
-    const uint v3119 = v3118 + v3112;
-    out[v3119] = v3117;
-  }
-  const uint v3120 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3122 = v1899 + v3120;
-  const uint v3123 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3125 = v1902 + v3123;
-  const bool v3126 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3127 = v3125 < v1;
-  const bool v3128 = v3126 && v3127;
-  if (v3128) {
-    const float v3129 = v20.m[5][7].thread_elements()[0];
-    const half v3130 = half(v3129);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3131 = v3122 * v1;
-    const uint v3132 = v3131 + v3125;
-    out[v3132] = v3130;
-  }
-  const uint v3133 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3135 = v1899 + v3133;
-  const uint v3136 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3138 = v1902 + v3136;
-  const bool v3139 = v3135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3140 = v3138 < v1;
-  const bool v3141 = v3139 && v3140;
-  if (v3141) {
-    const float v3142 = v20.m[5][7].thread_elements()[1];
-    const half v3143 = half(v3142);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3144 = v3135 * v1;
-    const uint v3145 = v3144 + v3138;
-    out[v3145] = v3143;
-  }
-  const uint v3146 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3148 = v1899 + v3146;
-  const uint v3149 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3151 = v1902 + v3149;
-  const bool v3152 = v3148 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3153 = v3151 < v1;
-  const bool v3154 = v3152 && v3153;
-  if (v3154) {
-    const float v3155 = v20.m[6][0].thread_elements()[0];
-    const half v3156 = half(v3155);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3157 = v3148 * v1;
-    const uint v3158 = v3157 + v3151;
-    out[v3158] = v3156;
-  }
-  const uint v3159 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3161 = v1899 + v3159;
-  const uint v3162 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3164 = v1902 + v3162;
-  const bool v3165 = v3161 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3166 = v3164 < v1;
-  const bool v3167 = v3165 && v3166;
-  if (v3167) {
-    const float v3168 = v20.m[6][0].thread_elements()[1];
-    const half v3169 = half(v3168);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3170 = v3161 * v1;
-    const uint v3171 = v3170 + v3164;
-    out[v3171] = v3169;
-  }
-  const uint v3172 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3174 = v1899 + v3172;
-  const uint v3175 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3177 = v1902 + v3175;
-  const bool v3178 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3179 = v3177 < v1;
-  const bool v3180 = v3178 && v3179;
-  if (v3180) {
-    const float v3181 = v20.m[6][1].thread_elements()[0];
-    const half v3182 = half(v3181);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3183 = v3174 * v1;
-    const uint v3184 = v3183 + v3177;
-    out[v3184] = v3182;
-  }
-  const uint v3185 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3187 = v1899 + v3185;
-  const uint v3188 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3190 = v1902 + v3188;
-  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3192 = v3190 < v1;
-  const bool v3193 = v3191 && v3192;
-  if (v3193) {
-    const float v3194 = v20.m[6][1].thread_elements()[1];
-    const half v3195 = half(v3194);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3196 = v3187 * v1;
-    const uint v3197 = v3196 + v3190;
-    out[v3197] = v3195;
-  }
-  const uint v3198 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3200 = v1899 + v3198;
-  const uint v3201 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3203 = v1902 + v3201;
-  const bool v3204 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3205 = v3203 < v1;
-  const bool v3206 = v3204 && v3205;
-  if (v3206) {
-    const float v3207 = v20.m[6][2].thread_elements()[0];
-    const half v3208 = half(v3207);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3209 = v3200 * v1;
-    const uint v3210 = v3209 + v3203;
-    out[v3210] = v3208;
-  }
-  const uint v3211 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3213 = v1899 + v3211;
-  const uint v3214 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3216 = v1902 + v3214;
-  const bool v3217 = v3213 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3218 = v3216 < v1;
-  const bool v3219 = v3217 && v3218;
-  if (v3219) {
-    const float v3220 = v20.m[6][2].thread_elements()[1];
-    const half v3221 = half(v3220);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3222 = v3213 * v1;
-    const uint v3223 = v3222 + v3216;
-    out[v3223] = v3221;
-  }
-  const uint v3224 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3226 = v1899 + v3224;
-  const uint v3227 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3229 = v1902 + v3227;
-  const bool v3230 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3231 = v3229 < v1;
-  const bool v3232 = v3230 && v3231;
-  if (v3232) {
-    const float v3233 = v20.m[6][3].thread_elements()[0];
-    const half v3234 = half(v3233);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3235 = v3226 * v1;
-    const uint v3236 = v3235 + v3229;
-    out[v3236] = v3234;
-  }
-  const uint v3237 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3239 = v1899 + v3237;
-  const uint v3240 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3242 = v1902 + v3240;
-  const bool v3243 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3244 = v3242 < v1;
-  const bool v3245 = v3243 && v3244;
-  if (v3245) {
-    const float v3246 = v20.m[6][3].thread_elements()[1];
-    const half v3247 = half(v3246);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3248 = v3239 * v1;
-    const uint v3249 = v3248 + v3242;
-    out[v3249] = v3247;
-  }
-  const uint v3250 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3252 = v1899 + v3250;
-  const uint v3253 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3255 = v1902 + v3253;
-  const bool v3256 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3257 = v3255 < v1;
-  const bool v3258 = v3256 && v3257;
-  if (v3258) {
-    const float v3259 = v20.m[6][4].thread_elements()[0];
-    const half v3260 = half(v3259);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3261 = v3252 * v1;
-    const uint v3262 = v3261 + v3255;
-    out[v3262] = v3260;
-  }
-  const uint v3263 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3265 = v1899 + v3263;
-  const uint v3266 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3268 = v1902 + v3266;
-  const bool v3269 = v3265 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3270 = v3268 < v1;
-  const bool v3271 = v3269 && v3270;
-  if (v3271) {
-    const float v3272 = v20.m[6][4].thread_elements()[1];
-    const half v3273 = half(v3272);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3274 = v3265 * v1;
-    const uint v3275 = v3274 + v3268;
-    out[v3275] = v3273;
-  }
-  const uint v3276 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3278 = v1899 + v3276;
-  const uint v3279 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3281 = v1902 + v3279;
-  const bool v3282 = v3278 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3283 = v3281 < v1;
-  const bool v3284 = v3282 && v3283;
-  if (v3284) {
-    const float v3285 = v20.m[6][5].thread_elements()[0];
-    const half v3286 = half(v3285);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3287 = v3278 * v1;
-    const uint v3288 = v3287 + v3281;
-    out[v3288] = v3286;
-  }
-  const uint v3289 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3291 = v1899 + v3289;
-  const uint v3292 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3294 = v1902 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3296 = v3294 < v1;
-  const bool v3297 = v3295 && v3296;
-  if (v3297) {
-    const float v3298 = v20.m[6][5].thread_elements()[1];
-    const half v3299 = half(v3298);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3300 = v3291 * v1;
-    const uint v3301 = v3300 + v3294;
-    out[v3301] = v3299;
-  }
-  const uint v3302 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3304 = v1899 + v3302;
-  const uint v3305 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3307 = v1902 + v3305;
-  const bool v3308 = v3304 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3309 = v3307 < v1;
-  const bool v3310 = v3308 && v3309;
-  if (v3310) {
-    const float v3311 = v20.m[6][6].thread_elements()[0];
-    const half v3312 = half(v3311);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3313 = v3304 * v1;
-    const uint v3314 = v3313 + v3307;
-    out[v3314] = v3312;
-  }
-  const uint v3315 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3317 = v1899 + v3315;
-  const uint v3318 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3320 = v1902 + v3318;
-  const bool v3321 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3322 = v3320 < v1;
-  const bool v3323 = v3321 && v3322;
-  if (v3323) {
-    const float v3324 = v20.m[6][6].thread_elements()[1];
-    const half v3325 = half(v3324);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3326 = v3317 * v1;
-    const uint v3327 = v3326 + v3320;
-    out[v3327] = v3325;
-  }
-  const uint v3328 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3330 = v1899 + v3328;
-  const uint v3331 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3333 = v1902 + v3331;
-  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3335 = v3333 < v1;
-  const bool v3336 = v3334 && v3335;
-  if (v3336) {
-    const float v3337 = v20.m[6][7].thread_elements()[0];
-    const half v3338 = half(v3337);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3339 = v3330 * v1;
-    const uint v3340 = v3339 + v3333;
-    out[v3340] = v3338;
-  }
-  const uint v3341 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3343 = v1899 + v3341;
-  const uint v3344 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3346 = v1902 + v3344;
-  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3348 = v3346 < v1;
-  const bool v3349 = v3347 && v3348;
-  if (v3349) {
-    const float v3350 = v20.m[6][7].thread_elements()[1];
-    const half v3351 = half(v3350);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3352 = v3343 * v1;
-    const uint v3353 = v3352 + v3346;
-    out[v3353] = v3351;
-  }
-  const uint v3354 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3356 = v1899 + v3354;
-  const uint v3357 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3359 = v1902 + v3357;
-  const bool v3360 = v3356 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3361 = v3359 < v1;
-  const bool v3362 = v3360 && v3361;
-  if (v3362) {
-    const float v3363 = v20.m[7][0].thread_elements()[0];
-    const half v3364 = half(v3363);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3365 = v3356 * v1;
-    const uint v3366 = v3365 + v3359;
-    out[v3366] = v3364;
-  }
-  const uint v3367 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3369 = v1899 + v3367;
-  const uint v3370 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3372 = v1902 + v3370;
-  const bool v3373 = v3369 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3374 = v3372 < v1;
-  const bool v3375 = v3373 && v3374;
-  if (v3375) {
-    const float v3376 = v20.m[7][0].thread_elements()[1];
-    const half v3377 = half(v3376);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3378 = v3369 * v1;
-    const uint v3379 = v3378 + v3372;
-    out[v3379] = v3377;
-  }
-  const uint v3380 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3382 = v1899 + v3380;
-  const uint v3383 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3385 = v1902 + v3383;
-  const bool v3386 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3387 = v3385 < v1;
-  const bool v3388 = v3386 && v3387;
-  if (v3388) {
-    const float v3389 = v20.m[7][1].thread_elements()[0];
-    const half v3390 = half(v3389);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3391 = v3382 * v1;
-    const uint v3392 = v3391 + v3385;
-    out[v3392] = v3390;
-  }
-  const uint v3393 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3395 = v1899 + v3393;
-  const uint v3396 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3398 = v1902 + v3396;
-  const bool v3399 = v3395 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3400 = v3398 < v1;
-  const bool v3401 = v3399 && v3400;
-  if (v3401) {
-    const float v3402 = v20.m[7][1].thread_elements()[1];
-    const half v3403 = half(v3402);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3404 = v3395 * v1;
-    const uint v3405 = v3404 + v3398;
-    out[v3405] = v3403;
-  }
-  const uint v3406 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3408 = v1899 + v3406;
-  const uint v3409 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3411 = v1902 + v3409;
-  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3413 = v3411 < v1;
-  const bool v3414 = v3412 && v3413;
-  if (v3414) {
-    const float v3415 = v20.m[7][2].thread_elements()[0];
-    const half v3416 = half(v3415);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3417 = v3408 * v1;
-    const uint v3418 = v3417 + v3411;
-    out[v3418] = v3416;
-  }
-  const uint v3419 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3421 = v1899 + v3419;
-  const uint v3422 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3424 = v1902 + v3422;
-  const bool v3425 = v3421 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3426 = v3424 < v1;
-  const bool v3427 = v3425 && v3426;
-  if (v3427) {
-    const float v3428 = v20.m[7][2].thread_elements()[1];
-    const half v3429 = half(v3428);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3430 = v3421 * v1;
-    const uint v3431 = v3430 + v3424;
-    out[v3431] = v3429;
-  }
-  const uint v3432 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3434 = v1899 + v3432;
-  const uint v3435 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3437 = v1902 + v3435;
-  const bool v3438 = v3434 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3439 = v3437 < v1;
-  const bool v3440 = v3438 && v3439;
-  if (v3440) {
-    const float v3441 = v20.m[7][3].thread_elements()[0];
-    const half v3442 = half(v3441);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3443 = v3434 * v1;
-    const uint v3444 = v3443 + v3437;
-    out[v3444] = v3442;
-  }
-  const uint v3445 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3447 = v1899 + v3445;
-  const uint v3448 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3450 = v1902 + v3448;
-  const bool v3451 = v3447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3452 = v3450 < v1;
-  const bool v3453 = v3451 && v3452;
-  if (v3453) {
-    const float v3454 = v20.m[7][3].thread_elements()[1];
-    const half v3455 = half(v3454);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3456 = v3447 * v1;
-    const uint v3457 = v3456 + v3450;
-    out[v3457] = v3455;
-  }
-  const uint v3458 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3460 = v1899 + v3458;
-  const uint v3461 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3463 = v1902 + v3461;
-  const bool v3464 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3465 = v3463 < v1;
-  const bool v3466 = v3464 && v3465;
-  if (v3466) {
-    const float v3467 = v20.m[7][4].thread_elements()[0];
-    const half v3468 = half(v3467);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3469 = v3460 * v1;
-    const uint v3470 = v3469 + v3463;
-    out[v3470] = v3468;
-  }
-  const uint v3471 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3473 = v1899 + v3471;
-  const uint v3474 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3476 = v1902 + v3474;
-  const bool v3477 = v3473 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3478 = v3476 < v1;
-  const bool v3479 = v3477 && v3478;
-  if (v3479) {
-    const float v3480 = v20.m[7][4].thread_elements()[1];
-    const half v3481 = half(v3480);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3482 = v3473 * v1;
-    const uint v3483 = v3482 + v3476;
-    out[v3483] = v3481;
-  }
-  const uint v3484 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3486 = v1899 + v3484;
-  const uint v3487 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3489 = v1902 + v3487;
-  const bool v3490 = v3486 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3491 = v3489 < v1;
-  const bool v3492 = v3490 && v3491;
-  if (v3492) {
-    const float v3493 = v20.m[7][5].thread_elements()[0];
-    const half v3494 = half(v3493);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3495 = v3486 * v1;
-    const uint v3496 = v3495 + v3489;
-    out[v3496] = v3494;
-  }
-  const uint v3497 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3499 = v1899 + v3497;
-  const uint v3500 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3502 = v1902 + v3500;
-  const bool v3503 = v3499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3504 = v3502 < v1;
-  const bool v3505 = v3503 && v3504;
-  if (v3505) {
-    const float v3506 = v20.m[7][5].thread_elements()[1];
-    const half v3507 = half(v3506);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3508 = v3499 * v1;
-    const uint v3509 = v3508 + v3502;
-    out[v3509] = v3507;
-  }
-  const uint v3510 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3512 = v1899 + v3510;
-  const uint v3513 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3515 = v1902 + v3513;
-  const bool v3516 = v3512 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3517 = v3515 < v1;
-  const bool v3518 = v3516 && v3517;
-  if (v3518) {
-    const float v3519 = v20.m[7][6].thread_elements()[0];
-    const half v3520 = half(v3519);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3521 = v3512 * v1;
-    const uint v3522 = v3521 + v3515;
-    out[v3522] = v3520;
-  }
-  const uint v3523 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3525 = v1899 + v3523;
-  const uint v3526 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3528 = v1902 + v3526;
-  const bool v3529 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3530 = v3528 < v1;
-  const bool v3531 = v3529 && v3530;
-  if (v3531) {
-    const float v3532 = v20.m[7][6].thread_elements()[1];
-    const half v3533 = half(v3532);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3534 = v3525 * v1;
-    const uint v3535 = v3534 + v3528;
-    out[v3535] = v3533;
-  }
-  const uint v3536 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3538 = v1899 + v3536;
-  const uint v3539 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3541 = v1902 + v3539;
-  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3543 = v3541 < v1;
-  const bool v3544 = v3542 && v3543;
-  if (v3544) {
-    const float v3545 = v20.m[7][7].thread_elements()[0];
-    const half v3546 = half(v3545);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3547 = v3538 * v1;
-    const uint v3548 = v3547 + v3541;
-    out[v3548] = v3546;
-  }
-  const uint v3549 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3551 = v1899 + v3549;
-  const uint v3552 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3554 = v1902 + v3552;
-  const bool v3555 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3556 = v3554 < v1;
-  const bool v3557 = v3555 && v3556;
-  if (v3557) {
-    const float v3558 = v20.m[7][7].thread_elements()[1];
-    const half v3559 = half(v3558);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3560 = v3551 * v1;
-    const uint v3561 = v3560 + v3554;
-    out[v3561] = v3559;
+  const uint v1915 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1916 = v22 + v31;
+  const uint v1917 = v1916 + v1915;
+  const uint v1918 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1919 = v26 + v35;
+  const uint v1920 = v1919 + v1918;
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v37.m[0][0].thread_elements()[0];
+    const half v1925 = half(v1924);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1926 = v1917 * v1;
+    const uint v1927 = v1926 + v1920;
+    out[v1927] = v1925;
+  }
+  const uint v1928 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1930 = v1916 + v1928;
+  const uint v1931 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1933 = v1919 + v1931;
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1935 = v1933 < v1;
+  const bool v1936 = v1934 && v1935;
+  if (v1936) {
+    const float v1937 = v37.m[0][0].thread_elements()[1];
+    const half v1938 = half(v1937);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1939 = v1930 * v1;
+    const uint v1940 = v1939 + v1933;
+    out[v1940] = v1938;
+  }
+  const uint v1941 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1943 = v1916 + v1941;
+  const uint v1944 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1946 = v1919 + v1944;
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1948 = v1946 < v1;
+  const bool v1949 = v1947 && v1948;
+  if (v1949) {
+    const float v1950 = v37.m[0][1].thread_elements()[0];
+    const half v1951 = half(v1950);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1952 = v1943 * v1;
+    const uint v1953 = v1952 + v1946;
+    out[v1953] = v1951;
+  }
+  const uint v1954 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1956 = v1916 + v1954;
+  const uint v1957 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1959 = v1919 + v1957;
+  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1961 = v1959 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v37.m[0][1].thread_elements()[1];
+    const half v1964 = half(v1963);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1965 = v1956 * v1;
+    const uint v1966 = v1965 + v1959;
+    out[v1966] = v1964;
+  }
+  const uint v1967 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1969 = v1916 + v1967;
+  const uint v1970 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1972 = v1919 + v1970;
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1974 = v1972 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v37.m[0][2].thread_elements()[0];
+    const half v1977 = half(v1976);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1978 = v1969 * v1;
+    const uint v1979 = v1978 + v1972;
+    out[v1979] = v1977;
+  }
+  const uint v1980 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1982 = v1916 + v1980;
+  const uint v1983 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1985 = v1919 + v1983;
+  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v37.m[0][2].thread_elements()[1];
+    const half v1990 = half(v1989);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1991 = v1982 * v1;
+    const uint v1992 = v1991 + v1985;
+    out[v1992] = v1990;
+  }
+  const uint v1993 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1995 = v1916 + v1993;
+  const uint v1996 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1998 = v1919 + v1996;
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2000 = v1998 < v1;
+  const bool v2001 = v1999 && v2000;
+  if (v2001) {
+    const float v2002 = v37.m[0][3].thread_elements()[0];
+    const half v2003 = half(v2002);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2004 = v1995 * v1;
+    const uint v2005 = v2004 + v1998;
+    out[v2005] = v2003;
+  }
+  const uint v2006 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2008 = v1916 + v2006;
+  const uint v2009 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2011 = v1919 + v2009;
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v37.m[0][3].thread_elements()[1];
+    const half v2016 = half(v2015);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2017 = v2008 * v1;
+    const uint v2018 = v2017 + v2011;
+    out[v2018] = v2016;
+  }
+  const uint v2019 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2021 = v1916 + v2019;
+  const uint v2022 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2024 = v1919 + v2022;
+  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2026 = v2024 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v37.m[0][4].thread_elements()[0];
+    const half v2029 = half(v2028);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2030 = v2021 * v1;
+    const uint v2031 = v2030 + v2024;
+    out[v2031] = v2029;
+  }
+  const uint v2032 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2034 = v1916 + v2032;
+  const uint v2035 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2037 = v1919 + v2035;
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2039 = v2037 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v37.m[0][4].thread_elements()[1];
+    const half v2042 = half(v2041);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2043 = v2034 * v1;
+    const uint v2044 = v2043 + v2037;
+    out[v2044] = v2042;
+  }
+  const uint v2045 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2047 = v1916 + v2045;
+  const uint v2048 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2050 = v1919 + v2048;
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2052 = v2050 < v1;
+  const bool v2053 = v2051 && v2052;
+  if (v2053) {
+    const float v2054 = v37.m[0][5].thread_elements()[0];
+    const half v2055 = half(v2054);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2056 = v2047 * v1;
+    const uint v2057 = v2056 + v2050;
+    out[v2057] = v2055;
+  }
+  const uint v2058 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2060 = v1916 + v2058;
+  const uint v2061 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2063 = v1919 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2065 = v2063 < v1;
+  const bool v2066 = v2064 && v2065;
+  if (v2066) {
+    const float v2067 = v37.m[0][5].thread_elements()[1];
+    const half v2068 = half(v2067);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2069 = v2060 * v1;
+    const uint v2070 = v2069 + v2063;
+    out[v2070] = v2068;
+  }
+  const uint v2071 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2073 = v1916 + v2071;
+  const uint v2074 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2076 = v1919 + v2074;
+  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v37.m[0][6].thread_elements()[0];
+    const half v2081 = half(v2080);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2082 = v2073 * v1;
+    const uint v2083 = v2082 + v2076;
+    out[v2083] = v2081;
+  }
+  const uint v2084 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2086 = v1916 + v2084;
+  const uint v2087 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2089 = v1919 + v2087;
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2091 = v2089 < v1;
+  const bool v2092 = v2090 && v2091;
+  if (v2092) {
+    const float v2093 = v37.m[0][6].thread_elements()[1];
+    const half v2094 = half(v2093);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2095 = v2086 * v1;
+    const uint v2096 = v2095 + v2089;
+    out[v2096] = v2094;
+  }
+  const uint v2097 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2099 = v1916 + v2097;
+  const uint v2100 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2102 = v1919 + v2100;
+  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v37.m[0][7].thread_elements()[0];
+    const half v2107 = half(v2106);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2108 = v2099 * v1;
+    const uint v2109 = v2108 + v2102;
+    out[v2109] = v2107;
+  }
+  const uint v2110 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2112 = v1916 + v2110;
+  const uint v2113 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2115 = v1919 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v37.m[0][7].thread_elements()[1];
+    const half v2120 = half(v2119);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2121 = v2112 * v1;
+    const uint v2122 = v2121 + v2115;
+    out[v2122] = v2120;
+  }
+  const uint v2123 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2125 = v1916 + v2123;
+  const uint v2126 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2128 = v1919 + v2126;
+  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2130 = v2128 < v1;
+  const bool v2131 = v2129 && v2130;
+  if (v2131) {
+    const float v2132 = v37.m[1][0].thread_elements()[0];
+    const half v2133 = half(v2132);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2134 = v2125 * v1;
+    const uint v2135 = v2134 + v2128;
+    out[v2135] = v2133;
+  }
+  const uint v2136 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2138 = v1916 + v2136;
+  const uint v2139 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2141 = v1919 + v2139;
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2143 = v2141 < v1;
+  const bool v2144 = v2142 && v2143;
+  if (v2144) {
+    const float v2145 = v37.m[1][0].thread_elements()[1];
+    const half v2146 = half(v2145);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2147 = v2138 * v1;
+    const uint v2148 = v2147 + v2141;
+    out[v2148] = v2146;
+  }
+  const uint v2149 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2151 = v1916 + v2149;
+  const uint v2152 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2154 = v1919 + v2152;
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2156 = v2154 < v1;
+  const bool v2157 = v2155 && v2156;
+  if (v2157) {
+    const float v2158 = v37.m[1][1].thread_elements()[0];
+    const half v2159 = half(v2158);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2160 = v2151 * v1;
+    const uint v2161 = v2160 + v2154;
+    out[v2161] = v2159;
+  }
+  const uint v2162 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2164 = v1916 + v2162;
+  const uint v2165 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2167 = v1919 + v2165;
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2169 = v2167 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v37.m[1][1].thread_elements()[1];
+    const half v2172 = half(v2171);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2173 = v2164 * v1;
+    const uint v2174 = v2173 + v2167;
+    out[v2174] = v2172;
+  }
+  const uint v2175 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2177 = v1916 + v2175;
+  const uint v2178 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2180 = v1919 + v2178;
+  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v37.m[1][2].thread_elements()[0];
+    const half v2185 = half(v2184);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2186 = v2177 * v1;
+    const uint v2187 = v2186 + v2180;
+    out[v2187] = v2185;
+  }
+  const uint v2188 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2190 = v1916 + v2188;
+  const uint v2191 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2193 = v1919 + v2191;
+  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2195 = v2193 < v1;
+  const bool v2196 = v2194 && v2195;
+  if (v2196) {
+    const float v2197 = v37.m[1][2].thread_elements()[1];
+    const half v2198 = half(v2197);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2199 = v2190 * v1;
+    const uint v2200 = v2199 + v2193;
+    out[v2200] = v2198;
+  }
+  const uint v2201 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2203 = v1916 + v2201;
+  const uint v2204 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2206 = v1919 + v2204;
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2208 = v2206 < v1;
+  const bool v2209 = v2207 && v2208;
+  if (v2209) {
+    const float v2210 = v37.m[1][3].thread_elements()[0];
+    const half v2211 = half(v2210);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2212 = v2203 * v1;
+    const uint v2213 = v2212 + v2206;
+    out[v2213] = v2211;
+  }
+  const uint v2214 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2216 = v1916 + v2214;
+  const uint v2217 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2219 = v1919 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v37.m[1][3].thread_elements()[1];
+    const half v2224 = half(v2223);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2225 = v2216 * v1;
+    const uint v2226 = v2225 + v2219;
+    out[v2226] = v2224;
+  }
+  const uint v2227 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2229 = v1916 + v2227;
+  const uint v2230 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2232 = v1919 + v2230;
+  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2234 = v2232 < v1;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v37.m[1][4].thread_elements()[0];
+    const half v2237 = half(v2236);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2238 = v2229 * v1;
+    const uint v2239 = v2238 + v2232;
+    out[v2239] = v2237;
+  }
+  const uint v2240 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2242 = v1916 + v2240;
+  const uint v2243 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2245 = v1919 + v2243;
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2247 = v2245 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v37.m[1][4].thread_elements()[1];
+    const half v2250 = half(v2249);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2251 = v2242 * v1;
+    const uint v2252 = v2251 + v2245;
+    out[v2252] = v2250;
+  }
+  const uint v2253 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2255 = v1916 + v2253;
+  const uint v2256 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2258 = v1919 + v2256;
+  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v37.m[1][5].thread_elements()[0];
+    const half v2263 = half(v2262);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2264 = v2255 * v1;
+    const uint v2265 = v2264 + v2258;
+    out[v2265] = v2263;
+  }
+  const uint v2266 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2268 = v1916 + v2266;
+  const uint v2269 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2271 = v1919 + v2269;
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v37.m[1][5].thread_elements()[1];
+    const half v2276 = half(v2275);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2277 = v2268 * v1;
+    const uint v2278 = v2277 + v2271;
+    out[v2278] = v2276;
+  }
+  const uint v2279 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2281 = v1916 + v2279;
+  const uint v2282 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2284 = v1919 + v2282;
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2286 = v2284 < v1;
+  const bool v2287 = v2285 && v2286;
+  if (v2287) {
+    const float v2288 = v37.m[1][6].thread_elements()[0];
+    const half v2289 = half(v2288);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2290 = v2281 * v1;
+    const uint v2291 = v2290 + v2284;
+    out[v2291] = v2289;
+  }
+  const uint v2292 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2294 = v1916 + v2292;
+  const uint v2295 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2297 = v1919 + v2295;
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2299 = v2297 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v37.m[1][6].thread_elements()[1];
+    const half v2302 = half(v2301);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2303 = v2294 * v1;
+    const uint v2304 = v2303 + v2297;
+    out[v2304] = v2302;
+  }
+  const uint v2305 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2307 = v1916 + v2305;
+  const uint v2308 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2310 = v1919 + v2308;
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2312 = v2310 < v1;
+  const bool v2313 = v2311 && v2312;
+  if (v2313) {
+    const float v2314 = v37.m[1][7].thread_elements()[0];
+    const half v2315 = half(v2314);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2316 = v2307 * v1;
+    const uint v2317 = v2316 + v2310;
+    out[v2317] = v2315;
+  }
+  const uint v2318 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2320 = v1916 + v2318;
+  const uint v2321 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2323 = v1919 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v37.m[1][7].thread_elements()[1];
+    const half v2328 = half(v2327);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2329 = v2320 * v1;
+    const uint v2330 = v2329 + v2323;
+    out[v2330] = v2328;
+  }
+  const uint v2331 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2333 = v1916 + v2331;
+  const uint v2334 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2336 = v1919 + v2334;
+  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2338 = v2336 < v1;
+  const bool v2339 = v2337 && v2338;
+  if (v2339) {
+    const float v2340 = v37.m[2][0].thread_elements()[0];
+    const half v2341 = half(v2340);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2342 = v2333 * v1;
+    const uint v2343 = v2342 + v2336;
+    out[v2343] = v2341;
+  }
+  const uint v2344 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2346 = v1916 + v2344;
+  const uint v2347 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2349 = v1919 + v2347;
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2351 = v2349 < v1;
+  const bool v2352 = v2350 && v2351;
+  if (v2352) {
+    const float v2353 = v37.m[2][0].thread_elements()[1];
+    const half v2354 = half(v2353);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2355 = v2346 * v1;
+    const uint v2356 = v2355 + v2349;
+    out[v2356] = v2354;
+  }
+  const uint v2357 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2359 = v1916 + v2357;
+  const uint v2360 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2362 = v1919 + v2360;
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2364 = v2362 < v1;
+  const bool v2365 = v2363 && v2364;
+  if (v2365) {
+    const float v2366 = v37.m[2][1].thread_elements()[0];
+    const half v2367 = half(v2366);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2368 = v2359 * v1;
+    const uint v2369 = v2368 + v2362;
+    out[v2369] = v2367;
+  }
+  const uint v2370 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2372 = v1916 + v2370;
+  const uint v2373 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2375 = v1919 + v2373;
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v37.m[2][1].thread_elements()[1];
+    const half v2380 = half(v2379);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2381 = v2372 * v1;
+    const uint v2382 = v2381 + v2375;
+    out[v2382] = v2380;
+  }
+  const uint v2383 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2385 = v1916 + v2383;
+  const uint v2386 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2388 = v1919 + v2386;
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2390 = v2388 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v37.m[2][2].thread_elements()[0];
+    const half v2393 = half(v2392);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2394 = v2385 * v1;
+    const uint v2395 = v2394 + v2388;
+    out[v2395] = v2393;
+  }
+  const uint v2396 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2398 = v1916 + v2396;
+  const uint v2399 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2401 = v1919 + v2399;
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2403 = v2401 < v1;
+  const bool v2404 = v2402 && v2403;
+  if (v2404) {
+    const float v2405 = v37.m[2][2].thread_elements()[1];
+    const half v2406 = half(v2405);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2407 = v2398 * v1;
+    const uint v2408 = v2407 + v2401;
+    out[v2408] = v2406;
+  }
+  const uint v2409 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2411 = v1916 + v2409;
+  const uint v2412 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2414 = v1919 + v2412;
+  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2416 = v2414 < v1;
+  const bool v2417 = v2415 && v2416;
+  if (v2417) {
+    const float v2418 = v37.m[2][3].thread_elements()[0];
+    const half v2419 = half(v2418);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2420 = v2411 * v1;
+    const uint v2421 = v2420 + v2414;
+    out[v2421] = v2419;
+  }
+  const uint v2422 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2424 = v1916 + v2422;
+  const uint v2425 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2427 = v1919 + v2425;
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2429 = v2427 < v1;
+  const bool v2430 = v2428 && v2429;
+  if (v2430) {
+    const float v2431 = v37.m[2][3].thread_elements()[1];
+    const half v2432 = half(v2431);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2433 = v2424 * v1;
+    const uint v2434 = v2433 + v2427;
+    out[v2434] = v2432;
+  }
+  const uint v2435 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2437 = v1916 + v2435;
+  const uint v2438 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2440 = v1919 + v2438;
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2442 = v2440 < v1;
+  const bool v2443 = v2441 && v2442;
+  if (v2443) {
+    const float v2444 = v37.m[2][4].thread_elements()[0];
+    const half v2445 = half(v2444);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2446 = v2437 * v1;
+    const uint v2447 = v2446 + v2440;
+    out[v2447] = v2445;
+  }
+  const uint v2448 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2450 = v1916 + v2448;
+  const uint v2451 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2453 = v1919 + v2451;
+  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2455 = v2453 < v1;
+  const bool v2456 = v2454 && v2455;
+  if (v2456) {
+    const float v2457 = v37.m[2][4].thread_elements()[1];
+    const half v2458 = half(v2457);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2459 = v2450 * v1;
+    const uint v2460 = v2459 + v2453;
+    out[v2460] = v2458;
+  }
+  const uint v2461 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2463 = v1916 + v2461;
+  const uint v2464 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2466 = v1919 + v2464;
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2468 = v2466 < v1;
+  const bool v2469 = v2467 && v2468;
+  if (v2469) {
+    const float v2470 = v37.m[2][5].thread_elements()[0];
+    const half v2471 = half(v2470);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2472 = v2463 * v1;
+    const uint v2473 = v2472 + v2466;
+    out[v2473] = v2471;
+  }
+  const uint v2474 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2476 = v1916 + v2474;
+  const uint v2477 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2479 = v1919 + v2477;
+  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2481 = v2479 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v37.m[2][5].thread_elements()[1];
+    const half v2484 = half(v2483);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2485 = v2476 * v1;
+    const uint v2486 = v2485 + v2479;
+    out[v2486] = v2484;
+  }
+  const uint v2487 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2489 = v1916 + v2487;
+  const uint v2490 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2492 = v1919 + v2490;
+  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2494 = v2492 < v1;
+  const bool v2495 = v2493 && v2494;
+  if (v2495) {
+    const float v2496 = v37.m[2][6].thread_elements()[0];
+    const half v2497 = half(v2496);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2498 = v2489 * v1;
+    const uint v2499 = v2498 + v2492;
+    out[v2499] = v2497;
+  }
+  const uint v2500 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2502 = v1916 + v2500;
+  const uint v2503 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2505 = v1919 + v2503;
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2507 = v2505 < v1;
+  const bool v2508 = v2506 && v2507;
+  if (v2508) {
+    const float v2509 = v37.m[2][6].thread_elements()[1];
+    const half v2510 = half(v2509);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2511 = v2502 * v1;
+    const uint v2512 = v2511 + v2505;
+    out[v2512] = v2510;
+  }
+  const uint v2513 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2515 = v1916 + v2513;
+  const uint v2516 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2518 = v1919 + v2516;
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2520 = v2518 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v37.m[2][7].thread_elements()[0];
+    const half v2523 = half(v2522);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2524 = v2515 * v1;
+    const uint v2525 = v2524 + v2518;
+    out[v2525] = v2523;
+  }
+  const uint v2526 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2528 = v1916 + v2526;
+  const uint v2529 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2531 = v1919 + v2529;
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2533 = v2531 < v1;
+  const bool v2534 = v2532 && v2533;
+  if (v2534) {
+    const float v2535 = v37.m[2][7].thread_elements()[1];
+    const half v2536 = half(v2535);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2537 = v2528 * v1;
+    const uint v2538 = v2537 + v2531;
+    out[v2538] = v2536;
+  }
+  const uint v2539 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2541 = v1916 + v2539;
+  const uint v2542 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2544 = v1919 + v2542;
+  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2546 = v2544 < v1;
+  const bool v2547 = v2545 && v2546;
+  if (v2547) {
+    const float v2548 = v37.m[3][0].thread_elements()[0];
+    const half v2549 = half(v2548);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2550 = v2541 * v1;
+    const uint v2551 = v2550 + v2544;
+    out[v2551] = v2549;
+  }
+  const uint v2552 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2554 = v1916 + v2552;
+  const uint v2555 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2557 = v1919 + v2555;
+  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2559 = v2557 < v1;
+  const bool v2560 = v2558 && v2559;
+  if (v2560) {
+    const float v2561 = v37.m[3][0].thread_elements()[1];
+    const half v2562 = half(v2561);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2563 = v2554 * v1;
+    const uint v2564 = v2563 + v2557;
+    out[v2564] = v2562;
+  }
+  const uint v2565 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2567 = v1916 + v2565;
+  const uint v2568 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2570 = v1919 + v2568;
+  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2572 = v2570 < v1;
+  const bool v2573 = v2571 && v2572;
+  if (v2573) {
+    const float v2574 = v37.m[3][1].thread_elements()[0];
+    const half v2575 = half(v2574);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2576 = v2567 * v1;
+    const uint v2577 = v2576 + v2570;
+    out[v2577] = v2575;
+  }
+  const uint v2578 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2580 = v1916 + v2578;
+  const uint v2581 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2583 = v1919 + v2581;
+  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2585 = v2583 < v1;
+  const bool v2586 = v2584 && v2585;
+  if (v2586) {
+    const float v2587 = v37.m[3][1].thread_elements()[1];
+    const half v2588 = half(v2587);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2589 = v2580 * v1;
+    const uint v2590 = v2589 + v2583;
+    out[v2590] = v2588;
+  }
+  const uint v2591 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2593 = v1916 + v2591;
+  const uint v2594 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2596 = v1919 + v2594;
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2598 = v2596 < v1;
+  const bool v2599 = v2597 && v2598;
+  if (v2599) {
+    const float v2600 = v37.m[3][2].thread_elements()[0];
+    const half v2601 = half(v2600);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2602 = v2593 * v1;
+    const uint v2603 = v2602 + v2596;
+    out[v2603] = v2601;
+  }
+  const uint v2604 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2606 = v1916 + v2604;
+  const uint v2607 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2609 = v1919 + v2607;
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2611 = v2609 < v1;
+  const bool v2612 = v2610 && v2611;
+  if (v2612) {
+    const float v2613 = v37.m[3][2].thread_elements()[1];
+    const half v2614 = half(v2613);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2615 = v2606 * v1;
+    const uint v2616 = v2615 + v2609;
+    out[v2616] = v2614;
+  }
+  const uint v2617 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2619 = v1916 + v2617;
+  const uint v2620 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2622 = v1919 + v2620;
+  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2624 = v2622 < v1;
+  const bool v2625 = v2623 && v2624;
+  if (v2625) {
+    const float v2626 = v37.m[3][3].thread_elements()[0];
+    const half v2627 = half(v2626);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2628 = v2619 * v1;
+    const uint v2629 = v2628 + v2622;
+    out[v2629] = v2627;
+  }
+  const uint v2630 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2632 = v1916 + v2630;
+  const uint v2633 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2635 = v1919 + v2633;
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2637 = v2635 < v1;
+  const bool v2638 = v2636 && v2637;
+  if (v2638) {
+    const float v2639 = v37.m[3][3].thread_elements()[1];
+    const half v2640 = half(v2639);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2641 = v2632 * v1;
+    const uint v2642 = v2641 + v2635;
+    out[v2642] = v2640;
+  }
+  const uint v2643 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2645 = v1916 + v2643;
+  const uint v2646 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2648 = v1919 + v2646;
+  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2650 = v2648 < v1;
+  const bool v2651 = v2649 && v2650;
+  if (v2651) {
+    const float v2652 = v37.m[3][4].thread_elements()[0];
+    const half v2653 = half(v2652);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2654 = v2645 * v1;
+    const uint v2655 = v2654 + v2648;
+    out[v2655] = v2653;
+  }
+  const uint v2656 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2658 = v1916 + v2656;
+  const uint v2659 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2661 = v1919 + v2659;
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2663 = v2661 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v37.m[3][4].thread_elements()[1];
+    const half v2666 = half(v2665);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2667 = v2658 * v1;
+    const uint v2668 = v2667 + v2661;
+    out[v2668] = v2666;
+  }
+  const uint v2669 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2671 = v1916 + v2669;
+  const uint v2672 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2674 = v1919 + v2672;
+  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2676 = v2674 < v1;
+  const bool v2677 = v2675 && v2676;
+  if (v2677) {
+    const float v2678 = v37.m[3][5].thread_elements()[0];
+    const half v2679 = half(v2678);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2680 = v2671 * v1;
+    const uint v2681 = v2680 + v2674;
+    out[v2681] = v2679;
+  }
+  const uint v2682 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2684 = v1916 + v2682;
+  const uint v2685 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2687 = v1919 + v2685;
+  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2689 = v2687 < v1;
+  const bool v2690 = v2688 && v2689;
+  if (v2690) {
+    const float v2691 = v37.m[3][5].thread_elements()[1];
+    const half v2692 = half(v2691);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2693 = v2684 * v1;
+    const uint v2694 = v2693 + v2687;
+    out[v2694] = v2692;
+  }
+  const uint v2695 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2697 = v1916 + v2695;
+  const uint v2698 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2700 = v1919 + v2698;
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2702 = v2700 < v1;
+  const bool v2703 = v2701 && v2702;
+  if (v2703) {
+    const float v2704 = v37.m[3][6].thread_elements()[0];
+    const half v2705 = half(v2704);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2706 = v2697 * v1;
+    const uint v2707 = v2706 + v2700;
+    out[v2707] = v2705;
+  }
+  const uint v2708 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2710 = v1916 + v2708;
+  const uint v2711 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2713 = v1919 + v2711;
+  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2715 = v2713 < v1;
+  const bool v2716 = v2714 && v2715;
+  if (v2716) {
+    const float v2717 = v37.m[3][6].thread_elements()[1];
+    const half v2718 = half(v2717);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2719 = v2710 * v1;
+    const uint v2720 = v2719 + v2713;
+    out[v2720] = v2718;
+  }
+  const uint v2721 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2723 = v1916 + v2721;
+  const uint v2724 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2726 = v1919 + v2724;
+  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2728 = v2726 < v1;
+  const bool v2729 = v2727 && v2728;
+  if (v2729) {
+    const float v2730 = v37.m[3][7].thread_elements()[0];
+    const half v2731 = half(v2730);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2732 = v2723 * v1;
+    const uint v2733 = v2732 + v2726;
+    out[v2733] = v2731;
+  }
+  const uint v2734 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2736 = v1916 + v2734;
+  const uint v2737 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2739 = v1919 + v2737;
+  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2741 = v2739 < v1;
+  const bool v2742 = v2740 && v2741;
+  if (v2742) {
+    const float v2743 = v37.m[3][7].thread_elements()[1];
+    const half v2744 = half(v2743);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2745 = v2736 * v1;
+    const uint v2746 = v2745 + v2739;
+    out[v2746] = v2744;
+  }
+  const uint v2747 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2749 = v1916 + v2747;
+  const uint v2750 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2752 = v1919 + v2750;
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2754 = v2752 < v1;
+  const bool v2755 = v2753 && v2754;
+  if (v2755) {
+    const float v2756 = v37.m[4][0].thread_elements()[0];
+    const half v2757 = half(v2756);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2758 = v2749 * v1;
+    const uint v2759 = v2758 + v2752;
+    out[v2759] = v2757;
+  }
+  const uint v2760 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2762 = v1916 + v2760;
+  const uint v2763 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2765 = v1919 + v2763;
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2767 = v2765 < v1;
+  const bool v2768 = v2766 && v2767;
+  if (v2768) {
+    const float v2769 = v37.m[4][0].thread_elements()[1];
+    const half v2770 = half(v2769);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2771 = v2762 * v1;
+    const uint v2772 = v2771 + v2765;
+    out[v2772] = v2770;
+  }
+  const uint v2773 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2775 = v1916 + v2773;
+  const uint v2776 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2778 = v1919 + v2776;
+  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2780 = v2778 < v1;
+  const bool v2781 = v2779 && v2780;
+  if (v2781) {
+    const float v2782 = v37.m[4][1].thread_elements()[0];
+    const half v2783 = half(v2782);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2784 = v2775 * v1;
+    const uint v2785 = v2784 + v2778;
+    out[v2785] = v2783;
+  }
+  const uint v2786 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2788 = v1916 + v2786;
+  const uint v2789 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2791 = v1919 + v2789;
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2793 = v2791 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v37.m[4][1].thread_elements()[1];
+    const half v2796 = half(v2795);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2797 = v2788 * v1;
+    const uint v2798 = v2797 + v2791;
+    out[v2798] = v2796;
+  }
+  const uint v2799 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2801 = v1916 + v2799;
+  const uint v2802 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2804 = v1919 + v2802;
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2806 = v2804 < v1;
+  const bool v2807 = v2805 && v2806;
+  if (v2807) {
+    const float v2808 = v37.m[4][2].thread_elements()[0];
+    const half v2809 = half(v2808);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2810 = v2801 * v1;
+    const uint v2811 = v2810 + v2804;
+    out[v2811] = v2809;
+  }
+  const uint v2812 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2814 = v1916 + v2812;
+  const uint v2815 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2817 = v1919 + v2815;
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2819 = v2817 < v1;
+  const bool v2820 = v2818 && v2819;
+  if (v2820) {
+    const float v2821 = v37.m[4][2].thread_elements()[1];
+    const half v2822 = half(v2821);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2823 = v2814 * v1;
+    const uint v2824 = v2823 + v2817;
+    out[v2824] = v2822;
+  }
+  const uint v2825 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2827 = v1916 + v2825;
+  const uint v2828 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2830 = v1919 + v2828;
+  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2832 = v2830 < v1;
+  const bool v2833 = v2831 && v2832;
+  if (v2833) {
+    const float v2834 = v37.m[4][3].thread_elements()[0];
+    const half v2835 = half(v2834);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2836 = v2827 * v1;
+    const uint v2837 = v2836 + v2830;
+    out[v2837] = v2835;
+  }
+  const uint v2838 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2840 = v1916 + v2838;
+  const uint v2841 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2843 = v1919 + v2841;
+  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2845 = v2843 < v1;
+  const bool v2846 = v2844 && v2845;
+  if (v2846) {
+    const float v2847 = v37.m[4][3].thread_elements()[1];
+    const half v2848 = half(v2847);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2849 = v2840 * v1;
+    const uint v2850 = v2849 + v2843;
+    out[v2850] = v2848;
+  }
+  const uint v2851 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2853 = v1916 + v2851;
+  const uint v2854 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2856 = v1919 + v2854;
+  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2858 = v2856 < v1;
+  const bool v2859 = v2857 && v2858;
+  if (v2859) {
+    const float v2860 = v37.m[4][4].thread_elements()[0];
+    const half v2861 = half(v2860);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2862 = v2853 * v1;
+    const uint v2863 = v2862 + v2856;
+    out[v2863] = v2861;
+  }
+  const uint v2864 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2866 = v1916 + v2864;
+  const uint v2867 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2869 = v1919 + v2867;
+  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2871 = v2869 < v1;
+  const bool v2872 = v2870 && v2871;
+  if (v2872) {
+    const float v2873 = v37.m[4][4].thread_elements()[1];
+    const half v2874 = half(v2873);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2875 = v2866 * v1;
+    const uint v2876 = v2875 + v2869;
+    out[v2876] = v2874;
+  }
+  const uint v2877 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2879 = v1916 + v2877;
+  const uint v2880 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2882 = v1919 + v2880;
+  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2884 = v2882 < v1;
+  const bool v2885 = v2883 && v2884;
+  if (v2885) {
+    const float v2886 = v37.m[4][5].thread_elements()[0];
+    const half v2887 = half(v2886);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2888 = v2879 * v1;
+    const uint v2889 = v2888 + v2882;
+    out[v2889] = v2887;
+  }
+  const uint v2890 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2892 = v1916 + v2890;
+  const uint v2893 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2895 = v1919 + v2893;
+  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2897 = v2895 < v1;
+  const bool v2898 = v2896 && v2897;
+  if (v2898) {
+    const float v2899 = v37.m[4][5].thread_elements()[1];
+    const half v2900 = half(v2899);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2901 = v2892 * v1;
+    const uint v2902 = v2901 + v2895;
+    out[v2902] = v2900;
+  }
+  const uint v2903 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2905 = v1916 + v2903;
+  const uint v2906 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2908 = v1919 + v2906;
+  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2910 = v2908 < v1;
+  const bool v2911 = v2909 && v2910;
+  if (v2911) {
+    const float v2912 = v37.m[4][6].thread_elements()[0];
+    const half v2913 = half(v2912);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2914 = v2905 * v1;
+    const uint v2915 = v2914 + v2908;
+    out[v2915] = v2913;
+  }
+  const uint v2916 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2918 = v1916 + v2916;
+  const uint v2919 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2921 = v1919 + v2919;
+  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2923 = v2921 < v1;
+  const bool v2924 = v2922 && v2923;
+  if (v2924) {
+    const float v2925 = v37.m[4][6].thread_elements()[1];
+    const half v2926 = half(v2925);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2927 = v2918 * v1;
+    const uint v2928 = v2927 + v2921;
+    out[v2928] = v2926;
+  }
+  const uint v2929 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2931 = v1916 + v2929;
+  const uint v2932 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2934 = v1919 + v2932;
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2936 = v2934 < v1;
+  const bool v2937 = v2935 && v2936;
+  if (v2937) {
+    const float v2938 = v37.m[4][7].thread_elements()[0];
+    const half v2939 = half(v2938);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2940 = v2931 * v1;
+    const uint v2941 = v2940 + v2934;
+    out[v2941] = v2939;
+  }
+  const uint v2942 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2944 = v1916 + v2942;
+  const uint v2945 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2947 = v1919 + v2945;
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2949 = v2947 < v1;
+  const bool v2950 = v2948 && v2949;
+  if (v2950) {
+    const float v2951 = v37.m[4][7].thread_elements()[1];
+    const half v2952 = half(v2951);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2953 = v2944 * v1;
+    const uint v2954 = v2953 + v2947;
+    out[v2954] = v2952;
+  }
+  const uint v2955 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2957 = v1916 + v2955;
+  const uint v2958 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2960 = v1919 + v2958;
+  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2962 = v2960 < v1;
+  const bool v2963 = v2961 && v2962;
+  if (v2963) {
+    const float v2964 = v37.m[5][0].thread_elements()[0];
+    const half v2965 = half(v2964);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2966 = v2957 * v1;
+    const uint v2967 = v2966 + v2960;
+    out[v2967] = v2965;
+  }
+  const uint v2968 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2970 = v1916 + v2968;
+  const uint v2971 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2973 = v1919 + v2971;
+  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2975 = v2973 < v1;
+  const bool v2976 = v2974 && v2975;
+  if (v2976) {
+    const float v2977 = v37.m[5][0].thread_elements()[1];
+    const half v2978 = half(v2977);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2979 = v2970 * v1;
+    const uint v2980 = v2979 + v2973;
+    out[v2980] = v2978;
+  }
+  const uint v2981 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2983 = v1916 + v2981;
+  const uint v2984 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2986 = v1919 + v2984;
+  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2988 = v2986 < v1;
+  const bool v2989 = v2987 && v2988;
+  if (v2989) {
+    const float v2990 = v37.m[5][1].thread_elements()[0];
+    const half v2991 = half(v2990);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2992 = v2983 * v1;
+    const uint v2993 = v2992 + v2986;
+    out[v2993] = v2991;
+  }
+  const uint v2994 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2996 = v1916 + v2994;
+  const uint v2997 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2999 = v1919 + v2997;
+  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3001 = v2999 < v1;
+  const bool v3002 = v3000 && v3001;
+  if (v3002) {
+    const float v3003 = v37.m[5][1].thread_elements()[1];
+    const half v3004 = half(v3003);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3005 = v2996 * v1;
+    const uint v3006 = v3005 + v2999;
+    out[v3006] = v3004;
+  }
+  const uint v3007 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3009 = v1916 + v3007;
+  const uint v3010 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3012 = v1919 + v3010;
+  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3014 = v3012 < v1;
+  const bool v3015 = v3013 && v3014;
+  if (v3015) {
+    const float v3016 = v37.m[5][2].thread_elements()[0];
+    const half v3017 = half(v3016);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3018 = v3009 * v1;
+    const uint v3019 = v3018 + v3012;
+    out[v3019] = v3017;
+  }
+  const uint v3020 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3022 = v1916 + v3020;
+  const uint v3023 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3025 = v1919 + v3023;
+  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3027 = v3025 < v1;
+  const bool v3028 = v3026 && v3027;
+  if (v3028) {
+    const float v3029 = v37.m[5][2].thread_elements()[1];
+    const half v3030 = half(v3029);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3031 = v3022 * v1;
+    const uint v3032 = v3031 + v3025;
+    out[v3032] = v3030;
+  }
+  const uint v3033 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3035 = v1916 + v3033;
+  const uint v3036 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3038 = v1919 + v3036;
+  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3040 = v3038 < v1;
+  const bool v3041 = v3039 && v3040;
+  if (v3041) {
+    const float v3042 = v37.m[5][3].thread_elements()[0];
+    const half v3043 = half(v3042);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3044 = v3035 * v1;
+    const uint v3045 = v3044 + v3038;
+    out[v3045] = v3043;
+  }
+  const uint v3046 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3048 = v1916 + v3046;
+  const uint v3049 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3051 = v1919 + v3049;
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3053 = v3051 < v1;
+  const bool v3054 = v3052 && v3053;
+  if (v3054) {
+    const float v3055 = v37.m[5][3].thread_elements()[1];
+    const half v3056 = half(v3055);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3057 = v3048 * v1;
+    const uint v3058 = v3057 + v3051;
+    out[v3058] = v3056;
+  }
+  const uint v3059 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3061 = v1916 + v3059;
+  const uint v3062 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3064 = v1919 + v3062;
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3066 = v3064 < v1;
+  const bool v3067 = v3065 && v3066;
+  if (v3067) {
+    const float v3068 = v37.m[5][4].thread_elements()[0];
+    const half v3069 = half(v3068);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3070 = v3061 * v1;
+    const uint v3071 = v3070 + v3064;
+    out[v3071] = v3069;
+  }
+  const uint v3072 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3074 = v1916 + v3072;
+  const uint v3075 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3077 = v1919 + v3075;
+  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3079 = v3077 < v1;
+  const bool v3080 = v3078 && v3079;
+  if (v3080) {
+    const float v3081 = v37.m[5][4].thread_elements()[1];
+    const half v3082 = half(v3081);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3083 = v3074 * v1;
+    const uint v3084 = v3083 + v3077;
+    out[v3084] = v3082;
+  }
+  const uint v3085 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3087 = v1916 + v3085;
+  const uint v3088 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3090 = v1919 + v3088;
+  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3092 = v3090 < v1;
+  const bool v3093 = v3091 && v3092;
+  if (v3093) {
+    const float v3094 = v37.m[5][5].thread_elements()[0];
+    const half v3095 = half(v3094);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3096 = v3087 * v1;
+    const uint v3097 = v3096 + v3090;
+    out[v3097] = v3095;
+  }
+  const uint v3098 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3100 = v1916 + v3098;
+  const uint v3101 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3103 = v1919 + v3101;
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3105 = v3103 < v1;
+  const bool v3106 = v3104 && v3105;
+  if (v3106) {
+    const float v3107 = v37.m[5][5].thread_elements()[1];
+    const half v3108 = half(v3107);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3109 = v3100 * v1;
+    const uint v3110 = v3109 + v3103;
+    out[v3110] = v3108;
+  }
+  const uint v3111 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3113 = v1916 + v3111;
+  const uint v3114 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3116 = v1919 + v3114;
+  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3118 = v3116 < v1;
+  const bool v3119 = v3117 && v3118;
+  if (v3119) {
+    const float v3120 = v37.m[5][6].thread_elements()[0];
+    const half v3121 = half(v3120);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3122 = v3113 * v1;
+    const uint v3123 = v3122 + v3116;
+    out[v3123] = v3121;
+  }
+  const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3126 = v1916 + v3124;
+  const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3129 = v1919 + v3127;
+  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3131 = v3129 < v1;
+  const bool v3132 = v3130 && v3131;
+  if (v3132) {
+    const float v3133 = v37.m[5][6].thread_elements()[1];
+    const half v3134 = half(v3133);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3135 = v3126 * v1;
+    const uint v3136 = v3135 + v3129;
+    out[v3136] = v3134;
+  }
+  const uint v3137 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3139 = v1916 + v3137;
+  const uint v3140 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3142 = v1919 + v3140;
+  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3144 = v3142 < v1;
+  const bool v3145 = v3143 && v3144;
+  if (v3145) {
+    const float v3146 = v37.m[5][7].thread_elements()[0];
+    const half v3147 = half(v3146);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3148 = v3139 * v1;
+    const uint v3149 = v3148 + v3142;
+    out[v3149] = v3147;
+  }
+  const uint v3150 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3152 = v1916 + v3150;
+  const uint v3153 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3155 = v1919 + v3153;
+  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3157 = v3155 < v1;
+  const bool v3158 = v3156 && v3157;
+  if (v3158) {
+    const float v3159 = v37.m[5][7].thread_elements()[1];
+    const half v3160 = half(v3159);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3161 = v3152 * v1;
+    const uint v3162 = v3161 + v3155;
+    out[v3162] = v3160;
+  }
+  const uint v3163 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3165 = v1916 + v3163;
+  const uint v3166 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3168 = v1919 + v3166;
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3170 = v3168 < v1;
+  const bool v3171 = v3169 && v3170;
+  if (v3171) {
+    const float v3172 = v37.m[6][0].thread_elements()[0];
+    const half v3173 = half(v3172);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3174 = v3165 * v1;
+    const uint v3175 = v3174 + v3168;
+    out[v3175] = v3173;
+  }
+  const uint v3176 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3178 = v1916 + v3176;
+  const uint v3179 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3181 = v1919 + v3179;
+  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3183 = v3181 < v1;
+  const bool v3184 = v3182 && v3183;
+  if (v3184) {
+    const float v3185 = v37.m[6][0].thread_elements()[1];
+    const half v3186 = half(v3185);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3187 = v3178 * v1;
+    const uint v3188 = v3187 + v3181;
+    out[v3188] = v3186;
+  }
+  const uint v3189 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3191 = v1916 + v3189;
+  const uint v3192 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3194 = v1919 + v3192;
+  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3196 = v3194 < v1;
+  const bool v3197 = v3195 && v3196;
+  if (v3197) {
+    const float v3198 = v37.m[6][1].thread_elements()[0];
+    const half v3199 = half(v3198);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3200 = v3191 * v1;
+    const uint v3201 = v3200 + v3194;
+    out[v3201] = v3199;
+  }
+  const uint v3202 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3204 = v1916 + v3202;
+  const uint v3205 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3207 = v1919 + v3205;
+  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3209 = v3207 < v1;
+  const bool v3210 = v3208 && v3209;
+  if (v3210) {
+    const float v3211 = v37.m[6][1].thread_elements()[1];
+    const half v3212 = half(v3211);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3213 = v3204 * v1;
+    const uint v3214 = v3213 + v3207;
+    out[v3214] = v3212;
+  }
+  const uint v3215 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3217 = v1916 + v3215;
+  const uint v3218 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3220 = v1919 + v3218;
+  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3222 = v3220 < v1;
+  const bool v3223 = v3221 && v3222;
+  if (v3223) {
+    const float v3224 = v37.m[6][2].thread_elements()[0];
+    const half v3225 = half(v3224);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3226 = v3217 * v1;
+    const uint v3227 = v3226 + v3220;
+    out[v3227] = v3225;
+  }
+  const uint v3228 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3230 = v1916 + v3228;
+  const uint v3231 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3233 = v1919 + v3231;
+  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3235 = v3233 < v1;
+  const bool v3236 = v3234 && v3235;
+  if (v3236) {
+    const float v3237 = v37.m[6][2].thread_elements()[1];
+    const half v3238 = half(v3237);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3239 = v3230 * v1;
+    const uint v3240 = v3239 + v3233;
+    out[v3240] = v3238;
+  }
+  const uint v3241 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3243 = v1916 + v3241;
+  const uint v3244 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3246 = v1919 + v3244;
+  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3248 = v3246 < v1;
+  const bool v3249 = v3247 && v3248;
+  if (v3249) {
+    const float v3250 = v37.m[6][3].thread_elements()[0];
+    const half v3251 = half(v3250);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3252 = v3243 * v1;
+    const uint v3253 = v3252 + v3246;
+    out[v3253] = v3251;
+  }
+  const uint v3254 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3256 = v1916 + v3254;
+  const uint v3257 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3259 = v1919 + v3257;
+  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3261 = v3259 < v1;
+  const bool v3262 = v3260 && v3261;
+  if (v3262) {
+    const float v3263 = v37.m[6][3].thread_elements()[1];
+    const half v3264 = half(v3263);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3265 = v3256 * v1;
+    const uint v3266 = v3265 + v3259;
+    out[v3266] = v3264;
+  }
+  const uint v3267 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3269 = v1916 + v3267;
+  const uint v3270 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3272 = v1919 + v3270;
+  const bool v3273 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3274 = v3272 < v1;
+  const bool v3275 = v3273 && v3274;
+  if (v3275) {
+    const float v3276 = v37.m[6][4].thread_elements()[0];
+    const half v3277 = half(v3276);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3278 = v3269 * v1;
+    const uint v3279 = v3278 + v3272;
+    out[v3279] = v3277;
+  }
+  const uint v3280 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3282 = v1916 + v3280;
+  const uint v3283 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3285 = v1919 + v3283;
+  const bool v3286 = v3282 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3287 = v3285 < v1;
+  const bool v3288 = v3286 && v3287;
+  if (v3288) {
+    const float v3289 = v37.m[6][4].thread_elements()[1];
+    const half v3290 = half(v3289);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3291 = v3282 * v1;
+    const uint v3292 = v3291 + v3285;
+    out[v3292] = v3290;
+  }
+  const uint v3293 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3295 = v1916 + v3293;
+  const uint v3296 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3298 = v1919 + v3296;
+  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3300 = v3298 < v1;
+  const bool v3301 = v3299 && v3300;
+  if (v3301) {
+    const float v3302 = v37.m[6][5].thread_elements()[0];
+    const half v3303 = half(v3302);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3304 = v3295 * v1;
+    const uint v3305 = v3304 + v3298;
+    out[v3305] = v3303;
+  }
+  const uint v3306 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3308 = v1916 + v3306;
+  const uint v3309 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3311 = v1919 + v3309;
+  const bool v3312 = v3308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3313 = v3311 < v1;
+  const bool v3314 = v3312 && v3313;
+  if (v3314) {
+    const float v3315 = v37.m[6][5].thread_elements()[1];
+    const half v3316 = half(v3315);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3317 = v3308 * v1;
+    const uint v3318 = v3317 + v3311;
+    out[v3318] = v3316;
+  }
+  const uint v3319 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3321 = v1916 + v3319;
+  const uint v3322 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3324 = v1919 + v3322;
+  const bool v3325 = v3321 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3326 = v3324 < v1;
+  const bool v3327 = v3325 && v3326;
+  if (v3327) {
+    const float v3328 = v37.m[6][6].thread_elements()[0];
+    const half v3329 = half(v3328);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3330 = v3321 * v1;
+    const uint v3331 = v3330 + v3324;
+    out[v3331] = v3329;
+  }
+  const uint v3332 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3334 = v1916 + v3332;
+  const uint v3335 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3337 = v1919 + v3335;
+  const bool v3338 = v3334 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3339 = v3337 < v1;
+  const bool v3340 = v3338 && v3339;
+  if (v3340) {
+    const float v3341 = v37.m[6][6].thread_elements()[1];
+    const half v3342 = half(v3341);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3343 = v3334 * v1;
+    const uint v3344 = v3343 + v3337;
+    out[v3344] = v3342;
+  }
+  const uint v3345 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3347 = v1916 + v3345;
+  const uint v3348 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3350 = v1919 + v3348;
+  const bool v3351 = v3347 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3352 = v3350 < v1;
+  const bool v3353 = v3351 && v3352;
+  if (v3353) {
+    const float v3354 = v37.m[6][7].thread_elements()[0];
+    const half v3355 = half(v3354);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3356 = v3347 * v1;
+    const uint v3357 = v3356 + v3350;
+    out[v3357] = v3355;
+  }
+  const uint v3358 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3360 = v1916 + v3358;
+  const uint v3361 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3363 = v1919 + v3361;
+  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3365 = v3363 < v1;
+  const bool v3366 = v3364 && v3365;
+  if (v3366) {
+    const float v3367 = v37.m[6][7].thread_elements()[1];
+    const half v3368 = half(v3367);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3369 = v3360 * v1;
+    const uint v3370 = v3369 + v3363;
+    out[v3370] = v3368;
+  }
+  const uint v3371 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3373 = v1916 + v3371;
+  const uint v3374 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3376 = v1919 + v3374;
+  const bool v3377 = v3373 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3378 = v3376 < v1;
+  const bool v3379 = v3377 && v3378;
+  if (v3379) {
+    const float v3380 = v37.m[7][0].thread_elements()[0];
+    const half v3381 = half(v3380);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3382 = v3373 * v1;
+    const uint v3383 = v3382 + v3376;
+    out[v3383] = v3381;
+  }
+  const uint v3384 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3386 = v1916 + v3384;
+  const uint v3387 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3389 = v1919 + v3387;
+  const bool v3390 = v3386 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3391 = v3389 < v1;
+  const bool v3392 = v3390 && v3391;
+  if (v3392) {
+    const float v3393 = v37.m[7][0].thread_elements()[1];
+    const half v3394 = half(v3393);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3395 = v3386 * v1;
+    const uint v3396 = v3395 + v3389;
+    out[v3396] = v3394;
+  }
+  const uint v3397 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3399 = v1916 + v3397;
+  const uint v3400 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3402 = v1919 + v3400;
+  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3404 = v3402 < v1;
+  const bool v3405 = v3403 && v3404;
+  if (v3405) {
+    const float v3406 = v37.m[7][1].thread_elements()[0];
+    const half v3407 = half(v3406);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3408 = v3399 * v1;
+    const uint v3409 = v3408 + v3402;
+    out[v3409] = v3407;
+  }
+  const uint v3410 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3412 = v1916 + v3410;
+  const uint v3413 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3415 = v1919 + v3413;
+  const bool v3416 = v3412 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3417 = v3415 < v1;
+  const bool v3418 = v3416 && v3417;
+  if (v3418) {
+    const float v3419 = v37.m[7][1].thread_elements()[1];
+    const half v3420 = half(v3419);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3421 = v3412 * v1;
+    const uint v3422 = v3421 + v3415;
+    out[v3422] = v3420;
+  }
+  const uint v3423 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3425 = v1916 + v3423;
+  const uint v3426 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3428 = v1919 + v3426;
+  const bool v3429 = v3425 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3430 = v3428 < v1;
+  const bool v3431 = v3429 && v3430;
+  if (v3431) {
+    const float v3432 = v37.m[7][2].thread_elements()[0];
+    const half v3433 = half(v3432);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3434 = v3425 * v1;
+    const uint v3435 = v3434 + v3428;
+    out[v3435] = v3433;
+  }
+  const uint v3436 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3438 = v1916 + v3436;
+  const uint v3439 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3441 = v1919 + v3439;
+  const bool v3442 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3443 = v3441 < v1;
+  const bool v3444 = v3442 && v3443;
+  if (v3444) {
+    const float v3445 = v37.m[7][2].thread_elements()[1];
+    const half v3446 = half(v3445);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3447 = v3438 * v1;
+    const uint v3448 = v3447 + v3441;
+    out[v3448] = v3446;
+  }
+  const uint v3449 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3451 = v1916 + v3449;
+  const uint v3452 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3454 = v1919 + v3452;
+  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3456 = v3454 < v1;
+  const bool v3457 = v3455 && v3456;
+  if (v3457) {
+    const float v3458 = v37.m[7][3].thread_elements()[0];
+    const half v3459 = half(v3458);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3460 = v3451 * v1;
+    const uint v3461 = v3460 + v3454;
+    out[v3461] = v3459;
+  }
+  const uint v3462 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3464 = v1916 + v3462;
+  const uint v3465 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3467 = v1919 + v3465;
+  const bool v3468 = v3464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3469 = v3467 < v1;
+  const bool v3470 = v3468 && v3469;
+  if (v3470) {
+    const float v3471 = v37.m[7][3].thread_elements()[1];
+    const half v3472 = half(v3471);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3473 = v3464 * v1;
+    const uint v3474 = v3473 + v3467;
+    out[v3474] = v3472;
+  }
+  const uint v3475 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3477 = v1916 + v3475;
+  const uint v3478 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3480 = v1919 + v3478;
+  const bool v3481 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3482 = v3480 < v1;
+  const bool v3483 = v3481 && v3482;
+  if (v3483) {
+    const float v3484 = v37.m[7][4].thread_elements()[0];
+    const half v3485 = half(v3484);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3486 = v3477 * v1;
+    const uint v3487 = v3486 + v3480;
+    out[v3487] = v3485;
+  }
+  const uint v3488 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3490 = v1916 + v3488;
+  const uint v3491 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3493 = v1919 + v3491;
+  const bool v3494 = v3490 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3495 = v3493 < v1;
+  const bool v3496 = v3494 && v3495;
+  if (v3496) {
+    const float v3497 = v37.m[7][4].thread_elements()[1];
+    const half v3498 = half(v3497);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3499 = v3490 * v1;
+    const uint v3500 = v3499 + v3493;
+    out[v3500] = v3498;
+  }
+  const uint v3501 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3503 = v1916 + v3501;
+  const uint v3504 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3506 = v1919 + v3504;
+  const bool v3507 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3508 = v3506 < v1;
+  const bool v3509 = v3507 && v3508;
+  if (v3509) {
+    const float v3510 = v37.m[7][5].thread_elements()[0];
+    const half v3511 = half(v3510);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3512 = v3503 * v1;
+    const uint v3513 = v3512 + v3506;
+    out[v3513] = v3511;
+  }
+  const uint v3514 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3516 = v1916 + v3514;
+  const uint v3517 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3519 = v1919 + v3517;
+  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3521 = v3519 < v1;
+  const bool v3522 = v3520 && v3521;
+  if (v3522) {
+    const float v3523 = v37.m[7][5].thread_elements()[1];
+    const half v3524 = half(v3523);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3525 = v3516 * v1;
+    const uint v3526 = v3525 + v3519;
+    out[v3526] = v3524;
+  }
+  const uint v3527 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3529 = v1916 + v3527;
+  const uint v3530 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3532 = v1919 + v3530;
+  const bool v3533 = v3529 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3534 = v3532 < v1;
+  const bool v3535 = v3533 && v3534;
+  if (v3535) {
+    const float v3536 = v37.m[7][6].thread_elements()[0];
+    const half v3537 = half(v3536);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3538 = v3529 * v1;
+    const uint v3539 = v3538 + v3532;
+    out[v3539] = v3537;
+  }
+  const uint v3540 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3542 = v1916 + v3540;
+  const uint v3543 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3545 = v1919 + v3543;
+  const bool v3546 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3547 = v3545 < v1;
+  const bool v3548 = v3546 && v3547;
+  if (v3548) {
+    const float v3549 = v37.m[7][6].thread_elements()[1];
+    const half v3550 = half(v3549);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3551 = v3542 * v1;
+    const uint v3552 = v3551 + v3545;
+    out[v3552] = v3550;
+  }
+  const uint v3553 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3555 = v1916 + v3553;
+  const uint v3556 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3558 = v1919 + v3556;
+  const bool v3559 = v3555 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3560 = v3558 < v1;
+  const bool v3561 = v3559 && v3560;
+  if (v3561) {
+    const float v3562 = v37.m[7][7].thread_elements()[0];
+    const half v3563 = half(v3562);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3564 = v3555 * v1;
+    const uint v3565 = v3564 + v3558;
+    out[v3565] = v3563;
+  }
+  const uint v3566 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3568 = v1916 + v3566;
+  const uint v3569 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3571 = v1919 + v3569;
+  const bool v3572 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3573 = v3571 < v1;
+  const bool v3574 = v3572 && v3573;
+  if (v3574) {
+    const float v3575 = v37.m[7][7].thread_elements()[1];
+    const half v3576 = half(v3575);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3577 = v3568 * v1;
+    const uint v3578 = v3577 + v3571;
+    out[v3578] = v3576;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_affine_b4_g128_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -84,2197 +85,2210 @@ kernel void iron_gemm_affine_b4_g128_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:62
   const uint v1 = n;
   const uint v2 = k;
-  const uint v5 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v6 = v5 << 7u;
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v9 = v8 << 7u;
-  const uint v10 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v14 = v13 << 6u;
-  const uint v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v18 = v17 << 6u;
-  iron_frag<float, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, float(0.0f));
-  iron_frag<float, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, float(0.0f));
-  const uint v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == 0u;
-  if (v28) {
-    const uint v2710 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2713 = v2710 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2716 = v2710 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2717 = v2716 << 2u;
-    const uint v2718 = v6 + v2713;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2719 = v2718 < v0;
-    const uint v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2730 = v2713 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2735 = v2710 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2737 = v2735 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2740 = v2735 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2741 = v2740 << 2u;
-    const uint v2742 = v6 + v2737;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2743 = v2742 < v0;
-    const uint v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2754 = v2737 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2759 = v2710 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2761 = v2759 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2764 = v2759 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2765 = v2764 << 2u;
-    const uint v2766 = v6 + v2761;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2767 = v2766 < v0;
-    const uint v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2778 = v2761 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2783 = v2710 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2785 = v2783 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2788 = v2783 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2789 = v2788 << 2u;
-    const uint v2790 = v6 + v2785;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2791 = v2790 < v0;
-    const uint v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2802 = v2785 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2811 = v2710 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v2814 = v2710 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v2815 = v2814 << 3u;
-    const uint v2816 = v9 + v2811;  // kernels/gemm/quant_b.hpp:122
-    const bool v2817 = v2816 < v1;
-    const uint v2822 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v2826 = v1 - 1u;
-    const uint v2828 = min(v2816, v2826);
-    const uint v2832 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v2833 = v2828 * v2832;
-    const uint v2841 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v2842 = v2828 * v2841;
-    const uint v2949 = v2811 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3020 = v2735 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3023 = v2735 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v3024 = v3023 << 3u;
-    const uint v3025 = v9 + v3020;  // kernels/gemm/quant_b.hpp:122
-    const bool v3026 = v3025 < v1;
-    const uint v3037 = min(v3025, v2826);  // kernels/gemm/quant_b.hpp:123
-    const uint v3042 = v3037 * v2832;  // kernels/gemm/quant_b.hpp:35
-    const uint v3051 = v3037 * v2841;  // kernels/gemm/quant_b.hpp:38
-    const uint v3158 = v3020 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3232 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v3238 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v6 = iron_gid.y;
+  const uint v7 = v6 * v4;
+  const uint v8 = v7 + v5;
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v13 = v12 << 3u;
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v16 = v15 - v13;
+  const uint v17 = min(v16, 8u);
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v20 = v19 % v17;
+  const uint v21 = v13 + v20;
+  const uint v22 = v21 << 7u;
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v26 = v25 << 7u;
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v31 = v30 << 6u;
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v35 = v34 << 6u;
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, float(0.0f));
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, float(0.0f));
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == 0u;
+  if (v45) {
+    const uint v2727 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2730 = v2727 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2733 = v2727 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2734 = v2733 << 2u;
+    const uint v2735 = v22 + v2730;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2736 = v2735 < v0;
+    const uint v2741 = v2735 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2747 = v2730 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2752 = v2727 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2754 = v2752 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2757 = v2752 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2758 = v2757 << 2u;
+    const uint v2759 = v22 + v2754;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2760 = v2759 < v0;
+    const uint v2765 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2771 = v2754 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2776 = v2727 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2778 = v2776 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2781 = v2776 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2782 = v2781 << 2u;
+    const uint v2783 = v22 + v2778;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2784 = v2783 < v0;
+    const uint v2789 = v2783 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2795 = v2778 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2800 = v2727 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2802 = v2800 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2805 = v2800 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2806 = v2805 << 2u;
+    const uint v2807 = v22 + v2802;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2808 = v2807 < v0;
+    const uint v2813 = v2807 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2819 = v2802 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2828 = v2727 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v2831 = v2727 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v2832 = v2831 << 3u;
+    const uint v2833 = v26 + v2828;  // kernels/gemm/quant_b.hpp:122
+    const bool v2834 = v2833 < v1;
+    const uint v2839 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2843 = v1 - 1u;
+    const uint v2845 = min(v2833, v2843);
+    const uint v2849 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v2850 = v2845 * v2849;
+    const uint v2858 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v2859 = v2845 * v2858;
+    const uint v2966 = v2828 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3037 = v2752 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v3040 = v2752 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3041 = v3040 << 3u;
+    const uint v3042 = v26 + v3037;  // kernels/gemm/quant_b.hpp:122
+    const bool v3043 = v3042 < v1;
+    const uint v3054 = min(v3042, v2843);  // kernels/gemm/quant_b.hpp:123
+    const uint v3059 = v3054 * v2849;  // kernels/gemm/quant_b.hpp:35
+    const uint v3068 = v3054 * v2858;  // kernels/gemm/quant_b.hpp:38
+    const uint v3175 = v3037 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3249 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v3255 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2702 = 0u; v2702 < v2; v2702 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2704 = v2702 >> 4u;
-      const uint v2706 = v2704 % 1u;
+    for (uint v2719 = 0u; v2719 < v2; v2719 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2721 = v2719 >> 4u;
+      const uint v2723 = v2721 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2708 = v2706 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2720 = v2702 + v2717;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2721 = v2720 < v2;
-      const bool v2722 = v2719 && v2721;
-      const uint v2726 = v2724 + v2702;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2727 = v2726 + v2717;
-      const uint v2728 = v2722 ? v2727 : 0u;
-      const uint v2731 = v2708 + v2730;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2732 = v2731 + v2717;
+      const uint v2725 = v2723 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2737 = v2719 + v2734;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2738 = v2737 < v2;
+      const bool v2739 = v2736 && v2738;
+      const uint v2743 = v2741 + v2719;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2744 = v2743 + v2734;
+      const uint v2745 = v2739 ? v2744 : 0u;
+      const uint v2748 = v2725 + v2747;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2749 = v2748 + v2734;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2732 + e] = v2722 ? x[v2728 + e] : float(0);
+        shm0[v2749 + e] = v2739 ? x[v2745 + e] : float(0);
       }
-      const uint v2744 = v2702 + v2741;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2745 = v2744 < v2;
-      const bool v2746 = v2743 && v2745;
-      const uint v2750 = v2748 + v2702;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2751 = v2750 + v2741;
-      const uint v2752 = v2746 ? v2751 : 0u;
-      const uint v2755 = v2708 + v2754;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2756 = v2755 + v2741;
+      const uint v2761 = v2719 + v2758;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2762 = v2761 < v2;
+      const bool v2763 = v2760 && v2762;
+      const uint v2767 = v2765 + v2719;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2768 = v2767 + v2758;
+      const uint v2769 = v2763 ? v2768 : 0u;
+      const uint v2772 = v2725 + v2771;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2773 = v2772 + v2758;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2756 + e] = v2746 ? x[v2752 + e] : float(0);
+        shm0[v2773 + e] = v2763 ? x[v2769 + e] : float(0);
       }
-      const uint v2768 = v2702 + v2765;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2769 = v2768 < v2;
-      const bool v2770 = v2767 && v2769;
-      const uint v2774 = v2772 + v2702;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2775 = v2774 + v2765;
-      const uint v2776 = v2770 ? v2775 : 0u;
-      const uint v2779 = v2708 + v2778;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2780 = v2779 + v2765;
+      const uint v2785 = v2719 + v2782;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2786 = v2785 < v2;
+      const bool v2787 = v2784 && v2786;
+      const uint v2791 = v2789 + v2719;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2792 = v2791 + v2782;
+      const uint v2793 = v2787 ? v2792 : 0u;
+      const uint v2796 = v2725 + v2795;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2797 = v2796 + v2782;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2780 + e] = v2770 ? x[v2776 + e] : float(0);
+        shm0[v2797 + e] = v2787 ? x[v2793 + e] : float(0);
       }
-      const uint v2792 = v2702 + v2789;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2793 = v2792 < v2;
-      const bool v2794 = v2791 && v2793;
-      const uint v2798 = v2796 + v2702;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2799 = v2798 + v2789;
-      const uint v2800 = v2794 ? v2799 : 0u;
-      const uint v2803 = v2708 + v2802;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2804 = v2803 + v2789;
+      const uint v2809 = v2719 + v2806;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2810 = v2809 < v2;
+      const bool v2811 = v2808 && v2810;
+      const uint v2815 = v2813 + v2719;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2816 = v2815 + v2806;
+      const uint v2817 = v2811 ? v2816 : 0u;
+      const uint v2820 = v2725 + v2819;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2821 = v2820 + v2806;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2804 + e] = v2794 ? x[v2800 + e] : float(0);
+        shm0[v2821 + e] = v2811 ? x[v2817 + e] : float(0);
       }
-      const uint v2818 = v2702 + v2815;  // kernels/gemm/quant_b.hpp:122
-      const bool v2819 = v2818 < v2;
-      const bool v2820 = v2817 && v2819;
-      const uint v2824 = min(v2818, v2822);  // kernels/gemm/quant_b.hpp:123
-      const uint v2830 = v2824 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v2834 = v2833 + v2830;
-      const uint v2837 = packed[v2834];  // kernels/gemm/quant_b.hpp:37
-      const uint v2839 = v2824 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v2843 = v2842 + v2839;
-      const float v2844 = scales[v2843];  // kernels/gemm/quant_b.hpp:39
-      const float v2846 = biases[v2843];  // kernels/gemm/quant_b.hpp:40
-      const uint v2852 = v2837 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2853 = v2852 & 15u;
-      const uint v2856 = v2853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2857 = as_type<float>(v2856);
-      const float v2858 = v2857 - 8388608.0f;
-      const float v2859 = fma(v2858, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2864 = v2837 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2865 = v2864 & 15u;
-      const uint v2868 = v2865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2869 = as_type<float>(v2868);
-      const float v2870 = v2869 - 8388608.0f;
-      const float v2871 = fma(v2870, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2876 = v2837 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2877 = v2876 & 15u;
-      const uint v2880 = v2877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2881 = as_type<float>(v2880);
-      const float v2882 = v2881 - 8388608.0f;
-      const float v2883 = fma(v2882, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2888 = v2837 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2889 = v2888 & 15u;
-      const uint v2892 = v2889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2893 = as_type<float>(v2892);
-      const float v2894 = v2893 - 8388608.0f;
-      const float v2895 = fma(v2894, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2900 = v2837 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2901 = v2900 & 15u;
-      const uint v2904 = v2901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2905 = as_type<float>(v2904);
-      const float v2906 = v2905 - 8388608.0f;
-      const float v2907 = fma(v2906, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2912 = v2837 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2913 = v2912 & 15u;
-      const uint v2916 = v2913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2917 = as_type<float>(v2916);
-      const float v2918 = v2917 - 8388608.0f;
-      const float v2919 = fma(v2918, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2924 = v2837 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2925 = v2924 & 15u;
-      const uint v2928 = v2925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2929 = as_type<float>(v2928);
-      const float v2930 = v2929 - 8388608.0f;
-      const float v2931 = fma(v2930, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const uint v2936 = v2837 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2937 = v2936 & 15u;
-      const uint v2940 = v2937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2941 = as_type<float>(v2940);
-      const float v2942 = v2941 - 8388608.0f;
-      const float v2943 = fma(v2942, v2844, v2846);  // kernels/gemm/quant_b.hpp:44
-      const float v2945 = v2820 ? v2859 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v2950 = v2708 + v2949;
-      const uint v2951 = v2950 + v2815;
-      shm1[v2951] = v2945;
-      const float v2954 = v2820 ? v2871 : 0.0f;
-      const uint v2961 = v2951 + 1u;
-      shm1[v2961] = v2954;
-      const float v2963 = v2820 ? v2883 : 0.0f;
-      const uint v2970 = v2951 + 2u;
-      shm1[v2970] = v2963;
-      const float v2972 = v2820 ? v2895 : 0.0f;
-      const uint v2979 = v2951 + 3u;
-      shm1[v2979] = v2972;
-      const float v2981 = v2820 ? v2907 : 0.0f;
-      const uint v2988 = v2951 + 4u;
-      shm1[v2988] = v2981;
-      const float v2990 = v2820 ? v2919 : 0.0f;
-      const uint v2997 = v2951 + 5u;
-      shm1[v2997] = v2990;
-      const float v2999 = v2820 ? v2931 : 0.0f;
-      const uint v3006 = v2951 + 6u;
-      shm1[v3006] = v2999;
-      const float v3008 = v2820 ? v2943 : 0.0f;
-      const uint v3015 = v2951 + 7u;
-      shm1[v3015] = v3008;
-      const uint v3027 = v2702 + v3024;  // kernels/gemm/quant_b.hpp:122
-      const bool v3028 = v3027 < v2;
-      const bool v3029 = v3026 && v3028;
-      const uint v3033 = min(v3027, v2822);  // kernels/gemm/quant_b.hpp:123
-      const uint v3039 = v3033 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3043 = v3042 + v3039;
-      const uint v3046 = packed[v3043];  // kernels/gemm/quant_b.hpp:37
-      const uint v3048 = v3033 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3052 = v3051 + v3048;
-      const float v3053 = scales[v3052];  // kernels/gemm/quant_b.hpp:39
-      const float v3055 = biases[v3052];  // kernels/gemm/quant_b.hpp:40
-      const uint v3061 = v3046 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3062 = v3061 & 15u;
-      const uint v3065 = v3062 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3066 = as_type<float>(v3065);
-      const float v3067 = v3066 - 8388608.0f;
-      const float v3068 = fma(v3067, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3073 = v3046 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3074 = v3073 & 15u;
-      const uint v3077 = v3074 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3078 = as_type<float>(v3077);
-      const float v3079 = v3078 - 8388608.0f;
-      const float v3080 = fma(v3079, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3085 = v3046 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3086 = v3085 & 15u;
-      const uint v3089 = v3086 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3090 = as_type<float>(v3089);
-      const float v3091 = v3090 - 8388608.0f;
-      const float v3092 = fma(v3091, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3097 = v3046 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3098 = v3097 & 15u;
-      const uint v3101 = v3098 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3102 = as_type<float>(v3101);
-      const float v3103 = v3102 - 8388608.0f;
-      const float v3104 = fma(v3103, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3109 = v3046 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3110 = v3109 & 15u;
-      const uint v3113 = v3110 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3114 = as_type<float>(v3113);
-      const float v3115 = v3114 - 8388608.0f;
-      const float v3116 = fma(v3115, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3121 = v3046 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3122 = v3121 & 15u;
-      const uint v3125 = v3122 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3126 = as_type<float>(v3125);
-      const float v3127 = v3126 - 8388608.0f;
-      const float v3128 = fma(v3127, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3133 = v3046 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3134 = v3133 & 15u;
-      const uint v3137 = v3134 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3138 = as_type<float>(v3137);
-      const float v3139 = v3138 - 8388608.0f;
-      const float v3140 = fma(v3139, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const uint v3145 = v3046 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3146 = v3145 & 15u;
-      const uint v3149 = v3146 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3150 = as_type<float>(v3149);
-      const float v3151 = v3150 - 8388608.0f;
-      const float v3152 = fma(v3151, v3053, v3055);  // kernels/gemm/quant_b.hpp:44
-      const float v3154 = v3029 ? v3068 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v3159 = v2708 + v3158;
-      const uint v3160 = v3159 + v3024;
-      shm1[v3160] = v3154;
-      const float v3163 = v3029 ? v3080 : 0.0f;
-      const uint v3170 = v3160 + 1u;
-      shm1[v3170] = v3163;
-      const float v3172 = v3029 ? v3092 : 0.0f;
-      const uint v3179 = v3160 + 2u;
-      shm1[v3179] = v3172;
-      const float v3181 = v3029 ? v3104 : 0.0f;
-      const uint v3188 = v3160 + 3u;
-      shm1[v3188] = v3181;
-      const float v3190 = v3029 ? v3116 : 0.0f;
-      const uint v3197 = v3160 + 4u;
-      shm1[v3197] = v3190;
-      const float v3199 = v3029 ? v3128 : 0.0f;
-      const uint v3206 = v3160 + 5u;
-      shm1[v3206] = v3199;
-      const float v3208 = v3029 ? v3140 : 0.0f;
-      const uint v3215 = v3160 + 6u;
-      shm1[v3215] = v3208;
-      const float v3217 = v3029 ? v3152 : 0.0f;
-      const uint v3224 = v3160 + 7u;
-      shm1[v3224] = v3217;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      const uint v2835 = v2719 + v2832;  // kernels/gemm/quant_b.hpp:122
+      const bool v2836 = v2835 < v2;
+      const bool v2837 = v2834 && v2836;
+      const uint v2841 = min(v2835, v2839);  // kernels/gemm/quant_b.hpp:123
+      const uint v2847 = v2841 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2851 = v2850 + v2847;
+      const uint v2854 = packed[v2851];  // kernels/gemm/quant_b.hpp:37
+      const uint v2856 = v2841 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2860 = v2859 + v2856;
+      const float v2861 = scales[v2860];  // kernels/gemm/quant_b.hpp:39
+      const float v2863 = biases[v2860];  // kernels/gemm/quant_b.hpp:40
+      const uint v2869 = v2854 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2870 = v2869 & 15u;
+      const uint v2873 = v2870 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2874 = as_type<float>(v2873);
+      const float v2875 = v2874 - 8388608.0f;
+      const float v2876 = fma(v2875, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2881 = v2854 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2882 = v2881 & 15u;
+      const uint v2885 = v2882 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2886 = as_type<float>(v2885);
+      const float v2887 = v2886 - 8388608.0f;
+      const float v2888 = fma(v2887, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2893 = v2854 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2894 = v2893 & 15u;
+      const uint v2897 = v2894 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2898 = as_type<float>(v2897);
+      const float v2899 = v2898 - 8388608.0f;
+      const float v2900 = fma(v2899, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2905 = v2854 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2906 = v2905 & 15u;
+      const uint v2909 = v2906 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2910 = as_type<float>(v2909);
+      const float v2911 = v2910 - 8388608.0f;
+      const float v2912 = fma(v2911, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2917 = v2854 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2918 = v2917 & 15u;
+      const uint v2921 = v2918 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2922 = as_type<float>(v2921);
+      const float v2923 = v2922 - 8388608.0f;
+      const float v2924 = fma(v2923, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2929 = v2854 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2930 = v2929 & 15u;
+      const uint v2933 = v2930 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2934 = as_type<float>(v2933);
+      const float v2935 = v2934 - 8388608.0f;
+      const float v2936 = fma(v2935, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2941 = v2854 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2942 = v2941 & 15u;
+      const uint v2945 = v2942 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2946 = as_type<float>(v2945);
+      const float v2947 = v2946 - 8388608.0f;
+      const float v2948 = fma(v2947, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const uint v2953 = v2854 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2954 = v2953 & 15u;
+      const uint v2957 = v2954 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2958 = as_type<float>(v2957);
+      const float v2959 = v2958 - 8388608.0f;
+      const float v2960 = fma(v2959, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
+      const float v2962 = v2837 ? v2876 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v2967 = v2725 + v2966;
+      const uint v2968 = v2967 + v2832;
+      shm1[v2968] = v2962;
+      const float v2971 = v2837 ? v2888 : 0.0f;
+      const uint v2978 = v2968 + 1u;
+      shm1[v2978] = v2971;
+      const float v2980 = v2837 ? v2900 : 0.0f;
+      const uint v2987 = v2968 + 2u;
+      shm1[v2987] = v2980;
+      const float v2989 = v2837 ? v2912 : 0.0f;
+      const uint v2996 = v2968 + 3u;
+      shm1[v2996] = v2989;
+      const float v2998 = v2837 ? v2924 : 0.0f;
+      const uint v3005 = v2968 + 4u;
+      shm1[v3005] = v2998;
+      const float v3007 = v2837 ? v2936 : 0.0f;
+      const uint v3014 = v2968 + 5u;
+      shm1[v3014] = v3007;
+      const float v3016 = v2837 ? v2948 : 0.0f;
+      const uint v3023 = v2968 + 6u;
+      shm1[v3023] = v3016;
+      const float v3025 = v2837 ? v2960 : 0.0f;
+      const uint v3032 = v2968 + 7u;
+      shm1[v3032] = v3025;
+      const uint v3044 = v2719 + v3041;  // kernels/gemm/quant_b.hpp:122
+      const bool v3045 = v3044 < v2;
+      const bool v3046 = v3043 && v3045;
+      const uint v3050 = min(v3044, v2839);  // kernels/gemm/quant_b.hpp:123
+      const uint v3056 = v3050 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3060 = v3059 + v3056;
+      const uint v3063 = packed[v3060];  // kernels/gemm/quant_b.hpp:37
+      const uint v3065 = v3050 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3069 = v3068 + v3065;
+      const float v3070 = scales[v3069];  // kernels/gemm/quant_b.hpp:39
+      const float v3072 = biases[v3069];  // kernels/gemm/quant_b.hpp:40
+      const uint v3078 = v3063 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3079 = v3078 & 15u;
+      const uint v3082 = v3079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3083 = as_type<float>(v3082);
+      const float v3084 = v3083 - 8388608.0f;
+      const float v3085 = fma(v3084, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3090 = v3063 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3091 = v3090 & 15u;
+      const uint v3094 = v3091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3095 = as_type<float>(v3094);
+      const float v3096 = v3095 - 8388608.0f;
+      const float v3097 = fma(v3096, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3102 = v3063 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3103 = v3102 & 15u;
+      const uint v3106 = v3103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3107 = as_type<float>(v3106);
+      const float v3108 = v3107 - 8388608.0f;
+      const float v3109 = fma(v3108, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3114 = v3063 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3115 = v3114 & 15u;
+      const uint v3118 = v3115 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3119 = as_type<float>(v3118);
+      const float v3120 = v3119 - 8388608.0f;
+      const float v3121 = fma(v3120, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3126 = v3063 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3127 = v3126 & 15u;
+      const uint v3130 = v3127 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3131 = as_type<float>(v3130);
+      const float v3132 = v3131 - 8388608.0f;
+      const float v3133 = fma(v3132, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3138 = v3063 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3139 = v3138 & 15u;
+      const uint v3142 = v3139 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3143 = as_type<float>(v3142);
+      const float v3144 = v3143 - 8388608.0f;
+      const float v3145 = fma(v3144, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3150 = v3063 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3151 = v3150 & 15u;
+      const uint v3154 = v3151 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3155 = as_type<float>(v3154);
+      const float v3156 = v3155 - 8388608.0f;
+      const float v3157 = fma(v3156, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const uint v3162 = v3063 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3163 = v3162 & 15u;
+      const uint v3166 = v3163 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3167 = as_type<float>(v3166);
+      const float v3168 = v3167 - 8388608.0f;
+      const float v3169 = fma(v3168, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
+      const float v3171 = v3046 ? v3085 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v3176 = v2725 + v3175;
+      const uint v3177 = v3176 + v3041;
+      shm1[v3177] = v3171;
+      const float v3180 = v3046 ? v3097 : 0.0f;
+      const uint v3187 = v3177 + 1u;
+      shm1[v3187] = v3180;
+      const float v3189 = v3046 ? v3109 : 0.0f;
+      const uint v3196 = v3177 + 2u;
+      shm1[v3196] = v3189;
+      const float v3198 = v3046 ? v3121 : 0.0f;
+      const uint v3205 = v3177 + 3u;
+      shm1[v3205] = v3198;
+      const float v3207 = v3046 ? v3133 : 0.0f;
+      const uint v3214 = v3177 + 4u;
+      shm1[v3214] = v3207;
+      const float v3216 = v3046 ? v3145 : 0.0f;
+      const uint v3223 = v3177 + 5u;
+      shm1[v3223] = v3216;
+      const float v3225 = v3046 ? v3157 : 0.0f;
+      const uint v3232 = v3177 + 6u;
+      shm1[v3232] = v3225;
+      const float v3234 = v3046 ? v3169 : 0.0f;
+      const uint v3241 = v3177 + 7u;
+      shm1[v3241] = v3234;
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3233 = v2708 + v3232;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v3233), long(20u));
-      const uint v3239 = v2708 + v3238;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v3239), long(20u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v3250 = v2725 + v3249;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v3250), long(20u));
+      const uint v3256 = v2725 + v3255;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v3256), long(20u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v579 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v580 = iron_tid.x;
-    const uint v610 = v580 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v613 = v580 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v614 = v613 << 3u;
-    const uint v615 = v9 + v610;  // kernels/gemm/quant_b.hpp:122
-    const bool v616 = v615 < v1;
-    const uint v621 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v625 = v1 - 1u;
-    const uint v627 = min(v615, v625);
-    const uint v631 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v632 = v627 * v631;
-    const uint v640 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v641 = v627 * v640;
-    const uint v748 = v610 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v750 = v748 + v614;
-    const uint v760 = v750 + 1u;
-    const uint v769 = v750 + 2u;
-    const uint v778 = v750 + 3u;
-    const uint v787 = v750 + 4u;
-    const uint v796 = v750 + 5u;
-    const uint v805 = v750 + 6u;
-    const uint v814 = v750 + 7u;
-    const uint v817 = v580 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v819 = v817 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v822 = v817 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v823 = v822 << 3u;
-    const uint v824 = v9 + v819;  // kernels/gemm/quant_b.hpp:122
-    const bool v825 = v824 < v1;
-    const uint v836 = min(v824, v625);  // kernels/gemm/quant_b.hpp:123
-    const uint v841 = v836 * v631;  // kernels/gemm/quant_b.hpp:35
-    const uint v850 = v836 * v640;  // kernels/gemm/quant_b.hpp:38
-    const uint v957 = v819 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v959 = v957 + v823;
-    const uint v969 = v959 + 1u;
-    const uint v978 = v959 + 2u;
-    const uint v987 = v959 + 3u;
-    const uint v996 = v959 + 4u;
-    const uint v1005 = v959 + 5u;
-    const uint v1014 = v959 + 6u;
-    const uint v1023 = v959 + 7u;
-    const uint v1029 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1035 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v596 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v597 = iron_tid.x;
+    const uint v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v631 = v630 << 3u;
+    const uint v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:122
+    const bool v633 = v632 < v1;
+    const uint v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v642 = v1 - 1u;
+    const uint v644 = min(v632, v642);
+    const uint v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v649 = v644 * v648;
+    const uint v657 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v658 = v644 * v657;
+    const uint v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v767 = v765 + v631;
+    const uint v777 = v767 + 1u;
+    const uint v786 = v767 + 2u;
+    const uint v795 = v767 + 3u;
+    const uint v804 = v767 + 4u;
+    const uint v813 = v767 + 5u;
+    const uint v822 = v767 + 6u;
+    const uint v831 = v767 + 7u;
+    const uint v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const uint v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v840 = v839 << 3u;
+    const uint v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:122
+    const bool v842 = v841 < v1;
+    const uint v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:123
+    const uint v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
+    const uint v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
+    const uint v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v976 = v974 + v840;
+    const uint v986 = v976 + 1u;
+    const uint v995 = v976 + 2u;
+    const uint v1004 = v976 + 3u;
+    const uint v1013 = v976 + 4u;
+    const uint v1022 = v976 + 5u;
+    const uint v1031 = v976 + 6u;
+    const uint v1040 = v976 + 7u;
+    const uint v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v578 = 0u; v578 < v2; v578 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v582 = v580; v582 < 2048u; v582 += v579) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v584 = v582 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v586 = v582 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v587 = v6 + v584;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v588 = v587 < v0;
-        const uint v589 = v578 + v586;
-        const bool v590 = v589 < v2;
-        const bool v591 = v588 && v590;
-        if (v591) {
-          const uint v593 = v587 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v595 = v593 + v578;
-          const uint v596 = v595 + v586;
-          const float v597 = x[v596];
-          const uint v599 = v584 * 20u;
-          const uint v600 = v599 + v586;
-          shm0[v600] = v597;
+    for (uint v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v605 = v604 < v0;
+        const uint v606 = v595 + v603;
+        const bool v607 = v606 < v2;
+        const bool v608 = v605 && v607;
+        if (v608) {
+          const uint v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v612 = v610 + v595;
+          const uint v613 = v612 + v603;
+          const float v614 = x[v613];
+          const uint v616 = v601 * 20u;
+          const uint v617 = v616 + v603;
+          shm0[v617] = v614;
         } else {
-          const uint v602 = v584 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v603 = v602 + v586;
-          shm0[v603] = 0.0f;
+          const uint v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v620 = v619 + v603;
+          shm0[v620] = 0.0f;
         }
       }
-      const uint v617 = v578 + v614;  // kernels/gemm/quant_b.hpp:122
-      const bool v618 = v617 < v2;
-      const bool v619 = v616 && v618;
-      const uint v623 = min(v617, v621);  // kernels/gemm/quant_b.hpp:123
-      const uint v629 = v623 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v633 = v632 + v629;
-      const uint v636 = packed[v633];  // kernels/gemm/quant_b.hpp:37
-      const uint v638 = v623 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v642 = v641 + v638;
-      const float v643 = scales[v642];  // kernels/gemm/quant_b.hpp:39
-      const float v645 = biases[v642];  // kernels/gemm/quant_b.hpp:40
-      const uint v651 = v636 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v652 = v651 & 15u;
-      const uint v655 = v652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v656 = as_type<float>(v655);
-      const float v657 = v656 - 8388608.0f;
-      const float v658 = fma(v657, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v663 = v636 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v664 = v663 & 15u;
-      const uint v667 = v664 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v668 = as_type<float>(v667);
-      const float v669 = v668 - 8388608.0f;
-      const float v670 = fma(v669, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v675 = v636 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v676 = v675 & 15u;
-      const uint v679 = v676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v680 = as_type<float>(v679);
-      const float v681 = v680 - 8388608.0f;
-      const float v682 = fma(v681, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v687 = v636 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v688 = v687 & 15u;
-      const uint v691 = v688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v692 = as_type<float>(v691);
-      const float v693 = v692 - 8388608.0f;
-      const float v694 = fma(v693, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v699 = v636 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v700 = v699 & 15u;
-      const uint v703 = v700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v704 = as_type<float>(v703);
-      const float v705 = v704 - 8388608.0f;
-      const float v706 = fma(v705, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v711 = v636 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v712 = v711 & 15u;
-      const uint v715 = v712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v716 = as_type<float>(v715);
-      const float v717 = v716 - 8388608.0f;
-      const float v718 = fma(v717, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v723 = v636 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v724 = v723 & 15u;
-      const uint v727 = v724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v728 = as_type<float>(v727);
-      const float v729 = v728 - 8388608.0f;
-      const float v730 = fma(v729, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const uint v735 = v636 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v736 = v735 & 15u;
-      const uint v739 = v736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v740 = as_type<float>(v739);
-      const float v741 = v740 - 8388608.0f;
-      const float v742 = fma(v741, v643, v645);  // kernels/gemm/quant_b.hpp:44
-      const float v744 = v619 ? v658 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v750] = v744;
-      const float v753 = v619 ? v670 : 0.0f;
-      shm1[v760] = v753;
-      const float v762 = v619 ? v682 : 0.0f;
-      shm1[v769] = v762;
-      const float v771 = v619 ? v694 : 0.0f;
-      shm1[v778] = v771;
-      const float v780 = v619 ? v706 : 0.0f;
-      shm1[v787] = v780;
-      const float v789 = v619 ? v718 : 0.0f;
-      shm1[v796] = v789;
-      const float v798 = v619 ? v730 : 0.0f;
-      shm1[v805] = v798;
-      const float v807 = v619 ? v742 : 0.0f;
-      shm1[v814] = v807;
-      const uint v826 = v578 + v823;  // kernels/gemm/quant_b.hpp:122
-      const bool v827 = v826 < v2;
-      const bool v828 = v825 && v827;
-      const uint v832 = min(v826, v621);  // kernels/gemm/quant_b.hpp:123
-      const uint v838 = v832 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v842 = v841 + v838;
-      const uint v845 = packed[v842];  // kernels/gemm/quant_b.hpp:37
-      const uint v847 = v832 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v851 = v850 + v847;
-      const float v852 = scales[v851];  // kernels/gemm/quant_b.hpp:39
-      const float v854 = biases[v851];  // kernels/gemm/quant_b.hpp:40
-      const uint v860 = v845 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v861 = v860 & 15u;
-      const uint v864 = v861 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v865 = as_type<float>(v864);
-      const float v866 = v865 - 8388608.0f;
-      const float v867 = fma(v866, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v872 = v845 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v873 = v872 & 15u;
-      const uint v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v877 = as_type<float>(v876);
-      const float v878 = v877 - 8388608.0f;
-      const float v879 = fma(v878, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v884 = v845 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v885 = v884 & 15u;
-      const uint v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v889 = as_type<float>(v888);
-      const float v890 = v889 - 8388608.0f;
-      const float v891 = fma(v890, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v896 = v845 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v897 = v896 & 15u;
-      const uint v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v901 = as_type<float>(v900);
-      const float v902 = v901 - 8388608.0f;
-      const float v903 = fma(v902, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v908 = v845 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v909 = v908 & 15u;
-      const uint v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v913 = as_type<float>(v912);
-      const float v914 = v913 - 8388608.0f;
-      const float v915 = fma(v914, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v920 = v845 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v921 = v920 & 15u;
-      const uint v924 = v921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v925 = as_type<float>(v924);
-      const float v926 = v925 - 8388608.0f;
-      const float v927 = fma(v926, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v932 = v845 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v933 = v932 & 15u;
-      const uint v936 = v933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v937 = as_type<float>(v936);
-      const float v938 = v937 - 8388608.0f;
-      const float v939 = fma(v938, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const uint v944 = v845 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v945 = v944 & 15u;
-      const uint v948 = v945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v949 = as_type<float>(v948);
-      const float v950 = v949 - 8388608.0f;
-      const float v951 = fma(v950, v852, v854);  // kernels/gemm/quant_b.hpp:44
-      const float v953 = v828 ? v867 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v959] = v953;
-      const float v962 = v828 ? v879 : 0.0f;
-      shm1[v969] = v962;
-      const float v971 = v828 ? v891 : 0.0f;
-      shm1[v978] = v971;
-      const float v980 = v828 ? v903 : 0.0f;
-      shm1[v987] = v980;
-      const float v989 = v828 ? v915 : 0.0f;
-      shm1[v996] = v989;
-      const float v998 = v828 ? v927 : 0.0f;
-      shm1[v1005] = v998;
-      const float v1007 = v828 ? v939 : 0.0f;
-      shm1[v1014] = v1007;
-      const float v1016 = v828 ? v951 : 0.0f;
-      shm1[v1023] = v1016;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v22, shm0, long(v1029), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1035), long(20u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      const uint v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:122
+      const bool v635 = v634 < v2;
+      const bool v636 = v633 && v635;
+      const uint v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:123
+      const uint v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v650 = v649 + v646;
+      const uint v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
+      const uint v655 = v640 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v659 = v658 + v655;
+      const float v660 = scales[v659];  // kernels/gemm/quant_b.hpp:39
+      const float v662 = biases[v659];  // kernels/gemm/quant_b.hpp:40
+      const uint v668 = v653 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v669 = v668 & 15u;
+      const uint v672 = v669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v673 = as_type<float>(v672);
+      const float v674 = v673 - 8388608.0f;
+      const float v675 = fma(v674, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v680 = v653 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v681 = v680 & 15u;
+      const uint v684 = v681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v685 = as_type<float>(v684);
+      const float v686 = v685 - 8388608.0f;
+      const float v687 = fma(v686, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v692 = v653 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v693 = v692 & 15u;
+      const uint v696 = v693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v697 = as_type<float>(v696);
+      const float v698 = v697 - 8388608.0f;
+      const float v699 = fma(v698, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v704 = v653 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v705 = v704 & 15u;
+      const uint v708 = v705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v709 = as_type<float>(v708);
+      const float v710 = v709 - 8388608.0f;
+      const float v711 = fma(v710, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v716 = v653 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v717 = v716 & 15u;
+      const uint v720 = v717 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v721 = as_type<float>(v720);
+      const float v722 = v721 - 8388608.0f;
+      const float v723 = fma(v722, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v728 = v653 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v729 = v728 & 15u;
+      const uint v732 = v729 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v733 = as_type<float>(v732);
+      const float v734 = v733 - 8388608.0f;
+      const float v735 = fma(v734, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v740 = v653 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v741 = v740 & 15u;
+      const uint v744 = v741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v745 = as_type<float>(v744);
+      const float v746 = v745 - 8388608.0f;
+      const float v747 = fma(v746, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const uint v752 = v653 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v753 = v752 & 15u;
+      const uint v756 = v753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v757 = as_type<float>(v756);
+      const float v758 = v757 - 8388608.0f;
+      const float v759 = fma(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
+      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v767] = v761;
+      const float v770 = v636 ? v687 : 0.0f;
+      shm1[v777] = v770;
+      const float v779 = v636 ? v699 : 0.0f;
+      shm1[v786] = v779;
+      const float v788 = v636 ? v711 : 0.0f;
+      shm1[v795] = v788;
+      const float v797 = v636 ? v723 : 0.0f;
+      shm1[v804] = v797;
+      const float v806 = v636 ? v735 : 0.0f;
+      shm1[v813] = v806;
+      const float v815 = v636 ? v747 : 0.0f;
+      shm1[v822] = v815;
+      const float v824 = v636 ? v759 : 0.0f;
+      shm1[v831] = v824;
+      const uint v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:122
+      const bool v844 = v843 < v2;
+      const bool v845 = v842 && v844;
+      const uint v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:123
+      const uint v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v859 = v858 + v855;
+      const uint v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
+      const uint v864 = v849 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v868 = v867 + v864;
+      const float v869 = scales[v868];  // kernels/gemm/quant_b.hpp:39
+      const float v871 = biases[v868];  // kernels/gemm/quant_b.hpp:40
+      const uint v877 = v862 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v878 = v877 & 15u;
+      const uint v881 = v878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v882 = as_type<float>(v881);
+      const float v883 = v882 - 8388608.0f;
+      const float v884 = fma(v883, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v889 = v862 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v890 = v889 & 15u;
+      const uint v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v894 = as_type<float>(v893);
+      const float v895 = v894 - 8388608.0f;
+      const float v896 = fma(v895, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v901 = v862 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v902 = v901 & 15u;
+      const uint v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v906 = as_type<float>(v905);
+      const float v907 = v906 - 8388608.0f;
+      const float v908 = fma(v907, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v913 = v862 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v914 = v913 & 15u;
+      const uint v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v918 = as_type<float>(v917);
+      const float v919 = v918 - 8388608.0f;
+      const float v920 = fma(v919, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v925 = v862 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v926 = v925 & 15u;
+      const uint v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v930 = as_type<float>(v929);
+      const float v931 = v930 - 8388608.0f;
+      const float v932 = fma(v931, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v937 = v862 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v938 = v937 & 15u;
+      const uint v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v942 = as_type<float>(v941);
+      const float v943 = v942 - 8388608.0f;
+      const float v944 = fma(v943, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v949 = v862 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v950 = v949 & 15u;
+      const uint v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v954 = as_type<float>(v953);
+      const float v955 = v954 - 8388608.0f;
+      const float v956 = fma(v955, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const uint v961 = v862 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v962 = v961 & 15u;
+      const uint v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v966 = as_type<float>(v965);
+      const float v967 = v966 - 8388608.0f;
+      const float v968 = fma(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
+      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v976] = v970;
+      const float v979 = v845 ? v896 : 0.0f;
+      shm1[v986] = v979;
+      const float v988 = v845 ? v908 : 0.0f;
+      shm1[v995] = v988;
+      const float v997 = v845 ? v920 : 0.0f;
+      shm1[v1004] = v997;
+      const float v1006 = v845 ? v932 : 0.0f;
+      shm1[v1013] = v1006;
+      const float v1015 = v845 ? v944 : 0.0f;
+      shm1[v1022] = v1015;
+      const float v1024 = v845 ? v956 : 0.0f;
+      shm1[v1031] = v1024;
+      const float v1033 = v845 ? v968 : 0.0f;
+      shm1[v1040] = v1033;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v39, shm0, long(v1046), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1052), long(20u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v1038 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1039 = v6 + v14;
-  const uint v1040 = v1039 + v1038;
-  const uint v1041 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1042 = v9 + v18;
-  const uint v1043 = v1042 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1045 = v1043 < v1;
-  const bool v1046 = v1044 && v1045;
-  if (v1046) {
-    const float v1047 = v20.m[0][0].thread_elements()[0];
-    const uint v1049 = v1040 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1050 = v1049 + v1043;
-    out[v1050] = v1047;
-  }
-  const uint v1051 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1053 = v1039 + v1051;
-  const uint v1054 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1056 = v1042 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1058 = v1056 < v1;
-  const bool v1059 = v1057 && v1058;
-  if (v1059) {
-    const float v1060 = v20.m[0][0].thread_elements()[1];
-    const uint v1062 = v1053 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1063 = v1062 + v1056;
-    out[v1063] = v1060;
-  }
-  const uint v1064 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1066 = v1039 + v1064;
-  const uint v1067 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1069 = v1042 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v20.m[0][1].thread_elements()[0];
-    const uint v1075 = v1066 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1076 = v1075 + v1069;
-    out[v1076] = v1073;
-  }
-  const uint v1077 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1079 = v1039 + v1077;
-  const uint v1080 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1082 = v1042 + v1080;
-  const bool v1083 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v20.m[0][1].thread_elements()[1];
-    const uint v1088 = v1079 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1089 = v1088 + v1082;
-    out[v1089] = v1086;
-  }
-  const uint v1090 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1092 = v1039 + v1090;
-  const uint v1093 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1095 = v1042 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v20.m[0][2].thread_elements()[0];
-    const uint v1101 = v1092 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1102 = v1101 + v1095;
-    out[v1102] = v1099;
-  }
-  const uint v1103 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1105 = v1039 + v1103;
-  const uint v1106 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1108 = v1042 + v1106;
-  const bool v1109 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1110 = v1108 < v1;
-  const bool v1111 = v1109 && v1110;
-  if (v1111) {
-    const float v1112 = v20.m[0][2].thread_elements()[1];
-    const uint v1114 = v1105 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1115 = v1114 + v1108;
-    out[v1115] = v1112;
-  }
-  const uint v1116 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1118 = v1039 + v1116;
-  const uint v1119 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1121 = v1042 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v20.m[0][3].thread_elements()[0];
-    const uint v1127 = v1118 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1128 = v1127 + v1121;
-    out[v1128] = v1125;
-  }
-  const uint v1129 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1131 = v1039 + v1129;
-  const uint v1132 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1134 = v1042 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1136 = v1134 < v1;
-  const bool v1137 = v1135 && v1136;
-  if (v1137) {
-    const float v1138 = v20.m[0][3].thread_elements()[1];
-    const uint v1140 = v1131 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1141 = v1140 + v1134;
-    out[v1141] = v1138;
-  }
-  const uint v1142 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1144 = v1039 + v1142;
-  const uint v1145 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1147 = v1042 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v20.m[0][4].thread_elements()[0];
-    const uint v1153 = v1144 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1154 = v1153 + v1147;
-    out[v1154] = v1151;
-  }
-  const uint v1155 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1157 = v1039 + v1155;
-  const uint v1158 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1160 = v1042 + v1158;
-  const bool v1161 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1162 = v1160 < v1;
-  const bool v1163 = v1161 && v1162;
-  if (v1163) {
-    const float v1164 = v20.m[0][4].thread_elements()[1];
-    const uint v1166 = v1157 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1167 = v1166 + v1160;
-    out[v1167] = v1164;
-  }
-  const uint v1168 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1170 = v1039 + v1168;
-  const uint v1171 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1173 = v1042 + v1171;
-  const bool v1174 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1175 = v1173 < v1;
-  const bool v1176 = v1174 && v1175;
-  if (v1176) {
-    const float v1177 = v20.m[0][5].thread_elements()[0];
-    const uint v1179 = v1170 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1180 = v1179 + v1173;
-    out[v1180] = v1177;
-  }
-  const uint v1181 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1183 = v1039 + v1181;
-  const uint v1184 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1186 = v1042 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v20.m[0][5].thread_elements()[1];
-    const uint v1192 = v1183 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1193 = v1192 + v1186;
-    out[v1193] = v1190;
-  }
-  const uint v1194 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1196 = v1039 + v1194;
-  const uint v1197 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1199 = v1042 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1201 = v1199 < v1;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v20.m[0][6].thread_elements()[0];
-    const uint v1205 = v1196 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1206 = v1205 + v1199;
-    out[v1206] = v1203;
-  }
-  const uint v1207 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1209 = v1039 + v1207;
-  const uint v1210 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1212 = v1042 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1214 = v1212 < v1;
-  const bool v1215 = v1213 && v1214;
-  if (v1215) {
-    const float v1216 = v20.m[0][6].thread_elements()[1];
-    const uint v1218 = v1209 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1219 = v1218 + v1212;
-    out[v1219] = v1216;
-  }
-  const uint v1220 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1222 = v1039 + v1220;
-  const uint v1223 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1225 = v1042 + v1223;
-  const bool v1226 = v1222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1227 = v1225 < v1;
-  const bool v1228 = v1226 && v1227;
-  if (v1228) {
-    const float v1229 = v20.m[0][7].thread_elements()[0];
-    const uint v1231 = v1222 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1232 = v1231 + v1225;
-    out[v1232] = v1229;
-  }
-  const uint v1233 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1235 = v1039 + v1233;
-  const uint v1236 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1238 = v1042 + v1236;
-  const bool v1239 = v1235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1240 = v1238 < v1;
-  const bool v1241 = v1239 && v1240;
-  if (v1241) {
-    const float v1242 = v20.m[0][7].thread_elements()[1];
-    const uint v1244 = v1235 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1245 = v1244 + v1238;
-    out[v1245] = v1242;
-  }
-  const uint v1246 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1248 = v1039 + v1246;
-  const uint v1249 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1251 = v1042 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1253 = v1251 < v1;
-  const bool v1254 = v1252 && v1253;
-  if (v1254) {
-    const float v1255 = v20.m[1][0].thread_elements()[0];
-    const uint v1257 = v1248 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1258 = v1257 + v1251;
-    out[v1258] = v1255;
-  }
-  const uint v1259 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1261 = v1039 + v1259;
-  const uint v1262 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1264 = v1042 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v20.m[1][0].thread_elements()[1];
-    const uint v1270 = v1261 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1271 = v1270 + v1264;
-    out[v1271] = v1268;
-  }
-  const uint v1272 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1274 = v1039 + v1272;
-  const uint v1275 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1277 = v1042 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v20.m[1][1].thread_elements()[0];
-    const uint v1283 = v1274 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1284 = v1283 + v1277;
-    out[v1284] = v1281;
-  }
-  const uint v1285 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1287 = v1039 + v1285;
-  const uint v1288 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1290 = v1042 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1292 = v1290 < v1;
-  const bool v1293 = v1291 && v1292;
-  if (v1293) {
-    const float v1294 = v20.m[1][1].thread_elements()[1];
-    const uint v1296 = v1287 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1297 = v1296 + v1290;
-    out[v1297] = v1294;
-  }
-  const uint v1298 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1300 = v1039 + v1298;
-  const uint v1301 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1303 = v1042 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v20.m[1][2].thread_elements()[0];
-    const uint v1309 = v1300 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1310 = v1309 + v1303;
-    out[v1310] = v1307;
-  }
-  const uint v1311 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1313 = v1039 + v1311;
-  const uint v1314 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1316 = v1042 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1318 = v1316 < v1;
-  const bool v1319 = v1317 && v1318;
-  if (v1319) {
-    const float v1320 = v20.m[1][2].thread_elements()[1];
-    const uint v1322 = v1313 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1323 = v1322 + v1316;
-    out[v1323] = v1320;
-  }
-  const uint v1324 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1326 = v1039 + v1324;
-  const uint v1327 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1329 = v1042 + v1327;
-  const bool v1330 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1331 = v1329 < v1;
-  const bool v1332 = v1330 && v1331;
-  if (v1332) {
-    const float v1333 = v20.m[1][3].thread_elements()[0];
-    const uint v1335 = v1326 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1336 = v1335 + v1329;
-    out[v1336] = v1333;
-  }
-  const uint v1337 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1339 = v1039 + v1337;
-  const uint v1340 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1342 = v1042 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v20.m[1][3].thread_elements()[1];
-    const uint v1348 = v1339 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1349 = v1348 + v1342;
-    out[v1349] = v1346;
-  }
-  const uint v1350 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1352 = v1039 + v1350;
-  const uint v1353 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1355 = v1042 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v20.m[1][4].thread_elements()[0];
-    const uint v1361 = v1352 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1362 = v1361 + v1355;
-    out[v1362] = v1359;
-  }
-  const uint v1363 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1365 = v1039 + v1363;
-  const uint v1366 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1368 = v1042 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1370 = v1368 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v20.m[1][4].thread_elements()[1];
-    const uint v1374 = v1365 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1375 = v1374 + v1368;
-    out[v1375] = v1372;
-  }
-  const uint v1376 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1378 = v1039 + v1376;
-  const uint v1379 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1381 = v1042 + v1379;
-  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1383 = v1381 < v1;
-  const bool v1384 = v1382 && v1383;
-  if (v1384) {
-    const float v1385 = v20.m[1][5].thread_elements()[0];
-    const uint v1387 = v1378 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1388 = v1387 + v1381;
-    out[v1388] = v1385;
-  }
-  const uint v1389 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1391 = v1039 + v1389;
-  const uint v1392 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1394 = v1042 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v20.m[1][5].thread_elements()[1];
-    const uint v1400 = v1391 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1401 = v1400 + v1394;
-    out[v1401] = v1398;
-  }
-  const uint v1402 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1404 = v1039 + v1402;
-  const uint v1405 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1407 = v1042 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1409 = v1407 < v1;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v20.m[1][6].thread_elements()[0];
-    const uint v1413 = v1404 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1414 = v1413 + v1407;
-    out[v1414] = v1411;
-  }
-  const uint v1415 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1417 = v1039 + v1415;
-  const uint v1418 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1420 = v1042 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1422 = v1420 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v20.m[1][6].thread_elements()[1];
-    const uint v1426 = v1417 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1427 = v1426 + v1420;
-    out[v1427] = v1424;
-  }
-  const uint v1428 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1430 = v1039 + v1428;
-  const uint v1431 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1433 = v1042 + v1431;
-  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1435 = v1433 < v1;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v20.m[1][7].thread_elements()[0];
-    const uint v1439 = v1430 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1440 = v1439 + v1433;
-    out[v1440] = v1437;
-  }
-  const uint v1441 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1443 = v1039 + v1441;
-  const uint v1444 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1446 = v1042 + v1444;
-  const bool v1447 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1448 = v1446 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v20.m[1][7].thread_elements()[1];
-    const uint v1452 = v1443 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1453 = v1452 + v1446;
-    out[v1453] = v1450;
-  }
-  const uint v1454 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1456 = v1039 + v1454;
-  const uint v1457 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1459 = v1042 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v20.m[2][0].thread_elements()[0];
-    const uint v1465 = v1456 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1466 = v1465 + v1459;
-    out[v1466] = v1463;
-  }
-  const uint v1467 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1469 = v1039 + v1467;
-  const uint v1470 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1472 = v1042 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v20.m[2][0].thread_elements()[1];
-    const uint v1478 = v1469 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1479 = v1478 + v1472;
-    out[v1479] = v1476;
-  }
-  const uint v1480 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1482 = v1039 + v1480;
-  const uint v1483 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1485 = v1042 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v20.m[2][1].thread_elements()[0];
-    const uint v1491 = v1482 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1492 = v1491 + v1485;
-    out[v1492] = v1489;
-  }
-  const uint v1493 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1495 = v1039 + v1493;
-  const uint v1496 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1498 = v1042 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1500 = v1498 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v20.m[2][1].thread_elements()[1];
-    const uint v1504 = v1495 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1505 = v1504 + v1498;
-    out[v1505] = v1502;
-  }
-  const uint v1506 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1508 = v1039 + v1506;
-  const uint v1509 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1511 = v1042 + v1509;
-  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1513 = v1511 < v1;
-  const bool v1514 = v1512 && v1513;
-  if (v1514) {
-    const float v1515 = v20.m[2][2].thread_elements()[0];
-    const uint v1517 = v1508 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1518 = v1517 + v1511;
-    out[v1518] = v1515;
-  }
-  const uint v1519 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1521 = v1039 + v1519;
-  const uint v1522 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1524 = v1042 + v1522;
-  const bool v1525 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1526 = v1524 < v1;
-  const bool v1527 = v1525 && v1526;
-  if (v1527) {
-    const float v1528 = v20.m[2][2].thread_elements()[1];
-    const uint v1530 = v1521 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1531 = v1530 + v1524;
-    out[v1531] = v1528;
-  }
-  const uint v1532 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1534 = v1039 + v1532;
-  const uint v1535 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1537 = v1042 + v1535;
-  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1539 = v1537 < v1;
-  const bool v1540 = v1538 && v1539;
-  if (v1540) {
-    const float v1541 = v20.m[2][3].thread_elements()[0];
-    const uint v1543 = v1534 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1544 = v1543 + v1537;
-    out[v1544] = v1541;
-  }
-  const uint v1545 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1547 = v1039 + v1545;
-  const uint v1548 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1550 = v1042 + v1548;
-  const bool v1551 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1552 = v1550 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v20.m[2][3].thread_elements()[1];
-    const uint v1556 = v1547 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1557 = v1556 + v1550;
-    out[v1557] = v1554;
-  }
-  const uint v1558 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1560 = v1039 + v1558;
-  const uint v1561 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1563 = v1042 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v20.m[2][4].thread_elements()[0];
-    const uint v1569 = v1560 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1570 = v1569 + v1563;
-    out[v1570] = v1567;
-  }
-  const uint v1571 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1573 = v1039 + v1571;
-  const uint v1574 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1576 = v1042 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1578 = v1576 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v20.m[2][4].thread_elements()[1];
-    const uint v1582 = v1573 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1583 = v1582 + v1576;
-    out[v1583] = v1580;
-  }
-  const uint v1584 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1586 = v1039 + v1584;
-  const uint v1587 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1589 = v1042 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1591 = v1589 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v20.m[2][5].thread_elements()[0];
-    const uint v1595 = v1586 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1596 = v1595 + v1589;
-    out[v1596] = v1593;
-  }
-  const uint v1597 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1599 = v1039 + v1597;
-  const uint v1600 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1602 = v1042 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v20.m[2][5].thread_elements()[1];
-    const uint v1608 = v1599 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1609 = v1608 + v1602;
-    out[v1609] = v1606;
-  }
-  const uint v1610 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1612 = v1039 + v1610;
-  const uint v1613 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1615 = v1042 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v20.m[2][6].thread_elements()[0];
-    const uint v1621 = v1612 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1622 = v1621 + v1615;
-    out[v1622] = v1619;
-  }
-  const uint v1623 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1625 = v1039 + v1623;
-  const uint v1626 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1628 = v1042 + v1626;
-  const bool v1629 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v20.m[2][6].thread_elements()[1];
-    const uint v1634 = v1625 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1635 = v1634 + v1628;
-    out[v1635] = v1632;
-  }
-  const uint v1636 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1638 = v1039 + v1636;
-  const uint v1639 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1641 = v1042 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v20.m[2][7].thread_elements()[0];
-    const uint v1647 = v1638 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1648 = v1647 + v1641;
-    out[v1648] = v1645;
-  }
-  const uint v1649 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1651 = v1039 + v1649;
-  const uint v1652 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1654 = v1042 + v1652;
-  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1656 = v1654 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v20.m[2][7].thread_elements()[1];
-    const uint v1660 = v1651 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1661 = v1660 + v1654;
-    out[v1661] = v1658;
-  }
-  const uint v1662 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1664 = v1039 + v1662;
-  const uint v1665 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1667 = v1042 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v20.m[3][0].thread_elements()[0];
-    const uint v1673 = v1664 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1674 = v1673 + v1667;
-    out[v1674] = v1671;
-  }
-  const uint v1675 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1677 = v1039 + v1675;
-  const uint v1678 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1680 = v1042 + v1678;
-  const bool v1681 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1682 = v1680 < v1;
-  const bool v1683 = v1681 && v1682;
-  if (v1683) {
-    const float v1684 = v20.m[3][0].thread_elements()[1];
-    const uint v1686 = v1677 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1687 = v1686 + v1680;
-    out[v1687] = v1684;
-  }
-  const uint v1688 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1690 = v1039 + v1688;
-  const uint v1691 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1693 = v1042 + v1691;
-  const bool v1694 = v1690 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1695 = v1693 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v20.m[3][1].thread_elements()[0];
-    const uint v1699 = v1690 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1700 = v1699 + v1693;
-    out[v1700] = v1697;
-  }
-  const uint v1701 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1703 = v1039 + v1701;
-  const uint v1704 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1706 = v1042 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1708 = v1706 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v20.m[3][1].thread_elements()[1];
-    const uint v1712 = v1703 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1713 = v1712 + v1706;
-    out[v1713] = v1710;
-  }
-  const uint v1714 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1716 = v1039 + v1714;
-  const uint v1717 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1719 = v1042 + v1717;
-  const bool v1720 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1721 = v1719 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v20.m[3][2].thread_elements()[0];
-    const uint v1725 = v1716 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1726 = v1725 + v1719;
-    out[v1726] = v1723;
-  }
-  const uint v1727 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1729 = v1039 + v1727;
-  const uint v1730 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1732 = v1042 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1734 = v1732 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v20.m[3][2].thread_elements()[1];
-    const uint v1738 = v1729 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1739 = v1738 + v1732;
-    out[v1739] = v1736;
-  }
-  const uint v1740 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1742 = v1039 + v1740;
-  const uint v1743 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1745 = v1042 + v1743;
-  const bool v1746 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1747 = v1745 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v20.m[3][3].thread_elements()[0];
-    const uint v1751 = v1742 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1752 = v1751 + v1745;
-    out[v1752] = v1749;
-  }
-  const uint v1753 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1755 = v1039 + v1753;
-  const uint v1756 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1758 = v1042 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1760 = v1758 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v20.m[3][3].thread_elements()[1];
-    const uint v1764 = v1755 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1765 = v1764 + v1758;
-    out[v1765] = v1762;
-  }
-  const uint v1766 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1768 = v1039 + v1766;
-  const uint v1769 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1771 = v1042 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v20.m[3][4].thread_elements()[0];
-    const uint v1777 = v1768 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1778 = v1777 + v1771;
-    out[v1778] = v1775;
-  }
-  const uint v1779 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1781 = v1039 + v1779;
-  const uint v1782 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1784 = v1042 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1786 = v1784 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v20.m[3][4].thread_elements()[1];
-    const uint v1790 = v1781 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1791 = v1790 + v1784;
-    out[v1791] = v1788;
-  }
-  const uint v1792 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1794 = v1039 + v1792;
-  const uint v1795 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1797 = v1042 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1799 = v1797 < v1;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v20.m[3][5].thread_elements()[0];
-    const uint v1803 = v1794 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1804 = v1803 + v1797;
-    out[v1804] = v1801;
-  }
-  const uint v1805 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1807 = v1039 + v1805;
-  const uint v1808 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1810 = v1042 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v20.m[3][5].thread_elements()[1];
-    const uint v1816 = v1807 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1817 = v1816 + v1810;
-    out[v1817] = v1814;
-  }
-  const uint v1818 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1820 = v1039 + v1818;
-  const uint v1821 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1823 = v1042 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v20.m[3][6].thread_elements()[0];
-    const uint v1829 = v1820 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1830 = v1829 + v1823;
-    out[v1830] = v1827;
-  }
-  const uint v1831 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1833 = v1039 + v1831;
-  const uint v1834 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1836 = v1042 + v1834;
-  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1838 = v1836 < v1;
-  const bool v1839 = v1837 && v1838;
-  if (v1839) {
-    const float v1840 = v20.m[3][6].thread_elements()[1];
-    const uint v1842 = v1833 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1843 = v1842 + v1836;
-    out[v1843] = v1840;
-  }
-  const uint v1844 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1846 = v1039 + v1844;
-  const uint v1847 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1849 = v1042 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v20.m[3][7].thread_elements()[0];
-    const uint v1855 = v1846 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1856 = v1855 + v1849;
-    out[v1856] = v1853;
-  }
-  const uint v1857 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1859 = v1039 + v1857;
-  const uint v1860 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1862 = v1042 + v1860;
-  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1864 = v1862 < v1;
-  const bool v1865 = v1863 && v1864;
-  if (v1865) {
-    const float v1866 = v20.m[3][7].thread_elements()[1];
-    const uint v1868 = v1859 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1869 = v1868 + v1862;
-    out[v1869] = v1866;
-  }
-  const uint v1870 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1872 = v1039 + v1870;
-  const uint v1873 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1875 = v1042 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1877 = v1875 < v1;
-  const bool v1878 = v1876 && v1877;
-  if (v1878) {
-    const float v1879 = v20.m[4][0].thread_elements()[0];
-    const uint v1881 = v1872 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1882 = v1881 + v1875;
-    out[v1882] = v1879;
-  }
-  const uint v1883 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1885 = v1039 + v1883;
-  const uint v1886 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1888 = v1042 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v20.m[4][0].thread_elements()[1];
-    const uint v1894 = v1885 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1895 = v1894 + v1888;
-    out[v1895] = v1892;
-  }
-  const uint v1896 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1898 = v1039 + v1896;
-  const uint v1899 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1901 = v1042 + v1899;
-  const bool v1902 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1903 = v1901 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v20.m[4][1].thread_elements()[0];
-    const uint v1907 = v1898 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1908 = v1907 + v1901;
-    out[v1908] = v1905;
-  }
-  const uint v1909 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1911 = v1039 + v1909;
-  const uint v1912 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1914 = v1042 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v20.m[4][1].thread_elements()[1];
-    const uint v1920 = v1911 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1921 = v1920 + v1914;
-    out[v1921] = v1918;
-  }
-  const uint v1922 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1924 = v1039 + v1922;
-  const uint v1925 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1927 = v1042 + v1925;
-  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v20.m[4][2].thread_elements()[0];
-    const uint v1933 = v1924 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1934 = v1933 + v1927;
-    out[v1934] = v1931;
-  }
-  const uint v1935 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1937 = v1039 + v1935;
-  const uint v1938 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1940 = v1042 + v1938;
-  const bool v1941 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v20.m[4][2].thread_elements()[1];
-    const uint v1946 = v1937 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1947 = v1946 + v1940;
-    out[v1947] = v1944;
-  }
-  const uint v1948 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1950 = v1039 + v1948;
-  const uint v1951 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1953 = v1042 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1955 = v1953 < v1;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v20.m[4][3].thread_elements()[0];
-    const uint v1959 = v1950 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1960 = v1959 + v1953;
-    out[v1960] = v1957;
-  }
-  const uint v1961 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1963 = v1039 + v1961;
-  const uint v1964 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1966 = v1042 + v1964;
-  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1968 = v1966 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v20.m[4][3].thread_elements()[1];
-    const uint v1972 = v1963 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1973 = v1972 + v1966;
-    out[v1973] = v1970;
-  }
-  const uint v1974 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1976 = v1039 + v1974;
-  const uint v1977 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1979 = v1042 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v20.m[4][4].thread_elements()[0];
-    const uint v1985 = v1976 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1986 = v1985 + v1979;
-    out[v1986] = v1983;
-  }
-  const uint v1987 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1989 = v1039 + v1987;
-  const uint v1990 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1992 = v1042 + v1990;
-  const bool v1993 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v20.m[4][4].thread_elements()[1];
-    const uint v1998 = v1989 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1999 = v1998 + v1992;
-    out[v1999] = v1996;
-  }
-  const uint v2000 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2002 = v1039 + v2000;
-  const uint v2003 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2005 = v1042 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v20.m[4][5].thread_elements()[0];
-    const uint v2011 = v2002 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2012 = v2011 + v2005;
-    out[v2012] = v2009;
-  }
-  const uint v2013 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v1039 + v2013;
-  const uint v2016 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v1042 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v20.m[4][5].thread_elements()[1];
-    const uint v2024 = v2015 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2025 = v2024 + v2018;
-    out[v2025] = v2022;
-  }
-  const uint v2026 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2028 = v1039 + v2026;
-  const uint v2029 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2031 = v1042 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v20.m[4][6].thread_elements()[0];
-    const uint v2037 = v2028 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2038 = v2037 + v2031;
-    out[v2038] = v2035;
-  }
-  const uint v2039 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2041 = v1039 + v2039;
-  const uint v2042 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2044 = v1042 + v2042;
-  const bool v2045 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v20.m[4][6].thread_elements()[1];
-    const uint v2050 = v2041 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2051 = v2050 + v2044;
-    out[v2051] = v2048;
-  }
-  const uint v2052 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2054 = v1039 + v2052;
-  const uint v2055 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2057 = v1042 + v2055;
-  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2059 = v2057 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v20.m[4][7].thread_elements()[0];
-    const uint v2063 = v2054 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2064 = v2063 + v2057;
-    out[v2064] = v2061;
-  }
-  const uint v2065 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2067 = v1039 + v2065;
-  const uint v2068 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2070 = v1042 + v2068;
-  const bool v2071 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2072 = v2070 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v20.m[4][7].thread_elements()[1];
-    const uint v2076 = v2067 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2077 = v2076 + v2070;
-    out[v2077] = v2074;
-  }
-  const uint v2078 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2080 = v1039 + v2078;
-  const uint v2081 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2083 = v1042 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2085 = v2083 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v20.m[5][0].thread_elements()[0];
-    const uint v2089 = v2080 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2090 = v2089 + v2083;
-    out[v2090] = v2087;
-  }
-  const uint v2091 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2093 = v1039 + v2091;
-  const uint v2094 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2096 = v1042 + v2094;
-  const bool v2097 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2098 = v2096 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v20.m[5][0].thread_elements()[1];
-    const uint v2102 = v2093 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2103 = v2102 + v2096;
-    out[v2103] = v2100;
-  }
-  const uint v2104 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2106 = v1039 + v2104;
-  const uint v2107 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2109 = v1042 + v2107;
-  const bool v2110 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2111 = v2109 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v20.m[5][1].thread_elements()[0];
-    const uint v2115 = v2106 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2116 = v2115 + v2109;
-    out[v2116] = v2113;
-  }
-  const uint v2117 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2119 = v1039 + v2117;
-  const uint v2120 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2122 = v1042 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v20.m[5][1].thread_elements()[1];
-    const uint v2128 = v2119 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2129 = v2128 + v2122;
-    out[v2129] = v2126;
-  }
-  const uint v2130 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2132 = v1039 + v2130;
-  const uint v2133 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2135 = v1042 + v2133;
-  const bool v2136 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2137 = v2135 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v20.m[5][2].thread_elements()[0];
-    const uint v2141 = v2132 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2142 = v2141 + v2135;
-    out[v2142] = v2139;
-  }
-  const uint v2143 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2145 = v1039 + v2143;
-  const uint v2146 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2148 = v1042 + v2146;
-  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2150 = v2148 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v20.m[5][2].thread_elements()[1];
-    const uint v2154 = v2145 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2155 = v2154 + v2148;
-    out[v2155] = v2152;
-  }
-  const uint v2156 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2158 = v1039 + v2156;
-  const uint v2159 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2161 = v1042 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2163 = v2161 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v20.m[5][3].thread_elements()[0];
-    const uint v2167 = v2158 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2168 = v2167 + v2161;
-    out[v2168] = v2165;
-  }
-  const uint v2169 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2171 = v1039 + v2169;
-  const uint v2172 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2174 = v1042 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v20.m[5][3].thread_elements()[1];
-    const uint v2180 = v2171 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2181 = v2180 + v2174;
-    out[v2181] = v2178;
-  }
-  const uint v2182 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2184 = v1039 + v2182;
-  const uint v2185 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2187 = v1042 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v20.m[5][4].thread_elements()[0];
-    const uint v2193 = v2184 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2194 = v2193 + v2187;
-    out[v2194] = v2191;
-  }
-  const uint v2195 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2197 = v1039 + v2195;
-  const uint v2198 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2200 = v1042 + v2198;
-  const bool v2201 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2202 = v2200 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v20.m[5][4].thread_elements()[1];
-    const uint v2206 = v2197 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2207 = v2206 + v2200;
-    out[v2207] = v2204;
-  }
-  const uint v2208 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2210 = v1039 + v2208;
-  const uint v2211 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2213 = v1042 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v20.m[5][5].thread_elements()[0];
-    const uint v2219 = v2210 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2220 = v2219 + v2213;
-    out[v2220] = v2217;
-  }
-  const uint v2221 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2223 = v1039 + v2221;
-  const uint v2224 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2226 = v1042 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v20.m[5][5].thread_elements()[1];
-    const uint v2232 = v2223 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2233 = v2232 + v2226;
-    out[v2233] = v2230;
-  }
-  const uint v2234 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2236 = v1039 + v2234;
-  const uint v2237 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2239 = v1042 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2241 = v2239 < v1;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v20.m[5][6].thread_elements()[0];
-    const uint v2245 = v2236 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2246 = v2245 + v2239;
-    out[v2246] = v2243;
-  }
-  const uint v2247 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2249 = v1039 + v2247;
-  const uint v2250 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2252 = v1042 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2254 = v2252 < v1;
-  const bool v2255 = v2253 && v2254;
-  if (v2255) {
-    const float v2256 = v20.m[5][6].thread_elements()[1];
-    const uint v2258 = v2249 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2259 = v2258 + v2252;
-    out[v2259] = v2256;
-  }
-  const uint v2260 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2262 = v1039 + v2260;
-  const uint v2263 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2265 = v1042 + v2263;
-  const bool v2266 = v2262 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2267 = v2265 < v1;
-  const bool v2268 = v2266 && v2267;
-  if (v2268) {
-    const float v2269 = v20.m[5][7].thread_elements()[0];
-    const uint v2271 = v2262 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2272 = v2271 + v2265;
-    out[v2272] = v2269;
-  }
-  const uint v2273 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2275 = v1039 + v2273;
-  const uint v2276 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2278 = v1042 + v2276;
-  const bool v2279 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2280 = v2278 < v1;
-  const bool v2281 = v2279 && v2280;
-  if (v2281) {
-    const float v2282 = v20.m[5][7].thread_elements()[1];
-    const uint v2284 = v2275 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2285 = v2284 + v2278;
-    out[v2285] = v2282;
-  }
-  const uint v2286 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2288 = v1039 + v2286;
-  const uint v2289 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2291 = v1042 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2293 = v2291 < v1;
-  const bool v2294 = v2292 && v2293;
-  if (v2294) {
-    const float v2295 = v20.m[6][0].thread_elements()[0];
-    const uint v2297 = v2288 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2298 = v2297 + v2291;
-    out[v2298] = v2295;
-  }
-  const uint v2299 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2301 = v1039 + v2299;
-  const uint v2302 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2304 = v1042 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2306 = v2304 < v1;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v20.m[6][0].thread_elements()[1];
-    const uint v2310 = v2301 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2311 = v2310 + v2304;
-    out[v2311] = v2308;
-  }
-  const uint v2312 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2314 = v1039 + v2312;
-  const uint v2315 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2317 = v1042 + v2315;
-  const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2319 = v2317 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v20.m[6][1].thread_elements()[0];
-    const uint v2323 = v2314 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2324 = v2323 + v2317;
-    out[v2324] = v2321;
-  }
-  const uint v2325 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2327 = v1039 + v2325;
-  const uint v2328 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2330 = v1042 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v20.m[6][1].thread_elements()[1];
-    const uint v2336 = v2327 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2337 = v2336 + v2330;
-    out[v2337] = v2334;
-  }
-  const uint v2338 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2340 = v1039 + v2338;
-  const uint v2341 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2343 = v1042 + v2341;
-  const bool v2344 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v20.m[6][2].thread_elements()[0];
-    const uint v2349 = v2340 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2350 = v2349 + v2343;
-    out[v2350] = v2347;
-  }
-  const uint v2351 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2353 = v1039 + v2351;
-  const uint v2354 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2356 = v1042 + v2354;
-  const bool v2357 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v20.m[6][2].thread_elements()[1];
-    const uint v2362 = v2353 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2363 = v2362 + v2356;
-    out[v2363] = v2360;
-  }
-  const uint v2364 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2366 = v1039 + v2364;
-  const uint v2367 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2369 = v1042 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v20.m[6][3].thread_elements()[0];
-    const uint v2375 = v2366 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2376 = v2375 + v2369;
-    out[v2376] = v2373;
-  }
-  const uint v2377 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2379 = v1039 + v2377;
-  const uint v2380 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2382 = v1042 + v2380;
-  const bool v2383 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2384 = v2382 < v1;
-  const bool v2385 = v2383 && v2384;
-  if (v2385) {
-    const float v2386 = v20.m[6][3].thread_elements()[1];
-    const uint v2388 = v2379 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2389 = v2388 + v2382;
-    out[v2389] = v2386;
-  }
-  const uint v2390 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2392 = v1039 + v2390;
-  const uint v2393 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2395 = v1042 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v20.m[6][4].thread_elements()[0];
-    const uint v2401 = v2392 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2402 = v2401 + v2395;
-    out[v2402] = v2399;
-  }
-  const uint v2403 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2405 = v1039 + v2403;
-  const uint v2406 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2408 = v1042 + v2406;
-  const bool v2409 = v2405 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2410 = v2408 < v1;
-  const bool v2411 = v2409 && v2410;
-  if (v2411) {
-    const float v2412 = v20.m[6][4].thread_elements()[1];
-    const uint v2414 = v2405 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2415 = v2414 + v2408;
-    out[v2415] = v2412;
-  }
-  const uint v2416 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2418 = v1039 + v2416;
-  const uint v2419 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2421 = v1042 + v2419;
-  const bool v2422 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2423 = v2421 < v1;
-  const bool v2424 = v2422 && v2423;
-  if (v2424) {
-    const float v2425 = v20.m[6][5].thread_elements()[0];
-    const uint v2427 = v2418 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2428 = v2427 + v2421;
-    out[v2428] = v2425;
-  }
-  const uint v2429 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2431 = v1039 + v2429;
-  const uint v2432 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2434 = v1042 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v20.m[6][5].thread_elements()[1];
-    const uint v2440 = v2431 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2441 = v2440 + v2434;
-    out[v2441] = v2438;
-  }
-  const uint v2442 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2444 = v1039 + v2442;
-  const uint v2445 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2447 = v1042 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2449 = v2447 < v1;
-  const bool v2450 = v2448 && v2449;
-  if (v2450) {
-    const float v2451 = v20.m[6][6].thread_elements()[0];
-    const uint v2453 = v2444 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2454 = v2453 + v2447;
-    out[v2454] = v2451;
-  }
-  const uint v2455 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2457 = v1039 + v2455;
-  const uint v2458 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2460 = v1042 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2462 = v2460 < v1;
-  const bool v2463 = v2461 && v2462;
-  if (v2463) {
-    const float v2464 = v20.m[6][6].thread_elements()[1];
-    const uint v2466 = v2457 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2467 = v2466 + v2460;
-    out[v2467] = v2464;
-  }
-  const uint v2468 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2470 = v1039 + v2468;
-  const uint v2471 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2473 = v1042 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2475 = v2473 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v20.m[6][7].thread_elements()[0];
-    const uint v2479 = v2470 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2480 = v2479 + v2473;
-    out[v2480] = v2477;
-  }
-  const uint v2481 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2483 = v1039 + v2481;
-  const uint v2484 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2486 = v1042 + v2484;
-  const bool v2487 = v2483 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2488 = v2486 < v1;
-  const bool v2489 = v2487 && v2488;
-  if (v2489) {
-    const float v2490 = v20.m[6][7].thread_elements()[1];
-    const uint v2492 = v2483 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2493 = v2492 + v2486;
-    out[v2493] = v2490;
-  }
-  const uint v2494 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2496 = v1039 + v2494;
-  const uint v2497 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2499 = v1042 + v2497;
-  const bool v2500 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v20.m[7][0].thread_elements()[0];
-    const uint v2505 = v2496 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2506 = v2505 + v2499;
-    out[v2506] = v2503;
-  }
-  const uint v2507 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2509 = v1039 + v2507;
-  const uint v2510 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2512 = v1042 + v2510;
-  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2514 = v2512 < v1;
-  const bool v2515 = v2513 && v2514;
-  if (v2515) {
-    const float v2516 = v20.m[7][0].thread_elements()[1];
-    const uint v2518 = v2509 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2519 = v2518 + v2512;
-    out[v2519] = v2516;
-  }
-  const uint v2520 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2522 = v1039 + v2520;
-  const uint v2523 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2525 = v1042 + v2523;
-  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2527 = v2525 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v20.m[7][1].thread_elements()[0];
-    const uint v2531 = v2522 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2532 = v2531 + v2525;
-    out[v2532] = v2529;
-  }
-  const uint v2533 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2535 = v1039 + v2533;
-  const uint v2536 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2538 = v1042 + v2536;
-  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2540 = v2538 < v1;
-  const bool v2541 = v2539 && v2540;
-  if (v2541) {
-    const float v2542 = v20.m[7][1].thread_elements()[1];
-    const uint v2544 = v2535 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2545 = v2544 + v2538;
-    out[v2545] = v2542;
-  }
-  const uint v2546 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2548 = v1039 + v2546;
-  const uint v2549 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2551 = v1042 + v2549;
-  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2553 = v2551 < v1;
-  const bool v2554 = v2552 && v2553;
-  if (v2554) {
-    const float v2555 = v20.m[7][2].thread_elements()[0];
-    const uint v2557 = v2548 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2558 = v2557 + v2551;
-    out[v2558] = v2555;
-  }
-  const uint v2559 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2561 = v1039 + v2559;
-  const uint v2562 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2564 = v1042 + v2562;
-  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2566 = v2564 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v20.m[7][2].thread_elements()[1];
-    const uint v2570 = v2561 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2571 = v2570 + v2564;
-    out[v2571] = v2568;
-  }
-  const uint v2572 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2574 = v1039 + v2572;
-  const uint v2575 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2577 = v1042 + v2575;
-  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2579 = v2577 < v1;
-  const bool v2580 = v2578 && v2579;
-  if (v2580) {
-    const float v2581 = v20.m[7][3].thread_elements()[0];
-    const uint v2583 = v2574 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2584 = v2583 + v2577;
-    out[v2584] = v2581;
-  }
-  const uint v2585 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2587 = v1039 + v2585;
-  const uint v2588 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2590 = v1042 + v2588;
-  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2592 = v2590 < v1;
-  const bool v2593 = v2591 && v2592;
-  if (v2593) {
-    const float v2594 = v20.m[7][3].thread_elements()[1];
-    const uint v2596 = v2587 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2597 = v2596 + v2590;
-    out[v2597] = v2594;
-  }
-  const uint v2598 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2600 = v1039 + v2598;
-  const uint v2601 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2603 = v1042 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v20.m[7][4].thread_elements()[0];
-    const uint v2609 = v2600 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2610 = v2609 + v2603;
-    out[v2610] = v2607;
-  }
-  const uint v2611 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2613 = v1039 + v2611;
-  const uint v2614 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2616 = v1042 + v2614;
-  const bool v2617 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2618 = v2616 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v20.m[7][4].thread_elements()[1];
-    const uint v2622 = v2613 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2623 = v2622 + v2616;
-    out[v2623] = v2620;
-  }
-  const uint v2624 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2626 = v1039 + v2624;
-  const uint v2627 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2629 = v1042 + v2627;
-  const bool v2630 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2631 = v2629 < v1;
-  const bool v2632 = v2630 && v2631;
-  if (v2632) {
-    const float v2633 = v20.m[7][5].thread_elements()[0];
-    const uint v2635 = v2626 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2636 = v2635 + v2629;
-    out[v2636] = v2633;
-  }
-  const uint v2637 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2639 = v1039 + v2637;
-  const uint v2640 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2642 = v1042 + v2640;
-  const bool v2643 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2644 = v2642 < v1;
-  const bool v2645 = v2643 && v2644;
-  if (v2645) {
-    const float v2646 = v20.m[7][5].thread_elements()[1];
-    const uint v2648 = v2639 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2649 = v2648 + v2642;
-    out[v2649] = v2646;
-  }
-  const uint v2650 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2652 = v1039 + v2650;
-  const uint v2653 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2655 = v1042 + v2653;
-  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2657 = v2655 < v1;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v20.m[7][6].thread_elements()[0];
-    const uint v2661 = v2652 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2662 = v2661 + v2655;
-    out[v2662] = v2659;
-  }
-  const uint v2663 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2665 = v1039 + v2663;
-  const uint v2666 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2668 = v1042 + v2666;
-  const bool v2669 = v2665 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2670 = v2668 < v1;
-  const bool v2671 = v2669 && v2670;
-  if (v2671) {
-    const float v2672 = v20.m[7][6].thread_elements()[1];
-    const uint v2674 = v2665 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2675 = v2674 + v2668;
-    out[v2675] = v2672;
-  }
-  const uint v2676 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2678 = v1039 + v2676;
-  const uint v2679 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2681 = v1042 + v2679;
-  const bool v2682 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2683 = v2681 < v1;
-  const bool v2684 = v2682 && v2683;
-  if (v2684) {
-    const float v2685 = v20.m[7][7].thread_elements()[0];
-    const uint v2687 = v2678 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2688 = v2687 + v2681;
-    out[v2688] = v2685;
-  }
-  const uint v2689 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2691 = v1039 + v2689;
-  const uint v2692 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2694 = v1042 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2696 = v2694 < v1;
-  const bool v2697 = v2695 && v2696;
-  if (v2697) {
-    const float v2698 = v20.m[7][7].thread_elements()[1];
-    const uint v2700 = v2691 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2701 = v2700 + v2694;
-    out[v2701] = v2698;
+  const uint v1055 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1056 = v22 + v31;
+  const uint v1057 = v1056 + v1055;
+  const uint v1058 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1059 = v26 + v35;
+  const uint v1060 = v1059 + v1058;
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1062 = v1060 < v1;
+  const bool v1063 = v1061 && v1062;
+  if (v1063) {
+    const float v1064 = v37.m[0][0].thread_elements()[0];
+    const uint v1066 = v1057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1067 = v1066 + v1060;
+    out[v1067] = v1064;
+  }
+  const uint v1068 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1070 = v1056 + v1068;
+  const uint v1071 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1073 = v1059 + v1071;
+  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1075 = v1073 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v37.m[0][0].thread_elements()[1];
+    const uint v1079 = v1070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1080 = v1079 + v1073;
+    out[v1080] = v1077;
+  }
+  const uint v1081 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1083 = v1056 + v1081;
+  const uint v1084 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1086 = v1059 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1088 = v1086 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v37.m[0][1].thread_elements()[0];
+    const uint v1092 = v1083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1093 = v1092 + v1086;
+    out[v1093] = v1090;
+  }
+  const uint v1094 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1096 = v1056 + v1094;
+  const uint v1097 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1099 = v1059 + v1097;
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v37.m[0][1].thread_elements()[1];
+    const uint v1105 = v1096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1106 = v1105 + v1099;
+    out[v1106] = v1103;
+  }
+  const uint v1107 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1109 = v1056 + v1107;
+  const uint v1110 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1112 = v1059 + v1110;
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1114 = v1112 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v37.m[0][2].thread_elements()[0];
+    const uint v1118 = v1109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1119 = v1118 + v1112;
+    out[v1119] = v1116;
+  }
+  const uint v1120 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1122 = v1056 + v1120;
+  const uint v1123 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1125 = v1059 + v1123;
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1127 = v1125 < v1;
+  const bool v1128 = v1126 && v1127;
+  if (v1128) {
+    const float v1129 = v37.m[0][2].thread_elements()[1];
+    const uint v1131 = v1122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1132 = v1131 + v1125;
+    out[v1132] = v1129;
+  }
+  const uint v1133 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1135 = v1056 + v1133;
+  const uint v1136 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1138 = v1059 + v1136;
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v37.m[0][3].thread_elements()[0];
+    const uint v1144 = v1135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1145 = v1144 + v1138;
+    out[v1145] = v1142;
+  }
+  const uint v1146 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1148 = v1056 + v1146;
+  const uint v1149 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1151 = v1059 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v37.m[0][3].thread_elements()[1];
+    const uint v1157 = v1148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1158 = v1157 + v1151;
+    out[v1158] = v1155;
+  }
+  const uint v1159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1161 = v1056 + v1159;
+  const uint v1162 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1164 = v1059 + v1162;
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1166 = v1164 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v37.m[0][4].thread_elements()[0];
+    const uint v1170 = v1161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1171 = v1170 + v1164;
+    out[v1171] = v1168;
+  }
+  const uint v1172 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1174 = v1056 + v1172;
+  const uint v1175 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1177 = v1059 + v1175;
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1179 = v1177 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v37.m[0][4].thread_elements()[1];
+    const uint v1183 = v1174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1184 = v1183 + v1177;
+    out[v1184] = v1181;
+  }
+  const uint v1185 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1187 = v1056 + v1185;
+  const uint v1188 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1190 = v1059 + v1188;
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v37.m[0][5].thread_elements()[0];
+    const uint v1196 = v1187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1197 = v1196 + v1190;
+    out[v1197] = v1194;
+  }
+  const uint v1198 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1200 = v1056 + v1198;
+  const uint v1201 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1203 = v1059 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v37.m[0][5].thread_elements()[1];
+    const uint v1209 = v1200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1210 = v1209 + v1203;
+    out[v1210] = v1207;
+  }
+  const uint v1211 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1213 = v1056 + v1211;
+  const uint v1214 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1216 = v1059 + v1214;
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1218 = v1216 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v37.m[0][6].thread_elements()[0];
+    const uint v1222 = v1213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1223 = v1222 + v1216;
+    out[v1223] = v1220;
+  }
+  const uint v1224 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1226 = v1056 + v1224;
+  const uint v1227 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1229 = v1059 + v1227;
+  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1231 = v1229 < v1;
+  const bool v1232 = v1230 && v1231;
+  if (v1232) {
+    const float v1233 = v37.m[0][6].thread_elements()[1];
+    const uint v1235 = v1226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1236 = v1235 + v1229;
+    out[v1236] = v1233;
+  }
+  const uint v1237 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1239 = v1056 + v1237;
+  const uint v1240 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1242 = v1059 + v1240;
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1244 = v1242 < v1;
+  const bool v1245 = v1243 && v1244;
+  if (v1245) {
+    const float v1246 = v37.m[0][7].thread_elements()[0];
+    const uint v1248 = v1239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1249 = v1248 + v1242;
+    out[v1249] = v1246;
+  }
+  const uint v1250 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1252 = v1056 + v1250;
+  const uint v1253 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1255 = v1059 + v1253;
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1257 = v1255 < v1;
+  const bool v1258 = v1256 && v1257;
+  if (v1258) {
+    const float v1259 = v37.m[0][7].thread_elements()[1];
+    const uint v1261 = v1252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1262 = v1261 + v1255;
+    out[v1262] = v1259;
+  }
+  const uint v1263 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1265 = v1056 + v1263;
+  const uint v1266 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1268 = v1059 + v1266;
+  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1270 = v1268 < v1;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v37.m[1][0].thread_elements()[0];
+    const uint v1274 = v1265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1275 = v1274 + v1268;
+    out[v1275] = v1272;
+  }
+  const uint v1276 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1278 = v1056 + v1276;
+  const uint v1279 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1281 = v1059 + v1279;
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1283 = v1281 < v1;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v37.m[1][0].thread_elements()[1];
+    const uint v1287 = v1278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1288 = v1287 + v1281;
+    out[v1288] = v1285;
+  }
+  const uint v1289 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1291 = v1056 + v1289;
+  const uint v1292 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1294 = v1059 + v1292;
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1296 = v1294 < v1;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v37.m[1][1].thread_elements()[0];
+    const uint v1300 = v1291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1301 = v1300 + v1294;
+    out[v1301] = v1298;
+  }
+  const uint v1302 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1304 = v1056 + v1302;
+  const uint v1305 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1307 = v1059 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1309 = v1307 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v37.m[1][1].thread_elements()[1];
+    const uint v1313 = v1304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1314 = v1313 + v1307;
+    out[v1314] = v1311;
+  }
+  const uint v1315 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1317 = v1056 + v1315;
+  const uint v1318 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1320 = v1059 + v1318;
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1322 = v1320 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v37.m[1][2].thread_elements()[0];
+    const uint v1326 = v1317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1327 = v1326 + v1320;
+    out[v1327] = v1324;
+  }
+  const uint v1328 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1330 = v1056 + v1328;
+  const uint v1331 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1333 = v1059 + v1331;
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1335 = v1333 < v1;
+  const bool v1336 = v1334 && v1335;
+  if (v1336) {
+    const float v1337 = v37.m[1][2].thread_elements()[1];
+    const uint v1339 = v1330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1340 = v1339 + v1333;
+    out[v1340] = v1337;
+  }
+  const uint v1341 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1343 = v1056 + v1341;
+  const uint v1344 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1346 = v1059 + v1344;
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1348 = v1346 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v37.m[1][3].thread_elements()[0];
+    const uint v1352 = v1343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1353 = v1352 + v1346;
+    out[v1353] = v1350;
+  }
+  const uint v1354 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1356 = v1056 + v1354;
+  const uint v1357 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1359 = v1059 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v37.m[1][3].thread_elements()[1];
+    const uint v1365 = v1356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1366 = v1365 + v1359;
+    out[v1366] = v1363;
+  }
+  const uint v1367 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1369 = v1056 + v1367;
+  const uint v1370 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1372 = v1059 + v1370;
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1374 = v1372 < v1;
+  const bool v1375 = v1373 && v1374;
+  if (v1375) {
+    const float v1376 = v37.m[1][4].thread_elements()[0];
+    const uint v1378 = v1369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1379 = v1378 + v1372;
+    out[v1379] = v1376;
+  }
+  const uint v1380 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1382 = v1056 + v1380;
+  const uint v1383 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1385 = v1059 + v1383;
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1387 = v1385 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v37.m[1][4].thread_elements()[1];
+    const uint v1391 = v1382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1392 = v1391 + v1385;
+    out[v1392] = v1389;
+  }
+  const uint v1393 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1395 = v1056 + v1393;
+  const uint v1396 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1398 = v1059 + v1396;
+  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1400 = v1398 < v1;
+  const bool v1401 = v1399 && v1400;
+  if (v1401) {
+    const float v1402 = v37.m[1][5].thread_elements()[0];
+    const uint v1404 = v1395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1405 = v1404 + v1398;
+    out[v1405] = v1402;
+  }
+  const uint v1406 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1408 = v1056 + v1406;
+  const uint v1409 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1411 = v1059 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v37.m[1][5].thread_elements()[1];
+    const uint v1417 = v1408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1418 = v1417 + v1411;
+    out[v1418] = v1415;
+  }
+  const uint v1419 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1421 = v1056 + v1419;
+  const uint v1422 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1424 = v1059 + v1422;
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1426 = v1424 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v37.m[1][6].thread_elements()[0];
+    const uint v1430 = v1421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1431 = v1430 + v1424;
+    out[v1431] = v1428;
+  }
+  const uint v1432 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1434 = v1056 + v1432;
+  const uint v1435 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1437 = v1059 + v1435;
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1439 = v1437 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v37.m[1][6].thread_elements()[1];
+    const uint v1443 = v1434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1444 = v1443 + v1437;
+    out[v1444] = v1441;
+  }
+  const uint v1445 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1447 = v1056 + v1445;
+  const uint v1448 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1450 = v1059 + v1448;
+  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1452 = v1450 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v37.m[1][7].thread_elements()[0];
+    const uint v1456 = v1447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1457 = v1456 + v1450;
+    out[v1457] = v1454;
+  }
+  const uint v1458 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1460 = v1056 + v1458;
+  const uint v1461 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1463 = v1059 + v1461;
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1465 = v1463 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v37.m[1][7].thread_elements()[1];
+    const uint v1469 = v1460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1470 = v1469 + v1463;
+    out[v1470] = v1467;
+  }
+  const uint v1471 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1473 = v1056 + v1471;
+  const uint v1474 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1476 = v1059 + v1474;
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1478 = v1476 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v37.m[2][0].thread_elements()[0];
+    const uint v1482 = v1473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1483 = v1482 + v1476;
+    out[v1483] = v1480;
+  }
+  const uint v1484 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1486 = v1056 + v1484;
+  const uint v1487 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1489 = v1059 + v1487;
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1491 = v1489 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v37.m[2][0].thread_elements()[1];
+    const uint v1495 = v1486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1496 = v1495 + v1489;
+    out[v1496] = v1493;
+  }
+  const uint v1497 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1499 = v1056 + v1497;
+  const uint v1500 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1502 = v1059 + v1500;
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1504 = v1502 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v37.m[2][1].thread_elements()[0];
+    const uint v1508 = v1499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1509 = v1508 + v1502;
+    out[v1509] = v1506;
+  }
+  const uint v1510 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1512 = v1056 + v1510;
+  const uint v1513 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1515 = v1059 + v1513;
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v37.m[2][1].thread_elements()[1];
+    const uint v1521 = v1512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1522 = v1521 + v1515;
+    out[v1522] = v1519;
+  }
+  const uint v1523 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1525 = v1056 + v1523;
+  const uint v1526 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1528 = v1059 + v1526;
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1530 = v1528 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v37.m[2][2].thread_elements()[0];
+    const uint v1534 = v1525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1535 = v1534 + v1528;
+    out[v1535] = v1532;
+  }
+  const uint v1536 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1538 = v1056 + v1536;
+  const uint v1539 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1541 = v1059 + v1539;
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1543 = v1541 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v37.m[2][2].thread_elements()[1];
+    const uint v1547 = v1538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1548 = v1547 + v1541;
+    out[v1548] = v1545;
+  }
+  const uint v1549 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1551 = v1056 + v1549;
+  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1554 = v1059 + v1552;
+  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1556 = v1554 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v37.m[2][3].thread_elements()[0];
+    const uint v1560 = v1551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1561 = v1560 + v1554;
+    out[v1561] = v1558;
+  }
+  const uint v1562 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1564 = v1056 + v1562;
+  const uint v1565 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1567 = v1059 + v1565;
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v37.m[2][3].thread_elements()[1];
+    const uint v1573 = v1564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1574 = v1573 + v1567;
+    out[v1574] = v1571;
+  }
+  const uint v1575 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1577 = v1056 + v1575;
+  const uint v1578 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1580 = v1059 + v1578;
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v37.m[2][4].thread_elements()[0];
+    const uint v1586 = v1577 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1587 = v1586 + v1580;
+    out[v1587] = v1584;
+  }
+  const uint v1588 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1590 = v1056 + v1588;
+  const uint v1591 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1593 = v1059 + v1591;
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1595 = v1593 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v37.m[2][4].thread_elements()[1];
+    const uint v1599 = v1590 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1600 = v1599 + v1593;
+    out[v1600] = v1597;
+  }
+  const uint v1601 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1603 = v1056 + v1601;
+  const uint v1604 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1606 = v1059 + v1604;
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1608 = v1606 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v37.m[2][5].thread_elements()[0];
+    const uint v1612 = v1603 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1613 = v1612 + v1606;
+    out[v1613] = v1610;
+  }
+  const uint v1614 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1616 = v1056 + v1614;
+  const uint v1617 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1619 = v1059 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v37.m[2][5].thread_elements()[1];
+    const uint v1625 = v1616 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1626 = v1625 + v1619;
+    out[v1626] = v1623;
+  }
+  const uint v1627 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1629 = v1056 + v1627;
+  const uint v1630 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1632 = v1059 + v1630;
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1634 = v1632 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v37.m[2][6].thread_elements()[0];
+    const uint v1638 = v1629 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1639 = v1638 + v1632;
+    out[v1639] = v1636;
+  }
+  const uint v1640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1642 = v1056 + v1640;
+  const uint v1643 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1645 = v1059 + v1643;
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1647 = v1645 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v37.m[2][6].thread_elements()[1];
+    const uint v1651 = v1642 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1652 = v1651 + v1645;
+    out[v1652] = v1649;
+  }
+  const uint v1653 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1655 = v1056 + v1653;
+  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1658 = v1059 + v1656;
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1660 = v1658 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v37.m[2][7].thread_elements()[0];
+    const uint v1664 = v1655 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1665 = v1664 + v1658;
+    out[v1665] = v1662;
+  }
+  const uint v1666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1668 = v1056 + v1666;
+  const uint v1669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1671 = v1059 + v1669;
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1673 = v1671 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v37.m[2][7].thread_elements()[1];
+    const uint v1677 = v1668 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1678 = v1677 + v1671;
+    out[v1678] = v1675;
+  }
+  const uint v1679 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1681 = v1056 + v1679;
+  const uint v1682 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1684 = v1059 + v1682;
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v37.m[3][0].thread_elements()[0];
+    const uint v1690 = v1681 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1691 = v1690 + v1684;
+    out[v1691] = v1688;
+  }
+  const uint v1692 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1694 = v1056 + v1692;
+  const uint v1695 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1697 = v1059 + v1695;
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1699 = v1697 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v37.m[3][0].thread_elements()[1];
+    const uint v1703 = v1694 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1704 = v1703 + v1697;
+    out[v1704] = v1701;
+  }
+  const uint v1705 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1707 = v1056 + v1705;
+  const uint v1708 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1710 = v1059 + v1708;
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1712 = v1710 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v37.m[3][1].thread_elements()[0];
+    const uint v1716 = v1707 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1717 = v1716 + v1710;
+    out[v1717] = v1714;
+  }
+  const uint v1718 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1720 = v1056 + v1718;
+  const uint v1721 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1723 = v1059 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v37.m[3][1].thread_elements()[1];
+    const uint v1729 = v1720 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1730 = v1729 + v1723;
+    out[v1730] = v1727;
+  }
+  const uint v1731 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1733 = v1056 + v1731;
+  const uint v1734 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1736 = v1059 + v1734;
+  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1738 = v1736 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v37.m[3][2].thread_elements()[0];
+    const uint v1742 = v1733 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1743 = v1742 + v1736;
+    out[v1743] = v1740;
+  }
+  const uint v1744 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1746 = v1056 + v1744;
+  const uint v1747 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1749 = v1059 + v1747;
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1751 = v1749 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v37.m[3][2].thread_elements()[1];
+    const uint v1755 = v1746 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1756 = v1755 + v1749;
+    out[v1756] = v1753;
+  }
+  const uint v1757 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1759 = v1056 + v1757;
+  const uint v1760 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1762 = v1059 + v1760;
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1764 = v1762 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v37.m[3][3].thread_elements()[0];
+    const uint v1768 = v1759 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1769 = v1768 + v1762;
+    out[v1769] = v1766;
+  }
+  const uint v1770 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1772 = v1056 + v1770;
+  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1775 = v1059 + v1773;
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v37.m[3][3].thread_elements()[1];
+    const uint v1781 = v1772 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1782 = v1781 + v1775;
+    out[v1782] = v1779;
+  }
+  const uint v1783 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1785 = v1056 + v1783;
+  const uint v1786 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1788 = v1059 + v1786;
+  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1790 = v1788 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v37.m[3][4].thread_elements()[0];
+    const uint v1794 = v1785 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1795 = v1794 + v1788;
+    out[v1795] = v1792;
+  }
+  const uint v1796 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1798 = v1056 + v1796;
+  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1801 = v1059 + v1799;
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1803 = v1801 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v37.m[3][4].thread_elements()[1];
+    const uint v1807 = v1798 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1808 = v1807 + v1801;
+    out[v1808] = v1805;
+  }
+  const uint v1809 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1811 = v1056 + v1809;
+  const uint v1812 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1814 = v1059 + v1812;
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1816 = v1814 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v37.m[3][5].thread_elements()[0];
+    const uint v1820 = v1811 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1821 = v1820 + v1814;
+    out[v1821] = v1818;
+  }
+  const uint v1822 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1824 = v1056 + v1822;
+  const uint v1825 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1827 = v1059 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v37.m[3][5].thread_elements()[1];
+    const uint v1833 = v1824 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1834 = v1833 + v1827;
+    out[v1834] = v1831;
+  }
+  const uint v1835 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1837 = v1056 + v1835;
+  const uint v1838 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1840 = v1059 + v1838;
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1842 = v1840 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v37.m[3][6].thread_elements()[0];
+    const uint v1846 = v1837 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1847 = v1846 + v1840;
+    out[v1847] = v1844;
+  }
+  const uint v1848 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1850 = v1056 + v1848;
+  const uint v1851 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1853 = v1059 + v1851;
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1855 = v1853 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v37.m[3][6].thread_elements()[1];
+    const uint v1859 = v1850 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1860 = v1859 + v1853;
+    out[v1860] = v1857;
+  }
+  const uint v1861 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1863 = v1056 + v1861;
+  const uint v1864 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1866 = v1059 + v1864;
+  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v37.m[3][7].thread_elements()[0];
+    const uint v1872 = v1863 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1873 = v1872 + v1866;
+    out[v1873] = v1870;
+  }
+  const uint v1874 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1876 = v1056 + v1874;
+  const uint v1877 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1879 = v1059 + v1877;
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v37.m[3][7].thread_elements()[1];
+    const uint v1885 = v1876 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1886 = v1885 + v1879;
+    out[v1886] = v1883;
+  }
+  const uint v1887 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1889 = v1056 + v1887;
+  const uint v1890 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1892 = v1059 + v1890;
+  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v37.m[4][0].thread_elements()[0];
+    const uint v1898 = v1889 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1899 = v1898 + v1892;
+    out[v1899] = v1896;
+  }
+  const uint v1900 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1902 = v1056 + v1900;
+  const uint v1903 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1905 = v1059 + v1903;
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v37.m[4][0].thread_elements()[1];
+    const uint v1911 = v1902 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1912 = v1911 + v1905;
+    out[v1912] = v1909;
+  }
+  const uint v1913 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1915 = v1056 + v1913;
+  const uint v1916 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1918 = v1059 + v1916;
+  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1920 = v1918 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v37.m[4][1].thread_elements()[0];
+    const uint v1924 = v1915 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1925 = v1924 + v1918;
+    out[v1925] = v1922;
+  }
+  const uint v1926 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1928 = v1056 + v1926;
+  const uint v1929 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1931 = v1059 + v1929;
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1933 = v1931 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v37.m[4][1].thread_elements()[1];
+    const uint v1937 = v1928 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1938 = v1937 + v1931;
+    out[v1938] = v1935;
+  }
+  const uint v1939 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1941 = v1056 + v1939;
+  const uint v1942 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1944 = v1059 + v1942;
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1946 = v1944 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v37.m[4][2].thread_elements()[0];
+    const uint v1950 = v1941 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1951 = v1950 + v1944;
+    out[v1951] = v1948;
+  }
+  const uint v1952 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1954 = v1056 + v1952;
+  const uint v1955 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1957 = v1059 + v1955;
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1959 = v1957 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v37.m[4][2].thread_elements()[1];
+    const uint v1963 = v1954 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1964 = v1963 + v1957;
+    out[v1964] = v1961;
+  }
+  const uint v1965 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1967 = v1056 + v1965;
+  const uint v1968 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1970 = v1059 + v1968;
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v37.m[4][3].thread_elements()[0];
+    const uint v1976 = v1967 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1977 = v1976 + v1970;
+    out[v1977] = v1974;
+  }
+  const uint v1978 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1980 = v1056 + v1978;
+  const uint v1981 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1983 = v1059 + v1981;
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v37.m[4][3].thread_elements()[1];
+    const uint v1989 = v1980 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1990 = v1989 + v1983;
+    out[v1990] = v1987;
+  }
+  const uint v1991 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1993 = v1056 + v1991;
+  const uint v1994 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1996 = v1059 + v1994;
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1998 = v1996 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v37.m[4][4].thread_elements()[0];
+    const uint v2002 = v1993 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2003 = v2002 + v1996;
+    out[v2003] = v2000;
+  }
+  const uint v2004 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2006 = v1056 + v2004;
+  const uint v2007 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2009 = v1059 + v2007;
+  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2011 = v2009 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v37.m[4][4].thread_elements()[1];
+    const uint v2015 = v2006 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2016 = v2015 + v2009;
+    out[v2016] = v2013;
+  }
+  const uint v2017 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2019 = v1056 + v2017;
+  const uint v2020 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2022 = v1059 + v2020;
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2024 = v2022 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v37.m[4][5].thread_elements()[0];
+    const uint v2028 = v2019 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2029 = v2028 + v2022;
+    out[v2029] = v2026;
+  }
+  const uint v2030 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v1056 + v2030;
+  const uint v2033 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v1059 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v37.m[4][5].thread_elements()[1];
+    const uint v2041 = v2032 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2042 = v2041 + v2035;
+    out[v2042] = v2039;
+  }
+  const uint v2043 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2045 = v1056 + v2043;
+  const uint v2046 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2048 = v1059 + v2046;
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v37.m[4][6].thread_elements()[0];
+    const uint v2054 = v2045 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2055 = v2054 + v2048;
+    out[v2055] = v2052;
+  }
+  const uint v2056 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2058 = v1056 + v2056;
+  const uint v2059 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2061 = v1059 + v2059;
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v37.m[4][6].thread_elements()[1];
+    const uint v2067 = v2058 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2068 = v2067 + v2061;
+    out[v2068] = v2065;
+  }
+  const uint v2069 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2071 = v1056 + v2069;
+  const uint v2072 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2074 = v1059 + v2072;
+  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v37.m[4][7].thread_elements()[0];
+    const uint v2080 = v2071 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2081 = v2080 + v2074;
+    out[v2081] = v2078;
+  }
+  const uint v2082 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2084 = v1056 + v2082;
+  const uint v2085 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2087 = v1059 + v2085;
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v37.m[4][7].thread_elements()[1];
+    const uint v2093 = v2084 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2094 = v2093 + v2087;
+    out[v2094] = v2091;
+  }
+  const uint v2095 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2097 = v1056 + v2095;
+  const uint v2098 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2100 = v1059 + v2098;
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2102 = v2100 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v37.m[5][0].thread_elements()[0];
+    const uint v2106 = v2097 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2107 = v2106 + v2100;
+    out[v2107] = v2104;
+  }
+  const uint v2108 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2110 = v1056 + v2108;
+  const uint v2111 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2113 = v1059 + v2111;
+  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2115 = v2113 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v37.m[5][0].thread_elements()[1];
+    const uint v2119 = v2110 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2120 = v2119 + v2113;
+    out[v2120] = v2117;
+  }
+  const uint v2121 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2123 = v1056 + v2121;
+  const uint v2124 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2126 = v1059 + v2124;
+  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2128 = v2126 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v37.m[5][1].thread_elements()[0];
+    const uint v2132 = v2123 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2133 = v2132 + v2126;
+    out[v2133] = v2130;
+  }
+  const uint v2134 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2136 = v1056 + v2134;
+  const uint v2137 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2139 = v1059 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v37.m[5][1].thread_elements()[1];
+    const uint v2145 = v2136 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2146 = v2145 + v2139;
+    out[v2146] = v2143;
+  }
+  const uint v2147 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2149 = v1056 + v2147;
+  const uint v2150 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2152 = v1059 + v2150;
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2154 = v2152 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v37.m[5][2].thread_elements()[0];
+    const uint v2158 = v2149 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2159 = v2158 + v2152;
+    out[v2159] = v2156;
+  }
+  const uint v2160 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2162 = v1056 + v2160;
+  const uint v2163 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2165 = v1059 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v37.m[5][2].thread_elements()[1];
+    const uint v2171 = v2162 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2172 = v2171 + v2165;
+    out[v2172] = v2169;
+  }
+  const uint v2173 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2175 = v1056 + v2173;
+  const uint v2176 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2178 = v1059 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v37.m[5][3].thread_elements()[0];
+    const uint v2184 = v2175 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2185 = v2184 + v2178;
+    out[v2185] = v2182;
+  }
+  const uint v2186 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2188 = v1056 + v2186;
+  const uint v2189 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2191 = v1059 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v37.m[5][3].thread_elements()[1];
+    const uint v2197 = v2188 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2198 = v2197 + v2191;
+    out[v2198] = v2195;
+  }
+  const uint v2199 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2201 = v1056 + v2199;
+  const uint v2202 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2204 = v1059 + v2202;
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2206 = v2204 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v37.m[5][4].thread_elements()[0];
+    const uint v2210 = v2201 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2211 = v2210 + v2204;
+    out[v2211] = v2208;
+  }
+  const uint v2212 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2214 = v1056 + v2212;
+  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2217 = v1059 + v2215;
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2219 = v2217 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v37.m[5][4].thread_elements()[1];
+    const uint v2223 = v2214 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2224 = v2223 + v2217;
+    out[v2224] = v2221;
+  }
+  const uint v2225 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2227 = v1056 + v2225;
+  const uint v2228 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2230 = v1059 + v2228;
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v37.m[5][5].thread_elements()[0];
+    const uint v2236 = v2227 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2237 = v2236 + v2230;
+    out[v2237] = v2234;
+  }
+  const uint v2238 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2240 = v1056 + v2238;
+  const uint v2241 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2243 = v1059 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v37.m[5][5].thread_elements()[1];
+    const uint v2249 = v2240 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2250 = v2249 + v2243;
+    out[v2250] = v2247;
+  }
+  const uint v2251 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2253 = v1056 + v2251;
+  const uint v2254 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2256 = v1059 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v37.m[5][6].thread_elements()[0];
+    const uint v2262 = v2253 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2263 = v2262 + v2256;
+    out[v2263] = v2260;
+  }
+  const uint v2264 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2266 = v1056 + v2264;
+  const uint v2267 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2269 = v1059 + v2267;
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v37.m[5][6].thread_elements()[1];
+    const uint v2275 = v2266 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2276 = v2275 + v2269;
+    out[v2276] = v2273;
+  }
+  const uint v2277 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2279 = v1056 + v2277;
+  const uint v2280 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2282 = v1059 + v2280;
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2284 = v2282 < v1;
+  const bool v2285 = v2283 && v2284;
+  if (v2285) {
+    const float v2286 = v37.m[5][7].thread_elements()[0];
+    const uint v2288 = v2279 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2289 = v2288 + v2282;
+    out[v2289] = v2286;
+  }
+  const uint v2290 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2292 = v1056 + v2290;
+  const uint v2293 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2295 = v1059 + v2293;
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2297 = v2295 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v37.m[5][7].thread_elements()[1];
+    const uint v2301 = v2292 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2302 = v2301 + v2295;
+    out[v2302] = v2299;
+  }
+  const uint v2303 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2305 = v1056 + v2303;
+  const uint v2306 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2308 = v1059 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v37.m[6][0].thread_elements()[0];
+    const uint v2314 = v2305 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2315 = v2314 + v2308;
+    out[v2315] = v2312;
+  }
+  const uint v2316 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2318 = v1056 + v2316;
+  const uint v2319 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2321 = v1059 + v2319;
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2323 = v2321 < v1;
+  const bool v2324 = v2322 && v2323;
+  if (v2324) {
+    const float v2325 = v37.m[6][0].thread_elements()[1];
+    const uint v2327 = v2318 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2328 = v2327 + v2321;
+    out[v2328] = v2325;
+  }
+  const uint v2329 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2331 = v1056 + v2329;
+  const uint v2332 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2334 = v1059 + v2332;
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v37.m[6][1].thread_elements()[0];
+    const uint v2340 = v2331 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2341 = v2340 + v2334;
+    out[v2341] = v2338;
+  }
+  const uint v2342 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2344 = v1056 + v2342;
+  const uint v2345 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2347 = v1059 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v37.m[6][1].thread_elements()[1];
+    const uint v2353 = v2344 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2354 = v2353 + v2347;
+    out[v2354] = v2351;
+  }
+  const uint v2355 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2357 = v1056 + v2355;
+  const uint v2358 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2360 = v1059 + v2358;
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v37.m[6][2].thread_elements()[0];
+    const uint v2366 = v2357 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2367 = v2366 + v2360;
+    out[v2367] = v2364;
+  }
+  const uint v2368 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2370 = v1056 + v2368;
+  const uint v2371 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2373 = v1059 + v2371;
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2375 = v2373 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v37.m[6][2].thread_elements()[1];
+    const uint v2379 = v2370 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2380 = v2379 + v2373;
+    out[v2380] = v2377;
+  }
+  const uint v2381 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2383 = v1056 + v2381;
+  const uint v2384 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2386 = v1059 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2388 = v2386 < v1;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v37.m[6][3].thread_elements()[0];
+    const uint v2392 = v2383 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2393 = v2392 + v2386;
+    out[v2393] = v2390;
+  }
+  const uint v2394 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2396 = v1056 + v2394;
+  const uint v2397 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2399 = v1059 + v2397;
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2401 = v2399 < v1;
+  const bool v2402 = v2400 && v2401;
+  if (v2402) {
+    const float v2403 = v37.m[6][3].thread_elements()[1];
+    const uint v2405 = v2396 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2406 = v2405 + v2399;
+    out[v2406] = v2403;
+  }
+  const uint v2407 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2409 = v1056 + v2407;
+  const uint v2410 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2412 = v1059 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2414 = v2412 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v37.m[6][4].thread_elements()[0];
+    const uint v2418 = v2409 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2419 = v2418 + v2412;
+    out[v2419] = v2416;
+  }
+  const uint v2420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2422 = v1056 + v2420;
+  const uint v2423 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2425 = v1059 + v2423;
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2427 = v2425 < v1;
+  const bool v2428 = v2426 && v2427;
+  if (v2428) {
+    const float v2429 = v37.m[6][4].thread_elements()[1];
+    const uint v2431 = v2422 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2432 = v2431 + v2425;
+    out[v2432] = v2429;
+  }
+  const uint v2433 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2435 = v1056 + v2433;
+  const uint v2436 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2438 = v1059 + v2436;
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2440 = v2438 < v1;
+  const bool v2441 = v2439 && v2440;
+  if (v2441) {
+    const float v2442 = v37.m[6][5].thread_elements()[0];
+    const uint v2444 = v2435 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2445 = v2444 + v2438;
+    out[v2445] = v2442;
+  }
+  const uint v2446 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2448 = v1056 + v2446;
+  const uint v2449 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2451 = v1059 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v37.m[6][5].thread_elements()[1];
+    const uint v2457 = v2448 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2458 = v2457 + v2451;
+    out[v2458] = v2455;
+  }
+  const uint v2459 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2461 = v1056 + v2459;
+  const uint v2462 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2464 = v1059 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2466 = v2464 < v1;
+  const bool v2467 = v2465 && v2466;
+  if (v2467) {
+    const float v2468 = v37.m[6][6].thread_elements()[0];
+    const uint v2470 = v2461 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2471 = v2470 + v2464;
+    out[v2471] = v2468;
+  }
+  const uint v2472 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2474 = v1056 + v2472;
+  const uint v2475 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2477 = v1059 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2479 = v2477 < v1;
+  const bool v2480 = v2478 && v2479;
+  if (v2480) {
+    const float v2481 = v37.m[6][6].thread_elements()[1];
+    const uint v2483 = v2474 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2484 = v2483 + v2477;
+    out[v2484] = v2481;
+  }
+  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2487 = v1056 + v2485;
+  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2490 = v1059 + v2488;
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2492 = v2490 < v1;
+  const bool v2493 = v2491 && v2492;
+  if (v2493) {
+    const float v2494 = v37.m[6][7].thread_elements()[0];
+    const uint v2496 = v2487 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2497 = v2496 + v2490;
+    out[v2497] = v2494;
+  }
+  const uint v2498 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2500 = v1056 + v2498;
+  const uint v2501 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2503 = v1059 + v2501;
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v37.m[6][7].thread_elements()[1];
+    const uint v2509 = v2500 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2510 = v2509 + v2503;
+    out[v2510] = v2507;
+  }
+  const uint v2511 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2513 = v1056 + v2511;
+  const uint v2514 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2516 = v1059 + v2514;
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2518 = v2516 < v1;
+  const bool v2519 = v2517 && v2518;
+  if (v2519) {
+    const float v2520 = v37.m[7][0].thread_elements()[0];
+    const uint v2522 = v2513 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2523 = v2522 + v2516;
+    out[v2523] = v2520;
+  }
+  const uint v2524 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2526 = v1056 + v2524;
+  const uint v2527 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2529 = v1059 + v2527;
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2531 = v2529 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v37.m[7][0].thread_elements()[1];
+    const uint v2535 = v2526 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2536 = v2535 + v2529;
+    out[v2536] = v2533;
+  }
+  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2539 = v1056 + v2537;
+  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2542 = v1059 + v2540;
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2544 = v2542 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v37.m[7][1].thread_elements()[0];
+    const uint v2548 = v2539 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2549 = v2548 + v2542;
+    out[v2549] = v2546;
+  }
+  const uint v2550 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2552 = v1056 + v2550;
+  const uint v2553 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2555 = v1059 + v2553;
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2557 = v2555 < v1;
+  const bool v2558 = v2556 && v2557;
+  if (v2558) {
+    const float v2559 = v37.m[7][1].thread_elements()[1];
+    const uint v2561 = v2552 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2562 = v2561 + v2555;
+    out[v2562] = v2559;
+  }
+  const uint v2563 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2565 = v1056 + v2563;
+  const uint v2566 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2568 = v1059 + v2566;
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2570 = v2568 < v1;
+  const bool v2571 = v2569 && v2570;
+  if (v2571) {
+    const float v2572 = v37.m[7][2].thread_elements()[0];
+    const uint v2574 = v2565 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2575 = v2574 + v2568;
+    out[v2575] = v2572;
+  }
+  const uint v2576 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2578 = v1056 + v2576;
+  const uint v2579 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2581 = v1059 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v37.m[7][2].thread_elements()[1];
+    const uint v2587 = v2578 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2588 = v2587 + v2581;
+    out[v2588] = v2585;
+  }
+  const uint v2589 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2591 = v1056 + v2589;
+  const uint v2592 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2594 = v1059 + v2592;
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2596 = v2594 < v1;
+  const bool v2597 = v2595 && v2596;
+  if (v2597) {
+    const float v2598 = v37.m[7][3].thread_elements()[0];
+    const uint v2600 = v2591 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2601 = v2600 + v2594;
+    out[v2601] = v2598;
+  }
+  const uint v2602 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2604 = v1056 + v2602;
+  const uint v2605 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2607 = v1059 + v2605;
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2609 = v2607 < v1;
+  const bool v2610 = v2608 && v2609;
+  if (v2610) {
+    const float v2611 = v37.m[7][3].thread_elements()[1];
+    const uint v2613 = v2604 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2614 = v2613 + v2607;
+    out[v2614] = v2611;
+  }
+  const uint v2615 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2617 = v1056 + v2615;
+  const uint v2618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2620 = v1059 + v2618;
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2622 = v2620 < v1;
+  const bool v2623 = v2621 && v2622;
+  if (v2623) {
+    const float v2624 = v37.m[7][4].thread_elements()[0];
+    const uint v2626 = v2617 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2627 = v2626 + v2620;
+    out[v2627] = v2624;
+  }
+  const uint v2628 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2630 = v1056 + v2628;
+  const uint v2631 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2633 = v1059 + v2631;
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2635 = v2633 < v1;
+  const bool v2636 = v2634 && v2635;
+  if (v2636) {
+    const float v2637 = v37.m[7][4].thread_elements()[1];
+    const uint v2639 = v2630 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2640 = v2639 + v2633;
+    out[v2640] = v2637;
+  }
+  const uint v2641 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2643 = v1056 + v2641;
+  const uint v2644 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2646 = v1059 + v2644;
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2648 = v2646 < v1;
+  const bool v2649 = v2647 && v2648;
+  if (v2649) {
+    const float v2650 = v37.m[7][5].thread_elements()[0];
+    const uint v2652 = v2643 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2653 = v2652 + v2646;
+    out[v2653] = v2650;
+  }
+  const uint v2654 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2656 = v1056 + v2654;
+  const uint v2657 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2659 = v1059 + v2657;
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2661 = v2659 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v37.m[7][5].thread_elements()[1];
+    const uint v2665 = v2656 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2666 = v2665 + v2659;
+    out[v2666] = v2663;
+  }
+  const uint v2667 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2669 = v1056 + v2667;
+  const uint v2670 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2672 = v1059 + v2670;
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v37.m[7][6].thread_elements()[0];
+    const uint v2678 = v2669 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2679 = v2678 + v2672;
+    out[v2679] = v2676;
+  }
+  const uint v2680 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2682 = v1056 + v2680;
+  const uint v2683 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2685 = v1059 + v2683;
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2687 = v2685 < v1;
+  const bool v2688 = v2686 && v2687;
+  if (v2688) {
+    const float v2689 = v37.m[7][6].thread_elements()[1];
+    const uint v2691 = v2682 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2692 = v2691 + v2685;
+    out[v2692] = v2689;
+  }
+  const uint v2693 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2695 = v1056 + v2693;
+  const uint v2696 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2698 = v1059 + v2696;
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2700 = v2698 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v37.m[7][7].thread_elements()[0];
+    const uint v2704 = v2695 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2705 = v2704 + v2698;
+    out[v2705] = v2702;
+  }
+  const uint v2706 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2708 = v1056 + v2706;
+  const uint v2709 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2711 = v1059 + v2709;
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2713 = v2711 < v1;
+  const bool v2714 = v2712 && v2713;
+  if (v2714) {
+    const float v2715 = v37.m[7][7].thread_elements()[1];
+    const uint v2717 = v2708 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2718 = v2717 + v2711;
+    out[v2718] = v2715;
   }
 }

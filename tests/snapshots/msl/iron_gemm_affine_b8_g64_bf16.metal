@@ -76,6 +76,7 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
@@ -84,2771 +85,2784 @@ kernel void iron_gemm_affine_b8_g64_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:64
   const uint v1 = n;
   const uint v2 = k;
-  const uint v5 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v6 = v5 << 7u;
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v9 = v8 << 7u;
-  const uint v10 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v14 = v13 << 6u;
-  const uint v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v18 = v17 << 6u;
-  iron_frag<float, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, float(0.0f));
-  iron_frag<bfloat, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  const uint v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == 0u;
-  if (v28) {
-    const uint v3594 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3597 = v3594 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3600 = v3594 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3601 = v3600 << 3u;
-    const uint v3602 = v6 + v3597;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3603 = v3602 < v0;
-    const uint v3608 = v3602 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3614 = v3597 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3619 = v3594 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3621 = v3619 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3624 = v3619 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3625 = v3624 << 3u;
-    const uint v3626 = v6 + v3621;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3627 = v3626 < v0;
-    const uint v3632 = v3626 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3638 = v3621 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3643 = v3594 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3645 = v3643 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3648 = v3643 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3649 = v3648 << 3u;
-    const uint v3650 = v6 + v3645;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3651 = v3650 < v0;
-    const uint v3656 = v3650 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3662 = v3645 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3667 = v3594 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3669 = v3667 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3672 = v3667 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3673 = v3672 << 3u;
-    const uint v3674 = v6 + v3669;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3675 = v3674 < v0;
-    const uint v3680 = v3674 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3686 = v3669 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3700 = v9 + v3597;  // kernels/gemm/quant_b.hpp:122
-    const bool v3701 = v3700 < v1;
-    const uint v3706 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3710 = v1 - 1u;
-    const uint v3712 = min(v3700, v3710);
-    const uint v3716 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3717 = v3712 * v3716;
-    const uint v3728 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3729 = v3712 * v3728;
-    const uint v3912 = v9 + v3621;  // kernels/gemm/quant_b.hpp:122
-    const bool v3913 = v3912 < v1;
-    const uint v3924 = min(v3912, v3710);  // kernels/gemm/quant_b.hpp:123
-    const uint v3929 = v3924 * v3716;  // kernels/gemm/quant_b.hpp:35
-    const uint v3941 = v3924 * v3728;  // kernels/gemm/quant_b.hpp:38
-    const uint v4124 = v9 + v3645;  // kernels/gemm/quant_b.hpp:122
-    const bool v4125 = v4124 < v1;
-    const uint v4136 = min(v4124, v3710);  // kernels/gemm/quant_b.hpp:123
-    const uint v4141 = v4136 * v3716;  // kernels/gemm/quant_b.hpp:35
-    const uint v4153 = v4136 * v3728;  // kernels/gemm/quant_b.hpp:38
-    const uint v4336 = v9 + v3669;  // kernels/gemm/quant_b.hpp:122
-    const bool v4337 = v4336 < v1;
-    const uint v4348 = min(v4336, v3710);  // kernels/gemm/quant_b.hpp:123
-    const uint v4353 = v4348 * v3716;  // kernels/gemm/quant_b.hpp:35
-    const uint v4365 = v4348 * v3728;  // kernels/gemm/quant_b.hpp:38
-    const uint v4546 = v14 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v4552 = v18 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v6 = iron_gid.y;
+  const uint v7 = v6 * v4;
+  const uint v8 = v7 + v5;
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v13 = v12 << 3u;
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v16 = v15 - v13;
+  const uint v17 = min(v16, 8u);
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v20 = v19 % v17;
+  const uint v21 = v13 + v20;
+  const uint v22 = v21 << 7u;
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v26 = v25 << 7u;
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v31 = v30 << 6u;
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v35 = v34 << 6u;
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, float(0.0f));
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, bfloat(bfloat(0.0f)));
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == 0u;
+  if (v45) {
+    const uint v3611 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3614 = v3611 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3617 = v3611 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3618 = v3617 << 3u;
+    const uint v3619 = v22 + v3614;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3620 = v3619 < v0;
+    const uint v3625 = v3619 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3631 = v3614 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3636 = v3611 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3638 = v3636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3641 = v3636 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3642 = v3641 << 3u;
+    const uint v3643 = v22 + v3638;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3644 = v3643 < v0;
+    const uint v3649 = v3643 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3655 = v3638 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3660 = v3611 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3662 = v3660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3665 = v3660 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3666 = v3665 << 3u;
+    const uint v3667 = v22 + v3662;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3668 = v3667 < v0;
+    const uint v3673 = v3667 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3679 = v3662 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3684 = v3611 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3686 = v3684 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3689 = v3684 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3690 = v3689 << 3u;
+    const uint v3691 = v22 + v3686;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3692 = v3691 < v0;
+    const uint v3697 = v3691 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3703 = v3686 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3717 = v26 + v3614;  // kernels/gemm/quant_b.hpp:122
+    const bool v3718 = v3717 < v1;
+    const uint v3723 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3727 = v1 - 1u;
+    const uint v3729 = min(v3717, v3727);
+    const uint v3733 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3734 = v3729 * v3733;
+    const uint v3745 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3746 = v3729 * v3745;
+    const uint v3929 = v26 + v3638;  // kernels/gemm/quant_b.hpp:122
+    const bool v3930 = v3929 < v1;
+    const uint v3941 = min(v3929, v3727);  // kernels/gemm/quant_b.hpp:123
+    const uint v3946 = v3941 * v3733;  // kernels/gemm/quant_b.hpp:35
+    const uint v3958 = v3941 * v3745;  // kernels/gemm/quant_b.hpp:38
+    const uint v4141 = v26 + v3662;  // kernels/gemm/quant_b.hpp:122
+    const bool v4142 = v4141 < v1;
+    const uint v4153 = min(v4141, v3727);  // kernels/gemm/quant_b.hpp:123
+    const uint v4158 = v4153 * v3733;  // kernels/gemm/quant_b.hpp:35
+    const uint v4170 = v4153 * v3745;  // kernels/gemm/quant_b.hpp:38
+    const uint v4353 = v26 + v3686;  // kernels/gemm/quant_b.hpp:122
+    const bool v4354 = v4353 < v1;
+    const uint v4365 = min(v4353, v3727);  // kernels/gemm/quant_b.hpp:123
+    const uint v4370 = v4365 * v3733;  // kernels/gemm/quant_b.hpp:35
+    const uint v4382 = v4365 * v3745;  // kernels/gemm/quant_b.hpp:38
+    const uint v4563 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v4569 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v3586 = 0u; v3586 < v2; v3586 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v3588 = v3586 >> 5u;
-      const uint v3590 = v3588 % 1u;
+    for (uint v3603 = 0u; v3603 < v2; v3603 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v3605 = v3603 >> 5u;
+      const uint v3607 = v3605 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3592 = v3590 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v3604 = v3586 + v3601;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3605 = v3604 < v2;
-      const bool v3606 = v3603 && v3605;
-      const uint v3610 = v3608 + v3586;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3611 = v3610 + v3601;
-      const uint v3612 = v3606 ? v3611 : 0u;
-      const uint v3615 = v3592 + v3614;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3616 = v3615 + v3601;
+      const uint v3609 = v3607 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v3621 = v3603 + v3618;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3622 = v3621 < v2;
+      const bool v3623 = v3620 && v3622;
+      const uint v3627 = v3625 + v3603;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3628 = v3627 + v3618;
+      const uint v3629 = v3623 ? v3628 : 0u;
+      const uint v3632 = v3609 + v3631;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3633 = v3632 + v3618;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3616 + e] = v3606 ? x[v3612 + e] : bfloat(0);
+        shm0[v3633 + e] = v3623 ? x[v3629 + e] : bfloat(0);
       }
-      const uint v3628 = v3586 + v3625;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3629 = v3628 < v2;
-      const bool v3630 = v3627 && v3629;
-      const uint v3634 = v3632 + v3586;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3635 = v3634 + v3625;
-      const uint v3636 = v3630 ? v3635 : 0u;
-      const uint v3639 = v3592 + v3638;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3640 = v3639 + v3625;
+      const uint v3645 = v3603 + v3642;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3646 = v3645 < v2;
+      const bool v3647 = v3644 && v3646;
+      const uint v3651 = v3649 + v3603;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3652 = v3651 + v3642;
+      const uint v3653 = v3647 ? v3652 : 0u;
+      const uint v3656 = v3609 + v3655;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3657 = v3656 + v3642;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3640 + e] = v3630 ? x[v3636 + e] : bfloat(0);
+        shm0[v3657 + e] = v3647 ? x[v3653 + e] : bfloat(0);
       }
-      const uint v3652 = v3586 + v3649;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3653 = v3652 < v2;
-      const bool v3654 = v3651 && v3653;
-      const uint v3658 = v3656 + v3586;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3659 = v3658 + v3649;
-      const uint v3660 = v3654 ? v3659 : 0u;
-      const uint v3663 = v3592 + v3662;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3664 = v3663 + v3649;
+      const uint v3669 = v3603 + v3666;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3670 = v3669 < v2;
+      const bool v3671 = v3668 && v3670;
+      const uint v3675 = v3673 + v3603;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3676 = v3675 + v3666;
+      const uint v3677 = v3671 ? v3676 : 0u;
+      const uint v3680 = v3609 + v3679;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3681 = v3680 + v3666;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3664 + e] = v3654 ? x[v3660 + e] : bfloat(0);
+        shm0[v3681 + e] = v3671 ? x[v3677 + e] : bfloat(0);
       }
-      const uint v3676 = v3586 + v3673;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3677 = v3676 < v2;
-      const bool v3678 = v3675 && v3677;
-      const uint v3682 = v3680 + v3586;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3683 = v3682 + v3673;
-      const uint v3684 = v3678 ? v3683 : 0u;
-      const uint v3687 = v3592 + v3686;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3688 = v3687 + v3673;
+      const uint v3693 = v3603 + v3690;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3694 = v3693 < v2;
+      const bool v3695 = v3692 && v3694;
+      const uint v3699 = v3697 + v3603;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3700 = v3699 + v3690;
+      const uint v3701 = v3695 ? v3700 : 0u;
+      const uint v3704 = v3609 + v3703;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3705 = v3704 + v3690;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3688 + e] = v3678 ? x[v3684 + e] : bfloat(0);
+        shm0[v3705 + e] = v3695 ? x[v3701 + e] : bfloat(0);
       }
-      const bool v3704 = v3701 && v3605;  // kernels/gemm/quant_b.hpp:122
-      const uint v3708 = min(v3604, v3706);  // kernels/gemm/quant_b.hpp:123
-      const uint v3714 = v3708 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3718 = v3717 + v3714;
-      const uint v3721 = packed[v3718];  // kernels/gemm/quant_b.hpp:37
-      const uint v3723 = v3718 + 1u;
-      const uint v3724 = packed[v3723];
-      const uint v3726 = v3708 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3730 = v3729 + v3726;
-      const bfloat v3731 = scales[v3730];  // kernels/gemm/quant_b.hpp:39
-      const float v3732 = float(v3731);
-      const bfloat v3733 = biases[v3730];  // kernels/gemm/quant_b.hpp:40
-      const float v3734 = float(v3733);
-      const uint v3739 = v3721 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3740 = v3739 & 255u;
-      const uint v3743 = v3740 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3744 = as_type<float>(v3743);
-      const float v3745 = v3744 - 8388608.0f;
-      const float v3746 = fma(v3745, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3751 = v3721 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3752 = v3751 & 255u;
-      const uint v3755 = v3752 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3756 = as_type<float>(v3755);
-      const float v3757 = v3756 - 8388608.0f;
-      const float v3758 = fma(v3757, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3763 = v3721 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3764 = v3763 & 255u;
-      const uint v3767 = v3764 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3768 = as_type<float>(v3767);
-      const float v3769 = v3768 - 8388608.0f;
-      const float v3770 = fma(v3769, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3775 = v3721 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3776 = v3775 & 255u;
-      const uint v3779 = v3776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3780 = as_type<float>(v3779);
-      const float v3781 = v3780 - 8388608.0f;
-      const float v3782 = fma(v3781, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3787 = v3724 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3788 = v3787 & 255u;
-      const uint v3791 = v3788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3792 = as_type<float>(v3791);
-      const float v3793 = v3792 - 8388608.0f;
-      const float v3794 = fma(v3793, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3799 = v3724 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3800 = v3799 & 255u;
-      const uint v3803 = v3800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3804 = as_type<float>(v3803);
-      const float v3805 = v3804 - 8388608.0f;
-      const float v3806 = fma(v3805, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3811 = v3724 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3812 = v3811 & 255u;
-      const uint v3815 = v3812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3816 = as_type<float>(v3815);
-      const float v3817 = v3816 - 8388608.0f;
-      const float v3818 = fma(v3817, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const uint v3823 = v3724 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3824 = v3823 & 255u;
-      const uint v3827 = v3824 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3828 = as_type<float>(v3827);
-      const float v3829 = v3828 - 8388608.0f;
-      const float v3830 = fma(v3829, v3732, v3734);  // kernels/gemm/quant_b.hpp:44
-      const float v3832 = v3704 ? v3746 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v3833 = bfloat(v3832);
-      shm1[v3616] = v3833;
-      const float v3841 = v3704 ? v3758 : 0.0f;
-      const bfloat v3842 = bfloat(v3841);
-      const uint v3848 = v3616 + 1u;
-      shm1[v3848] = v3842;
-      const float v3850 = v3704 ? v3770 : 0.0f;
-      const bfloat v3851 = bfloat(v3850);
-      const uint v3857 = v3616 + 2u;
-      shm1[v3857] = v3851;
-      const float v3859 = v3704 ? v3782 : 0.0f;
-      const bfloat v3860 = bfloat(v3859);
-      const uint v3866 = v3616 + 3u;
-      shm1[v3866] = v3860;
-      const float v3868 = v3704 ? v3794 : 0.0f;
-      const bfloat v3869 = bfloat(v3868);
-      const uint v3875 = v3616 + 4u;
-      shm1[v3875] = v3869;
-      const float v3877 = v3704 ? v3806 : 0.0f;
-      const bfloat v3878 = bfloat(v3877);
-      const uint v3884 = v3616 + 5u;
-      shm1[v3884] = v3878;
-      const float v3886 = v3704 ? v3818 : 0.0f;
-      const bfloat v3887 = bfloat(v3886);
-      const uint v3893 = v3616 + 6u;
-      shm1[v3893] = v3887;
-      const float v3895 = v3704 ? v3830 : 0.0f;
-      const bfloat v3896 = bfloat(v3895);
-      const uint v3902 = v3616 + 7u;
-      shm1[v3902] = v3896;
-      const bool v3916 = v3913 && v3629;  // kernels/gemm/quant_b.hpp:122
-      const uint v3920 = min(v3628, v3706);  // kernels/gemm/quant_b.hpp:123
-      const uint v3926 = v3920 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3930 = v3929 + v3926;
-      const uint v3933 = packed[v3930];  // kernels/gemm/quant_b.hpp:37
-      const uint v3935 = v3930 + 1u;
-      const uint v3936 = packed[v3935];
-      const uint v3938 = v3920 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3942 = v3941 + v3938;
-      const bfloat v3943 = scales[v3942];  // kernels/gemm/quant_b.hpp:39
-      const float v3944 = float(v3943);
-      const bfloat v3945 = biases[v3942];  // kernels/gemm/quant_b.hpp:40
-      const float v3946 = float(v3945);
-      const uint v3951 = v3933 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3952 = v3951 & 255u;
-      const uint v3955 = v3952 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3956 = as_type<float>(v3955);
-      const float v3957 = v3956 - 8388608.0f;
-      const float v3958 = fma(v3957, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v3963 = v3933 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3964 = v3963 & 255u;
-      const uint v3967 = v3964 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3968 = as_type<float>(v3967);
-      const float v3969 = v3968 - 8388608.0f;
-      const float v3970 = fma(v3969, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v3975 = v3933 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3976 = v3975 & 255u;
-      const uint v3979 = v3976 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3980 = as_type<float>(v3979);
-      const float v3981 = v3980 - 8388608.0f;
-      const float v3982 = fma(v3981, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v3987 = v3933 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3988 = v3987 & 255u;
-      const uint v3991 = v3988 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3992 = as_type<float>(v3991);
-      const float v3993 = v3992 - 8388608.0f;
-      const float v3994 = fma(v3993, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v3999 = v3936 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4000 = v3999 & 255u;
-      const uint v4003 = v4000 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4004 = as_type<float>(v4003);
-      const float v4005 = v4004 - 8388608.0f;
-      const float v4006 = fma(v4005, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v4011 = v3936 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4012 = v4011 & 255u;
-      const uint v4015 = v4012 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4016 = as_type<float>(v4015);
-      const float v4017 = v4016 - 8388608.0f;
-      const float v4018 = fma(v4017, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v4023 = v3936 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4024 = v4023 & 255u;
-      const uint v4027 = v4024 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4028 = as_type<float>(v4027);
-      const float v4029 = v4028 - 8388608.0f;
-      const float v4030 = fma(v4029, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const uint v4035 = v3936 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4036 = v4035 & 255u;
-      const uint v4039 = v4036 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4040 = as_type<float>(v4039);
-      const float v4041 = v4040 - 8388608.0f;
-      const float v4042 = fma(v4041, v3944, v3946);  // kernels/gemm/quant_b.hpp:44
-      const float v4044 = v3916 ? v3958 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v4045 = bfloat(v4044);
-      shm1[v3640] = v4045;
-      const float v4053 = v3916 ? v3970 : 0.0f;
-      const bfloat v4054 = bfloat(v4053);
-      const uint v4060 = v3640 + 1u;
-      shm1[v4060] = v4054;
-      const float v4062 = v3916 ? v3982 : 0.0f;
-      const bfloat v4063 = bfloat(v4062);
-      const uint v4069 = v3640 + 2u;
-      shm1[v4069] = v4063;
-      const float v4071 = v3916 ? v3994 : 0.0f;
-      const bfloat v4072 = bfloat(v4071);
-      const uint v4078 = v3640 + 3u;
-      shm1[v4078] = v4072;
-      const float v4080 = v3916 ? v4006 : 0.0f;
-      const bfloat v4081 = bfloat(v4080);
-      const uint v4087 = v3640 + 4u;
-      shm1[v4087] = v4081;
-      const float v4089 = v3916 ? v4018 : 0.0f;
-      const bfloat v4090 = bfloat(v4089);
-      const uint v4096 = v3640 + 5u;
-      shm1[v4096] = v4090;
-      const float v4098 = v3916 ? v4030 : 0.0f;
-      const bfloat v4099 = bfloat(v4098);
-      const uint v4105 = v3640 + 6u;
-      shm1[v4105] = v4099;
-      const float v4107 = v3916 ? v4042 : 0.0f;
-      const bfloat v4108 = bfloat(v4107);
-      const uint v4114 = v3640 + 7u;
-      shm1[v4114] = v4108;
-      const bool v4128 = v4125 && v3653;  // kernels/gemm/quant_b.hpp:122
-      const uint v4132 = min(v3652, v3706);  // kernels/gemm/quant_b.hpp:123
-      const uint v4138 = v4132 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4142 = v4141 + v4138;
-      const uint v4145 = packed[v4142];  // kernels/gemm/quant_b.hpp:37
-      const uint v4147 = v4142 + 1u;
-      const uint v4148 = packed[v4147];
-      const uint v4150 = v4132 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4154 = v4153 + v4150;
-      const bfloat v4155 = scales[v4154];  // kernels/gemm/quant_b.hpp:39
-      const float v4156 = float(v4155);
-      const bfloat v4157 = biases[v4154];  // kernels/gemm/quant_b.hpp:40
-      const float v4158 = float(v4157);
-      const uint v4163 = v4145 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4164 = v4163 & 255u;
-      const uint v4167 = v4164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4168 = as_type<float>(v4167);
-      const float v4169 = v4168 - 8388608.0f;
-      const float v4170 = fma(v4169, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4175 = v4145 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4176 = v4175 & 255u;
-      const uint v4179 = v4176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4180 = as_type<float>(v4179);
-      const float v4181 = v4180 - 8388608.0f;
-      const float v4182 = fma(v4181, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4187 = v4145 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4188 = v4187 & 255u;
-      const uint v4191 = v4188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4192 = as_type<float>(v4191);
-      const float v4193 = v4192 - 8388608.0f;
-      const float v4194 = fma(v4193, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4199 = v4145 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4200 = v4199 & 255u;
-      const uint v4203 = v4200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4204 = as_type<float>(v4203);
-      const float v4205 = v4204 - 8388608.0f;
-      const float v4206 = fma(v4205, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4211 = v4148 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4212 = v4211 & 255u;
-      const uint v4215 = v4212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4216 = as_type<float>(v4215);
-      const float v4217 = v4216 - 8388608.0f;
-      const float v4218 = fma(v4217, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4223 = v4148 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4224 = v4223 & 255u;
-      const uint v4227 = v4224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4228 = as_type<float>(v4227);
-      const float v4229 = v4228 - 8388608.0f;
-      const float v4230 = fma(v4229, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4235 = v4148 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4236 = v4235 & 255u;
-      const uint v4239 = v4236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4240 = as_type<float>(v4239);
-      const float v4241 = v4240 - 8388608.0f;
-      const float v4242 = fma(v4241, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const uint v4247 = v4148 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4248 = v4247 & 255u;
-      const uint v4251 = v4248 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4252 = as_type<float>(v4251);
-      const float v4253 = v4252 - 8388608.0f;
-      const float v4254 = fma(v4253, v4156, v4158);  // kernels/gemm/quant_b.hpp:44
-      const float v4256 = v4128 ? v4170 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v4257 = bfloat(v4256);
-      shm1[v3664] = v4257;
-      const float v4265 = v4128 ? v4182 : 0.0f;
-      const bfloat v4266 = bfloat(v4265);
-      const uint v4272 = v3664 + 1u;
-      shm1[v4272] = v4266;
-      const float v4274 = v4128 ? v4194 : 0.0f;
-      const bfloat v4275 = bfloat(v4274);
-      const uint v4281 = v3664 + 2u;
-      shm1[v4281] = v4275;
-      const float v4283 = v4128 ? v4206 : 0.0f;
-      const bfloat v4284 = bfloat(v4283);
-      const uint v4290 = v3664 + 3u;
-      shm1[v4290] = v4284;
-      const float v4292 = v4128 ? v4218 : 0.0f;
-      const bfloat v4293 = bfloat(v4292);
-      const uint v4299 = v3664 + 4u;
-      shm1[v4299] = v4293;
-      const float v4301 = v4128 ? v4230 : 0.0f;
-      const bfloat v4302 = bfloat(v4301);
-      const uint v4308 = v3664 + 5u;
-      shm1[v4308] = v4302;
-      const float v4310 = v4128 ? v4242 : 0.0f;
-      const bfloat v4311 = bfloat(v4310);
-      const uint v4317 = v3664 + 6u;
-      shm1[v4317] = v4311;
-      const float v4319 = v4128 ? v4254 : 0.0f;
-      const bfloat v4320 = bfloat(v4319);
-      const uint v4326 = v3664 + 7u;
-      shm1[v4326] = v4320;
-      const bool v4340 = v4337 && v3677;  // kernels/gemm/quant_b.hpp:122
-      const uint v4344 = min(v3676, v3706);  // kernels/gemm/quant_b.hpp:123
-      const uint v4350 = v4344 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4354 = v4353 + v4350;
-      const uint v4357 = packed[v4354];  // kernels/gemm/quant_b.hpp:37
-      const uint v4359 = v4354 + 1u;
-      const uint v4360 = packed[v4359];
-      const uint v4362 = v4344 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4366 = v4365 + v4362;
-      const bfloat v4367 = scales[v4366];  // kernels/gemm/quant_b.hpp:39
-      const float v4368 = float(v4367);
-      const bfloat v4369 = biases[v4366];  // kernels/gemm/quant_b.hpp:40
-      const float v4370 = float(v4369);
-      const uint v4375 = v4357 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4376 = v4375 & 255u;
-      const uint v4379 = v4376 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4380 = as_type<float>(v4379);
-      const float v4381 = v4380 - 8388608.0f;
-      const float v4382 = fma(v4381, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4387 = v4357 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4388 = v4387 & 255u;
-      const uint v4391 = v4388 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4392 = as_type<float>(v4391);
-      const float v4393 = v4392 - 8388608.0f;
-      const float v4394 = fma(v4393, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4399 = v4357 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4400 = v4399 & 255u;
-      const uint v4403 = v4400 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4404 = as_type<float>(v4403);
-      const float v4405 = v4404 - 8388608.0f;
-      const float v4406 = fma(v4405, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4411 = v4357 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4412 = v4411 & 255u;
-      const uint v4415 = v4412 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4416 = as_type<float>(v4415);
-      const float v4417 = v4416 - 8388608.0f;
-      const float v4418 = fma(v4417, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4423 = v4360 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4424 = v4423 & 255u;
-      const uint v4427 = v4424 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4428 = as_type<float>(v4427);
-      const float v4429 = v4428 - 8388608.0f;
-      const float v4430 = fma(v4429, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4435 = v4360 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4436 = v4435 & 255u;
-      const uint v4439 = v4436 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4440 = as_type<float>(v4439);
-      const float v4441 = v4440 - 8388608.0f;
-      const float v4442 = fma(v4441, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4447 = v4360 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4448 = v4447 & 255u;
-      const uint v4451 = v4448 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4452 = as_type<float>(v4451);
-      const float v4453 = v4452 - 8388608.0f;
-      const float v4454 = fma(v4453, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const uint v4459 = v4360 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4460 = v4459 & 255u;
-      const uint v4463 = v4460 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4464 = as_type<float>(v4463);
-      const float v4465 = v4464 - 8388608.0f;
-      const float v4466 = fma(v4465, v4368, v4370);  // kernels/gemm/quant_b.hpp:44
-      const float v4468 = v4340 ? v4382 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v4469 = bfloat(v4468);
-      shm1[v3688] = v4469;
-      const float v4477 = v4340 ? v4394 : 0.0f;
-      const bfloat v4478 = bfloat(v4477);
-      const uint v4484 = v3688 + 1u;
-      shm1[v4484] = v4478;
-      const float v4486 = v4340 ? v4406 : 0.0f;
-      const bfloat v4487 = bfloat(v4486);
-      const uint v4493 = v3688 + 2u;
-      shm1[v4493] = v4487;
-      const float v4495 = v4340 ? v4418 : 0.0f;
-      const bfloat v4496 = bfloat(v4495);
-      const uint v4502 = v3688 + 3u;
-      shm1[v4502] = v4496;
-      const float v4504 = v4340 ? v4430 : 0.0f;
-      const bfloat v4505 = bfloat(v4504);
-      const uint v4511 = v3688 + 4u;
-      shm1[v4511] = v4505;
-      const float v4513 = v4340 ? v4442 : 0.0f;
-      const bfloat v4514 = bfloat(v4513);
-      const uint v4520 = v3688 + 5u;
-      shm1[v4520] = v4514;
-      const float v4522 = v4340 ? v4454 : 0.0f;
-      const bfloat v4523 = bfloat(v4522);
-      const uint v4529 = v3688 + 6u;
-      shm1[v4529] = v4523;
-      const float v4531 = v4340 ? v4466 : 0.0f;
-      const bfloat v4532 = bfloat(v4531);
-      const uint v4538 = v3688 + 7u;
-      shm1[v4538] = v4532;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      const bool v3721 = v3718 && v3622;  // kernels/gemm/quant_b.hpp:122
+      const uint v3725 = min(v3621, v3723);  // kernels/gemm/quant_b.hpp:123
+      const uint v3731 = v3725 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3735 = v3734 + v3731;
+      const uint v3738 = packed[v3735];  // kernels/gemm/quant_b.hpp:37
+      const uint v3740 = v3735 + 1u;
+      const uint v3741 = packed[v3740];
+      const uint v3743 = v3725 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3747 = v3746 + v3743;
+      const bfloat v3748 = scales[v3747];  // kernels/gemm/quant_b.hpp:39
+      const float v3749 = float(v3748);
+      const bfloat v3750 = biases[v3747];  // kernels/gemm/quant_b.hpp:40
+      const float v3751 = float(v3750);
+      const uint v3756 = v3738 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3757 = v3756 & 255u;
+      const uint v3760 = v3757 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3761 = as_type<float>(v3760);
+      const float v3762 = v3761 - 8388608.0f;
+      const float v3763 = fma(v3762, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3768 = v3738 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3769 = v3768 & 255u;
+      const uint v3772 = v3769 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3773 = as_type<float>(v3772);
+      const float v3774 = v3773 - 8388608.0f;
+      const float v3775 = fma(v3774, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3780 = v3738 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3781 = v3780 & 255u;
+      const uint v3784 = v3781 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3785 = as_type<float>(v3784);
+      const float v3786 = v3785 - 8388608.0f;
+      const float v3787 = fma(v3786, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3792 = v3738 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3793 = v3792 & 255u;
+      const uint v3796 = v3793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3797 = as_type<float>(v3796);
+      const float v3798 = v3797 - 8388608.0f;
+      const float v3799 = fma(v3798, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3804 = v3741 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3805 = v3804 & 255u;
+      const uint v3808 = v3805 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3809 = as_type<float>(v3808);
+      const float v3810 = v3809 - 8388608.0f;
+      const float v3811 = fma(v3810, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3816 = v3741 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3817 = v3816 & 255u;
+      const uint v3820 = v3817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3821 = as_type<float>(v3820);
+      const float v3822 = v3821 - 8388608.0f;
+      const float v3823 = fma(v3822, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3828 = v3741 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3829 = v3828 & 255u;
+      const uint v3832 = v3829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3833 = as_type<float>(v3832);
+      const float v3834 = v3833 - 8388608.0f;
+      const float v3835 = fma(v3834, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const uint v3840 = v3741 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3841 = v3840 & 255u;
+      const uint v3844 = v3841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3845 = as_type<float>(v3844);
+      const float v3846 = v3845 - 8388608.0f;
+      const float v3847 = fma(v3846, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
+      const float v3849 = v3721 ? v3763 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v3850 = bfloat(v3849);
+      shm1[v3633] = v3850;
+      const float v3858 = v3721 ? v3775 : 0.0f;
+      const bfloat v3859 = bfloat(v3858);
+      const uint v3865 = v3633 + 1u;
+      shm1[v3865] = v3859;
+      const float v3867 = v3721 ? v3787 : 0.0f;
+      const bfloat v3868 = bfloat(v3867);
+      const uint v3874 = v3633 + 2u;
+      shm1[v3874] = v3868;
+      const float v3876 = v3721 ? v3799 : 0.0f;
+      const bfloat v3877 = bfloat(v3876);
+      const uint v3883 = v3633 + 3u;
+      shm1[v3883] = v3877;
+      const float v3885 = v3721 ? v3811 : 0.0f;
+      const bfloat v3886 = bfloat(v3885);
+      const uint v3892 = v3633 + 4u;
+      shm1[v3892] = v3886;
+      const float v3894 = v3721 ? v3823 : 0.0f;
+      const bfloat v3895 = bfloat(v3894);
+      const uint v3901 = v3633 + 5u;
+      shm1[v3901] = v3895;
+      const float v3903 = v3721 ? v3835 : 0.0f;
+      const bfloat v3904 = bfloat(v3903);
+      const uint v3910 = v3633 + 6u;
+      shm1[v3910] = v3904;
+      const float v3912 = v3721 ? v3847 : 0.0f;
+      const bfloat v3913 = bfloat(v3912);
+      const uint v3919 = v3633 + 7u;
+      shm1[v3919] = v3913;
+      const bool v3933 = v3930 && v3646;  // kernels/gemm/quant_b.hpp:122
+      const uint v3937 = min(v3645, v3723);  // kernels/gemm/quant_b.hpp:123
+      const uint v3943 = v3937 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3947 = v3946 + v3943;
+      const uint v3950 = packed[v3947];  // kernels/gemm/quant_b.hpp:37
+      const uint v3952 = v3947 + 1u;
+      const uint v3953 = packed[v3952];
+      const uint v3955 = v3937 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3959 = v3958 + v3955;
+      const bfloat v3960 = scales[v3959];  // kernels/gemm/quant_b.hpp:39
+      const float v3961 = float(v3960);
+      const bfloat v3962 = biases[v3959];  // kernels/gemm/quant_b.hpp:40
+      const float v3963 = float(v3962);
+      const uint v3968 = v3950 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3969 = v3968 & 255u;
+      const uint v3972 = v3969 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3973 = as_type<float>(v3972);
+      const float v3974 = v3973 - 8388608.0f;
+      const float v3975 = fma(v3974, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v3980 = v3950 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3981 = v3980 & 255u;
+      const uint v3984 = v3981 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3985 = as_type<float>(v3984);
+      const float v3986 = v3985 - 8388608.0f;
+      const float v3987 = fma(v3986, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v3992 = v3950 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3993 = v3992 & 255u;
+      const uint v3996 = v3993 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3997 = as_type<float>(v3996);
+      const float v3998 = v3997 - 8388608.0f;
+      const float v3999 = fma(v3998, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v4004 = v3950 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4005 = v4004 & 255u;
+      const uint v4008 = v4005 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4009 = as_type<float>(v4008);
+      const float v4010 = v4009 - 8388608.0f;
+      const float v4011 = fma(v4010, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v4016 = v3953 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4017 = v4016 & 255u;
+      const uint v4020 = v4017 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4021 = as_type<float>(v4020);
+      const float v4022 = v4021 - 8388608.0f;
+      const float v4023 = fma(v4022, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v4028 = v3953 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4029 = v4028 & 255u;
+      const uint v4032 = v4029 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4033 = as_type<float>(v4032);
+      const float v4034 = v4033 - 8388608.0f;
+      const float v4035 = fma(v4034, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v4040 = v3953 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4041 = v4040 & 255u;
+      const uint v4044 = v4041 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4045 = as_type<float>(v4044);
+      const float v4046 = v4045 - 8388608.0f;
+      const float v4047 = fma(v4046, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const uint v4052 = v3953 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4053 = v4052 & 255u;
+      const uint v4056 = v4053 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4057 = as_type<float>(v4056);
+      const float v4058 = v4057 - 8388608.0f;
+      const float v4059 = fma(v4058, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
+      const float v4061 = v3933 ? v3975 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v4062 = bfloat(v4061);
+      shm1[v3657] = v4062;
+      const float v4070 = v3933 ? v3987 : 0.0f;
+      const bfloat v4071 = bfloat(v4070);
+      const uint v4077 = v3657 + 1u;
+      shm1[v4077] = v4071;
+      const float v4079 = v3933 ? v3999 : 0.0f;
+      const bfloat v4080 = bfloat(v4079);
+      const uint v4086 = v3657 + 2u;
+      shm1[v4086] = v4080;
+      const float v4088 = v3933 ? v4011 : 0.0f;
+      const bfloat v4089 = bfloat(v4088);
+      const uint v4095 = v3657 + 3u;
+      shm1[v4095] = v4089;
+      const float v4097 = v3933 ? v4023 : 0.0f;
+      const bfloat v4098 = bfloat(v4097);
+      const uint v4104 = v3657 + 4u;
+      shm1[v4104] = v4098;
+      const float v4106 = v3933 ? v4035 : 0.0f;
+      const bfloat v4107 = bfloat(v4106);
+      const uint v4113 = v3657 + 5u;
+      shm1[v4113] = v4107;
+      const float v4115 = v3933 ? v4047 : 0.0f;
+      const bfloat v4116 = bfloat(v4115);
+      const uint v4122 = v3657 + 6u;
+      shm1[v4122] = v4116;
+      const float v4124 = v3933 ? v4059 : 0.0f;
+      const bfloat v4125 = bfloat(v4124);
+      const uint v4131 = v3657 + 7u;
+      shm1[v4131] = v4125;
+      const bool v4145 = v4142 && v3670;  // kernels/gemm/quant_b.hpp:122
+      const uint v4149 = min(v3669, v3723);  // kernels/gemm/quant_b.hpp:123
+      const uint v4155 = v4149 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v4159 = v4158 + v4155;
+      const uint v4162 = packed[v4159];  // kernels/gemm/quant_b.hpp:37
+      const uint v4164 = v4159 + 1u;
+      const uint v4165 = packed[v4164];
+      const uint v4167 = v4149 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v4171 = v4170 + v4167;
+      const bfloat v4172 = scales[v4171];  // kernels/gemm/quant_b.hpp:39
+      const float v4173 = float(v4172);
+      const bfloat v4174 = biases[v4171];  // kernels/gemm/quant_b.hpp:40
+      const float v4175 = float(v4174);
+      const uint v4180 = v4162 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4181 = v4180 & 255u;
+      const uint v4184 = v4181 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4185 = as_type<float>(v4184);
+      const float v4186 = v4185 - 8388608.0f;
+      const float v4187 = fma(v4186, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4192 = v4162 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4193 = v4192 & 255u;
+      const uint v4196 = v4193 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4197 = as_type<float>(v4196);
+      const float v4198 = v4197 - 8388608.0f;
+      const float v4199 = fma(v4198, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4204 = v4162 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4205 = v4204 & 255u;
+      const uint v4208 = v4205 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4209 = as_type<float>(v4208);
+      const float v4210 = v4209 - 8388608.0f;
+      const float v4211 = fma(v4210, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4216 = v4162 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4217 = v4216 & 255u;
+      const uint v4220 = v4217 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4221 = as_type<float>(v4220);
+      const float v4222 = v4221 - 8388608.0f;
+      const float v4223 = fma(v4222, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4228 = v4165 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4229 = v4228 & 255u;
+      const uint v4232 = v4229 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4233 = as_type<float>(v4232);
+      const float v4234 = v4233 - 8388608.0f;
+      const float v4235 = fma(v4234, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4240 = v4165 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4241 = v4240 & 255u;
+      const uint v4244 = v4241 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4245 = as_type<float>(v4244);
+      const float v4246 = v4245 - 8388608.0f;
+      const float v4247 = fma(v4246, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4252 = v4165 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4253 = v4252 & 255u;
+      const uint v4256 = v4253 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4257 = as_type<float>(v4256);
+      const float v4258 = v4257 - 8388608.0f;
+      const float v4259 = fma(v4258, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const uint v4264 = v4165 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4265 = v4264 & 255u;
+      const uint v4268 = v4265 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4269 = as_type<float>(v4268);
+      const float v4270 = v4269 - 8388608.0f;
+      const float v4271 = fma(v4270, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
+      const float v4273 = v4145 ? v4187 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v4274 = bfloat(v4273);
+      shm1[v3681] = v4274;
+      const float v4282 = v4145 ? v4199 : 0.0f;
+      const bfloat v4283 = bfloat(v4282);
+      const uint v4289 = v3681 + 1u;
+      shm1[v4289] = v4283;
+      const float v4291 = v4145 ? v4211 : 0.0f;
+      const bfloat v4292 = bfloat(v4291);
+      const uint v4298 = v3681 + 2u;
+      shm1[v4298] = v4292;
+      const float v4300 = v4145 ? v4223 : 0.0f;
+      const bfloat v4301 = bfloat(v4300);
+      const uint v4307 = v3681 + 3u;
+      shm1[v4307] = v4301;
+      const float v4309 = v4145 ? v4235 : 0.0f;
+      const bfloat v4310 = bfloat(v4309);
+      const uint v4316 = v3681 + 4u;
+      shm1[v4316] = v4310;
+      const float v4318 = v4145 ? v4247 : 0.0f;
+      const bfloat v4319 = bfloat(v4318);
+      const uint v4325 = v3681 + 5u;
+      shm1[v4325] = v4319;
+      const float v4327 = v4145 ? v4259 : 0.0f;
+      const bfloat v4328 = bfloat(v4327);
+      const uint v4334 = v3681 + 6u;
+      shm1[v4334] = v4328;
+      const float v4336 = v4145 ? v4271 : 0.0f;
+      const bfloat v4337 = bfloat(v4336);
+      const uint v4343 = v3681 + 7u;
+      shm1[v4343] = v4337;
+      const bool v4357 = v4354 && v3694;  // kernels/gemm/quant_b.hpp:122
+      const uint v4361 = min(v3693, v3723);  // kernels/gemm/quant_b.hpp:123
+      const uint v4367 = v4361 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v4371 = v4370 + v4367;
+      const uint v4374 = packed[v4371];  // kernels/gemm/quant_b.hpp:37
+      const uint v4376 = v4371 + 1u;
+      const uint v4377 = packed[v4376];
+      const uint v4379 = v4361 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v4383 = v4382 + v4379;
+      const bfloat v4384 = scales[v4383];  // kernels/gemm/quant_b.hpp:39
+      const float v4385 = float(v4384);
+      const bfloat v4386 = biases[v4383];  // kernels/gemm/quant_b.hpp:40
+      const float v4387 = float(v4386);
+      const uint v4392 = v4374 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4393 = v4392 & 255u;
+      const uint v4396 = v4393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4397 = as_type<float>(v4396);
+      const float v4398 = v4397 - 8388608.0f;
+      const float v4399 = fma(v4398, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4404 = v4374 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4405 = v4404 & 255u;
+      const uint v4408 = v4405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4409 = as_type<float>(v4408);
+      const float v4410 = v4409 - 8388608.0f;
+      const float v4411 = fma(v4410, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4416 = v4374 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4417 = v4416 & 255u;
+      const uint v4420 = v4417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4421 = as_type<float>(v4420);
+      const float v4422 = v4421 - 8388608.0f;
+      const float v4423 = fma(v4422, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4428 = v4374 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4429 = v4428 & 255u;
+      const uint v4432 = v4429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4433 = as_type<float>(v4432);
+      const float v4434 = v4433 - 8388608.0f;
+      const float v4435 = fma(v4434, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4440 = v4377 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4441 = v4440 & 255u;
+      const uint v4444 = v4441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4445 = as_type<float>(v4444);
+      const float v4446 = v4445 - 8388608.0f;
+      const float v4447 = fma(v4446, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4452 = v4377 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4453 = v4452 & 255u;
+      const uint v4456 = v4453 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4457 = as_type<float>(v4456);
+      const float v4458 = v4457 - 8388608.0f;
+      const float v4459 = fma(v4458, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4464 = v4377 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4465 = v4464 & 255u;
+      const uint v4468 = v4465 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4469 = as_type<float>(v4468);
+      const float v4470 = v4469 - 8388608.0f;
+      const float v4471 = fma(v4470, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const uint v4476 = v4377 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4477 = v4476 & 255u;
+      const uint v4480 = v4477 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4481 = as_type<float>(v4480);
+      const float v4482 = v4481 - 8388608.0f;
+      const float v4483 = fma(v4482, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
+      const float v4485 = v4357 ? v4399 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v4486 = bfloat(v4485);
+      shm1[v3705] = v4486;
+      const float v4494 = v4357 ? v4411 : 0.0f;
+      const bfloat v4495 = bfloat(v4494);
+      const uint v4501 = v3705 + 1u;
+      shm1[v4501] = v4495;
+      const float v4503 = v4357 ? v4423 : 0.0f;
+      const bfloat v4504 = bfloat(v4503);
+      const uint v4510 = v3705 + 2u;
+      shm1[v4510] = v4504;
+      const float v4512 = v4357 ? v4435 : 0.0f;
+      const bfloat v4513 = bfloat(v4512);
+      const uint v4519 = v3705 + 3u;
+      shm1[v4519] = v4513;
+      const float v4521 = v4357 ? v4447 : 0.0f;
+      const bfloat v4522 = bfloat(v4521);
+      const uint v4528 = v3705 + 4u;
+      shm1[v4528] = v4522;
+      const float v4530 = v4357 ? v4459 : 0.0f;
+      const bfloat v4531 = bfloat(v4530);
+      const uint v4537 = v3705 + 5u;
+      shm1[v4537] = v4531;
+      const float v4539 = v4357 ? v4471 : 0.0f;
+      const bfloat v4540 = bfloat(v4539);
+      const uint v4546 = v3705 + 6u;
+      shm1[v4546] = v4540;
+      const float v4548 = v4357 ? v4483 : 0.0f;
+      const bfloat v4549 = bfloat(v4548);
+      const uint v4555 = v3705 + 7u;
+      shm1[v4555] = v4549;
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4547 = v3592 + v4546;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v4547), long(40u));
-      const uint v4553 = v3592 + v4552;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v4553), long(40u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v4560 = v4547 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v4560), long(40u));
-      const uint v4566 = v4553 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v4566), long(40u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v4564 = v3609 + v4563;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v4564), long(40u));
+      const uint v4570 = v3609 + v4569;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v4570), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v4577 = v4564 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v4577), long(40u));
+      const uint v4583 = v4570 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v4583), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v1021 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v1022 = iron_tid.x;
-    const uint v1052 = v1022 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1055 = v1022 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1056 = v1055 << 3u;
-    const uint v1057 = v9 + v1052;  // kernels/gemm/quant_b.hpp:122
-    const bool v1058 = v1057 < v1;
-    const uint v1063 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1067 = v1 - 1u;
-    const uint v1069 = min(v1057, v1067);
-    const uint v1073 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1074 = v1069 * v1073;
-    const uint v1085 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1086 = v1069 * v1085;
-    const uint v1193 = v1052 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1195 = v1193 + v1056;
-    const uint v1205 = v1195 + 1u;
-    const uint v1214 = v1195 + 2u;
-    const uint v1223 = v1195 + 3u;
-    const uint v1232 = v1195 + 4u;
-    const uint v1241 = v1195 + 5u;
-    const uint v1250 = v1195 + 6u;
-    const uint v1259 = v1195 + 7u;
-    const uint v1262 = v1022 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1264 = v1262 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1267 = v1262 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1268 = v1267 << 3u;
-    const uint v1269 = v9 + v1264;  // kernels/gemm/quant_b.hpp:122
-    const bool v1270 = v1269 < v1;
-    const uint v1281 = min(v1269, v1067);  // kernels/gemm/quant_b.hpp:123
-    const uint v1286 = v1281 * v1073;  // kernels/gemm/quant_b.hpp:35
-    const uint v1298 = v1281 * v1085;  // kernels/gemm/quant_b.hpp:38
-    const uint v1405 = v1264 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1407 = v1405 + v1268;
-    const uint v1417 = v1407 + 1u;
-    const uint v1426 = v1407 + 2u;
-    const uint v1435 = v1407 + 3u;
-    const uint v1444 = v1407 + 4u;
-    const uint v1453 = v1407 + 5u;
-    const uint v1462 = v1407 + 6u;
-    const uint v1471 = v1407 + 7u;
-    const uint v1474 = v1022 + 256u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1476 = v1474 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1479 = v1474 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1480 = v1479 << 3u;
-    const uint v1481 = v9 + v1476;  // kernels/gemm/quant_b.hpp:122
-    const bool v1482 = v1481 < v1;
-    const uint v1493 = min(v1481, v1067);  // kernels/gemm/quant_b.hpp:123
-    const uint v1498 = v1493 * v1073;  // kernels/gemm/quant_b.hpp:35
-    const uint v1510 = v1493 * v1085;  // kernels/gemm/quant_b.hpp:38
-    const uint v1617 = v1476 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1619 = v1617 + v1480;
-    const uint v1629 = v1619 + 1u;
-    const uint v1638 = v1619 + 2u;
-    const uint v1647 = v1619 + 3u;
-    const uint v1656 = v1619 + 4u;
-    const uint v1665 = v1619 + 5u;
-    const uint v1674 = v1619 + 6u;
-    const uint v1683 = v1619 + 7u;
-    const uint v1686 = v1022 + 384u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1688 = v1686 >> 2u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1691 = v1686 & 3u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1692 = v1691 << 3u;
-    const uint v1693 = v9 + v1688;  // kernels/gemm/quant_b.hpp:122
-    const bool v1694 = v1693 < v1;
-    const uint v1705 = min(v1693, v1067);  // kernels/gemm/quant_b.hpp:123
-    const uint v1710 = v1705 * v1073;  // kernels/gemm/quant_b.hpp:35
-    const uint v1722 = v1705 * v1085;  // kernels/gemm/quant_b.hpp:38
-    const uint v1829 = v1688 * 40u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1831 = v1829 + v1692;
-    const uint v1841 = v1831 + 1u;
-    const uint v1850 = v1831 + 2u;
-    const uint v1859 = v1831 + 3u;
-    const uint v1868 = v1831 + 4u;
-    const uint v1877 = v1831 + 5u;
-    const uint v1886 = v1831 + 6u;
-    const uint v1895 = v1831 + 7u;
-    const uint v1901 = v14 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1907 = v18 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const uint v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v1038 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v1039 = iron_tid.x;
+    const uint v1069 = v1039 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1072 = v1039 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1073 = v1072 << 3u;
+    const uint v1074 = v26 + v1069;  // kernels/gemm/quant_b.hpp:122
+    const bool v1075 = v1074 < v1;
+    const uint v1080 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1084 = v1 - 1u;
+    const uint v1086 = min(v1074, v1084);
+    const uint v1090 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v1091 = v1086 * v1090;
+    const uint v1102 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v1103 = v1086 * v1102;
+    const uint v1210 = v1069 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1212 = v1210 + v1073;
+    const uint v1222 = v1212 + 1u;
+    const uint v1231 = v1212 + 2u;
+    const uint v1240 = v1212 + 3u;
+    const uint v1249 = v1212 + 4u;
+    const uint v1258 = v1212 + 5u;
+    const uint v1267 = v1212 + 6u;
+    const uint v1276 = v1212 + 7u;
+    const uint v1279 = v1039 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1281 = v1279 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1284 = v1279 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1285 = v1284 << 3u;
+    const uint v1286 = v26 + v1281;  // kernels/gemm/quant_b.hpp:122
+    const bool v1287 = v1286 < v1;
+    const uint v1298 = min(v1286, v1084);  // kernels/gemm/quant_b.hpp:123
+    const uint v1303 = v1298 * v1090;  // kernels/gemm/quant_b.hpp:35
+    const uint v1315 = v1298 * v1102;  // kernels/gemm/quant_b.hpp:38
+    const uint v1422 = v1281 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1424 = v1422 + v1285;
+    const uint v1434 = v1424 + 1u;
+    const uint v1443 = v1424 + 2u;
+    const uint v1452 = v1424 + 3u;
+    const uint v1461 = v1424 + 4u;
+    const uint v1470 = v1424 + 5u;
+    const uint v1479 = v1424 + 6u;
+    const uint v1488 = v1424 + 7u;
+    const uint v1491 = v1039 + 256u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1493 = v1491 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1496 = v1491 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1497 = v1496 << 3u;
+    const uint v1498 = v26 + v1493;  // kernels/gemm/quant_b.hpp:122
+    const bool v1499 = v1498 < v1;
+    const uint v1510 = min(v1498, v1084);  // kernels/gemm/quant_b.hpp:123
+    const uint v1515 = v1510 * v1090;  // kernels/gemm/quant_b.hpp:35
+    const uint v1527 = v1510 * v1102;  // kernels/gemm/quant_b.hpp:38
+    const uint v1634 = v1493 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1636 = v1634 + v1497;
+    const uint v1646 = v1636 + 1u;
+    const uint v1655 = v1636 + 2u;
+    const uint v1664 = v1636 + 3u;
+    const uint v1673 = v1636 + 4u;
+    const uint v1682 = v1636 + 5u;
+    const uint v1691 = v1636 + 6u;
+    const uint v1700 = v1636 + 7u;
+    const uint v1703 = v1039 + 384u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1705 = v1703 >> 2u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1708 = v1703 & 3u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1709 = v1708 << 3u;
+    const uint v1710 = v26 + v1705;  // kernels/gemm/quant_b.hpp:122
+    const bool v1711 = v1710 < v1;
+    const uint v1722 = min(v1710, v1084);  // kernels/gemm/quant_b.hpp:123
+    const uint v1727 = v1722 * v1090;  // kernels/gemm/quant_b.hpp:35
+    const uint v1739 = v1722 * v1102;  // kernels/gemm/quant_b.hpp:38
+    const uint v1846 = v1705 * 40u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1848 = v1846 + v1709;
+    const uint v1858 = v1848 + 1u;
+    const uint v1867 = v1848 + 2u;
+    const uint v1876 = v1848 + 3u;
+    const uint v1885 = v1848 + 4u;
+    const uint v1894 = v1848 + 5u;
+    const uint v1903 = v1848 + 6u;
+    const uint v1912 = v1848 + 7u;
+    const uint v1918 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1924 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const uint v1932 = v1918 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1938 = v1924 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v1020 = 0u; v1020 < v2; v1020 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v1024 = v1022; v1024 < 4096u; v1024 += v1021) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v1026 = v1024 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v1028 = v1024 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v1029 = v6 + v1026;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v1030 = v1029 < v0;
-        const uint v1031 = v1020 + v1028;
-        const bool v1032 = v1031 < v2;
-        const bool v1033 = v1030 && v1032;
-        if (v1033) {
-          const uint v1035 = v1029 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v1037 = v1035 + v1020;
-          const uint v1038 = v1037 + v1028;
-          const bfloat v1039 = x[v1038];
-          const uint v1041 = v1026 * 40u;
-          const uint v1042 = v1041 + v1028;
-          shm0[v1042] = v1039;
+    for (uint v1037 = 0u; v1037 < v2; v1037 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v1041 = v1039; v1041 < 4096u; v1041 += v1038) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v1043 = v1041 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v1045 = v1041 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v1046 = v22 + v1043;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v1047 = v1046 < v0;
+        const uint v1048 = v1037 + v1045;
+        const bool v1049 = v1048 < v2;
+        const bool v1050 = v1047 && v1049;
+        if (v1050) {
+          const uint v1052 = v1046 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v1054 = v1052 + v1037;
+          const uint v1055 = v1054 + v1045;
+          const bfloat v1056 = x[v1055];
+          const uint v1058 = v1043 * 40u;
+          const uint v1059 = v1058 + v1045;
+          shm0[v1059] = v1056;
         } else {
-          const uint v1044 = v1026 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v1045 = v1044 + v1028;
-          shm0[v1045] = bfloat(0.0f);
+          const uint v1061 = v1043 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v1062 = v1061 + v1045;
+          shm0[v1062] = bfloat(0.0f);
         }
       }
-      const uint v1059 = v1020 + v1056;  // kernels/gemm/quant_b.hpp:122
-      const bool v1060 = v1059 < v2;
-      const bool v1061 = v1058 && v1060;
-      const uint v1065 = min(v1059, v1063);  // kernels/gemm/quant_b.hpp:123
-      const uint v1071 = v1065 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1075 = v1074 + v1071;
-      const uint v1078 = packed[v1075];  // kernels/gemm/quant_b.hpp:37
-      const uint v1080 = v1075 + 1u;
-      const uint v1081 = packed[v1080];
-      const uint v1083 = v1065 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1087 = v1086 + v1083;
-      const bfloat v1088 = scales[v1087];  // kernels/gemm/quant_b.hpp:39
-      const float v1089 = float(v1088);
-      const bfloat v1090 = biases[v1087];  // kernels/gemm/quant_b.hpp:40
-      const float v1091 = float(v1090);
-      const uint v1096 = v1078 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1097 = v1096 & 255u;
-      const uint v1100 = v1097 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1101 = as_type<float>(v1100);
-      const float v1102 = v1101 - 8388608.0f;
-      const float v1103 = fma(v1102, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1108 = v1078 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1109 = v1108 & 255u;
-      const uint v1112 = v1109 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1113 = as_type<float>(v1112);
-      const float v1114 = v1113 - 8388608.0f;
-      const float v1115 = fma(v1114, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1120 = v1078 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1121 = v1120 & 255u;
-      const uint v1124 = v1121 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1125 = as_type<float>(v1124);
-      const float v1126 = v1125 - 8388608.0f;
-      const float v1127 = fma(v1126, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1132 = v1078 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1133 = v1132 & 255u;
-      const uint v1136 = v1133 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1137 = as_type<float>(v1136);
-      const float v1138 = v1137 - 8388608.0f;
-      const float v1139 = fma(v1138, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1144 = v1081 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1145 = v1144 & 255u;
-      const uint v1148 = v1145 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1149 = as_type<float>(v1148);
-      const float v1150 = v1149 - 8388608.0f;
-      const float v1151 = fma(v1150, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1156 = v1081 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1157 = v1156 & 255u;
-      const uint v1160 = v1157 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1161 = as_type<float>(v1160);
-      const float v1162 = v1161 - 8388608.0f;
-      const float v1163 = fma(v1162, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1168 = v1081 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1169 = v1168 & 255u;
-      const uint v1172 = v1169 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1173 = as_type<float>(v1172);
-      const float v1174 = v1173 - 8388608.0f;
-      const float v1175 = fma(v1174, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const uint v1180 = v1081 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1181 = v1180 & 255u;
-      const uint v1184 = v1181 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1185 = as_type<float>(v1184);
-      const float v1186 = v1185 - 8388608.0f;
-      const float v1187 = fma(v1186, v1089, v1091);  // kernels/gemm/quant_b.hpp:44
-      const float v1189 = v1061 ? v1103 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v1190 = bfloat(v1189);
-      shm1[v1195] = v1190;
-      const float v1198 = v1061 ? v1115 : 0.0f;
-      const bfloat v1199 = bfloat(v1198);
-      shm1[v1205] = v1199;
-      const float v1207 = v1061 ? v1127 : 0.0f;
-      const bfloat v1208 = bfloat(v1207);
-      shm1[v1214] = v1208;
-      const float v1216 = v1061 ? v1139 : 0.0f;
-      const bfloat v1217 = bfloat(v1216);
-      shm1[v1223] = v1217;
-      const float v1225 = v1061 ? v1151 : 0.0f;
-      const bfloat v1226 = bfloat(v1225);
-      shm1[v1232] = v1226;
-      const float v1234 = v1061 ? v1163 : 0.0f;
-      const bfloat v1235 = bfloat(v1234);
-      shm1[v1241] = v1235;
-      const float v1243 = v1061 ? v1175 : 0.0f;
-      const bfloat v1244 = bfloat(v1243);
-      shm1[v1250] = v1244;
-      const float v1252 = v1061 ? v1187 : 0.0f;
-      const bfloat v1253 = bfloat(v1252);
-      shm1[v1259] = v1253;
-      const uint v1271 = v1020 + v1268;  // kernels/gemm/quant_b.hpp:122
-      const bool v1272 = v1271 < v2;
-      const bool v1273 = v1270 && v1272;
-      const uint v1277 = min(v1271, v1063);  // kernels/gemm/quant_b.hpp:123
-      const uint v1283 = v1277 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1287 = v1286 + v1283;
-      const uint v1290 = packed[v1287];  // kernels/gemm/quant_b.hpp:37
-      const uint v1292 = v1287 + 1u;
-      const uint v1293 = packed[v1292];
-      const uint v1295 = v1277 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1299 = v1298 + v1295;
-      const bfloat v1300 = scales[v1299];  // kernels/gemm/quant_b.hpp:39
-      const float v1301 = float(v1300);
-      const bfloat v1302 = biases[v1299];  // kernels/gemm/quant_b.hpp:40
-      const float v1303 = float(v1302);
-      const uint v1308 = v1290 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1309 = v1308 & 255u;
-      const uint v1312 = v1309 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1313 = as_type<float>(v1312);
-      const float v1314 = v1313 - 8388608.0f;
-      const float v1315 = fma(v1314, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1320 = v1290 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1321 = v1320 & 255u;
-      const uint v1324 = v1321 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1325 = as_type<float>(v1324);
-      const float v1326 = v1325 - 8388608.0f;
-      const float v1327 = fma(v1326, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1332 = v1290 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1333 = v1332 & 255u;
-      const uint v1336 = v1333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1337 = as_type<float>(v1336);
-      const float v1338 = v1337 - 8388608.0f;
-      const float v1339 = fma(v1338, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1344 = v1290 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1345 = v1344 & 255u;
-      const uint v1348 = v1345 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1349 = as_type<float>(v1348);
-      const float v1350 = v1349 - 8388608.0f;
-      const float v1351 = fma(v1350, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1356 = v1293 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1357 = v1356 & 255u;
-      const uint v1360 = v1357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1361 = as_type<float>(v1360);
-      const float v1362 = v1361 - 8388608.0f;
-      const float v1363 = fma(v1362, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1368 = v1293 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1369 = v1368 & 255u;
-      const uint v1372 = v1369 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1373 = as_type<float>(v1372);
-      const float v1374 = v1373 - 8388608.0f;
-      const float v1375 = fma(v1374, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1380 = v1293 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1381 = v1380 & 255u;
-      const uint v1384 = v1381 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1385 = as_type<float>(v1384);
-      const float v1386 = v1385 - 8388608.0f;
-      const float v1387 = fma(v1386, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const uint v1392 = v1293 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1393 = v1392 & 255u;
-      const uint v1396 = v1393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1397 = as_type<float>(v1396);
-      const float v1398 = v1397 - 8388608.0f;
-      const float v1399 = fma(v1398, v1301, v1303);  // kernels/gemm/quant_b.hpp:44
-      const float v1401 = v1273 ? v1315 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v1402 = bfloat(v1401);
-      shm1[v1407] = v1402;
-      const float v1410 = v1273 ? v1327 : 0.0f;
-      const bfloat v1411 = bfloat(v1410);
-      shm1[v1417] = v1411;
-      const float v1419 = v1273 ? v1339 : 0.0f;
-      const bfloat v1420 = bfloat(v1419);
-      shm1[v1426] = v1420;
-      const float v1428 = v1273 ? v1351 : 0.0f;
-      const bfloat v1429 = bfloat(v1428);
-      shm1[v1435] = v1429;
-      const float v1437 = v1273 ? v1363 : 0.0f;
-      const bfloat v1438 = bfloat(v1437);
-      shm1[v1444] = v1438;
-      const float v1446 = v1273 ? v1375 : 0.0f;
-      const bfloat v1447 = bfloat(v1446);
-      shm1[v1453] = v1447;
-      const float v1455 = v1273 ? v1387 : 0.0f;
-      const bfloat v1456 = bfloat(v1455);
-      shm1[v1462] = v1456;
-      const float v1464 = v1273 ? v1399 : 0.0f;
-      const bfloat v1465 = bfloat(v1464);
-      shm1[v1471] = v1465;
-      const uint v1483 = v1020 + v1480;  // kernels/gemm/quant_b.hpp:122
-      const bool v1484 = v1483 < v2;
-      const bool v1485 = v1482 && v1484;
-      const uint v1489 = min(v1483, v1063);  // kernels/gemm/quant_b.hpp:123
-      const uint v1495 = v1489 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1499 = v1498 + v1495;
-      const uint v1502 = packed[v1499];  // kernels/gemm/quant_b.hpp:37
-      const uint v1504 = v1499 + 1u;
-      const uint v1505 = packed[v1504];
-      const uint v1507 = v1489 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1511 = v1510 + v1507;
-      const bfloat v1512 = scales[v1511];  // kernels/gemm/quant_b.hpp:39
-      const float v1513 = float(v1512);
-      const bfloat v1514 = biases[v1511];  // kernels/gemm/quant_b.hpp:40
-      const float v1515 = float(v1514);
-      const uint v1520 = v1502 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1521 = v1520 & 255u;
-      const uint v1524 = v1521 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1525 = as_type<float>(v1524);
-      const float v1526 = v1525 - 8388608.0f;
-      const float v1527 = fma(v1526, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1532 = v1502 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1533 = v1532 & 255u;
-      const uint v1536 = v1533 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1537 = as_type<float>(v1536);
-      const float v1538 = v1537 - 8388608.0f;
-      const float v1539 = fma(v1538, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1544 = v1502 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1545 = v1544 & 255u;
-      const uint v1548 = v1545 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1549 = as_type<float>(v1548);
-      const float v1550 = v1549 - 8388608.0f;
-      const float v1551 = fma(v1550, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1556 = v1502 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1557 = v1556 & 255u;
-      const uint v1560 = v1557 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1561 = as_type<float>(v1560);
-      const float v1562 = v1561 - 8388608.0f;
-      const float v1563 = fma(v1562, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1568 = v1505 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1569 = v1568 & 255u;
-      const uint v1572 = v1569 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1573 = as_type<float>(v1572);
-      const float v1574 = v1573 - 8388608.0f;
-      const float v1575 = fma(v1574, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1580 = v1505 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1581 = v1580 & 255u;
-      const uint v1584 = v1581 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1585 = as_type<float>(v1584);
-      const float v1586 = v1585 - 8388608.0f;
-      const float v1587 = fma(v1586, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1592 = v1505 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1593 = v1592 & 255u;
-      const uint v1596 = v1593 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1597 = as_type<float>(v1596);
-      const float v1598 = v1597 - 8388608.0f;
-      const float v1599 = fma(v1598, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const uint v1604 = v1505 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1605 = v1604 & 255u;
-      const uint v1608 = v1605 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1609 = as_type<float>(v1608);
-      const float v1610 = v1609 - 8388608.0f;
-      const float v1611 = fma(v1610, v1513, v1515);  // kernels/gemm/quant_b.hpp:44
-      const float v1613 = v1485 ? v1527 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v1614 = bfloat(v1613);
-      shm1[v1619] = v1614;
-      const float v1622 = v1485 ? v1539 : 0.0f;
-      const bfloat v1623 = bfloat(v1622);
-      shm1[v1629] = v1623;
-      const float v1631 = v1485 ? v1551 : 0.0f;
-      const bfloat v1632 = bfloat(v1631);
-      shm1[v1638] = v1632;
-      const float v1640 = v1485 ? v1563 : 0.0f;
-      const bfloat v1641 = bfloat(v1640);
-      shm1[v1647] = v1641;
-      const float v1649 = v1485 ? v1575 : 0.0f;
-      const bfloat v1650 = bfloat(v1649);
-      shm1[v1656] = v1650;
-      const float v1658 = v1485 ? v1587 : 0.0f;
-      const bfloat v1659 = bfloat(v1658);
-      shm1[v1665] = v1659;
-      const float v1667 = v1485 ? v1599 : 0.0f;
-      const bfloat v1668 = bfloat(v1667);
-      shm1[v1674] = v1668;
-      const float v1676 = v1485 ? v1611 : 0.0f;
-      const bfloat v1677 = bfloat(v1676);
-      shm1[v1683] = v1677;
-      const uint v1695 = v1020 + v1692;  // kernels/gemm/quant_b.hpp:122
-      const bool v1696 = v1695 < v2;
-      const bool v1697 = v1694 && v1696;
-      const uint v1701 = min(v1695, v1063);  // kernels/gemm/quant_b.hpp:123
-      const uint v1707 = v1701 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1711 = v1710 + v1707;
-      const uint v1714 = packed[v1711];  // kernels/gemm/quant_b.hpp:37
-      const uint v1716 = v1711 + 1u;
-      const uint v1717 = packed[v1716];
-      const uint v1719 = v1701 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1723 = v1722 + v1719;
-      const bfloat v1724 = scales[v1723];  // kernels/gemm/quant_b.hpp:39
-      const float v1725 = float(v1724);
-      const bfloat v1726 = biases[v1723];  // kernels/gemm/quant_b.hpp:40
-      const float v1727 = float(v1726);
-      const uint v1732 = v1714 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1733 = v1732 & 255u;
-      const uint v1736 = v1733 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1737 = as_type<float>(v1736);
-      const float v1738 = v1737 - 8388608.0f;
-      const float v1739 = fma(v1738, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1744 = v1714 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1745 = v1744 & 255u;
-      const uint v1748 = v1745 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1749 = as_type<float>(v1748);
-      const float v1750 = v1749 - 8388608.0f;
-      const float v1751 = fma(v1750, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1756 = v1714 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1757 = v1756 & 255u;
-      const uint v1760 = v1757 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1761 = as_type<float>(v1760);
-      const float v1762 = v1761 - 8388608.0f;
-      const float v1763 = fma(v1762, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1768 = v1714 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1769 = v1768 & 255u;
-      const uint v1772 = v1769 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1773 = as_type<float>(v1772);
-      const float v1774 = v1773 - 8388608.0f;
-      const float v1775 = fma(v1774, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1780 = v1717 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1781 = v1780 & 255u;
-      const uint v1784 = v1781 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1785 = as_type<float>(v1784);
-      const float v1786 = v1785 - 8388608.0f;
-      const float v1787 = fma(v1786, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1792 = v1717 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1793 = v1792 & 255u;
-      const uint v1796 = v1793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1797 = as_type<float>(v1796);
-      const float v1798 = v1797 - 8388608.0f;
-      const float v1799 = fma(v1798, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1804 = v1717 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1805 = v1804 & 255u;
-      const uint v1808 = v1805 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1809 = as_type<float>(v1808);
-      const float v1810 = v1809 - 8388608.0f;
-      const float v1811 = fma(v1810, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const uint v1816 = v1717 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1817 = v1816 & 255u;
-      const uint v1820 = v1817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1821 = as_type<float>(v1820);
-      const float v1822 = v1821 - 8388608.0f;
-      const float v1823 = fma(v1822, v1725, v1727);  // kernels/gemm/quant_b.hpp:44
-      const float v1825 = v1697 ? v1739 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const bfloat v1826 = bfloat(v1825);
-      shm1[v1831] = v1826;
-      const float v1834 = v1697 ? v1751 : 0.0f;
-      const bfloat v1835 = bfloat(v1834);
-      shm1[v1841] = v1835;
-      const float v1843 = v1697 ? v1763 : 0.0f;
-      const bfloat v1844 = bfloat(v1843);
-      shm1[v1850] = v1844;
-      const float v1852 = v1697 ? v1775 : 0.0f;
-      const bfloat v1853 = bfloat(v1852);
-      shm1[v1859] = v1853;
-      const float v1861 = v1697 ? v1787 : 0.0f;
-      const bfloat v1862 = bfloat(v1861);
-      shm1[v1868] = v1862;
-      const float v1870 = v1697 ? v1799 : 0.0f;
-      const bfloat v1871 = bfloat(v1870);
-      shm1[v1877] = v1871;
-      const float v1879 = v1697 ? v1811 : 0.0f;
-      const bfloat v1880 = bfloat(v1879);
-      shm1[v1886] = v1880;
-      const float v1888 = v1697 ? v1823 : 0.0f;
-      const bfloat v1889 = bfloat(v1888);
-      shm1[v1895] = v1889;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v22, shm0, long(v1901), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1907), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v22, shm0, long(v1915), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1921), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      const uint v1076 = v1037 + v1073;  // kernels/gemm/quant_b.hpp:122
+      const bool v1077 = v1076 < v2;
+      const bool v1078 = v1075 && v1077;
+      const uint v1082 = min(v1076, v1080);  // kernels/gemm/quant_b.hpp:123
+      const uint v1088 = v1082 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1092 = v1091 + v1088;
+      const uint v1095 = packed[v1092];  // kernels/gemm/quant_b.hpp:37
+      const uint v1097 = v1092 + 1u;
+      const uint v1098 = packed[v1097];
+      const uint v1100 = v1082 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1104 = v1103 + v1100;
+      const bfloat v1105 = scales[v1104];  // kernels/gemm/quant_b.hpp:39
+      const float v1106 = float(v1105);
+      const bfloat v1107 = biases[v1104];  // kernels/gemm/quant_b.hpp:40
+      const float v1108 = float(v1107);
+      const uint v1113 = v1095 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1114 = v1113 & 255u;
+      const uint v1117 = v1114 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1118 = as_type<float>(v1117);
+      const float v1119 = v1118 - 8388608.0f;
+      const float v1120 = fma(v1119, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1125 = v1095 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1126 = v1125 & 255u;
+      const uint v1129 = v1126 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1130 = as_type<float>(v1129);
+      const float v1131 = v1130 - 8388608.0f;
+      const float v1132 = fma(v1131, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1137 = v1095 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1138 = v1137 & 255u;
+      const uint v1141 = v1138 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1142 = as_type<float>(v1141);
+      const float v1143 = v1142 - 8388608.0f;
+      const float v1144 = fma(v1143, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1149 = v1095 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1150 = v1149 & 255u;
+      const uint v1153 = v1150 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1154 = as_type<float>(v1153);
+      const float v1155 = v1154 - 8388608.0f;
+      const float v1156 = fma(v1155, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1161 = v1098 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1162 = v1161 & 255u;
+      const uint v1165 = v1162 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1166 = as_type<float>(v1165);
+      const float v1167 = v1166 - 8388608.0f;
+      const float v1168 = fma(v1167, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1173 = v1098 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1174 = v1173 & 255u;
+      const uint v1177 = v1174 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1178 = as_type<float>(v1177);
+      const float v1179 = v1178 - 8388608.0f;
+      const float v1180 = fma(v1179, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1185 = v1098 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1186 = v1185 & 255u;
+      const uint v1189 = v1186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1190 = as_type<float>(v1189);
+      const float v1191 = v1190 - 8388608.0f;
+      const float v1192 = fma(v1191, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const uint v1197 = v1098 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1198 = v1197 & 255u;
+      const uint v1201 = v1198 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1202 = as_type<float>(v1201);
+      const float v1203 = v1202 - 8388608.0f;
+      const float v1204 = fma(v1203, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
+      const float v1206 = v1078 ? v1120 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v1207 = bfloat(v1206);
+      shm1[v1212] = v1207;
+      const float v1215 = v1078 ? v1132 : 0.0f;
+      const bfloat v1216 = bfloat(v1215);
+      shm1[v1222] = v1216;
+      const float v1224 = v1078 ? v1144 : 0.0f;
+      const bfloat v1225 = bfloat(v1224);
+      shm1[v1231] = v1225;
+      const float v1233 = v1078 ? v1156 : 0.0f;
+      const bfloat v1234 = bfloat(v1233);
+      shm1[v1240] = v1234;
+      const float v1242 = v1078 ? v1168 : 0.0f;
+      const bfloat v1243 = bfloat(v1242);
+      shm1[v1249] = v1243;
+      const float v1251 = v1078 ? v1180 : 0.0f;
+      const bfloat v1252 = bfloat(v1251);
+      shm1[v1258] = v1252;
+      const float v1260 = v1078 ? v1192 : 0.0f;
+      const bfloat v1261 = bfloat(v1260);
+      shm1[v1267] = v1261;
+      const float v1269 = v1078 ? v1204 : 0.0f;
+      const bfloat v1270 = bfloat(v1269);
+      shm1[v1276] = v1270;
+      const uint v1288 = v1037 + v1285;  // kernels/gemm/quant_b.hpp:122
+      const bool v1289 = v1288 < v2;
+      const bool v1290 = v1287 && v1289;
+      const uint v1294 = min(v1288, v1080);  // kernels/gemm/quant_b.hpp:123
+      const uint v1300 = v1294 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1304 = v1303 + v1300;
+      const uint v1307 = packed[v1304];  // kernels/gemm/quant_b.hpp:37
+      const uint v1309 = v1304 + 1u;
+      const uint v1310 = packed[v1309];
+      const uint v1312 = v1294 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1316 = v1315 + v1312;
+      const bfloat v1317 = scales[v1316];  // kernels/gemm/quant_b.hpp:39
+      const float v1318 = float(v1317);
+      const bfloat v1319 = biases[v1316];  // kernels/gemm/quant_b.hpp:40
+      const float v1320 = float(v1319);
+      const uint v1325 = v1307 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1326 = v1325 & 255u;
+      const uint v1329 = v1326 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1330 = as_type<float>(v1329);
+      const float v1331 = v1330 - 8388608.0f;
+      const float v1332 = fma(v1331, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1337 = v1307 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1338 = v1337 & 255u;
+      const uint v1341 = v1338 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1342 = as_type<float>(v1341);
+      const float v1343 = v1342 - 8388608.0f;
+      const float v1344 = fma(v1343, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1349 = v1307 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1350 = v1349 & 255u;
+      const uint v1353 = v1350 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1354 = as_type<float>(v1353);
+      const float v1355 = v1354 - 8388608.0f;
+      const float v1356 = fma(v1355, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1361 = v1307 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1362 = v1361 & 255u;
+      const uint v1365 = v1362 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1366 = as_type<float>(v1365);
+      const float v1367 = v1366 - 8388608.0f;
+      const float v1368 = fma(v1367, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1373 = v1310 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1374 = v1373 & 255u;
+      const uint v1377 = v1374 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1378 = as_type<float>(v1377);
+      const float v1379 = v1378 - 8388608.0f;
+      const float v1380 = fma(v1379, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1385 = v1310 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1386 = v1385 & 255u;
+      const uint v1389 = v1386 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1390 = as_type<float>(v1389);
+      const float v1391 = v1390 - 8388608.0f;
+      const float v1392 = fma(v1391, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1397 = v1310 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1398 = v1397 & 255u;
+      const uint v1401 = v1398 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1402 = as_type<float>(v1401);
+      const float v1403 = v1402 - 8388608.0f;
+      const float v1404 = fma(v1403, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const uint v1409 = v1310 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1410 = v1409 & 255u;
+      const uint v1413 = v1410 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1414 = as_type<float>(v1413);
+      const float v1415 = v1414 - 8388608.0f;
+      const float v1416 = fma(v1415, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
+      const float v1418 = v1290 ? v1332 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v1419 = bfloat(v1418);
+      shm1[v1424] = v1419;
+      const float v1427 = v1290 ? v1344 : 0.0f;
+      const bfloat v1428 = bfloat(v1427);
+      shm1[v1434] = v1428;
+      const float v1436 = v1290 ? v1356 : 0.0f;
+      const bfloat v1437 = bfloat(v1436);
+      shm1[v1443] = v1437;
+      const float v1445 = v1290 ? v1368 : 0.0f;
+      const bfloat v1446 = bfloat(v1445);
+      shm1[v1452] = v1446;
+      const float v1454 = v1290 ? v1380 : 0.0f;
+      const bfloat v1455 = bfloat(v1454);
+      shm1[v1461] = v1455;
+      const float v1463 = v1290 ? v1392 : 0.0f;
+      const bfloat v1464 = bfloat(v1463);
+      shm1[v1470] = v1464;
+      const float v1472 = v1290 ? v1404 : 0.0f;
+      const bfloat v1473 = bfloat(v1472);
+      shm1[v1479] = v1473;
+      const float v1481 = v1290 ? v1416 : 0.0f;
+      const bfloat v1482 = bfloat(v1481);
+      shm1[v1488] = v1482;
+      const uint v1500 = v1037 + v1497;  // kernels/gemm/quant_b.hpp:122
+      const bool v1501 = v1500 < v2;
+      const bool v1502 = v1499 && v1501;
+      const uint v1506 = min(v1500, v1080);  // kernels/gemm/quant_b.hpp:123
+      const uint v1512 = v1506 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1516 = v1515 + v1512;
+      const uint v1519 = packed[v1516];  // kernels/gemm/quant_b.hpp:37
+      const uint v1521 = v1516 + 1u;
+      const uint v1522 = packed[v1521];
+      const uint v1524 = v1506 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1528 = v1527 + v1524;
+      const bfloat v1529 = scales[v1528];  // kernels/gemm/quant_b.hpp:39
+      const float v1530 = float(v1529);
+      const bfloat v1531 = biases[v1528];  // kernels/gemm/quant_b.hpp:40
+      const float v1532 = float(v1531);
+      const uint v1537 = v1519 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1538 = v1537 & 255u;
+      const uint v1541 = v1538 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1542 = as_type<float>(v1541);
+      const float v1543 = v1542 - 8388608.0f;
+      const float v1544 = fma(v1543, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1549 = v1519 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1550 = v1549 & 255u;
+      const uint v1553 = v1550 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1554 = as_type<float>(v1553);
+      const float v1555 = v1554 - 8388608.0f;
+      const float v1556 = fma(v1555, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1561 = v1519 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1562 = v1561 & 255u;
+      const uint v1565 = v1562 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1566 = as_type<float>(v1565);
+      const float v1567 = v1566 - 8388608.0f;
+      const float v1568 = fma(v1567, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1573 = v1519 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1574 = v1573 & 255u;
+      const uint v1577 = v1574 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1578 = as_type<float>(v1577);
+      const float v1579 = v1578 - 8388608.0f;
+      const float v1580 = fma(v1579, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1585 = v1522 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1586 = v1585 & 255u;
+      const uint v1589 = v1586 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1590 = as_type<float>(v1589);
+      const float v1591 = v1590 - 8388608.0f;
+      const float v1592 = fma(v1591, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1597 = v1522 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1598 = v1597 & 255u;
+      const uint v1601 = v1598 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1602 = as_type<float>(v1601);
+      const float v1603 = v1602 - 8388608.0f;
+      const float v1604 = fma(v1603, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1609 = v1522 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1610 = v1609 & 255u;
+      const uint v1613 = v1610 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1614 = as_type<float>(v1613);
+      const float v1615 = v1614 - 8388608.0f;
+      const float v1616 = fma(v1615, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const uint v1621 = v1522 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1622 = v1621 & 255u;
+      const uint v1625 = v1622 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1626 = as_type<float>(v1625);
+      const float v1627 = v1626 - 8388608.0f;
+      const float v1628 = fma(v1627, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
+      const float v1630 = v1502 ? v1544 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v1631 = bfloat(v1630);
+      shm1[v1636] = v1631;
+      const float v1639 = v1502 ? v1556 : 0.0f;
+      const bfloat v1640 = bfloat(v1639);
+      shm1[v1646] = v1640;
+      const float v1648 = v1502 ? v1568 : 0.0f;
+      const bfloat v1649 = bfloat(v1648);
+      shm1[v1655] = v1649;
+      const float v1657 = v1502 ? v1580 : 0.0f;
+      const bfloat v1658 = bfloat(v1657);
+      shm1[v1664] = v1658;
+      const float v1666 = v1502 ? v1592 : 0.0f;
+      const bfloat v1667 = bfloat(v1666);
+      shm1[v1673] = v1667;
+      const float v1675 = v1502 ? v1604 : 0.0f;
+      const bfloat v1676 = bfloat(v1675);
+      shm1[v1682] = v1676;
+      const float v1684 = v1502 ? v1616 : 0.0f;
+      const bfloat v1685 = bfloat(v1684);
+      shm1[v1691] = v1685;
+      const float v1693 = v1502 ? v1628 : 0.0f;
+      const bfloat v1694 = bfloat(v1693);
+      shm1[v1700] = v1694;
+      const uint v1712 = v1037 + v1709;  // kernels/gemm/quant_b.hpp:122
+      const bool v1713 = v1712 < v2;
+      const bool v1714 = v1711 && v1713;
+      const uint v1718 = min(v1712, v1080);  // kernels/gemm/quant_b.hpp:123
+      const uint v1724 = v1718 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1728 = v1727 + v1724;
+      const uint v1731 = packed[v1728];  // kernels/gemm/quant_b.hpp:37
+      const uint v1733 = v1728 + 1u;
+      const uint v1734 = packed[v1733];
+      const uint v1736 = v1718 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1740 = v1739 + v1736;
+      const bfloat v1741 = scales[v1740];  // kernels/gemm/quant_b.hpp:39
+      const float v1742 = float(v1741);
+      const bfloat v1743 = biases[v1740];  // kernels/gemm/quant_b.hpp:40
+      const float v1744 = float(v1743);
+      const uint v1749 = v1731 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1750 = v1749 & 255u;
+      const uint v1753 = v1750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1754 = as_type<float>(v1753);
+      const float v1755 = v1754 - 8388608.0f;
+      const float v1756 = fma(v1755, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1761 = v1731 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1762 = v1761 & 255u;
+      const uint v1765 = v1762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1766 = as_type<float>(v1765);
+      const float v1767 = v1766 - 8388608.0f;
+      const float v1768 = fma(v1767, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1773 = v1731 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1774 = v1773 & 255u;
+      const uint v1777 = v1774 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1778 = as_type<float>(v1777);
+      const float v1779 = v1778 - 8388608.0f;
+      const float v1780 = fma(v1779, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1785 = v1731 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1786 = v1785 & 255u;
+      const uint v1789 = v1786 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1790 = as_type<float>(v1789);
+      const float v1791 = v1790 - 8388608.0f;
+      const float v1792 = fma(v1791, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1797 = v1734 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1798 = v1797 & 255u;
+      const uint v1801 = v1798 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1802 = as_type<float>(v1801);
+      const float v1803 = v1802 - 8388608.0f;
+      const float v1804 = fma(v1803, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1809 = v1734 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1810 = v1809 & 255u;
+      const uint v1813 = v1810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1814 = as_type<float>(v1813);
+      const float v1815 = v1814 - 8388608.0f;
+      const float v1816 = fma(v1815, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1821 = v1734 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1822 = v1821 & 255u;
+      const uint v1825 = v1822 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1826 = as_type<float>(v1825);
+      const float v1827 = v1826 - 8388608.0f;
+      const float v1828 = fma(v1827, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const uint v1833 = v1734 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1834 = v1833 & 255u;
+      const uint v1837 = v1834 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1838 = as_type<float>(v1837);
+      const float v1839 = v1838 - 8388608.0f;
+      const float v1840 = fma(v1839, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
+      const float v1842 = v1714 ? v1756 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const bfloat v1843 = bfloat(v1842);
+      shm1[v1848] = v1843;
+      const float v1851 = v1714 ? v1768 : 0.0f;
+      const bfloat v1852 = bfloat(v1851);
+      shm1[v1858] = v1852;
+      const float v1860 = v1714 ? v1780 : 0.0f;
+      const bfloat v1861 = bfloat(v1860);
+      shm1[v1867] = v1861;
+      const float v1869 = v1714 ? v1792 : 0.0f;
+      const bfloat v1870 = bfloat(v1869);
+      shm1[v1876] = v1870;
+      const float v1878 = v1714 ? v1804 : 0.0f;
+      const bfloat v1879 = bfloat(v1878);
+      shm1[v1885] = v1879;
+      const float v1887 = v1714 ? v1816 : 0.0f;
+      const bfloat v1888 = bfloat(v1887);
+      shm1[v1894] = v1888;
+      const float v1896 = v1714 ? v1828 : 0.0f;
+      const bfloat v1897 = bfloat(v1896);
+      shm1[v1903] = v1897;
+      const float v1905 = v1714 ? v1840 : 0.0f;
+      const bfloat v1906 = bfloat(v1905);
+      shm1[v1912] = v1906;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v39, shm0, long(v1918), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1924), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v39, shm0, long(v1932), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1938), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v1922 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1923 = v6 + v14;
-  const uint v1924 = v1923 + v1922;
-  const uint v1925 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1926 = v9 + v18;
-  const uint v1927 = v1926 + v1925;
-  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v20.m[0][0].thread_elements()[0];
-    const bfloat v1932 = bfloat(v1931);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1933 = v1924 * v1;
-    const uint v1934 = v1933 + v1927;
-    out[v1934] = v1932;
-  }
-  const uint v1935 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1937 = v1923 + v1935;
-  const uint v1938 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1940 = v1926 + v1938;
-  const bool v1941 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v20.m[0][0].thread_elements()[1];
-    const bfloat v1945 = bfloat(v1944);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1946 = v1937 * v1;
-    const uint v1947 = v1946 + v1940;
-    out[v1947] = v1945;
-  }
-  const uint v1948 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1950 = v1923 + v1948;
-  const uint v1951 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1953 = v1926 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1955 = v1953 < v1;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v20.m[0][1].thread_elements()[0];
-    const bfloat v1958 = bfloat(v1957);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1959 = v1950 * v1;
-    const uint v1960 = v1959 + v1953;
-    out[v1960] = v1958;
-  }
-  const uint v1961 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1963 = v1923 + v1961;
-  const uint v1964 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1966 = v1926 + v1964;
-  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1968 = v1966 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v20.m[0][1].thread_elements()[1];
-    const bfloat v1971 = bfloat(v1970);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1972 = v1963 * v1;
-    const uint v1973 = v1972 + v1966;
-    out[v1973] = v1971;
-  }
-  const uint v1974 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1976 = v1923 + v1974;
-  const uint v1977 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1979 = v1926 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v20.m[0][2].thread_elements()[0];
-    const bfloat v1984 = bfloat(v1983);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1985 = v1976 * v1;
-    const uint v1986 = v1985 + v1979;
-    out[v1986] = v1984;
-  }
-  const uint v1987 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1989 = v1923 + v1987;
-  const uint v1990 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1992 = v1926 + v1990;
-  const bool v1993 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1994 = v1992 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v20.m[0][2].thread_elements()[1];
-    const bfloat v1997 = bfloat(v1996);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1998 = v1989 * v1;
-    const uint v1999 = v1998 + v1992;
-    out[v1999] = v1997;
-  }
-  const uint v2000 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2002 = v1923 + v2000;
-  const uint v2003 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2005 = v1926 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v20.m[0][3].thread_elements()[0];
-    const bfloat v2010 = bfloat(v2009);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2011 = v2002 * v1;
-    const uint v2012 = v2011 + v2005;
-    out[v2012] = v2010;
-  }
-  const uint v2013 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v1923 + v2013;
-  const uint v2016 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v1926 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v20.m[0][3].thread_elements()[1];
-    const bfloat v2023 = bfloat(v2022);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2024 = v2015 * v1;
-    const uint v2025 = v2024 + v2018;
-    out[v2025] = v2023;
-  }
-  const uint v2026 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2028 = v1923 + v2026;
-  const uint v2029 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2031 = v1926 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v20.m[0][4].thread_elements()[0];
-    const bfloat v2036 = bfloat(v2035);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2037 = v2028 * v1;
-    const uint v2038 = v2037 + v2031;
-    out[v2038] = v2036;
-  }
-  const uint v2039 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2041 = v1923 + v2039;
-  const uint v2042 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2044 = v1926 + v2042;
-  const bool v2045 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v20.m[0][4].thread_elements()[1];
-    const bfloat v2049 = bfloat(v2048);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2050 = v2041 * v1;
-    const uint v2051 = v2050 + v2044;
-    out[v2051] = v2049;
-  }
-  const uint v2052 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2054 = v1923 + v2052;
-  const uint v2055 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2057 = v1926 + v2055;
-  const bool v2058 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2059 = v2057 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v20.m[0][5].thread_elements()[0];
-    const bfloat v2062 = bfloat(v2061);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2063 = v2054 * v1;
-    const uint v2064 = v2063 + v2057;
-    out[v2064] = v2062;
-  }
-  const uint v2065 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2067 = v1923 + v2065;
-  const uint v2068 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2070 = v1926 + v2068;
-  const bool v2071 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2072 = v2070 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v20.m[0][5].thread_elements()[1];
-    const bfloat v2075 = bfloat(v2074);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2076 = v2067 * v1;
-    const uint v2077 = v2076 + v2070;
-    out[v2077] = v2075;
-  }
-  const uint v2078 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2080 = v1923 + v2078;
-  const uint v2081 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2083 = v1926 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2085 = v2083 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v20.m[0][6].thread_elements()[0];
-    const bfloat v2088 = bfloat(v2087);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2089 = v2080 * v1;
-    const uint v2090 = v2089 + v2083;
-    out[v2090] = v2088;
-  }
-  const uint v2091 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2093 = v1923 + v2091;
-  const uint v2094 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2096 = v1926 + v2094;
-  const bool v2097 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2098 = v2096 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v20.m[0][6].thread_elements()[1];
-    const bfloat v2101 = bfloat(v2100);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2102 = v2093 * v1;
-    const uint v2103 = v2102 + v2096;
-    out[v2103] = v2101;
-  }
-  const uint v2104 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2106 = v1923 + v2104;
-  const uint v2107 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2109 = v1926 + v2107;
-  const bool v2110 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2111 = v2109 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v20.m[0][7].thread_elements()[0];
-    const bfloat v2114 = bfloat(v2113);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2115 = v2106 * v1;
-    const uint v2116 = v2115 + v2109;
-    out[v2116] = v2114;
-  }
-  const uint v2117 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2119 = v1923 + v2117;
-  const uint v2120 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2122 = v1926 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v20.m[0][7].thread_elements()[1];
-    const bfloat v2127 = bfloat(v2126);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2128 = v2119 * v1;
-    const uint v2129 = v2128 + v2122;
-    out[v2129] = v2127;
-  }
-  const uint v2130 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2132 = v1923 + v2130;
-  const uint v2133 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2135 = v1926 + v2133;
-  const bool v2136 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2137 = v2135 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v20.m[1][0].thread_elements()[0];
-    const bfloat v2140 = bfloat(v2139);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2141 = v2132 * v1;
-    const uint v2142 = v2141 + v2135;
-    out[v2142] = v2140;
-  }
-  const uint v2143 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2145 = v1923 + v2143;
-  const uint v2146 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2148 = v1926 + v2146;
-  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2150 = v2148 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v20.m[1][0].thread_elements()[1];
-    const bfloat v2153 = bfloat(v2152);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2154 = v2145 * v1;
-    const uint v2155 = v2154 + v2148;
-    out[v2155] = v2153;
-  }
-  const uint v2156 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2158 = v1923 + v2156;
-  const uint v2159 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2161 = v1926 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2163 = v2161 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v20.m[1][1].thread_elements()[0];
-    const bfloat v2166 = bfloat(v2165);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2167 = v2158 * v1;
-    const uint v2168 = v2167 + v2161;
-    out[v2168] = v2166;
-  }
-  const uint v2169 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2171 = v1923 + v2169;
-  const uint v2172 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2174 = v1926 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v20.m[1][1].thread_elements()[1];
-    const bfloat v2179 = bfloat(v2178);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2180 = v2171 * v1;
-    const uint v2181 = v2180 + v2174;
-    out[v2181] = v2179;
-  }
-  const uint v2182 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2184 = v1923 + v2182;
-  const uint v2185 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2187 = v1926 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v20.m[1][2].thread_elements()[0];
-    const bfloat v2192 = bfloat(v2191);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2193 = v2184 * v1;
-    const uint v2194 = v2193 + v2187;
-    out[v2194] = v2192;
-  }
-  const uint v2195 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2197 = v1923 + v2195;
-  const uint v2198 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2200 = v1926 + v2198;
-  const bool v2201 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2202 = v2200 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v20.m[1][2].thread_elements()[1];
-    const bfloat v2205 = bfloat(v2204);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2206 = v2197 * v1;
-    const uint v2207 = v2206 + v2200;
-    out[v2207] = v2205;
-  }
-  const uint v2208 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2210 = v1923 + v2208;
-  const uint v2211 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2213 = v1926 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v20.m[1][3].thread_elements()[0];
-    const bfloat v2218 = bfloat(v2217);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2219 = v2210 * v1;
-    const uint v2220 = v2219 + v2213;
-    out[v2220] = v2218;
-  }
-  const uint v2221 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2223 = v1923 + v2221;
-  const uint v2224 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2226 = v1926 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v20.m[1][3].thread_elements()[1];
-    const bfloat v2231 = bfloat(v2230);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2232 = v2223 * v1;
-    const uint v2233 = v2232 + v2226;
-    out[v2233] = v2231;
-  }
-  const uint v2234 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2236 = v1923 + v2234;
-  const uint v2237 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2239 = v1926 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2241 = v2239 < v1;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v20.m[1][4].thread_elements()[0];
-    const bfloat v2244 = bfloat(v2243);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2245 = v2236 * v1;
-    const uint v2246 = v2245 + v2239;
-    out[v2246] = v2244;
-  }
-  const uint v2247 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2249 = v1923 + v2247;
-  const uint v2250 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2252 = v1926 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2254 = v2252 < v1;
-  const bool v2255 = v2253 && v2254;
-  if (v2255) {
-    const float v2256 = v20.m[1][4].thread_elements()[1];
-    const bfloat v2257 = bfloat(v2256);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2258 = v2249 * v1;
-    const uint v2259 = v2258 + v2252;
-    out[v2259] = v2257;
-  }
-  const uint v2260 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2262 = v1923 + v2260;
-  const uint v2263 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2265 = v1926 + v2263;
-  const bool v2266 = v2262 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2267 = v2265 < v1;
-  const bool v2268 = v2266 && v2267;
-  if (v2268) {
-    const float v2269 = v20.m[1][5].thread_elements()[0];
-    const bfloat v2270 = bfloat(v2269);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2271 = v2262 * v1;
-    const uint v2272 = v2271 + v2265;
-    out[v2272] = v2270;
-  }
-  const uint v2273 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2275 = v1923 + v2273;
-  const uint v2276 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2278 = v1926 + v2276;
-  const bool v2279 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2280 = v2278 < v1;
-  const bool v2281 = v2279 && v2280;
-  if (v2281) {
-    const float v2282 = v20.m[1][5].thread_elements()[1];
-    const bfloat v2283 = bfloat(v2282);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2284 = v2275 * v1;
-    const uint v2285 = v2284 + v2278;
-    out[v2285] = v2283;
-  }
-  const uint v2286 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2288 = v1923 + v2286;
-  const uint v2289 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2291 = v1926 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2293 = v2291 < v1;
-  const bool v2294 = v2292 && v2293;
-  if (v2294) {
-    const float v2295 = v20.m[1][6].thread_elements()[0];
-    const bfloat v2296 = bfloat(v2295);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2297 = v2288 * v1;
-    const uint v2298 = v2297 + v2291;
-    out[v2298] = v2296;
-  }
-  const uint v2299 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2301 = v1923 + v2299;
-  const uint v2302 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2304 = v1926 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2306 = v2304 < v1;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v20.m[1][6].thread_elements()[1];
-    const bfloat v2309 = bfloat(v2308);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2310 = v2301 * v1;
-    const uint v2311 = v2310 + v2304;
-    out[v2311] = v2309;
-  }
-  const uint v2312 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2314 = v1923 + v2312;
-  const uint v2315 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2317 = v1926 + v2315;
-  const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2319 = v2317 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v20.m[1][7].thread_elements()[0];
-    const bfloat v2322 = bfloat(v2321);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2323 = v2314 * v1;
-    const uint v2324 = v2323 + v2317;
-    out[v2324] = v2322;
-  }
-  const uint v2325 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2327 = v1923 + v2325;
-  const uint v2328 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2330 = v1926 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v20.m[1][7].thread_elements()[1];
-    const bfloat v2335 = bfloat(v2334);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2336 = v2327 * v1;
-    const uint v2337 = v2336 + v2330;
-    out[v2337] = v2335;
-  }
-  const uint v2338 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2340 = v1923 + v2338;
-  const uint v2341 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2343 = v1926 + v2341;
-  const bool v2344 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v20.m[2][0].thread_elements()[0];
-    const bfloat v2348 = bfloat(v2347);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2349 = v2340 * v1;
-    const uint v2350 = v2349 + v2343;
-    out[v2350] = v2348;
-  }
-  const uint v2351 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2353 = v1923 + v2351;
-  const uint v2354 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2356 = v1926 + v2354;
-  const bool v2357 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v20.m[2][0].thread_elements()[1];
-    const bfloat v2361 = bfloat(v2360);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2362 = v2353 * v1;
-    const uint v2363 = v2362 + v2356;
-    out[v2363] = v2361;
-  }
-  const uint v2364 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2366 = v1923 + v2364;
-  const uint v2367 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2369 = v1926 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v20.m[2][1].thread_elements()[0];
-    const bfloat v2374 = bfloat(v2373);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2375 = v2366 * v1;
-    const uint v2376 = v2375 + v2369;
-    out[v2376] = v2374;
-  }
-  const uint v2377 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2379 = v1923 + v2377;
-  const uint v2380 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2382 = v1926 + v2380;
-  const bool v2383 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2384 = v2382 < v1;
-  const bool v2385 = v2383 && v2384;
-  if (v2385) {
-    const float v2386 = v20.m[2][1].thread_elements()[1];
-    const bfloat v2387 = bfloat(v2386);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2388 = v2379 * v1;
-    const uint v2389 = v2388 + v2382;
-    out[v2389] = v2387;
-  }
-  const uint v2390 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2392 = v1923 + v2390;
-  const uint v2393 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2395 = v1926 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v20.m[2][2].thread_elements()[0];
-    const bfloat v2400 = bfloat(v2399);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2401 = v2392 * v1;
-    const uint v2402 = v2401 + v2395;
-    out[v2402] = v2400;
-  }
-  const uint v2403 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2405 = v1923 + v2403;
-  const uint v2406 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2408 = v1926 + v2406;
-  const bool v2409 = v2405 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2410 = v2408 < v1;
-  const bool v2411 = v2409 && v2410;
-  if (v2411) {
-    const float v2412 = v20.m[2][2].thread_elements()[1];
-    const bfloat v2413 = bfloat(v2412);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2414 = v2405 * v1;
-    const uint v2415 = v2414 + v2408;
-    out[v2415] = v2413;
-  }
-  const uint v2416 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2418 = v1923 + v2416;
-  const uint v2419 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2421 = v1926 + v2419;
-  const bool v2422 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2423 = v2421 < v1;
-  const bool v2424 = v2422 && v2423;
-  if (v2424) {
-    const float v2425 = v20.m[2][3].thread_elements()[0];
-    const bfloat v2426 = bfloat(v2425);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2427 = v2418 * v1;
-    const uint v2428 = v2427 + v2421;
-    out[v2428] = v2426;
-  }
-  const uint v2429 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2431 = v1923 + v2429;
-  const uint v2432 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2434 = v1926 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v20.m[2][3].thread_elements()[1];
-    const bfloat v2439 = bfloat(v2438);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2440 = v2431 * v1;
-    const uint v2441 = v2440 + v2434;
-    out[v2441] = v2439;
-  }
-  const uint v2442 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2444 = v1923 + v2442;
-  const uint v2445 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2447 = v1926 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2449 = v2447 < v1;
-  const bool v2450 = v2448 && v2449;
-  if (v2450) {
-    const float v2451 = v20.m[2][4].thread_elements()[0];
-    const bfloat v2452 = bfloat(v2451);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2453 = v2444 * v1;
-    const uint v2454 = v2453 + v2447;
-    out[v2454] = v2452;
-  }
-  const uint v2455 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2457 = v1923 + v2455;
-  const uint v2458 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2460 = v1926 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2462 = v2460 < v1;
-  const bool v2463 = v2461 && v2462;
-  if (v2463) {
-    const float v2464 = v20.m[2][4].thread_elements()[1];
-    const bfloat v2465 = bfloat(v2464);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2466 = v2457 * v1;
-    const uint v2467 = v2466 + v2460;
-    out[v2467] = v2465;
-  }
-  const uint v2468 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2470 = v1923 + v2468;
-  const uint v2471 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2473 = v1926 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2475 = v2473 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v20.m[2][5].thread_elements()[0];
-    const bfloat v2478 = bfloat(v2477);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2479 = v2470 * v1;
-    const uint v2480 = v2479 + v2473;
-    out[v2480] = v2478;
-  }
-  const uint v2481 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2483 = v1923 + v2481;
-  const uint v2484 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2486 = v1926 + v2484;
-  const bool v2487 = v2483 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2488 = v2486 < v1;
-  const bool v2489 = v2487 && v2488;
-  if (v2489) {
-    const float v2490 = v20.m[2][5].thread_elements()[1];
-    const bfloat v2491 = bfloat(v2490);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2492 = v2483 * v1;
-    const uint v2493 = v2492 + v2486;
-    out[v2493] = v2491;
-  }
-  const uint v2494 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2496 = v1923 + v2494;
-  const uint v2497 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2499 = v1926 + v2497;
-  const bool v2500 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v20.m[2][6].thread_elements()[0];
-    const bfloat v2504 = bfloat(v2503);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2505 = v2496 * v1;
-    const uint v2506 = v2505 + v2499;
-    out[v2506] = v2504;
-  }
-  const uint v2507 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2509 = v1923 + v2507;
-  const uint v2510 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2512 = v1926 + v2510;
-  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2514 = v2512 < v1;
-  const bool v2515 = v2513 && v2514;
-  if (v2515) {
-    const float v2516 = v20.m[2][6].thread_elements()[1];
-    const bfloat v2517 = bfloat(v2516);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2518 = v2509 * v1;
-    const uint v2519 = v2518 + v2512;
-    out[v2519] = v2517;
-  }
-  const uint v2520 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2522 = v1923 + v2520;
-  const uint v2523 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2525 = v1926 + v2523;
-  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2527 = v2525 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v20.m[2][7].thread_elements()[0];
-    const bfloat v2530 = bfloat(v2529);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2531 = v2522 * v1;
-    const uint v2532 = v2531 + v2525;
-    out[v2532] = v2530;
-  }
-  const uint v2533 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2535 = v1923 + v2533;
-  const uint v2536 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2538 = v1926 + v2536;
-  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2540 = v2538 < v1;
-  const bool v2541 = v2539 && v2540;
-  if (v2541) {
-    const float v2542 = v20.m[2][7].thread_elements()[1];
-    const bfloat v2543 = bfloat(v2542);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2544 = v2535 * v1;
-    const uint v2545 = v2544 + v2538;
-    out[v2545] = v2543;
-  }
-  const uint v2546 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2548 = v1923 + v2546;
-  const uint v2549 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2551 = v1926 + v2549;
-  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2553 = v2551 < v1;
-  const bool v2554 = v2552 && v2553;
-  if (v2554) {
-    const float v2555 = v20.m[3][0].thread_elements()[0];
-    const bfloat v2556 = bfloat(v2555);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2557 = v2548 * v1;
-    const uint v2558 = v2557 + v2551;
-    out[v2558] = v2556;
-  }
-  const uint v2559 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2561 = v1923 + v2559;
-  const uint v2562 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2564 = v1926 + v2562;
-  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2566 = v2564 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v20.m[3][0].thread_elements()[1];
-    const bfloat v2569 = bfloat(v2568);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2570 = v2561 * v1;
-    const uint v2571 = v2570 + v2564;
-    out[v2571] = v2569;
-  }
-  const uint v2572 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2574 = v1923 + v2572;
-  const uint v2575 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2577 = v1926 + v2575;
-  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2579 = v2577 < v1;
-  const bool v2580 = v2578 && v2579;
-  if (v2580) {
-    const float v2581 = v20.m[3][1].thread_elements()[0];
-    const bfloat v2582 = bfloat(v2581);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2583 = v2574 * v1;
-    const uint v2584 = v2583 + v2577;
-    out[v2584] = v2582;
-  }
-  const uint v2585 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2587 = v1923 + v2585;
-  const uint v2588 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2590 = v1926 + v2588;
-  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2592 = v2590 < v1;
-  const bool v2593 = v2591 && v2592;
-  if (v2593) {
-    const float v2594 = v20.m[3][1].thread_elements()[1];
-    const bfloat v2595 = bfloat(v2594);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2596 = v2587 * v1;
-    const uint v2597 = v2596 + v2590;
-    out[v2597] = v2595;
-  }
-  const uint v2598 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2600 = v1923 + v2598;
-  const uint v2601 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2603 = v1926 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v20.m[3][2].thread_elements()[0];
-    const bfloat v2608 = bfloat(v2607);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2609 = v2600 * v1;
-    const uint v2610 = v2609 + v2603;
-    out[v2610] = v2608;
-  }
-  const uint v2611 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2613 = v1923 + v2611;
-  const uint v2614 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2616 = v1926 + v2614;
-  const bool v2617 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2618 = v2616 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v20.m[3][2].thread_elements()[1];
-    const bfloat v2621 = bfloat(v2620);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2622 = v2613 * v1;
-    const uint v2623 = v2622 + v2616;
-    out[v2623] = v2621;
-  }
-  const uint v2624 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2626 = v1923 + v2624;
-  const uint v2627 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2629 = v1926 + v2627;
-  const bool v2630 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2631 = v2629 < v1;
-  const bool v2632 = v2630 && v2631;
-  if (v2632) {
-    const float v2633 = v20.m[3][3].thread_elements()[0];
-    const bfloat v2634 = bfloat(v2633);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2635 = v2626 * v1;
-    const uint v2636 = v2635 + v2629;
-    out[v2636] = v2634;
-  }
-  const uint v2637 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2639 = v1923 + v2637;
-  const uint v2640 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2642 = v1926 + v2640;
-  const bool v2643 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2644 = v2642 < v1;
-  const bool v2645 = v2643 && v2644;
-  if (v2645) {
-    const float v2646 = v20.m[3][3].thread_elements()[1];
-    const bfloat v2647 = bfloat(v2646);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2648 = v2639 * v1;
-    const uint v2649 = v2648 + v2642;
-    out[v2649] = v2647;
-  }
-  const uint v2650 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2652 = v1923 + v2650;
-  const uint v2653 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2655 = v1926 + v2653;
-  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2657 = v2655 < v1;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v20.m[3][4].thread_elements()[0];
-    const bfloat v2660 = bfloat(v2659);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2661 = v2652 * v1;
-    const uint v2662 = v2661 + v2655;
-    out[v2662] = v2660;
-  }
-  const uint v2663 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2665 = v1923 + v2663;
-  const uint v2666 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2668 = v1926 + v2666;
-  const bool v2669 = v2665 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2670 = v2668 < v1;
-  const bool v2671 = v2669 && v2670;
-  if (v2671) {
-    const float v2672 = v20.m[3][4].thread_elements()[1];
-    const bfloat v2673 = bfloat(v2672);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2674 = v2665 * v1;
-    const uint v2675 = v2674 + v2668;
-    out[v2675] = v2673;
-  }
-  const uint v2676 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2678 = v1923 + v2676;
-  const uint v2679 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2681 = v1926 + v2679;
-  const bool v2682 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2683 = v2681 < v1;
-  const bool v2684 = v2682 && v2683;
-  if (v2684) {
-    const float v2685 = v20.m[3][5].thread_elements()[0];
-    const bfloat v2686 = bfloat(v2685);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2687 = v2678 * v1;
-    const uint v2688 = v2687 + v2681;
-    out[v2688] = v2686;
-  }
-  const uint v2689 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2691 = v1923 + v2689;
-  const uint v2692 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2694 = v1926 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2696 = v2694 < v1;
-  const bool v2697 = v2695 && v2696;
-  if (v2697) {
-    const float v2698 = v20.m[3][5].thread_elements()[1];
-    const bfloat v2699 = bfloat(v2698);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2700 = v2691 * v1;
-    const uint v2701 = v2700 + v2694;
-    out[v2701] = v2699;
-  }
-  const uint v2702 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2704 = v1923 + v2702;
-  const uint v2705 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2707 = v1926 + v2705;
-  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2709 = v2707 < v1;
-  const bool v2710 = v2708 && v2709;
-  if (v2710) {
-    const float v2711 = v20.m[3][6].thread_elements()[0];
-    const bfloat v2712 = bfloat(v2711);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2713 = v2704 * v1;
-    const uint v2714 = v2713 + v2707;
-    out[v2714] = v2712;
-  }
-  const uint v2715 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2717 = v1923 + v2715;
-  const uint v2718 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2720 = v1926 + v2718;
-  const bool v2721 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2722 = v2720 < v1;
-  const bool v2723 = v2721 && v2722;
-  if (v2723) {
-    const float v2724 = v20.m[3][6].thread_elements()[1];
-    const bfloat v2725 = bfloat(v2724);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2726 = v2717 * v1;
-    const uint v2727 = v2726 + v2720;
-    out[v2727] = v2725;
-  }
-  const uint v2728 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2730 = v1923 + v2728;
-  const uint v2731 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2733 = v1926 + v2731;
-  const bool v2734 = v2730 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2735 = v2733 < v1;
-  const bool v2736 = v2734 && v2735;
-  if (v2736) {
-    const float v2737 = v20.m[3][7].thread_elements()[0];
-    const bfloat v2738 = bfloat(v2737);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2739 = v2730 * v1;
-    const uint v2740 = v2739 + v2733;
-    out[v2740] = v2738;
-  }
-  const uint v2741 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2743 = v1923 + v2741;
-  const uint v2744 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2746 = v1926 + v2744;
-  const bool v2747 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2748 = v2746 < v1;
-  const bool v2749 = v2747 && v2748;
-  if (v2749) {
-    const float v2750 = v20.m[3][7].thread_elements()[1];
-    const bfloat v2751 = bfloat(v2750);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2752 = v2743 * v1;
-    const uint v2753 = v2752 + v2746;
-    out[v2753] = v2751;
-  }
-  const uint v2754 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2756 = v1923 + v2754;
-  const uint v2757 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2759 = v1926 + v2757;
-  const bool v2760 = v2756 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2761 = v2759 < v1;
-  const bool v2762 = v2760 && v2761;
-  if (v2762) {
-    const float v2763 = v20.m[4][0].thread_elements()[0];
-    const bfloat v2764 = bfloat(v2763);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2765 = v2756 * v1;
-    const uint v2766 = v2765 + v2759;
-    out[v2766] = v2764;
-  }
-  const uint v2767 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2769 = v1923 + v2767;
-  const uint v2770 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2772 = v1926 + v2770;
-  const bool v2773 = v2769 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2774 = v2772 < v1;
-  const bool v2775 = v2773 && v2774;
-  if (v2775) {
-    const float v2776 = v20.m[4][0].thread_elements()[1];
-    const bfloat v2777 = bfloat(v2776);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2778 = v2769 * v1;
-    const uint v2779 = v2778 + v2772;
-    out[v2779] = v2777;
-  }
-  const uint v2780 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2782 = v1923 + v2780;
-  const uint v2783 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2785 = v1926 + v2783;
-  const bool v2786 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2787 = v2785 < v1;
-  const bool v2788 = v2786 && v2787;
-  if (v2788) {
-    const float v2789 = v20.m[4][1].thread_elements()[0];
-    const bfloat v2790 = bfloat(v2789);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2791 = v2782 * v1;
-    const uint v2792 = v2791 + v2785;
-    out[v2792] = v2790;
-  }
-  const uint v2793 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2795 = v1923 + v2793;
-  const uint v2796 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2798 = v1926 + v2796;
-  const bool v2799 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2800 = v2798 < v1;
-  const bool v2801 = v2799 && v2800;
-  if (v2801) {
-    const float v2802 = v20.m[4][1].thread_elements()[1];
-    const bfloat v2803 = bfloat(v2802);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2804 = v2795 * v1;
-    const uint v2805 = v2804 + v2798;
-    out[v2805] = v2803;
-  }
-  const uint v2806 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2808 = v1923 + v2806;
-  const uint v2809 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2811 = v1926 + v2809;
-  const bool v2812 = v2808 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2813 = v2811 < v1;
-  const bool v2814 = v2812 && v2813;
-  if (v2814) {
-    const float v2815 = v20.m[4][2].thread_elements()[0];
-    const bfloat v2816 = bfloat(v2815);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2817 = v2808 * v1;
-    const uint v2818 = v2817 + v2811;
-    out[v2818] = v2816;
-  }
-  const uint v2819 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2821 = v1923 + v2819;
-  const uint v2822 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2824 = v1926 + v2822;
-  const bool v2825 = v2821 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2826 = v2824 < v1;
-  const bool v2827 = v2825 && v2826;
-  if (v2827) {
-    const float v2828 = v20.m[4][2].thread_elements()[1];
-    const bfloat v2829 = bfloat(v2828);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2830 = v2821 * v1;
-    const uint v2831 = v2830 + v2824;
-    out[v2831] = v2829;
-  }
-  const uint v2832 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2834 = v1923 + v2832;
-  const uint v2835 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2837 = v1926 + v2835;
-  const bool v2838 = v2834 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2839 = v2837 < v1;
-  const bool v2840 = v2838 && v2839;
-  if (v2840) {
-    const float v2841 = v20.m[4][3].thread_elements()[0];
-    const bfloat v2842 = bfloat(v2841);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2843 = v2834 * v1;
-    const uint v2844 = v2843 + v2837;
-    out[v2844] = v2842;
-  }
-  const uint v2845 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2847 = v1923 + v2845;
-  const uint v2848 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2850 = v1926 + v2848;
-  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2852 = v2850 < v1;
-  const bool v2853 = v2851 && v2852;
-  if (v2853) {
-    const float v2854 = v20.m[4][3].thread_elements()[1];
-    const bfloat v2855 = bfloat(v2854);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2856 = v2847 * v1;
-    const uint v2857 = v2856 + v2850;
-    out[v2857] = v2855;
-  }
-  const uint v2858 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2860 = v1923 + v2858;
-  const uint v2861 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2863 = v1926 + v2861;
-  const bool v2864 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2865 = v2863 < v1;
-  const bool v2866 = v2864 && v2865;
-  if (v2866) {
-    const float v2867 = v20.m[4][4].thread_elements()[0];
-    const bfloat v2868 = bfloat(v2867);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2869 = v2860 * v1;
-    const uint v2870 = v2869 + v2863;
-    out[v2870] = v2868;
-  }
-  const uint v2871 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2873 = v1923 + v2871;
-  const uint v2874 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2876 = v1926 + v2874;
-  const bool v2877 = v2873 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2878 = v2876 < v1;
-  const bool v2879 = v2877 && v2878;
-  if (v2879) {
-    const float v2880 = v20.m[4][4].thread_elements()[1];
-    const bfloat v2881 = bfloat(v2880);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2882 = v2873 * v1;
-    const uint v2883 = v2882 + v2876;
-    out[v2883] = v2881;
-  }
-  const uint v2884 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2886 = v1923 + v2884;
-  const uint v2887 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2889 = v1926 + v2887;
-  const bool v2890 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2891 = v2889 < v1;
-  const bool v2892 = v2890 && v2891;
-  if (v2892) {
-    const float v2893 = v20.m[4][5].thread_elements()[0];
-    const bfloat v2894 = bfloat(v2893);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2895 = v2886 * v1;
-    const uint v2896 = v2895 + v2889;
-    out[v2896] = v2894;
-  }
-  const uint v2897 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2899 = v1923 + v2897;
-  const uint v2900 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2902 = v1926 + v2900;
-  const bool v2903 = v2899 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2904 = v2902 < v1;
-  const bool v2905 = v2903 && v2904;
-  if (v2905) {
-    const float v2906 = v20.m[4][5].thread_elements()[1];
-    const bfloat v2907 = bfloat(v2906);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2908 = v2899 * v1;
-    const uint v2909 = v2908 + v2902;
-    out[v2909] = v2907;
-  }
-  const uint v2910 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2912 = v1923 + v2910;
-  const uint v2913 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2915 = v1926 + v2913;
-  const bool v2916 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2917 = v2915 < v1;
-  const bool v2918 = v2916 && v2917;
-  if (v2918) {
-    const float v2919 = v20.m[4][6].thread_elements()[0];
-    const bfloat v2920 = bfloat(v2919);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2921 = v2912 * v1;
-    const uint v2922 = v2921 + v2915;
-    out[v2922] = v2920;
-  }
-  const uint v2923 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2925 = v1923 + v2923;
-  const uint v2926 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2928 = v1926 + v2926;
-  const bool v2929 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2930 = v2928 < v1;
-  const bool v2931 = v2929 && v2930;
-  if (v2931) {
-    const float v2932 = v20.m[4][6].thread_elements()[1];
-    const bfloat v2933 = bfloat(v2932);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2934 = v2925 * v1;
-    const uint v2935 = v2934 + v2928;
-    out[v2935] = v2933;
-  }
-  const uint v2936 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2938 = v1923 + v2936;
-  const uint v2939 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2941 = v1926 + v2939;
-  const bool v2942 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2943 = v2941 < v1;
-  const bool v2944 = v2942 && v2943;
-  if (v2944) {
-    const float v2945 = v20.m[4][7].thread_elements()[0];
-    const bfloat v2946 = bfloat(v2945);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2947 = v2938 * v1;
-    const uint v2948 = v2947 + v2941;
-    out[v2948] = v2946;
-  }
-  const uint v2949 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2951 = v1923 + v2949;
-  const uint v2952 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2954 = v1926 + v2952;
-  const bool v2955 = v2951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2956 = v2954 < v1;
-  const bool v2957 = v2955 && v2956;
-  if (v2957) {
-    const float v2958 = v20.m[4][7].thread_elements()[1];
-    const bfloat v2959 = bfloat(v2958);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2960 = v2951 * v1;
-    const uint v2961 = v2960 + v2954;
-    out[v2961] = v2959;
-  }
-  const uint v2962 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2964 = v1923 + v2962;
-  const uint v2965 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2967 = v1926 + v2965;
-  const bool v2968 = v2964 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2969 = v2967 < v1;
-  const bool v2970 = v2968 && v2969;
-  if (v2970) {
-    const float v2971 = v20.m[5][0].thread_elements()[0];
-    const bfloat v2972 = bfloat(v2971);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2973 = v2964 * v1;
-    const uint v2974 = v2973 + v2967;
-    out[v2974] = v2972;
-  }
-  const uint v2975 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2977 = v1923 + v2975;
-  const uint v2978 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2980 = v1926 + v2978;
-  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2982 = v2980 < v1;
-  const bool v2983 = v2981 && v2982;
-  if (v2983) {
-    const float v2984 = v20.m[5][0].thread_elements()[1];
-    const bfloat v2985 = bfloat(v2984);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2986 = v2977 * v1;
-    const uint v2987 = v2986 + v2980;
-    out[v2987] = v2985;
-  }
-  const uint v2988 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2990 = v1923 + v2988;
-  const uint v2991 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2993 = v1926 + v2991;
-  const bool v2994 = v2990 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2995 = v2993 < v1;
-  const bool v2996 = v2994 && v2995;
-  if (v2996) {
-    const float v2997 = v20.m[5][1].thread_elements()[0];
-    const bfloat v2998 = bfloat(v2997);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2999 = v2990 * v1;
-    const uint v3000 = v2999 + v2993;
-    out[v3000] = v2998;
-  }
-  const uint v3001 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3003 = v1923 + v3001;
-  const uint v3004 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3006 = v1926 + v3004;
-  const bool v3007 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3008 = v3006 < v1;
-  const bool v3009 = v3007 && v3008;
-  if (v3009) {
-    const float v3010 = v20.m[5][1].thread_elements()[1];
-    const bfloat v3011 = bfloat(v3010);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3012 = v3003 * v1;
-    const uint v3013 = v3012 + v3006;
-    out[v3013] = v3011;
-  }
-  const uint v3014 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3016 = v1923 + v3014;
-  const uint v3017 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3019 = v1926 + v3017;
-  const bool v3020 = v3016 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3021 = v3019 < v1;
-  const bool v3022 = v3020 && v3021;
-  if (v3022) {
-    const float v3023 = v20.m[5][2].thread_elements()[0];
-    const bfloat v3024 = bfloat(v3023);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3025 = v3016 * v1;
-    const uint v3026 = v3025 + v3019;
-    out[v3026] = v3024;
-  }
-  const uint v3027 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3029 = v1923 + v3027;
-  const uint v3030 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3032 = v1926 + v3030;
-  const bool v3033 = v3029 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3034 = v3032 < v1;
-  const bool v3035 = v3033 && v3034;
-  if (v3035) {
-    const float v3036 = v20.m[5][2].thread_elements()[1];
-    const bfloat v3037 = bfloat(v3036);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3038 = v3029 * v1;
-    const uint v3039 = v3038 + v3032;
-    out[v3039] = v3037;
-  }
-  const uint v3040 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3042 = v1923 + v3040;
-  const uint v3043 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3045 = v1926 + v3043;
-  const bool v3046 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3047 = v3045 < v1;
-  const bool v3048 = v3046 && v3047;
-  if (v3048) {
-    const float v3049 = v20.m[5][3].thread_elements()[0];
-    const bfloat v3050 = bfloat(v3049);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3051 = v3042 * v1;
-    const uint v3052 = v3051 + v3045;
-    out[v3052] = v3050;
-  }
-  const uint v3053 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3055 = v1923 + v3053;
-  const uint v3056 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3058 = v1926 + v3056;
-  const bool v3059 = v3055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3060 = v3058 < v1;
-  const bool v3061 = v3059 && v3060;
-  if (v3061) {
-    const float v3062 = v20.m[5][3].thread_elements()[1];
-    const bfloat v3063 = bfloat(v3062);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3064 = v3055 * v1;
-    const uint v3065 = v3064 + v3058;
-    out[v3065] = v3063;
-  }
-  const uint v3066 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3068 = v1923 + v3066;
-  const uint v3069 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3071 = v1926 + v3069;
-  const bool v3072 = v3068 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3073 = v3071 < v1;
-  const bool v3074 = v3072 && v3073;
-  if (v3074) {
-    const float v3075 = v20.m[5][4].thread_elements()[0];
-    const bfloat v3076 = bfloat(v3075);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3077 = v3068 * v1;
-    const uint v3078 = v3077 + v3071;
-    out[v3078] = v3076;
-  }
-  const uint v3079 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3081 = v1923 + v3079;
-  const uint v3082 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3084 = v1926 + v3082;
-  const bool v3085 = v3081 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3086 = v3084 < v1;
-  const bool v3087 = v3085 && v3086;
-  if (v3087) {
-    const float v3088 = v20.m[5][4].thread_elements()[1];
-    const bfloat v3089 = bfloat(v3088);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3090 = v3081 * v1;
-    const uint v3091 = v3090 + v3084;
-    out[v3091] = v3089;
-  }
-  const uint v3092 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3094 = v1923 + v3092;
-  const uint v3095 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3097 = v1926 + v3095;
-  const bool v3098 = v3094 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3099 = v3097 < v1;
-  const bool v3100 = v3098 && v3099;
-  if (v3100) {
-    const float v3101 = v20.m[5][5].thread_elements()[0];
-    const bfloat v3102 = bfloat(v3101);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3103 = v3094 * v1;
-    const uint v3104 = v3103 + v3097;
-    out[v3104] = v3102;
-  }
-  const uint v3105 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3107 = v1923 + v3105;
-  const uint v3108 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3110 = v1926 + v3108;
-  const bool v3111 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3112 = v3110 < v1;
-  const bool v3113 = v3111 && v3112;
-  if (v3113) {
-    const float v3114 = v20.m[5][5].thread_elements()[1];
-    const bfloat v3115 = bfloat(v3114);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3116 = v3107 * v1;
-    const uint v3117 = v3116 + v3110;
-    out[v3117] = v3115;
-  }
-  const uint v3118 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3120 = v1923 + v3118;
-  const uint v3121 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3123 = v1926 + v3121;
-  const bool v3124 = v3120 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3125 = v3123 < v1;
-  const bool v3126 = v3124 && v3125;
-  if (v3126) {
-    const float v3127 = v20.m[5][6].thread_elements()[0];
-    const bfloat v3128 = bfloat(v3127);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3129 = v3120 * v1;
-    const uint v3130 = v3129 + v3123;
-    out[v3130] = v3128;
-  }
-  const uint v3131 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3133 = v1923 + v3131;
-  const uint v3134 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3136 = v1926 + v3134;
-  const bool v3137 = v3133 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3138 = v3136 < v1;
-  const bool v3139 = v3137 && v3138;
-  if (v3139) {
-    const float v3140 = v20.m[5][6].thread_elements()[1];
-    const bfloat v3141 = bfloat(v3140);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3142 = v3133 * v1;
-    const uint v3143 = v3142 + v3136;
-    out[v3143] = v3141;
-  }
-  const uint v3144 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3146 = v1923 + v3144;
-  const uint v3147 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3149 = v1926 + v3147;
-  const bool v3150 = v3146 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3151 = v3149 < v1;
-  const bool v3152 = v3150 && v3151;
-  if (v3152) {
-    const float v3153 = v20.m[5][7].thread_elements()[0];
-    const bfloat v3154 = bfloat(v3153);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3155 = v3146 * v1;
-    const uint v3156 = v3155 + v3149;
-    out[v3156] = v3154;
-  }
-  const uint v3157 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3159 = v1923 + v3157;
-  const uint v3160 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3162 = v1926 + v3160;
-  const bool v3163 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3164 = v3162 < v1;
-  const bool v3165 = v3163 && v3164;
-  if (v3165) {
-    const float v3166 = v20.m[5][7].thread_elements()[1];
-    const bfloat v3167 = bfloat(v3166);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3168 = v3159 * v1;
-    const uint v3169 = v3168 + v3162;
-    out[v3169] = v3167;
-  }
-  const uint v3170 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3172 = v1923 + v3170;
-  const uint v3173 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3175 = v1926 + v3173;
-  const bool v3176 = v3172 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3177 = v3175 < v1;
-  const bool v3178 = v3176 && v3177;
-  if (v3178) {
-    const float v3179 = v20.m[6][0].thread_elements()[0];
-    const bfloat v3180 = bfloat(v3179);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3181 = v3172 * v1;
-    const uint v3182 = v3181 + v3175;
-    out[v3182] = v3180;
-  }
-  const uint v3183 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3185 = v1923 + v3183;
-  const uint v3186 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3188 = v1926 + v3186;
-  const bool v3189 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3190 = v3188 < v1;
-  const bool v3191 = v3189 && v3190;
-  if (v3191) {
-    const float v3192 = v20.m[6][0].thread_elements()[1];
-    const bfloat v3193 = bfloat(v3192);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3194 = v3185 * v1;
-    const uint v3195 = v3194 + v3188;
-    out[v3195] = v3193;
-  }
-  const uint v3196 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3198 = v1923 + v3196;
-  const uint v3199 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3201 = v1926 + v3199;
-  const bool v3202 = v3198 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3203 = v3201 < v1;
-  const bool v3204 = v3202 && v3203;
-  if (v3204) {
-    const float v3205 = v20.m[6][1].thread_elements()[0];
-    const bfloat v3206 = bfloat(v3205);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3207 = v3198 * v1;
-    const uint v3208 = v3207 + v3201;
-    out[v3208] = v3206;
-  }
-  const uint v3209 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3211 = v1923 + v3209;
-  const uint v3212 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3214 = v1926 + v3212;
-  const bool v3215 = v3211 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3216 = v3214 < v1;
-  const bool v3217 = v3215 && v3216;
-  if (v3217) {
-    const float v3218 = v20.m[6][1].thread_elements()[1];
-    const bfloat v3219 = bfloat(v3218);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3220 = v3211 * v1;
-    const uint v3221 = v3220 + v3214;
-    out[v3221] = v3219;
-  }
-  const uint v3222 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3224 = v1923 + v3222;
-  const uint v3225 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3227 = v1926 + v3225;
-  const bool v3228 = v3224 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3229 = v3227 < v1;
-  const bool v3230 = v3228 && v3229;
-  if (v3230) {
-    const float v3231 = v20.m[6][2].thread_elements()[0];
-    const bfloat v3232 = bfloat(v3231);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3233 = v3224 * v1;
-    const uint v3234 = v3233 + v3227;
-    out[v3234] = v3232;
-  }
-  const uint v3235 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3237 = v1923 + v3235;
-  const uint v3238 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3240 = v1926 + v3238;
-  const bool v3241 = v3237 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3242 = v3240 < v1;
-  const bool v3243 = v3241 && v3242;
-  if (v3243) {
-    const float v3244 = v20.m[6][2].thread_elements()[1];
-    const bfloat v3245 = bfloat(v3244);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3246 = v3237 * v1;
-    const uint v3247 = v3246 + v3240;
-    out[v3247] = v3245;
-  }
-  const uint v3248 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3250 = v1923 + v3248;
-  const uint v3251 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3253 = v1926 + v3251;
-  const bool v3254 = v3250 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3255 = v3253 < v1;
-  const bool v3256 = v3254 && v3255;
-  if (v3256) {
-    const float v3257 = v20.m[6][3].thread_elements()[0];
-    const bfloat v3258 = bfloat(v3257);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3259 = v3250 * v1;
-    const uint v3260 = v3259 + v3253;
-    out[v3260] = v3258;
-  }
-  const uint v3261 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3263 = v1923 + v3261;
-  const uint v3264 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3266 = v1926 + v3264;
-  const bool v3267 = v3263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3268 = v3266 < v1;
-  const bool v3269 = v3267 && v3268;
-  if (v3269) {
-    const float v3270 = v20.m[6][3].thread_elements()[1];
-    const bfloat v3271 = bfloat(v3270);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3272 = v3263 * v1;
-    const uint v3273 = v3272 + v3266;
-    out[v3273] = v3271;
-  }
-  const uint v3274 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3276 = v1923 + v3274;
-  const uint v3277 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3279 = v1926 + v3277;
-  const bool v3280 = v3276 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3281 = v3279 < v1;
-  const bool v3282 = v3280 && v3281;
-  if (v3282) {
-    const float v3283 = v20.m[6][4].thread_elements()[0];
-    const bfloat v3284 = bfloat(v3283);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3285 = v3276 * v1;
-    const uint v3286 = v3285 + v3279;
-    out[v3286] = v3284;
-  }
-  const uint v3287 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3289 = v1923 + v3287;
-  const uint v3290 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3292 = v1926 + v3290;
-  const bool v3293 = v3289 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3294 = v3292 < v1;
-  const bool v3295 = v3293 && v3294;
-  if (v3295) {
-    const float v3296 = v20.m[6][4].thread_elements()[1];
-    const bfloat v3297 = bfloat(v3296);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3298 = v3289 * v1;
-    const uint v3299 = v3298 + v3292;
-    out[v3299] = v3297;
-  }
-  const uint v3300 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3302 = v1923 + v3300;
-  const uint v3303 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3305 = v1926 + v3303;
-  const bool v3306 = v3302 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3307 = v3305 < v1;
-  const bool v3308 = v3306 && v3307;
-  if (v3308) {
-    const float v3309 = v20.m[6][5].thread_elements()[0];
-    const bfloat v3310 = bfloat(v3309);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3311 = v3302 * v1;
-    const uint v3312 = v3311 + v3305;
-    out[v3312] = v3310;
-  }
-  const uint v3313 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3315 = v1923 + v3313;
-  const uint v3316 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3318 = v1926 + v3316;
-  const bool v3319 = v3315 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3320 = v3318 < v1;
-  const bool v3321 = v3319 && v3320;
-  if (v3321) {
-    const float v3322 = v20.m[6][5].thread_elements()[1];
-    const bfloat v3323 = bfloat(v3322);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3324 = v3315 * v1;
-    const uint v3325 = v3324 + v3318;
-    out[v3325] = v3323;
-  }
-  const uint v3326 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3328 = v1923 + v3326;
-  const uint v3329 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3331 = v1926 + v3329;
-  const bool v3332 = v3328 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3333 = v3331 < v1;
-  const bool v3334 = v3332 && v3333;
-  if (v3334) {
-    const float v3335 = v20.m[6][6].thread_elements()[0];
-    const bfloat v3336 = bfloat(v3335);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3337 = v3328 * v1;
-    const uint v3338 = v3337 + v3331;
-    out[v3338] = v3336;
-  }
-  const uint v3339 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3341 = v1923 + v3339;
-  const uint v3342 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3344 = v1926 + v3342;
-  const bool v3345 = v3341 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3346 = v3344 < v1;
-  const bool v3347 = v3345 && v3346;
-  if (v3347) {
-    const float v3348 = v20.m[6][6].thread_elements()[1];
-    const bfloat v3349 = bfloat(v3348);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3350 = v3341 * v1;
-    const uint v3351 = v3350 + v3344;
-    out[v3351] = v3349;
-  }
-  const uint v3352 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3354 = v1923 + v3352;
-  const uint v3355 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3357 = v1926 + v3355;
-  const bool v3358 = v3354 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3359 = v3357 < v1;
-  const bool v3360 = v3358 && v3359;
-  if (v3360) {
-    const float v3361 = v20.m[6][7].thread_elements()[0];
-    const bfloat v3362 = bfloat(v3361);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3363 = v3354 * v1;
-    const uint v3364 = v3363 + v3357;
-    out[v3364] = v3362;
-  }
-  const uint v3365 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3367 = v1923 + v3365;
-  const uint v3368 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3370 = v1926 + v3368;
-  const bool v3371 = v3367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3372 = v3370 < v1;
-  const bool v3373 = v3371 && v3372;
-  if (v3373) {
-    const float v3374 = v20.m[6][7].thread_elements()[1];
-    const bfloat v3375 = bfloat(v3374);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3376 = v3367 * v1;
-    const uint v3377 = v3376 + v3370;
-    out[v3377] = v3375;
-  }
-  const uint v3378 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3380 = v1923 + v3378;
-  const uint v3381 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3383 = v1926 + v3381;
-  const bool v3384 = v3380 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3385 = v3383 < v1;
-  const bool v3386 = v3384 && v3385;
-  if (v3386) {
-    const float v3387 = v20.m[7][0].thread_elements()[0];
-    const bfloat v3388 = bfloat(v3387);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3389 = v3380 * v1;
-    const uint v3390 = v3389 + v3383;
-    out[v3390] = v3388;
-  }
-  const uint v3391 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3393 = v1923 + v3391;
-  const uint v3394 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3396 = v1926 + v3394;
-  const bool v3397 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3398 = v3396 < v1;
-  const bool v3399 = v3397 && v3398;
-  if (v3399) {
-    const float v3400 = v20.m[7][0].thread_elements()[1];
-    const bfloat v3401 = bfloat(v3400);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3402 = v3393 * v1;
-    const uint v3403 = v3402 + v3396;
-    out[v3403] = v3401;
-  }
-  const uint v3404 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3406 = v1923 + v3404;
-  const uint v3407 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3409 = v1926 + v3407;
-  const bool v3410 = v3406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3411 = v3409 < v1;
-  const bool v3412 = v3410 && v3411;
-  if (v3412) {
-    const float v3413 = v20.m[7][1].thread_elements()[0];
-    const bfloat v3414 = bfloat(v3413);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3415 = v3406 * v1;
-    const uint v3416 = v3415 + v3409;
-    out[v3416] = v3414;
-  }
-  const uint v3417 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3419 = v1923 + v3417;
-  const uint v3420 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3422 = v1926 + v3420;
-  const bool v3423 = v3419 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3424 = v3422 < v1;
-  const bool v3425 = v3423 && v3424;
-  if (v3425) {
-    const float v3426 = v20.m[7][1].thread_elements()[1];
-    const bfloat v3427 = bfloat(v3426);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3428 = v3419 * v1;
-    const uint v3429 = v3428 + v3422;
-    out[v3429] = v3427;
-  }
-  const uint v3430 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3432 = v1923 + v3430;
-  const uint v3433 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3435 = v1926 + v3433;
-  const bool v3436 = v3432 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3437 = v3435 < v1;
-  const bool v3438 = v3436 && v3437;
-  if (v3438) {
-    const float v3439 = v20.m[7][2].thread_elements()[0];
-    const bfloat v3440 = bfloat(v3439);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3441 = v3432 * v1;
-    const uint v3442 = v3441 + v3435;
-    out[v3442] = v3440;
-  }
-  const uint v3443 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3445 = v1923 + v3443;
-  const uint v3446 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3448 = v1926 + v3446;
-  const bool v3449 = v3445 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3450 = v3448 < v1;
-  const bool v3451 = v3449 && v3450;
-  if (v3451) {
-    const float v3452 = v20.m[7][2].thread_elements()[1];
-    const bfloat v3453 = bfloat(v3452);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3454 = v3445 * v1;
-    const uint v3455 = v3454 + v3448;
-    out[v3455] = v3453;
-  }
-  const uint v3456 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3458 = v1923 + v3456;
-  const uint v3459 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3461 = v1926 + v3459;
-  const bool v3462 = v3458 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3463 = v3461 < v1;
-  const bool v3464 = v3462 && v3463;
-  if (v3464) {
-    const float v3465 = v20.m[7][3].thread_elements()[0];
-    const bfloat v3466 = bfloat(v3465);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3467 = v3458 * v1;
-    const uint v3468 = v3467 + v3461;
-    out[v3468] = v3466;
-  }
-  const uint v3469 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3471 = v1923 + v3469;
-  const uint v3472 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3474 = v1926 + v3472;
-  const bool v3475 = v3471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3476 = v3474 < v1;
-  const bool v3477 = v3475 && v3476;
-  if (v3477) {
-    const float v3478 = v20.m[7][3].thread_elements()[1];
-    const bfloat v3479 = bfloat(v3478);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3480 = v3471 * v1;
-    const uint v3481 = v3480 + v3474;
-    out[v3481] = v3479;
-  }
-  const uint v3482 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3484 = v1923 + v3482;
-  const uint v3485 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3487 = v1926 + v3485;
-  const bool v3488 = v3484 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3489 = v3487 < v1;
-  const bool v3490 = v3488 && v3489;
-  if (v3490) {
-    const float v3491 = v20.m[7][4].thread_elements()[0];
-    const bfloat v3492 = bfloat(v3491);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3493 = v3484 * v1;
-    const uint v3494 = v3493 + v3487;
-    out[v3494] = v3492;
-  }
-  const uint v3495 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3497 = v1923 + v3495;
-  const uint v3498 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3500 = v1926 + v3498;
-  const bool v3501 = v3497 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3502 = v3500 < v1;
-  const bool v3503 = v3501 && v3502;
-  if (v3503) {
-    const float v3504 = v20.m[7][4].thread_elements()[1];
-    const bfloat v3505 = bfloat(v3504);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3506 = v3497 * v1;
-    const uint v3507 = v3506 + v3500;
-    out[v3507] = v3505;
-  }
-  const uint v3508 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3510 = v1923 + v3508;
-  const uint v3511 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3513 = v1926 + v3511;
-  const bool v3514 = v3510 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3515 = v3513 < v1;
-  const bool v3516 = v3514 && v3515;
-  if (v3516) {
-    const float v3517 = v20.m[7][5].thread_elements()[0];
-    const bfloat v3518 = bfloat(v3517);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3519 = v3510 * v1;
-    const uint v3520 = v3519 + v3513;
-    out[v3520] = v3518;
-  }
-  const uint v3521 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3523 = v1923 + v3521;
-  const uint v3524 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3526 = v1926 + v3524;
-  const bool v3527 = v3523 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3528 = v3526 < v1;
-  const bool v3529 = v3527 && v3528;
-  if (v3529) {
-    const float v3530 = v20.m[7][5].thread_elements()[1];
-    const bfloat v3531 = bfloat(v3530);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3532 = v3523 * v1;
-    const uint v3533 = v3532 + v3526;
-    out[v3533] = v3531;
-  }
-  const uint v3534 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3536 = v1923 + v3534;
-  const uint v3537 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3539 = v1926 + v3537;
-  const bool v3540 = v3536 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3541 = v3539 < v1;
-  const bool v3542 = v3540 && v3541;
-  if (v3542) {
-    const float v3543 = v20.m[7][6].thread_elements()[0];
-    const bfloat v3544 = bfloat(v3543);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3545 = v3536 * v1;
-    const uint v3546 = v3545 + v3539;
-    out[v3546] = v3544;
-  }
-  const uint v3547 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3549 = v1923 + v3547;
-  const uint v3550 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3552 = v1926 + v3550;
-  const bool v3553 = v3549 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3554 = v3552 < v1;
-  const bool v3555 = v3553 && v3554;
-  if (v3555) {
-    const float v3556 = v20.m[7][6].thread_elements()[1];
-    const bfloat v3557 = bfloat(v3556);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3558 = v3549 * v1;
-    const uint v3559 = v3558 + v3552;
-    out[v3559] = v3557;
-  }
-  const uint v3560 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3562 = v1923 + v3560;
-  const uint v3563 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3565 = v1926 + v3563;
-  const bool v3566 = v3562 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3567 = v3565 < v1;
-  const bool v3568 = v3566 && v3567;
-  if (v3568) {
-    const float v3569 = v20.m[7][7].thread_elements()[0];
-    const bfloat v3570 = bfloat(v3569);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3571 = v3562 * v1;
-    const uint v3572 = v3571 + v3565;
-    out[v3572] = v3570;
-  }
-  const uint v3573 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3575 = v1923 + v3573;
-  const uint v3576 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3578 = v1926 + v3576;
-  const bool v3579 = v3575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3580 = v3578 < v1;
-  const bool v3581 = v3579 && v3580;
-  if (v3581) {
-    const float v3582 = v20.m[7][7].thread_elements()[1];
-    const bfloat v3583 = bfloat(v3582);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3584 = v3575 * v1;
-    const uint v3585 = v3584 + v3578;
-    out[v3585] = v3583;
+  const uint v1939 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1940 = v22 + v31;
+  const uint v1941 = v1940 + v1939;
+  const uint v1942 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1943 = v26 + v35;
+  const uint v1944 = v1943 + v1942;
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1946 = v1944 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v37.m[0][0].thread_elements()[0];
+    const bfloat v1949 = bfloat(v1948);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1950 = v1941 * v1;
+    const uint v1951 = v1950 + v1944;
+    out[v1951] = v1949;
+  }
+  const uint v1952 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1954 = v1940 + v1952;
+  const uint v1955 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1957 = v1943 + v1955;
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1959 = v1957 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v37.m[0][0].thread_elements()[1];
+    const bfloat v1962 = bfloat(v1961);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1963 = v1954 * v1;
+    const uint v1964 = v1963 + v1957;
+    out[v1964] = v1962;
+  }
+  const uint v1965 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1967 = v1940 + v1965;
+  const uint v1968 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1970 = v1943 + v1968;
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v37.m[0][1].thread_elements()[0];
+    const bfloat v1975 = bfloat(v1974);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1976 = v1967 * v1;
+    const uint v1977 = v1976 + v1970;
+    out[v1977] = v1975;
+  }
+  const uint v1978 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1980 = v1940 + v1978;
+  const uint v1981 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1983 = v1943 + v1981;
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v37.m[0][1].thread_elements()[1];
+    const bfloat v1988 = bfloat(v1987);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1989 = v1980 * v1;
+    const uint v1990 = v1989 + v1983;
+    out[v1990] = v1988;
+  }
+  const uint v1991 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1993 = v1940 + v1991;
+  const uint v1994 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1996 = v1943 + v1994;
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1998 = v1996 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v37.m[0][2].thread_elements()[0];
+    const bfloat v2001 = bfloat(v2000);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2002 = v1993 * v1;
+    const uint v2003 = v2002 + v1996;
+    out[v2003] = v2001;
+  }
+  const uint v2004 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2006 = v1940 + v2004;
+  const uint v2007 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2009 = v1943 + v2007;
+  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2011 = v2009 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v37.m[0][2].thread_elements()[1];
+    const bfloat v2014 = bfloat(v2013);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2015 = v2006 * v1;
+    const uint v2016 = v2015 + v2009;
+    out[v2016] = v2014;
+  }
+  const uint v2017 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2019 = v1940 + v2017;
+  const uint v2020 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2022 = v1943 + v2020;
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2024 = v2022 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v37.m[0][3].thread_elements()[0];
+    const bfloat v2027 = bfloat(v2026);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2028 = v2019 * v1;
+    const uint v2029 = v2028 + v2022;
+    out[v2029] = v2027;
+  }
+  const uint v2030 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v1940 + v2030;
+  const uint v2033 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v1943 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v37.m[0][3].thread_elements()[1];
+    const bfloat v2040 = bfloat(v2039);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2041 = v2032 * v1;
+    const uint v2042 = v2041 + v2035;
+    out[v2042] = v2040;
+  }
+  const uint v2043 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2045 = v1940 + v2043;
+  const uint v2046 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2048 = v1943 + v2046;
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v37.m[0][4].thread_elements()[0];
+    const bfloat v2053 = bfloat(v2052);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2054 = v2045 * v1;
+    const uint v2055 = v2054 + v2048;
+    out[v2055] = v2053;
+  }
+  const uint v2056 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2058 = v1940 + v2056;
+  const uint v2059 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2061 = v1943 + v2059;
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v37.m[0][4].thread_elements()[1];
+    const bfloat v2066 = bfloat(v2065);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2067 = v2058 * v1;
+    const uint v2068 = v2067 + v2061;
+    out[v2068] = v2066;
+  }
+  const uint v2069 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2071 = v1940 + v2069;
+  const uint v2072 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2074 = v1943 + v2072;
+  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v37.m[0][5].thread_elements()[0];
+    const bfloat v2079 = bfloat(v2078);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2080 = v2071 * v1;
+    const uint v2081 = v2080 + v2074;
+    out[v2081] = v2079;
+  }
+  const uint v2082 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2084 = v1940 + v2082;
+  const uint v2085 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2087 = v1943 + v2085;
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v37.m[0][5].thread_elements()[1];
+    const bfloat v2092 = bfloat(v2091);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2093 = v2084 * v1;
+    const uint v2094 = v2093 + v2087;
+    out[v2094] = v2092;
+  }
+  const uint v2095 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2097 = v1940 + v2095;
+  const uint v2098 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2100 = v1943 + v2098;
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2102 = v2100 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v37.m[0][6].thread_elements()[0];
+    const bfloat v2105 = bfloat(v2104);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2106 = v2097 * v1;
+    const uint v2107 = v2106 + v2100;
+    out[v2107] = v2105;
+  }
+  const uint v2108 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2110 = v1940 + v2108;
+  const uint v2111 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2113 = v1943 + v2111;
+  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2115 = v2113 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v37.m[0][6].thread_elements()[1];
+    const bfloat v2118 = bfloat(v2117);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2119 = v2110 * v1;
+    const uint v2120 = v2119 + v2113;
+    out[v2120] = v2118;
+  }
+  const uint v2121 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2123 = v1940 + v2121;
+  const uint v2124 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2126 = v1943 + v2124;
+  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2128 = v2126 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v37.m[0][7].thread_elements()[0];
+    const bfloat v2131 = bfloat(v2130);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2132 = v2123 * v1;
+    const uint v2133 = v2132 + v2126;
+    out[v2133] = v2131;
+  }
+  const uint v2134 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2136 = v1940 + v2134;
+  const uint v2137 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2139 = v1943 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v37.m[0][7].thread_elements()[1];
+    const bfloat v2144 = bfloat(v2143);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2145 = v2136 * v1;
+    const uint v2146 = v2145 + v2139;
+    out[v2146] = v2144;
+  }
+  const uint v2147 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2149 = v1940 + v2147;
+  const uint v2150 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2152 = v1943 + v2150;
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2154 = v2152 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v37.m[1][0].thread_elements()[0];
+    const bfloat v2157 = bfloat(v2156);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2158 = v2149 * v1;
+    const uint v2159 = v2158 + v2152;
+    out[v2159] = v2157;
+  }
+  const uint v2160 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2162 = v1940 + v2160;
+  const uint v2163 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2165 = v1943 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v37.m[1][0].thread_elements()[1];
+    const bfloat v2170 = bfloat(v2169);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2171 = v2162 * v1;
+    const uint v2172 = v2171 + v2165;
+    out[v2172] = v2170;
+  }
+  const uint v2173 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2175 = v1940 + v2173;
+  const uint v2176 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2178 = v1943 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v37.m[1][1].thread_elements()[0];
+    const bfloat v2183 = bfloat(v2182);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2184 = v2175 * v1;
+    const uint v2185 = v2184 + v2178;
+    out[v2185] = v2183;
+  }
+  const uint v2186 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2188 = v1940 + v2186;
+  const uint v2189 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2191 = v1943 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v37.m[1][1].thread_elements()[1];
+    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2197 = v2188 * v1;
+    const uint v2198 = v2197 + v2191;
+    out[v2198] = v2196;
+  }
+  const uint v2199 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2201 = v1940 + v2199;
+  const uint v2202 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2204 = v1943 + v2202;
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2206 = v2204 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v37.m[1][2].thread_elements()[0];
+    const bfloat v2209 = bfloat(v2208);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2210 = v2201 * v1;
+    const uint v2211 = v2210 + v2204;
+    out[v2211] = v2209;
+  }
+  const uint v2212 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2214 = v1940 + v2212;
+  const uint v2215 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2217 = v1943 + v2215;
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2219 = v2217 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v37.m[1][2].thread_elements()[1];
+    const bfloat v2222 = bfloat(v2221);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2223 = v2214 * v1;
+    const uint v2224 = v2223 + v2217;
+    out[v2224] = v2222;
+  }
+  const uint v2225 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2227 = v1940 + v2225;
+  const uint v2228 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2230 = v1943 + v2228;
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v37.m[1][3].thread_elements()[0];
+    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2236 = v2227 * v1;
+    const uint v2237 = v2236 + v2230;
+    out[v2237] = v2235;
+  }
+  const uint v2238 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2240 = v1940 + v2238;
+  const uint v2241 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2243 = v1943 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v37.m[1][3].thread_elements()[1];
+    const bfloat v2248 = bfloat(v2247);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2249 = v2240 * v1;
+    const uint v2250 = v2249 + v2243;
+    out[v2250] = v2248;
+  }
+  const uint v2251 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2253 = v1940 + v2251;
+  const uint v2254 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2256 = v1943 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v37.m[1][4].thread_elements()[0];
+    const bfloat v2261 = bfloat(v2260);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2262 = v2253 * v1;
+    const uint v2263 = v2262 + v2256;
+    out[v2263] = v2261;
+  }
+  const uint v2264 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2266 = v1940 + v2264;
+  const uint v2267 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2269 = v1943 + v2267;
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v37.m[1][4].thread_elements()[1];
+    const bfloat v2274 = bfloat(v2273);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2275 = v2266 * v1;
+    const uint v2276 = v2275 + v2269;
+    out[v2276] = v2274;
+  }
+  const uint v2277 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2279 = v1940 + v2277;
+  const uint v2280 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2282 = v1943 + v2280;
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2284 = v2282 < v1;
+  const bool v2285 = v2283 && v2284;
+  if (v2285) {
+    const float v2286 = v37.m[1][5].thread_elements()[0];
+    const bfloat v2287 = bfloat(v2286);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2288 = v2279 * v1;
+    const uint v2289 = v2288 + v2282;
+    out[v2289] = v2287;
+  }
+  const uint v2290 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2292 = v1940 + v2290;
+  const uint v2293 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2295 = v1943 + v2293;
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2297 = v2295 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v37.m[1][5].thread_elements()[1];
+    const bfloat v2300 = bfloat(v2299);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2301 = v2292 * v1;
+    const uint v2302 = v2301 + v2295;
+    out[v2302] = v2300;
+  }
+  const uint v2303 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2305 = v1940 + v2303;
+  const uint v2306 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2308 = v1943 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v37.m[1][6].thread_elements()[0];
+    const bfloat v2313 = bfloat(v2312);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2314 = v2305 * v1;
+    const uint v2315 = v2314 + v2308;
+    out[v2315] = v2313;
+  }
+  const uint v2316 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2318 = v1940 + v2316;
+  const uint v2319 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2321 = v1943 + v2319;
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2323 = v2321 < v1;
+  const bool v2324 = v2322 && v2323;
+  if (v2324) {
+    const float v2325 = v37.m[1][6].thread_elements()[1];
+    const bfloat v2326 = bfloat(v2325);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2327 = v2318 * v1;
+    const uint v2328 = v2327 + v2321;
+    out[v2328] = v2326;
+  }
+  const uint v2329 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2331 = v1940 + v2329;
+  const uint v2332 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2334 = v1943 + v2332;
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v37.m[1][7].thread_elements()[0];
+    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2340 = v2331 * v1;
+    const uint v2341 = v2340 + v2334;
+    out[v2341] = v2339;
+  }
+  const uint v2342 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2344 = v1940 + v2342;
+  const uint v2345 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2347 = v1943 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v37.m[1][7].thread_elements()[1];
+    const bfloat v2352 = bfloat(v2351);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2353 = v2344 * v1;
+    const uint v2354 = v2353 + v2347;
+    out[v2354] = v2352;
+  }
+  const uint v2355 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2357 = v1940 + v2355;
+  const uint v2358 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2360 = v1943 + v2358;
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v37.m[2][0].thread_elements()[0];
+    const bfloat v2365 = bfloat(v2364);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2366 = v2357 * v1;
+    const uint v2367 = v2366 + v2360;
+    out[v2367] = v2365;
+  }
+  const uint v2368 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2370 = v1940 + v2368;
+  const uint v2371 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2373 = v1943 + v2371;
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2375 = v2373 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v37.m[2][0].thread_elements()[1];
+    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2379 = v2370 * v1;
+    const uint v2380 = v2379 + v2373;
+    out[v2380] = v2378;
+  }
+  const uint v2381 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2383 = v1940 + v2381;
+  const uint v2384 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2386 = v1943 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2388 = v2386 < v1;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v37.m[2][1].thread_elements()[0];
+    const bfloat v2391 = bfloat(v2390);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2392 = v2383 * v1;
+    const uint v2393 = v2392 + v2386;
+    out[v2393] = v2391;
+  }
+  const uint v2394 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2396 = v1940 + v2394;
+  const uint v2397 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2399 = v1943 + v2397;
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2401 = v2399 < v1;
+  const bool v2402 = v2400 && v2401;
+  if (v2402) {
+    const float v2403 = v37.m[2][1].thread_elements()[1];
+    const bfloat v2404 = bfloat(v2403);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2405 = v2396 * v1;
+    const uint v2406 = v2405 + v2399;
+    out[v2406] = v2404;
+  }
+  const uint v2407 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2409 = v1940 + v2407;
+  const uint v2410 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2412 = v1943 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2414 = v2412 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v37.m[2][2].thread_elements()[0];
+    const bfloat v2417 = bfloat(v2416);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2418 = v2409 * v1;
+    const uint v2419 = v2418 + v2412;
+    out[v2419] = v2417;
+  }
+  const uint v2420 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2422 = v1940 + v2420;
+  const uint v2423 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2425 = v1943 + v2423;
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2427 = v2425 < v1;
+  const bool v2428 = v2426 && v2427;
+  if (v2428) {
+    const float v2429 = v37.m[2][2].thread_elements()[1];
+    const bfloat v2430 = bfloat(v2429);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2431 = v2422 * v1;
+    const uint v2432 = v2431 + v2425;
+    out[v2432] = v2430;
+  }
+  const uint v2433 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2435 = v1940 + v2433;
+  const uint v2436 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2438 = v1943 + v2436;
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2440 = v2438 < v1;
+  const bool v2441 = v2439 && v2440;
+  if (v2441) {
+    const float v2442 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2443 = bfloat(v2442);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2444 = v2435 * v1;
+    const uint v2445 = v2444 + v2438;
+    out[v2445] = v2443;
+  }
+  const uint v2446 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2448 = v1940 + v2446;
+  const uint v2449 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2451 = v1943 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v37.m[2][3].thread_elements()[1];
+    const bfloat v2456 = bfloat(v2455);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2457 = v2448 * v1;
+    const uint v2458 = v2457 + v2451;
+    out[v2458] = v2456;
+  }
+  const uint v2459 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2461 = v1940 + v2459;
+  const uint v2462 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2464 = v1943 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2466 = v2464 < v1;
+  const bool v2467 = v2465 && v2466;
+  if (v2467) {
+    const float v2468 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2469 = bfloat(v2468);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2470 = v2461 * v1;
+    const uint v2471 = v2470 + v2464;
+    out[v2471] = v2469;
+  }
+  const uint v2472 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2474 = v1940 + v2472;
+  const uint v2475 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2477 = v1943 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2479 = v2477 < v1;
+  const bool v2480 = v2478 && v2479;
+  if (v2480) {
+    const float v2481 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2482 = bfloat(v2481);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2483 = v2474 * v1;
+    const uint v2484 = v2483 + v2477;
+    out[v2484] = v2482;
+  }
+  const uint v2485 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2487 = v1940 + v2485;
+  const uint v2488 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2490 = v1943 + v2488;
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2492 = v2490 < v1;
+  const bool v2493 = v2491 && v2492;
+  if (v2493) {
+    const float v2494 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2495 = bfloat(v2494);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2496 = v2487 * v1;
+    const uint v2497 = v2496 + v2490;
+    out[v2497] = v2495;
+  }
+  const uint v2498 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2500 = v1940 + v2498;
+  const uint v2501 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2503 = v1943 + v2501;
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2508 = bfloat(v2507);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2509 = v2500 * v1;
+    const uint v2510 = v2509 + v2503;
+    out[v2510] = v2508;
+  }
+  const uint v2511 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2513 = v1940 + v2511;
+  const uint v2514 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2516 = v1943 + v2514;
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2518 = v2516 < v1;
+  const bool v2519 = v2517 && v2518;
+  if (v2519) {
+    const float v2520 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2521 = bfloat(v2520);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2522 = v2513 * v1;
+    const uint v2523 = v2522 + v2516;
+    out[v2523] = v2521;
+  }
+  const uint v2524 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2526 = v1940 + v2524;
+  const uint v2527 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2529 = v1943 + v2527;
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2531 = v2529 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2534 = bfloat(v2533);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2535 = v2526 * v1;
+    const uint v2536 = v2535 + v2529;
+    out[v2536] = v2534;
+  }
+  const uint v2537 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2539 = v1940 + v2537;
+  const uint v2540 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2542 = v1943 + v2540;
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2544 = v2542 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2548 = v2539 * v1;
+    const uint v2549 = v2548 + v2542;
+    out[v2549] = v2547;
+  }
+  const uint v2550 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2552 = v1940 + v2550;
+  const uint v2553 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2555 = v1943 + v2553;
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2557 = v2555 < v1;
+  const bool v2558 = v2556 && v2557;
+  if (v2558) {
+    const float v2559 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2560 = bfloat(v2559);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2561 = v2552 * v1;
+    const uint v2562 = v2561 + v2555;
+    out[v2562] = v2560;
+  }
+  const uint v2563 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2565 = v1940 + v2563;
+  const uint v2566 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2568 = v1943 + v2566;
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2570 = v2568 < v1;
+  const bool v2571 = v2569 && v2570;
+  if (v2571) {
+    const float v2572 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2573 = bfloat(v2572);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2574 = v2565 * v1;
+    const uint v2575 = v2574 + v2568;
+    out[v2575] = v2573;
+  }
+  const uint v2576 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2578 = v1940 + v2576;
+  const uint v2579 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2581 = v1943 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2586 = bfloat(v2585);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2587 = v2578 * v1;
+    const uint v2588 = v2587 + v2581;
+    out[v2588] = v2586;
+  }
+  const uint v2589 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2591 = v1940 + v2589;
+  const uint v2592 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2594 = v1943 + v2592;
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2596 = v2594 < v1;
+  const bool v2597 = v2595 && v2596;
+  if (v2597) {
+    const float v2598 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2599 = bfloat(v2598);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2600 = v2591 * v1;
+    const uint v2601 = v2600 + v2594;
+    out[v2601] = v2599;
+  }
+  const uint v2602 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2604 = v1940 + v2602;
+  const uint v2605 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2607 = v1943 + v2605;
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2609 = v2607 < v1;
+  const bool v2610 = v2608 && v2609;
+  if (v2610) {
+    const float v2611 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2612 = bfloat(v2611);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2613 = v2604 * v1;
+    const uint v2614 = v2613 + v2607;
+    out[v2614] = v2612;
+  }
+  const uint v2615 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2617 = v1940 + v2615;
+  const uint v2618 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2620 = v1943 + v2618;
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2622 = v2620 < v1;
+  const bool v2623 = v2621 && v2622;
+  if (v2623) {
+    const float v2624 = v37.m[3][2].thread_elements()[0];
+    const bfloat v2625 = bfloat(v2624);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2626 = v2617 * v1;
+    const uint v2627 = v2626 + v2620;
+    out[v2627] = v2625;
+  }
+  const uint v2628 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2630 = v1940 + v2628;
+  const uint v2631 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2633 = v1943 + v2631;
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2635 = v2633 < v1;
+  const bool v2636 = v2634 && v2635;
+  if (v2636) {
+    const float v2637 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2638 = bfloat(v2637);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2639 = v2630 * v1;
+    const uint v2640 = v2639 + v2633;
+    out[v2640] = v2638;
+  }
+  const uint v2641 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2643 = v1940 + v2641;
+  const uint v2644 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2646 = v1943 + v2644;
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2648 = v2646 < v1;
+  const bool v2649 = v2647 && v2648;
+  if (v2649) {
+    const float v2650 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2651 = bfloat(v2650);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2652 = v2643 * v1;
+    const uint v2653 = v2652 + v2646;
+    out[v2653] = v2651;
+  }
+  const uint v2654 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2656 = v1940 + v2654;
+  const uint v2657 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2659 = v1943 + v2657;
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2661 = v2659 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2664 = bfloat(v2663);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2665 = v2656 * v1;
+    const uint v2666 = v2665 + v2659;
+    out[v2666] = v2664;
+  }
+  const uint v2667 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2669 = v1940 + v2667;
+  const uint v2670 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2672 = v1943 + v2670;
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2677 = bfloat(v2676);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2678 = v2669 * v1;
+    const uint v2679 = v2678 + v2672;
+    out[v2679] = v2677;
+  }
+  const uint v2680 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2682 = v1940 + v2680;
+  const uint v2683 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2685 = v1943 + v2683;
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2687 = v2685 < v1;
+  const bool v2688 = v2686 && v2687;
+  if (v2688) {
+    const float v2689 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2690 = bfloat(v2689);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2691 = v2682 * v1;
+    const uint v2692 = v2691 + v2685;
+    out[v2692] = v2690;
+  }
+  const uint v2693 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2695 = v1940 + v2693;
+  const uint v2696 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2698 = v1943 + v2696;
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2700 = v2698 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2703 = bfloat(v2702);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2704 = v2695 * v1;
+    const uint v2705 = v2704 + v2698;
+    out[v2705] = v2703;
+  }
+  const uint v2706 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2708 = v1940 + v2706;
+  const uint v2709 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2711 = v1943 + v2709;
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2713 = v2711 < v1;
+  const bool v2714 = v2712 && v2713;
+  if (v2714) {
+    const float v2715 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2716 = bfloat(v2715);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2717 = v2708 * v1;
+    const uint v2718 = v2717 + v2711;
+    out[v2718] = v2716;
+  }
+  const uint v2719 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2721 = v1940 + v2719;
+  const uint v2722 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2724 = v1943 + v2722;
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2726 = v2724 < v1;
+  const bool v2727 = v2725 && v2726;
+  if (v2727) {
+    const float v2728 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2729 = bfloat(v2728);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2730 = v2721 * v1;
+    const uint v2731 = v2730 + v2724;
+    out[v2731] = v2729;
+  }
+  const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2734 = v1940 + v2732;
+  const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2737 = v1943 + v2735;
+  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2739 = v2737 < v1;
+  const bool v2740 = v2738 && v2739;
+  if (v2740) {
+    const float v2741 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2742 = bfloat(v2741);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2743 = v2734 * v1;
+    const uint v2744 = v2743 + v2737;
+    out[v2744] = v2742;
+  }
+  const uint v2745 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2747 = v1940 + v2745;
+  const uint v2748 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2750 = v1943 + v2748;
+  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2752 = v2750 < v1;
+  const bool v2753 = v2751 && v2752;
+  if (v2753) {
+    const float v2754 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2755 = bfloat(v2754);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2756 = v2747 * v1;
+    const uint v2757 = v2756 + v2750;
+    out[v2757] = v2755;
+  }
+  const uint v2758 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2760 = v1940 + v2758;
+  const uint v2761 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2763 = v1943 + v2761;
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2765 = v2763 < v1;
+  const bool v2766 = v2764 && v2765;
+  if (v2766) {
+    const float v2767 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2768 = bfloat(v2767);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2769 = v2760 * v1;
+    const uint v2770 = v2769 + v2763;
+    out[v2770] = v2768;
+  }
+  const uint v2771 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2773 = v1940 + v2771;
+  const uint v2774 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2776 = v1943 + v2774;
+  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2778 = v2776 < v1;
+  const bool v2779 = v2777 && v2778;
+  if (v2779) {
+    const float v2780 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2781 = bfloat(v2780);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2782 = v2773 * v1;
+    const uint v2783 = v2782 + v2776;
+    out[v2783] = v2781;
+  }
+  const uint v2784 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2786 = v1940 + v2784;
+  const uint v2787 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2789 = v1943 + v2787;
+  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2791 = v2789 < v1;
+  const bool v2792 = v2790 && v2791;
+  if (v2792) {
+    const float v2793 = v37.m[4][0].thread_elements()[1];
+    const bfloat v2794 = bfloat(v2793);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2795 = v2786 * v1;
+    const uint v2796 = v2795 + v2789;
+    out[v2796] = v2794;
+  }
+  const uint v2797 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2799 = v1940 + v2797;
+  const uint v2800 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2802 = v1943 + v2800;
+  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2804 = v2802 < v1;
+  const bool v2805 = v2803 && v2804;
+  if (v2805) {
+    const float v2806 = v37.m[4][1].thread_elements()[0];
+    const bfloat v2807 = bfloat(v2806);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2808 = v2799 * v1;
+    const uint v2809 = v2808 + v2802;
+    out[v2809] = v2807;
+  }
+  const uint v2810 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2812 = v1940 + v2810;
+  const uint v2813 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2815 = v1943 + v2813;
+  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2817 = v2815 < v1;
+  const bool v2818 = v2816 && v2817;
+  if (v2818) {
+    const float v2819 = v37.m[4][1].thread_elements()[1];
+    const bfloat v2820 = bfloat(v2819);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2821 = v2812 * v1;
+    const uint v2822 = v2821 + v2815;
+    out[v2822] = v2820;
+  }
+  const uint v2823 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2825 = v1940 + v2823;
+  const uint v2826 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2828 = v1943 + v2826;
+  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2830 = v2828 < v1;
+  const bool v2831 = v2829 && v2830;
+  if (v2831) {
+    const float v2832 = v37.m[4][2].thread_elements()[0];
+    const bfloat v2833 = bfloat(v2832);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2834 = v2825 * v1;
+    const uint v2835 = v2834 + v2828;
+    out[v2835] = v2833;
+  }
+  const uint v2836 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2838 = v1940 + v2836;
+  const uint v2839 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2841 = v1943 + v2839;
+  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2843 = v2841 < v1;
+  const bool v2844 = v2842 && v2843;
+  if (v2844) {
+    const float v2845 = v37.m[4][2].thread_elements()[1];
+    const bfloat v2846 = bfloat(v2845);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2847 = v2838 * v1;
+    const uint v2848 = v2847 + v2841;
+    out[v2848] = v2846;
+  }
+  const uint v2849 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2851 = v1940 + v2849;
+  const uint v2852 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2854 = v1943 + v2852;
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2856 = v2854 < v1;
+  const bool v2857 = v2855 && v2856;
+  if (v2857) {
+    const float v2858 = v37.m[4][3].thread_elements()[0];
+    const bfloat v2859 = bfloat(v2858);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2860 = v2851 * v1;
+    const uint v2861 = v2860 + v2854;
+    out[v2861] = v2859;
+  }
+  const uint v2862 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2864 = v1940 + v2862;
+  const uint v2865 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2867 = v1943 + v2865;
+  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2869 = v2867 < v1;
+  const bool v2870 = v2868 && v2869;
+  if (v2870) {
+    const float v2871 = v37.m[4][3].thread_elements()[1];
+    const bfloat v2872 = bfloat(v2871);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2873 = v2864 * v1;
+    const uint v2874 = v2873 + v2867;
+    out[v2874] = v2872;
+  }
+  const uint v2875 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2877 = v1940 + v2875;
+  const uint v2878 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2880 = v1943 + v2878;
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2882 = v2880 < v1;
+  const bool v2883 = v2881 && v2882;
+  if (v2883) {
+    const float v2884 = v37.m[4][4].thread_elements()[0];
+    const bfloat v2885 = bfloat(v2884);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2886 = v2877 * v1;
+    const uint v2887 = v2886 + v2880;
+    out[v2887] = v2885;
+  }
+  const uint v2888 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2890 = v1940 + v2888;
+  const uint v2891 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2893 = v1943 + v2891;
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2895 = v2893 < v1;
+  const bool v2896 = v2894 && v2895;
+  if (v2896) {
+    const float v2897 = v37.m[4][4].thread_elements()[1];
+    const bfloat v2898 = bfloat(v2897);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2899 = v2890 * v1;
+    const uint v2900 = v2899 + v2893;
+    out[v2900] = v2898;
+  }
+  const uint v2901 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2903 = v1940 + v2901;
+  const uint v2904 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2906 = v1943 + v2904;
+  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2908 = v2906 < v1;
+  const bool v2909 = v2907 && v2908;
+  if (v2909) {
+    const float v2910 = v37.m[4][5].thread_elements()[0];
+    const bfloat v2911 = bfloat(v2910);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2912 = v2903 * v1;
+    const uint v2913 = v2912 + v2906;
+    out[v2913] = v2911;
+  }
+  const uint v2914 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2916 = v1940 + v2914;
+  const uint v2917 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2919 = v1943 + v2917;
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2921 = v2919 < v1;
+  const bool v2922 = v2920 && v2921;
+  if (v2922) {
+    const float v2923 = v37.m[4][5].thread_elements()[1];
+    const bfloat v2924 = bfloat(v2923);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2925 = v2916 * v1;
+    const uint v2926 = v2925 + v2919;
+    out[v2926] = v2924;
+  }
+  const uint v2927 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2929 = v1940 + v2927;
+  const uint v2930 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2932 = v1943 + v2930;
+  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2934 = v2932 < v1;
+  const bool v2935 = v2933 && v2934;
+  if (v2935) {
+    const float v2936 = v37.m[4][6].thread_elements()[0];
+    const bfloat v2937 = bfloat(v2936);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2938 = v2929 * v1;
+    const uint v2939 = v2938 + v2932;
+    out[v2939] = v2937;
+  }
+  const uint v2940 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2942 = v1940 + v2940;
+  const uint v2943 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2945 = v1943 + v2943;
+  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2947 = v2945 < v1;
+  const bool v2948 = v2946 && v2947;
+  if (v2948) {
+    const float v2949 = v37.m[4][6].thread_elements()[1];
+    const bfloat v2950 = bfloat(v2949);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2951 = v2942 * v1;
+    const uint v2952 = v2951 + v2945;
+    out[v2952] = v2950;
+  }
+  const uint v2953 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2955 = v1940 + v2953;
+  const uint v2956 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2958 = v1943 + v2956;
+  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2960 = v2958 < v1;
+  const bool v2961 = v2959 && v2960;
+  if (v2961) {
+    const float v2962 = v37.m[4][7].thread_elements()[0];
+    const bfloat v2963 = bfloat(v2962);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2964 = v2955 * v1;
+    const uint v2965 = v2964 + v2958;
+    out[v2965] = v2963;
+  }
+  const uint v2966 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2968 = v1940 + v2966;
+  const uint v2969 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2971 = v1943 + v2969;
+  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2973 = v2971 < v1;
+  const bool v2974 = v2972 && v2973;
+  if (v2974) {
+    const float v2975 = v37.m[4][7].thread_elements()[1];
+    const bfloat v2976 = bfloat(v2975);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2977 = v2968 * v1;
+    const uint v2978 = v2977 + v2971;
+    out[v2978] = v2976;
+  }
+  const uint v2979 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2981 = v1940 + v2979;
+  const uint v2982 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2984 = v1943 + v2982;
+  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2986 = v2984 < v1;
+  const bool v2987 = v2985 && v2986;
+  if (v2987) {
+    const float v2988 = v37.m[5][0].thread_elements()[0];
+    const bfloat v2989 = bfloat(v2988);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2990 = v2981 * v1;
+    const uint v2991 = v2990 + v2984;
+    out[v2991] = v2989;
+  }
+  const uint v2992 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2994 = v1940 + v2992;
+  const uint v2995 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2997 = v1943 + v2995;
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2999 = v2997 < v1;
+  const bool v3000 = v2998 && v2999;
+  if (v3000) {
+    const float v3001 = v37.m[5][0].thread_elements()[1];
+    const bfloat v3002 = bfloat(v3001);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3003 = v2994 * v1;
+    const uint v3004 = v3003 + v2997;
+    out[v3004] = v3002;
+  }
+  const uint v3005 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3007 = v1940 + v3005;
+  const uint v3008 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3010 = v1943 + v3008;
+  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3012 = v3010 < v1;
+  const bool v3013 = v3011 && v3012;
+  if (v3013) {
+    const float v3014 = v37.m[5][1].thread_elements()[0];
+    const bfloat v3015 = bfloat(v3014);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3016 = v3007 * v1;
+    const uint v3017 = v3016 + v3010;
+    out[v3017] = v3015;
+  }
+  const uint v3018 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3020 = v1940 + v3018;
+  const uint v3021 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3023 = v1943 + v3021;
+  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3025 = v3023 < v1;
+  const bool v3026 = v3024 && v3025;
+  if (v3026) {
+    const float v3027 = v37.m[5][1].thread_elements()[1];
+    const bfloat v3028 = bfloat(v3027);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3029 = v3020 * v1;
+    const uint v3030 = v3029 + v3023;
+    out[v3030] = v3028;
+  }
+  const uint v3031 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3033 = v1940 + v3031;
+  const uint v3034 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3036 = v1943 + v3034;
+  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3038 = v3036 < v1;
+  const bool v3039 = v3037 && v3038;
+  if (v3039) {
+    const float v3040 = v37.m[5][2].thread_elements()[0];
+    const bfloat v3041 = bfloat(v3040);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3042 = v3033 * v1;
+    const uint v3043 = v3042 + v3036;
+    out[v3043] = v3041;
+  }
+  const uint v3044 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3046 = v1940 + v3044;
+  const uint v3047 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3049 = v1943 + v3047;
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3051 = v3049 < v1;
+  const bool v3052 = v3050 && v3051;
+  if (v3052) {
+    const float v3053 = v37.m[5][2].thread_elements()[1];
+    const bfloat v3054 = bfloat(v3053);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3055 = v3046 * v1;
+    const uint v3056 = v3055 + v3049;
+    out[v3056] = v3054;
+  }
+  const uint v3057 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3059 = v1940 + v3057;
+  const uint v3060 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3062 = v1943 + v3060;
+  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3064 = v3062 < v1;
+  const bool v3065 = v3063 && v3064;
+  if (v3065) {
+    const float v3066 = v37.m[5][3].thread_elements()[0];
+    const bfloat v3067 = bfloat(v3066);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3068 = v3059 * v1;
+    const uint v3069 = v3068 + v3062;
+    out[v3069] = v3067;
+  }
+  const uint v3070 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3072 = v1940 + v3070;
+  const uint v3073 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3075 = v1943 + v3073;
+  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3077 = v3075 < v1;
+  const bool v3078 = v3076 && v3077;
+  if (v3078) {
+    const float v3079 = v37.m[5][3].thread_elements()[1];
+    const bfloat v3080 = bfloat(v3079);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3081 = v3072 * v1;
+    const uint v3082 = v3081 + v3075;
+    out[v3082] = v3080;
+  }
+  const uint v3083 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3085 = v1940 + v3083;
+  const uint v3086 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3088 = v1943 + v3086;
+  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3090 = v3088 < v1;
+  const bool v3091 = v3089 && v3090;
+  if (v3091) {
+    const float v3092 = v37.m[5][4].thread_elements()[0];
+    const bfloat v3093 = bfloat(v3092);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3094 = v3085 * v1;
+    const uint v3095 = v3094 + v3088;
+    out[v3095] = v3093;
+  }
+  const uint v3096 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3098 = v1940 + v3096;
+  const uint v3099 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3101 = v1943 + v3099;
+  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3103 = v3101 < v1;
+  const bool v3104 = v3102 && v3103;
+  if (v3104) {
+    const float v3105 = v37.m[5][4].thread_elements()[1];
+    const bfloat v3106 = bfloat(v3105);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3107 = v3098 * v1;
+    const uint v3108 = v3107 + v3101;
+    out[v3108] = v3106;
+  }
+  const uint v3109 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3111 = v1940 + v3109;
+  const uint v3112 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3114 = v1943 + v3112;
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3116 = v3114 < v1;
+  const bool v3117 = v3115 && v3116;
+  if (v3117) {
+    const float v3118 = v37.m[5][5].thread_elements()[0];
+    const bfloat v3119 = bfloat(v3118);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3120 = v3111 * v1;
+    const uint v3121 = v3120 + v3114;
+    out[v3121] = v3119;
+  }
+  const uint v3122 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3124 = v1940 + v3122;
+  const uint v3125 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3127 = v1943 + v3125;
+  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3129 = v3127 < v1;
+  const bool v3130 = v3128 && v3129;
+  if (v3130) {
+    const float v3131 = v37.m[5][5].thread_elements()[1];
+    const bfloat v3132 = bfloat(v3131);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3133 = v3124 * v1;
+    const uint v3134 = v3133 + v3127;
+    out[v3134] = v3132;
+  }
+  const uint v3135 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3137 = v1940 + v3135;
+  const uint v3138 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3140 = v1943 + v3138;
+  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3142 = v3140 < v1;
+  const bool v3143 = v3141 && v3142;
+  if (v3143) {
+    const float v3144 = v37.m[5][6].thread_elements()[0];
+    const bfloat v3145 = bfloat(v3144);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3146 = v3137 * v1;
+    const uint v3147 = v3146 + v3140;
+    out[v3147] = v3145;
+  }
+  const uint v3148 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3150 = v1940 + v3148;
+  const uint v3151 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3153 = v1943 + v3151;
+  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3155 = v3153 < v1;
+  const bool v3156 = v3154 && v3155;
+  if (v3156) {
+    const float v3157 = v37.m[5][6].thread_elements()[1];
+    const bfloat v3158 = bfloat(v3157);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3159 = v3150 * v1;
+    const uint v3160 = v3159 + v3153;
+    out[v3160] = v3158;
+  }
+  const uint v3161 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3163 = v1940 + v3161;
+  const uint v3164 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3166 = v1943 + v3164;
+  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3168 = v3166 < v1;
+  const bool v3169 = v3167 && v3168;
+  if (v3169) {
+    const float v3170 = v37.m[5][7].thread_elements()[0];
+    const bfloat v3171 = bfloat(v3170);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3172 = v3163 * v1;
+    const uint v3173 = v3172 + v3166;
+    out[v3173] = v3171;
+  }
+  const uint v3174 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3176 = v1940 + v3174;
+  const uint v3177 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3179 = v1943 + v3177;
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3181 = v3179 < v1;
+  const bool v3182 = v3180 && v3181;
+  if (v3182) {
+    const float v3183 = v37.m[5][7].thread_elements()[1];
+    const bfloat v3184 = bfloat(v3183);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3185 = v3176 * v1;
+    const uint v3186 = v3185 + v3179;
+    out[v3186] = v3184;
+  }
+  const uint v3187 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3189 = v1940 + v3187;
+  const uint v3190 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3192 = v1943 + v3190;
+  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3194 = v3192 < v1;
+  const bool v3195 = v3193 && v3194;
+  if (v3195) {
+    const float v3196 = v37.m[6][0].thread_elements()[0];
+    const bfloat v3197 = bfloat(v3196);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3198 = v3189 * v1;
+    const uint v3199 = v3198 + v3192;
+    out[v3199] = v3197;
+  }
+  const uint v3200 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3202 = v1940 + v3200;
+  const uint v3203 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3205 = v1943 + v3203;
+  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3207 = v3205 < v1;
+  const bool v3208 = v3206 && v3207;
+  if (v3208) {
+    const float v3209 = v37.m[6][0].thread_elements()[1];
+    const bfloat v3210 = bfloat(v3209);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3211 = v3202 * v1;
+    const uint v3212 = v3211 + v3205;
+    out[v3212] = v3210;
+  }
+  const uint v3213 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3215 = v1940 + v3213;
+  const uint v3216 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3218 = v1943 + v3216;
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3220 = v3218 < v1;
+  const bool v3221 = v3219 && v3220;
+  if (v3221) {
+    const float v3222 = v37.m[6][1].thread_elements()[0];
+    const bfloat v3223 = bfloat(v3222);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3224 = v3215 * v1;
+    const uint v3225 = v3224 + v3218;
+    out[v3225] = v3223;
+  }
+  const uint v3226 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3228 = v1940 + v3226;
+  const uint v3229 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3231 = v1943 + v3229;
+  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3233 = v3231 < v1;
+  const bool v3234 = v3232 && v3233;
+  if (v3234) {
+    const float v3235 = v37.m[6][1].thread_elements()[1];
+    const bfloat v3236 = bfloat(v3235);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3237 = v3228 * v1;
+    const uint v3238 = v3237 + v3231;
+    out[v3238] = v3236;
+  }
+  const uint v3239 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3241 = v1940 + v3239;
+  const uint v3242 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3244 = v1943 + v3242;
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3246 = v3244 < v1;
+  const bool v3247 = v3245 && v3246;
+  if (v3247) {
+    const float v3248 = v37.m[6][2].thread_elements()[0];
+    const bfloat v3249 = bfloat(v3248);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3250 = v3241 * v1;
+    const uint v3251 = v3250 + v3244;
+    out[v3251] = v3249;
+  }
+  const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3254 = v1940 + v3252;
+  const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3257 = v1943 + v3255;
+  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3259 = v3257 < v1;
+  const bool v3260 = v3258 && v3259;
+  if (v3260) {
+    const float v3261 = v37.m[6][2].thread_elements()[1];
+    const bfloat v3262 = bfloat(v3261);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3263 = v3254 * v1;
+    const uint v3264 = v3263 + v3257;
+    out[v3264] = v3262;
+  }
+  const uint v3265 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3267 = v1940 + v3265;
+  const uint v3268 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3270 = v1943 + v3268;
+  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3272 = v3270 < v1;
+  const bool v3273 = v3271 && v3272;
+  if (v3273) {
+    const float v3274 = v37.m[6][3].thread_elements()[0];
+    const bfloat v3275 = bfloat(v3274);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3276 = v3267 * v1;
+    const uint v3277 = v3276 + v3270;
+    out[v3277] = v3275;
+  }
+  const uint v3278 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3280 = v1940 + v3278;
+  const uint v3281 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3283 = v1943 + v3281;
+  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3285 = v3283 < v1;
+  const bool v3286 = v3284 && v3285;
+  if (v3286) {
+    const float v3287 = v37.m[6][3].thread_elements()[1];
+    const bfloat v3288 = bfloat(v3287);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3289 = v3280 * v1;
+    const uint v3290 = v3289 + v3283;
+    out[v3290] = v3288;
+  }
+  const uint v3291 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3293 = v1940 + v3291;
+  const uint v3294 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3296 = v1943 + v3294;
+  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3298 = v3296 < v1;
+  const bool v3299 = v3297 && v3298;
+  if (v3299) {
+    const float v3300 = v37.m[6][4].thread_elements()[0];
+    const bfloat v3301 = bfloat(v3300);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3302 = v3293 * v1;
+    const uint v3303 = v3302 + v3296;
+    out[v3303] = v3301;
+  }
+  const uint v3304 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3306 = v1940 + v3304;
+  const uint v3307 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3309 = v1943 + v3307;
+  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3311 = v3309 < v1;
+  const bool v3312 = v3310 && v3311;
+  if (v3312) {
+    const float v3313 = v37.m[6][4].thread_elements()[1];
+    const bfloat v3314 = bfloat(v3313);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3315 = v3306 * v1;
+    const uint v3316 = v3315 + v3309;
+    out[v3316] = v3314;
+  }
+  const uint v3317 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3319 = v1940 + v3317;
+  const uint v3320 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3322 = v1943 + v3320;
+  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3324 = v3322 < v1;
+  const bool v3325 = v3323 && v3324;
+  if (v3325) {
+    const float v3326 = v37.m[6][5].thread_elements()[0];
+    const bfloat v3327 = bfloat(v3326);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3328 = v3319 * v1;
+    const uint v3329 = v3328 + v3322;
+    out[v3329] = v3327;
+  }
+  const uint v3330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3332 = v1940 + v3330;
+  const uint v3333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3335 = v1943 + v3333;
+  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3337 = v3335 < v1;
+  const bool v3338 = v3336 && v3337;
+  if (v3338) {
+    const float v3339 = v37.m[6][5].thread_elements()[1];
+    const bfloat v3340 = bfloat(v3339);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3341 = v3332 * v1;
+    const uint v3342 = v3341 + v3335;
+    out[v3342] = v3340;
+  }
+  const uint v3343 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3345 = v1940 + v3343;
+  const uint v3346 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3348 = v1943 + v3346;
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3350 = v3348 < v1;
+  const bool v3351 = v3349 && v3350;
+  if (v3351) {
+    const float v3352 = v37.m[6][6].thread_elements()[0];
+    const bfloat v3353 = bfloat(v3352);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3354 = v3345 * v1;
+    const uint v3355 = v3354 + v3348;
+    out[v3355] = v3353;
+  }
+  const uint v3356 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3358 = v1940 + v3356;
+  const uint v3359 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3361 = v1943 + v3359;
+  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3363 = v3361 < v1;
+  const bool v3364 = v3362 && v3363;
+  if (v3364) {
+    const float v3365 = v37.m[6][6].thread_elements()[1];
+    const bfloat v3366 = bfloat(v3365);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3367 = v3358 * v1;
+    const uint v3368 = v3367 + v3361;
+    out[v3368] = v3366;
+  }
+  const uint v3369 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3371 = v1940 + v3369;
+  const uint v3372 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3374 = v1943 + v3372;
+  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3376 = v3374 < v1;
+  const bool v3377 = v3375 && v3376;
+  if (v3377) {
+    const float v3378 = v37.m[6][7].thread_elements()[0];
+    const bfloat v3379 = bfloat(v3378);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3380 = v3371 * v1;
+    const uint v3381 = v3380 + v3374;
+    out[v3381] = v3379;
+  }
+  const uint v3382 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3384 = v1940 + v3382;
+  const uint v3385 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3387 = v1943 + v3385;
+  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3389 = v3387 < v1;
+  const bool v3390 = v3388 && v3389;
+  if (v3390) {
+    const float v3391 = v37.m[6][7].thread_elements()[1];
+    const bfloat v3392 = bfloat(v3391);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3393 = v3384 * v1;
+    const uint v3394 = v3393 + v3387;
+    out[v3394] = v3392;
+  }
+  const uint v3395 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3397 = v1940 + v3395;
+  const uint v3398 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3400 = v1943 + v3398;
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3402 = v3400 < v1;
+  const bool v3403 = v3401 && v3402;
+  if (v3403) {
+    const float v3404 = v37.m[7][0].thread_elements()[0];
+    const bfloat v3405 = bfloat(v3404);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3406 = v3397 * v1;
+    const uint v3407 = v3406 + v3400;
+    out[v3407] = v3405;
+  }
+  const uint v3408 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3410 = v1940 + v3408;
+  const uint v3411 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3413 = v1943 + v3411;
+  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3415 = v3413 < v1;
+  const bool v3416 = v3414 && v3415;
+  if (v3416) {
+    const float v3417 = v37.m[7][0].thread_elements()[1];
+    const bfloat v3418 = bfloat(v3417);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3419 = v3410 * v1;
+    const uint v3420 = v3419 + v3413;
+    out[v3420] = v3418;
+  }
+  const uint v3421 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3423 = v1940 + v3421;
+  const uint v3424 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3426 = v1943 + v3424;
+  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3428 = v3426 < v1;
+  const bool v3429 = v3427 && v3428;
+  if (v3429) {
+    const float v3430 = v37.m[7][1].thread_elements()[0];
+    const bfloat v3431 = bfloat(v3430);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3432 = v3423 * v1;
+    const uint v3433 = v3432 + v3426;
+    out[v3433] = v3431;
+  }
+  const uint v3434 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3436 = v1940 + v3434;
+  const uint v3437 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3439 = v1943 + v3437;
+  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3441 = v3439 < v1;
+  const bool v3442 = v3440 && v3441;
+  if (v3442) {
+    const float v3443 = v37.m[7][1].thread_elements()[1];
+    const bfloat v3444 = bfloat(v3443);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3445 = v3436 * v1;
+    const uint v3446 = v3445 + v3439;
+    out[v3446] = v3444;
+  }
+  const uint v3447 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3449 = v1940 + v3447;
+  const uint v3450 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3452 = v1943 + v3450;
+  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3454 = v3452 < v1;
+  const bool v3455 = v3453 && v3454;
+  if (v3455) {
+    const float v3456 = v37.m[7][2].thread_elements()[0];
+    const bfloat v3457 = bfloat(v3456);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3458 = v3449 * v1;
+    const uint v3459 = v3458 + v3452;
+    out[v3459] = v3457;
+  }
+  const uint v3460 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3462 = v1940 + v3460;
+  const uint v3463 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3465 = v1943 + v3463;
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3467 = v3465 < v1;
+  const bool v3468 = v3466 && v3467;
+  if (v3468) {
+    const float v3469 = v37.m[7][2].thread_elements()[1];
+    const bfloat v3470 = bfloat(v3469);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3471 = v3462 * v1;
+    const uint v3472 = v3471 + v3465;
+    out[v3472] = v3470;
+  }
+  const uint v3473 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3475 = v1940 + v3473;
+  const uint v3476 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3478 = v1943 + v3476;
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3480 = v3478 < v1;
+  const bool v3481 = v3479 && v3480;
+  if (v3481) {
+    const float v3482 = v37.m[7][3].thread_elements()[0];
+    const bfloat v3483 = bfloat(v3482);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3484 = v3475 * v1;
+    const uint v3485 = v3484 + v3478;
+    out[v3485] = v3483;
+  }
+  const uint v3486 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3488 = v1940 + v3486;
+  const uint v3489 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3491 = v1943 + v3489;
+  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3493 = v3491 < v1;
+  const bool v3494 = v3492 && v3493;
+  if (v3494) {
+    const float v3495 = v37.m[7][3].thread_elements()[1];
+    const bfloat v3496 = bfloat(v3495);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3497 = v3488 * v1;
+    const uint v3498 = v3497 + v3491;
+    out[v3498] = v3496;
+  }
+  const uint v3499 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3501 = v1940 + v3499;
+  const uint v3502 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3504 = v1943 + v3502;
+  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3506 = v3504 < v1;
+  const bool v3507 = v3505 && v3506;
+  if (v3507) {
+    const float v3508 = v37.m[7][4].thread_elements()[0];
+    const bfloat v3509 = bfloat(v3508);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3510 = v3501 * v1;
+    const uint v3511 = v3510 + v3504;
+    out[v3511] = v3509;
+  }
+  const uint v3512 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3514 = v1940 + v3512;
+  const uint v3515 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3517 = v1943 + v3515;
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3519 = v3517 < v1;
+  const bool v3520 = v3518 && v3519;
+  if (v3520) {
+    const float v3521 = v37.m[7][4].thread_elements()[1];
+    const bfloat v3522 = bfloat(v3521);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3523 = v3514 * v1;
+    const uint v3524 = v3523 + v3517;
+    out[v3524] = v3522;
+  }
+  const uint v3525 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3527 = v1940 + v3525;
+  const uint v3528 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3530 = v1943 + v3528;
+  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3532 = v3530 < v1;
+  const bool v3533 = v3531 && v3532;
+  if (v3533) {
+    const float v3534 = v37.m[7][5].thread_elements()[0];
+    const bfloat v3535 = bfloat(v3534);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3536 = v3527 * v1;
+    const uint v3537 = v3536 + v3530;
+    out[v3537] = v3535;
+  }
+  const uint v3538 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3540 = v1940 + v3538;
+  const uint v3541 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3543 = v1943 + v3541;
+  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3545 = v3543 < v1;
+  const bool v3546 = v3544 && v3545;
+  if (v3546) {
+    const float v3547 = v37.m[7][5].thread_elements()[1];
+    const bfloat v3548 = bfloat(v3547);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3549 = v3540 * v1;
+    const uint v3550 = v3549 + v3543;
+    out[v3550] = v3548;
+  }
+  const uint v3551 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3553 = v1940 + v3551;
+  const uint v3554 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3556 = v1943 + v3554;
+  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3558 = v3556 < v1;
+  const bool v3559 = v3557 && v3558;
+  if (v3559) {
+    const float v3560 = v37.m[7][6].thread_elements()[0];
+    const bfloat v3561 = bfloat(v3560);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3562 = v3553 * v1;
+    const uint v3563 = v3562 + v3556;
+    out[v3563] = v3561;
+  }
+  const uint v3564 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3566 = v1940 + v3564;
+  const uint v3567 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3569 = v1943 + v3567;
+  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3571 = v3569 < v1;
+  const bool v3572 = v3570 && v3571;
+  if (v3572) {
+    const float v3573 = v37.m[7][6].thread_elements()[1];
+    const bfloat v3574 = bfloat(v3573);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3575 = v3566 * v1;
+    const uint v3576 = v3575 + v3569;
+    out[v3576] = v3574;
+  }
+  const uint v3577 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3579 = v1940 + v3577;
+  const uint v3580 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3582 = v1943 + v3580;
+  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3584 = v3582 < v1;
+  const bool v3585 = v3583 && v3584;
+  if (v3585) {
+    const float v3586 = v37.m[7][7].thread_elements()[0];
+    const bfloat v3587 = bfloat(v3586);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3588 = v3579 * v1;
+    const uint v3589 = v3588 + v3582;
+    out[v3589] = v3587;
+  }
+  const uint v3590 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3592 = v1940 + v3590;
+  const uint v3593 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3595 = v1943 + v3593;
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3597 = v3595 < v1;
+  const bool v3598 = v3596 && v3597;
+  if (v3598) {
+    const float v3599 = v37.m[7][7].thread_elements()[1];
+    const bfloat v3600 = bfloat(v3599);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3601 = v3592 * v1;
+    const uint v3602 = v3601 + v3595;
+    out[v3602] = v3600;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_affine_b8_g64_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -84,2205 +85,2218 @@ kernel void iron_gemm_affine_b8_g64_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:64
   const uint v1 = n;
   const uint v2 = k;
-  const uint v5 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v6 = v5 << 7u;
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v9 = v8 << 7u;
-  const uint v10 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v14 = v13 << 6u;
-  const uint v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v18 = v17 << 6u;
-  iron_frag<float, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, float(0.0f));
-  iron_frag<float, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, float(0.0f));
-  const uint v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == 0u;
-  if (v28) {
-    const uint v2722 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2725 = v2722 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2728 = v2722 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2729 = v2728 << 2u;
-    const uint v2730 = v6 + v2725;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2731 = v2730 < v0;
-    const uint v2736 = v2730 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2742 = v2725 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2747 = v2722 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2749 = v2747 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2752 = v2747 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2753 = v2752 << 2u;
-    const uint v2754 = v6 + v2749;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2755 = v2754 < v0;
-    const uint v2760 = v2754 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2766 = v2749 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2771 = v2722 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2773 = v2771 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2776 = v2771 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2777 = v2776 << 2u;
-    const uint v2778 = v6 + v2773;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2779 = v2778 < v0;
-    const uint v2784 = v2778 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2790 = v2773 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2795 = v2722 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2797 = v2795 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2800 = v2795 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2801 = v2800 << 2u;
-    const uint v2802 = v6 + v2797;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2803 = v2802 < v0;
-    const uint v2808 = v2802 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2814 = v2797 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2823 = v2722 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v2826 = v2722 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v2827 = v2826 << 3u;
-    const uint v2828 = v9 + v2823;  // kernels/gemm/quant_b.hpp:122
-    const bool v2829 = v2828 < v1;
-    const uint v2834 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v2838 = v1 - 1u;
-    const uint v2840 = min(v2828, v2838);
-    const uint v2844 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v2845 = v2840 * v2844;
-    const uint v2856 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v2857 = v2840 * v2856;
-    const uint v2964 = v2823 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3035 = v2747 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3038 = v2747 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v3039 = v3038 << 3u;
-    const uint v3040 = v9 + v3035;  // kernels/gemm/quant_b.hpp:122
-    const bool v3041 = v3040 < v1;
-    const uint v3052 = min(v3040, v2838);  // kernels/gemm/quant_b.hpp:123
-    const uint v3057 = v3052 * v2844;  // kernels/gemm/quant_b.hpp:35
-    const uint v3069 = v3052 * v2856;  // kernels/gemm/quant_b.hpp:38
-    const uint v3176 = v3035 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3250 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v3256 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v6 = iron_gid.y;
+  const uint v7 = v6 * v4;
+  const uint v8 = v7 + v5;
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v13 = v12 << 3u;
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v16 = v15 - v13;
+  const uint v17 = min(v16, 8u);
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v20 = v19 % v17;
+  const uint v21 = v13 + v20;
+  const uint v22 = v21 << 7u;
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v26 = v25 << 7u;
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v31 = v30 << 6u;
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v35 = v34 << 6u;
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, float(0.0f));
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, float(0.0f));
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == 0u;
+  if (v45) {
+    const uint v2739 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2742 = v2739 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2745 = v2739 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2746 = v2745 << 2u;
+    const uint v2747 = v22 + v2742;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2748 = v2747 < v0;
+    const uint v2753 = v2747 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2759 = v2742 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2764 = v2739 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2766 = v2764 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2769 = v2764 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2770 = v2769 << 2u;
+    const uint v2771 = v22 + v2766;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2772 = v2771 < v0;
+    const uint v2777 = v2771 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2783 = v2766 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2788 = v2739 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2790 = v2788 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2793 = v2788 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2794 = v2793 << 2u;
+    const uint v2795 = v22 + v2790;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2796 = v2795 < v0;
+    const uint v2801 = v2795 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2807 = v2790 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2812 = v2739 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2814 = v2812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2817 = v2812 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2818 = v2817 << 2u;
+    const uint v2819 = v22 + v2814;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2820 = v2819 < v0;
+    const uint v2825 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2831 = v2814 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2840 = v2739 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v2843 = v2739 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v2844 = v2843 << 3u;
+    const uint v2845 = v26 + v2840;  // kernels/gemm/quant_b.hpp:122
+    const bool v2846 = v2845 < v1;
+    const uint v2851 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2855 = v1 - 1u;
+    const uint v2857 = min(v2845, v2855);
+    const uint v2861 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v2862 = v2857 * v2861;
+    const uint v2873 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v2874 = v2857 * v2873;
+    const uint v2981 = v2840 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3052 = v2764 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v3055 = v2764 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3056 = v3055 << 3u;
+    const uint v3057 = v26 + v3052;  // kernels/gemm/quant_b.hpp:122
+    const bool v3058 = v3057 < v1;
+    const uint v3069 = min(v3057, v2855);  // kernels/gemm/quant_b.hpp:123
+    const uint v3074 = v3069 * v2861;  // kernels/gemm/quant_b.hpp:35
+    const uint v3086 = v3069 * v2873;  // kernels/gemm/quant_b.hpp:38
+    const uint v3193 = v3052 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3267 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v3273 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2714 = 0u; v2714 < v2; v2714 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2716 = v2714 >> 4u;
-      const uint v2718 = v2716 % 1u;
+    for (uint v2731 = 0u; v2731 < v2; v2731 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2733 = v2731 >> 4u;
+      const uint v2735 = v2733 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2720 = v2718 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2732 = v2714 + v2729;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2733 = v2732 < v2;
-      const bool v2734 = v2731 && v2733;
-      const uint v2738 = v2736 + v2714;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2739 = v2738 + v2729;
-      const uint v2740 = v2734 ? v2739 : 0u;
-      const uint v2743 = v2720 + v2742;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2744 = v2743 + v2729;
+      const uint v2737 = v2735 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2749 = v2731 + v2746;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2750 = v2749 < v2;
+      const bool v2751 = v2748 && v2750;
+      const uint v2755 = v2753 + v2731;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2756 = v2755 + v2746;
+      const uint v2757 = v2751 ? v2756 : 0u;
+      const uint v2760 = v2737 + v2759;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2761 = v2760 + v2746;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2744 + e] = v2734 ? x[v2740 + e] : float(0);
+        shm0[v2761 + e] = v2751 ? x[v2757 + e] : float(0);
       }
-      const uint v2756 = v2714 + v2753;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2757 = v2756 < v2;
-      const bool v2758 = v2755 && v2757;
-      const uint v2762 = v2760 + v2714;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2763 = v2762 + v2753;
-      const uint v2764 = v2758 ? v2763 : 0u;
-      const uint v2767 = v2720 + v2766;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2768 = v2767 + v2753;
+      const uint v2773 = v2731 + v2770;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2774 = v2773 < v2;
+      const bool v2775 = v2772 && v2774;
+      const uint v2779 = v2777 + v2731;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2780 = v2779 + v2770;
+      const uint v2781 = v2775 ? v2780 : 0u;
+      const uint v2784 = v2737 + v2783;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2785 = v2784 + v2770;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2768 + e] = v2758 ? x[v2764 + e] : float(0);
+        shm0[v2785 + e] = v2775 ? x[v2781 + e] : float(0);
       }
-      const uint v2780 = v2714 + v2777;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2781 = v2780 < v2;
-      const bool v2782 = v2779 && v2781;
-      const uint v2786 = v2784 + v2714;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2787 = v2786 + v2777;
-      const uint v2788 = v2782 ? v2787 : 0u;
-      const uint v2791 = v2720 + v2790;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2792 = v2791 + v2777;
+      const uint v2797 = v2731 + v2794;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2798 = v2797 < v2;
+      const bool v2799 = v2796 && v2798;
+      const uint v2803 = v2801 + v2731;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2804 = v2803 + v2794;
+      const uint v2805 = v2799 ? v2804 : 0u;
+      const uint v2808 = v2737 + v2807;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2809 = v2808 + v2794;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2792 + e] = v2782 ? x[v2788 + e] : float(0);
+        shm0[v2809 + e] = v2799 ? x[v2805 + e] : float(0);
       }
-      const uint v2804 = v2714 + v2801;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2805 = v2804 < v2;
-      const bool v2806 = v2803 && v2805;
-      const uint v2810 = v2808 + v2714;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2811 = v2810 + v2801;
-      const uint v2812 = v2806 ? v2811 : 0u;
-      const uint v2815 = v2720 + v2814;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2816 = v2815 + v2801;
+      const uint v2821 = v2731 + v2818;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2822 = v2821 < v2;
+      const bool v2823 = v2820 && v2822;
+      const uint v2827 = v2825 + v2731;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2828 = v2827 + v2818;
+      const uint v2829 = v2823 ? v2828 : 0u;
+      const uint v2832 = v2737 + v2831;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2833 = v2832 + v2818;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2816 + e] = v2806 ? x[v2812 + e] : float(0);
+        shm0[v2833 + e] = v2823 ? x[v2829 + e] : float(0);
       }
-      const uint v2830 = v2714 + v2827;  // kernels/gemm/quant_b.hpp:122
-      const bool v2831 = v2830 < v2;
-      const bool v2832 = v2829 && v2831;
-      const uint v2836 = min(v2830, v2834);  // kernels/gemm/quant_b.hpp:123
-      const uint v2842 = v2836 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v2846 = v2845 + v2842;
-      const uint v2849 = packed[v2846];  // kernels/gemm/quant_b.hpp:37
-      const uint v2851 = v2846 + 1u;
-      const uint v2852 = packed[v2851];
-      const uint v2854 = v2836 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v2858 = v2857 + v2854;
-      const float v2859 = scales[v2858];  // kernels/gemm/quant_b.hpp:39
-      const float v2861 = biases[v2858];  // kernels/gemm/quant_b.hpp:40
-      const uint v2867 = v2849 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2868 = v2867 & 255u;
-      const uint v2871 = v2868 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2872 = as_type<float>(v2871);
-      const float v2873 = v2872 - 8388608.0f;
-      const float v2874 = fma(v2873, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2879 = v2849 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2880 = v2879 & 255u;
-      const uint v2883 = v2880 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2884 = as_type<float>(v2883);
-      const float v2885 = v2884 - 8388608.0f;
-      const float v2886 = fma(v2885, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2891 = v2849 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2892 = v2891 & 255u;
-      const uint v2895 = v2892 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2896 = as_type<float>(v2895);
-      const float v2897 = v2896 - 8388608.0f;
-      const float v2898 = fma(v2897, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2903 = v2849 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2904 = v2903 & 255u;
-      const uint v2907 = v2904 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2908 = as_type<float>(v2907);
-      const float v2909 = v2908 - 8388608.0f;
-      const float v2910 = fma(v2909, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2915 = v2852 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2916 = v2915 & 255u;
-      const uint v2919 = v2916 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2920 = as_type<float>(v2919);
-      const float v2921 = v2920 - 8388608.0f;
-      const float v2922 = fma(v2921, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2927 = v2852 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2928 = v2927 & 255u;
-      const uint v2931 = v2928 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2932 = as_type<float>(v2931);
-      const float v2933 = v2932 - 8388608.0f;
-      const float v2934 = fma(v2933, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2939 = v2852 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2940 = v2939 & 255u;
-      const uint v2943 = v2940 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2944 = as_type<float>(v2943);
-      const float v2945 = v2944 - 8388608.0f;
-      const float v2946 = fma(v2945, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const uint v2951 = v2852 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2952 = v2951 & 255u;
-      const uint v2955 = v2952 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2956 = as_type<float>(v2955);
-      const float v2957 = v2956 - 8388608.0f;
-      const float v2958 = fma(v2957, v2859, v2861);  // kernels/gemm/quant_b.hpp:44
-      const float v2960 = v2832 ? v2874 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v2965 = v2720 + v2964;
-      const uint v2966 = v2965 + v2827;
-      shm1[v2966] = v2960;
-      const float v2969 = v2832 ? v2886 : 0.0f;
-      const uint v2976 = v2966 + 1u;
-      shm1[v2976] = v2969;
-      const float v2978 = v2832 ? v2898 : 0.0f;
-      const uint v2985 = v2966 + 2u;
-      shm1[v2985] = v2978;
-      const float v2987 = v2832 ? v2910 : 0.0f;
-      const uint v2994 = v2966 + 3u;
-      shm1[v2994] = v2987;
-      const float v2996 = v2832 ? v2922 : 0.0f;
-      const uint v3003 = v2966 + 4u;
-      shm1[v3003] = v2996;
-      const float v3005 = v2832 ? v2934 : 0.0f;
-      const uint v3012 = v2966 + 5u;
-      shm1[v3012] = v3005;
-      const float v3014 = v2832 ? v2946 : 0.0f;
-      const uint v3021 = v2966 + 6u;
-      shm1[v3021] = v3014;
-      const float v3023 = v2832 ? v2958 : 0.0f;
-      const uint v3030 = v2966 + 7u;
-      shm1[v3030] = v3023;
-      const uint v3042 = v2714 + v3039;  // kernels/gemm/quant_b.hpp:122
-      const bool v3043 = v3042 < v2;
-      const bool v3044 = v3041 && v3043;
-      const uint v3048 = min(v3042, v2834);  // kernels/gemm/quant_b.hpp:123
-      const uint v3054 = v3048 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3058 = v3057 + v3054;
-      const uint v3061 = packed[v3058];  // kernels/gemm/quant_b.hpp:37
-      const uint v3063 = v3058 + 1u;
-      const uint v3064 = packed[v3063];
-      const uint v3066 = v3048 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3070 = v3069 + v3066;
-      const float v3071 = scales[v3070];  // kernels/gemm/quant_b.hpp:39
-      const float v3073 = biases[v3070];  // kernels/gemm/quant_b.hpp:40
-      const uint v3079 = v3061 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3080 = v3079 & 255u;
-      const uint v3083 = v3080 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3084 = as_type<float>(v3083);
-      const float v3085 = v3084 - 8388608.0f;
-      const float v3086 = fma(v3085, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3091 = v3061 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3092 = v3091 & 255u;
-      const uint v3095 = v3092 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3096 = as_type<float>(v3095);
-      const float v3097 = v3096 - 8388608.0f;
-      const float v3098 = fma(v3097, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3103 = v3061 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3104 = v3103 & 255u;
-      const uint v3107 = v3104 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3108 = as_type<float>(v3107);
-      const float v3109 = v3108 - 8388608.0f;
-      const float v3110 = fma(v3109, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3115 = v3061 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3116 = v3115 & 255u;
-      const uint v3119 = v3116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3120 = as_type<float>(v3119);
-      const float v3121 = v3120 - 8388608.0f;
-      const float v3122 = fma(v3121, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3127 = v3064 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3128 = v3127 & 255u;
-      const uint v3131 = v3128 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3132 = as_type<float>(v3131);
-      const float v3133 = v3132 - 8388608.0f;
-      const float v3134 = fma(v3133, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3139 = v3064 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3140 = v3139 & 255u;
-      const uint v3143 = v3140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3144 = as_type<float>(v3143);
-      const float v3145 = v3144 - 8388608.0f;
-      const float v3146 = fma(v3145, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3151 = v3064 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3152 = v3151 & 255u;
-      const uint v3155 = v3152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3156 = as_type<float>(v3155);
-      const float v3157 = v3156 - 8388608.0f;
-      const float v3158 = fma(v3157, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const uint v3163 = v3064 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3164 = v3163 & 255u;
-      const uint v3167 = v3164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3168 = as_type<float>(v3167);
-      const float v3169 = v3168 - 8388608.0f;
-      const float v3170 = fma(v3169, v3071, v3073);  // kernels/gemm/quant_b.hpp:44
-      const float v3172 = v3044 ? v3086 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v3177 = v2720 + v3176;
-      const uint v3178 = v3177 + v3039;
-      shm1[v3178] = v3172;
-      const float v3181 = v3044 ? v3098 : 0.0f;
-      const uint v3188 = v3178 + 1u;
-      shm1[v3188] = v3181;
-      const float v3190 = v3044 ? v3110 : 0.0f;
-      const uint v3197 = v3178 + 2u;
-      shm1[v3197] = v3190;
-      const float v3199 = v3044 ? v3122 : 0.0f;
-      const uint v3206 = v3178 + 3u;
-      shm1[v3206] = v3199;
-      const float v3208 = v3044 ? v3134 : 0.0f;
-      const uint v3215 = v3178 + 4u;
-      shm1[v3215] = v3208;
-      const float v3217 = v3044 ? v3146 : 0.0f;
-      const uint v3224 = v3178 + 5u;
-      shm1[v3224] = v3217;
-      const float v3226 = v3044 ? v3158 : 0.0f;
-      const uint v3233 = v3178 + 6u;
-      shm1[v3233] = v3226;
-      const float v3235 = v3044 ? v3170 : 0.0f;
-      const uint v3242 = v3178 + 7u;
-      shm1[v3242] = v3235;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      const uint v2847 = v2731 + v2844;  // kernels/gemm/quant_b.hpp:122
+      const bool v2848 = v2847 < v2;
+      const bool v2849 = v2846 && v2848;
+      const uint v2853 = min(v2847, v2851);  // kernels/gemm/quant_b.hpp:123
+      const uint v2859 = v2853 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2863 = v2862 + v2859;
+      const uint v2866 = packed[v2863];  // kernels/gemm/quant_b.hpp:37
+      const uint v2868 = v2863 + 1u;
+      const uint v2869 = packed[v2868];
+      const uint v2871 = v2853 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2875 = v2874 + v2871;
+      const float v2876 = scales[v2875];  // kernels/gemm/quant_b.hpp:39
+      const float v2878 = biases[v2875];  // kernels/gemm/quant_b.hpp:40
+      const uint v2884 = v2866 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2885 = v2884 & 255u;
+      const uint v2888 = v2885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2889 = as_type<float>(v2888);
+      const float v2890 = v2889 - 8388608.0f;
+      const float v2891 = fma(v2890, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2896 = v2866 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2897 = v2896 & 255u;
+      const uint v2900 = v2897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2901 = as_type<float>(v2900);
+      const float v2902 = v2901 - 8388608.0f;
+      const float v2903 = fma(v2902, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2908 = v2866 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2909 = v2908 & 255u;
+      const uint v2912 = v2909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2913 = as_type<float>(v2912);
+      const float v2914 = v2913 - 8388608.0f;
+      const float v2915 = fma(v2914, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2920 = v2866 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2921 = v2920 & 255u;
+      const uint v2924 = v2921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2925 = as_type<float>(v2924);
+      const float v2926 = v2925 - 8388608.0f;
+      const float v2927 = fma(v2926, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2932 = v2869 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2933 = v2932 & 255u;
+      const uint v2936 = v2933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2937 = as_type<float>(v2936);
+      const float v2938 = v2937 - 8388608.0f;
+      const float v2939 = fma(v2938, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2944 = v2869 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2945 = v2944 & 255u;
+      const uint v2948 = v2945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2949 = as_type<float>(v2948);
+      const float v2950 = v2949 - 8388608.0f;
+      const float v2951 = fma(v2950, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2956 = v2869 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2957 = v2956 & 255u;
+      const uint v2960 = v2957 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2961 = as_type<float>(v2960);
+      const float v2962 = v2961 - 8388608.0f;
+      const float v2963 = fma(v2962, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const uint v2968 = v2869 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2969 = v2968 & 255u;
+      const uint v2972 = v2969 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2973 = as_type<float>(v2972);
+      const float v2974 = v2973 - 8388608.0f;
+      const float v2975 = fma(v2974, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
+      const float v2977 = v2849 ? v2891 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v2982 = v2737 + v2981;
+      const uint v2983 = v2982 + v2844;
+      shm1[v2983] = v2977;
+      const float v2986 = v2849 ? v2903 : 0.0f;
+      const uint v2993 = v2983 + 1u;
+      shm1[v2993] = v2986;
+      const float v2995 = v2849 ? v2915 : 0.0f;
+      const uint v3002 = v2983 + 2u;
+      shm1[v3002] = v2995;
+      const float v3004 = v2849 ? v2927 : 0.0f;
+      const uint v3011 = v2983 + 3u;
+      shm1[v3011] = v3004;
+      const float v3013 = v2849 ? v2939 : 0.0f;
+      const uint v3020 = v2983 + 4u;
+      shm1[v3020] = v3013;
+      const float v3022 = v2849 ? v2951 : 0.0f;
+      const uint v3029 = v2983 + 5u;
+      shm1[v3029] = v3022;
+      const float v3031 = v2849 ? v2963 : 0.0f;
+      const uint v3038 = v2983 + 6u;
+      shm1[v3038] = v3031;
+      const float v3040 = v2849 ? v2975 : 0.0f;
+      const uint v3047 = v2983 + 7u;
+      shm1[v3047] = v3040;
+      const uint v3059 = v2731 + v3056;  // kernels/gemm/quant_b.hpp:122
+      const bool v3060 = v3059 < v2;
+      const bool v3061 = v3058 && v3060;
+      const uint v3065 = min(v3059, v2851);  // kernels/gemm/quant_b.hpp:123
+      const uint v3071 = v3065 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3075 = v3074 + v3071;
+      const uint v3078 = packed[v3075];  // kernels/gemm/quant_b.hpp:37
+      const uint v3080 = v3075 + 1u;
+      const uint v3081 = packed[v3080];
+      const uint v3083 = v3065 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3087 = v3086 + v3083;
+      const float v3088 = scales[v3087];  // kernels/gemm/quant_b.hpp:39
+      const float v3090 = biases[v3087];  // kernels/gemm/quant_b.hpp:40
+      const uint v3096 = v3078 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3097 = v3096 & 255u;
+      const uint v3100 = v3097 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3101 = as_type<float>(v3100);
+      const float v3102 = v3101 - 8388608.0f;
+      const float v3103 = fma(v3102, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3108 = v3078 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3109 = v3108 & 255u;
+      const uint v3112 = v3109 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3113 = as_type<float>(v3112);
+      const float v3114 = v3113 - 8388608.0f;
+      const float v3115 = fma(v3114, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3120 = v3078 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3121 = v3120 & 255u;
+      const uint v3124 = v3121 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3125 = as_type<float>(v3124);
+      const float v3126 = v3125 - 8388608.0f;
+      const float v3127 = fma(v3126, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3132 = v3078 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3133 = v3132 & 255u;
+      const uint v3136 = v3133 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3137 = as_type<float>(v3136);
+      const float v3138 = v3137 - 8388608.0f;
+      const float v3139 = fma(v3138, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3144 = v3081 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3145 = v3144 & 255u;
+      const uint v3148 = v3145 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3149 = as_type<float>(v3148);
+      const float v3150 = v3149 - 8388608.0f;
+      const float v3151 = fma(v3150, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3156 = v3081 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3157 = v3156 & 255u;
+      const uint v3160 = v3157 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3161 = as_type<float>(v3160);
+      const float v3162 = v3161 - 8388608.0f;
+      const float v3163 = fma(v3162, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3168 = v3081 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3169 = v3168 & 255u;
+      const uint v3172 = v3169 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3173 = as_type<float>(v3172);
+      const float v3174 = v3173 - 8388608.0f;
+      const float v3175 = fma(v3174, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const uint v3180 = v3081 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3181 = v3180 & 255u;
+      const uint v3184 = v3181 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3185 = as_type<float>(v3184);
+      const float v3186 = v3185 - 8388608.0f;
+      const float v3187 = fma(v3186, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
+      const float v3189 = v3061 ? v3103 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v3194 = v2737 + v3193;
+      const uint v3195 = v3194 + v3056;
+      shm1[v3195] = v3189;
+      const float v3198 = v3061 ? v3115 : 0.0f;
+      const uint v3205 = v3195 + 1u;
+      shm1[v3205] = v3198;
+      const float v3207 = v3061 ? v3127 : 0.0f;
+      const uint v3214 = v3195 + 2u;
+      shm1[v3214] = v3207;
+      const float v3216 = v3061 ? v3139 : 0.0f;
+      const uint v3223 = v3195 + 3u;
+      shm1[v3223] = v3216;
+      const float v3225 = v3061 ? v3151 : 0.0f;
+      const uint v3232 = v3195 + 4u;
+      shm1[v3232] = v3225;
+      const float v3234 = v3061 ? v3163 : 0.0f;
+      const uint v3241 = v3195 + 5u;
+      shm1[v3241] = v3234;
+      const float v3243 = v3061 ? v3175 : 0.0f;
+      const uint v3250 = v3195 + 6u;
+      shm1[v3250] = v3243;
+      const float v3252 = v3061 ? v3187 : 0.0f;
+      const uint v3259 = v3195 + 7u;
+      shm1[v3259] = v3252;
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3251 = v2720 + v3250;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v3251), long(20u));
-      const uint v3257 = v2720 + v3256;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v3257), long(20u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v3268 = v2737 + v3267;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v3268), long(20u));
+      const uint v3274 = v2737 + v3273;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v3274), long(20u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v585 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v586 = iron_tid.x;
-    const uint v616 = v586 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v619 = v586 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v620 = v619 << 3u;
-    const uint v621 = v9 + v616;  // kernels/gemm/quant_b.hpp:122
-    const bool v622 = v621 < v1;
-    const uint v627 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v631 = v1 - 1u;
-    const uint v633 = min(v621, v631);
-    const uint v637 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v638 = v633 * v637;
-    const uint v649 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v650 = v633 * v649;
-    const uint v757 = v616 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v759 = v757 + v620;
-    const uint v769 = v759 + 1u;
-    const uint v778 = v759 + 2u;
-    const uint v787 = v759 + 3u;
-    const uint v796 = v759 + 4u;
-    const uint v805 = v759 + 5u;
-    const uint v814 = v759 + 6u;
-    const uint v823 = v759 + 7u;
-    const uint v826 = v586 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v828 = v826 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v831 = v826 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v832 = v831 << 3u;
-    const uint v833 = v9 + v828;  // kernels/gemm/quant_b.hpp:122
-    const bool v834 = v833 < v1;
-    const uint v845 = min(v833, v631);  // kernels/gemm/quant_b.hpp:123
-    const uint v850 = v845 * v637;  // kernels/gemm/quant_b.hpp:35
-    const uint v862 = v845 * v649;  // kernels/gemm/quant_b.hpp:38
-    const uint v969 = v828 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v971 = v969 + v832;
-    const uint v981 = v971 + 1u;
-    const uint v990 = v971 + 2u;
-    const uint v999 = v971 + 3u;
-    const uint v1008 = v971 + 4u;
-    const uint v1017 = v971 + 5u;
-    const uint v1026 = v971 + 6u;
-    const uint v1035 = v971 + 7u;
-    const uint v1041 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1047 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v602 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v603 = iron_tid.x;
+    const uint v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v637 = v636 << 3u;
+    const uint v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:122
+    const bool v639 = v638 < v1;
+    const uint v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v648 = v1 - 1u;
+    const uint v650 = min(v638, v648);
+    const uint v654 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v655 = v650 * v654;
+    const uint v666 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v667 = v650 * v666;
+    const uint v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v776 = v774 + v637;
+    const uint v786 = v776 + 1u;
+    const uint v795 = v776 + 2u;
+    const uint v804 = v776 + 3u;
+    const uint v813 = v776 + 4u;
+    const uint v822 = v776 + 5u;
+    const uint v831 = v776 + 6u;
+    const uint v840 = v776 + 7u;
+    const uint v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const uint v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v849 = v848 << 3u;
+    const uint v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:122
+    const bool v851 = v850 < v1;
+    const uint v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:123
+    const uint v867 = v862 * v654;  // kernels/gemm/quant_b.hpp:35
+    const uint v879 = v862 * v666;  // kernels/gemm/quant_b.hpp:38
+    const uint v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v988 = v986 + v849;
+    const uint v998 = v988 + 1u;
+    const uint v1007 = v988 + 2u;
+    const uint v1016 = v988 + 3u;
+    const uint v1025 = v988 + 4u;
+    const uint v1034 = v988 + 5u;
+    const uint v1043 = v988 + 6u;
+    const uint v1052 = v988 + 7u;
+    const uint v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v584 = 0u; v584 < v2; v584 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v588 = v586; v588 < 2048u; v588 += v585) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v590 = v588 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v592 = v588 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v593 = v6 + v590;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v594 = v593 < v0;
-        const uint v595 = v584 + v592;
-        const bool v596 = v595 < v2;
-        const bool v597 = v594 && v596;
-        if (v597) {
-          const uint v599 = v593 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v601 = v599 + v584;
-          const uint v602 = v601 + v592;
-          const float v603 = x[v602];
-          const uint v605 = v590 * 20u;
-          const uint v606 = v605 + v592;
-          shm0[v606] = v603;
+    for (uint v601 = 0u; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v611 = v610 < v0;
+        const uint v612 = v601 + v609;
+        const bool v613 = v612 < v2;
+        const bool v614 = v611 && v613;
+        if (v614) {
+          const uint v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v618 = v616 + v601;
+          const uint v619 = v618 + v609;
+          const float v620 = x[v619];
+          const uint v622 = v607 * 20u;
+          const uint v623 = v622 + v609;
+          shm0[v623] = v620;
         } else {
-          const uint v608 = v590 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v609 = v608 + v592;
-          shm0[v609] = 0.0f;
+          const uint v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v626 = v625 + v609;
+          shm0[v626] = 0.0f;
         }
       }
-      const uint v623 = v584 + v620;  // kernels/gemm/quant_b.hpp:122
-      const bool v624 = v623 < v2;
-      const bool v625 = v622 && v624;
-      const uint v629 = min(v623, v627);  // kernels/gemm/quant_b.hpp:123
-      const uint v635 = v629 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v639 = v638 + v635;
-      const uint v642 = packed[v639];  // kernels/gemm/quant_b.hpp:37
-      const uint v644 = v639 + 1u;
-      const uint v645 = packed[v644];
-      const uint v647 = v629 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v651 = v650 + v647;
-      const float v652 = scales[v651];  // kernels/gemm/quant_b.hpp:39
-      const float v654 = biases[v651];  // kernels/gemm/quant_b.hpp:40
-      const uint v660 = v642 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v661 = v660 & 255u;
-      const uint v664 = v661 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v665 = as_type<float>(v664);
-      const float v666 = v665 - 8388608.0f;
-      const float v667 = fma(v666, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v672 = v642 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v673 = v672 & 255u;
-      const uint v676 = v673 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v677 = as_type<float>(v676);
-      const float v678 = v677 - 8388608.0f;
-      const float v679 = fma(v678, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v684 = v642 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v685 = v684 & 255u;
-      const uint v688 = v685 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v689 = as_type<float>(v688);
-      const float v690 = v689 - 8388608.0f;
-      const float v691 = fma(v690, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v696 = v642 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v697 = v696 & 255u;
-      const uint v700 = v697 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v701 = as_type<float>(v700);
-      const float v702 = v701 - 8388608.0f;
-      const float v703 = fma(v702, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v708 = v645 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v709 = v708 & 255u;
-      const uint v712 = v709 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v713 = as_type<float>(v712);
-      const float v714 = v713 - 8388608.0f;
-      const float v715 = fma(v714, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v720 = v645 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v721 = v720 & 255u;
-      const uint v724 = v721 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v725 = as_type<float>(v724);
-      const float v726 = v725 - 8388608.0f;
-      const float v727 = fma(v726, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v732 = v645 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v733 = v732 & 255u;
-      const uint v736 = v733 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v737 = as_type<float>(v736);
-      const float v738 = v737 - 8388608.0f;
-      const float v739 = fma(v738, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const uint v744 = v645 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v745 = v744 & 255u;
-      const uint v748 = v745 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v749 = as_type<float>(v748);
-      const float v750 = v749 - 8388608.0f;
-      const float v751 = fma(v750, v652, v654);  // kernels/gemm/quant_b.hpp:44
-      const float v753 = v625 ? v667 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v759] = v753;
-      const float v762 = v625 ? v679 : 0.0f;
-      shm1[v769] = v762;
-      const float v771 = v625 ? v691 : 0.0f;
-      shm1[v778] = v771;
-      const float v780 = v625 ? v703 : 0.0f;
-      shm1[v787] = v780;
-      const float v789 = v625 ? v715 : 0.0f;
-      shm1[v796] = v789;
-      const float v798 = v625 ? v727 : 0.0f;
-      shm1[v805] = v798;
-      const float v807 = v625 ? v739 : 0.0f;
-      shm1[v814] = v807;
-      const float v816 = v625 ? v751 : 0.0f;
-      shm1[v823] = v816;
-      const uint v835 = v584 + v832;  // kernels/gemm/quant_b.hpp:122
-      const bool v836 = v835 < v2;
-      const bool v837 = v834 && v836;
-      const uint v841 = min(v835, v627);  // kernels/gemm/quant_b.hpp:123
-      const uint v847 = v841 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v851 = v850 + v847;
-      const uint v854 = packed[v851];  // kernels/gemm/quant_b.hpp:37
-      const uint v856 = v851 + 1u;
-      const uint v857 = packed[v856];
-      const uint v859 = v841 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v863 = v862 + v859;
-      const float v864 = scales[v863];  // kernels/gemm/quant_b.hpp:39
-      const float v866 = biases[v863];  // kernels/gemm/quant_b.hpp:40
-      const uint v872 = v854 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v873 = v872 & 255u;
-      const uint v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v877 = as_type<float>(v876);
-      const float v878 = v877 - 8388608.0f;
-      const float v879 = fma(v878, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v884 = v854 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v885 = v884 & 255u;
-      const uint v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v889 = as_type<float>(v888);
-      const float v890 = v889 - 8388608.0f;
-      const float v891 = fma(v890, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v896 = v854 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v897 = v896 & 255u;
-      const uint v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v901 = as_type<float>(v900);
-      const float v902 = v901 - 8388608.0f;
-      const float v903 = fma(v902, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v908 = v854 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v909 = v908 & 255u;
-      const uint v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v913 = as_type<float>(v912);
-      const float v914 = v913 - 8388608.0f;
-      const float v915 = fma(v914, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v920 = v857 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v921 = v920 & 255u;
-      const uint v924 = v921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v925 = as_type<float>(v924);
-      const float v926 = v925 - 8388608.0f;
-      const float v927 = fma(v926, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v932 = v857 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v933 = v932 & 255u;
-      const uint v936 = v933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v937 = as_type<float>(v936);
-      const float v938 = v937 - 8388608.0f;
-      const float v939 = fma(v938, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v944 = v857 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v945 = v944 & 255u;
-      const uint v948 = v945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v949 = as_type<float>(v948);
-      const float v950 = v949 - 8388608.0f;
-      const float v951 = fma(v950, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const uint v956 = v857 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v957 = v956 & 255u;
-      const uint v960 = v957 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v961 = as_type<float>(v960);
-      const float v962 = v961 - 8388608.0f;
-      const float v963 = fma(v962, v864, v866);  // kernels/gemm/quant_b.hpp:44
-      const float v965 = v837 ? v879 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v971] = v965;
-      const float v974 = v837 ? v891 : 0.0f;
-      shm1[v981] = v974;
-      const float v983 = v837 ? v903 : 0.0f;
-      shm1[v990] = v983;
-      const float v992 = v837 ? v915 : 0.0f;
-      shm1[v999] = v992;
-      const float v1001 = v837 ? v927 : 0.0f;
-      shm1[v1008] = v1001;
-      const float v1010 = v837 ? v939 : 0.0f;
-      shm1[v1017] = v1010;
-      const float v1019 = v837 ? v951 : 0.0f;
-      shm1[v1026] = v1019;
-      const float v1028 = v837 ? v963 : 0.0f;
-      shm1[v1035] = v1028;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v22, shm0, long(v1041), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1047), long(20u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      const uint v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:122
+      const bool v641 = v640 < v2;
+      const bool v642 = v639 && v641;
+      const uint v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:123
+      const uint v652 = v646 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v656 = v655 + v652;
+      const uint v659 = packed[v656];  // kernels/gemm/quant_b.hpp:37
+      const uint v661 = v656 + 1u;
+      const uint v662 = packed[v661];
+      const uint v664 = v646 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v668 = v667 + v664;
+      const float v669 = scales[v668];  // kernels/gemm/quant_b.hpp:39
+      const float v671 = biases[v668];  // kernels/gemm/quant_b.hpp:40
+      const uint v677 = v659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v678 = v677 & 255u;
+      const uint v681 = v678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v682 = as_type<float>(v681);
+      const float v683 = v682 - 8388608.0f;
+      const float v684 = fma(v683, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v689 = v659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v690 = v689 & 255u;
+      const uint v693 = v690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v694 = as_type<float>(v693);
+      const float v695 = v694 - 8388608.0f;
+      const float v696 = fma(v695, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v701 = v659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v702 = v701 & 255u;
+      const uint v705 = v702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v706 = as_type<float>(v705);
+      const float v707 = v706 - 8388608.0f;
+      const float v708 = fma(v707, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v713 = v659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v714 = v713 & 255u;
+      const uint v717 = v714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v718 = as_type<float>(v717);
+      const float v719 = v718 - 8388608.0f;
+      const float v720 = fma(v719, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v725 = v662 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v726 = v725 & 255u;
+      const uint v729 = v726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v730 = as_type<float>(v729);
+      const float v731 = v730 - 8388608.0f;
+      const float v732 = fma(v731, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v737 = v662 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v738 = v737 & 255u;
+      const uint v741 = v738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v742 = as_type<float>(v741);
+      const float v743 = v742 - 8388608.0f;
+      const float v744 = fma(v743, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v749 = v662 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v750 = v749 & 255u;
+      const uint v753 = v750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v754 = as_type<float>(v753);
+      const float v755 = v754 - 8388608.0f;
+      const float v756 = fma(v755, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const uint v761 = v662 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v762 = v761 & 255u;
+      const uint v765 = v762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v766 = as_type<float>(v765);
+      const float v767 = v766 - 8388608.0f;
+      const float v768 = fma(v767, v669, v671);  // kernels/gemm/quant_b.hpp:44
+      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v776] = v770;
+      const float v779 = v642 ? v696 : 0.0f;
+      shm1[v786] = v779;
+      const float v788 = v642 ? v708 : 0.0f;
+      shm1[v795] = v788;
+      const float v797 = v642 ? v720 : 0.0f;
+      shm1[v804] = v797;
+      const float v806 = v642 ? v732 : 0.0f;
+      shm1[v813] = v806;
+      const float v815 = v642 ? v744 : 0.0f;
+      shm1[v822] = v815;
+      const float v824 = v642 ? v756 : 0.0f;
+      shm1[v831] = v824;
+      const float v833 = v642 ? v768 : 0.0f;
+      shm1[v840] = v833;
+      const uint v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:122
+      const bool v853 = v852 < v2;
+      const bool v854 = v851 && v853;
+      const uint v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:123
+      const uint v864 = v858 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v868 = v867 + v864;
+      const uint v871 = packed[v868];  // kernels/gemm/quant_b.hpp:37
+      const uint v873 = v868 + 1u;
+      const uint v874 = packed[v873];
+      const uint v876 = v858 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v880 = v879 + v876;
+      const float v881 = scales[v880];  // kernels/gemm/quant_b.hpp:39
+      const float v883 = biases[v880];  // kernels/gemm/quant_b.hpp:40
+      const uint v889 = v871 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v890 = v889 & 255u;
+      const uint v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v894 = as_type<float>(v893);
+      const float v895 = v894 - 8388608.0f;
+      const float v896 = fma(v895, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v901 = v871 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v902 = v901 & 255u;
+      const uint v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v906 = as_type<float>(v905);
+      const float v907 = v906 - 8388608.0f;
+      const float v908 = fma(v907, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v913 = v871 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v914 = v913 & 255u;
+      const uint v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v918 = as_type<float>(v917);
+      const float v919 = v918 - 8388608.0f;
+      const float v920 = fma(v919, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v925 = v871 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v926 = v925 & 255u;
+      const uint v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v930 = as_type<float>(v929);
+      const float v931 = v930 - 8388608.0f;
+      const float v932 = fma(v931, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v937 = v874 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v938 = v937 & 255u;
+      const uint v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v942 = as_type<float>(v941);
+      const float v943 = v942 - 8388608.0f;
+      const float v944 = fma(v943, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v949 = v874 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v950 = v949 & 255u;
+      const uint v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v954 = as_type<float>(v953);
+      const float v955 = v954 - 8388608.0f;
+      const float v956 = fma(v955, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v961 = v874 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v962 = v961 & 255u;
+      const uint v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v966 = as_type<float>(v965);
+      const float v967 = v966 - 8388608.0f;
+      const float v968 = fma(v967, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const uint v973 = v874 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v974 = v973 & 255u;
+      const uint v977 = v974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v978 = as_type<float>(v977);
+      const float v979 = v978 - 8388608.0f;
+      const float v980 = fma(v979, v881, v883);  // kernels/gemm/quant_b.hpp:44
+      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v988] = v982;
+      const float v991 = v854 ? v908 : 0.0f;
+      shm1[v998] = v991;
+      const float v1000 = v854 ? v920 : 0.0f;
+      shm1[v1007] = v1000;
+      const float v1009 = v854 ? v932 : 0.0f;
+      shm1[v1016] = v1009;
+      const float v1018 = v854 ? v944 : 0.0f;
+      shm1[v1025] = v1018;
+      const float v1027 = v854 ? v956 : 0.0f;
+      shm1[v1034] = v1027;
+      const float v1036 = v854 ? v968 : 0.0f;
+      shm1[v1043] = v1036;
+      const float v1045 = v854 ? v980 : 0.0f;
+      shm1[v1052] = v1045;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v39, shm0, long(v1058), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1064), long(20u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v1050 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1051 = v6 + v14;
-  const uint v1052 = v1051 + v1050;
-  const uint v1053 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1054 = v9 + v18;
-  const uint v1055 = v1054 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1057 = v1055 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v20.m[0][0].thread_elements()[0];
-    const uint v1061 = v1052 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1062 = v1061 + v1055;
-    out[v1062] = v1059;
-  }
-  const uint v1063 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1065 = v1051 + v1063;
-  const uint v1066 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1068 = v1054 + v1066;
-  const bool v1069 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1070 = v1068 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v20.m[0][0].thread_elements()[1];
-    const uint v1074 = v1065 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1075 = v1074 + v1068;
-    out[v1075] = v1072;
-  }
-  const uint v1076 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1078 = v1051 + v1076;
-  const uint v1079 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1081 = v1054 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v20.m[0][1].thread_elements()[0];
-    const uint v1087 = v1078 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1088 = v1087 + v1081;
-    out[v1088] = v1085;
-  }
-  const uint v1089 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1091 = v1051 + v1089;
-  const uint v1092 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1094 = v1054 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1096 = v1094 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v20.m[0][1].thread_elements()[1];
-    const uint v1100 = v1091 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1101 = v1100 + v1094;
-    out[v1101] = v1098;
-  }
-  const uint v1102 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1104 = v1051 + v1102;
-  const uint v1105 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1107 = v1054 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1109 = v1107 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v20.m[0][2].thread_elements()[0];
-    const uint v1113 = v1104 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1114 = v1113 + v1107;
-    out[v1114] = v1111;
-  }
-  const uint v1115 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1117 = v1051 + v1115;
-  const uint v1118 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1120 = v1054 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1122 = v1120 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v20.m[0][2].thread_elements()[1];
-    const uint v1126 = v1117 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1127 = v1126 + v1120;
-    out[v1127] = v1124;
-  }
-  const uint v1128 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1130 = v1051 + v1128;
-  const uint v1131 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1133 = v1054 + v1131;
-  const bool v1134 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1135 = v1133 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v20.m[0][3].thread_elements()[0];
-    const uint v1139 = v1130 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1140 = v1139 + v1133;
-    out[v1140] = v1137;
-  }
-  const uint v1141 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1143 = v1051 + v1141;
-  const uint v1144 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1146 = v1054 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v20.m[0][3].thread_elements()[1];
-    const uint v1152 = v1143 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1153 = v1152 + v1146;
-    out[v1153] = v1150;
-  }
-  const uint v1154 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1156 = v1051 + v1154;
-  const uint v1157 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1159 = v1054 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v20.m[0][4].thread_elements()[0];
-    const uint v1165 = v1156 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1166 = v1165 + v1159;
-    out[v1166] = v1163;
-  }
-  const uint v1167 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1169 = v1051 + v1167;
-  const uint v1170 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1172 = v1054 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1174 = v1172 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v20.m[0][4].thread_elements()[1];
-    const uint v1178 = v1169 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1179 = v1178 + v1172;
-    out[v1179] = v1176;
-  }
-  const uint v1180 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1182 = v1051 + v1180;
-  const uint v1183 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1185 = v1054 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1187 = v1185 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v20.m[0][5].thread_elements()[0];
-    const uint v1191 = v1182 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1192 = v1191 + v1185;
-    out[v1192] = v1189;
-  }
-  const uint v1193 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1195 = v1051 + v1193;
-  const uint v1196 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1198 = v1054 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v20.m[0][5].thread_elements()[1];
-    const uint v1204 = v1195 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1205 = v1204 + v1198;
-    out[v1205] = v1202;
-  }
-  const uint v1206 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1208 = v1051 + v1206;
-  const uint v1209 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1211 = v1054 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v20.m[0][6].thread_elements()[0];
-    const uint v1217 = v1208 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1218 = v1217 + v1211;
-    out[v1218] = v1215;
-  }
-  const uint v1219 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1221 = v1051 + v1219;
-  const uint v1222 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1224 = v1054 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1226 = v1224 < v1;
-  const bool v1227 = v1225 && v1226;
-  if (v1227) {
-    const float v1228 = v20.m[0][6].thread_elements()[1];
-    const uint v1230 = v1221 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1231 = v1230 + v1224;
-    out[v1231] = v1228;
-  }
-  const uint v1232 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1234 = v1051 + v1232;
-  const uint v1235 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1237 = v1054 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1239 = v1237 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v20.m[0][7].thread_elements()[0];
-    const uint v1243 = v1234 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1244 = v1243 + v1237;
-    out[v1244] = v1241;
-  }
-  const uint v1245 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1247 = v1051 + v1245;
-  const uint v1248 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1250 = v1054 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v20.m[0][7].thread_elements()[1];
-    const uint v1256 = v1247 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1257 = v1256 + v1250;
-    out[v1257] = v1254;
-  }
-  const uint v1258 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1260 = v1051 + v1258;
-  const uint v1261 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1263 = v1054 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v20.m[1][0].thread_elements()[0];
-    const uint v1269 = v1260 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1270 = v1269 + v1263;
-    out[v1270] = v1267;
-  }
-  const uint v1271 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1273 = v1051 + v1271;
-  const uint v1274 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1276 = v1054 + v1274;
-  const bool v1277 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1278 = v1276 < v1;
-  const bool v1279 = v1277 && v1278;
-  if (v1279) {
-    const float v1280 = v20.m[1][0].thread_elements()[1];
-    const uint v1282 = v1273 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1283 = v1282 + v1276;
-    out[v1283] = v1280;
-  }
-  const uint v1284 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1286 = v1051 + v1284;
-  const uint v1287 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1289 = v1054 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v20.m[1][1].thread_elements()[0];
-    const uint v1295 = v1286 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1296 = v1295 + v1289;
-    out[v1296] = v1293;
-  }
-  const uint v1297 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1299 = v1051 + v1297;
-  const uint v1300 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1302 = v1054 + v1300;
-  const bool v1303 = v1299 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1304 = v1302 < v1;
-  const bool v1305 = v1303 && v1304;
-  if (v1305) {
-    const float v1306 = v20.m[1][1].thread_elements()[1];
-    const uint v1308 = v1299 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1309 = v1308 + v1302;
-    out[v1309] = v1306;
-  }
-  const uint v1310 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1312 = v1051 + v1310;
-  const uint v1313 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1315 = v1054 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1317 = v1315 < v1;
-  const bool v1318 = v1316 && v1317;
-  if (v1318) {
-    const float v1319 = v20.m[1][2].thread_elements()[0];
-    const uint v1321 = v1312 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1322 = v1321 + v1315;
-    out[v1322] = v1319;
-  }
-  const uint v1323 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1325 = v1051 + v1323;
-  const uint v1326 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1328 = v1054 + v1326;
-  const bool v1329 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1330 = v1328 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v20.m[1][2].thread_elements()[1];
-    const uint v1334 = v1325 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1335 = v1334 + v1328;
-    out[v1335] = v1332;
-  }
-  const uint v1336 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1338 = v1051 + v1336;
-  const uint v1339 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1341 = v1054 + v1339;
-  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1343 = v1341 < v1;
-  const bool v1344 = v1342 && v1343;
-  if (v1344) {
-    const float v1345 = v20.m[1][3].thread_elements()[0];
-    const uint v1347 = v1338 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1348 = v1347 + v1341;
-    out[v1348] = v1345;
-  }
-  const uint v1349 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1351 = v1051 + v1349;
-  const uint v1352 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1354 = v1054 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v20.m[1][3].thread_elements()[1];
-    const uint v1360 = v1351 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1361 = v1360 + v1354;
-    out[v1361] = v1358;
-  }
-  const uint v1362 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1364 = v1051 + v1362;
-  const uint v1365 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1367 = v1054 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1369 = v1367 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v20.m[1][4].thread_elements()[0];
-    const uint v1373 = v1364 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1374 = v1373 + v1367;
-    out[v1374] = v1371;
-  }
-  const uint v1375 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1377 = v1051 + v1375;
-  const uint v1378 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1380 = v1054 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1382 = v1380 < v1;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v20.m[1][4].thread_elements()[1];
-    const uint v1386 = v1377 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1387 = v1386 + v1380;
-    out[v1387] = v1384;
-  }
-  const uint v1388 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1390 = v1051 + v1388;
-  const uint v1391 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1393 = v1054 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1395 = v1393 < v1;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v20.m[1][5].thread_elements()[0];
-    const uint v1399 = v1390 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1400 = v1399 + v1393;
-    out[v1400] = v1397;
-  }
-  const uint v1401 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1403 = v1051 + v1401;
-  const uint v1404 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1406 = v1054 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1408 = v1406 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v20.m[1][5].thread_elements()[1];
-    const uint v1412 = v1403 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1413 = v1412 + v1406;
-    out[v1413] = v1410;
-  }
-  const uint v1414 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1416 = v1051 + v1414;
-  const uint v1417 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1419 = v1054 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v20.m[1][6].thread_elements()[0];
-    const uint v1425 = v1416 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1426 = v1425 + v1419;
-    out[v1426] = v1423;
-  }
-  const uint v1427 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1429 = v1051 + v1427;
-  const uint v1430 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1432 = v1054 + v1430;
-  const bool v1433 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1434 = v1432 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v20.m[1][6].thread_elements()[1];
-    const uint v1438 = v1429 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1439 = v1438 + v1432;
-    out[v1439] = v1436;
-  }
-  const uint v1440 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1442 = v1051 + v1440;
-  const uint v1443 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1445 = v1054 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v20.m[1][7].thread_elements()[0];
-    const uint v1451 = v1442 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1452 = v1451 + v1445;
-    out[v1452] = v1449;
-  }
-  const uint v1453 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1455 = v1051 + v1453;
-  const uint v1456 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1458 = v1054 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v20.m[1][7].thread_elements()[1];
-    const uint v1464 = v1455 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1465 = v1464 + v1458;
-    out[v1465] = v1462;
-  }
-  const uint v1466 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1468 = v1051 + v1466;
-  const uint v1469 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1471 = v1054 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v20.m[2][0].thread_elements()[0];
-    const uint v1477 = v1468 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1478 = v1477 + v1471;
-    out[v1478] = v1475;
-  }
-  const uint v1479 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1481 = v1051 + v1479;
-  const uint v1482 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1484 = v1054 + v1482;
-  const bool v1485 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1486 = v1484 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v20.m[2][0].thread_elements()[1];
-    const uint v1490 = v1481 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1491 = v1490 + v1484;
-    out[v1491] = v1488;
-  }
-  const uint v1492 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1494 = v1051 + v1492;
-  const uint v1495 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1497 = v1054 + v1495;
-  const bool v1498 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1499 = v1497 < v1;
-  const bool v1500 = v1498 && v1499;
-  if (v1500) {
-    const float v1501 = v20.m[2][1].thread_elements()[0];
-    const uint v1503 = v1494 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1504 = v1503 + v1497;
-    out[v1504] = v1501;
-  }
-  const uint v1505 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1507 = v1051 + v1505;
-  const uint v1508 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1510 = v1054 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1512 = v1510 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v20.m[2][1].thread_elements()[1];
-    const uint v1516 = v1507 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1517 = v1516 + v1510;
-    out[v1517] = v1514;
-  }
-  const uint v1518 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1520 = v1051 + v1518;
-  const uint v1521 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1523 = v1054 + v1521;
-  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1525 = v1523 < v1;
-  const bool v1526 = v1524 && v1525;
-  if (v1526) {
-    const float v1527 = v20.m[2][2].thread_elements()[0];
-    const uint v1529 = v1520 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1530 = v1529 + v1523;
-    out[v1530] = v1527;
-  }
-  const uint v1531 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1533 = v1051 + v1531;
-  const uint v1534 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1536 = v1054 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1538 = v1536 < v1;
-  const bool v1539 = v1537 && v1538;
-  if (v1539) {
-    const float v1540 = v20.m[2][2].thread_elements()[1];
-    const uint v1542 = v1533 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1543 = v1542 + v1536;
-    out[v1543] = v1540;
-  }
-  const uint v1544 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1546 = v1051 + v1544;
-  const uint v1547 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1549 = v1054 + v1547;
-  const bool v1550 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1551 = v1549 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v20.m[2][3].thread_elements()[0];
-    const uint v1555 = v1546 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1556 = v1555 + v1549;
-    out[v1556] = v1553;
-  }
-  const uint v1557 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1559 = v1051 + v1557;
-  const uint v1560 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1562 = v1054 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1564 = v1562 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v20.m[2][3].thread_elements()[1];
-    const uint v1568 = v1559 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1569 = v1568 + v1562;
-    out[v1569] = v1566;
-  }
-  const uint v1570 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1572 = v1051 + v1570;
-  const uint v1573 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1575 = v1054 + v1573;
-  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1577 = v1575 < v1;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v20.m[2][4].thread_elements()[0];
-    const uint v1581 = v1572 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1582 = v1581 + v1575;
-    out[v1582] = v1579;
-  }
-  const uint v1583 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1585 = v1051 + v1583;
-  const uint v1586 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1588 = v1054 + v1586;
-  const bool v1589 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1590 = v1588 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v20.m[2][4].thread_elements()[1];
-    const uint v1594 = v1585 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1595 = v1594 + v1588;
-    out[v1595] = v1592;
-  }
-  const uint v1596 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1598 = v1051 + v1596;
-  const uint v1599 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1601 = v1054 + v1599;
-  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1603 = v1601 < v1;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v20.m[2][5].thread_elements()[0];
-    const uint v1607 = v1598 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1608 = v1607 + v1601;
-    out[v1608] = v1605;
-  }
-  const uint v1609 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1611 = v1051 + v1609;
-  const uint v1612 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1614 = v1054 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v20.m[2][5].thread_elements()[1];
-    const uint v1620 = v1611 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1621 = v1620 + v1614;
-    out[v1621] = v1618;
-  }
-  const uint v1622 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1624 = v1051 + v1622;
-  const uint v1625 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1627 = v1054 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v20.m[2][6].thread_elements()[0];
-    const uint v1633 = v1624 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1634 = v1633 + v1627;
-    out[v1634] = v1631;
-  }
-  const uint v1635 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1637 = v1051 + v1635;
-  const uint v1638 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1640 = v1054 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v20.m[2][6].thread_elements()[1];
-    const uint v1646 = v1637 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1647 = v1646 + v1640;
-    out[v1647] = v1644;
-  }
-  const uint v1648 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1650 = v1051 + v1648;
-  const uint v1651 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1653 = v1054 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v20.m[2][7].thread_elements()[0];
-    const uint v1659 = v1650 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1660 = v1659 + v1653;
-    out[v1660] = v1657;
-  }
-  const uint v1661 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1663 = v1051 + v1661;
-  const uint v1664 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1666 = v1054 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v20.m[2][7].thread_elements()[1];
-    const uint v1672 = v1663 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1673 = v1672 + v1666;
-    out[v1673] = v1670;
-  }
-  const uint v1674 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1676 = v1051 + v1674;
-  const uint v1677 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1679 = v1054 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1681 = v1679 < v1;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v20.m[3][0].thread_elements()[0];
-    const uint v1685 = v1676 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1686 = v1685 + v1679;
-    out[v1686] = v1683;
-  }
-  const uint v1687 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1689 = v1051 + v1687;
-  const uint v1690 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1692 = v1054 + v1690;
-  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1694 = v1692 < v1;
-  const bool v1695 = v1693 && v1694;
-  if (v1695) {
-    const float v1696 = v20.m[3][0].thread_elements()[1];
-    const uint v1698 = v1689 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1699 = v1698 + v1692;
-    out[v1699] = v1696;
-  }
-  const uint v1700 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1702 = v1051 + v1700;
-  const uint v1703 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1705 = v1054 + v1703;
-  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1707 = v1705 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v20.m[3][1].thread_elements()[0];
-    const uint v1711 = v1702 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1712 = v1711 + v1705;
-    out[v1712] = v1709;
-  }
-  const uint v1713 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1715 = v1051 + v1713;
-  const uint v1716 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1718 = v1054 + v1716;
-  const bool v1719 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1720 = v1718 < v1;
-  const bool v1721 = v1719 && v1720;
-  if (v1721) {
-    const float v1722 = v20.m[3][1].thread_elements()[1];
-    const uint v1724 = v1715 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1725 = v1724 + v1718;
-    out[v1725] = v1722;
-  }
-  const uint v1726 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1728 = v1051 + v1726;
-  const uint v1729 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1731 = v1054 + v1729;
-  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1733 = v1731 < v1;
-  const bool v1734 = v1732 && v1733;
-  if (v1734) {
-    const float v1735 = v20.m[3][2].thread_elements()[0];
-    const uint v1737 = v1728 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1738 = v1737 + v1731;
-    out[v1738] = v1735;
-  }
-  const uint v1739 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1741 = v1051 + v1739;
-  const uint v1742 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1744 = v1054 + v1742;
-  const bool v1745 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v20.m[3][2].thread_elements()[1];
-    const uint v1750 = v1741 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1751 = v1750 + v1744;
-    out[v1751] = v1748;
-  }
-  const uint v1752 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1754 = v1051 + v1752;
-  const uint v1755 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1757 = v1054 + v1755;
-  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1759 = v1757 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v20.m[3][3].thread_elements()[0];
-    const uint v1763 = v1754 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1764 = v1763 + v1757;
-    out[v1764] = v1761;
-  }
-  const uint v1765 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1767 = v1051 + v1765;
-  const uint v1768 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1770 = v1054 + v1768;
-  const bool v1771 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1772 = v1770 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v20.m[3][3].thread_elements()[1];
-    const uint v1776 = v1767 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1777 = v1776 + v1770;
-    out[v1777] = v1774;
-  }
-  const uint v1778 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1780 = v1051 + v1778;
-  const uint v1781 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1783 = v1054 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v20.m[3][4].thread_elements()[0];
-    const uint v1789 = v1780 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1790 = v1789 + v1783;
-    out[v1790] = v1787;
-  }
-  const uint v1791 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1793 = v1051 + v1791;
-  const uint v1794 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1796 = v1054 + v1794;
-  const bool v1797 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1798 = v1796 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v20.m[3][4].thread_elements()[1];
-    const uint v1802 = v1793 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1803 = v1802 + v1796;
-    out[v1803] = v1800;
-  }
-  const uint v1804 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1806 = v1051 + v1804;
-  const uint v1807 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1809 = v1054 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v20.m[3][5].thread_elements()[0];
-    const uint v1815 = v1806 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1816 = v1815 + v1809;
-    out[v1816] = v1813;
-  }
-  const uint v1817 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1819 = v1051 + v1817;
-  const uint v1820 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1822 = v1054 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1824 = v1822 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v20.m[3][5].thread_elements()[1];
-    const uint v1828 = v1819 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1829 = v1828 + v1822;
-    out[v1829] = v1826;
-  }
-  const uint v1830 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1832 = v1051 + v1830;
-  const uint v1833 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1835 = v1054 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v20.m[3][6].thread_elements()[0];
-    const uint v1841 = v1832 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1842 = v1841 + v1835;
-    out[v1842] = v1839;
-  }
-  const uint v1843 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1845 = v1051 + v1843;
-  const uint v1846 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1848 = v1054 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1850 = v1848 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v20.m[3][6].thread_elements()[1];
-    const uint v1854 = v1845 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1855 = v1854 + v1848;
-    out[v1855] = v1852;
-  }
-  const uint v1856 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1858 = v1051 + v1856;
-  const uint v1859 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1861 = v1054 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1863 = v1861 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v20.m[3][7].thread_elements()[0];
-    const uint v1867 = v1858 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1868 = v1867 + v1861;
-    out[v1868] = v1865;
-  }
-  const uint v1869 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1871 = v1051 + v1869;
-  const uint v1872 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1874 = v1054 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v20.m[3][7].thread_elements()[1];
-    const uint v1880 = v1871 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1881 = v1880 + v1874;
-    out[v1881] = v1878;
-  }
-  const uint v1882 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1884 = v1051 + v1882;
-  const uint v1885 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1887 = v1054 + v1885;
-  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1889 = v1887 < v1;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v20.m[4][0].thread_elements()[0];
-    const uint v1893 = v1884 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1894 = v1893 + v1887;
-    out[v1894] = v1891;
-  }
-  const uint v1895 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1897 = v1051 + v1895;
-  const uint v1898 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1900 = v1054 + v1898;
-  const bool v1901 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1902 = v1900 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v20.m[4][0].thread_elements()[1];
-    const uint v1906 = v1897 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1907 = v1906 + v1900;
-    out[v1907] = v1904;
-  }
-  const uint v1908 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1910 = v1051 + v1908;
-  const uint v1911 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1913 = v1054 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1915 = v1913 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v20.m[4][1].thread_elements()[0];
-    const uint v1919 = v1910 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1920 = v1919 + v1913;
-    out[v1920] = v1917;
-  }
-  const uint v1921 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1923 = v1051 + v1921;
-  const uint v1924 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1926 = v1054 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1928 = v1926 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v20.m[4][1].thread_elements()[1];
-    const uint v1932 = v1923 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1933 = v1932 + v1926;
-    out[v1933] = v1930;
-  }
-  const uint v1934 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1936 = v1051 + v1934;
-  const uint v1937 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1939 = v1054 + v1937;
-  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v20.m[4][2].thread_elements()[0];
-    const uint v1945 = v1936 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1946 = v1945 + v1939;
-    out[v1946] = v1943;
-  }
-  const uint v1947 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1949 = v1051 + v1947;
-  const uint v1950 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1952 = v1054 + v1950;
-  const bool v1953 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1954 = v1952 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v20.m[4][2].thread_elements()[1];
-    const uint v1958 = v1949 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1959 = v1958 + v1952;
-    out[v1959] = v1956;
-  }
-  const uint v1960 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1962 = v1051 + v1960;
-  const uint v1963 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1965 = v1054 + v1963;
-  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1967 = v1965 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v20.m[4][3].thread_elements()[0];
-    const uint v1971 = v1962 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1972 = v1971 + v1965;
-    out[v1972] = v1969;
-  }
-  const uint v1973 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1975 = v1051 + v1973;
-  const uint v1976 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1978 = v1054 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v20.m[4][3].thread_elements()[1];
-    const uint v1984 = v1975 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1985 = v1984 + v1978;
-    out[v1985] = v1982;
-  }
-  const uint v1986 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1988 = v1051 + v1986;
-  const uint v1989 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1991 = v1054 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v20.m[4][4].thread_elements()[0];
-    const uint v1997 = v1988 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1998 = v1997 + v1991;
-    out[v1998] = v1995;
-  }
-  const uint v1999 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2001 = v1051 + v1999;
-  const uint v2002 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2004 = v1054 + v2002;
-  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2006 = v2004 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v20.m[4][4].thread_elements()[1];
-    const uint v2010 = v2001 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2011 = v2010 + v2004;
-    out[v2011] = v2008;
-  }
-  const uint v2012 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2014 = v1051 + v2012;
-  const uint v2015 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2017 = v1054 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v20.m[4][5].thread_elements()[0];
-    const uint v2023 = v2014 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2024 = v2023 + v2017;
-    out[v2024] = v2021;
-  }
-  const uint v2025 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2027 = v1051 + v2025;
-  const uint v2028 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2030 = v1054 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2032 = v2030 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v20.m[4][5].thread_elements()[1];
-    const uint v2036 = v2027 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2037 = v2036 + v2030;
-    out[v2037] = v2034;
-  }
-  const uint v2038 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2040 = v1051 + v2038;
-  const uint v2041 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2043 = v1054 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v20.m[4][6].thread_elements()[0];
-    const uint v2049 = v2040 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2050 = v2049 + v2043;
-    out[v2050] = v2047;
-  }
-  const uint v2051 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2053 = v1051 + v2051;
-  const uint v2054 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2056 = v1054 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v20.m[4][6].thread_elements()[1];
-    const uint v2062 = v2053 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2063 = v2062 + v2056;
-    out[v2063] = v2060;
-  }
-  const uint v2064 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2066 = v1051 + v2064;
-  const uint v2067 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2069 = v1054 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2071 = v2069 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v20.m[4][7].thread_elements()[0];
-    const uint v2075 = v2066 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2076 = v2075 + v2069;
-    out[v2076] = v2073;
-  }
-  const uint v2077 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2079 = v1051 + v2077;
-  const uint v2080 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2082 = v1054 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v20.m[4][7].thread_elements()[1];
-    const uint v2088 = v2079 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2089 = v2088 + v2082;
-    out[v2089] = v2086;
-  }
-  const uint v2090 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2092 = v1051 + v2090;
-  const uint v2093 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2095 = v1054 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2097 = v2095 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v20.m[5][0].thread_elements()[0];
-    const uint v2101 = v2092 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2102 = v2101 + v2095;
-    out[v2102] = v2099;
-  }
-  const uint v2103 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2105 = v1051 + v2103;
-  const uint v2106 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2108 = v1054 + v2106;
-  const bool v2109 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2110 = v2108 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v20.m[5][0].thread_elements()[1];
-    const uint v2114 = v2105 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2115 = v2114 + v2108;
-    out[v2115] = v2112;
-  }
-  const uint v2116 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2118 = v1051 + v2116;
-  const uint v2119 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2121 = v1054 + v2119;
-  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2123 = v2121 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v20.m[5][1].thread_elements()[0];
-    const uint v2127 = v2118 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2128 = v2127 + v2121;
-    out[v2128] = v2125;
-  }
-  const uint v2129 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2131 = v1051 + v2129;
-  const uint v2132 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2134 = v1054 + v2132;
-  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2136 = v2134 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v20.m[5][1].thread_elements()[1];
-    const uint v2140 = v2131 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2141 = v2140 + v2134;
-    out[v2141] = v2138;
-  }
-  const uint v2142 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2144 = v1051 + v2142;
-  const uint v2145 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2147 = v1054 + v2145;
-  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2149 = v2147 < v1;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v20.m[5][2].thread_elements()[0];
-    const uint v2153 = v2144 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2154 = v2153 + v2147;
-    out[v2154] = v2151;
-  }
-  const uint v2155 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2157 = v1051 + v2155;
-  const uint v2158 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2160 = v1054 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2162 = v2160 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v20.m[5][2].thread_elements()[1];
-    const uint v2166 = v2157 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2167 = v2166 + v2160;
-    out[v2167] = v2164;
-  }
-  const uint v2168 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2170 = v1051 + v2168;
-  const uint v2171 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2173 = v1054 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v20.m[5][3].thread_elements()[0];
-    const uint v2179 = v2170 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2180 = v2179 + v2173;
-    out[v2180] = v2177;
-  }
-  const uint v2181 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2183 = v1051 + v2181;
-  const uint v2184 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2186 = v1054 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v20.m[5][3].thread_elements()[1];
-    const uint v2192 = v2183 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2193 = v2192 + v2186;
-    out[v2193] = v2190;
-  }
-  const uint v2194 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2196 = v1051 + v2194;
-  const uint v2197 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2199 = v1054 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v20.m[5][4].thread_elements()[0];
-    const uint v2205 = v2196 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2206 = v2205 + v2199;
-    out[v2206] = v2203;
-  }
-  const uint v2207 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2209 = v1051 + v2207;
-  const uint v2210 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2212 = v1054 + v2210;
-  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2214 = v2212 < v1;
-  const bool v2215 = v2213 && v2214;
-  if (v2215) {
-    const float v2216 = v20.m[5][4].thread_elements()[1];
-    const uint v2218 = v2209 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2219 = v2218 + v2212;
-    out[v2219] = v2216;
-  }
-  const uint v2220 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2222 = v1051 + v2220;
-  const uint v2223 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2225 = v1054 + v2223;
-  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2227 = v2225 < v1;
-  const bool v2228 = v2226 && v2227;
-  if (v2228) {
-    const float v2229 = v20.m[5][5].thread_elements()[0];
-    const uint v2231 = v2222 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2232 = v2231 + v2225;
-    out[v2232] = v2229;
-  }
-  const uint v2233 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2235 = v1051 + v2233;
-  const uint v2236 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2238 = v1054 + v2236;
-  const bool v2239 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2240 = v2238 < v1;
-  const bool v2241 = v2239 && v2240;
-  if (v2241) {
-    const float v2242 = v20.m[5][5].thread_elements()[1];
-    const uint v2244 = v2235 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2245 = v2244 + v2238;
-    out[v2245] = v2242;
-  }
-  const uint v2246 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2248 = v1051 + v2246;
-  const uint v2249 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2251 = v1054 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v20.m[5][6].thread_elements()[0];
-    const uint v2257 = v2248 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2258 = v2257 + v2251;
-    out[v2258] = v2255;
-  }
-  const uint v2259 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2261 = v1051 + v2259;
-  const uint v2262 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2264 = v1054 + v2262;
-  const bool v2265 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2266 = v2264 < v1;
-  const bool v2267 = v2265 && v2266;
-  if (v2267) {
-    const float v2268 = v20.m[5][6].thread_elements()[1];
-    const uint v2270 = v2261 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2271 = v2270 + v2264;
-    out[v2271] = v2268;
-  }
-  const uint v2272 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2274 = v1051 + v2272;
-  const uint v2275 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2277 = v1054 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2279 = v2277 < v1;
-  const bool v2280 = v2278 && v2279;
-  if (v2280) {
-    const float v2281 = v20.m[5][7].thread_elements()[0];
-    const uint v2283 = v2274 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2284 = v2283 + v2277;
-    out[v2284] = v2281;
-  }
-  const uint v2285 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2287 = v1051 + v2285;
-  const uint v2288 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2290 = v1054 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v20.m[5][7].thread_elements()[1];
-    const uint v2296 = v2287 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2297 = v2296 + v2290;
-    out[v2297] = v2294;
-  }
-  const uint v2298 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2300 = v1051 + v2298;
-  const uint v2301 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2303 = v1054 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2305 = v2303 < v1;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v20.m[6][0].thread_elements()[0];
-    const uint v2309 = v2300 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2310 = v2309 + v2303;
-    out[v2310] = v2307;
-  }
-  const uint v2311 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2313 = v1051 + v2311;
-  const uint v2314 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2316 = v1054 + v2314;
-  const bool v2317 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2318 = v2316 < v1;
-  const bool v2319 = v2317 && v2318;
-  if (v2319) {
-    const float v2320 = v20.m[6][0].thread_elements()[1];
-    const uint v2322 = v2313 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2323 = v2322 + v2316;
-    out[v2323] = v2320;
-  }
-  const uint v2324 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2326 = v1051 + v2324;
-  const uint v2327 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2329 = v1054 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v20.m[6][1].thread_elements()[0];
-    const uint v2335 = v2326 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2336 = v2335 + v2329;
-    out[v2336] = v2333;
-  }
-  const uint v2337 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2339 = v1051 + v2337;
-  const uint v2340 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2342 = v1054 + v2340;
-  const bool v2343 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2344 = v2342 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v20.m[6][1].thread_elements()[1];
-    const uint v2348 = v2339 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2349 = v2348 + v2342;
-    out[v2349] = v2346;
-  }
-  const uint v2350 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2352 = v1051 + v2350;
-  const uint v2353 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2355 = v1054 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v20.m[6][2].thread_elements()[0];
-    const uint v2361 = v2352 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2362 = v2361 + v2355;
-    out[v2362] = v2359;
-  }
-  const uint v2363 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2365 = v1051 + v2363;
-  const uint v2366 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2368 = v1054 + v2366;
-  const bool v2369 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2370 = v2368 < v1;
-  const bool v2371 = v2369 && v2370;
-  if (v2371) {
-    const float v2372 = v20.m[6][2].thread_elements()[1];
-    const uint v2374 = v2365 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2375 = v2374 + v2368;
-    out[v2375] = v2372;
-  }
-  const uint v2376 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2378 = v1051 + v2376;
-  const uint v2379 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2381 = v1054 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v20.m[6][3].thread_elements()[0];
-    const uint v2387 = v2378 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2388 = v2387 + v2381;
-    out[v2388] = v2385;
-  }
-  const uint v2389 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2391 = v1051 + v2389;
-  const uint v2392 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2394 = v1054 + v2392;
-  const bool v2395 = v2391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2396 = v2394 < v1;
-  const bool v2397 = v2395 && v2396;
-  if (v2397) {
-    const float v2398 = v20.m[6][3].thread_elements()[1];
-    const uint v2400 = v2391 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2401 = v2400 + v2394;
-    out[v2401] = v2398;
-  }
-  const uint v2402 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2404 = v1051 + v2402;
-  const uint v2405 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2407 = v1054 + v2405;
-  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2409 = v2407 < v1;
-  const bool v2410 = v2408 && v2409;
-  if (v2410) {
-    const float v2411 = v20.m[6][4].thread_elements()[0];
-    const uint v2413 = v2404 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2414 = v2413 + v2407;
-    out[v2414] = v2411;
-  }
-  const uint v2415 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2417 = v1051 + v2415;
-  const uint v2418 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2420 = v1054 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2422 = v2420 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v20.m[6][4].thread_elements()[1];
-    const uint v2426 = v2417 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2427 = v2426 + v2420;
-    out[v2427] = v2424;
-  }
-  const uint v2428 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2430 = v1051 + v2428;
-  const uint v2431 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2433 = v1054 + v2431;
-  const bool v2434 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2435 = v2433 < v1;
-  const bool v2436 = v2434 && v2435;
-  if (v2436) {
-    const float v2437 = v20.m[6][5].thread_elements()[0];
-    const uint v2439 = v2430 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2440 = v2439 + v2433;
-    out[v2440] = v2437;
-  }
-  const uint v2441 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2443 = v1051 + v2441;
-  const uint v2444 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2446 = v1054 + v2444;
-  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2448 = v2446 < v1;
-  const bool v2449 = v2447 && v2448;
-  if (v2449) {
-    const float v2450 = v20.m[6][5].thread_elements()[1];
-    const uint v2452 = v2443 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2453 = v2452 + v2446;
-    out[v2453] = v2450;
-  }
-  const uint v2454 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2456 = v1051 + v2454;
-  const uint v2457 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2459 = v1054 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v20.m[6][6].thread_elements()[0];
-    const uint v2465 = v2456 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2466 = v2465 + v2459;
-    out[v2466] = v2463;
-  }
-  const uint v2467 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2469 = v1051 + v2467;
-  const uint v2470 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2472 = v1054 + v2470;
-  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2474 = v2472 < v1;
-  const bool v2475 = v2473 && v2474;
-  if (v2475) {
-    const float v2476 = v20.m[6][6].thread_elements()[1];
-    const uint v2478 = v2469 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2479 = v2478 + v2472;
-    out[v2479] = v2476;
-  }
-  const uint v2480 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2482 = v1051 + v2480;
-  const uint v2483 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2485 = v1054 + v2483;
-  const bool v2486 = v2482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2487 = v2485 < v1;
-  const bool v2488 = v2486 && v2487;
-  if (v2488) {
-    const float v2489 = v20.m[6][7].thread_elements()[0];
-    const uint v2491 = v2482 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2492 = v2491 + v2485;
-    out[v2492] = v2489;
-  }
-  const uint v2493 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2495 = v1051 + v2493;
-  const uint v2496 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2498 = v1054 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2500 = v2498 < v1;
-  const bool v2501 = v2499 && v2500;
-  if (v2501) {
-    const float v2502 = v20.m[6][7].thread_elements()[1];
-    const uint v2504 = v2495 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2505 = v2504 + v2498;
-    out[v2505] = v2502;
-  }
-  const uint v2506 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2508 = v1051 + v2506;
-  const uint v2509 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2511 = v1054 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2513 = v2511 < v1;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v20.m[7][0].thread_elements()[0];
-    const uint v2517 = v2508 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2518 = v2517 + v2511;
-    out[v2518] = v2515;
-  }
-  const uint v2519 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2521 = v1051 + v2519;
-  const uint v2522 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2524 = v1054 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2526 = v2524 < v1;
-  const bool v2527 = v2525 && v2526;
-  if (v2527) {
-    const float v2528 = v20.m[7][0].thread_elements()[1];
-    const uint v2530 = v2521 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2531 = v2530 + v2524;
-    out[v2531] = v2528;
-  }
-  const uint v2532 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2534 = v1051 + v2532;
-  const uint v2535 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2537 = v1054 + v2535;
-  const bool v2538 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2539 = v2537 < v1;
-  const bool v2540 = v2538 && v2539;
-  if (v2540) {
-    const float v2541 = v20.m[7][1].thread_elements()[0];
-    const uint v2543 = v2534 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2544 = v2543 + v2537;
-    out[v2544] = v2541;
-  }
-  const uint v2545 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2547 = v1051 + v2545;
-  const uint v2548 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2550 = v1054 + v2548;
-  const bool v2551 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2552 = v2550 < v1;
-  const bool v2553 = v2551 && v2552;
-  if (v2553) {
-    const float v2554 = v20.m[7][1].thread_elements()[1];
-    const uint v2556 = v2547 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2557 = v2556 + v2550;
-    out[v2557] = v2554;
-  }
-  const uint v2558 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2560 = v1051 + v2558;
-  const uint v2561 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2563 = v1054 + v2561;
-  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2565 = v2563 < v1;
-  const bool v2566 = v2564 && v2565;
-  if (v2566) {
-    const float v2567 = v20.m[7][2].thread_elements()[0];
-    const uint v2569 = v2560 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2570 = v2569 + v2563;
-    out[v2570] = v2567;
-  }
-  const uint v2571 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2573 = v1051 + v2571;
-  const uint v2574 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2576 = v1054 + v2574;
-  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2578 = v2576 < v1;
-  const bool v2579 = v2577 && v2578;
-  if (v2579) {
-    const float v2580 = v20.m[7][2].thread_elements()[1];
-    const uint v2582 = v2573 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2583 = v2582 + v2576;
-    out[v2583] = v2580;
-  }
-  const uint v2584 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2586 = v1051 + v2584;
-  const uint v2587 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2589 = v1054 + v2587;
-  const bool v2590 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2591 = v2589 < v1;
-  const bool v2592 = v2590 && v2591;
-  if (v2592) {
-    const float v2593 = v20.m[7][3].thread_elements()[0];
-    const uint v2595 = v2586 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2596 = v2595 + v2589;
-    out[v2596] = v2593;
-  }
-  const uint v2597 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2599 = v1051 + v2597;
-  const uint v2600 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2602 = v1054 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2604 = v2602 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v20.m[7][3].thread_elements()[1];
-    const uint v2608 = v2599 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2609 = v2608 + v2602;
-    out[v2609] = v2606;
-  }
-  const uint v2610 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2612 = v1051 + v2610;
-  const uint v2613 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2615 = v1054 + v2613;
-  const bool v2616 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2617 = v2615 < v1;
-  const bool v2618 = v2616 && v2617;
-  if (v2618) {
-    const float v2619 = v20.m[7][4].thread_elements()[0];
-    const uint v2621 = v2612 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2622 = v2621 + v2615;
-    out[v2622] = v2619;
-  }
-  const uint v2623 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2625 = v1051 + v2623;
-  const uint v2626 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2628 = v1054 + v2626;
-  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2630 = v2628 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v20.m[7][4].thread_elements()[1];
-    const uint v2634 = v2625 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2635 = v2634 + v2628;
-    out[v2635] = v2632;
-  }
-  const uint v2636 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2638 = v1051 + v2636;
-  const uint v2639 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2641 = v1054 + v2639;
-  const bool v2642 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2643 = v2641 < v1;
-  const bool v2644 = v2642 && v2643;
-  if (v2644) {
-    const float v2645 = v20.m[7][5].thread_elements()[0];
-    const uint v2647 = v2638 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2648 = v2647 + v2641;
-    out[v2648] = v2645;
-  }
-  const uint v2649 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2651 = v1051 + v2649;
-  const uint v2652 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2654 = v1054 + v2652;
-  const bool v2655 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2656 = v2654 < v1;
-  const bool v2657 = v2655 && v2656;
-  if (v2657) {
-    const float v2658 = v20.m[7][5].thread_elements()[1];
-    const uint v2660 = v2651 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2661 = v2660 + v2654;
-    out[v2661] = v2658;
-  }
-  const uint v2662 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2664 = v1051 + v2662;
-  const uint v2665 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2667 = v1054 + v2665;
-  const bool v2668 = v2664 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2669 = v2667 < v1;
-  const bool v2670 = v2668 && v2669;
-  if (v2670) {
-    const float v2671 = v20.m[7][6].thread_elements()[0];
-    const uint v2673 = v2664 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2674 = v2673 + v2667;
-    out[v2674] = v2671;
-  }
-  const uint v2675 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2677 = v1051 + v2675;
-  const uint v2678 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2680 = v1054 + v2678;
-  const bool v2681 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2682 = v2680 < v1;
-  const bool v2683 = v2681 && v2682;
-  if (v2683) {
-    const float v2684 = v20.m[7][6].thread_elements()[1];
-    const uint v2686 = v2677 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2687 = v2686 + v2680;
-    out[v2687] = v2684;
-  }
-  const uint v2688 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2690 = v1051 + v2688;
-  const uint v2691 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2693 = v1054 + v2691;
-  const bool v2694 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2695 = v2693 < v1;
-  const bool v2696 = v2694 && v2695;
-  if (v2696) {
-    const float v2697 = v20.m[7][7].thread_elements()[0];
-    const uint v2699 = v2690 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2700 = v2699 + v2693;
-    out[v2700] = v2697;
-  }
-  const uint v2701 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2703 = v1051 + v2701;
-  const uint v2704 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2706 = v1054 + v2704;
-  const bool v2707 = v2703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2708 = v2706 < v1;
-  const bool v2709 = v2707 && v2708;
-  if (v2709) {
-    const float v2710 = v20.m[7][7].thread_elements()[1];
-    const uint v2712 = v2703 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2713 = v2712 + v2706;
-    out[v2713] = v2710;
+  const uint v1067 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1068 = v22 + v31;
+  const uint v1069 = v1068 + v1067;
+  const uint v1070 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1071 = v26 + v35;
+  const uint v1072 = v1071 + v1070;
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1074 = v1072 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v37.m[0][0].thread_elements()[0];
+    const uint v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1079 = v1078 + v1072;
+    out[v1079] = v1076;
+  }
+  const uint v1080 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1082 = v1068 + v1080;
+  const uint v1083 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1085 = v1071 + v1083;
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v37.m[0][0].thread_elements()[1];
+    const uint v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1092 = v1091 + v1085;
+    out[v1092] = v1089;
+  }
+  const uint v1093 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1095 = v1068 + v1093;
+  const uint v1096 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1098 = v1071 + v1096;
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1100 = v1098 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v37.m[0][1].thread_elements()[0];
+    const uint v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1105 = v1104 + v1098;
+    out[v1105] = v1102;
+  }
+  const uint v1106 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1108 = v1068 + v1106;
+  const uint v1109 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1111 = v1071 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v37.m[0][1].thread_elements()[1];
+    const uint v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1118 = v1117 + v1111;
+    out[v1118] = v1115;
+  }
+  const uint v1119 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1121 = v1068 + v1119;
+  const uint v1122 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1124 = v1071 + v1122;
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v37.m[0][2].thread_elements()[0];
+    const uint v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1131 = v1130 + v1124;
+    out[v1131] = v1128;
+  }
+  const uint v1132 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1134 = v1068 + v1132;
+  const uint v1135 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1137 = v1071 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v37.m[0][2].thread_elements()[1];
+    const uint v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1144 = v1143 + v1137;
+    out[v1144] = v1141;
+  }
+  const uint v1145 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1147 = v1068 + v1145;
+  const uint v1148 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1150 = v1071 + v1148;
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v37.m[0][3].thread_elements()[0];
+    const uint v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1157 = v1156 + v1150;
+    out[v1157] = v1154;
+  }
+  const uint v1158 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1160 = v1068 + v1158;
+  const uint v1161 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1163 = v1071 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v37.m[0][3].thread_elements()[1];
+    const uint v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1170 = v1169 + v1163;
+    out[v1170] = v1167;
+  }
+  const uint v1171 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1173 = v1068 + v1171;
+  const uint v1174 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1176 = v1071 + v1174;
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1178 = v1176 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v37.m[0][4].thread_elements()[0];
+    const uint v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1183 = v1182 + v1176;
+    out[v1183] = v1180;
+  }
+  const uint v1184 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1186 = v1068 + v1184;
+  const uint v1187 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1189 = v1071 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1191 = v1189 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v37.m[0][4].thread_elements()[1];
+    const uint v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1196 = v1195 + v1189;
+    out[v1196] = v1193;
+  }
+  const uint v1197 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1199 = v1068 + v1197;
+  const uint v1200 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1202 = v1071 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1204 = v1202 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v37.m[0][5].thread_elements()[0];
+    const uint v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1209 = v1208 + v1202;
+    out[v1209] = v1206;
+  }
+  const uint v1210 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1212 = v1068 + v1210;
+  const uint v1213 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1215 = v1071 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v37.m[0][5].thread_elements()[1];
+    const uint v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1222 = v1221 + v1215;
+    out[v1222] = v1219;
+  }
+  const uint v1223 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1225 = v1068 + v1223;
+  const uint v1226 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1228 = v1071 + v1226;
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1230 = v1228 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v37.m[0][6].thread_elements()[0];
+    const uint v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1235 = v1234 + v1228;
+    out[v1235] = v1232;
+  }
+  const uint v1236 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1238 = v1068 + v1236;
+  const uint v1239 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1241 = v1071 + v1239;
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1243 = v1241 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v37.m[0][6].thread_elements()[1];
+    const uint v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1248 = v1247 + v1241;
+    out[v1248] = v1245;
+  }
+  const uint v1249 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1251 = v1068 + v1249;
+  const uint v1252 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1254 = v1071 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v37.m[0][7].thread_elements()[0];
+    const uint v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1261 = v1260 + v1254;
+    out[v1261] = v1258;
+  }
+  const uint v1262 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1264 = v1068 + v1262;
+  const uint v1265 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1267 = v1071 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v37.m[0][7].thread_elements()[1];
+    const uint v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1274 = v1273 + v1267;
+    out[v1274] = v1271;
+  }
+  const uint v1275 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1277 = v1068 + v1275;
+  const uint v1278 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1280 = v1071 + v1278;
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v37.m[1][0].thread_elements()[0];
+    const uint v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1287 = v1286 + v1280;
+    out[v1287] = v1284;
+  }
+  const uint v1288 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1290 = v1068 + v1288;
+  const uint v1291 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1293 = v1071 + v1291;
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1295 = v1293 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v37.m[1][0].thread_elements()[1];
+    const uint v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1300 = v1299 + v1293;
+    out[v1300] = v1297;
+  }
+  const uint v1301 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1303 = v1068 + v1301;
+  const uint v1304 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1306 = v1071 + v1304;
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v37.m[1][1].thread_elements()[0];
+    const uint v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1313 = v1312 + v1306;
+    out[v1313] = v1310;
+  }
+  const uint v1314 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1316 = v1068 + v1314;
+  const uint v1317 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1319 = v1071 + v1317;
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v37.m[1][1].thread_elements()[1];
+    const uint v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1326 = v1325 + v1319;
+    out[v1326] = v1323;
+  }
+  const uint v1327 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1329 = v1068 + v1327;
+  const uint v1330 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1332 = v1071 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v37.m[1][2].thread_elements()[0];
+    const uint v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1339 = v1338 + v1332;
+    out[v1339] = v1336;
+  }
+  const uint v1340 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1342 = v1068 + v1340;
+  const uint v1343 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1345 = v1071 + v1343;
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v37.m[1][2].thread_elements()[1];
+    const uint v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1352 = v1351 + v1345;
+    out[v1352] = v1349;
+  }
+  const uint v1353 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1355 = v1068 + v1353;
+  const uint v1356 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1358 = v1071 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1360 = v1358 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v37.m[1][3].thread_elements()[0];
+    const uint v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1365 = v1364 + v1358;
+    out[v1365] = v1362;
+  }
+  const uint v1366 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1368 = v1068 + v1366;
+  const uint v1369 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1371 = v1071 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v37.m[1][3].thread_elements()[1];
+    const uint v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1378 = v1377 + v1371;
+    out[v1378] = v1375;
+  }
+  const uint v1379 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1381 = v1068 + v1379;
+  const uint v1382 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1384 = v1071 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v37.m[1][4].thread_elements()[0];
+    const uint v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1391 = v1390 + v1384;
+    out[v1391] = v1388;
+  }
+  const uint v1392 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1394 = v1068 + v1392;
+  const uint v1395 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1397 = v1071 + v1395;
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1399 = v1397 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v37.m[1][4].thread_elements()[1];
+    const uint v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1404 = v1403 + v1397;
+    out[v1404] = v1401;
+  }
+  const uint v1405 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1407 = v1068 + v1405;
+  const uint v1408 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1410 = v1071 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1412 = v1410 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v37.m[1][5].thread_elements()[0];
+    const uint v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1417 = v1416 + v1410;
+    out[v1417] = v1414;
+  }
+  const uint v1418 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1420 = v1068 + v1418;
+  const uint v1421 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1423 = v1071 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v37.m[1][5].thread_elements()[1];
+    const uint v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1430 = v1429 + v1423;
+    out[v1430] = v1427;
+  }
+  const uint v1431 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1433 = v1068 + v1431;
+  const uint v1434 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1436 = v1071 + v1434;
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v37.m[1][6].thread_elements()[0];
+    const uint v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1443 = v1442 + v1436;
+    out[v1443] = v1440;
+  }
+  const uint v1444 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1446 = v1068 + v1444;
+  const uint v1447 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1449 = v1071 + v1447;
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1451 = v1449 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v37.m[1][6].thread_elements()[1];
+    const uint v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1456 = v1455 + v1449;
+    out[v1456] = v1453;
+  }
+  const uint v1457 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1459 = v1068 + v1457;
+  const uint v1460 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1462 = v1071 + v1460;
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1464 = v1462 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v37.m[1][7].thread_elements()[0];
+    const uint v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1469 = v1468 + v1462;
+    out[v1469] = v1466;
+  }
+  const uint v1470 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1472 = v1068 + v1470;
+  const uint v1473 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1475 = v1071 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v37.m[1][7].thread_elements()[1];
+    const uint v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1482 = v1481 + v1475;
+    out[v1482] = v1479;
+  }
+  const uint v1483 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1485 = v1068 + v1483;
+  const uint v1486 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1488 = v1071 + v1486;
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v37.m[2][0].thread_elements()[0];
+    const uint v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1495 = v1494 + v1488;
+    out[v1495] = v1492;
+  }
+  const uint v1496 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1498 = v1068 + v1496;
+  const uint v1499 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1501 = v1071 + v1499;
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v37.m[2][0].thread_elements()[1];
+    const uint v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1508 = v1507 + v1501;
+    out[v1508] = v1505;
+  }
+  const uint v1509 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1511 = v1068 + v1509;
+  const uint v1512 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1514 = v1071 + v1512;
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v37.m[2][1].thread_elements()[0];
+    const uint v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1521 = v1520 + v1514;
+    out[v1521] = v1518;
+  }
+  const uint v1522 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1524 = v1068 + v1522;
+  const uint v1525 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1527 = v1071 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v37.m[2][1].thread_elements()[1];
+    const uint v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1534 = v1533 + v1527;
+    out[v1534] = v1531;
+  }
+  const uint v1535 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1537 = v1068 + v1535;
+  const uint v1538 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1540 = v1071 + v1538;
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1542 = v1540 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v37.m[2][2].thread_elements()[0];
+    const uint v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1547 = v1546 + v1540;
+    out[v1547] = v1544;
+  }
+  const uint v1548 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1550 = v1068 + v1548;
+  const uint v1551 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1553 = v1071 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1555 = v1553 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v37.m[2][2].thread_elements()[1];
+    const uint v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1560 = v1559 + v1553;
+    out[v1560] = v1557;
+  }
+  const uint v1561 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1563 = v1068 + v1561;
+  const uint v1564 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1566 = v1071 + v1564;
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1568 = v1566 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v37.m[2][3].thread_elements()[0];
+    const uint v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1573 = v1572 + v1566;
+    out[v1573] = v1570;
+  }
+  const uint v1574 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1576 = v1068 + v1574;
+  const uint v1577 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1579 = v1071 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v37.m[2][3].thread_elements()[1];
+    const uint v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1586 = v1585 + v1579;
+    out[v1586] = v1583;
+  }
+  const uint v1587 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1589 = v1068 + v1587;
+  const uint v1590 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1592 = v1071 + v1590;
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v37.m[2][4].thread_elements()[0];
+    const uint v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1599 = v1598 + v1592;
+    out[v1599] = v1596;
+  }
+  const uint v1600 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1602 = v1068 + v1600;
+  const uint v1603 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1605 = v1071 + v1603;
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1607 = v1605 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v37.m[2][4].thread_elements()[1];
+    const uint v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1612 = v1611 + v1605;
+    out[v1612] = v1609;
+  }
+  const uint v1613 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1615 = v1068 + v1613;
+  const uint v1616 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1618 = v1071 + v1616;
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1620 = v1618 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v37.m[2][5].thread_elements()[0];
+    const uint v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1625 = v1624 + v1618;
+    out[v1625] = v1622;
+  }
+  const uint v1626 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1628 = v1068 + v1626;
+  const uint v1629 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1631 = v1071 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v37.m[2][5].thread_elements()[1];
+    const uint v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1638 = v1637 + v1631;
+    out[v1638] = v1635;
+  }
+  const uint v1639 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1641 = v1068 + v1639;
+  const uint v1642 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1644 = v1071 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1646 = v1644 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v37.m[2][6].thread_elements()[0];
+    const uint v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1651 = v1650 + v1644;
+    out[v1651] = v1648;
+  }
+  const uint v1652 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1654 = v1068 + v1652;
+  const uint v1655 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1657 = v1071 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v37.m[2][6].thread_elements()[1];
+    const uint v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1664 = v1663 + v1657;
+    out[v1664] = v1661;
+  }
+  const uint v1665 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1667 = v1068 + v1665;
+  const uint v1668 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1670 = v1071 + v1668;
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v37.m[2][7].thread_elements()[0];
+    const uint v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1677 = v1676 + v1670;
+    out[v1677] = v1674;
+  }
+  const uint v1678 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1680 = v1068 + v1678;
+  const uint v1681 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1683 = v1071 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v37.m[2][7].thread_elements()[1];
+    const uint v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1690 = v1689 + v1683;
+    out[v1690] = v1687;
+  }
+  const uint v1691 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1693 = v1068 + v1691;
+  const uint v1694 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1696 = v1071 + v1694;
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v37.m[3][0].thread_elements()[0];
+    const uint v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1703 = v1702 + v1696;
+    out[v1703] = v1700;
+  }
+  const uint v1704 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1706 = v1068 + v1704;
+  const uint v1707 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1709 = v1071 + v1707;
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v37.m[3][0].thread_elements()[1];
+    const uint v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1716 = v1715 + v1709;
+    out[v1716] = v1713;
+  }
+  const uint v1717 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1719 = v1068 + v1717;
+  const uint v1720 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1722 = v1071 + v1720;
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1724 = v1722 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v37.m[3][1].thread_elements()[0];
+    const uint v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1729 = v1728 + v1722;
+    out[v1729] = v1726;
+  }
+  const uint v1730 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1732 = v1068 + v1730;
+  const uint v1733 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1735 = v1071 + v1733;
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v37.m[3][1].thread_elements()[1];
+    const uint v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1742 = v1741 + v1735;
+    out[v1742] = v1739;
+  }
+  const uint v1743 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1745 = v1068 + v1743;
+  const uint v1746 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1748 = v1071 + v1746;
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v37.m[3][2].thread_elements()[0];
+    const uint v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1755 = v1754 + v1748;
+    out[v1755] = v1752;
+  }
+  const uint v1756 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1758 = v1068 + v1756;
+  const uint v1759 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1761 = v1071 + v1759;
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v37.m[3][2].thread_elements()[1];
+    const uint v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1768 = v1767 + v1761;
+    out[v1768] = v1765;
+  }
+  const uint v1769 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1771 = v1068 + v1769;
+  const uint v1772 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1774 = v1071 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1776 = v1774 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v37.m[3][3].thread_elements()[0];
+    const uint v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1781 = v1780 + v1774;
+    out[v1781] = v1778;
+  }
+  const uint v1782 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1784 = v1068 + v1782;
+  const uint v1785 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1787 = v1071 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v37.m[3][3].thread_elements()[1];
+    const uint v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1794 = v1793 + v1787;
+    out[v1794] = v1791;
+  }
+  const uint v1795 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1797 = v1068 + v1795;
+  const uint v1798 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1800 = v1071 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v37.m[3][4].thread_elements()[0];
+    const uint v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1807 = v1806 + v1800;
+    out[v1807] = v1804;
+  }
+  const uint v1808 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1810 = v1068 + v1808;
+  const uint v1811 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1813 = v1071 + v1811;
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1815 = v1813 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v37.m[3][4].thread_elements()[1];
+    const uint v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1820 = v1819 + v1813;
+    out[v1820] = v1817;
+  }
+  const uint v1821 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1823 = v1068 + v1821;
+  const uint v1824 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1826 = v1071 + v1824;
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1828 = v1826 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v37.m[3][5].thread_elements()[0];
+    const uint v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1833 = v1832 + v1826;
+    out[v1833] = v1830;
+  }
+  const uint v1834 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1836 = v1068 + v1834;
+  const uint v1837 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1839 = v1071 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v37.m[3][5].thread_elements()[1];
+    const uint v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1846 = v1845 + v1839;
+    out[v1846] = v1843;
+  }
+  const uint v1847 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1849 = v1068 + v1847;
+  const uint v1850 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1852 = v1071 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v37.m[3][6].thread_elements()[0];
+    const uint v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1859 = v1858 + v1852;
+    out[v1859] = v1856;
+  }
+  const uint v1860 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1862 = v1068 + v1860;
+  const uint v1863 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1865 = v1071 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v37.m[3][6].thread_elements()[1];
+    const uint v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1872 = v1871 + v1865;
+    out[v1872] = v1869;
+  }
+  const uint v1873 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1875 = v1068 + v1873;
+  const uint v1876 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1878 = v1071 + v1876;
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v37.m[3][7].thread_elements()[0];
+    const uint v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1885 = v1884 + v1878;
+    out[v1885] = v1882;
+  }
+  const uint v1886 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1888 = v1068 + v1886;
+  const uint v1889 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1891 = v1071 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v37.m[3][7].thread_elements()[1];
+    const uint v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1898 = v1897 + v1891;
+    out[v1898] = v1895;
+  }
+  const uint v1899 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1901 = v1068 + v1899;
+  const uint v1902 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1904 = v1071 + v1902;
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v37.m[4][0].thread_elements()[0];
+    const uint v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1911 = v1910 + v1904;
+    out[v1911] = v1908;
+  }
+  const uint v1912 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1914 = v1068 + v1912;
+  const uint v1915 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1917 = v1071 + v1915;
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1919 = v1917 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v37.m[4][0].thread_elements()[1];
+    const uint v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1924 = v1923 + v1917;
+    out[v1924] = v1921;
+  }
+  const uint v1925 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1927 = v1068 + v1925;
+  const uint v1928 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1930 = v1071 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v37.m[4][1].thread_elements()[0];
+    const uint v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1937 = v1936 + v1930;
+    out[v1937] = v1934;
+  }
+  const uint v1938 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1940 = v1068 + v1938;
+  const uint v1941 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1943 = v1071 + v1941;
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1945 = v1943 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v37.m[4][1].thread_elements()[1];
+    const uint v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1950 = v1949 + v1943;
+    out[v1950] = v1947;
+  }
+  const uint v1951 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1953 = v1068 + v1951;
+  const uint v1954 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1956 = v1071 + v1954;
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1958 = v1956 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v37.m[4][2].thread_elements()[0];
+    const uint v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1963 = v1962 + v1956;
+    out[v1963] = v1960;
+  }
+  const uint v1964 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1966 = v1068 + v1964;
+  const uint v1967 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1969 = v1071 + v1967;
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1971 = v1969 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v37.m[4][2].thread_elements()[1];
+    const uint v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1976 = v1975 + v1969;
+    out[v1976] = v1973;
+  }
+  const uint v1977 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1979 = v1068 + v1977;
+  const uint v1980 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1982 = v1071 + v1980;
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1984 = v1982 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v37.m[4][3].thread_elements()[0];
+    const uint v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1989 = v1988 + v1982;
+    out[v1989] = v1986;
+  }
+  const uint v1990 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1992 = v1068 + v1990;
+  const uint v1993 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1995 = v1071 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v37.m[4][3].thread_elements()[1];
+    const uint v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2002 = v2001 + v1995;
+    out[v2002] = v1999;
+  }
+  const uint v2003 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2005 = v1068 + v2003;
+  const uint v2006 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2008 = v1071 + v2006;
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2010 = v2008 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v37.m[4][4].thread_elements()[0];
+    const uint v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2015 = v2014 + v2008;
+    out[v2015] = v2012;
+  }
+  const uint v2016 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2018 = v1068 + v2016;
+  const uint v2019 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2021 = v1071 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2023 = v2021 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v37.m[4][4].thread_elements()[1];
+    const uint v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2028 = v2027 + v2021;
+    out[v2028] = v2025;
+  }
+  const uint v2029 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2031 = v1068 + v2029;
+  const uint v2032 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2034 = v1071 + v2032;
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v37.m[4][5].thread_elements()[0];
+    const uint v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2041 = v2040 + v2034;
+    out[v2041] = v2038;
+  }
+  const uint v2042 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2044 = v1068 + v2042;
+  const uint v2045 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2047 = v1071 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v37.m[4][5].thread_elements()[1];
+    const uint v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2054 = v2053 + v2047;
+    out[v2054] = v2051;
+  }
+  const uint v2055 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2057 = v1068 + v2055;
+  const uint v2058 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2060 = v1071 + v2058;
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v37.m[4][6].thread_elements()[0];
+    const uint v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2067 = v2066 + v2060;
+    out[v2067] = v2064;
+  }
+  const uint v2068 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2070 = v1068 + v2068;
+  const uint v2071 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2073 = v1071 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v37.m[4][6].thread_elements()[1];
+    const uint v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2080 = v2079 + v2073;
+    out[v2080] = v2077;
+  }
+  const uint v2081 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2083 = v1068 + v2081;
+  const uint v2084 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2086 = v1071 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2088 = v2086 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v37.m[4][7].thread_elements()[0];
+    const uint v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2093 = v2092 + v2086;
+    out[v2093] = v2090;
+  }
+  const uint v2094 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2096 = v1068 + v2094;
+  const uint v2097 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2099 = v1071 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v37.m[4][7].thread_elements()[1];
+    const uint v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2106 = v2105 + v2099;
+    out[v2106] = v2103;
+  }
+  const uint v2107 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2109 = v1068 + v2107;
+  const uint v2110 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2112 = v1071 + v2110;
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2114 = v2112 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v37.m[5][0].thread_elements()[0];
+    const uint v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2119 = v2118 + v2112;
+    out[v2119] = v2116;
+  }
+  const uint v2120 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2122 = v1068 + v2120;
+  const uint v2123 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2125 = v1071 + v2123;
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2127 = v2125 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v37.m[5][0].thread_elements()[1];
+    const uint v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2132 = v2131 + v2125;
+    out[v2132] = v2129;
+  }
+  const uint v2133 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2135 = v1068 + v2133;
+  const uint v2136 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2138 = v1071 + v2136;
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2140 = v2138 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v37.m[5][1].thread_elements()[0];
+    const uint v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2145 = v2144 + v2138;
+    out[v2145] = v2142;
+  }
+  const uint v2146 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2148 = v1068 + v2146;
+  const uint v2149 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2151 = v1071 + v2149;
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2153 = v2151 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v37.m[5][1].thread_elements()[1];
+    const uint v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2158 = v2157 + v2151;
+    out[v2158] = v2155;
+  }
+  const uint v2159 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2161 = v1068 + v2159;
+  const uint v2162 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2164 = v1071 + v2162;
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2166 = v2164 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v37.m[5][2].thread_elements()[0];
+    const uint v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2171 = v2170 + v2164;
+    out[v2171] = v2168;
+  }
+  const uint v2172 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2174 = v1068 + v2172;
+  const uint v2175 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2177 = v1071 + v2175;
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2179 = v2177 < v1;
+  const bool v2180 = v2178 && v2179;
+  if (v2180) {
+    const float v2181 = v37.m[5][2].thread_elements()[1];
+    const uint v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2184 = v2183 + v2177;
+    out[v2184] = v2181;
+  }
+  const uint v2185 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2187 = v1068 + v2185;
+  const uint v2188 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2190 = v1071 + v2188;
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2192 = v2190 < v1;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v37.m[5][3].thread_elements()[0];
+    const uint v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2197 = v2196 + v2190;
+    out[v2197] = v2194;
+  }
+  const uint v2198 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2200 = v1068 + v2198;
+  const uint v2201 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2203 = v1071 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v37.m[5][3].thread_elements()[1];
+    const uint v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2210 = v2209 + v2203;
+    out[v2210] = v2207;
+  }
+  const uint v2211 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2213 = v1068 + v2211;
+  const uint v2214 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2216 = v1071 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v37.m[5][4].thread_elements()[0];
+    const uint v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2223 = v2222 + v2216;
+    out[v2223] = v2220;
+  }
+  const uint v2224 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2226 = v1068 + v2224;
+  const uint v2227 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2229 = v1071 + v2227;
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v37.m[5][4].thread_elements()[1];
+    const uint v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2236 = v2235 + v2229;
+    out[v2236] = v2233;
+  }
+  const uint v2237 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2239 = v1068 + v2237;
+  const uint v2240 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2242 = v1071 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v37.m[5][5].thread_elements()[0];
+    const uint v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2249 = v2248 + v2242;
+    out[v2249] = v2246;
+  }
+  const uint v2250 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2252 = v1068 + v2250;
+  const uint v2253 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2255 = v1071 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v37.m[5][5].thread_elements()[1];
+    const uint v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2262 = v2261 + v2255;
+    out[v2262] = v2259;
+  }
+  const uint v2263 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2265 = v1068 + v2263;
+  const uint v2266 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2268 = v1071 + v2266;
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2270 = v2268 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v37.m[5][6].thread_elements()[0];
+    const uint v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2275 = v2274 + v2268;
+    out[v2275] = v2272;
+  }
+  const uint v2276 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2278 = v1068 + v2276;
+  const uint v2279 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2281 = v1071 + v2279;
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2283 = v2281 < v1;
+  const bool v2284 = v2282 && v2283;
+  if (v2284) {
+    const float v2285 = v37.m[5][6].thread_elements()[1];
+    const uint v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2288 = v2287 + v2281;
+    out[v2288] = v2285;
+  }
+  const uint v2289 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2291 = v1068 + v2289;
+  const uint v2292 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2294 = v1071 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2296 = v2294 < v1;
+  const bool v2297 = v2295 && v2296;
+  if (v2297) {
+    const float v2298 = v37.m[5][7].thread_elements()[0];
+    const uint v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2301 = v2300 + v2294;
+    out[v2301] = v2298;
+  }
+  const uint v2302 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2304 = v1068 + v2302;
+  const uint v2305 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2307 = v1071 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v37.m[5][7].thread_elements()[1];
+    const uint v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2314 = v2313 + v2307;
+    out[v2314] = v2311;
+  }
+  const uint v2315 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2317 = v1068 + v2315;
+  const uint v2318 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2320 = v1071 + v2318;
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2322 = v2320 < v1;
+  const bool v2323 = v2321 && v2322;
+  if (v2323) {
+    const float v2324 = v37.m[6][0].thread_elements()[0];
+    const uint v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2327 = v2326 + v2320;
+    out[v2327] = v2324;
+  }
+  const uint v2328 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2330 = v1068 + v2328;
+  const uint v2331 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2333 = v1071 + v2331;
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2335 = v2333 < v1;
+  const bool v2336 = v2334 && v2335;
+  if (v2336) {
+    const float v2337 = v37.m[6][0].thread_elements()[1];
+    const uint v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2340 = v2339 + v2333;
+    out[v2340] = v2337;
+  }
+  const uint v2341 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2343 = v1068 + v2341;
+  const uint v2344 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2346 = v1071 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v37.m[6][1].thread_elements()[0];
+    const uint v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2353 = v2352 + v2346;
+    out[v2353] = v2350;
+  }
+  const uint v2354 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2356 = v1068 + v2354;
+  const uint v2357 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2359 = v1071 + v2357;
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v37.m[6][1].thread_elements()[1];
+    const uint v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2366 = v2365 + v2359;
+    out[v2366] = v2363;
+  }
+  const uint v2367 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2369 = v1068 + v2367;
+  const uint v2370 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2372 = v1071 + v2370;
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2374 = v2372 < v1;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v37.m[6][2].thread_elements()[0];
+    const uint v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2379 = v2378 + v2372;
+    out[v2379] = v2376;
+  }
+  const uint v2380 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2382 = v1068 + v2380;
+  const uint v2383 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2385 = v1071 + v2383;
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2387 = v2385 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v37.m[6][2].thread_elements()[1];
+    const uint v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2392 = v2391 + v2385;
+    out[v2392] = v2389;
+  }
+  const uint v2393 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2395 = v1068 + v2393;
+  const uint v2396 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2398 = v1071 + v2396;
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v37.m[6][3].thread_elements()[0];
+    const uint v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2405 = v2404 + v2398;
+    out[v2405] = v2402;
+  }
+  const uint v2406 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2408 = v1068 + v2406;
+  const uint v2409 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2411 = v1071 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v37.m[6][3].thread_elements()[1];
+    const uint v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2418 = v2417 + v2411;
+    out[v2418] = v2415;
+  }
+  const uint v2419 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2421 = v1068 + v2419;
+  const uint v2422 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2424 = v1071 + v2422;
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2426 = v2424 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v37.m[6][4].thread_elements()[0];
+    const uint v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2431 = v2430 + v2424;
+    out[v2431] = v2428;
+  }
+  const uint v2432 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2434 = v1068 + v2432;
+  const uint v2435 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2437 = v1071 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2439 = v2437 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v37.m[6][4].thread_elements()[1];
+    const uint v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2444 = v2443 + v2437;
+    out[v2444] = v2441;
+  }
+  const uint v2445 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2447 = v1068 + v2445;
+  const uint v2448 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2450 = v1071 + v2448;
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v37.m[6][5].thread_elements()[0];
+    const uint v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2457 = v2456 + v2450;
+    out[v2457] = v2454;
+  }
+  const uint v2458 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2460 = v1068 + v2458;
+  const uint v2461 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2463 = v1071 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2465 = v2463 < v1;
+  const bool v2466 = v2464 && v2465;
+  if (v2466) {
+    const float v2467 = v37.m[6][5].thread_elements()[1];
+    const uint v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2470 = v2469 + v2463;
+    out[v2470] = v2467;
+  }
+  const uint v2471 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2473 = v1068 + v2471;
+  const uint v2474 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2476 = v1071 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v37.m[6][6].thread_elements()[0];
+    const uint v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2483 = v2482 + v2476;
+    out[v2483] = v2480;
+  }
+  const uint v2484 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2486 = v1068 + v2484;
+  const uint v2487 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2489 = v1071 + v2487;
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2491 = v2489 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v37.m[6][6].thread_elements()[1];
+    const uint v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2496 = v2495 + v2489;
+    out[v2496] = v2493;
+  }
+  const uint v2497 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2499 = v1068 + v2497;
+  const uint v2500 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2502 = v1071 + v2500;
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2504 = v2502 < v1;
+  const bool v2505 = v2503 && v2504;
+  if (v2505) {
+    const float v2506 = v37.m[6][7].thread_elements()[0];
+    const uint v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2509 = v2508 + v2502;
+    out[v2509] = v2506;
+  }
+  const uint v2510 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2512 = v1068 + v2510;
+  const uint v2513 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2515 = v1071 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v37.m[6][7].thread_elements()[1];
+    const uint v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2522 = v2521 + v2515;
+    out[v2522] = v2519;
+  }
+  const uint v2523 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2525 = v1068 + v2523;
+  const uint v2526 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2528 = v1071 + v2526;
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2530 = v2528 < v1;
+  const bool v2531 = v2529 && v2530;
+  if (v2531) {
+    const float v2532 = v37.m[7][0].thread_elements()[0];
+    const uint v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2535 = v2534 + v2528;
+    out[v2535] = v2532;
+  }
+  const uint v2536 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2538 = v1068 + v2536;
+  const uint v2539 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2541 = v1071 + v2539;
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v37.m[7][0].thread_elements()[1];
+    const uint v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2548 = v2547 + v2541;
+    out[v2548] = v2545;
+  }
+  const uint v2549 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2551 = v1068 + v2549;
+  const uint v2552 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2554 = v1071 + v2552;
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2556 = v2554 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v37.m[7][1].thread_elements()[0];
+    const uint v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2561 = v2560 + v2554;
+    out[v2561] = v2558;
+  }
+  const uint v2562 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2564 = v1068 + v2562;
+  const uint v2565 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2567 = v1071 + v2565;
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2569 = v2567 < v1;
+  const bool v2570 = v2568 && v2569;
+  if (v2570) {
+    const float v2571 = v37.m[7][1].thread_elements()[1];
+    const uint v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2574 = v2573 + v2567;
+    out[v2574] = v2571;
+  }
+  const uint v2575 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2577 = v1068 + v2575;
+  const uint v2578 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2580 = v1071 + v2578;
+  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2582 = v2580 < v1;
+  const bool v2583 = v2581 && v2582;
+  if (v2583) {
+    const float v2584 = v37.m[7][2].thread_elements()[0];
+    const uint v2586 = v2577 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2587 = v2586 + v2580;
+    out[v2587] = v2584;
+  }
+  const uint v2588 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2590 = v1068 + v2588;
+  const uint v2591 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2593 = v1071 + v2591;
+  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2595 = v2593 < v1;
+  const bool v2596 = v2594 && v2595;
+  if (v2596) {
+    const float v2597 = v37.m[7][2].thread_elements()[1];
+    const uint v2599 = v2590 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2600 = v2599 + v2593;
+    out[v2600] = v2597;
+  }
+  const uint v2601 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2603 = v1068 + v2601;
+  const uint v2604 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2606 = v1071 + v2604;
+  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2608 = v2606 < v1;
+  const bool v2609 = v2607 && v2608;
+  if (v2609) {
+    const float v2610 = v37.m[7][3].thread_elements()[0];
+    const uint v2612 = v2603 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2613 = v2612 + v2606;
+    out[v2613] = v2610;
+  }
+  const uint v2614 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2616 = v1068 + v2614;
+  const uint v2617 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2619 = v1071 + v2617;
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2621 = v2619 < v1;
+  const bool v2622 = v2620 && v2621;
+  if (v2622) {
+    const float v2623 = v37.m[7][3].thread_elements()[1];
+    const uint v2625 = v2616 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2626 = v2625 + v2619;
+    out[v2626] = v2623;
+  }
+  const uint v2627 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2629 = v1068 + v2627;
+  const uint v2630 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2632 = v1071 + v2630;
+  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2634 = v2632 < v1;
+  const bool v2635 = v2633 && v2634;
+  if (v2635) {
+    const float v2636 = v37.m[7][4].thread_elements()[0];
+    const uint v2638 = v2629 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2639 = v2638 + v2632;
+    out[v2639] = v2636;
+  }
+  const uint v2640 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2642 = v1068 + v2640;
+  const uint v2643 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2645 = v1071 + v2643;
+  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2647 = v2645 < v1;
+  const bool v2648 = v2646 && v2647;
+  if (v2648) {
+    const float v2649 = v37.m[7][4].thread_elements()[1];
+    const uint v2651 = v2642 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2652 = v2651 + v2645;
+    out[v2652] = v2649;
+  }
+  const uint v2653 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2655 = v1068 + v2653;
+  const uint v2656 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2658 = v1071 + v2656;
+  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2660 = v2658 < v1;
+  const bool v2661 = v2659 && v2660;
+  if (v2661) {
+    const float v2662 = v37.m[7][5].thread_elements()[0];
+    const uint v2664 = v2655 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2665 = v2664 + v2658;
+    out[v2665] = v2662;
+  }
+  const uint v2666 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2668 = v1068 + v2666;
+  const uint v2669 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2671 = v1071 + v2669;
+  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2673 = v2671 < v1;
+  const bool v2674 = v2672 && v2673;
+  if (v2674) {
+    const float v2675 = v37.m[7][5].thread_elements()[1];
+    const uint v2677 = v2668 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2678 = v2677 + v2671;
+    out[v2678] = v2675;
+  }
+  const uint v2679 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2681 = v1068 + v2679;
+  const uint v2682 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2684 = v1071 + v2682;
+  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2686 = v2684 < v1;
+  const bool v2687 = v2685 && v2686;
+  if (v2687) {
+    const float v2688 = v37.m[7][6].thread_elements()[0];
+    const uint v2690 = v2681 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2691 = v2690 + v2684;
+    out[v2691] = v2688;
+  }
+  const uint v2692 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2694 = v1068 + v2692;
+  const uint v2695 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2697 = v1071 + v2695;
+  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2699 = v2697 < v1;
+  const bool v2700 = v2698 && v2699;
+  if (v2700) {
+    const float v2701 = v37.m[7][6].thread_elements()[1];
+    const uint v2703 = v2694 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2704 = v2703 + v2697;
+    out[v2704] = v2701;
+  }
+  const uint v2705 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2707 = v1068 + v2705;
+  const uint v2708 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2710 = v1071 + v2708;
+  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2712 = v2710 < v1;
+  const bool v2713 = v2711 && v2712;
+  if (v2713) {
+    const float v2714 = v37.m[7][7].thread_elements()[0];
+    const uint v2716 = v2707 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2717 = v2716 + v2710;
+    out[v2717] = v2714;
+  }
+  const uint v2718 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2720 = v1068 + v2718;
+  const uint v2721 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2723 = v1071 + v2721;
+  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2725 = v2723 < v1;
+  const bool v2726 = v2724 && v2725;
+  if (v2726) {
+    const float v2727 = v37.m[7][7].thread_elements()[1];
+    const uint v2729 = v2720 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2730 = v2729 + v2723;
+    out[v2730] = v2727;
   }
 }

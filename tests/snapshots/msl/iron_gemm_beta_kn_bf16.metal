@@ -76,6 +76,7 @@ kernel void iron_gemm_beta_kn_bf16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
@@ -86,291 +87,286 @@ kernel void iron_gemm_beta_kn_bf16(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v12 = v11 << 7u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v21 = v20 << 6u;
-  iron_frag<float, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, float(0.0f));
-  iron_frag<bfloat, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, bfloat(bfloat(0.0f)));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == 0u;
-  const uint v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v40 = v39 == 0u;
-  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v46) {
-    const uint v2534 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2537 = v2534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2540 = v2534 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2541 = v2540 << 3u;
-    const uint v2542 = v9 + v2537;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2543 = v2542 < v0;
-    const uint v2548 = v2542 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2554 = v2537 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2559 = v2534 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2561 = v2559 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2564 = v2559 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2565 = v2564 << 3u;
-    const uint v2566 = v9 + v2561;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2567 = v2566 < v0;
-    const uint v2572 = v2566 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2578 = v2561 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2583 = v2534 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2585 = v2583 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2588 = v2583 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2589 = v2588 << 3u;
-    const uint v2590 = v9 + v2585;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2591 = v2590 < v0;
-    const uint v2596 = v2590 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2602 = v2585 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2607 = v2534 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2609 = v2607 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2612 = v2607 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2613 = v2612 << 3u;
-    const uint v2614 = v9 + v2609;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2615 = v2614 < v0;
-    const uint v2620 = v2614 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2626 = v2609 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2635 = v2534 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2638 = v2534 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2639 = v2638 << 3u;
-    const uint v2642 = v12 + v2639;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2643 = v2642 < v1;
-    const uint v2652 = v2635 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2659 = v2559 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2662 = v2559 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2663 = v2662 << 3u;
-    const uint v2666 = v12 + v2663;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2667 = v2666 < v1;
-    const uint v2676 = v2659 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2683 = v2583 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2686 = v2583 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2687 = v2686 << 3u;
-    const uint v2690 = v12 + v2687;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2691 = v2690 < v1;
-    const uint v2700 = v2683 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2707 = v2607 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2710 = v2607 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2711 = v2710 << 3u;
-    const uint v2714 = v12 + v2711;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2715 = v2714 < v1;
-    const uint v2724 = v2707 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2734 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v9 = iron_gid.y;
+  const uint v10 = v9 * v7;
+  const uint v11 = v10 + v8;
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v16 = v15 << 3u;
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v19 = v18 - v16;
+  const uint v20 = min(v19, 8u);
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v23 = v22 % v20;
+  const uint v24 = v16 + v23;
+  const uint v25 = v24 << 7u;
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v29 = v28 << 7u;
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v34 = v33 << 6u;
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v38 = v37 << 6u;
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, float(0.0f));
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, bfloat(bfloat(0.0f)));
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == 0u;
+  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v57 = v56 == 0u;
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v63) {
+    const uint v2551 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2554 = v2551 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2557 = v2551 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2558 = v2557 << 3u;
+    const uint v2559 = v25 + v2554;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2560 = v2559 < v0;
+    const uint v2565 = v2559 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2571 = v2554 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2576 = v2551 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2578 = v2576 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2581 = v2576 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2582 = v2581 << 3u;
+    const uint v2583 = v25 + v2578;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2584 = v2583 < v0;
+    const uint v2589 = v2583 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2595 = v2578 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2600 = v2551 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2602 = v2600 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2605 = v2600 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2606 = v2605 << 3u;
+    const uint v2607 = v25 + v2602;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2608 = v2607 < v0;
+    const uint v2613 = v2607 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2619 = v2602 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2624 = v2551 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2626 = v2624 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2629 = v2624 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2630 = v2629 << 3u;
+    const uint v2631 = v25 + v2626;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2632 = v2631 < v0;
+    const uint v2637 = v2631 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2643 = v2626 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2652 = v2551 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2655 = v2551 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2656 = v2655 << 3u;
+    const uint v2659 = v29 + v2656;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2660 = v2659 < v1;
+    const uint v2669 = v2652 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2676 = v2576 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2679 = v2576 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2680 = v2679 << 3u;
+    const uint v2683 = v29 + v2680;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2684 = v2683 < v1;
+    const uint v2693 = v2676 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2700 = v2600 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2703 = v2600 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2704 = v2703 << 3u;
+    const uint v2707 = v29 + v2704;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2708 = v2707 < v1;
+    const uint v2717 = v2700 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2724 = v2624 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2727 = v2624 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2728 = v2727 << 3u;
+    const uint v2731 = v29 + v2728;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2732 = v2731 < v1;
+    const uint v2741 = v2724 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2751 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v2526 = 0u; v2526 < v2; v2526 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2528 = v2526 >> 5u;
-      const uint v2530 = v2528 % 1u;
+    for (uint v2543 = 0u; v2543 < v2; v2543 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2545 = v2543 >> 5u;
+      const uint v2547 = v2545 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2532 = v2530 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2544 = v2526 + v2541;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2545 = v2544 < v2;
-      const bool v2546 = v2543 && v2545;
-      const uint v2550 = v2548 + v2526;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2551 = v2550 + v2541;
-      const uint v2552 = v2546 ? v2551 : 0u;
-      const uint v2555 = v2532 + v2554;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2556 = v2555 + v2541;
+      const uint v2549 = v2547 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2561 = v2543 + v2558;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2562 = v2561 < v2;
+      const bool v2563 = v2560 && v2562;
+      const uint v2567 = v2565 + v2543;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2568 = v2567 + v2558;
+      const uint v2569 = v2563 ? v2568 : 0u;
+      const uint v2572 = v2549 + v2571;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2573 = v2572 + v2558;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2556 + e] = v2546 ? a[v2552 + e] : bfloat(0);
+        shm0[v2573 + e] = v2563 ? a[v2569 + e] : bfloat(0);
       }
-      const uint v2568 = v2526 + v2565;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2569 = v2568 < v2;
-      const bool v2570 = v2567 && v2569;
-      const uint v2574 = v2572 + v2526;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2575 = v2574 + v2565;
-      const uint v2576 = v2570 ? v2575 : 0u;
-      const uint v2579 = v2532 + v2578;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2580 = v2579 + v2565;
+      const uint v2585 = v2543 + v2582;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2586 = v2585 < v2;
+      const bool v2587 = v2584 && v2586;
+      const uint v2591 = v2589 + v2543;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2592 = v2591 + v2582;
+      const uint v2593 = v2587 ? v2592 : 0u;
+      const uint v2596 = v2549 + v2595;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2597 = v2596 + v2582;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2580 + e] = v2570 ? a[v2576 + e] : bfloat(0);
+        shm0[v2597 + e] = v2587 ? a[v2593 + e] : bfloat(0);
       }
-      const uint v2592 = v2526 + v2589;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2593 = v2592 < v2;
-      const bool v2594 = v2591 && v2593;
-      const uint v2598 = v2596 + v2526;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2599 = v2598 + v2589;
-      const uint v2600 = v2594 ? v2599 : 0u;
-      const uint v2603 = v2532 + v2602;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2604 = v2603 + v2589;
+      const uint v2609 = v2543 + v2606;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2610 = v2609 < v2;
+      const bool v2611 = v2608 && v2610;
+      const uint v2615 = v2613 + v2543;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2616 = v2615 + v2606;
+      const uint v2617 = v2611 ? v2616 : 0u;
+      const uint v2620 = v2549 + v2619;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2621 = v2620 + v2606;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2604 + e] = v2594 ? a[v2600 + e] : bfloat(0);
+        shm0[v2621 + e] = v2611 ? a[v2617 + e] : bfloat(0);
       }
-      const uint v2616 = v2526 + v2613;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2617 = v2616 < v2;
-      const bool v2618 = v2615 && v2617;
-      const uint v2622 = v2620 + v2526;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2623 = v2622 + v2613;
-      const uint v2624 = v2618 ? v2623 : 0u;
-      const uint v2627 = v2532 + v2626;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2628 = v2627 + v2613;
+      const uint v2633 = v2543 + v2630;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2634 = v2633 < v2;
+      const bool v2635 = v2632 && v2634;
+      const uint v2639 = v2637 + v2543;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2640 = v2639 + v2630;
+      const uint v2641 = v2635 ? v2640 : 0u;
+      const uint v2644 = v2549 + v2643;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2645 = v2644 + v2630;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2628 + e] = v2618 ? a[v2624 + e] : bfloat(0);
+        shm0[v2645 + e] = v2635 ? a[v2641 + e] : bfloat(0);
       }
-      const uint v2630 = v2530 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v2640 = v2526 + v2635;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2641 = v2640 < v2;
-      const bool v2644 = v2641 && v2643;
-      const uint v2646 = v2640 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2648 = v2646 + v12;
-      const uint v2649 = v2648 + v2639;
-      const uint v2650 = v2644 ? v2649 : 0u;
-      const uint v2653 = v2630 + v2652;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2654 = v2653 + v2639;
+      const uint v2647 = v2547 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v2657 = v2543 + v2652;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2658 = v2657 < v2;
+      const bool v2661 = v2658 && v2660;
+      const uint v2663 = v2657 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2665 = v2663 + v29;
+      const uint v2666 = v2665 + v2656;
+      const uint v2667 = v2661 ? v2666 : 0u;
+      const uint v2670 = v2647 + v2669;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2671 = v2670 + v2656;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2654 + e] = v2644 ? b[v2650 + e] : bfloat(0);
+        shm1[v2671 + e] = v2661 ? b[v2667 + e] : bfloat(0);
       }
-      const uint v2664 = v2526 + v2659;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2665 = v2664 < v2;
-      const bool v2668 = v2665 && v2667;
-      const uint v2670 = v2664 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2672 = v2670 + v12;
-      const uint v2673 = v2672 + v2663;
-      const uint v2674 = v2668 ? v2673 : 0u;
-      const uint v2677 = v2630 + v2676;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2678 = v2677 + v2663;
+      const uint v2681 = v2543 + v2676;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2682 = v2681 < v2;
+      const bool v2685 = v2682 && v2684;
+      const uint v2687 = v2681 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2689 = v2687 + v29;
+      const uint v2690 = v2689 + v2680;
+      const uint v2691 = v2685 ? v2690 : 0u;
+      const uint v2694 = v2647 + v2693;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2695 = v2694 + v2680;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2678 + e] = v2668 ? b[v2674 + e] : bfloat(0);
+        shm1[v2695 + e] = v2685 ? b[v2691 + e] : bfloat(0);
       }
-      const uint v2688 = v2526 + v2683;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2689 = v2688 < v2;
-      const bool v2692 = v2689 && v2691;
-      const uint v2694 = v2688 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2696 = v2694 + v12;
-      const uint v2697 = v2696 + v2687;
-      const uint v2698 = v2692 ? v2697 : 0u;
-      const uint v2701 = v2630 + v2700;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2702 = v2701 + v2687;
+      const uint v2705 = v2543 + v2700;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2706 = v2705 < v2;
+      const bool v2709 = v2706 && v2708;
+      const uint v2711 = v2705 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2713 = v2711 + v29;
+      const uint v2714 = v2713 + v2704;
+      const uint v2715 = v2709 ? v2714 : 0u;
+      const uint v2718 = v2647 + v2717;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2719 = v2718 + v2704;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2702 + e] = v2692 ? b[v2698 + e] : bfloat(0);
+        shm1[v2719 + e] = v2709 ? b[v2715 + e] : bfloat(0);
       }
-      const uint v2712 = v2526 + v2707;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2713 = v2712 < v2;
-      const bool v2716 = v2713 && v2715;
-      const uint v2718 = v2712 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2720 = v2718 + v12;
-      const uint v2721 = v2720 + v2711;
-      const uint v2722 = v2716 ? v2721 : 0u;
-      const uint v2725 = v2630 + v2724;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2726 = v2725 + v2711;
+      const uint v2729 = v2543 + v2724;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2730 = v2729 < v2;
+      const bool v2733 = v2730 && v2732;
+      const uint v2735 = v2729 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2737 = v2735 + v29;
+      const uint v2738 = v2737 + v2728;
+      const uint v2739 = v2733 ? v2738 : 0u;
+      const uint v2742 = v2647 + v2741;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2743 = v2742 + v2728;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2726 + e] = v2716 ? b[v2722 + e] : bfloat(0);
+        shm1[v2743 + e] = v2733 ? b[v2739 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2735 = v2532 + v2734;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2735), long(40u));
-      const uint v2740 = v2630 + v21;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v27, shm1, long(v2740), long(136u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2746 = v2735 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2746), long(40u));
-      const uint v2749 = v2630 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const uint v2750 = v2749 + v21;
-      iron_frag_load<false>(v27, shm1, long(v2750), long(136u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2752 = v2549 + v2751;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2752), long(40u));
+      const uint v2757 = v2647 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v44, shm1, long(v2757), long(136u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2763 = v2752 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2763), long(40u));
+      const uint v2766 = v2647 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const uint v2767 = v2766 + v38;
+      iron_frag_load<false>(v44, shm1, long(v2767), long(136u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v276 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v277 = iron_tid.x;
-    const uint v333 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v345 = v333 + 16u;
-    const uint v349 = 2176u + v21;  // kernels/gemm/gemm_tiles.hpp:172
+    const uint v293 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v294 = iron_tid.x;
+    const uint v350 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v362 = v350 + 16u;
+    const uint v366 = 2176u + v38;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (uint v275 = 0u; v275 < v2; v275 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v279 = v277; v279 < 4096u; v279 += v276) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v281 = v279 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v283 = v279 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v284 = v9 + v281;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v285 = v284 < v0;
-        const uint v286 = v275 + v283;
-        const bool v287 = v286 < v2;
-        const bool v288 = v285 && v287;
-        if (v288) {
-          const uint v290 = v284 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v292 = v290 + v275;
-          const uint v293 = v292 + v283;
-          const bfloat v294 = a[v293];
-          const uint v296 = v281 * 40u;
-          const uint v297 = v296 + v283;
-          shm0[v297] = v294;
+    for (uint v292 = 0u; v292 < v2; v292 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v296 = v294; v296 < 4096u; v296 += v293) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v298 = v296 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v300 = v296 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v301 = v25 + v298;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v302 = v301 < v0;
+        const uint v303 = v292 + v300;
+        const bool v304 = v303 < v2;
+        const bool v305 = v302 && v304;
+        if (v305) {
+          const uint v307 = v301 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v309 = v307 + v292;
+          const uint v310 = v309 + v300;
+          const bfloat v311 = a[v310];
+          const uint v313 = v298 * 40u;
+          const uint v314 = v313 + v300;
+          shm0[v314] = v311;
         } else {
-          const uint v299 = v281 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v300 = v299 + v283;
-          shm0[v300] = bfloat(0.0f);
+          const uint v316 = v298 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v317 = v316 + v300;
+          shm0[v317] = bfloat(0.0f);
         }
       }
 
-      for (uint v305 = v277; v305 < 4096u; v305 += v276) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v307 = v305 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v309 = v305 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v310 = v275 + v307;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v311 = v310 < v2;
-        const uint v312 = v12 + v309;
-        const bool v313 = v312 < v1;
-        const bool v314 = v311 && v313;
-        if (v314) {
-          const uint v316 = v310 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v318 = v316 + v12;
-          const uint v319 = v318 + v309;
-          const bfloat v320 = b[v319];
-          const uint v322 = v307 * 136u;
-          const uint v323 = v322 + v309;
-          shm1[v323] = v320;
+      for (uint v322 = v294; v322 < 4096u; v322 += v293) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v324 = v322 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v326 = v322 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v327 = v292 + v324;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v328 = v327 < v2;
+        const uint v329 = v29 + v326;
+        const bool v330 = v329 < v1;
+        const bool v331 = v328 && v330;
+        if (v331) {
+          const uint v333 = v327 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v335 = v333 + v29;
+          const uint v336 = v335 + v326;
+          const bfloat v337 = b[v336];
+          const uint v339 = v324 * 136u;
+          const uint v340 = v339 + v326;
+          shm1[v340] = v337;
         } else {
-          const uint v325 = v307 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v326 = v325 + v309;
-          shm1[v326] = bfloat(0.0f);
+          const uint v342 = v324 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v343 = v342 + v326;
+          shm1[v343] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v25, shm0, long(v333), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v27, shm1, long(v21), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v25, shm0, long(v345), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v27, shm1, long(v349), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v42, shm0, long(v350), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v44, shm1, long(v38), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v42, shm0, long(v362), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v44, shm1, long(v366), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v351 = v9 + v17;
-  const uint v352 = v351 + v350;
-  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v354 = v12 + v21;
-  const uint v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v357 = v355 < v1;
-  const bool v358 = v356 && v357;
-  if (v358) {
-    const float v359 = v23.m[0][0].thread_elements()[0];
-    const uint v360 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v361 = v360 + v355;
-    const bfloat v362 = c[v361];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v363 = float(v362);
-    const float v364 = v363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v365 = fma(v359, v3, v364);
-    const bfloat v366 = bfloat(v365);
-    c[v361] = v366;
-  }
-  const uint v367 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v369 = v351 + v367;
-  const uint v370 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v372 = v354 + v370;
-  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v367 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v368 = v25 + v34;
+  const uint v369 = v368 + v367;
+  const uint v370 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v371 = v29 + v38;
+  const uint v372 = v371 + v370;
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v374 = v372 < v1;
   const bool v375 = v373 && v374;
   if (v375) {
-    const float v376 = v23.m[0][0].thread_elements()[1];
+    const float v376 = v40.m[0][0].thread_elements()[0];
     const uint v377 = v369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v378 = v377 + v372;
     const bfloat v379 = c[v378];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -380,15 +376,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v383 = bfloat(v382);
     c[v378] = v383;
   }
-  const uint v384 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v386 = v351 + v384;
-  const uint v387 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v389 = v354 + v387;
-  const bool v390 = v386 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v384 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v386 = v368 + v384;
+  const uint v387 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v389 = v371 + v387;
+  const bool v390 = v386 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v391 = v389 < v1;
   const bool v392 = v390 && v391;
   if (v392) {
-    const float v393 = v23.m[0][1].thread_elements()[0];
+    const float v393 = v40.m[0][0].thread_elements()[1];
     const uint v394 = v386 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v395 = v394 + v389;
     const bfloat v396 = c[v395];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -398,15 +394,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v400 = bfloat(v399);
     c[v395] = v400;
   }
-  const uint v401 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v403 = v351 + v401;
-  const uint v404 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v406 = v354 + v404;
-  const bool v407 = v403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v401 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v403 = v368 + v401;
+  const uint v404 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v406 = v371 + v404;
+  const bool v407 = v403 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v408 = v406 < v1;
   const bool v409 = v407 && v408;
   if (v409) {
-    const float v410 = v23.m[0][1].thread_elements()[1];
+    const float v410 = v40.m[0][1].thread_elements()[0];
     const uint v411 = v403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v412 = v411 + v406;
     const bfloat v413 = c[v412];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -416,15 +412,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v417 = bfloat(v416);
     c[v412] = v417;
   }
-  const uint v418 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v420 = v351 + v418;
-  const uint v421 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v423 = v354 + v421;
-  const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v418 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v420 = v368 + v418;
+  const uint v421 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v423 = v371 + v421;
+  const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v425 = v423 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
-    const float v427 = v23.m[0][2].thread_elements()[0];
+    const float v427 = v40.m[0][1].thread_elements()[1];
     const uint v428 = v420 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v429 = v428 + v423;
     const bfloat v430 = c[v429];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -434,15 +430,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v434 = bfloat(v433);
     c[v429] = v434;
   }
-  const uint v435 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v437 = v351 + v435;
-  const uint v438 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v440 = v354 + v438;
-  const bool v441 = v437 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v435 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v437 = v368 + v435;
+  const uint v438 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v440 = v371 + v438;
+  const bool v441 = v437 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v442 = v440 < v1;
   const bool v443 = v441 && v442;
   if (v443) {
-    const float v444 = v23.m[0][2].thread_elements()[1];
+    const float v444 = v40.m[0][2].thread_elements()[0];
     const uint v445 = v437 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v446 = v445 + v440;
     const bfloat v447 = c[v446];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -452,15 +448,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v451 = bfloat(v450);
     c[v446] = v451;
   }
-  const uint v452 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v454 = v351 + v452;
-  const uint v455 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v457 = v354 + v455;
-  const bool v458 = v454 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v452 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v454 = v368 + v452;
+  const uint v455 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v457 = v371 + v455;
+  const bool v458 = v454 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v459 = v457 < v1;
   const bool v460 = v458 && v459;
   if (v460) {
-    const float v461 = v23.m[0][3].thread_elements()[0];
+    const float v461 = v40.m[0][2].thread_elements()[1];
     const uint v462 = v454 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v463 = v462 + v457;
     const bfloat v464 = c[v463];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -470,15 +466,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v468 = bfloat(v467);
     c[v463] = v468;
   }
-  const uint v469 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v471 = v351 + v469;
-  const uint v472 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v474 = v354 + v472;
-  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v469 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v471 = v368 + v469;
+  const uint v472 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v474 = v371 + v472;
+  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v476 = v474 < v1;
   const bool v477 = v475 && v476;
   if (v477) {
-    const float v478 = v23.m[0][3].thread_elements()[1];
+    const float v478 = v40.m[0][3].thread_elements()[0];
     const uint v479 = v471 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v480 = v479 + v474;
     const bfloat v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -488,15 +484,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v485 = bfloat(v484);
     c[v480] = v485;
   }
-  const uint v486 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v488 = v351 + v486;
-  const uint v489 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v491 = v354 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v486 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v488 = v368 + v486;
+  const uint v489 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v491 = v371 + v489;
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
-    const float v495 = v23.m[0][4].thread_elements()[0];
+    const float v495 = v40.m[0][3].thread_elements()[1];
     const uint v496 = v488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v497 = v496 + v491;
     const bfloat v498 = c[v497];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -506,15 +502,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v502 = bfloat(v501);
     c[v497] = v502;
   }
-  const uint v503 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v505 = v351 + v503;
-  const uint v506 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v508 = v354 + v506;
-  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v503 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v505 = v368 + v503;
+  const uint v506 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v508 = v371 + v506;
+  const bool v509 = v505 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v510 = v508 < v1;
   const bool v511 = v509 && v510;
   if (v511) {
-    const float v512 = v23.m[0][4].thread_elements()[1];
+    const float v512 = v40.m[0][4].thread_elements()[0];
     const uint v513 = v505 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v514 = v513 + v508;
     const bfloat v515 = c[v514];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -524,15 +520,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v519 = bfloat(v518);
     c[v514] = v519;
   }
-  const uint v520 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v522 = v351 + v520;
-  const uint v523 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v525 = v354 + v523;
-  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v520 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v522 = v368 + v520;
+  const uint v523 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v525 = v371 + v523;
+  const bool v526 = v522 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v527 = v525 < v1;
   const bool v528 = v526 && v527;
   if (v528) {
-    const float v529 = v23.m[0][5].thread_elements()[0];
+    const float v529 = v40.m[0][4].thread_elements()[1];
     const uint v530 = v522 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v531 = v530 + v525;
     const bfloat v532 = c[v531];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -542,15 +538,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v536 = bfloat(v535);
     c[v531] = v536;
   }
-  const uint v537 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v539 = v351 + v537;
-  const uint v540 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v542 = v354 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v537 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v539 = v368 + v537;
+  const uint v540 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v542 = v371 + v540;
+  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v544 = v542 < v1;
   const bool v545 = v543 && v544;
   if (v545) {
-    const float v546 = v23.m[0][5].thread_elements()[1];
+    const float v546 = v40.m[0][5].thread_elements()[0];
     const uint v547 = v539 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v548 = v547 + v542;
     const bfloat v549 = c[v548];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -560,15 +556,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v553 = bfloat(v552);
     c[v548] = v553;
   }
-  const uint v554 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v556 = v351 + v554;
-  const uint v557 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v559 = v354 + v557;
-  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v554 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v556 = v368 + v554;
+  const uint v557 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v559 = v371 + v557;
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v561 = v559 < v1;
   const bool v562 = v560 && v561;
   if (v562) {
-    const float v563 = v23.m[0][6].thread_elements()[0];
+    const float v563 = v40.m[0][5].thread_elements()[1];
     const uint v564 = v556 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v565 = v564 + v559;
     const bfloat v566 = c[v565];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -578,15 +574,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v570 = bfloat(v569);
     c[v565] = v570;
   }
-  const uint v571 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v573 = v351 + v571;
-  const uint v574 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v576 = v354 + v574;
-  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v571 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v573 = v368 + v571;
+  const uint v574 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v576 = v371 + v574;
+  const bool v577 = v573 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v578 = v576 < v1;
   const bool v579 = v577 && v578;
   if (v579) {
-    const float v580 = v23.m[0][6].thread_elements()[1];
+    const float v580 = v40.m[0][6].thread_elements()[0];
     const uint v581 = v573 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v582 = v581 + v576;
     const bfloat v583 = c[v582];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -596,15 +592,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v587 = bfloat(v586);
     c[v582] = v587;
   }
-  const uint v588 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v590 = v351 + v588;
-  const uint v591 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v593 = v354 + v591;
-  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v588 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v590 = v368 + v588;
+  const uint v591 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v593 = v371 + v591;
+  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v595 = v593 < v1;
   const bool v596 = v594 && v595;
   if (v596) {
-    const float v597 = v23.m[0][7].thread_elements()[0];
+    const float v597 = v40.m[0][6].thread_elements()[1];
     const uint v598 = v590 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v599 = v598 + v593;
     const bfloat v600 = c[v599];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -614,15 +610,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v604 = bfloat(v603);
     c[v599] = v604;
   }
-  const uint v605 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v607 = v351 + v605;
-  const uint v608 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v610 = v354 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v605 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v607 = v368 + v605;
+  const uint v608 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v610 = v371 + v608;
+  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v612 = v610 < v1;
   const bool v613 = v611 && v612;
   if (v613) {
-    const float v614 = v23.m[0][7].thread_elements()[1];
+    const float v614 = v40.m[0][7].thread_elements()[0];
     const uint v615 = v607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v616 = v615 + v610;
     const bfloat v617 = c[v616];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -632,15 +628,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v621 = bfloat(v620);
     c[v616] = v621;
   }
-  const uint v622 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v624 = v351 + v622;
-  const uint v625 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v627 = v354 + v625;
-  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v622 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v624 = v368 + v622;
+  const uint v625 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v627 = v371 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
-    const float v631 = v23.m[1][0].thread_elements()[0];
+    const float v631 = v40.m[0][7].thread_elements()[1];
     const uint v632 = v624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v633 = v632 + v627;
     const bfloat v634 = c[v633];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -650,15 +646,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v638 = bfloat(v637);
     c[v633] = v638;
   }
-  const uint v639 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v641 = v351 + v639;
-  const uint v642 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v644 = v354 + v642;
-  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v639 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v641 = v368 + v639;
+  const uint v642 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v644 = v371 + v642;
+  const bool v645 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
-    const float v648 = v23.m[1][0].thread_elements()[1];
+    const float v648 = v40.m[1][0].thread_elements()[0];
     const uint v649 = v641 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v650 = v649 + v644;
     const bfloat v651 = c[v650];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -668,15 +664,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v655 = bfloat(v654);
     c[v650] = v655;
   }
-  const uint v656 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v658 = v351 + v656;
-  const uint v659 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v661 = v354 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v656 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v658 = v368 + v656;
+  const uint v659 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v661 = v371 + v659;
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
-    const float v665 = v23.m[1][1].thread_elements()[0];
+    const float v665 = v40.m[1][0].thread_elements()[1];
     const uint v666 = v658 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v667 = v666 + v661;
     const bfloat v668 = c[v667];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -686,15 +682,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v672 = bfloat(v671);
     c[v667] = v672;
   }
-  const uint v673 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v675 = v351 + v673;
-  const uint v676 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v678 = v354 + v676;
-  const bool v679 = v675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v673 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v675 = v368 + v673;
+  const uint v676 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v678 = v371 + v676;
+  const bool v679 = v675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v680 = v678 < v1;
   const bool v681 = v679 && v680;
   if (v681) {
-    const float v682 = v23.m[1][1].thread_elements()[1];
+    const float v682 = v40.m[1][1].thread_elements()[0];
     const uint v683 = v675 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v684 = v683 + v678;
     const bfloat v685 = c[v684];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -704,15 +700,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v689 = bfloat(v688);
     c[v684] = v689;
   }
-  const uint v690 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v692 = v351 + v690;
-  const uint v693 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v695 = v354 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v690 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v692 = v368 + v690;
+  const uint v693 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v695 = v371 + v693;
+  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
-    const float v699 = v23.m[1][2].thread_elements()[0];
+    const float v699 = v40.m[1][1].thread_elements()[1];
     const uint v700 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v701 = v700 + v695;
     const bfloat v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -722,15 +718,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v706 = bfloat(v705);
     c[v701] = v706;
   }
-  const uint v707 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v709 = v351 + v707;
-  const uint v710 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v712 = v354 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v707 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v709 = v368 + v707;
+  const uint v710 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v712 = v371 + v710;
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
-    const float v716 = v23.m[1][2].thread_elements()[1];
+    const float v716 = v40.m[1][2].thread_elements()[0];
     const uint v717 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v718 = v717 + v712;
     const bfloat v719 = c[v718];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -740,15 +736,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v723 = bfloat(v722);
     c[v718] = v723;
   }
-  const uint v724 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v726 = v351 + v724;
-  const uint v727 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v729 = v354 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v724 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v726 = v368 + v724;
+  const uint v727 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v729 = v371 + v727;
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
-    const float v733 = v23.m[1][3].thread_elements()[0];
+    const float v733 = v40.m[1][2].thread_elements()[1];
     const uint v734 = v726 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v735 = v734 + v729;
     const bfloat v736 = c[v735];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -758,15 +754,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v740 = bfloat(v739);
     c[v735] = v740;
   }
-  const uint v741 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v743 = v351 + v741;
-  const uint v744 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v746 = v354 + v744;
-  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v741 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v743 = v368 + v741;
+  const uint v744 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v746 = v371 + v744;
+  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
-    const float v750 = v23.m[1][3].thread_elements()[1];
+    const float v750 = v40.m[1][3].thread_elements()[0];
     const uint v751 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v752 = v751 + v746;
     const bfloat v753 = c[v752];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -776,15 +772,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v757 = bfloat(v756);
     c[v752] = v757;
   }
-  const uint v758 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v760 = v351 + v758;
-  const uint v761 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v763 = v354 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v758 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v760 = v368 + v758;
+  const uint v761 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v763 = v371 + v761;
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
-    const float v767 = v23.m[1][4].thread_elements()[0];
+    const float v767 = v40.m[1][3].thread_elements()[1];
     const uint v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v769 = v768 + v763;
     const bfloat v770 = c[v769];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -794,15 +790,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v774 = bfloat(v773);
     c[v769] = v774;
   }
-  const uint v775 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v777 = v351 + v775;
-  const uint v778 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v780 = v354 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v775 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v777 = v368 + v775;
+  const uint v778 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v780 = v371 + v778;
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
-    const float v784 = v23.m[1][4].thread_elements()[1];
+    const float v784 = v40.m[1][4].thread_elements()[0];
     const uint v785 = v777 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v786 = v785 + v780;
     const bfloat v787 = c[v786];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -812,15 +808,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v791 = bfloat(v790);
     c[v786] = v791;
   }
-  const uint v792 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v794 = v351 + v792;
-  const uint v795 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v797 = v354 + v795;
-  const bool v798 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v792 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v794 = v368 + v792;
+  const uint v795 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v797 = v371 + v795;
+  const bool v798 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v799 = v797 < v1;
   const bool v800 = v798 && v799;
   if (v800) {
-    const float v801 = v23.m[1][5].thread_elements()[0];
+    const float v801 = v40.m[1][4].thread_elements()[1];
     const uint v802 = v794 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v803 = v802 + v797;
     const bfloat v804 = c[v803];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -830,15 +826,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v808 = bfloat(v807);
     c[v803] = v808;
   }
-  const uint v809 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v811 = v351 + v809;
-  const uint v812 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v814 = v354 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v809 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v811 = v368 + v809;
+  const uint v812 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v814 = v371 + v812;
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
-    const float v818 = v23.m[1][5].thread_elements()[1];
+    const float v818 = v40.m[1][5].thread_elements()[0];
     const uint v819 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v820 = v819 + v814;
     const bfloat v821 = c[v820];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -848,15 +844,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v825 = bfloat(v824);
     c[v820] = v825;
   }
-  const uint v826 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v828 = v351 + v826;
-  const uint v829 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v831 = v354 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v826 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v828 = v368 + v826;
+  const uint v829 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v831 = v371 + v829;
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
-    const float v835 = v23.m[1][6].thread_elements()[0];
+    const float v835 = v40.m[1][5].thread_elements()[1];
     const uint v836 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v837 = v836 + v831;
     const bfloat v838 = c[v837];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -866,15 +862,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v842 = bfloat(v841);
     c[v837] = v842;
   }
-  const uint v843 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v845 = v351 + v843;
-  const uint v846 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v848 = v354 + v846;
-  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v843 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v845 = v368 + v843;
+  const uint v846 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v848 = v371 + v846;
+  const bool v849 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
-    const float v852 = v23.m[1][6].thread_elements()[1];
+    const float v852 = v40.m[1][6].thread_elements()[0];
     const uint v853 = v845 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v854 = v853 + v848;
     const bfloat v855 = c[v854];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -884,15 +880,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v859 = bfloat(v858);
     c[v854] = v859;
   }
-  const uint v860 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v862 = v351 + v860;
-  const uint v863 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v865 = v354 + v863;
-  const bool v866 = v862 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v860 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v862 = v368 + v860;
+  const uint v863 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v865 = v371 + v863;
+  const bool v866 = v862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v867 = v865 < v1;
   const bool v868 = v866 && v867;
   if (v868) {
-    const float v869 = v23.m[1][7].thread_elements()[0];
+    const float v869 = v40.m[1][6].thread_elements()[1];
     const uint v870 = v862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v871 = v870 + v865;
     const bfloat v872 = c[v871];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -902,15 +898,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v876 = bfloat(v875);
     c[v871] = v876;
   }
-  const uint v877 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v879 = v351 + v877;
-  const uint v880 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v882 = v354 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v877 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v879 = v368 + v877;
+  const uint v880 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v882 = v371 + v880;
+  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v884 = v882 < v1;
   const bool v885 = v883 && v884;
   if (v885) {
-    const float v886 = v23.m[1][7].thread_elements()[1];
+    const float v886 = v40.m[1][7].thread_elements()[0];
     const uint v887 = v879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v888 = v887 + v882;
     const bfloat v889 = c[v888];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -920,15 +916,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v893 = bfloat(v892);
     c[v888] = v893;
   }
-  const uint v894 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v896 = v351 + v894;
-  const uint v897 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v899 = v354 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v894 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v896 = v368 + v894;
+  const uint v897 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v899 = v371 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
-    const float v903 = v23.m[2][0].thread_elements()[0];
+    const float v903 = v40.m[1][7].thread_elements()[1];
     const uint v904 = v896 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v905 = v904 + v899;
     const bfloat v906 = c[v905];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -938,15 +934,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v910 = bfloat(v909);
     c[v905] = v910;
   }
-  const uint v911 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v913 = v351 + v911;
-  const uint v914 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v916 = v354 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v911 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v913 = v368 + v911;
+  const uint v914 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v916 = v371 + v914;
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
-    const float v920 = v23.m[2][0].thread_elements()[1];
+    const float v920 = v40.m[2][0].thread_elements()[0];
     const uint v921 = v913 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v922 = v921 + v916;
     const bfloat v923 = c[v922];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -956,15 +952,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v927 = bfloat(v926);
     c[v922] = v927;
   }
-  const uint v928 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v930 = v351 + v928;
-  const uint v931 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v933 = v354 + v931;
-  const bool v934 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v928 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v930 = v368 + v928;
+  const uint v931 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v933 = v371 + v931;
+  const bool v934 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v935 = v933 < v1;
   const bool v936 = v934 && v935;
   if (v936) {
-    const float v937 = v23.m[2][1].thread_elements()[0];
+    const float v937 = v40.m[2][0].thread_elements()[1];
     const uint v938 = v930 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v939 = v938 + v933;
     const bfloat v940 = c[v939];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -974,15 +970,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v944 = bfloat(v943);
     c[v939] = v944;
   }
-  const uint v945 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v947 = v351 + v945;
-  const uint v948 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v950 = v354 + v948;
-  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v945 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v947 = v368 + v945;
+  const uint v948 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v950 = v371 + v948;
+  const bool v951 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
-    const float v954 = v23.m[2][1].thread_elements()[1];
+    const float v954 = v40.m[2][1].thread_elements()[0];
     const uint v955 = v947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v956 = v955 + v950;
     const bfloat v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -992,15 +988,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v961 = bfloat(v960);
     c[v956] = v961;
   }
-  const uint v962 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v964 = v351 + v962;
-  const uint v965 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v967 = v354 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v962 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v964 = v368 + v962;
+  const uint v965 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v967 = v371 + v965;
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
-    const float v971 = v23.m[2][2].thread_elements()[0];
+    const float v971 = v40.m[2][1].thread_elements()[1];
     const uint v972 = v964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v973 = v972 + v967;
     const bfloat v974 = c[v973];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1010,15 +1006,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v978 = bfloat(v977);
     c[v973] = v978;
   }
-  const uint v979 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v981 = v351 + v979;
-  const uint v982 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v984 = v354 + v982;
-  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v979 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v981 = v368 + v979;
+  const uint v982 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v984 = v371 + v982;
+  const bool v985 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
-    const float v988 = v23.m[2][2].thread_elements()[1];
+    const float v988 = v40.m[2][2].thread_elements()[0];
     const uint v989 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v990 = v989 + v984;
     const bfloat v991 = c[v990];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1028,15 +1024,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v995 = bfloat(v994);
     c[v990] = v995;
   }
-  const uint v996 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v998 = v351 + v996;
-  const uint v999 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1001 = v354 + v999;
-  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v996 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v998 = v368 + v996;
+  const uint v999 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1001 = v371 + v999;
+  const bool v1002 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1003 = v1001 < v1;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
-    const float v1005 = v23.m[2][3].thread_elements()[0];
+    const float v1005 = v40.m[2][2].thread_elements()[1];
     const uint v1006 = v998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1007 = v1006 + v1001;
     const bfloat v1008 = c[v1007];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1046,15 +1042,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1012 = bfloat(v1011);
     c[v1007] = v1012;
   }
-  const uint v1013 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1015 = v351 + v1013;
-  const uint v1016 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1018 = v354 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1013 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1015 = v368 + v1013;
+  const uint v1016 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1018 = v371 + v1016;
+  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
-    const float v1022 = v23.m[2][3].thread_elements()[1];
+    const float v1022 = v40.m[2][3].thread_elements()[0];
     const uint v1023 = v1015 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1024 = v1023 + v1018;
     const bfloat v1025 = c[v1024];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1064,15 +1060,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1029 = bfloat(v1028);
     c[v1024] = v1029;
   }
-  const uint v1030 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1032 = v351 + v1030;
-  const uint v1033 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1035 = v354 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1030 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1032 = v368 + v1030;
+  const uint v1033 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1035 = v371 + v1033;
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
-    const float v1039 = v23.m[2][4].thread_elements()[0];
+    const float v1039 = v40.m[2][3].thread_elements()[1];
     const uint v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1041 = v1040 + v1035;
     const bfloat v1042 = c[v1041];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1082,15 +1078,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1046 = bfloat(v1045);
     c[v1041] = v1046;
   }
-  const uint v1047 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1049 = v351 + v1047;
-  const uint v1050 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1052 = v354 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1047 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1049 = v368 + v1047;
+  const uint v1050 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1052 = v371 + v1050;
+  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
-    const float v1056 = v23.m[2][4].thread_elements()[1];
+    const float v1056 = v40.m[2][4].thread_elements()[0];
     const uint v1057 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1058 = v1057 + v1052;
     const bfloat v1059 = c[v1058];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1100,15 +1096,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1063 = bfloat(v1062);
     c[v1058] = v1063;
   }
-  const uint v1064 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1066 = v351 + v1064;
-  const uint v1067 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1064 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1066 = v368 + v1064;
+  const uint v1067 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1069 = v371 + v1067;
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
-    const float v1073 = v23.m[2][5].thread_elements()[0];
+    const float v1073 = v40.m[2][4].thread_elements()[1];
     const uint v1074 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1075 = v1074 + v1069;
     const bfloat v1076 = c[v1075];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1118,15 +1114,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1080 = bfloat(v1079);
     c[v1075] = v1080;
   }
-  const uint v1081 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1083 = v351 + v1081;
-  const uint v1084 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1086 = v354 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1081 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1083 = v368 + v1081;
+  const uint v1084 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1086 = v371 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
-    const float v1090 = v23.m[2][5].thread_elements()[1];
+    const float v1090 = v40.m[2][5].thread_elements()[0];
     const uint v1091 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1092 = v1091 + v1086;
     const bfloat v1093 = c[v1092];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1136,15 +1132,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1097 = bfloat(v1096);
     c[v1092] = v1097;
   }
-  const uint v1098 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1100 = v351 + v1098;
-  const uint v1101 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1103 = v354 + v1101;
-  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1098 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1100 = v368 + v1098;
+  const uint v1101 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1103 = v371 + v1101;
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
-    const float v1107 = v23.m[2][6].thread_elements()[0];
+    const float v1107 = v40.m[2][5].thread_elements()[1];
     const uint v1108 = v1100 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1109 = v1108 + v1103;
     const bfloat v1110 = c[v1109];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1154,15 +1150,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1114 = bfloat(v1113);
     c[v1109] = v1114;
   }
-  const uint v1115 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1117 = v351 + v1115;
-  const uint v1118 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1120 = v354 + v1118;
-  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1115 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1117 = v368 + v1115;
+  const uint v1118 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1120 = v371 + v1118;
+  const bool v1121 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
-    const float v1124 = v23.m[2][6].thread_elements()[1];
+    const float v1124 = v40.m[2][6].thread_elements()[0];
     const uint v1125 = v1117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1126 = v1125 + v1120;
     const bfloat v1127 = c[v1126];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1172,15 +1168,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1131 = bfloat(v1130);
     c[v1126] = v1131;
   }
-  const uint v1132 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1134 = v351 + v1132;
-  const uint v1135 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1137 = v354 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1132 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1134 = v368 + v1132;
+  const uint v1135 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1137 = v371 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
-    const float v1141 = v23.m[2][7].thread_elements()[0];
+    const float v1141 = v40.m[2][6].thread_elements()[1];
     const uint v1142 = v1134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1143 = v1142 + v1137;
     const bfloat v1144 = c[v1143];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1190,15 +1186,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1148 = bfloat(v1147);
     c[v1143] = v1148;
   }
-  const uint v1149 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1151 = v351 + v1149;
-  const uint v1152 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1154 = v354 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1149 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1151 = v368 + v1149;
+  const uint v1152 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1154 = v371 + v1152;
+  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
-    const float v1158 = v23.m[2][7].thread_elements()[1];
+    const float v1158 = v40.m[2][7].thread_elements()[0];
     const uint v1159 = v1151 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1160 = v1159 + v1154;
     const bfloat v1161 = c[v1160];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1208,15 +1204,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1165 = bfloat(v1164);
     c[v1160] = v1165;
   }
-  const uint v1166 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1168 = v351 + v1166;
-  const uint v1169 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1171 = v354 + v1169;
-  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1166 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1168 = v368 + v1166;
+  const uint v1169 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1171 = v371 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
-    const float v1175 = v23.m[3][0].thread_elements()[0];
+    const float v1175 = v40.m[2][7].thread_elements()[1];
     const uint v1176 = v1168 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1177 = v1176 + v1171;
     const bfloat v1178 = c[v1177];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1226,15 +1222,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1182 = bfloat(v1181);
     c[v1177] = v1182;
   }
-  const uint v1183 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1185 = v351 + v1183;
-  const uint v1186 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1188 = v354 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1183 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1185 = v368 + v1183;
+  const uint v1186 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1188 = v371 + v1186;
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
-    const float v1192 = v23.m[3][0].thread_elements()[1];
+    const float v1192 = v40.m[3][0].thread_elements()[0];
     const uint v1193 = v1185 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1194 = v1193 + v1188;
     const bfloat v1195 = c[v1194];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1244,15 +1240,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1199 = bfloat(v1198);
     c[v1194] = v1199;
   }
-  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1202 = v351 + v1200;
-  const uint v1203 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1205 = v354 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1200 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1202 = v368 + v1200;
+  const uint v1203 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1205 = v371 + v1203;
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
-    const float v1209 = v23.m[3][1].thread_elements()[0];
+    const float v1209 = v40.m[3][0].thread_elements()[1];
     const uint v1210 = v1202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1211 = v1210 + v1205;
     const bfloat v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1262,15 +1258,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1216 = bfloat(v1215);
     c[v1211] = v1216;
   }
-  const uint v1217 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1219 = v351 + v1217;
-  const uint v1220 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1222 = v354 + v1220;
-  const bool v1223 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1217 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1219 = v368 + v1217;
+  const uint v1220 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1222 = v371 + v1220;
+  const bool v1223 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1224 = v1222 < v1;
   const bool v1225 = v1223 && v1224;
   if (v1225) {
-    const float v1226 = v23.m[3][1].thread_elements()[1];
+    const float v1226 = v40.m[3][1].thread_elements()[0];
     const uint v1227 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1228 = v1227 + v1222;
     const bfloat v1229 = c[v1228];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1280,15 +1276,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1233 = bfloat(v1232);
     c[v1228] = v1233;
   }
-  const uint v1234 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1236 = v351 + v1234;
-  const uint v1237 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1239 = v354 + v1237;
-  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1234 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1236 = v368 + v1234;
+  const uint v1237 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1239 = v371 + v1237;
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
-    const float v1243 = v23.m[3][2].thread_elements()[0];
+    const float v1243 = v40.m[3][1].thread_elements()[1];
     const uint v1244 = v1236 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1245 = v1244 + v1239;
     const bfloat v1246 = c[v1245];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1298,15 +1294,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1250 = bfloat(v1249);
     c[v1245] = v1250;
   }
-  const uint v1251 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1253 = v351 + v1251;
-  const uint v1254 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1256 = v354 + v1254;
-  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1251 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1253 = v368 + v1251;
+  const uint v1254 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1256 = v371 + v1254;
+  const bool v1257 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
-    const float v1260 = v23.m[3][2].thread_elements()[1];
+    const float v1260 = v40.m[3][2].thread_elements()[0];
     const uint v1261 = v1253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1262 = v1261 + v1256;
     const bfloat v1263 = c[v1262];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1316,15 +1312,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1267 = bfloat(v1266);
     c[v1262] = v1267;
   }
-  const uint v1268 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1270 = v351 + v1268;
-  const uint v1271 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1273 = v354 + v1271;
-  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1268 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1270 = v368 + v1268;
+  const uint v1271 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1273 = v371 + v1271;
+  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1275 = v1273 < v1;
   const bool v1276 = v1274 && v1275;
   if (v1276) {
-    const float v1277 = v23.m[3][3].thread_elements()[0];
+    const float v1277 = v40.m[3][2].thread_elements()[1];
     const uint v1278 = v1270 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1279 = v1278 + v1273;
     const bfloat v1280 = c[v1279];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1334,15 +1330,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1284 = bfloat(v1283);
     c[v1279] = v1284;
   }
-  const uint v1285 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1287 = v351 + v1285;
-  const uint v1288 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1290 = v354 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1285 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1287 = v368 + v1285;
+  const uint v1288 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1290 = v371 + v1288;
+  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
-    const float v1294 = v23.m[3][3].thread_elements()[1];
+    const float v1294 = v40.m[3][3].thread_elements()[0];
     const uint v1295 = v1287 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1296 = v1295 + v1290;
     const bfloat v1297 = c[v1296];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1352,15 +1348,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1301 = bfloat(v1300);
     c[v1296] = v1301;
   }
-  const uint v1302 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1304 = v351 + v1302;
-  const uint v1305 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1307 = v354 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1302 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1304 = v368 + v1302;
+  const uint v1305 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1307 = v371 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
-    const float v1311 = v23.m[3][4].thread_elements()[0];
+    const float v1311 = v40.m[3][3].thread_elements()[1];
     const uint v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1313 = v1312 + v1307;
     const bfloat v1314 = c[v1313];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1370,15 +1366,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1318 = bfloat(v1317);
     c[v1313] = v1318;
   }
-  const uint v1319 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1321 = v351 + v1319;
-  const uint v1322 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1324 = v354 + v1322;
-  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1319 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1321 = v368 + v1319;
+  const uint v1322 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1324 = v371 + v1322;
+  const bool v1325 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
-    const float v1328 = v23.m[3][4].thread_elements()[1];
+    const float v1328 = v40.m[3][4].thread_elements()[0];
     const uint v1329 = v1321 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1330 = v1329 + v1324;
     const bfloat v1331 = c[v1330];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1388,15 +1384,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1335 = bfloat(v1334);
     c[v1330] = v1335;
   }
-  const uint v1336 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1338 = v351 + v1336;
-  const uint v1339 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1341 = v354 + v1339;
-  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1336 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1338 = v368 + v1336;
+  const uint v1339 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1341 = v371 + v1339;
+  const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1343 = v1341 < v1;
   const bool v1344 = v1342 && v1343;
   if (v1344) {
-    const float v1345 = v23.m[3][5].thread_elements()[0];
+    const float v1345 = v40.m[3][4].thread_elements()[1];
     const uint v1346 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1347 = v1346 + v1341;
     const bfloat v1348 = c[v1347];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1406,15 +1402,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1352 = bfloat(v1351);
     c[v1347] = v1352;
   }
-  const uint v1353 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1355 = v351 + v1353;
-  const uint v1356 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1358 = v354 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1353 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1355 = v368 + v1353;
+  const uint v1356 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1358 = v371 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1360 = v1358 < v1;
   const bool v1361 = v1359 && v1360;
   if (v1361) {
-    const float v1362 = v23.m[3][5].thread_elements()[1];
+    const float v1362 = v40.m[3][5].thread_elements()[0];
     const uint v1363 = v1355 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1364 = v1363 + v1358;
     const bfloat v1365 = c[v1364];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1424,15 +1420,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1369 = bfloat(v1368);
     c[v1364] = v1369;
   }
-  const uint v1370 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1372 = v351 + v1370;
-  const uint v1373 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1375 = v354 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1370 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1372 = v368 + v1370;
+  const uint v1373 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1375 = v371 + v1373;
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
-    const float v1379 = v23.m[3][6].thread_elements()[0];
+    const float v1379 = v40.m[3][5].thread_elements()[1];
     const uint v1380 = v1372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1381 = v1380 + v1375;
     const bfloat v1382 = c[v1381];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1442,15 +1438,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1386 = bfloat(v1385);
     c[v1381] = v1386;
   }
-  const uint v1387 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1389 = v351 + v1387;
-  const uint v1390 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1392 = v354 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1387 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1389 = v368 + v1387;
+  const uint v1390 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1392 = v371 + v1390;
+  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1394 = v1392 < v1;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
-    const float v1396 = v23.m[3][6].thread_elements()[1];
+    const float v1396 = v40.m[3][6].thread_elements()[0];
     const uint v1397 = v1389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1398 = v1397 + v1392;
     const bfloat v1399 = c[v1398];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1460,15 +1456,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1403 = bfloat(v1402);
     c[v1398] = v1403;
   }
-  const uint v1404 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1406 = v351 + v1404;
-  const uint v1407 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1409 = v354 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1404 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1406 = v368 + v1404;
+  const uint v1407 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1409 = v371 + v1407;
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
-    const float v1413 = v23.m[3][7].thread_elements()[0];
+    const float v1413 = v40.m[3][6].thread_elements()[1];
     const uint v1414 = v1406 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1415 = v1414 + v1409;
     const bfloat v1416 = c[v1415];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1478,15 +1474,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1420 = bfloat(v1419);
     c[v1415] = v1420;
   }
-  const uint v1421 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1423 = v351 + v1421;
-  const uint v1424 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1426 = v354 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1421 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1423 = v368 + v1421;
+  const uint v1424 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1426 = v371 + v1424;
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1428 = v1426 < v1;
   const bool v1429 = v1427 && v1428;
   if (v1429) {
-    const float v1430 = v23.m[3][7].thread_elements()[1];
+    const float v1430 = v40.m[3][7].thread_elements()[0];
     const uint v1431 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1432 = v1431 + v1426;
     const bfloat v1433 = c[v1432];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1496,15 +1492,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1437 = bfloat(v1436);
     c[v1432] = v1437;
   }
-  const uint v1438 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1440 = v351 + v1438;
-  const uint v1441 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1443 = v354 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1438 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1440 = v368 + v1438;
+  const uint v1441 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1443 = v371 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
-    const float v1447 = v23.m[4][0].thread_elements()[0];
+    const float v1447 = v40.m[3][7].thread_elements()[1];
     const uint v1448 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1449 = v1448 + v1443;
     const bfloat v1450 = c[v1449];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1514,15 +1510,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1454 = bfloat(v1453);
     c[v1449] = v1454;
   }
-  const uint v1455 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1457 = v351 + v1455;
-  const uint v1458 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1460 = v354 + v1458;
-  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1455 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1457 = v368 + v1455;
+  const uint v1458 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1460 = v371 + v1458;
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
-    const float v1464 = v23.m[4][0].thread_elements()[1];
+    const float v1464 = v40.m[4][0].thread_elements()[0];
     const uint v1465 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1466 = v1465 + v1460;
     const bfloat v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1532,15 +1528,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1471 = bfloat(v1470);
     c[v1466] = v1471;
   }
-  const uint v1472 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1474 = v351 + v1472;
-  const uint v1475 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1477 = v354 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1472 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1474 = v368 + v1472;
+  const uint v1475 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1477 = v371 + v1475;
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
-    const float v1481 = v23.m[4][1].thread_elements()[0];
+    const float v1481 = v40.m[4][0].thread_elements()[1];
     const uint v1482 = v1474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1483 = v1482 + v1477;
     const bfloat v1484 = c[v1483];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1550,15 +1546,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1488 = bfloat(v1487);
     c[v1483] = v1488;
   }
-  const uint v1489 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1491 = v351 + v1489;
-  const uint v1492 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1494 = v354 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1489 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1491 = v368 + v1489;
+  const uint v1492 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1494 = v371 + v1492;
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
-    const float v1498 = v23.m[4][1].thread_elements()[1];
+    const float v1498 = v40.m[4][1].thread_elements()[0];
     const uint v1499 = v1491 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1500 = v1499 + v1494;
     const bfloat v1501 = c[v1500];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1568,15 +1564,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1505 = bfloat(v1504);
     c[v1500] = v1505;
   }
-  const uint v1506 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1508 = v351 + v1506;
-  const uint v1509 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1511 = v354 + v1509;
-  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1506 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1508 = v368 + v1506;
+  const uint v1509 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1511 = v371 + v1509;
+  const bool v1512 = v1508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1513 = v1511 < v1;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
-    const float v1515 = v23.m[4][2].thread_elements()[0];
+    const float v1515 = v40.m[4][1].thread_elements()[1];
     const uint v1516 = v1508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1517 = v1516 + v1511;
     const bfloat v1518 = c[v1517];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1586,15 +1582,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1522 = bfloat(v1521);
     c[v1517] = v1522;
   }
-  const uint v1523 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1525 = v351 + v1523;
-  const uint v1526 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1528 = v354 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1523 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1525 = v368 + v1523;
+  const uint v1526 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1528 = v371 + v1526;
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
-    const float v1532 = v23.m[4][2].thread_elements()[1];
+    const float v1532 = v40.m[4][2].thread_elements()[0];
     const uint v1533 = v1525 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1534 = v1533 + v1528;
     const bfloat v1535 = c[v1534];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1604,15 +1600,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1539 = bfloat(v1538);
     c[v1534] = v1539;
   }
-  const uint v1540 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1542 = v351 + v1540;
-  const uint v1543 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1545 = v354 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1540 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1542 = v368 + v1540;
+  const uint v1543 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1545 = v371 + v1543;
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
-    const float v1549 = v23.m[4][3].thread_elements()[0];
+    const float v1549 = v40.m[4][2].thread_elements()[1];
     const uint v1550 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1551 = v1550 + v1545;
     const bfloat v1552 = c[v1551];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1622,15 +1618,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1556 = bfloat(v1555);
     c[v1551] = v1556;
   }
-  const uint v1557 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1559 = v351 + v1557;
-  const uint v1560 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1562 = v354 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1557 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1559 = v368 + v1557;
+  const uint v1560 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1562 = v371 + v1560;
+  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1564 = v1562 < v1;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
-    const float v1566 = v23.m[4][3].thread_elements()[1];
+    const float v1566 = v40.m[4][3].thread_elements()[0];
     const uint v1567 = v1559 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1568 = v1567 + v1562;
     const bfloat v1569 = c[v1568];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1640,15 +1636,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1573 = bfloat(v1572);
     c[v1568] = v1573;
   }
-  const uint v1574 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1576 = v351 + v1574;
-  const uint v1577 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1579 = v354 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1574 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1576 = v368 + v1574;
+  const uint v1577 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1579 = v371 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
-    const float v1583 = v23.m[4][4].thread_elements()[0];
+    const float v1583 = v40.m[4][3].thread_elements()[1];
     const uint v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1585 = v1584 + v1579;
     const bfloat v1586 = c[v1585];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1658,15 +1654,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1590 = bfloat(v1589);
     c[v1585] = v1590;
   }
-  const uint v1591 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1593 = v351 + v1591;
-  const uint v1594 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1596 = v354 + v1594;
-  const bool v1597 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1591 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1593 = v368 + v1591;
+  const uint v1594 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1596 = v371 + v1594;
+  const bool v1597 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
-    const float v1600 = v23.m[4][4].thread_elements()[1];
+    const float v1600 = v40.m[4][4].thread_elements()[0];
     const uint v1601 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1602 = v1601 + v1596;
     const bfloat v1603 = c[v1602];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1676,15 +1672,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1607 = bfloat(v1606);
     c[v1602] = v1607;
   }
-  const uint v1608 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1610 = v351 + v1608;
-  const uint v1611 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1613 = v354 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1608 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1610 = v368 + v1608;
+  const uint v1611 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1613 = v371 + v1611;
+  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
-    const float v1617 = v23.m[4][5].thread_elements()[0];
+    const float v1617 = v40.m[4][4].thread_elements()[1];
     const uint v1618 = v1610 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1619 = v1618 + v1613;
     const bfloat v1620 = c[v1619];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1694,15 +1690,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1624 = bfloat(v1623);
     c[v1619] = v1624;
   }
-  const uint v1625 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1627 = v351 + v1625;
-  const uint v1628 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1630 = v354 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1625 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1627 = v368 + v1625;
+  const uint v1628 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1630 = v371 + v1628;
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
-    const float v1634 = v23.m[4][5].thread_elements()[1];
+    const float v1634 = v40.m[4][5].thread_elements()[0];
     const uint v1635 = v1627 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1636 = v1635 + v1630;
     const bfloat v1637 = c[v1636];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1712,15 +1708,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1641 = bfloat(v1640);
     c[v1636] = v1641;
   }
-  const uint v1642 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1644 = v351 + v1642;
-  const uint v1645 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1647 = v354 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1642 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1644 = v368 + v1642;
+  const uint v1645 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1647 = v371 + v1645;
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
-    const float v1651 = v23.m[4][6].thread_elements()[0];
+    const float v1651 = v40.m[4][5].thread_elements()[1];
     const uint v1652 = v1644 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1653 = v1652 + v1647;
     const bfloat v1654 = c[v1653];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1730,15 +1726,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1658 = bfloat(v1657);
     c[v1653] = v1658;
   }
-  const uint v1659 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1661 = v351 + v1659;
-  const uint v1662 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1664 = v354 + v1662;
-  const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1659 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1661 = v368 + v1659;
+  const uint v1662 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1664 = v371 + v1662;
+  const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
-    const float v1668 = v23.m[4][6].thread_elements()[1];
+    const float v1668 = v40.m[4][6].thread_elements()[0];
     const uint v1669 = v1661 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1670 = v1669 + v1664;
     const bfloat v1671 = c[v1670];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1748,15 +1744,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1675 = bfloat(v1674);
     c[v1670] = v1675;
   }
-  const uint v1676 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1678 = v351 + v1676;
-  const uint v1679 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1681 = v354 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1676 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1678 = v368 + v1676;
+  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1681 = v371 + v1679;
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
-    const float v1685 = v23.m[4][7].thread_elements()[0];
+    const float v1685 = v40.m[4][6].thread_elements()[1];
     const uint v1686 = v1678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1687 = v1686 + v1681;
     const bfloat v1688 = c[v1687];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1766,15 +1762,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1692 = bfloat(v1691);
     c[v1687] = v1692;
   }
-  const uint v1693 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1695 = v351 + v1693;
-  const uint v1696 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1698 = v354 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1695 = v368 + v1693;
+  const uint v1696 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1698 = v371 + v1696;
+  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1700 = v1698 < v1;
   const bool v1701 = v1699 && v1700;
   if (v1701) {
-    const float v1702 = v23.m[4][7].thread_elements()[1];
+    const float v1702 = v40.m[4][7].thread_elements()[0];
     const uint v1703 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1704 = v1703 + v1698;
     const bfloat v1705 = c[v1704];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1784,15 +1780,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1709 = bfloat(v1708);
     c[v1704] = v1709;
   }
-  const uint v1710 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1712 = v351 + v1710;
-  const uint v1713 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1715 = v354 + v1713;
-  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1710 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1712 = v368 + v1710;
+  const uint v1713 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1715 = v371 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
-    const float v1719 = v23.m[5][0].thread_elements()[0];
+    const float v1719 = v40.m[4][7].thread_elements()[1];
     const uint v1720 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1721 = v1720 + v1715;
     const bfloat v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1802,15 +1798,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1726 = bfloat(v1725);
     c[v1721] = v1726;
   }
-  const uint v1727 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1729 = v351 + v1727;
-  const uint v1730 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1732 = v354 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1727 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1729 = v368 + v1727;
+  const uint v1730 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1732 = v371 + v1730;
+  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
-    const float v1736 = v23.m[5][0].thread_elements()[1];
+    const float v1736 = v40.m[5][0].thread_elements()[0];
     const uint v1737 = v1729 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1738 = v1737 + v1732;
     const bfloat v1739 = c[v1738];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1820,15 +1816,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1743 = bfloat(v1742);
     c[v1738] = v1743;
   }
-  const uint v1744 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1746 = v351 + v1744;
-  const uint v1747 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1749 = v354 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1744 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1746 = v368 + v1744;
+  const uint v1747 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1749 = v371 + v1747;
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
-    const float v1753 = v23.m[5][1].thread_elements()[0];
+    const float v1753 = v40.m[5][0].thread_elements()[1];
     const uint v1754 = v1746 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1755 = v1754 + v1749;
     const bfloat v1756 = c[v1755];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1838,15 +1834,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1760 = bfloat(v1759);
     c[v1755] = v1760;
   }
-  const uint v1761 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1763 = v351 + v1761;
-  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1766 = v354 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1761 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1763 = v368 + v1761;
+  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1766 = v371 + v1764;
+  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
-    const float v1770 = v23.m[5][1].thread_elements()[1];
+    const float v1770 = v40.m[5][1].thread_elements()[0];
     const uint v1771 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1772 = v1771 + v1766;
     const bfloat v1773 = c[v1772];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1856,15 +1852,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1777 = bfloat(v1776);
     c[v1772] = v1777;
   }
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1780 = v351 + v1778;
-  const uint v1781 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1780 = v368 + v1778;
+  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1783 = v371 + v1781;
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
-    const float v1787 = v23.m[5][2].thread_elements()[0];
+    const float v1787 = v40.m[5][1].thread_elements()[1];
     const uint v1788 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1789 = v1788 + v1783;
     const bfloat v1790 = c[v1789];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1874,15 +1870,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1794 = bfloat(v1793);
     c[v1789] = v1794;
   }
-  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1797 = v351 + v1795;
-  const uint v1798 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1800 = v354 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1797 = v368 + v1795;
+  const uint v1798 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1800 = v371 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
-    const float v1804 = v23.m[5][2].thread_elements()[1];
+    const float v1804 = v40.m[5][2].thread_elements()[0];
     const uint v1805 = v1797 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1806 = v1805 + v1800;
     const bfloat v1807 = c[v1806];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1892,15 +1888,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1811 = bfloat(v1810);
     c[v1806] = v1811;
   }
-  const uint v1812 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1814 = v351 + v1812;
-  const uint v1815 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1817 = v354 + v1815;
-  const bool v1818 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1812 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1814 = v368 + v1812;
+  const uint v1815 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1817 = v371 + v1815;
+  const bool v1818 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
-    const float v1821 = v23.m[5][3].thread_elements()[0];
+    const float v1821 = v40.m[5][2].thread_elements()[1];
     const uint v1822 = v1814 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1823 = v1822 + v1817;
     const bfloat v1824 = c[v1823];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1910,15 +1906,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1828 = bfloat(v1827);
     c[v1823] = v1828;
   }
-  const uint v1829 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1831 = v351 + v1829;
-  const uint v1832 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1834 = v354 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1829 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1831 = v368 + v1829;
+  const uint v1832 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1834 = v371 + v1832;
+  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
-    const float v1838 = v23.m[5][3].thread_elements()[1];
+    const float v1838 = v40.m[5][3].thread_elements()[0];
     const uint v1839 = v1831 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1840 = v1839 + v1834;
     const bfloat v1841 = c[v1840];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1928,15 +1924,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1845 = bfloat(v1844);
     c[v1840] = v1845;
   }
-  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1848 = v351 + v1846;
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1851 = v354 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1846 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1848 = v368 + v1846;
+  const uint v1849 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1851 = v371 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
-    const float v1855 = v23.m[5][4].thread_elements()[0];
+    const float v1855 = v40.m[5][3].thread_elements()[1];
     const uint v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1857 = v1856 + v1851;
     const bfloat v1858 = c[v1857];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1946,15 +1942,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1862 = bfloat(v1861);
     c[v1857] = v1862;
   }
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1865 = v351 + v1863;
-  const uint v1866 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1868 = v354 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1863 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1865 = v368 + v1863;
+  const uint v1866 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1868 = v371 + v1866;
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
-    const float v1872 = v23.m[5][4].thread_elements()[1];
+    const float v1872 = v40.m[5][4].thread_elements()[0];
     const uint v1873 = v1865 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1874 = v1873 + v1868;
     const bfloat v1875 = c[v1874];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1964,15 +1960,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1879 = bfloat(v1878);
     c[v1874] = v1879;
   }
-  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1882 = v351 + v1880;
-  const uint v1883 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1885 = v354 + v1883;
-  const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1880 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1882 = v368 + v1880;
+  const uint v1883 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1885 = v371 + v1883;
+  const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1887 = v1885 < v1;
   const bool v1888 = v1886 && v1887;
   if (v1888) {
-    const float v1889 = v23.m[5][5].thread_elements()[0];
+    const float v1889 = v40.m[5][4].thread_elements()[1];
     const uint v1890 = v1882 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1891 = v1890 + v1885;
     const bfloat v1892 = c[v1891];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1982,15 +1978,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1896 = bfloat(v1895);
     c[v1891] = v1896;
   }
-  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1899 = v351 + v1897;
-  const uint v1900 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1902 = v354 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1897 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1899 = v368 + v1897;
+  const uint v1900 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1902 = v371 + v1900;
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
-    const float v1906 = v23.m[5][5].thread_elements()[1];
+    const float v1906 = v40.m[5][5].thread_elements()[0];
     const uint v1907 = v1899 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1908 = v1907 + v1902;
     const bfloat v1909 = c[v1908];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2000,15 +1996,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1913 = bfloat(v1912);
     c[v1908] = v1913;
   }
-  const uint v1914 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1916 = v351 + v1914;
-  const uint v1917 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1919 = v354 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1914 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1916 = v368 + v1914;
+  const uint v1917 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1919 = v371 + v1917;
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
-    const float v1923 = v23.m[5][6].thread_elements()[0];
+    const float v1923 = v40.m[5][5].thread_elements()[1];
     const uint v1924 = v1916 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1925 = v1924 + v1919;
     const bfloat v1926 = c[v1925];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2018,15 +2014,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1930 = bfloat(v1929);
     c[v1925] = v1930;
   }
-  const uint v1931 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1933 = v351 + v1931;
-  const uint v1934 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1936 = v354 + v1934;
-  const bool v1937 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1931 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1933 = v368 + v1931;
+  const uint v1934 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1936 = v371 + v1934;
+  const bool v1937 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
-    const float v1940 = v23.m[5][6].thread_elements()[1];
+    const float v1940 = v40.m[5][6].thread_elements()[0];
     const uint v1941 = v1933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1942 = v1941 + v1936;
     const bfloat v1943 = c[v1942];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2036,15 +2032,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1947 = bfloat(v1946);
     c[v1942] = v1947;
   }
-  const uint v1948 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1950 = v351 + v1948;
-  const uint v1951 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1953 = v354 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1948 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1950 = v368 + v1948;
+  const uint v1951 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1953 = v371 + v1951;
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
-    const float v1957 = v23.m[5][7].thread_elements()[0];
+    const float v1957 = v40.m[5][6].thread_elements()[1];
     const uint v1958 = v1950 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1959 = v1958 + v1953;
     const bfloat v1960 = c[v1959];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2054,15 +2050,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1964 = bfloat(v1963);
     c[v1959] = v1964;
   }
-  const uint v1965 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1967 = v351 + v1965;
-  const uint v1968 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1970 = v354 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1965 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1967 = v368 + v1965;
+  const uint v1968 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1970 = v371 + v1968;
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
-    const float v1974 = v23.m[5][7].thread_elements()[1];
+    const float v1974 = v40.m[5][7].thread_elements()[0];
     const uint v1975 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1976 = v1975 + v1970;
     const bfloat v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2072,15 +2068,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1981 = bfloat(v1980);
     c[v1976] = v1981;
   }
-  const uint v1982 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1984 = v351 + v1982;
-  const uint v1985 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1987 = v354 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1982 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1984 = v368 + v1982;
+  const uint v1985 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1987 = v371 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
-    const float v1991 = v23.m[6][0].thread_elements()[0];
+    const float v1991 = v40.m[5][7].thread_elements()[1];
     const uint v1992 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1993 = v1992 + v1987;
     const bfloat v1994 = c[v1993];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2090,15 +2086,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1998 = bfloat(v1997);
     c[v1993] = v1998;
   }
-  const uint v1999 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2001 = v351 + v1999;
-  const uint v2002 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2004 = v354 + v2002;
-  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1999 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2001 = v368 + v1999;
+  const uint v2002 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2004 = v371 + v2002;
+  const bool v2005 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
-    const float v2008 = v23.m[6][0].thread_elements()[1];
+    const float v2008 = v40.m[6][0].thread_elements()[0];
     const uint v2009 = v2001 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2010 = v2009 + v2004;
     const bfloat v2011 = c[v2010];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2108,15 +2104,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2015 = bfloat(v2014);
     c[v2010] = v2015;
   }
-  const uint v2016 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2018 = v351 + v2016;
-  const uint v2019 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2021 = v354 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2016 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2018 = v368 + v2016;
+  const uint v2019 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2021 = v371 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
-    const float v2025 = v23.m[6][1].thread_elements()[0];
+    const float v2025 = v40.m[6][0].thread_elements()[1];
     const uint v2026 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2027 = v2026 + v2021;
     const bfloat v2028 = c[v2027];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2126,15 +2122,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2032 = bfloat(v2031);
     c[v2027] = v2032;
   }
-  const uint v2033 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2035 = v351 + v2033;
-  const uint v2036 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2038 = v354 + v2036;
-  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2033 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2035 = v368 + v2033;
+  const uint v2036 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2038 = v371 + v2036;
+  const bool v2039 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
-    const float v2042 = v23.m[6][1].thread_elements()[1];
+    const float v2042 = v40.m[6][1].thread_elements()[0];
     const uint v2043 = v2035 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2044 = v2043 + v2038;
     const bfloat v2045 = c[v2044];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2144,15 +2140,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2049 = bfloat(v2048);
     c[v2044] = v2049;
   }
-  const uint v2050 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2052 = v351 + v2050;
-  const uint v2053 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2055 = v354 + v2053;
-  const bool v2056 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2050 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2052 = v368 + v2050;
+  const uint v2053 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2055 = v371 + v2053;
+  const bool v2056 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2057 = v2055 < v1;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
-    const float v2059 = v23.m[6][2].thread_elements()[0];
+    const float v2059 = v40.m[6][1].thread_elements()[1];
     const uint v2060 = v2052 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2061 = v2060 + v2055;
     const bfloat v2062 = c[v2061];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2162,15 +2158,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2066 = bfloat(v2065);
     c[v2061] = v2066;
   }
-  const uint v2067 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2069 = v351 + v2067;
-  const uint v2070 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2072 = v354 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2067 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2069 = v368 + v2067;
+  const uint v2070 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2072 = v371 + v2070;
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
-    const float v2076 = v23.m[6][2].thread_elements()[1];
+    const float v2076 = v40.m[6][2].thread_elements()[0];
     const uint v2077 = v2069 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2078 = v2077 + v2072;
     const bfloat v2079 = c[v2078];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2180,15 +2176,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2083 = bfloat(v2082);
     c[v2078] = v2083;
   }
-  const uint v2084 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2086 = v351 + v2084;
-  const uint v2087 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2089 = v354 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2084 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2086 = v368 + v2084;
+  const uint v2087 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2089 = v371 + v2087;
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
-    const float v2093 = v23.m[6][3].thread_elements()[0];
+    const float v2093 = v40.m[6][2].thread_elements()[1];
     const uint v2094 = v2086 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2095 = v2094 + v2089;
     const bfloat v2096 = c[v2095];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2198,15 +2194,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2100 = bfloat(v2099);
     c[v2095] = v2100;
   }
-  const uint v2101 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2103 = v351 + v2101;
-  const uint v2104 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2106 = v354 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2101 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2103 = v368 + v2101;
+  const uint v2104 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2106 = v371 + v2104;
+  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
-    const float v2110 = v23.m[6][3].thread_elements()[1];
+    const float v2110 = v40.m[6][3].thread_elements()[0];
     const uint v2111 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2112 = v2111 + v2106;
     const bfloat v2113 = c[v2112];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2216,15 +2212,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2117 = bfloat(v2116);
     c[v2112] = v2117;
   }
-  const uint v2118 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2120 = v351 + v2118;
-  const uint v2121 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2123 = v354 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2118 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2120 = v368 + v2118;
+  const uint v2121 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2123 = v371 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
-    const float v2127 = v23.m[6][4].thread_elements()[0];
+    const float v2127 = v40.m[6][3].thread_elements()[1];
     const uint v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2129 = v2128 + v2123;
     const bfloat v2130 = c[v2129];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2234,15 +2230,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2134 = bfloat(v2133);
     c[v2129] = v2134;
   }
-  const uint v2135 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2137 = v351 + v2135;
-  const uint v2138 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2140 = v354 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2135 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2137 = v368 + v2135;
+  const uint v2138 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2140 = v371 + v2138;
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2142 = v2140 < v1;
   const bool v2143 = v2141 && v2142;
   if (v2143) {
-    const float v2144 = v23.m[6][4].thread_elements()[1];
+    const float v2144 = v40.m[6][4].thread_elements()[0];
     const uint v2145 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2146 = v2145 + v2140;
     const bfloat v2147 = c[v2146];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2252,15 +2248,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2151 = bfloat(v2150);
     c[v2146] = v2151;
   }
-  const uint v2152 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2154 = v351 + v2152;
-  const uint v2155 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2157 = v354 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2152 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2154 = v368 + v2152;
+  const uint v2155 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2157 = v371 + v2155;
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
-    const float v2161 = v23.m[6][5].thread_elements()[0];
+    const float v2161 = v40.m[6][4].thread_elements()[1];
     const uint v2162 = v2154 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2163 = v2162 + v2157;
     const bfloat v2164 = c[v2163];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2270,15 +2266,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2168 = bfloat(v2167);
     c[v2163] = v2168;
   }
-  const uint v2169 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2171 = v351 + v2169;
-  const uint v2172 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2174 = v354 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2169 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2171 = v368 + v2169;
+  const uint v2172 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2174 = v371 + v2172;
+  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
-    const float v2178 = v23.m[6][5].thread_elements()[1];
+    const float v2178 = v40.m[6][5].thread_elements()[0];
     const uint v2179 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2180 = v2179 + v2174;
     const bfloat v2181 = c[v2180];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2288,15 +2284,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2185 = bfloat(v2184);
     c[v2180] = v2185;
   }
-  const uint v2186 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2188 = v351 + v2186;
-  const uint v2189 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2191 = v354 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2186 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2188 = v368 + v2186;
+  const uint v2189 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2191 = v371 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
-    const float v2195 = v23.m[6][6].thread_elements()[0];
+    const float v2195 = v40.m[6][5].thread_elements()[1];
     const uint v2196 = v2188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2197 = v2196 + v2191;
     const bfloat v2198 = c[v2197];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2306,15 +2302,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2202 = bfloat(v2201);
     c[v2197] = v2202;
   }
-  const uint v2203 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2205 = v351 + v2203;
-  const uint v2206 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2208 = v354 + v2206;
-  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2203 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2205 = v368 + v2203;
+  const uint v2206 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2208 = v371 + v2206;
+  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
-    const float v2212 = v23.m[6][6].thread_elements()[1];
+    const float v2212 = v40.m[6][6].thread_elements()[0];
     const uint v2213 = v2205 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2214 = v2213 + v2208;
     const bfloat v2215 = c[v2214];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2324,15 +2320,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2219 = bfloat(v2218);
     c[v2214] = v2219;
   }
-  const uint v2220 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2222 = v351 + v2220;
-  const uint v2223 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2225 = v354 + v2223;
-  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2220 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2222 = v368 + v2220;
+  const uint v2223 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2225 = v371 + v2223;
+  const bool v2226 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
-    const float v2229 = v23.m[6][7].thread_elements()[0];
+    const float v2229 = v40.m[6][6].thread_elements()[1];
     const uint v2230 = v2222 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2231 = v2230 + v2225;
     const bfloat v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2342,15 +2338,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2236 = bfloat(v2235);
     c[v2231] = v2236;
   }
-  const uint v2237 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2239 = v351 + v2237;
-  const uint v2240 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2242 = v354 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2237 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2239 = v368 + v2237;
+  const uint v2240 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2242 = v371 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
-    const float v2246 = v23.m[6][7].thread_elements()[1];
+    const float v2246 = v40.m[6][7].thread_elements()[0];
     const uint v2247 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2248 = v2247 + v2242;
     const bfloat v2249 = c[v2248];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2360,15 +2356,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2253 = bfloat(v2252);
     c[v2248] = v2253;
   }
-  const uint v2254 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2256 = v351 + v2254;
-  const uint v2257 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2259 = v354 + v2257;
-  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2254 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2256 = v368 + v2254;
+  const uint v2257 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2259 = v371 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2261 = v2259 < v1;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
-    const float v2263 = v23.m[7][0].thread_elements()[0];
+    const float v2263 = v40.m[6][7].thread_elements()[1];
     const uint v2264 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2265 = v2264 + v2259;
     const bfloat v2266 = c[v2265];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2378,15 +2374,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2270 = bfloat(v2269);
     c[v2265] = v2270;
   }
-  const uint v2271 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2273 = v351 + v2271;
-  const uint v2274 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2276 = v354 + v2274;
-  const bool v2277 = v2273 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2271 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2273 = v368 + v2271;
+  const uint v2274 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2276 = v371 + v2274;
+  const bool v2277 = v2273 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2278 = v2276 < v1;
   const bool v2279 = v2277 && v2278;
   if (v2279) {
-    const float v2280 = v23.m[7][0].thread_elements()[1];
+    const float v2280 = v40.m[7][0].thread_elements()[0];
     const uint v2281 = v2273 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2282 = v2281 + v2276;
     const bfloat v2283 = c[v2282];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2396,15 +2392,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2287 = bfloat(v2286);
     c[v2282] = v2287;
   }
-  const uint v2288 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2290 = v351 + v2288;
-  const uint v2291 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2293 = v354 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2288 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2290 = v368 + v2288;
+  const uint v2291 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2293 = v371 + v2291;
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
-    const float v2297 = v23.m[7][1].thread_elements()[0];
+    const float v2297 = v40.m[7][0].thread_elements()[1];
     const uint v2298 = v2290 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2299 = v2298 + v2293;
     const bfloat v2300 = c[v2299];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2414,15 +2410,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2304 = bfloat(v2303);
     c[v2299] = v2304;
   }
-  const uint v2305 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2307 = v351 + v2305;
-  const uint v2308 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2310 = v354 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2305 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2307 = v368 + v2305;
+  const uint v2308 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2310 = v371 + v2308;
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
-    const float v2314 = v23.m[7][1].thread_elements()[1];
+    const float v2314 = v40.m[7][1].thread_elements()[0];
     const uint v2315 = v2307 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2316 = v2315 + v2310;
     const bfloat v2317 = c[v2316];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2432,15 +2428,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2321 = bfloat(v2320);
     c[v2316] = v2321;
   }
-  const uint v2322 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2324 = v351 + v2322;
-  const uint v2325 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2327 = v354 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2322 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2324 = v368 + v2322;
+  const uint v2325 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2327 = v371 + v2325;
+  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
-    const float v2331 = v23.m[7][2].thread_elements()[0];
+    const float v2331 = v40.m[7][1].thread_elements()[1];
     const uint v2332 = v2324 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2333 = v2332 + v2327;
     const bfloat v2334 = c[v2333];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2450,15 +2446,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2338 = bfloat(v2337);
     c[v2333] = v2338;
   }
-  const uint v2339 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2341 = v351 + v2339;
-  const uint v2342 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2344 = v354 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2339 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2341 = v368 + v2339;
+  const uint v2342 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2344 = v371 + v2342;
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
-    const float v2348 = v23.m[7][2].thread_elements()[1];
+    const float v2348 = v40.m[7][2].thread_elements()[0];
     const uint v2349 = v2341 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2350 = v2349 + v2344;
     const bfloat v2351 = c[v2350];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2468,15 +2464,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2355 = bfloat(v2354);
     c[v2350] = v2355;
   }
-  const uint v2356 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2358 = v351 + v2356;
-  const uint v2359 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2361 = v354 + v2359;
-  const bool v2362 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2356 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2358 = v368 + v2356;
+  const uint v2359 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2361 = v371 + v2359;
+  const bool v2362 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
-    const float v2365 = v23.m[7][3].thread_elements()[0];
+    const float v2365 = v40.m[7][2].thread_elements()[1];
     const uint v2366 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2367 = v2366 + v2361;
     const bfloat v2368 = c[v2367];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2486,15 +2482,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2372 = bfloat(v2371);
     c[v2367] = v2372;
   }
-  const uint v2373 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2375 = v351 + v2373;
-  const uint v2376 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2378 = v354 + v2376;
-  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2373 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2375 = v368 + v2373;
+  const uint v2376 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2378 = v371 + v2376;
+  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
-    const float v2382 = v23.m[7][3].thread_elements()[1];
+    const float v2382 = v40.m[7][3].thread_elements()[0];
     const uint v2383 = v2375 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2384 = v2383 + v2378;
     const bfloat v2385 = c[v2384];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2504,15 +2500,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2389 = bfloat(v2388);
     c[v2384] = v2389;
   }
-  const uint v2390 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2392 = v351 + v2390;
-  const uint v2393 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2395 = v354 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2390 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2392 = v368 + v2390;
+  const uint v2393 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2395 = v371 + v2393;
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
-    const float v2399 = v23.m[7][4].thread_elements()[0];
+    const float v2399 = v40.m[7][3].thread_elements()[1];
     const uint v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2401 = v2400 + v2395;
     const bfloat v2402 = c[v2401];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2522,15 +2518,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2406 = bfloat(v2405);
     c[v2401] = v2406;
   }
-  const uint v2407 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2409 = v351 + v2407;
-  const uint v2410 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2412 = v354 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2407 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2409 = v368 + v2407;
+  const uint v2410 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2412 = v371 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
-    const float v2416 = v23.m[7][4].thread_elements()[1];
+    const float v2416 = v40.m[7][4].thread_elements()[0];
     const uint v2417 = v2409 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2418 = v2417 + v2412;
     const bfloat v2419 = c[v2418];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2540,15 +2536,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2423 = bfloat(v2422);
     c[v2418] = v2423;
   }
-  const uint v2424 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2426 = v351 + v2424;
-  const uint v2427 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2429 = v354 + v2427;
-  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2424 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2426 = v368 + v2424;
+  const uint v2427 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2429 = v371 + v2427;
+  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
-    const float v2433 = v23.m[7][5].thread_elements()[0];
+    const float v2433 = v40.m[7][4].thread_elements()[1];
     const uint v2434 = v2426 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2435 = v2434 + v2429;
     const bfloat v2436 = c[v2435];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2558,15 +2554,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2440 = bfloat(v2439);
     c[v2435] = v2440;
   }
-  const uint v2441 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2443 = v351 + v2441;
-  const uint v2444 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2446 = v354 + v2444;
-  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2441 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2443 = v368 + v2441;
+  const uint v2444 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2446 = v371 + v2444;
+  const bool v2447 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2448 = v2446 < v1;
   const bool v2449 = v2447 && v2448;
   if (v2449) {
-    const float v2450 = v23.m[7][5].thread_elements()[1];
+    const float v2450 = v40.m[7][5].thread_elements()[0];
     const uint v2451 = v2443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2452 = v2451 + v2446;
     const bfloat v2453 = c[v2452];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2576,15 +2572,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2457 = bfloat(v2456);
     c[v2452] = v2457;
   }
-  const uint v2458 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2460 = v351 + v2458;
-  const uint v2461 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2463 = v354 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2458 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2460 = v368 + v2458;
+  const uint v2461 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2463 = v371 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2465 = v2463 < v1;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
-    const float v2467 = v23.m[7][6].thread_elements()[0];
+    const float v2467 = v40.m[7][5].thread_elements()[1];
     const uint v2468 = v2460 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2469 = v2468 + v2463;
     const bfloat v2470 = c[v2469];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2594,15 +2590,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2474 = bfloat(v2473);
     c[v2469] = v2474;
   }
-  const uint v2475 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2477 = v351 + v2475;
-  const uint v2478 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2480 = v354 + v2478;
-  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2475 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2477 = v368 + v2475;
+  const uint v2478 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2480 = v371 + v2478;
+  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2482 = v2480 < v1;
   const bool v2483 = v2481 && v2482;
   if (v2483) {
-    const float v2484 = v23.m[7][6].thread_elements()[1];
+    const float v2484 = v40.m[7][6].thread_elements()[0];
     const uint v2485 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2486 = v2485 + v2480;
     const bfloat v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2612,15 +2608,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2491 = bfloat(v2490);
     c[v2486] = v2491;
   }
-  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2494 = v351 + v2492;
-  const uint v2495 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2497 = v354 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2492 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2494 = v368 + v2492;
+  const uint v2495 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2497 = v371 + v2495;
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
-    const float v2501 = v23.m[7][7].thread_elements()[0];
+    const float v2501 = v40.m[7][6].thread_elements()[1];
     const uint v2502 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2503 = v2502 + v2497;
     const bfloat v2504 = c[v2503];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2630,15 +2626,15 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2508 = bfloat(v2507);
     c[v2503] = v2508;
   }
-  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2511 = v351 + v2509;
-  const uint v2512 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2514 = v354 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2509 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2511 = v368 + v2509;
+  const uint v2512 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2514 = v371 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
-    const float v2518 = v23.m[7][7].thread_elements()[1];
+    const float v2518 = v40.m[7][7].thread_elements()[0];
     const uint v2519 = v2511 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2520 = v2519 + v2514;
     const bfloat v2521 = c[v2520];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2647,5 +2643,23 @@ kernel void iron_gemm_beta_kn_bf16(
     const float v2524 = fma(v2518, v3, v2523);
     const bfloat v2525 = bfloat(v2524);
     c[v2520] = v2525;
+  }
+  const uint v2526 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2528 = v368 + v2526;
+  const uint v2529 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2531 = v371 + v2529;
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2533 = v2531 < v1;
+  const bool v2534 = v2532 && v2533;
+  if (v2534) {
+    const float v2535 = v40.m[7][7].thread_elements()[1];
+    const uint v2536 = v2528 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2537 = v2536 + v2531;
+    const bfloat v2538 = c[v2537];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2539 = float(v2538);
+    const float v2540 = v2539 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2541 = fma(v2535, v3, v2540);
+    const bfloat v2542 = bfloat(v2541);
+    c[v2537] = v2542;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_beta_kn_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -86,278 +87,275 @@ kernel void iron_gemm_beta_kn_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v12 = v11 << 7u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v21 = v20 << 6u;
-  iron_frag<float, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, float(0.0f));
-  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, float(0.0f));
-  iron_frag<float, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, float(0.0f));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == 0u;
-  const uint v39 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v40 = v39 == 0u;
-  const bool v46 = v31 && v40;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v46) {
-    const uint v2514 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2517 = v2514 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2520 = v2514 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2521 = v2520 << 2u;
-    const uint v2522 = v9 + v2517;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2523 = v2522 < v0;
-    const uint v2528 = v2522 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2534 = v2517 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2539 = v2514 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2541 = v2539 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2544 = v2539 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2545 = v2544 << 2u;
-    const uint v2546 = v9 + v2541;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2547 = v2546 < v0;
-    const uint v2552 = v2546 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2558 = v2541 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2563 = v2514 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2565 = v2563 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2568 = v2563 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2569 = v2568 << 2u;
-    const uint v2570 = v9 + v2565;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2571 = v2570 < v0;
-    const uint v2576 = v2570 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2582 = v2565 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2587 = v2514 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2589 = v2587 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2592 = v2587 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2593 = v2592 << 2u;
-    const uint v2594 = v9 + v2589;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2595 = v2594 < v0;
-    const uint v2600 = v2594 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2606 = v2589 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2615 = v2514 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2618 = v2514 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2619 = v2618 << 2u;
-    const uint v2622 = v12 + v2619;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2623 = v2622 < v1;
-    const uint v2632 = v2615 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2639 = v2539 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2642 = v2539 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2643 = v2642 << 2u;
-    const uint v2646 = v12 + v2643;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2647 = v2646 < v1;
-    const uint v2656 = v2639 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2663 = v2563 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2666 = v2563 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2667 = v2666 << 2u;
-    const uint v2670 = v12 + v2667;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2671 = v2670 < v1;
-    const uint v2680 = v2663 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2687 = v2587 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2690 = v2587 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2691 = v2690 << 2u;
-    const uint v2694 = v12 + v2691;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2695 = v2694 < v1;
-    const uint v2704 = v2687 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2714 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v9 = iron_gid.y;
+  const uint v10 = v9 * v7;
+  const uint v11 = v10 + v8;
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v16 = v15 << 3u;
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v19 = v18 - v16;
+  const uint v20 = min(v19, 8u);
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v23 = v22 % v20;
+  const uint v24 = v16 + v23;
+  const uint v25 = v24 << 7u;
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v29 = v28 << 7u;
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v34 = v33 << 6u;
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v38 = v37 << 6u;
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, float(0.0f));
+  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, float(0.0f));
+  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, float(0.0f));
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == 0u;
+  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v57 = v56 == 0u;
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v63) {
+    const uint v2531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2534 = v2531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2537 = v2531 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2538 = v2537 << 2u;
+    const uint v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2540 = v2539 < v0;
+    const uint v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2551 = v2534 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2558 = v2556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2561 = v2556 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2562 = v2561 << 2u;
+    const uint v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2564 = v2563 < v0;
+    const uint v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2575 = v2558 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2582 = v2580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2585 = v2580 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2586 = v2585 << 2u;
+    const uint v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2588 = v2587 < v0;
+    const uint v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2599 = v2582 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2606 = v2604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2609 = v2604 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2610 = v2609 << 2u;
+    const uint v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2612 = v2611 < v0;
+    const uint v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2623 = v2606 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2632 = v2531 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2635 = v2531 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2636 = v2635 << 2u;
+    const uint v2639 = v29 + v2636;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2640 = v2639 < v1;
+    const uint v2649 = v2632 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2656 = v2556 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2659 = v2556 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2660 = v2659 << 2u;
+    const uint v2663 = v29 + v2660;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2664 = v2663 < v1;
+    const uint v2673 = v2656 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2680 = v2580 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2683 = v2580 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2684 = v2683 << 2u;
+    const uint v2687 = v29 + v2684;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2688 = v2687 < v1;
+    const uint v2697 = v2680 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2704 = v2604 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2707 = v2604 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2708 = v2707 << 2u;
+    const uint v2711 = v29 + v2708;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2712 = v2711 < v1;
+    const uint v2721 = v2704 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2731 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v2506 = 0u; v2506 < v2; v2506 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2508 = v2506 >> 4u;
-      const uint v2510 = v2508 % 1u;
+    for (uint v2523 = 0u; v2523 < v2; v2523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2525 = v2523 >> 4u;
+      const uint v2527 = v2525 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2512 = v2510 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2524 = v2506 + v2521;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2525 = v2524 < v2;
-      const bool v2526 = v2523 && v2525;
-      const uint v2530 = v2528 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2531 = v2530 + v2521;
-      const uint v2532 = v2526 ? v2531 : 0u;
-      const uint v2535 = v2512 + v2534;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2536 = v2535 + v2521;
+      const uint v2529 = v2527 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2541 = v2523 + v2538;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2542 = v2541 < v2;
+      const bool v2543 = v2540 && v2542;
+      const uint v2547 = v2545 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2548 = v2547 + v2538;
+      const uint v2549 = v2543 ? v2548 : 0u;
+      const uint v2552 = v2529 + v2551;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2553 = v2552 + v2538;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2536 + e] = v2526 ? a[v2532 + e] : float(0);
+        shm0[v2553 + e] = v2543 ? a[v2549 + e] : float(0);
       }
-      const uint v2548 = v2506 + v2545;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2549 = v2548 < v2;
-      const bool v2550 = v2547 && v2549;
-      const uint v2554 = v2552 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2555 = v2554 + v2545;
-      const uint v2556 = v2550 ? v2555 : 0u;
-      const uint v2559 = v2512 + v2558;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2560 = v2559 + v2545;
+      const uint v2565 = v2523 + v2562;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2566 = v2565 < v2;
+      const bool v2567 = v2564 && v2566;
+      const uint v2571 = v2569 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2572 = v2571 + v2562;
+      const uint v2573 = v2567 ? v2572 : 0u;
+      const uint v2576 = v2529 + v2575;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2577 = v2576 + v2562;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2560 + e] = v2550 ? a[v2556 + e] : float(0);
+        shm0[v2577 + e] = v2567 ? a[v2573 + e] : float(0);
       }
-      const uint v2572 = v2506 + v2569;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2573 = v2572 < v2;
-      const bool v2574 = v2571 && v2573;
-      const uint v2578 = v2576 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2579 = v2578 + v2569;
-      const uint v2580 = v2574 ? v2579 : 0u;
-      const uint v2583 = v2512 + v2582;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2584 = v2583 + v2569;
+      const uint v2589 = v2523 + v2586;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2590 = v2589 < v2;
+      const bool v2591 = v2588 && v2590;
+      const uint v2595 = v2593 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2596 = v2595 + v2586;
+      const uint v2597 = v2591 ? v2596 : 0u;
+      const uint v2600 = v2529 + v2599;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2601 = v2600 + v2586;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2584 + e] = v2574 ? a[v2580 + e] : float(0);
+        shm0[v2601 + e] = v2591 ? a[v2597 + e] : float(0);
       }
-      const uint v2596 = v2506 + v2593;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2597 = v2596 < v2;
-      const bool v2598 = v2595 && v2597;
-      const uint v2602 = v2600 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2603 = v2602 + v2593;
-      const uint v2604 = v2598 ? v2603 : 0u;
-      const uint v2607 = v2512 + v2606;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2608 = v2607 + v2593;
+      const uint v2613 = v2523 + v2610;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2614 = v2613 < v2;
+      const bool v2615 = v2612 && v2614;
+      const uint v2619 = v2617 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2620 = v2619 + v2610;
+      const uint v2621 = v2615 ? v2620 : 0u;
+      const uint v2624 = v2529 + v2623;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2625 = v2624 + v2610;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2608 + e] = v2598 ? a[v2604 + e] : float(0);
+        shm0[v2625 + e] = v2615 ? a[v2621 + e] : float(0);
       }
-      const uint v2610 = v2510 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v2620 = v2506 + v2615;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2621 = v2620 < v2;
-      const bool v2624 = v2621 && v2623;
-      const uint v2626 = v2620 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2628 = v2626 + v12;
-      const uint v2629 = v2628 + v2619;
-      const uint v2630 = v2624 ? v2629 : 0u;
-      const uint v2633 = v2610 + v2632;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2634 = v2633 + v2619;
+      const uint v2627 = v2527 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v2637 = v2523 + v2632;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2638 = v2637 < v2;
+      const bool v2641 = v2638 && v2640;
+      const uint v2643 = v2637 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2645 = v2643 + v29;
+      const uint v2646 = v2645 + v2636;
+      const uint v2647 = v2641 ? v2646 : 0u;
+      const uint v2650 = v2627 + v2649;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2651 = v2650 + v2636;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2634 + e] = v2624 ? b[v2630 + e] : float(0);
+        shm1[v2651 + e] = v2641 ? b[v2647 + e] : float(0);
       }
-      const uint v2644 = v2506 + v2639;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2645 = v2644 < v2;
-      const bool v2648 = v2645 && v2647;
-      const uint v2650 = v2644 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2652 = v2650 + v12;
-      const uint v2653 = v2652 + v2643;
-      const uint v2654 = v2648 ? v2653 : 0u;
-      const uint v2657 = v2610 + v2656;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2658 = v2657 + v2643;
+      const uint v2661 = v2523 + v2656;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2662 = v2661 < v2;
+      const bool v2665 = v2662 && v2664;
+      const uint v2667 = v2661 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2669 = v2667 + v29;
+      const uint v2670 = v2669 + v2660;
+      const uint v2671 = v2665 ? v2670 : 0u;
+      const uint v2674 = v2627 + v2673;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2675 = v2674 + v2660;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2658 + e] = v2648 ? b[v2654 + e] : float(0);
+        shm1[v2675 + e] = v2665 ? b[v2671 + e] : float(0);
       }
-      const uint v2668 = v2506 + v2663;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2669 = v2668 < v2;
-      const bool v2672 = v2669 && v2671;
-      const uint v2674 = v2668 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2676 = v2674 + v12;
-      const uint v2677 = v2676 + v2667;
-      const uint v2678 = v2672 ? v2677 : 0u;
-      const uint v2681 = v2610 + v2680;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2682 = v2681 + v2667;
+      const uint v2685 = v2523 + v2680;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2686 = v2685 < v2;
+      const bool v2689 = v2686 && v2688;
+      const uint v2691 = v2685 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2693 = v2691 + v29;
+      const uint v2694 = v2693 + v2684;
+      const uint v2695 = v2689 ? v2694 : 0u;
+      const uint v2698 = v2627 + v2697;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2699 = v2698 + v2684;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2682 + e] = v2672 ? b[v2678 + e] : float(0);
+        shm1[v2699 + e] = v2689 ? b[v2695 + e] : float(0);
       }
-      const uint v2692 = v2506 + v2687;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2693 = v2692 < v2;
-      const bool v2696 = v2693 && v2695;
-      const uint v2698 = v2692 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2700 = v2698 + v12;
-      const uint v2701 = v2700 + v2691;
-      const uint v2702 = v2696 ? v2701 : 0u;
-      const uint v2705 = v2610 + v2704;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2706 = v2705 + v2691;
+      const uint v2709 = v2523 + v2704;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2710 = v2709 < v2;
+      const bool v2713 = v2710 && v2712;
+      const uint v2715 = v2709 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2717 = v2715 + v29;
+      const uint v2718 = v2717 + v2708;
+      const uint v2719 = v2713 ? v2718 : 0u;
+      const uint v2722 = v2627 + v2721;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2723 = v2722 + v2708;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2706 + e] = v2696 ? b[v2702 + e] : float(0);
+        shm1[v2723 + e] = v2713 ? b[v2719 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2715 = v2512 + v2714;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2715), long(20u));
-      const uint v2720 = v2610 + v21;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v27, shm1, long(v2720), long(132u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2732 = v2529 + v2731;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2732), long(20u));
+      const uint v2737 = v2627 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v44, shm1, long(v2737), long(132u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v266 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v267 = iron_tid.x;
-    const uint v323 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const uint v283 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v284 = iron_tid.x;
+    const uint v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v265 = 0u; v265 < v2; v265 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v269 = v267; v269 < 2048u; v269 += v266) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v271 = v269 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v273 = v269 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v274 = v9 + v271;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v275 = v274 < v0;
-        const uint v276 = v265 + v273;
-        const bool v277 = v276 < v2;
-        const bool v278 = v275 && v277;
-        if (v278) {
-          const uint v280 = v274 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v282 = v280 + v265;
-          const uint v283 = v282 + v273;
-          const float v284 = a[v283];
-          const uint v286 = v271 * 20u;
-          const uint v287 = v286 + v273;
-          shm0[v287] = v284;
+    for (uint v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v292 = v291 < v0;
+        const uint v293 = v282 + v290;
+        const bool v294 = v293 < v2;
+        const bool v295 = v292 && v294;
+        if (v295) {
+          const uint v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v299 = v297 + v282;
+          const uint v300 = v299 + v290;
+          const float v301 = a[v300];
+          const uint v303 = v288 * 20u;
+          const uint v304 = v303 + v290;
+          shm0[v304] = v301;
         } else {
-          const uint v289 = v271 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v290 = v289 + v273;
-          shm0[v290] = 0.0f;
+          const uint v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v307 = v306 + v290;
+          shm0[v307] = 0.0f;
         }
       }
 
-      for (uint v295 = v267; v295 < 2048u; v295 += v266) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v297 = v295 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v299 = v295 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v300 = v265 + v297;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v301 = v300 < v2;
-        const uint v302 = v12 + v299;
-        const bool v303 = v302 < v1;
-        const bool v304 = v301 && v303;
-        if (v304) {
-          const uint v306 = v300 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v308 = v306 + v12;
-          const uint v309 = v308 + v299;
-          const float v310 = b[v309];
-          const uint v312 = v297 * 132u;
-          const uint v313 = v312 + v299;
-          shm1[v313] = v310;
+      for (uint v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v318 = v317 < v2;
+        const uint v319 = v29 + v316;
+        const bool v320 = v319 < v1;
+        const bool v321 = v318 && v320;
+        if (v321) {
+          const uint v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v325 = v323 + v29;
+          const uint v326 = v325 + v316;
+          const float v327 = b[v326];
+          const uint v329 = v314 * 132u;
+          const uint v330 = v329 + v316;
+          shm1[v330] = v327;
         } else {
-          const uint v315 = v297 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v316 = v315 + v299;
-          shm1[v316] = 0.0f;
+          const uint v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v333 = v332 + v316;
+          shm1[v333] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v25, shm0, long(v323), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v27, shm1, long(v21), long(132u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v42, shm0, long(v340), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v44, shm1, long(v38), long(132u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v330 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v331 = v9 + v17;
-  const uint v332 = v331 + v330;
-  const uint v333 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v334 = v12 + v21;
-  const uint v335 = v334 + v333;
-  const bool v336 = v332 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v337 = v335 < v1;
-  const bool v338 = v336 && v337;
-  if (v338) {
-    const float v339 = v23.m[0][0].thread_elements()[0];
-    const uint v340 = v332 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v341 = v340 + v335;
-    const float v342 = c[v341];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v344 = v342 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v345 = fma(v339, v3, v344);
-    c[v341] = v345;
-  }
-  const uint v347 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v349 = v331 + v347;
-  const uint v350 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v352 = v334 + v350;
-  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v347 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v348 = v25 + v34;
+  const uint v349 = v348 + v347;
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v351 = v29 + v38;
+  const uint v352 = v351 + v350;
+  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v354 = v352 < v1;
   const bool v355 = v353 && v354;
   if (v355) {
-    const float v356 = v23.m[0][0].thread_elements()[1];
+    const float v356 = v40.m[0][0].thread_elements()[0];
     const uint v357 = v349 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v358 = v357 + v352;
     const float v359 = c[v358];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -365,15 +363,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v362 = fma(v356, v3, v361);
     c[v358] = v362;
   }
-  const uint v364 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v366 = v331 + v364;
-  const uint v367 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v369 = v334 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v364 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v366 = v348 + v364;
+  const uint v367 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v369 = v351 + v367;
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
-    const float v373 = v23.m[0][1].thread_elements()[0];
+    const float v373 = v40.m[0][0].thread_elements()[1];
     const uint v374 = v366 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v375 = v374 + v369;
     const float v376 = c[v375];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -381,15 +379,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v379 = fma(v373, v3, v378);
     c[v375] = v379;
   }
-  const uint v381 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v383 = v331 + v381;
-  const uint v384 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v386 = v334 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v381 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v383 = v348 + v381;
+  const uint v384 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v386 = v351 + v384;
+  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v388 = v386 < v1;
   const bool v389 = v387 && v388;
   if (v389) {
-    const float v390 = v23.m[0][1].thread_elements()[1];
+    const float v390 = v40.m[0][1].thread_elements()[0];
     const uint v391 = v383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v392 = v391 + v386;
     const float v393 = c[v392];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -397,15 +395,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v396 = fma(v390, v3, v395);
     c[v392] = v396;
   }
-  const uint v398 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v400 = v331 + v398;
-  const uint v401 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v403 = v334 + v401;
-  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v398 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v400 = v348 + v398;
+  const uint v401 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v403 = v351 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v405 = v403 < v1;
   const bool v406 = v404 && v405;
   if (v406) {
-    const float v407 = v23.m[0][2].thread_elements()[0];
+    const float v407 = v40.m[0][1].thread_elements()[1];
     const uint v408 = v400 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v409 = v408 + v403;
     const float v410 = c[v409];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -413,15 +411,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v413 = fma(v407, v3, v412);
     c[v409] = v413;
   }
-  const uint v415 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v417 = v331 + v415;
-  const uint v418 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v420 = v334 + v418;
-  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v415 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v417 = v348 + v415;
+  const uint v418 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v420 = v351 + v418;
+  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v422 = v420 < v1;
   const bool v423 = v421 && v422;
   if (v423) {
-    const float v424 = v23.m[0][2].thread_elements()[1];
+    const float v424 = v40.m[0][2].thread_elements()[0];
     const uint v425 = v417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v426 = v425 + v420;
     const float v427 = c[v426];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -429,15 +427,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v430 = fma(v424, v3, v429);
     c[v426] = v430;
   }
-  const uint v432 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v434 = v331 + v432;
-  const uint v435 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v437 = v334 + v435;
-  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v432 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v434 = v348 + v432;
+  const uint v435 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v437 = v351 + v435;
+  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v439 = v437 < v1;
   const bool v440 = v438 && v439;
   if (v440) {
-    const float v441 = v23.m[0][3].thread_elements()[0];
+    const float v441 = v40.m[0][2].thread_elements()[1];
     const uint v442 = v434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v443 = v442 + v437;
     const float v444 = c[v443];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -445,15 +443,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v447 = fma(v441, v3, v446);
     c[v443] = v447;
   }
-  const uint v449 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v451 = v331 + v449;
-  const uint v452 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v454 = v334 + v452;
-  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v449 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v451 = v348 + v449;
+  const uint v452 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v454 = v351 + v452;
+  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v456 = v454 < v1;
   const bool v457 = v455 && v456;
   if (v457) {
-    const float v458 = v23.m[0][3].thread_elements()[1];
+    const float v458 = v40.m[0][3].thread_elements()[0];
     const uint v459 = v451 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v460 = v459 + v454;
     const float v461 = c[v460];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -461,15 +459,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v464 = fma(v458, v3, v463);
     c[v460] = v464;
   }
-  const uint v466 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v468 = v331 + v466;
-  const uint v469 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v471 = v334 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v466 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v468 = v348 + v466;
+  const uint v469 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v471 = v351 + v469;
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
-    const float v475 = v23.m[0][4].thread_elements()[0];
+    const float v475 = v40.m[0][3].thread_elements()[1];
     const uint v476 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v477 = v476 + v471;
     const float v478 = c[v477];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -477,15 +475,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v481 = fma(v475, v3, v480);
     c[v477] = v481;
   }
-  const uint v483 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v485 = v331 + v483;
-  const uint v486 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v488 = v334 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v483 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v485 = v348 + v483;
+  const uint v486 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v488 = v351 + v486;
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
-    const float v492 = v23.m[0][4].thread_elements()[1];
+    const float v492 = v40.m[0][4].thread_elements()[0];
     const uint v493 = v485 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v494 = v493 + v488;
     const float v495 = c[v494];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -493,15 +491,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v498 = fma(v492, v3, v497);
     c[v494] = v498;
   }
-  const uint v500 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v502 = v331 + v500;
-  const uint v503 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v505 = v334 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v500 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v502 = v348 + v500;
+  const uint v503 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v505 = v351 + v503;
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
-    const float v509 = v23.m[0][5].thread_elements()[0];
+    const float v509 = v40.m[0][4].thread_elements()[1];
     const uint v510 = v502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v511 = v510 + v505;
     const float v512 = c[v511];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -509,15 +507,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v515 = fma(v509, v3, v514);
     c[v511] = v515;
   }
-  const uint v517 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v519 = v331 + v517;
-  const uint v520 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v522 = v334 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v519 = v348 + v517;
+  const uint v520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v522 = v351 + v520;
+  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v524 = v522 < v1;
   const bool v525 = v523 && v524;
   if (v525) {
-    const float v526 = v23.m[0][5].thread_elements()[1];
+    const float v526 = v40.m[0][5].thread_elements()[0];
     const uint v527 = v519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v528 = v527 + v522;
     const float v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -525,15 +523,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v532 = fma(v526, v3, v531);
     c[v528] = v532;
   }
-  const uint v534 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v536 = v331 + v534;
-  const uint v537 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v539 = v334 + v537;
-  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v534 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v536 = v348 + v534;
+  const uint v537 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v539 = v351 + v537;
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v541 = v539 < v1;
   const bool v542 = v540 && v541;
   if (v542) {
-    const float v543 = v23.m[0][6].thread_elements()[0];
+    const float v543 = v40.m[0][5].thread_elements()[1];
     const uint v544 = v536 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v545 = v544 + v539;
     const float v546 = c[v545];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -541,15 +539,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v549 = fma(v543, v3, v548);
     c[v545] = v549;
   }
-  const uint v551 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v553 = v331 + v551;
-  const uint v554 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v556 = v334 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v551 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v553 = v348 + v551;
+  const uint v554 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v556 = v351 + v554;
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
-    const float v560 = v23.m[0][6].thread_elements()[1];
+    const float v560 = v40.m[0][6].thread_elements()[0];
     const uint v561 = v553 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v562 = v561 + v556;
     const float v563 = c[v562];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -557,15 +555,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v566 = fma(v560, v3, v565);
     c[v562] = v566;
   }
-  const uint v568 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v570 = v331 + v568;
-  const uint v571 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v573 = v334 + v571;
-  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v568 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v570 = v348 + v568;
+  const uint v571 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v573 = v351 + v571;
+  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v575 = v573 < v1;
   const bool v576 = v574 && v575;
   if (v576) {
-    const float v577 = v23.m[0][7].thread_elements()[0];
+    const float v577 = v40.m[0][6].thread_elements()[1];
     const uint v578 = v570 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v579 = v578 + v573;
     const float v580 = c[v579];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -573,15 +571,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v583 = fma(v577, v3, v582);
     c[v579] = v583;
   }
-  const uint v585 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v587 = v331 + v585;
-  const uint v588 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v590 = v334 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v585 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v587 = v348 + v585;
+  const uint v588 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v590 = v351 + v588;
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
-    const float v594 = v23.m[0][7].thread_elements()[1];
+    const float v594 = v40.m[0][7].thread_elements()[0];
     const uint v595 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v596 = v595 + v590;
     const float v597 = c[v596];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -589,15 +587,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v600 = fma(v594, v3, v599);
     c[v596] = v600;
   }
-  const uint v602 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v604 = v331 + v602;
-  const uint v605 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v607 = v334 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v602 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v604 = v348 + v602;
+  const uint v605 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v607 = v351 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
-    const float v611 = v23.m[1][0].thread_elements()[0];
+    const float v611 = v40.m[0][7].thread_elements()[1];
     const uint v612 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v613 = v612 + v607;
     const float v614 = c[v613];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -605,15 +603,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v617 = fma(v611, v3, v616);
     c[v613] = v617;
   }
-  const uint v619 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v621 = v331 + v619;
-  const uint v622 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v624 = v334 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v619 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v621 = v348 + v619;
+  const uint v622 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v624 = v351 + v622;
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
-    const float v628 = v23.m[1][0].thread_elements()[1];
+    const float v628 = v40.m[1][0].thread_elements()[0];
     const uint v629 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v630 = v629 + v624;
     const float v631 = c[v630];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -621,15 +619,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v634 = fma(v628, v3, v633);
     c[v630] = v634;
   }
-  const uint v636 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v638 = v331 + v636;
-  const uint v639 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v641 = v334 + v639;
-  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v636 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v638 = v348 + v636;
+  const uint v639 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v641 = v351 + v639;
+  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
-    const float v645 = v23.m[1][1].thread_elements()[0];
+    const float v645 = v40.m[1][0].thread_elements()[1];
     const uint v646 = v638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v647 = v646 + v641;
     const float v648 = c[v647];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -637,15 +635,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v651 = fma(v645, v3, v650);
     c[v647] = v651;
   }
-  const uint v653 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v655 = v331 + v653;
-  const uint v656 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v658 = v334 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v653 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v655 = v348 + v653;
+  const uint v656 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v658 = v351 + v656;
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
-    const float v662 = v23.m[1][1].thread_elements()[1];
+    const float v662 = v40.m[1][1].thread_elements()[0];
     const uint v663 = v655 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v664 = v663 + v658;
     const float v665 = c[v664];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -653,15 +651,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v668 = fma(v662, v3, v667);
     c[v664] = v668;
   }
-  const uint v670 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v672 = v331 + v670;
-  const uint v673 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v675 = v334 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v670 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v672 = v348 + v670;
+  const uint v673 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v675 = v351 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
-    const float v679 = v23.m[1][2].thread_elements()[0];
+    const float v679 = v40.m[1][1].thread_elements()[1];
     const uint v680 = v672 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v681 = v680 + v675;
     const float v682 = c[v681];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -669,15 +667,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v685 = fma(v679, v3, v684);
     c[v681] = v685;
   }
-  const uint v687 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v689 = v331 + v687;
-  const uint v690 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v692 = v334 + v690;
-  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v687 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v689 = v348 + v687;
+  const uint v690 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v692 = v351 + v690;
+  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
-    const float v696 = v23.m[1][2].thread_elements()[1];
+    const float v696 = v40.m[1][2].thread_elements()[0];
     const uint v697 = v689 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v698 = v697 + v692;
     const float v699 = c[v698];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -685,15 +683,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v702 = fma(v696, v3, v701);
     c[v698] = v702;
   }
-  const uint v704 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v706 = v331 + v704;
-  const uint v707 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v709 = v334 + v707;
-  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v704 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v706 = v348 + v704;
+  const uint v707 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v709 = v351 + v707;
+  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
-    const float v713 = v23.m[1][3].thread_elements()[0];
+    const float v713 = v40.m[1][2].thread_elements()[1];
     const uint v714 = v706 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v715 = v714 + v709;
     const float v716 = c[v715];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -701,15 +699,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v719 = fma(v713, v3, v718);
     c[v715] = v719;
   }
-  const uint v721 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v723 = v331 + v721;
-  const uint v724 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v726 = v334 + v724;
-  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v721 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v723 = v348 + v721;
+  const uint v724 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v726 = v351 + v724;
+  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
-    const float v730 = v23.m[1][3].thread_elements()[1];
+    const float v730 = v40.m[1][3].thread_elements()[0];
     const uint v731 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v732 = v731 + v726;
     const float v733 = c[v732];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -717,15 +715,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v736 = fma(v730, v3, v735);
     c[v732] = v736;
   }
-  const uint v738 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v740 = v331 + v738;
-  const uint v741 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v743 = v334 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v738 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v740 = v348 + v738;
+  const uint v741 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v743 = v351 + v741;
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
-    const float v747 = v23.m[1][4].thread_elements()[0];
+    const float v747 = v40.m[1][3].thread_elements()[1];
     const uint v748 = v740 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v749 = v748 + v743;
     const float v750 = c[v749];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -733,15 +731,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v753 = fma(v747, v3, v752);
     c[v749] = v753;
   }
-  const uint v755 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v757 = v331 + v755;
-  const uint v758 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v760 = v334 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v755 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v757 = v348 + v755;
+  const uint v758 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v760 = v351 + v758;
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
-    const float v764 = v23.m[1][4].thread_elements()[1];
+    const float v764 = v40.m[1][4].thread_elements()[0];
     const uint v765 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v766 = v765 + v760;
     const float v767 = c[v766];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -749,15 +747,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v770 = fma(v764, v3, v769);
     c[v766] = v770;
   }
-  const uint v772 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v774 = v331 + v772;
-  const uint v775 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v777 = v334 + v775;
-  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v772 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v774 = v348 + v772;
+  const uint v775 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v777 = v351 + v775;
+  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v779 = v777 < v1;
   const bool v780 = v778 && v779;
   if (v780) {
-    const float v781 = v23.m[1][5].thread_elements()[0];
+    const float v781 = v40.m[1][4].thread_elements()[1];
     const uint v782 = v774 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v783 = v782 + v777;
     const float v784 = c[v783];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -765,15 +763,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v787 = fma(v781, v3, v786);
     c[v783] = v787;
   }
-  const uint v789 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v791 = v331 + v789;
-  const uint v792 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v794 = v334 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v789 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v791 = v348 + v789;
+  const uint v792 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v794 = v351 + v792;
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
-    const float v798 = v23.m[1][5].thread_elements()[1];
+    const float v798 = v40.m[1][5].thread_elements()[0];
     const uint v799 = v791 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v800 = v799 + v794;
     const float v801 = c[v800];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -781,15 +779,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v804 = fma(v798, v3, v803);
     c[v800] = v804;
   }
-  const uint v806 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v808 = v331 + v806;
-  const uint v809 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v811 = v334 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v806 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v808 = v348 + v806;
+  const uint v809 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v811 = v351 + v809;
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
-    const float v815 = v23.m[1][6].thread_elements()[0];
+    const float v815 = v40.m[1][5].thread_elements()[1];
     const uint v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v817 = v816 + v811;
     const float v818 = c[v817];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -797,15 +795,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v821 = fma(v815, v3, v820);
     c[v817] = v821;
   }
-  const uint v823 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v825 = v331 + v823;
-  const uint v826 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v828 = v334 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v823 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v825 = v348 + v823;
+  const uint v826 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v828 = v351 + v826;
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
-    const float v832 = v23.m[1][6].thread_elements()[1];
+    const float v832 = v40.m[1][6].thread_elements()[0];
     const uint v833 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v834 = v833 + v828;
     const float v835 = c[v834];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -813,15 +811,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v838 = fma(v832, v3, v837);
     c[v834] = v838;
   }
-  const uint v840 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v842 = v331 + v840;
-  const uint v843 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v845 = v334 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v840 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v842 = v348 + v840;
+  const uint v843 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v845 = v351 + v843;
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
-    const float v849 = v23.m[1][7].thread_elements()[0];
+    const float v849 = v40.m[1][6].thread_elements()[1];
     const uint v850 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v851 = v850 + v845;
     const float v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -829,15 +827,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v855 = fma(v849, v3, v854);
     c[v851] = v855;
   }
-  const uint v857 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v859 = v331 + v857;
-  const uint v860 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v862 = v334 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v857 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v859 = v348 + v857;
+  const uint v860 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v862 = v351 + v860;
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
-    const float v866 = v23.m[1][7].thread_elements()[1];
+    const float v866 = v40.m[1][7].thread_elements()[0];
     const uint v867 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v868 = v867 + v862;
     const float v869 = c[v868];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -845,15 +843,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v872 = fma(v866, v3, v871);
     c[v868] = v872;
   }
-  const uint v874 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v876 = v331 + v874;
-  const uint v877 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v879 = v334 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v874 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v876 = v348 + v874;
+  const uint v877 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v879 = v351 + v877;
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
-    const float v883 = v23.m[2][0].thread_elements()[0];
+    const float v883 = v40.m[1][7].thread_elements()[1];
     const uint v884 = v876 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v885 = v884 + v879;
     const float v886 = c[v885];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -861,15 +859,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v889 = fma(v883, v3, v888);
     c[v885] = v889;
   }
-  const uint v891 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v893 = v331 + v891;
-  const uint v894 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v896 = v334 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v891 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v893 = v348 + v891;
+  const uint v894 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v896 = v351 + v894;
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
-    const float v900 = v23.m[2][0].thread_elements()[1];
+    const float v900 = v40.m[2][0].thread_elements()[0];
     const uint v901 = v893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v902 = v901 + v896;
     const float v903 = c[v902];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -877,15 +875,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v906 = fma(v900, v3, v905);
     c[v902] = v906;
   }
-  const uint v908 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v910 = v331 + v908;
-  const uint v911 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v913 = v334 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v908 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v910 = v348 + v908;
+  const uint v911 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v913 = v351 + v911;
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
-    const float v917 = v23.m[2][1].thread_elements()[0];
+    const float v917 = v40.m[2][0].thread_elements()[1];
     const uint v918 = v910 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v919 = v918 + v913;
     const float v920 = c[v919];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -893,15 +891,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v923 = fma(v917, v3, v922);
     c[v919] = v923;
   }
-  const uint v925 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v927 = v331 + v925;
-  const uint v928 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v930 = v334 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v925 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v927 = v348 + v925;
+  const uint v928 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v930 = v351 + v928;
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
-    const float v934 = v23.m[2][1].thread_elements()[1];
+    const float v934 = v40.m[2][1].thread_elements()[0];
     const uint v935 = v927 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v936 = v935 + v930;
     const float v937 = c[v936];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -909,15 +907,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v940 = fma(v934, v3, v939);
     c[v936] = v940;
   }
-  const uint v942 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v944 = v331 + v942;
-  const uint v945 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v947 = v334 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v942 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v944 = v348 + v942;
+  const uint v945 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v947 = v351 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
-    const float v951 = v23.m[2][2].thread_elements()[0];
+    const float v951 = v40.m[2][1].thread_elements()[1];
     const uint v952 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v953 = v952 + v947;
     const float v954 = c[v953];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -925,15 +923,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v957 = fma(v951, v3, v956);
     c[v953] = v957;
   }
-  const uint v959 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v961 = v331 + v959;
-  const uint v962 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v964 = v334 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v959 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v961 = v348 + v959;
+  const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v964 = v351 + v962;
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
-    const float v968 = v23.m[2][2].thread_elements()[1];
+    const float v968 = v40.m[2][2].thread_elements()[0];
     const uint v969 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v970 = v969 + v964;
     const float v971 = c[v970];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -941,15 +939,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v974 = fma(v968, v3, v973);
     c[v970] = v974;
   }
-  const uint v976 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v978 = v331 + v976;
-  const uint v979 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v981 = v334 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v976 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v978 = v348 + v976;
+  const uint v979 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v981 = v351 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
-    const float v985 = v23.m[2][3].thread_elements()[0];
+    const float v985 = v40.m[2][2].thread_elements()[1];
     const uint v986 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v987 = v986 + v981;
     const float v988 = c[v987];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -957,15 +955,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v991 = fma(v985, v3, v990);
     c[v987] = v991;
   }
-  const uint v993 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v995 = v331 + v993;
-  const uint v996 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v998 = v334 + v996;
-  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v993 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v995 = v348 + v993;
+  const uint v996 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v998 = v351 + v996;
+  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
-    const float v1002 = v23.m[2][3].thread_elements()[1];
+    const float v1002 = v40.m[2][3].thread_elements()[0];
     const uint v1003 = v995 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1004 = v1003 + v998;
     const float v1005 = c[v1004];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -973,15 +971,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1008 = fma(v1002, v3, v1007);
     c[v1004] = v1008;
   }
-  const uint v1010 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1012 = v331 + v1010;
-  const uint v1013 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1015 = v334 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1012 = v348 + v1010;
+  const uint v1013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1015 = v351 + v1013;
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
-    const float v1019 = v23.m[2][4].thread_elements()[0];
+    const float v1019 = v40.m[2][3].thread_elements()[1];
     const uint v1020 = v1012 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1021 = v1020 + v1015;
     const float v1022 = c[v1021];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -989,15 +987,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1025 = fma(v1019, v3, v1024);
     c[v1021] = v1025;
   }
-  const uint v1027 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1029 = v331 + v1027;
-  const uint v1030 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1032 = v334 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1027 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1029 = v348 + v1027;
+  const uint v1030 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1032 = v351 + v1030;
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
-    const float v1036 = v23.m[2][4].thread_elements()[1];
+    const float v1036 = v40.m[2][4].thread_elements()[0];
     const uint v1037 = v1029 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1038 = v1037 + v1032;
     const float v1039 = c[v1038];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1005,15 +1003,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1042 = fma(v1036, v3, v1041);
     c[v1038] = v1042;
   }
-  const uint v1044 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1046 = v331 + v1044;
-  const uint v1047 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1049 = v334 + v1047;
-  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1044 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1046 = v348 + v1044;
+  const uint v1047 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1049 = v351 + v1047;
+  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1051 = v1049 < v1;
   const bool v1052 = v1050 && v1051;
   if (v1052) {
-    const float v1053 = v23.m[2][5].thread_elements()[0];
+    const float v1053 = v40.m[2][4].thread_elements()[1];
     const uint v1054 = v1046 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1055 = v1054 + v1049;
     const float v1056 = c[v1055];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1021,15 +1019,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1059 = fma(v1053, v3, v1058);
     c[v1055] = v1059;
   }
-  const uint v1061 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1063 = v331 + v1061;
-  const uint v1064 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1066 = v334 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1061 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1063 = v348 + v1061;
+  const uint v1064 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1066 = v351 + v1064;
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
-    const float v1070 = v23.m[2][5].thread_elements()[1];
+    const float v1070 = v40.m[2][5].thread_elements()[0];
     const uint v1071 = v1063 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1072 = v1071 + v1066;
     const float v1073 = c[v1072];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1037,15 +1035,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1076 = fma(v1070, v3, v1075);
     c[v1072] = v1076;
   }
-  const uint v1078 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1080 = v331 + v1078;
-  const uint v1081 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1083 = v334 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1080 = v348 + v1078;
+  const uint v1081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1083 = v351 + v1081;
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
-    const float v1087 = v23.m[2][6].thread_elements()[0];
+    const float v1087 = v40.m[2][5].thread_elements()[1];
     const uint v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1089 = v1088 + v1083;
     const float v1090 = c[v1089];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1053,15 +1051,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1093 = fma(v1087, v3, v1092);
     c[v1089] = v1093;
   }
-  const uint v1095 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1097 = v331 + v1095;
-  const uint v1098 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1100 = v334 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1095 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1097 = v348 + v1095;
+  const uint v1098 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1100 = v351 + v1098;
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
-    const float v1104 = v23.m[2][6].thread_elements()[1];
+    const float v1104 = v40.m[2][6].thread_elements()[0];
     const uint v1105 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1106 = v1105 + v1100;
     const float v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1069,15 +1067,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1110 = fma(v1104, v3, v1109);
     c[v1106] = v1110;
   }
-  const uint v1112 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1114 = v331 + v1112;
-  const uint v1115 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1117 = v334 + v1115;
-  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1112 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1114 = v348 + v1112;
+  const uint v1115 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1117 = v351 + v1115;
+  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1119 = v1117 < v1;
   const bool v1120 = v1118 && v1119;
   if (v1120) {
-    const float v1121 = v23.m[2][7].thread_elements()[0];
+    const float v1121 = v40.m[2][6].thread_elements()[1];
     const uint v1122 = v1114 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1123 = v1122 + v1117;
     const float v1124 = c[v1123];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1085,15 +1083,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1127 = fma(v1121, v3, v1126);
     c[v1123] = v1127;
   }
-  const uint v1129 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1131 = v331 + v1129;
-  const uint v1132 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1134 = v334 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1129 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1131 = v348 + v1129;
+  const uint v1132 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1134 = v351 + v1132;
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
-    const float v1138 = v23.m[2][7].thread_elements()[1];
+    const float v1138 = v40.m[2][7].thread_elements()[0];
     const uint v1139 = v1131 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1140 = v1139 + v1134;
     const float v1141 = c[v1140];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1101,15 +1099,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1144 = fma(v1138, v3, v1143);
     c[v1140] = v1144;
   }
-  const uint v1146 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1148 = v331 + v1146;
-  const uint v1149 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1151 = v334 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1146 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1148 = v348 + v1146;
+  const uint v1149 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1151 = v351 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
-    const float v1155 = v23.m[3][0].thread_elements()[0];
+    const float v1155 = v40.m[2][7].thread_elements()[1];
     const uint v1156 = v1148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1157 = v1156 + v1151;
     const float v1158 = c[v1157];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1117,15 +1115,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1161 = fma(v1155, v3, v1160);
     c[v1157] = v1161;
   }
-  const uint v1163 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1165 = v331 + v1163;
-  const uint v1166 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1168 = v334 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1163 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1165 = v348 + v1163;
+  const uint v1166 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1168 = v351 + v1166;
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
-    const float v1172 = v23.m[3][0].thread_elements()[1];
+    const float v1172 = v40.m[3][0].thread_elements()[0];
     const uint v1173 = v1165 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1174 = v1173 + v1168;
     const float v1175 = c[v1174];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1133,15 +1131,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1178 = fma(v1172, v3, v1177);
     c[v1174] = v1178;
   }
-  const uint v1180 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1182 = v331 + v1180;
-  const uint v1183 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1185 = v334 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1180 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1182 = v348 + v1180;
+  const uint v1183 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1185 = v351 + v1183;
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
-    const float v1189 = v23.m[3][1].thread_elements()[0];
+    const float v1189 = v40.m[3][0].thread_elements()[1];
     const uint v1190 = v1182 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1191 = v1190 + v1185;
     const float v1192 = c[v1191];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1149,15 +1147,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1195 = fma(v1189, v3, v1194);
     c[v1191] = v1195;
   }
-  const uint v1197 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1199 = v331 + v1197;
-  const uint v1200 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1202 = v334 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1197 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1199 = v348 + v1197;
+  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1202 = v351 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
-    const float v1206 = v23.m[3][1].thread_elements()[1];
+    const float v1206 = v40.m[3][1].thread_elements()[0];
     const uint v1207 = v1199 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1208 = v1207 + v1202;
     const float v1209 = c[v1208];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1165,15 +1163,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1212 = fma(v1206, v3, v1211);
     c[v1208] = v1212;
   }
-  const uint v1214 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1216 = v331 + v1214;
-  const uint v1217 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1219 = v334 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1216 = v348 + v1214;
+  const uint v1217 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1219 = v351 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
-    const float v1223 = v23.m[3][2].thread_elements()[0];
+    const float v1223 = v40.m[3][1].thread_elements()[1];
     const uint v1224 = v1216 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1225 = v1224 + v1219;
     const float v1226 = c[v1225];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1181,15 +1179,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1229 = fma(v1223, v3, v1228);
     c[v1225] = v1229;
   }
-  const uint v1231 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1233 = v331 + v1231;
-  const uint v1234 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1236 = v334 + v1234;
-  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1231 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1233 = v348 + v1231;
+  const uint v1234 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1236 = v351 + v1234;
+  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
-    const float v1240 = v23.m[3][2].thread_elements()[1];
+    const float v1240 = v40.m[3][2].thread_elements()[0];
     const uint v1241 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1242 = v1241 + v1236;
     const float v1243 = c[v1242];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1197,15 +1195,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1246 = fma(v1240, v3, v1245);
     c[v1242] = v1246;
   }
-  const uint v1248 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1250 = v331 + v1248;
-  const uint v1251 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1253 = v334 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1248 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1250 = v348 + v1248;
+  const uint v1251 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1253 = v351 + v1251;
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
-    const float v1257 = v23.m[3][3].thread_elements()[0];
+    const float v1257 = v40.m[3][2].thread_elements()[1];
     const uint v1258 = v1250 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1259 = v1258 + v1253;
     const float v1260 = c[v1259];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1213,15 +1211,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1263 = fma(v1257, v3, v1262);
     c[v1259] = v1263;
   }
-  const uint v1265 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1267 = v331 + v1265;
-  const uint v1268 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1270 = v334 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1267 = v348 + v1265;
+  const uint v1268 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1270 = v351 + v1268;
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
-    const float v1274 = v23.m[3][3].thread_elements()[1];
+    const float v1274 = v40.m[3][3].thread_elements()[0];
     const uint v1275 = v1267 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1276 = v1275 + v1270;
     const float v1277 = c[v1276];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1229,15 +1227,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1280 = fma(v1274, v3, v1279);
     c[v1276] = v1280;
   }
-  const uint v1282 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1284 = v331 + v1282;
-  const uint v1285 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1287 = v334 + v1285;
-  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1282 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1284 = v348 + v1282;
+  const uint v1285 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1287 = v351 + v1285;
+  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
-    const float v1291 = v23.m[3][4].thread_elements()[0];
+    const float v1291 = v40.m[3][3].thread_elements()[1];
     const uint v1292 = v1284 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1293 = v1292 + v1287;
     const float v1294 = c[v1293];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1245,15 +1243,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1297 = fma(v1291, v3, v1296);
     c[v1293] = v1297;
   }
-  const uint v1299 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1301 = v331 + v1299;
-  const uint v1302 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1304 = v334 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1299 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1301 = v348 + v1299;
+  const uint v1302 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1304 = v351 + v1302;
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
-    const float v1308 = v23.m[3][4].thread_elements()[1];
+    const float v1308 = v40.m[3][4].thread_elements()[0];
     const uint v1309 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1310 = v1309 + v1304;
     const float v1311 = c[v1310];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1261,15 +1259,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1314 = fma(v1308, v3, v1313);
     c[v1310] = v1314;
   }
-  const uint v1316 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1318 = v331 + v1316;
-  const uint v1319 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1321 = v334 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1316 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1318 = v348 + v1316;
+  const uint v1319 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1321 = v351 + v1319;
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
-    const float v1325 = v23.m[3][5].thread_elements()[0];
+    const float v1325 = v40.m[3][4].thread_elements()[1];
     const uint v1326 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1327 = v1326 + v1321;
     const float v1328 = c[v1327];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1277,15 +1275,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1331 = fma(v1325, v3, v1330);
     c[v1327] = v1331;
   }
-  const uint v1333 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1335 = v331 + v1333;
-  const uint v1336 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1338 = v334 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1335 = v348 + v1333;
+  const uint v1336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1338 = v351 + v1336;
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
-    const float v1342 = v23.m[3][5].thread_elements()[1];
+    const float v1342 = v40.m[3][5].thread_elements()[0];
     const uint v1343 = v1335 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1344 = v1343 + v1338;
     const float v1345 = c[v1344];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1293,15 +1291,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1348 = fma(v1342, v3, v1347);
     c[v1344] = v1348;
   }
-  const uint v1350 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1352 = v331 + v1350;
-  const uint v1353 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1355 = v334 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1350 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1352 = v348 + v1350;
+  const uint v1353 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1355 = v351 + v1353;
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
-    const float v1359 = v23.m[3][6].thread_elements()[0];
+    const float v1359 = v40.m[3][5].thread_elements()[1];
     const uint v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1361 = v1360 + v1355;
     const float v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1309,15 +1307,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1365 = fma(v1359, v3, v1364);
     c[v1361] = v1365;
   }
-  const uint v1367 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1369 = v331 + v1367;
-  const uint v1370 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1372 = v334 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1367 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1369 = v348 + v1367;
+  const uint v1370 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1372 = v351 + v1370;
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
-    const float v1376 = v23.m[3][6].thread_elements()[1];
+    const float v1376 = v40.m[3][6].thread_elements()[0];
     const uint v1377 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1378 = v1377 + v1372;
     const float v1379 = c[v1378];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1325,15 +1323,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1382 = fma(v1376, v3, v1381);
     c[v1378] = v1382;
   }
-  const uint v1384 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1386 = v331 + v1384;
-  const uint v1387 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1389 = v334 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1384 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1386 = v348 + v1384;
+  const uint v1387 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1389 = v351 + v1387;
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
-    const float v1393 = v23.m[3][7].thread_elements()[0];
+    const float v1393 = v40.m[3][6].thread_elements()[1];
     const uint v1394 = v1386 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1395 = v1394 + v1389;
     const float v1396 = c[v1395];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1341,15 +1339,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1399 = fma(v1393, v3, v1398);
     c[v1395] = v1399;
   }
-  const uint v1401 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1403 = v331 + v1401;
-  const uint v1404 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1406 = v334 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1401 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1403 = v348 + v1401;
+  const uint v1404 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1406 = v351 + v1404;
+  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1408 = v1406 < v1;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
-    const float v1410 = v23.m[3][7].thread_elements()[1];
+    const float v1410 = v40.m[3][7].thread_elements()[0];
     const uint v1411 = v1403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1412 = v1411 + v1406;
     const float v1413 = c[v1412];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1357,15 +1355,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1416 = fma(v1410, v3, v1415);
     c[v1412] = v1416;
   }
-  const uint v1418 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1420 = v331 + v1418;
-  const uint v1421 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1423 = v334 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1418 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1420 = v348 + v1418;
+  const uint v1421 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1423 = v351 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
-    const float v1427 = v23.m[4][0].thread_elements()[0];
+    const float v1427 = v40.m[3][7].thread_elements()[1];
     const uint v1428 = v1420 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1429 = v1428 + v1423;
     const float v1430 = c[v1429];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1373,15 +1371,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1433 = fma(v1427, v3, v1432);
     c[v1429] = v1433;
   }
-  const uint v1435 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1437 = v331 + v1435;
-  const uint v1438 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1440 = v334 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1437 = v348 + v1435;
+  const uint v1438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1440 = v351 + v1438;
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
-    const float v1444 = v23.m[4][0].thread_elements()[1];
+    const float v1444 = v40.m[4][0].thread_elements()[0];
     const uint v1445 = v1437 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1446 = v1445 + v1440;
     const float v1447 = c[v1446];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1389,15 +1387,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1450 = fma(v1444, v3, v1449);
     c[v1446] = v1450;
   }
-  const uint v1452 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1454 = v331 + v1452;
-  const uint v1455 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1457 = v334 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1452 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1454 = v348 + v1452;
+  const uint v1455 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1457 = v351 + v1455;
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
-    const float v1461 = v23.m[4][1].thread_elements()[0];
+    const float v1461 = v40.m[4][0].thread_elements()[1];
     const uint v1462 = v1454 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1463 = v1462 + v1457;
     const float v1464 = c[v1463];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1405,15 +1403,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1467 = fma(v1461, v3, v1466);
     c[v1463] = v1467;
   }
-  const uint v1469 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1471 = v331 + v1469;
-  const uint v1472 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1474 = v334 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1469 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1471 = v348 + v1469;
+  const uint v1472 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1474 = v351 + v1472;
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
-    const float v1478 = v23.m[4][1].thread_elements()[1];
+    const float v1478 = v40.m[4][1].thread_elements()[0];
     const uint v1479 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1480 = v1479 + v1474;
     const float v1481 = c[v1480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1421,15 +1419,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1484 = fma(v1478, v3, v1483);
     c[v1480] = v1484;
   }
-  const uint v1486 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1488 = v331 + v1486;
-  const uint v1489 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1491 = v334 + v1489;
-  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1486 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1488 = v348 + v1486;
+  const uint v1489 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1491 = v351 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
-    const float v1495 = v23.m[4][2].thread_elements()[0];
+    const float v1495 = v40.m[4][1].thread_elements()[1];
     const uint v1496 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1497 = v1496 + v1491;
     const float v1498 = c[v1497];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1437,15 +1435,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1501 = fma(v1495, v3, v1500);
     c[v1497] = v1501;
   }
-  const uint v1503 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1505 = v331 + v1503;
-  const uint v1506 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1508 = v334 + v1506;
-  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1503 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1505 = v348 + v1503;
+  const uint v1506 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1508 = v351 + v1506;
+  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
-    const float v1512 = v23.m[4][2].thread_elements()[1];
+    const float v1512 = v40.m[4][2].thread_elements()[0];
     const uint v1513 = v1505 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1514 = v1513 + v1508;
     const float v1515 = c[v1514];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1453,15 +1451,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1518 = fma(v1512, v3, v1517);
     c[v1514] = v1518;
   }
-  const uint v1520 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1522 = v331 + v1520;
-  const uint v1523 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1525 = v334 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1520 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1522 = v348 + v1520;
+  const uint v1523 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1525 = v351 + v1523;
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
-    const float v1529 = v23.m[4][3].thread_elements()[0];
+    const float v1529 = v40.m[4][2].thread_elements()[1];
     const uint v1530 = v1522 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1531 = v1530 + v1525;
     const float v1532 = c[v1531];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1469,15 +1467,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1535 = fma(v1529, v3, v1534);
     c[v1531] = v1535;
   }
-  const uint v1537 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1539 = v331 + v1537;
-  const uint v1540 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1542 = v334 + v1540;
-  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1537 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1539 = v348 + v1537;
+  const uint v1540 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1542 = v351 + v1540;
+  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
-    const float v1546 = v23.m[4][3].thread_elements()[1];
+    const float v1546 = v40.m[4][3].thread_elements()[0];
     const uint v1547 = v1539 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1548 = v1547 + v1542;
     const float v1549 = c[v1548];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1485,15 +1483,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1552 = fma(v1546, v3, v1551);
     c[v1548] = v1552;
   }
-  const uint v1554 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1556 = v331 + v1554;
-  const uint v1557 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1559 = v334 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1554 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1556 = v348 + v1554;
+  const uint v1557 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1559 = v351 + v1557;
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
-    const float v1563 = v23.m[4][4].thread_elements()[0];
+    const float v1563 = v40.m[4][3].thread_elements()[1];
     const uint v1564 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1565 = v1564 + v1559;
     const float v1566 = c[v1565];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1501,15 +1499,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1569 = fma(v1563, v3, v1568);
     c[v1565] = v1569;
   }
-  const uint v1571 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1573 = v331 + v1571;
-  const uint v1574 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1576 = v334 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1571 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1573 = v348 + v1571;
+  const uint v1574 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1576 = v351 + v1574;
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
-    const float v1580 = v23.m[4][4].thread_elements()[1];
+    const float v1580 = v40.m[4][4].thread_elements()[0];
     const uint v1581 = v1573 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1582 = v1581 + v1576;
     const float v1583 = c[v1582];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1517,15 +1515,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1586 = fma(v1580, v3, v1585);
     c[v1582] = v1586;
   }
-  const uint v1588 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1590 = v331 + v1588;
-  const uint v1591 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1593 = v334 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1588 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1590 = v348 + v1588;
+  const uint v1591 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1593 = v351 + v1591;
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
-    const float v1597 = v23.m[4][5].thread_elements()[0];
+    const float v1597 = v40.m[4][4].thread_elements()[1];
     const uint v1598 = v1590 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1599 = v1598 + v1593;
     const float v1600 = c[v1599];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1533,15 +1531,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1603 = fma(v1597, v3, v1602);
     c[v1599] = v1603;
   }
-  const uint v1605 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1607 = v331 + v1605;
-  const uint v1608 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1610 = v334 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1605 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1607 = v348 + v1605;
+  const uint v1608 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1610 = v351 + v1608;
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
-    const float v1614 = v23.m[4][5].thread_elements()[1];
+    const float v1614 = v40.m[4][5].thread_elements()[0];
     const uint v1615 = v1607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1616 = v1615 + v1610;
     const float v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1549,15 +1547,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1620 = fma(v1614, v3, v1619);
     c[v1616] = v1620;
   }
-  const uint v1622 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1624 = v331 + v1622;
-  const uint v1625 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1627 = v334 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1622 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1624 = v348 + v1622;
+  const uint v1625 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1627 = v351 + v1625;
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v23.m[4][6].thread_elements()[0];
+    const float v1631 = v40.m[4][5].thread_elements()[1];
     const uint v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1633 = v1632 + v1627;
     const float v1634 = c[v1633];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1565,15 +1563,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1637 = fma(v1631, v3, v1636);
     c[v1633] = v1637;
   }
-  const uint v1639 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1641 = v331 + v1639;
-  const uint v1642 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1644 = v334 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1639 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1641 = v348 + v1639;
+  const uint v1642 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1644 = v351 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
-    const float v1648 = v23.m[4][6].thread_elements()[1];
+    const float v1648 = v40.m[4][6].thread_elements()[0];
     const uint v1649 = v1641 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1650 = v1649 + v1644;
     const float v1651 = c[v1650];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1581,15 +1579,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1654 = fma(v1648, v3, v1653);
     c[v1650] = v1654;
   }
-  const uint v1656 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1658 = v331 + v1656;
-  const uint v1659 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1661 = v334 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1656 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1658 = v348 + v1656;
+  const uint v1659 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1661 = v351 + v1659;
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
-    const float v1665 = v23.m[4][7].thread_elements()[0];
+    const float v1665 = v40.m[4][6].thread_elements()[1];
     const uint v1666 = v1658 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1667 = v1666 + v1661;
     const float v1668 = c[v1667];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1597,15 +1595,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1671 = fma(v1665, v3, v1670);
     c[v1667] = v1671;
   }
-  const uint v1673 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1675 = v331 + v1673;
-  const uint v1676 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1678 = v334 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1673 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1675 = v348 + v1673;
+  const uint v1676 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1678 = v351 + v1676;
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
-    const float v1682 = v23.m[4][7].thread_elements()[1];
+    const float v1682 = v40.m[4][7].thread_elements()[0];
     const uint v1683 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1684 = v1683 + v1678;
     const float v1685 = c[v1684];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1613,15 +1611,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1688 = fma(v1682, v3, v1687);
     c[v1684] = v1688;
   }
-  const uint v1690 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1692 = v331 + v1690;
-  const uint v1693 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1695 = v334 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1690 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1692 = v348 + v1690;
+  const uint v1693 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1695 = v351 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
-    const float v1699 = v23.m[5][0].thread_elements()[0];
+    const float v1699 = v40.m[4][7].thread_elements()[1];
     const uint v1700 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1701 = v1700 + v1695;
     const float v1702 = c[v1701];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1629,15 +1627,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1705 = fma(v1699, v3, v1704);
     c[v1701] = v1705;
   }
-  const uint v1707 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1709 = v331 + v1707;
-  const uint v1710 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1712 = v334 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1707 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1709 = v348 + v1707;
+  const uint v1710 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1712 = v351 + v1710;
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
-    const float v1716 = v23.m[5][0].thread_elements()[1];
+    const float v1716 = v40.m[5][0].thread_elements()[0];
     const uint v1717 = v1709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1718 = v1717 + v1712;
     const float v1719 = c[v1718];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1645,15 +1643,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1722 = fma(v1716, v3, v1721);
     c[v1718] = v1722;
   }
-  const uint v1724 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1726 = v331 + v1724;
-  const uint v1727 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1729 = v334 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1724 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1726 = v348 + v1724;
+  const uint v1727 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1729 = v351 + v1727;
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
-    const float v1733 = v23.m[5][1].thread_elements()[0];
+    const float v1733 = v40.m[5][0].thread_elements()[1];
     const uint v1734 = v1726 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1735 = v1734 + v1729;
     const float v1736 = c[v1735];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1661,15 +1659,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1739 = fma(v1733, v3, v1738);
     c[v1735] = v1739;
   }
-  const uint v1741 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1743 = v331 + v1741;
-  const uint v1744 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1746 = v334 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1741 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1743 = v348 + v1741;
+  const uint v1744 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1746 = v351 + v1744;
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
-    const float v1750 = v23.m[5][1].thread_elements()[1];
+    const float v1750 = v40.m[5][1].thread_elements()[0];
     const uint v1751 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1752 = v1751 + v1746;
     const float v1753 = c[v1752];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1677,15 +1675,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1756 = fma(v1750, v3, v1755);
     c[v1752] = v1756;
   }
-  const uint v1758 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1760 = v331 + v1758;
-  const uint v1761 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1763 = v334 + v1761;
-  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1758 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1760 = v348 + v1758;
+  const uint v1761 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1763 = v351 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
-    const float v1767 = v23.m[5][2].thread_elements()[0];
+    const float v1767 = v40.m[5][1].thread_elements()[1];
     const uint v1768 = v1760 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1769 = v1768 + v1763;
     const float v1770 = c[v1769];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1693,15 +1691,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1773 = fma(v1767, v3, v1772);
     c[v1769] = v1773;
   }
-  const uint v1775 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1777 = v331 + v1775;
-  const uint v1778 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1780 = v334 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1775 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1777 = v348 + v1775;
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1780 = v351 + v1778;
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
-    const float v1784 = v23.m[5][2].thread_elements()[1];
+    const float v1784 = v40.m[5][2].thread_elements()[0];
     const uint v1785 = v1777 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1786 = v1785 + v1780;
     const float v1787 = c[v1786];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1709,15 +1707,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1790 = fma(v1784, v3, v1789);
     c[v1786] = v1790;
   }
-  const uint v1792 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1794 = v331 + v1792;
-  const uint v1795 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1797 = v334 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1794 = v348 + v1792;
+  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1797 = v351 + v1795;
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
-    const float v1801 = v23.m[5][3].thread_elements()[0];
+    const float v1801 = v40.m[5][2].thread_elements()[1];
     const uint v1802 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1803 = v1802 + v1797;
     const float v1804 = c[v1803];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1725,15 +1723,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1807 = fma(v1801, v3, v1806);
     c[v1803] = v1807;
   }
-  const uint v1809 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1811 = v331 + v1809;
-  const uint v1812 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1814 = v334 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1811 = v348 + v1809;
+  const uint v1812 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1814 = v351 + v1812;
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
-    const float v1818 = v23.m[5][3].thread_elements()[1];
+    const float v1818 = v40.m[5][3].thread_elements()[0];
     const uint v1819 = v1811 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1820 = v1819 + v1814;
     const float v1821 = c[v1820];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1741,15 +1739,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1824 = fma(v1818, v3, v1823);
     c[v1820] = v1824;
   }
-  const uint v1826 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1828 = v331 + v1826;
-  const uint v1829 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1831 = v334 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1826 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1828 = v348 + v1826;
+  const uint v1829 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1831 = v351 + v1829;
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
-    const float v1835 = v23.m[5][4].thread_elements()[0];
+    const float v1835 = v40.m[5][3].thread_elements()[1];
     const uint v1836 = v1828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1837 = v1836 + v1831;
     const float v1838 = c[v1837];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1757,15 +1755,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1841 = fma(v1835, v3, v1840);
     c[v1837] = v1841;
   }
-  const uint v1843 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1845 = v331 + v1843;
-  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1848 = v334 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1843 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1845 = v348 + v1843;
+  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1848 = v351 + v1846;
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
-    const float v1852 = v23.m[5][4].thread_elements()[1];
+    const float v1852 = v40.m[5][4].thread_elements()[0];
     const uint v1853 = v1845 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1854 = v1853 + v1848;
     const float v1855 = c[v1854];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1773,15 +1771,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1858 = fma(v1852, v3, v1857);
     c[v1854] = v1858;
   }
-  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1862 = v331 + v1860;
-  const uint v1863 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1865 = v334 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1862 = v348 + v1860;
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1865 = v351 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
-    const float v1869 = v23.m[5][5].thread_elements()[0];
+    const float v1869 = v40.m[5][4].thread_elements()[1];
     const uint v1870 = v1862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1871 = v1870 + v1865;
     const float v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1789,15 +1787,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1875 = fma(v1869, v3, v1874);
     c[v1871] = v1875;
   }
-  const uint v1877 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1879 = v331 + v1877;
-  const uint v1880 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1882 = v334 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1879 = v348 + v1877;
+  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1882 = v351 + v1880;
+  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
-    const float v1886 = v23.m[5][5].thread_elements()[1];
+    const float v1886 = v40.m[5][5].thread_elements()[0];
     const uint v1887 = v1879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1888 = v1887 + v1882;
     const float v1889 = c[v1888];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1805,15 +1803,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1892 = fma(v1886, v3, v1891);
     c[v1888] = v1892;
   }
-  const uint v1894 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1896 = v331 + v1894;
-  const uint v1897 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1899 = v334 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1896 = v348 + v1894;
+  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1899 = v351 + v1897;
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
-    const float v1903 = v23.m[5][6].thread_elements()[0];
+    const float v1903 = v40.m[5][5].thread_elements()[1];
     const uint v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1905 = v1904 + v1899;
     const float v1906 = c[v1905];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1821,15 +1819,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1909 = fma(v1903, v3, v1908);
     c[v1905] = v1909;
   }
-  const uint v1911 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1913 = v331 + v1911;
-  const uint v1914 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1916 = v334 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1913 = v348 + v1911;
+  const uint v1914 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1916 = v351 + v1914;
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
-    const float v1920 = v23.m[5][6].thread_elements()[1];
+    const float v1920 = v40.m[5][6].thread_elements()[0];
     const uint v1921 = v1913 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1922 = v1921 + v1916;
     const float v1923 = c[v1922];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1837,15 +1835,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1926 = fma(v1920, v3, v1925);
     c[v1922] = v1926;
   }
-  const uint v1928 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1930 = v331 + v1928;
-  const uint v1931 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1933 = v334 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1928 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1930 = v348 + v1928;
+  const uint v1931 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1933 = v351 + v1931;
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
-    const float v1937 = v23.m[5][7].thread_elements()[0];
+    const float v1937 = v40.m[5][6].thread_elements()[1];
     const uint v1938 = v1930 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1939 = v1938 + v1933;
     const float v1940 = c[v1939];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1853,15 +1851,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1943 = fma(v1937, v3, v1942);
     c[v1939] = v1943;
   }
-  const uint v1945 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1947 = v331 + v1945;
-  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1950 = v334 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1945 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1947 = v348 + v1945;
+  const uint v1948 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1950 = v351 + v1948;
+  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
-    const float v1954 = v23.m[5][7].thread_elements()[1];
+    const float v1954 = v40.m[5][7].thread_elements()[0];
     const uint v1955 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1956 = v1955 + v1950;
     const float v1957 = c[v1956];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1869,15 +1867,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1960 = fma(v1954, v3, v1959);
     c[v1956] = v1960;
   }
-  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1964 = v331 + v1962;
-  const uint v1965 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1967 = v334 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1962 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1964 = v348 + v1962;
+  const uint v1965 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1967 = v351 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
-    const float v1971 = v23.m[6][0].thread_elements()[0];
+    const float v1971 = v40.m[5][7].thread_elements()[1];
     const uint v1972 = v1964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1973 = v1972 + v1967;
     const float v1974 = c[v1973];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1885,15 +1883,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1977 = fma(v1971, v3, v1976);
     c[v1973] = v1977;
   }
-  const uint v1979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1981 = v331 + v1979;
-  const uint v1982 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1984 = v334 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1979 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1981 = v348 + v1979;
+  const uint v1982 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1984 = v351 + v1982;
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
-    const float v1988 = v23.m[6][0].thread_elements()[1];
+    const float v1988 = v40.m[6][0].thread_elements()[0];
     const uint v1989 = v1981 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1990 = v1989 + v1984;
     const float v1991 = c[v1990];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1901,15 +1899,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1994 = fma(v1988, v3, v1993);
     c[v1990] = v1994;
   }
-  const uint v1996 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1998 = v331 + v1996;
-  const uint v1999 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2001 = v334 + v1999;
-  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1996 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1998 = v348 + v1996;
+  const uint v1999 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2001 = v351 + v1999;
+  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
-    const float v2005 = v23.m[6][1].thread_elements()[0];
+    const float v2005 = v40.m[6][0].thread_elements()[1];
     const uint v2006 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2007 = v2006 + v2001;
     const float v2008 = c[v2007];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1917,15 +1915,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2011 = fma(v2005, v3, v2010);
     c[v2007] = v2011;
   }
-  const uint v2013 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v331 + v2013;
-  const uint v2016 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v334 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2013 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2015 = v348 + v2013;
+  const uint v2016 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2018 = v351 + v2016;
+  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
-    const float v2022 = v23.m[6][1].thread_elements()[1];
+    const float v2022 = v40.m[6][1].thread_elements()[0];
     const uint v2023 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2024 = v2023 + v2018;
     const float v2025 = c[v2024];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1933,15 +1931,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2028 = fma(v2022, v3, v2027);
     c[v2024] = v2028;
   }
-  const uint v2030 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2032 = v331 + v2030;
-  const uint v2033 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2035 = v334 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2030 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v348 + v2030;
+  const uint v2033 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v351 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
-    const float v2039 = v23.m[6][2].thread_elements()[0];
+    const float v2039 = v40.m[6][1].thread_elements()[1];
     const uint v2040 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2041 = v2040 + v2035;
     const float v2042 = c[v2041];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1949,15 +1947,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2045 = fma(v2039, v3, v2044);
     c[v2041] = v2045;
   }
-  const uint v2047 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2049 = v331 + v2047;
-  const uint v2050 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2052 = v334 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2047 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2049 = v348 + v2047;
+  const uint v2050 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2052 = v351 + v2050;
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
-    const float v2056 = v23.m[6][2].thread_elements()[1];
+    const float v2056 = v40.m[6][2].thread_elements()[0];
     const uint v2057 = v2049 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2058 = v2057 + v2052;
     const float v2059 = c[v2058];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1965,15 +1963,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2062 = fma(v2056, v3, v2061);
     c[v2058] = v2062;
   }
-  const uint v2064 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2066 = v331 + v2064;
-  const uint v2067 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2069 = v334 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2064 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2066 = v348 + v2064;
+  const uint v2067 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2069 = v351 + v2067;
+  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
-    const float v2073 = v23.m[6][3].thread_elements()[0];
+    const float v2073 = v40.m[6][2].thread_elements()[1];
     const uint v2074 = v2066 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2075 = v2074 + v2069;
     const float v2076 = c[v2075];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1981,15 +1979,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2079 = fma(v2073, v3, v2078);
     c[v2075] = v2079;
   }
-  const uint v2081 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2083 = v331 + v2081;
-  const uint v2084 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2086 = v334 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2081 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2083 = v348 + v2081;
+  const uint v2084 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2086 = v351 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
-    const float v2090 = v23.m[6][3].thread_elements()[1];
+    const float v2090 = v40.m[6][3].thread_elements()[0];
     const uint v2091 = v2083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2092 = v2091 + v2086;
     const float v2093 = c[v2092];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1997,15 +1995,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2096 = fma(v2090, v3, v2095);
     c[v2092] = v2096;
   }
-  const uint v2098 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2100 = v331 + v2098;
-  const uint v2101 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2103 = v334 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2098 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2100 = v348 + v2098;
+  const uint v2101 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2103 = v351 + v2101;
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
-    const float v2107 = v23.m[6][4].thread_elements()[0];
+    const float v2107 = v40.m[6][3].thread_elements()[1];
     const uint v2108 = v2100 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2109 = v2108 + v2103;
     const float v2110 = c[v2109];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2013,15 +2011,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2113 = fma(v2107, v3, v2112);
     c[v2109] = v2113;
   }
-  const uint v2115 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2117 = v331 + v2115;
-  const uint v2118 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2120 = v334 + v2118;
-  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2115 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2117 = v348 + v2115;
+  const uint v2118 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2120 = v351 + v2118;
+  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
-    const float v2124 = v23.m[6][4].thread_elements()[1];
+    const float v2124 = v40.m[6][4].thread_elements()[0];
     const uint v2125 = v2117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2126 = v2125 + v2120;
     const float v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2029,15 +2027,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2130 = fma(v2124, v3, v2129);
     c[v2126] = v2130;
   }
-  const uint v2132 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2134 = v331 + v2132;
-  const uint v2135 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2137 = v334 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2132 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2134 = v348 + v2132;
+  const uint v2135 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2137 = v351 + v2135;
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
-    const float v2141 = v23.m[6][5].thread_elements()[0];
+    const float v2141 = v40.m[6][4].thread_elements()[1];
     const uint v2142 = v2134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2143 = v2142 + v2137;
     const float v2144 = c[v2143];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2045,15 +2043,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2147 = fma(v2141, v3, v2146);
     c[v2143] = v2147;
   }
-  const uint v2149 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2151 = v331 + v2149;
-  const uint v2152 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2154 = v334 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2149 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2151 = v348 + v2149;
+  const uint v2152 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2154 = v351 + v2152;
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
-    const float v2158 = v23.m[6][5].thread_elements()[1];
+    const float v2158 = v40.m[6][5].thread_elements()[0];
     const uint v2159 = v2151 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2160 = v2159 + v2154;
     const float v2161 = c[v2160];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2061,15 +2059,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2164 = fma(v2158, v3, v2163);
     c[v2160] = v2164;
   }
-  const uint v2166 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2168 = v331 + v2166;
-  const uint v2169 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2171 = v334 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2166 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2168 = v348 + v2166;
+  const uint v2169 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2171 = v351 + v2169;
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
-    const float v2175 = v23.m[6][6].thread_elements()[0];
+    const float v2175 = v40.m[6][5].thread_elements()[1];
     const uint v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2177 = v2176 + v2171;
     const float v2178 = c[v2177];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2077,15 +2075,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2181 = fma(v2175, v3, v2180);
     c[v2177] = v2181;
   }
-  const uint v2183 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2185 = v331 + v2183;
-  const uint v2186 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2188 = v334 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2183 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2185 = v348 + v2183;
+  const uint v2186 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2188 = v351 + v2186;
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
-    const float v2192 = v23.m[6][6].thread_elements()[1];
+    const float v2192 = v40.m[6][6].thread_elements()[0];
     const uint v2193 = v2185 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2194 = v2193 + v2188;
     const float v2195 = c[v2194];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2093,15 +2091,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2198 = fma(v2192, v3, v2197);
     c[v2194] = v2198;
   }
-  const uint v2200 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2202 = v331 + v2200;
-  const uint v2203 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2205 = v334 + v2203;
-  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2200 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2202 = v348 + v2200;
+  const uint v2203 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2205 = v351 + v2203;
+  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2207 = v2205 < v1;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
-    const float v2209 = v23.m[6][7].thread_elements()[0];
+    const float v2209 = v40.m[6][6].thread_elements()[1];
     const uint v2210 = v2202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2211 = v2210 + v2205;
     const float v2212 = c[v2211];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2109,15 +2107,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2215 = fma(v2209, v3, v2214);
     c[v2211] = v2215;
   }
-  const uint v2217 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2219 = v331 + v2217;
-  const uint v2220 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2222 = v334 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2217 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2219 = v348 + v2217;
+  const uint v2220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2222 = v351 + v2220;
+  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
-    const float v2226 = v23.m[6][7].thread_elements()[1];
+    const float v2226 = v40.m[6][7].thread_elements()[0];
     const uint v2227 = v2219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2228 = v2227 + v2222;
     const float v2229 = c[v2228];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2125,15 +2123,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2232 = fma(v2226, v3, v2231);
     c[v2228] = v2232;
   }
-  const uint v2234 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2236 = v331 + v2234;
-  const uint v2237 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2239 = v334 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2234 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2236 = v348 + v2234;
+  const uint v2237 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2239 = v351 + v2237;
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
-    const float v2243 = v23.m[7][0].thread_elements()[0];
+    const float v2243 = v40.m[6][7].thread_elements()[1];
     const uint v2244 = v2236 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2245 = v2244 + v2239;
     const float v2246 = c[v2245];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2141,15 +2139,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2249 = fma(v2243, v3, v2248);
     c[v2245] = v2249;
   }
-  const uint v2251 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2253 = v331 + v2251;
-  const uint v2254 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2256 = v334 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2251 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2253 = v348 + v2251;
+  const uint v2254 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2256 = v351 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
-    const float v2260 = v23.m[7][0].thread_elements()[1];
+    const float v2260 = v40.m[7][0].thread_elements()[0];
     const uint v2261 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2262 = v2261 + v2256;
     const float v2263 = c[v2262];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2157,15 +2155,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2266 = fma(v2260, v3, v2265);
     c[v2262] = v2266;
   }
-  const uint v2268 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2270 = v331 + v2268;
-  const uint v2271 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2273 = v334 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2268 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2270 = v348 + v2268;
+  const uint v2271 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2273 = v351 + v2271;
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
-    const float v2277 = v23.m[7][1].thread_elements()[0];
+    const float v2277 = v40.m[7][0].thread_elements()[1];
     const uint v2278 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2279 = v2278 + v2273;
     const float v2280 = c[v2279];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2173,15 +2171,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2283 = fma(v2277, v3, v2282);
     c[v2279] = v2283;
   }
-  const uint v2285 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2287 = v331 + v2285;
-  const uint v2288 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2290 = v334 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2285 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2287 = v348 + v2285;
+  const uint v2288 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2290 = v351 + v2288;
+  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
-    const float v2294 = v23.m[7][1].thread_elements()[1];
+    const float v2294 = v40.m[7][1].thread_elements()[0];
     const uint v2295 = v2287 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2296 = v2295 + v2290;
     const float v2297 = c[v2296];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2189,15 +2187,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2300 = fma(v2294, v3, v2299);
     c[v2296] = v2300;
   }
-  const uint v2302 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2304 = v331 + v2302;
-  const uint v2305 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2307 = v334 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2302 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2304 = v348 + v2302;
+  const uint v2305 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2307 = v351 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
-    const float v2311 = v23.m[7][2].thread_elements()[0];
+    const float v2311 = v40.m[7][1].thread_elements()[1];
     const uint v2312 = v2304 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2313 = v2312 + v2307;
     const float v2314 = c[v2313];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2205,15 +2203,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2317 = fma(v2311, v3, v2316);
     c[v2313] = v2317;
   }
-  const uint v2319 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2321 = v331 + v2319;
-  const uint v2322 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2324 = v334 + v2322;
-  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2319 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2321 = v348 + v2319;
+  const uint v2322 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2324 = v351 + v2322;
+  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
-    const float v2328 = v23.m[7][2].thread_elements()[1];
+    const float v2328 = v40.m[7][2].thread_elements()[0];
     const uint v2329 = v2321 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2330 = v2329 + v2324;
     const float v2331 = c[v2330];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2221,15 +2219,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2334 = fma(v2328, v3, v2333);
     c[v2330] = v2334;
   }
-  const uint v2336 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2338 = v331 + v2336;
-  const uint v2339 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2341 = v334 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2336 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2338 = v348 + v2336;
+  const uint v2339 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2341 = v351 + v2339;
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
-    const float v2345 = v23.m[7][3].thread_elements()[0];
+    const float v2345 = v40.m[7][2].thread_elements()[1];
     const uint v2346 = v2338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2347 = v2346 + v2341;
     const float v2348 = c[v2347];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2237,15 +2235,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2351 = fma(v2345, v3, v2350);
     c[v2347] = v2351;
   }
-  const uint v2353 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2355 = v331 + v2353;
-  const uint v2356 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2358 = v334 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2353 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2355 = v348 + v2353;
+  const uint v2356 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2358 = v351 + v2356;
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
-    const float v2362 = v23.m[7][3].thread_elements()[1];
+    const float v2362 = v40.m[7][3].thread_elements()[0];
     const uint v2363 = v2355 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2364 = v2363 + v2358;
     const float v2365 = c[v2364];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2253,15 +2251,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2368 = fma(v2362, v3, v2367);
     c[v2364] = v2368;
   }
-  const uint v2370 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2372 = v331 + v2370;
-  const uint v2373 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2375 = v334 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2370 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2372 = v348 + v2370;
+  const uint v2373 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2375 = v351 + v2373;
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
-    const float v2379 = v23.m[7][4].thread_elements()[0];
+    const float v2379 = v40.m[7][3].thread_elements()[1];
     const uint v2380 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2381 = v2380 + v2375;
     const float v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2269,15 +2267,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2385 = fma(v2379, v3, v2384);
     c[v2381] = v2385;
   }
-  const uint v2387 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2389 = v331 + v2387;
-  const uint v2390 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2392 = v334 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2387 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2389 = v348 + v2387;
+  const uint v2390 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2392 = v351 + v2390;
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
-    const float v2396 = v23.m[7][4].thread_elements()[1];
+    const float v2396 = v40.m[7][4].thread_elements()[0];
     const uint v2397 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2398 = v2397 + v2392;
     const float v2399 = c[v2398];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2285,15 +2283,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2402 = fma(v2396, v3, v2401);
     c[v2398] = v2402;
   }
-  const uint v2404 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2406 = v331 + v2404;
-  const uint v2407 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2409 = v334 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2404 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2406 = v348 + v2404;
+  const uint v2407 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2409 = v351 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
-    const float v2413 = v23.m[7][5].thread_elements()[0];
+    const float v2413 = v40.m[7][4].thread_elements()[1];
     const uint v2414 = v2406 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2415 = v2414 + v2409;
     const float v2416 = c[v2415];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2301,15 +2299,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2419 = fma(v2413, v3, v2418);
     c[v2415] = v2419;
   }
-  const uint v2421 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2423 = v331 + v2421;
-  const uint v2424 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2426 = v334 + v2424;
-  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2421 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2423 = v348 + v2421;
+  const uint v2424 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2426 = v351 + v2424;
+  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
-    const float v2430 = v23.m[7][5].thread_elements()[1];
+    const float v2430 = v40.m[7][5].thread_elements()[0];
     const uint v2431 = v2423 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2432 = v2431 + v2426;
     const float v2433 = c[v2432];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2317,15 +2315,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2436 = fma(v2430, v3, v2435);
     c[v2432] = v2436;
   }
-  const uint v2438 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2440 = v331 + v2438;
-  const uint v2441 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2443 = v334 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2438 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2440 = v348 + v2438;
+  const uint v2441 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2443 = v351 + v2441;
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
-    const float v2447 = v23.m[7][6].thread_elements()[0];
+    const float v2447 = v40.m[7][5].thread_elements()[1];
     const uint v2448 = v2440 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2449 = v2448 + v2443;
     const float v2450 = c[v2449];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2333,15 +2331,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2453 = fma(v2447, v3, v2452);
     c[v2449] = v2453;
   }
-  const uint v2455 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2457 = v331 + v2455;
-  const uint v2458 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2460 = v334 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2455 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2457 = v348 + v2455;
+  const uint v2458 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2460 = v351 + v2458;
+  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
-    const float v2464 = v23.m[7][6].thread_elements()[1];
+    const float v2464 = v40.m[7][6].thread_elements()[0];
     const uint v2465 = v2457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2466 = v2465 + v2460;
     const float v2467 = c[v2466];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2349,15 +2347,15 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2470 = fma(v2464, v3, v2469);
     c[v2466] = v2470;
   }
-  const uint v2472 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2474 = v331 + v2472;
-  const uint v2475 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2477 = v334 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2472 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2474 = v348 + v2472;
+  const uint v2475 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2477 = v351 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
-    const float v2481 = v23.m[7][7].thread_elements()[0];
+    const float v2481 = v40.m[7][6].thread_elements()[1];
     const uint v2482 = v2474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2483 = v2482 + v2477;
     const float v2484 = c[v2483];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2365,20 +2363,36 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2487 = fma(v2481, v3, v2486);
     c[v2483] = v2487;
   }
-  const uint v2489 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2491 = v331 + v2489;
-  const uint v2492 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2494 = v334 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2489 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2491 = v348 + v2489;
+  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2494 = v351 + v2492;
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
-    const float v2498 = v23.m[7][7].thread_elements()[1];
+    const float v2498 = v40.m[7][7].thread_elements()[0];
     const uint v2499 = v2491 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2500 = v2499 + v2494;
     const float v2501 = c[v2500];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2503 = v2501 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2504 = fma(v2498, v3, v2503);
     c[v2500] = v2504;
+  }
+  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2508 = v348 + v2506;
+  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2511 = v351 + v2509;
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2513 = v2511 < v1;
+  const bool v2514 = v2512 && v2513;
+  if (v2514) {
+    const float v2515 = v40.m[7][7].thread_elements()[1];
+    const uint v2516 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2517 = v2516 + v2511;
+    const float v2518 = c[v2517];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2520 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2521 = fma(v2515, v3, v2520);
+    c[v2517] = v2521;
   }
 }

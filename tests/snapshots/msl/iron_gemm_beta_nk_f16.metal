@@ -76,6 +76,7 @@ kernel void iron_gemm_beta_nk_f16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup half shm0[5120];
@@ -86,257 +87,252 @@ kernel void iron_gemm_beta_nk_f16(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v12 = v11 << 7u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v21 = v20 << 6u;
-  iron_frag<float, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, float(0.0f));
-  iron_frag<half, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, half(half(0.0f)));
-  iron_frag<half, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, half(half(0.0f)));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == 0u;
-  const bool v46 = v31 && v31;
-  if (v46) {
-    const uint v2542 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2545 = v2542 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2548 = v2542 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2549 = v2548 << 3u;
-    const uint v2550 = v9 + v2545;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2551 = v2550 < v0;
-    const uint v2556 = v2550 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2562 = v2545 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2567 = v2542 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2569 = v2567 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2572 = v2567 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2573 = v2572 << 3u;
-    const uint v2574 = v9 + v2569;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2575 = v2574 < v0;
-    const uint v2580 = v2574 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2586 = v2569 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2591 = v2542 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2593 = v2591 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2596 = v2591 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2597 = v2596 << 3u;
-    const uint v2598 = v9 + v2593;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2599 = v2598 < v0;
-    const uint v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2610 = v2593 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2615 = v2542 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2617 = v2615 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2620 = v2615 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2621 = v2620 << 3u;
-    const uint v2622 = v9 + v2617;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2623 = v2622 < v0;
-    const uint v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2634 = v2617 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2648 = v12 + v2545;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2649 = v2648 < v1;
-    const uint v2654 = v2648 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2672 = v12 + v2569;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2673 = v2672 < v1;
-    const uint v2678 = v2672 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2696 = v12 + v2593;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2697 = v2696 < v1;
-    const uint v2702 = v2696 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2720 = v12 + v2617;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2721 = v2720 < v1;
-    const uint v2726 = v2720 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2742 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v2748 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v9 = iron_gid.y;
+  const uint v10 = v9 * v7;
+  const uint v11 = v10 + v8;
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v16 = v15 << 3u;
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v19 = v18 - v16;
+  const uint v20 = min(v19, 8u);
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v23 = v22 % v20;
+  const uint v24 = v16 + v23;
+  const uint v25 = v24 << 7u;
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v29 = v28 << 7u;
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v34 = v33 << 6u;
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v38 = v37 << 6u;
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, float(0.0f));
+  iron_frag<half, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, half(half(0.0f)));
+  iron_frag<half, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, half(half(0.0f)));
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == 0u;
+  const bool v63 = v48 && v48;
+  if (v63) {
+    const uint v2559 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2562 = v2559 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2565 = v2559 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2566 = v2565 << 3u;
+    const uint v2567 = v25 + v2562;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2568 = v2567 < v0;
+    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2579 = v2562 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2584 = v2559 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2586 = v2584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2589 = v2584 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2590 = v2589 << 3u;
+    const uint v2591 = v25 + v2586;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2592 = v2591 < v0;
+    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2603 = v2586 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2608 = v2559 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2614 = v2613 << 3u;
+    const uint v2615 = v25 + v2610;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2616 = v2615 < v0;
+    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2627 = v2610 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2632 = v2559 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2634 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2637 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2638 = v2637 << 3u;
+    const uint v2639 = v25 + v2634;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2640 = v2639 < v0;
+    const uint v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2651 = v2634 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2665 = v29 + v2562;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2666 = v2665 < v1;
+    const uint v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2689 = v29 + v2586;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2690 = v2689 < v1;
+    const uint v2695 = v2689 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2713 = v29 + v2610;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2714 = v2713 < v1;
+    const uint v2719 = v2713 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2737 = v29 + v2634;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2738 = v2737 < v1;
+    const uint v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2759 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v2765 = v38 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2534 = 0u; v2534 < v2; v2534 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2536 = v2534 >> 5u;
-      const uint v2538 = v2536 % 1u;
+    for (uint v2551 = 0u; v2551 < v2; v2551 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2553 = v2551 >> 5u;
+      const uint v2555 = v2553 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2540 = v2538 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2552 = v2534 + v2549;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2553 = v2552 < v2;
-      const bool v2554 = v2551 && v2553;
-      const uint v2558 = v2556 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2559 = v2558 + v2549;
-      const uint v2560 = v2554 ? v2559 : 0u;
-      const uint v2563 = v2540 + v2562;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2564 = v2563 + v2549;
+      const uint v2557 = v2555 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2569 = v2551 + v2566;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2570 = v2569 < v2;
+      const bool v2571 = v2568 && v2570;
+      const uint v2575 = v2573 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2576 = v2575 + v2566;
+      const uint v2577 = v2571 ? v2576 : 0u;
+      const uint v2580 = v2557 + v2579;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2581 = v2580 + v2566;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2564 + e] = v2554 ? a[v2560 + e] : half(0);
+        shm0[v2581 + e] = v2571 ? a[v2577 + e] : half(0);
       }
-      const uint v2576 = v2534 + v2573;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2577 = v2576 < v2;
-      const bool v2578 = v2575 && v2577;
-      const uint v2582 = v2580 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2583 = v2582 + v2573;
-      const uint v2584 = v2578 ? v2583 : 0u;
-      const uint v2587 = v2540 + v2586;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2588 = v2587 + v2573;
+      const uint v2593 = v2551 + v2590;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2592 && v2594;
+      const uint v2599 = v2597 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2600 = v2599 + v2590;
+      const uint v2601 = v2595 ? v2600 : 0u;
+      const uint v2604 = v2557 + v2603;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2605 = v2604 + v2590;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2588 + e] = v2578 ? a[v2584 + e] : half(0);
+        shm0[v2605 + e] = v2595 ? a[v2601 + e] : half(0);
       }
-      const uint v2600 = v2534 + v2597;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2601 = v2600 < v2;
-      const bool v2602 = v2599 && v2601;
-      const uint v2606 = v2604 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2607 = v2606 + v2597;
-      const uint v2608 = v2602 ? v2607 : 0u;
-      const uint v2611 = v2540 + v2610;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2612 = v2611 + v2597;
+      const uint v2617 = v2551 + v2614;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2618 = v2617 < v2;
+      const bool v2619 = v2616 && v2618;
+      const uint v2623 = v2621 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2624 = v2623 + v2614;
+      const uint v2625 = v2619 ? v2624 : 0u;
+      const uint v2628 = v2557 + v2627;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2629 = v2628 + v2614;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2612 + e] = v2602 ? a[v2608 + e] : half(0);
+        shm0[v2629 + e] = v2619 ? a[v2625 + e] : half(0);
       }
-      const uint v2624 = v2534 + v2621;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2625 = v2624 < v2;
-      const bool v2626 = v2623 && v2625;
-      const uint v2630 = v2628 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2631 = v2630 + v2621;
-      const uint v2632 = v2626 ? v2631 : 0u;
-      const uint v2635 = v2540 + v2634;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2636 = v2635 + v2621;
+      const uint v2641 = v2551 + v2638;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2642 = v2641 < v2;
+      const bool v2643 = v2640 && v2642;
+      const uint v2647 = v2645 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2648 = v2647 + v2638;
+      const uint v2649 = v2643 ? v2648 : 0u;
+      const uint v2652 = v2557 + v2651;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2653 = v2652 + v2638;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2636 + e] = v2626 ? a[v2632 + e] : half(0);
+        shm0[v2653 + e] = v2643 ? a[v2649 + e] : half(0);
       }
-      const bool v2652 = v2649 && v2553;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2656 = v2654 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2657 = v2656 + v2549;
-      const uint v2658 = v2652 ? v2657 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2564 + e] = v2652 ? b[v2658 + e] : half(0);
+      const bool v2669 = v2666 && v2570;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2673 = v2671 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2674 = v2673 + v2566;
+      const uint v2675 = v2669 ? v2674 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2581 + e] = v2669 ? b[v2675 + e] : half(0);
       }
-      const bool v2676 = v2673 && v2577;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2680 = v2678 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2681 = v2680 + v2573;
-      const uint v2682 = v2676 ? v2681 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2588 + e] = v2676 ? b[v2682 + e] : half(0);
+      const bool v2693 = v2690 && v2594;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2697 = v2695 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2698 = v2697 + v2590;
+      const uint v2699 = v2693 ? v2698 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2605 + e] = v2693 ? b[v2699 + e] : half(0);
       }
-      const bool v2700 = v2697 && v2601;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2704 = v2702 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2705 = v2704 + v2597;
-      const uint v2706 = v2700 ? v2705 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2612 + e] = v2700 ? b[v2706 + e] : half(0);
+      const bool v2717 = v2714 && v2618;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2721 = v2719 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2722 = v2721 + v2614;
+      const uint v2723 = v2717 ? v2722 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2629 + e] = v2717 ? b[v2723 + e] : half(0);
       }
-      const bool v2724 = v2721 && v2625;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2728 = v2726 + v2534;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2729 = v2728 + v2621;
-      const uint v2730 = v2724 ? v2729 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2636 + e] = v2724 ? b[v2730 + e] : half(0);
+      const bool v2741 = v2738 && v2642;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2745 = v2743 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2746 = v2745 + v2638;
+      const uint v2747 = v2741 ? v2746 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2653 + e] = v2741 ? b[v2747 + e] : half(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2743 = v2540 + v2742;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2743), long(40u));
-      const uint v2749 = v2540 + v2748;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v27, shm1, long(v2749), long(40u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2756 = v2743 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2756), long(40u));
-      const uint v2762 = v2749 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v27, shm1, long(v2762), long(40u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2760 = v2557 + v2759;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2760), long(40u));
+      const uint v2766 = v2557 + v2765;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v44, shm1, long(v2766), long(40u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2773 = v2760 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2773), long(40u));
+      const uint v2779 = v2766 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v44, shm1, long(v2779), long(40u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v280 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v281 = iron_tid.x;
-    const uint v337 = v17 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v343 = v21 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const uint v351 = v337 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v357 = v343 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v297 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v298 = iron_tid.x;
+    const uint v354 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v360 = v38 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const uint v368 = v354 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v374 = v360 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v279 = 0u; v279 < v2; v279 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v283 = v281; v283 < 4096u; v283 += v280) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v285 = v283 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v287 = v283 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v288 = v9 + v285;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v289 = v288 < v0;
-        const uint v290 = v279 + v287;
-        const bool v291 = v290 < v2;
-        const bool v292 = v289 && v291;
-        if (v292) {
-          const uint v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v296 = v294 + v279;
-          const uint v297 = v296 + v287;
-          const half v298 = a[v297];
-          const uint v300 = v285 * 40u;
-          const uint v301 = v300 + v287;
-          shm0[v301] = v298;
+    for (uint v296 = 0u; v296 < v2; v296 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v300 = v298; v300 < 4096u; v300 += v297) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v302 = v300 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v304 = v300 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v305 = v25 + v302;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v306 = v305 < v0;
+        const uint v307 = v296 + v304;
+        const bool v308 = v307 < v2;
+        const bool v309 = v306 && v308;
+        if (v309) {
+          const uint v311 = v305 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v313 = v311 + v296;
+          const uint v314 = v313 + v304;
+          const half v315 = a[v314];
+          const uint v317 = v302 * 40u;
+          const uint v318 = v317 + v304;
+          shm0[v318] = v315;
         } else {
-          const uint v303 = v285 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v304 = v303 + v287;
-          shm0[v304] = half(0.0f);
+          const uint v320 = v302 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v321 = v320 + v304;
+          shm0[v321] = half(0.0f);
         }
       }
 
-      for (uint v309 = v281; v309 < 4096u; v309 += v280) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v311 = v309 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v313 = v309 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v314 = v12 + v311;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v315 = v314 < v1;
-        const uint v316 = v279 + v313;
-        const bool v317 = v316 < v2;
-        const bool v318 = v315 && v317;
-        if (v318) {
-          const uint v320 = v314 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v322 = v320 + v279;
-          const uint v323 = v322 + v313;
-          const half v324 = b[v323];
-          const uint v326 = v311 * 40u;
-          const uint v327 = v326 + v313;
-          shm1[v327] = v324;
+      for (uint v326 = v298; v326 < 4096u; v326 += v297) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v328 = v326 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v330 = v326 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v331 = v29 + v328;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v332 = v331 < v1;
+        const uint v333 = v296 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const uint v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v339 = v337 + v296;
+          const uint v340 = v339 + v330;
+          const half v341 = b[v340];
+          const uint v343 = v328 * 40u;
+          const uint v344 = v343 + v330;
+          shm1[v344] = v341;
         } else {
-          const uint v329 = v311 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v330 = v329 + v313;
-          shm1[v330] = half(0.0f);
+          const uint v346 = v328 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v347 = v346 + v330;
+          shm1[v347] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v25, shm0, long(v337), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v27, shm1, long(v343), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v25, shm0, long(v351), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v27, shm1, long(v357), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v42, shm0, long(v354), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v44, shm1, long(v360), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v42, shm0, long(v368), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v44, shm1, long(v374), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v358 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v359 = v9 + v17;
-  const uint v360 = v359 + v358;
-  const uint v361 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v362 = v12 + v21;
-  const uint v363 = v362 + v361;
-  const bool v364 = v360 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v365 = v363 < v1;
-  const bool v366 = v364 && v365;
-  if (v366) {
-    const float v367 = v23.m[0][0].thread_elements()[0];
-    const uint v368 = v360 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v369 = v368 + v363;
-    const half v370 = c[v369];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v371 = float(v370);
-    const float v372 = v371 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v373 = fma(v367, v3, v372);
-    const half v374 = half(v373);
-    c[v369] = v374;
-  }
-  const uint v375 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v377 = v359 + v375;
-  const uint v378 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v380 = v362 + v378;
-  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v375 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v376 = v25 + v34;
+  const uint v377 = v376 + v375;
+  const uint v378 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v379 = v29 + v38;
+  const uint v380 = v379 + v378;
+  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v382 = v380 < v1;
   const bool v383 = v381 && v382;
   if (v383) {
-    const float v384 = v23.m[0][0].thread_elements()[1];
+    const float v384 = v40.m[0][0].thread_elements()[0];
     const uint v385 = v377 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v386 = v385 + v380;
     const half v387 = c[v386];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -346,15 +342,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v391 = half(v390);
     c[v386] = v391;
   }
-  const uint v392 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v394 = v359 + v392;
-  const uint v395 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v397 = v362 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v392 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v394 = v376 + v392;
+  const uint v395 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v397 = v379 + v395;
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
-    const float v401 = v23.m[0][1].thread_elements()[0];
+    const float v401 = v40.m[0][0].thread_elements()[1];
     const uint v402 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v403 = v402 + v397;
     const half v404 = c[v403];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -364,15 +360,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v408 = half(v407);
     c[v403] = v408;
   }
-  const uint v409 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v411 = v359 + v409;
-  const uint v412 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v414 = v362 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v409 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v411 = v376 + v409;
+  const uint v412 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v414 = v379 + v412;
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v416 = v414 < v1;
   const bool v417 = v415 && v416;
   if (v417) {
-    const float v418 = v23.m[0][1].thread_elements()[1];
+    const float v418 = v40.m[0][1].thread_elements()[0];
     const uint v419 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v420 = v419 + v414;
     const half v421 = c[v420];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -382,15 +378,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v425 = half(v424);
     c[v420] = v425;
   }
-  const uint v426 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v428 = v359 + v426;
-  const uint v429 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v431 = v362 + v429;
-  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v426 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v428 = v376 + v426;
+  const uint v429 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v431 = v379 + v429;
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v433 = v431 < v1;
   const bool v434 = v432 && v433;
   if (v434) {
-    const float v435 = v23.m[0][2].thread_elements()[0];
+    const float v435 = v40.m[0][1].thread_elements()[1];
     const uint v436 = v428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v437 = v436 + v431;
     const half v438 = c[v437];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -400,15 +396,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v442 = half(v441);
     c[v437] = v442;
   }
-  const uint v443 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v445 = v359 + v443;
-  const uint v446 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v448 = v362 + v446;
-  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v443 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v445 = v376 + v443;
+  const uint v446 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v448 = v379 + v446;
+  const bool v449 = v445 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v450 = v448 < v1;
   const bool v451 = v449 && v450;
   if (v451) {
-    const float v452 = v23.m[0][2].thread_elements()[1];
+    const float v452 = v40.m[0][2].thread_elements()[0];
     const uint v453 = v445 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v454 = v453 + v448;
     const half v455 = c[v454];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -418,15 +414,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v459 = half(v458);
     c[v454] = v459;
   }
-  const uint v460 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v462 = v359 + v460;
-  const uint v463 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v465 = v362 + v463;
-  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v460 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v462 = v376 + v460;
+  const uint v463 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v465 = v379 + v463;
+  const bool v466 = v462 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v467 = v465 < v1;
   const bool v468 = v466 && v467;
   if (v468) {
-    const float v469 = v23.m[0][3].thread_elements()[0];
+    const float v469 = v40.m[0][2].thread_elements()[1];
     const uint v470 = v462 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v471 = v470 + v465;
     const half v472 = c[v471];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -436,15 +432,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v476 = half(v475);
     c[v471] = v476;
   }
-  const uint v477 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v479 = v359 + v477;
-  const uint v480 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v482 = v362 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v477 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v479 = v376 + v477;
+  const uint v480 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v482 = v379 + v480;
+  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v484 = v482 < v1;
   const bool v485 = v483 && v484;
   if (v485) {
-    const float v486 = v23.m[0][3].thread_elements()[1];
+    const float v486 = v40.m[0][3].thread_elements()[0];
     const uint v487 = v479 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v488 = v487 + v482;
     const half v489 = c[v488];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -454,15 +450,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v493 = half(v492);
     c[v488] = v493;
   }
-  const uint v494 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v496 = v359 + v494;
-  const uint v497 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v499 = v362 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v494 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v496 = v376 + v494;
+  const uint v497 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v499 = v379 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
-    const float v503 = v23.m[0][4].thread_elements()[0];
+    const float v503 = v40.m[0][3].thread_elements()[1];
     const uint v504 = v496 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v505 = v504 + v499;
     const half v506 = c[v505];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -472,15 +468,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v510 = half(v509);
     c[v505] = v510;
   }
-  const uint v511 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v513 = v359 + v511;
-  const uint v514 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v516 = v362 + v514;
-  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v511 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v513 = v376 + v511;
+  const uint v514 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v516 = v379 + v514;
+  const bool v517 = v513 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v518 = v516 < v1;
   const bool v519 = v517 && v518;
   if (v519) {
-    const float v520 = v23.m[0][4].thread_elements()[1];
+    const float v520 = v40.m[0][4].thread_elements()[0];
     const uint v521 = v513 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v522 = v521 + v516;
     const half v523 = c[v522];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -490,15 +486,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v527 = half(v526);
     c[v522] = v527;
   }
-  const uint v528 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v530 = v359 + v528;
-  const uint v531 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v533 = v362 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v528 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v530 = v376 + v528;
+  const uint v531 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v533 = v379 + v531;
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
-    const float v537 = v23.m[0][5].thread_elements()[0];
+    const float v537 = v40.m[0][4].thread_elements()[1];
     const uint v538 = v530 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v539 = v538 + v533;
     const half v540 = c[v539];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -508,15 +504,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v544 = half(v543);
     c[v539] = v544;
   }
-  const uint v545 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v547 = v359 + v545;
-  const uint v548 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v550 = v362 + v548;
-  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v545 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v547 = v376 + v545;
+  const uint v548 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v550 = v379 + v548;
+  const bool v551 = v547 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v552 = v550 < v1;
   const bool v553 = v551 && v552;
   if (v553) {
-    const float v554 = v23.m[0][5].thread_elements()[1];
+    const float v554 = v40.m[0][5].thread_elements()[0];
     const uint v555 = v547 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v556 = v555 + v550;
     const half v557 = c[v556];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -526,15 +522,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v561 = half(v560);
     c[v556] = v561;
   }
-  const uint v562 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v564 = v359 + v562;
-  const uint v565 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v567 = v362 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v562 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v564 = v376 + v562;
+  const uint v565 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v567 = v379 + v565;
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
-    const float v571 = v23.m[0][6].thread_elements()[0];
+    const float v571 = v40.m[0][5].thread_elements()[1];
     const uint v572 = v564 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v573 = v572 + v567;
     const half v574 = c[v573];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -544,15 +540,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v578 = half(v577);
     c[v573] = v578;
   }
-  const uint v579 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v581 = v359 + v579;
-  const uint v582 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v584 = v362 + v582;
-  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v579 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v581 = v376 + v579;
+  const uint v582 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v584 = v379 + v582;
+  const bool v585 = v581 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v586 = v584 < v1;
   const bool v587 = v585 && v586;
   if (v587) {
-    const float v588 = v23.m[0][6].thread_elements()[1];
+    const float v588 = v40.m[0][6].thread_elements()[0];
     const uint v589 = v581 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v590 = v589 + v584;
     const half v591 = c[v590];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -562,15 +558,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v595 = half(v594);
     c[v590] = v595;
   }
-  const uint v596 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v598 = v359 + v596;
-  const uint v599 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v601 = v362 + v599;
-  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v596 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v598 = v376 + v596;
+  const uint v599 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v601 = v379 + v599;
+  const bool v602 = v598 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v603 = v601 < v1;
   const bool v604 = v602 && v603;
   if (v604) {
-    const float v605 = v23.m[0][7].thread_elements()[0];
+    const float v605 = v40.m[0][6].thread_elements()[1];
     const uint v606 = v598 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v607 = v606 + v601;
     const half v608 = c[v607];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -580,15 +576,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v612 = half(v611);
     c[v607] = v612;
   }
-  const uint v613 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v615 = v359 + v613;
-  const uint v616 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v618 = v362 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v613 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v615 = v376 + v613;
+  const uint v616 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v618 = v379 + v616;
+  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
-    const float v622 = v23.m[0][7].thread_elements()[1];
+    const float v622 = v40.m[0][7].thread_elements()[0];
     const uint v623 = v615 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v624 = v623 + v618;
     const half v625 = c[v624];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -598,15 +594,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v629 = half(v628);
     c[v624] = v629;
   }
-  const uint v630 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v632 = v359 + v630;
-  const uint v633 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v635 = v362 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v630 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v632 = v376 + v630;
+  const uint v633 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v635 = v379 + v633;
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
-    const float v639 = v23.m[1][0].thread_elements()[0];
+    const float v639 = v40.m[0][7].thread_elements()[1];
     const uint v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v641 = v640 + v635;
     const half v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -616,15 +612,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v646 = half(v645);
     c[v641] = v646;
   }
-  const uint v647 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v649 = v359 + v647;
-  const uint v650 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v652 = v362 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v647 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v649 = v376 + v647;
+  const uint v650 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v652 = v379 + v650;
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
-    const float v656 = v23.m[1][0].thread_elements()[1];
+    const float v656 = v40.m[1][0].thread_elements()[0];
     const uint v657 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v658 = v657 + v652;
     const half v659 = c[v658];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -634,15 +630,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v663 = half(v662);
     c[v658] = v663;
   }
-  const uint v664 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v666 = v359 + v664;
-  const uint v667 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v669 = v362 + v667;
-  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v664 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v666 = v376 + v664;
+  const uint v667 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v669 = v379 + v667;
+  const bool v670 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
-    const float v673 = v23.m[1][1].thread_elements()[0];
+    const float v673 = v40.m[1][0].thread_elements()[1];
     const uint v674 = v666 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v675 = v674 + v669;
     const half v676 = c[v675];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -652,15 +648,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v680 = half(v679);
     c[v675] = v680;
   }
-  const uint v681 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v683 = v359 + v681;
-  const uint v684 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v686 = v362 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v681 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v683 = v376 + v681;
+  const uint v684 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v686 = v379 + v684;
+  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v688 = v686 < v1;
   const bool v689 = v687 && v688;
   if (v689) {
-    const float v690 = v23.m[1][1].thread_elements()[1];
+    const float v690 = v40.m[1][1].thread_elements()[0];
     const uint v691 = v683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v692 = v691 + v686;
     const half v693 = c[v692];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -670,15 +666,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v697 = half(v696);
     c[v692] = v697;
   }
-  const uint v698 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v700 = v359 + v698;
-  const uint v701 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v703 = v362 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v698 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v700 = v376 + v698;
+  const uint v701 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v703 = v379 + v701;
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
-    const float v707 = v23.m[1][2].thread_elements()[0];
+    const float v707 = v40.m[1][1].thread_elements()[1];
     const uint v708 = v700 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v709 = v708 + v703;
     const half v710 = c[v709];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -688,15 +684,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v714 = half(v713);
     c[v709] = v714;
   }
-  const uint v715 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v717 = v359 + v715;
-  const uint v718 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v720 = v362 + v718;
-  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v715 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v717 = v376 + v715;
+  const uint v718 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v720 = v379 + v718;
+  const bool v721 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
-    const float v724 = v23.m[1][2].thread_elements()[1];
+    const float v724 = v40.m[1][2].thread_elements()[0];
     const uint v725 = v717 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v726 = v725 + v720;
     const half v727 = c[v726];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -706,15 +702,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v731 = half(v730);
     c[v726] = v731;
   }
-  const uint v732 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v734 = v359 + v732;
-  const uint v735 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v737 = v362 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v732 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v734 = v376 + v732;
+  const uint v735 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v737 = v379 + v735;
+  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v739 = v737 < v1;
   const bool v740 = v738 && v739;
   if (v740) {
-    const float v741 = v23.m[1][3].thread_elements()[0];
+    const float v741 = v40.m[1][2].thread_elements()[1];
     const uint v742 = v734 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v743 = v742 + v737;
     const half v744 = c[v743];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -724,15 +720,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v748 = half(v747);
     c[v743] = v748;
   }
-  const uint v749 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v751 = v359 + v749;
-  const uint v752 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v754 = v362 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v749 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v751 = v376 + v749;
+  const uint v752 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v754 = v379 + v752;
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
-    const float v758 = v23.m[1][3].thread_elements()[1];
+    const float v758 = v40.m[1][3].thread_elements()[0];
     const uint v759 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v760 = v759 + v754;
     const half v761 = c[v760];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -742,15 +738,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v765 = half(v764);
     c[v760] = v765;
   }
-  const uint v766 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v768 = v359 + v766;
-  const uint v769 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v771 = v362 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v766 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v768 = v376 + v766;
+  const uint v769 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v771 = v379 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
-    const float v775 = v23.m[1][4].thread_elements()[0];
+    const float v775 = v40.m[1][3].thread_elements()[1];
     const uint v776 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v777 = v776 + v771;
     const half v778 = c[v777];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -760,15 +756,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v782 = half(v781);
     c[v777] = v782;
   }
-  const uint v783 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v785 = v359 + v783;
-  const uint v786 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v788 = v362 + v786;
-  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v783 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v785 = v376 + v783;
+  const uint v786 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v788 = v379 + v786;
+  const bool v789 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
-    const float v792 = v23.m[1][4].thread_elements()[1];
+    const float v792 = v40.m[1][4].thread_elements()[0];
     const uint v793 = v785 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v794 = v793 + v788;
     const half v795 = c[v794];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -778,15 +774,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v799 = half(v798);
     c[v794] = v799;
   }
-  const uint v800 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v802 = v359 + v800;
-  const uint v803 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v805 = v362 + v803;
-  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v800 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v802 = v376 + v800;
+  const uint v803 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v805 = v379 + v803;
+  const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v807 = v805 < v1;
   const bool v808 = v806 && v807;
   if (v808) {
-    const float v809 = v23.m[1][5].thread_elements()[0];
+    const float v809 = v40.m[1][4].thread_elements()[1];
     const uint v810 = v802 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v811 = v810 + v805;
     const half v812 = c[v811];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -796,15 +792,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v816 = half(v815);
     c[v811] = v816;
   }
-  const uint v817 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v819 = v359 + v817;
-  const uint v820 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v822 = v362 + v820;
-  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v817 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v819 = v376 + v817;
+  const uint v820 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v822 = v379 + v820;
+  const bool v823 = v819 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v824 = v822 < v1;
   const bool v825 = v823 && v824;
   if (v825) {
-    const float v826 = v23.m[1][5].thread_elements()[1];
+    const float v826 = v40.m[1][5].thread_elements()[0];
     const uint v827 = v819 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v828 = v827 + v822;
     const half v829 = c[v828];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -814,15 +810,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v833 = half(v832);
     c[v828] = v833;
   }
-  const uint v834 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v836 = v359 + v834;
-  const uint v837 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v839 = v362 + v837;
-  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v834 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v836 = v376 + v834;
+  const uint v837 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v839 = v379 + v837;
+  const bool v840 = v836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v841 = v839 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
-    const float v843 = v23.m[1][6].thread_elements()[0];
+    const float v843 = v40.m[1][5].thread_elements()[1];
     const uint v844 = v836 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v845 = v844 + v839;
     const half v846 = c[v845];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -832,15 +828,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v850 = half(v849);
     c[v845] = v850;
   }
-  const uint v851 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v853 = v359 + v851;
-  const uint v854 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v856 = v362 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v851 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v853 = v376 + v851;
+  const uint v854 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v856 = v379 + v854;
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
-    const float v860 = v23.m[1][6].thread_elements()[1];
+    const float v860 = v40.m[1][6].thread_elements()[0];
     const uint v861 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v862 = v861 + v856;
     const half v863 = c[v862];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -850,15 +846,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v867 = half(v866);
     c[v862] = v867;
   }
-  const uint v868 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v870 = v359 + v868;
-  const uint v871 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v873 = v362 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v868 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v870 = v376 + v868;
+  const uint v871 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v873 = v379 + v871;
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
-    const float v877 = v23.m[1][7].thread_elements()[0];
+    const float v877 = v40.m[1][6].thread_elements()[1];
     const uint v878 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v879 = v878 + v873;
     const half v880 = c[v879];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -868,15 +864,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v884 = half(v883);
     c[v879] = v884;
   }
-  const uint v885 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v887 = v359 + v885;
-  const uint v888 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v890 = v362 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v885 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v887 = v376 + v885;
+  const uint v888 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v890 = v379 + v888;
+  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
-    const float v894 = v23.m[1][7].thread_elements()[1];
+    const float v894 = v40.m[1][7].thread_elements()[0];
     const uint v895 = v887 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v896 = v895 + v890;
     const half v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -886,15 +882,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v901 = half(v900);
     c[v896] = v901;
   }
-  const uint v902 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v904 = v359 + v902;
-  const uint v905 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v907 = v362 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v902 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v904 = v376 + v902;
+  const uint v905 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v907 = v379 + v905;
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
-    const float v911 = v23.m[2][0].thread_elements()[0];
+    const float v911 = v40.m[1][7].thread_elements()[1];
     const uint v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v913 = v912 + v907;
     const half v914 = c[v913];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -904,15 +900,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v918 = half(v917);
     c[v913] = v918;
   }
-  const uint v919 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v921 = v359 + v919;
-  const uint v922 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v924 = v362 + v922;
-  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v919 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v921 = v376 + v919;
+  const uint v922 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v924 = v379 + v922;
+  const bool v925 = v921 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v926 = v924 < v1;
   const bool v927 = v925 && v926;
   if (v927) {
-    const float v928 = v23.m[2][0].thread_elements()[1];
+    const float v928 = v40.m[2][0].thread_elements()[0];
     const uint v929 = v921 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v930 = v929 + v924;
     const half v931 = c[v930];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -922,15 +918,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v935 = half(v934);
     c[v930] = v935;
   }
-  const uint v936 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v938 = v359 + v936;
-  const uint v939 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v941 = v362 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v936 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v938 = v376 + v936;
+  const uint v939 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v941 = v379 + v939;
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
-    const float v945 = v23.m[2][1].thread_elements()[0];
+    const float v945 = v40.m[2][0].thread_elements()[1];
     const uint v946 = v938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v947 = v946 + v941;
     const half v948 = c[v947];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -940,15 +936,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v952 = half(v951);
     c[v947] = v952;
   }
-  const uint v953 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v955 = v359 + v953;
-  const uint v956 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v958 = v362 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v953 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v955 = v376 + v953;
+  const uint v956 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v958 = v379 + v956;
+  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v960 = v958 < v1;
   const bool v961 = v959 && v960;
   if (v961) {
-    const float v962 = v23.m[2][1].thread_elements()[1];
+    const float v962 = v40.m[2][1].thread_elements()[0];
     const uint v963 = v955 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v964 = v963 + v958;
     const half v965 = c[v964];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -958,15 +954,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v969 = half(v968);
     c[v964] = v969;
   }
-  const uint v970 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v972 = v359 + v970;
-  const uint v973 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v975 = v362 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v970 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v972 = v376 + v970;
+  const uint v973 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v975 = v379 + v973;
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
-    const float v979 = v23.m[2][2].thread_elements()[0];
+    const float v979 = v40.m[2][1].thread_elements()[1];
     const uint v980 = v972 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v981 = v980 + v975;
     const half v982 = c[v981];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -976,15 +972,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v986 = half(v985);
     c[v981] = v986;
   }
-  const uint v987 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v989 = v359 + v987;
-  const uint v990 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v992 = v362 + v990;
-  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v987 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v989 = v376 + v987;
+  const uint v990 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v992 = v379 + v990;
+  const bool v993 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
-    const float v996 = v23.m[2][2].thread_elements()[1];
+    const float v996 = v40.m[2][2].thread_elements()[0];
     const uint v997 = v989 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v998 = v997 + v992;
     const half v999 = c[v998];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -994,15 +990,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1003 = half(v1002);
     c[v998] = v1003;
   }
-  const uint v1004 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1006 = v359 + v1004;
-  const uint v1007 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1009 = v362 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1004 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1006 = v376 + v1004;
+  const uint v1007 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1009 = v379 + v1007;
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
-    const float v1013 = v23.m[2][3].thread_elements()[0];
+    const float v1013 = v40.m[2][2].thread_elements()[1];
     const uint v1014 = v1006 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1015 = v1014 + v1009;
     const half v1016 = c[v1015];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1012,15 +1008,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1020 = half(v1019);
     c[v1015] = v1020;
   }
-  const uint v1021 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1023 = v359 + v1021;
-  const uint v1024 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1026 = v362 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1021 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1023 = v376 + v1021;
+  const uint v1024 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1026 = v379 + v1024;
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
-    const float v1030 = v23.m[2][3].thread_elements()[1];
+    const float v1030 = v40.m[2][3].thread_elements()[0];
     const uint v1031 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1032 = v1031 + v1026;
     const half v1033 = c[v1032];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1030,15 +1026,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1037 = half(v1036);
     c[v1032] = v1037;
   }
-  const uint v1038 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1040 = v359 + v1038;
-  const uint v1041 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1043 = v362 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1038 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1040 = v376 + v1038;
+  const uint v1041 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1043 = v379 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1045 = v1043 < v1;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
-    const float v1047 = v23.m[2][4].thread_elements()[0];
+    const float v1047 = v40.m[2][3].thread_elements()[1];
     const uint v1048 = v1040 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1049 = v1048 + v1043;
     const half v1050 = c[v1049];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1048,15 +1044,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1054 = half(v1053);
     c[v1049] = v1054;
   }
-  const uint v1055 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1057 = v359 + v1055;
-  const uint v1058 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1060 = v362 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1055 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1057 = v376 + v1055;
+  const uint v1058 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1060 = v379 + v1058;
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
-    const float v1064 = v23.m[2][4].thread_elements()[1];
+    const float v1064 = v40.m[2][4].thread_elements()[0];
     const uint v1065 = v1057 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1066 = v1065 + v1060;
     const half v1067 = c[v1066];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1066,15 +1062,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1071 = half(v1070);
     c[v1066] = v1071;
   }
-  const uint v1072 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1074 = v359 + v1072;
-  const uint v1075 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1077 = v362 + v1075;
-  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1072 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1074 = v376 + v1072;
+  const uint v1075 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1077 = v379 + v1075;
+  const bool v1078 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1079 = v1077 < v1;
   const bool v1080 = v1078 && v1079;
   if (v1080) {
-    const float v1081 = v23.m[2][5].thread_elements()[0];
+    const float v1081 = v40.m[2][4].thread_elements()[1];
     const uint v1082 = v1074 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1083 = v1082 + v1077;
     const half v1084 = c[v1083];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1084,15 +1080,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1088 = half(v1087);
     c[v1083] = v1088;
   }
-  const uint v1089 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1091 = v359 + v1089;
-  const uint v1092 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1094 = v362 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1089 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1091 = v376 + v1089;
+  const uint v1092 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1094 = v379 + v1092;
+  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
-    const float v1098 = v23.m[2][5].thread_elements()[1];
+    const float v1098 = v40.m[2][5].thread_elements()[0];
     const uint v1099 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1100 = v1099 + v1094;
     const half v1101 = c[v1100];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1102,15 +1098,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1105 = half(v1104);
     c[v1100] = v1105;
   }
-  const uint v1106 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1108 = v359 + v1106;
-  const uint v1109 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1111 = v362 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1106 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1108 = v376 + v1106;
+  const uint v1109 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1111 = v379 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
-    const float v1115 = v23.m[2][6].thread_elements()[0];
+    const float v1115 = v40.m[2][5].thread_elements()[1];
     const uint v1116 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1117 = v1116 + v1111;
     const half v1118 = c[v1117];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1120,15 +1116,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1122 = half(v1121);
     c[v1117] = v1122;
   }
-  const uint v1123 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1125 = v359 + v1123;
-  const uint v1126 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1128 = v362 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1123 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1125 = v376 + v1123;
+  const uint v1126 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1128 = v379 + v1126;
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
-    const float v1132 = v23.m[2][6].thread_elements()[1];
+    const float v1132 = v40.m[2][6].thread_elements()[0];
     const uint v1133 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1134 = v1133 + v1128;
     const half v1135 = c[v1134];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1138,15 +1134,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1139 = half(v1138);
     c[v1134] = v1139;
   }
-  const uint v1140 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1142 = v359 + v1140;
-  const uint v1143 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1145 = v362 + v1143;
-  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1140 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1142 = v376 + v1140;
+  const uint v1143 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1145 = v379 + v1143;
+  const bool v1146 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
-    const float v1149 = v23.m[2][7].thread_elements()[0];
+    const float v1149 = v40.m[2][6].thread_elements()[1];
     const uint v1150 = v1142 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1151 = v1150 + v1145;
     const half v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1156,15 +1152,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1156 = half(v1155);
     c[v1151] = v1156;
   }
-  const uint v1157 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1159 = v359 + v1157;
-  const uint v1160 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1162 = v362 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1157 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1159 = v376 + v1157;
+  const uint v1160 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1162 = v379 + v1160;
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
-    const float v1166 = v23.m[2][7].thread_elements()[1];
+    const float v1166 = v40.m[2][7].thread_elements()[0];
     const uint v1167 = v1159 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1168 = v1167 + v1162;
     const half v1169 = c[v1168];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1174,15 +1170,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1173 = half(v1172);
     c[v1168] = v1173;
   }
-  const uint v1174 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1176 = v359 + v1174;
-  const uint v1177 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1179 = v362 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1174 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1176 = v376 + v1174;
+  const uint v1177 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1179 = v379 + v1177;
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
-    const float v1183 = v23.m[3][0].thread_elements()[0];
+    const float v1183 = v40.m[2][7].thread_elements()[1];
     const uint v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1185 = v1184 + v1179;
     const half v1186 = c[v1185];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1192,15 +1188,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1190 = half(v1189);
     c[v1185] = v1190;
   }
-  const uint v1191 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1193 = v359 + v1191;
-  const uint v1194 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1196 = v362 + v1194;
-  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1191 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1193 = v376 + v1191;
+  const uint v1194 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1196 = v379 + v1194;
+  const bool v1197 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
-    const float v1200 = v23.m[3][0].thread_elements()[1];
+    const float v1200 = v40.m[3][0].thread_elements()[0];
     const uint v1201 = v1193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1202 = v1201 + v1196;
     const half v1203 = c[v1202];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1210,15 +1206,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1207 = half(v1206);
     c[v1202] = v1207;
   }
-  const uint v1208 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1210 = v359 + v1208;
-  const uint v1211 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1213 = v362 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1208 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1210 = v376 + v1208;
+  const uint v1211 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1213 = v379 + v1211;
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
-    const float v1217 = v23.m[3][1].thread_elements()[0];
+    const float v1217 = v40.m[3][0].thread_elements()[1];
     const uint v1218 = v1210 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1219 = v1218 + v1213;
     const half v1220 = c[v1219];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1228,15 +1224,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1224 = half(v1223);
     c[v1219] = v1224;
   }
-  const uint v1225 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1227 = v359 + v1225;
-  const uint v1228 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1230 = v362 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1225 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1227 = v376 + v1225;
+  const uint v1228 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1230 = v379 + v1228;
+  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1232 = v1230 < v1;
   const bool v1233 = v1231 && v1232;
   if (v1233) {
-    const float v1234 = v23.m[3][1].thread_elements()[1];
+    const float v1234 = v40.m[3][1].thread_elements()[0];
     const uint v1235 = v1227 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1236 = v1235 + v1230;
     const half v1237 = c[v1236];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1246,15 +1242,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1241 = half(v1240);
     c[v1236] = v1241;
   }
-  const uint v1242 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1244 = v359 + v1242;
-  const uint v1245 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1247 = v362 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1242 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1244 = v376 + v1242;
+  const uint v1245 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1247 = v379 + v1245;
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
-    const float v1251 = v23.m[3][2].thread_elements()[0];
+    const float v1251 = v40.m[3][1].thread_elements()[1];
     const uint v1252 = v1244 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1253 = v1252 + v1247;
     const half v1254 = c[v1253];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1264,15 +1260,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1258 = half(v1257);
     c[v1253] = v1258;
   }
-  const uint v1259 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1261 = v359 + v1259;
-  const uint v1262 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1264 = v362 + v1262;
-  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1259 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1261 = v376 + v1259;
+  const uint v1262 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1264 = v379 + v1262;
+  const bool v1265 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
-    const float v1268 = v23.m[3][2].thread_elements()[1];
+    const float v1268 = v40.m[3][2].thread_elements()[0];
     const uint v1269 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1270 = v1269 + v1264;
     const half v1271 = c[v1270];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1282,15 +1278,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1275 = half(v1274);
     c[v1270] = v1275;
   }
-  const uint v1276 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1278 = v359 + v1276;
-  const uint v1279 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1281 = v362 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1276 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1278 = v376 + v1276;
+  const uint v1279 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1281 = v379 + v1279;
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
-    const float v1285 = v23.m[3][3].thread_elements()[0];
+    const float v1285 = v40.m[3][2].thread_elements()[1];
     const uint v1286 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1287 = v1286 + v1281;
     const half v1288 = c[v1287];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1300,15 +1296,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1292 = half(v1291);
     c[v1287] = v1292;
   }
-  const uint v1293 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1295 = v359 + v1293;
-  const uint v1296 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1298 = v362 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1293 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1295 = v376 + v1293;
+  const uint v1296 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1298 = v379 + v1296;
+  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1300 = v1298 < v1;
   const bool v1301 = v1299 && v1300;
   if (v1301) {
-    const float v1302 = v23.m[3][3].thread_elements()[1];
+    const float v1302 = v40.m[3][3].thread_elements()[0];
     const uint v1303 = v1295 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1304 = v1303 + v1298;
     const half v1305 = c[v1304];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1318,15 +1314,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1309 = half(v1308);
     c[v1304] = v1309;
   }
-  const uint v1310 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1312 = v359 + v1310;
-  const uint v1313 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1315 = v362 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1310 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1312 = v376 + v1310;
+  const uint v1313 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1315 = v379 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
-    const float v1319 = v23.m[3][4].thread_elements()[0];
+    const float v1319 = v40.m[3][3].thread_elements()[1];
     const uint v1320 = v1312 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1321 = v1320 + v1315;
     const half v1322 = c[v1321];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1336,15 +1332,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1326 = half(v1325);
     c[v1321] = v1326;
   }
-  const uint v1327 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1329 = v359 + v1327;
-  const uint v1330 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1332 = v362 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1327 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1329 = v376 + v1327;
+  const uint v1330 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1332 = v379 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
-    const float v1336 = v23.m[3][4].thread_elements()[1];
+    const float v1336 = v40.m[3][4].thread_elements()[0];
     const uint v1337 = v1329 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1338 = v1337 + v1332;
     const half v1339 = c[v1338];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1354,15 +1350,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1343 = half(v1342);
     c[v1338] = v1343;
   }
-  const uint v1344 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1346 = v359 + v1344;
-  const uint v1347 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1349 = v362 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1344 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1346 = v376 + v1344;
+  const uint v1347 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1349 = v379 + v1347;
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
-    const float v1353 = v23.m[3][5].thread_elements()[0];
+    const float v1353 = v40.m[3][4].thread_elements()[1];
     const uint v1354 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1355 = v1354 + v1349;
     const half v1356 = c[v1355];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1372,15 +1368,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1360 = half(v1359);
     c[v1355] = v1360;
   }
-  const uint v1361 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1363 = v359 + v1361;
-  const uint v1364 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1366 = v362 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1361 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1363 = v376 + v1361;
+  const uint v1364 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1366 = v379 + v1364;
+  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1368 = v1366 < v1;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
-    const float v1370 = v23.m[3][5].thread_elements()[1];
+    const float v1370 = v40.m[3][5].thread_elements()[0];
     const uint v1371 = v1363 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1372 = v1371 + v1366;
     const half v1373 = c[v1372];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1390,15 +1386,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1377 = half(v1376);
     c[v1372] = v1377;
   }
-  const uint v1378 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1380 = v359 + v1378;
-  const uint v1381 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1383 = v362 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1378 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1380 = v376 + v1378;
+  const uint v1381 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1383 = v379 + v1381;
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
-    const float v1387 = v23.m[3][6].thread_elements()[0];
+    const float v1387 = v40.m[3][5].thread_elements()[1];
     const uint v1388 = v1380 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1389 = v1388 + v1383;
     const half v1390 = c[v1389];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1408,15 +1404,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1394 = half(v1393);
     c[v1389] = v1394;
   }
-  const uint v1395 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1397 = v359 + v1395;
-  const uint v1398 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1400 = v362 + v1398;
-  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1395 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1397 = v376 + v1395;
+  const uint v1398 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1400 = v379 + v1398;
+  const bool v1401 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
-    const float v1404 = v23.m[3][6].thread_elements()[1];
+    const float v1404 = v40.m[3][6].thread_elements()[0];
     const uint v1405 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1406 = v1405 + v1400;
     const half v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1426,15 +1422,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1411 = half(v1410);
     c[v1406] = v1411;
   }
-  const uint v1412 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1414 = v359 + v1412;
-  const uint v1415 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1417 = v362 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1412 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1414 = v376 + v1412;
+  const uint v1415 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1417 = v379 + v1415;
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
-    const float v1421 = v23.m[3][7].thread_elements()[0];
+    const float v1421 = v40.m[3][6].thread_elements()[1];
     const uint v1422 = v1414 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1423 = v1422 + v1417;
     const half v1424 = c[v1423];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1444,15 +1440,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1428 = half(v1427);
     c[v1423] = v1428;
   }
-  const uint v1429 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1431 = v359 + v1429;
-  const uint v1432 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1434 = v362 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1429 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1431 = v376 + v1429;
+  const uint v1432 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1434 = v379 + v1432;
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
-    const float v1438 = v23.m[3][7].thread_elements()[1];
+    const float v1438 = v40.m[3][7].thread_elements()[0];
     const uint v1439 = v1431 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1440 = v1439 + v1434;
     const half v1441 = c[v1440];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1462,15 +1458,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1445 = half(v1444);
     c[v1440] = v1445;
   }
-  const uint v1446 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1448 = v359 + v1446;
-  const uint v1449 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1451 = v362 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1446 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1448 = v376 + v1446;
+  const uint v1449 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1451 = v379 + v1449;
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
-    const float v1455 = v23.m[4][0].thread_elements()[0];
+    const float v1455 = v40.m[3][7].thread_elements()[1];
     const uint v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1457 = v1456 + v1451;
     const half v1458 = c[v1457];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1480,15 +1476,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1462 = half(v1461);
     c[v1457] = v1462;
   }
-  const uint v1463 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1465 = v359 + v1463;
-  const uint v1466 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1468 = v362 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1463 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1465 = v376 + v1463;
+  const uint v1466 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1468 = v379 + v1466;
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
-    const float v1472 = v23.m[4][0].thread_elements()[1];
+    const float v1472 = v40.m[4][0].thread_elements()[0];
     const uint v1473 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1474 = v1473 + v1468;
     const half v1475 = c[v1474];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1498,15 +1494,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1479 = half(v1478);
     c[v1474] = v1479;
   }
-  const uint v1480 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1482 = v359 + v1480;
-  const uint v1483 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1485 = v362 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1480 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1482 = v376 + v1480;
+  const uint v1483 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1485 = v379 + v1483;
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
-    const float v1489 = v23.m[4][1].thread_elements()[0];
+    const float v1489 = v40.m[4][0].thread_elements()[1];
     const uint v1490 = v1482 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1491 = v1490 + v1485;
     const half v1492 = c[v1491];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1516,15 +1512,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1496 = half(v1495);
     c[v1491] = v1496;
   }
-  const uint v1497 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1499 = v359 + v1497;
-  const uint v1500 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1502 = v362 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1497 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1499 = v376 + v1497;
+  const uint v1500 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1502 = v379 + v1500;
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
-    const float v1506 = v23.m[4][1].thread_elements()[1];
+    const float v1506 = v40.m[4][1].thread_elements()[0];
     const uint v1507 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1508 = v1507 + v1502;
     const half v1509 = c[v1508];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1534,15 +1530,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1513 = half(v1512);
     c[v1508] = v1513;
   }
-  const uint v1514 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1516 = v359 + v1514;
-  const uint v1517 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1519 = v362 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1514 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1516 = v376 + v1514;
+  const uint v1517 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1519 = v379 + v1517;
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
-    const float v1523 = v23.m[4][2].thread_elements()[0];
+    const float v1523 = v40.m[4][1].thread_elements()[1];
     const uint v1524 = v1516 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1525 = v1524 + v1519;
     const half v1526 = c[v1525];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1552,15 +1548,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1530 = half(v1529);
     c[v1525] = v1530;
   }
-  const uint v1531 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1533 = v359 + v1531;
-  const uint v1534 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1536 = v362 + v1534;
-  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1531 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1533 = v376 + v1531;
+  const uint v1534 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1536 = v379 + v1534;
+  const bool v1537 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
-    const float v1540 = v23.m[4][2].thread_elements()[1];
+    const float v1540 = v40.m[4][2].thread_elements()[0];
     const uint v1541 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1542 = v1541 + v1536;
     const half v1543 = c[v1542];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1570,15 +1566,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1547 = half(v1546);
     c[v1542] = v1547;
   }
-  const uint v1548 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1550 = v359 + v1548;
-  const uint v1551 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1553 = v362 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1548 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1550 = v376 + v1548;
+  const uint v1551 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1553 = v379 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
-    const float v1557 = v23.m[4][3].thread_elements()[0];
+    const float v1557 = v40.m[4][2].thread_elements()[1];
     const uint v1558 = v1550 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1559 = v1558 + v1553;
     const half v1560 = c[v1559];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1588,15 +1584,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1564 = half(v1563);
     c[v1559] = v1564;
   }
-  const uint v1565 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1567 = v359 + v1565;
-  const uint v1568 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1570 = v362 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1565 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1567 = v376 + v1565;
+  const uint v1568 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1570 = v379 + v1568;
+  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
-    const float v1574 = v23.m[4][3].thread_elements()[1];
+    const float v1574 = v40.m[4][3].thread_elements()[0];
     const uint v1575 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1576 = v1575 + v1570;
     const half v1577 = c[v1576];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1606,15 +1602,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1581 = half(v1580);
     c[v1576] = v1581;
   }
-  const uint v1582 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1584 = v359 + v1582;
-  const uint v1585 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1587 = v362 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1582 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1584 = v376 + v1582;
+  const uint v1585 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1587 = v379 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
-    const float v1591 = v23.m[4][4].thread_elements()[0];
+    const float v1591 = v40.m[4][3].thread_elements()[1];
     const uint v1592 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1593 = v1592 + v1587;
     const half v1594 = c[v1593];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1624,15 +1620,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1598 = half(v1597);
     c[v1593] = v1598;
   }
-  const uint v1599 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1601 = v359 + v1599;
-  const uint v1602 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1604 = v362 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1599 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1601 = v376 + v1599;
+  const uint v1602 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1604 = v379 + v1602;
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
-    const float v1608 = v23.m[4][4].thread_elements()[1];
+    const float v1608 = v40.m[4][4].thread_elements()[0];
     const uint v1609 = v1601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1610 = v1609 + v1604;
     const half v1611 = c[v1610];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1642,15 +1638,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1615 = half(v1614);
     c[v1610] = v1615;
   }
-  const uint v1616 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1618 = v359 + v1616;
-  const uint v1619 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1621 = v362 + v1619;
-  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1616 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1618 = v376 + v1616;
+  const uint v1619 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1621 = v379 + v1619;
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1623 = v1621 < v1;
   const bool v1624 = v1622 && v1623;
   if (v1624) {
-    const float v1625 = v23.m[4][5].thread_elements()[0];
+    const float v1625 = v40.m[4][4].thread_elements()[1];
     const uint v1626 = v1618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1627 = v1626 + v1621;
     const half v1628 = c[v1627];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1660,15 +1656,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1632 = half(v1631);
     c[v1627] = v1632;
   }
-  const uint v1633 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1635 = v359 + v1633;
-  const uint v1636 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1638 = v362 + v1636;
-  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1633 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1635 = v376 + v1633;
+  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1638 = v379 + v1636;
+  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1640 = v1638 < v1;
   const bool v1641 = v1639 && v1640;
   if (v1641) {
-    const float v1642 = v23.m[4][5].thread_elements()[1];
+    const float v1642 = v40.m[4][5].thread_elements()[0];
     const uint v1643 = v1635 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1644 = v1643 + v1638;
     const half v1645 = c[v1644];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1678,15 +1674,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1649 = half(v1648);
     c[v1644] = v1649;
   }
-  const uint v1650 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1652 = v359 + v1650;
-  const uint v1653 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1655 = v362 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1652 = v376 + v1650;
+  const uint v1653 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1655 = v379 + v1653;
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
-    const float v1659 = v23.m[4][6].thread_elements()[0];
+    const float v1659 = v40.m[4][5].thread_elements()[1];
     const uint v1660 = v1652 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1661 = v1660 + v1655;
     const half v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1696,15 +1692,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1666 = half(v1665);
     c[v1661] = v1666;
   }
-  const uint v1667 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1669 = v359 + v1667;
-  const uint v1670 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1672 = v362 + v1670;
-  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1667 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1669 = v376 + v1667;
+  const uint v1670 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1672 = v379 + v1670;
+  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
-    const float v1676 = v23.m[4][6].thread_elements()[1];
+    const float v1676 = v40.m[4][6].thread_elements()[0];
     const uint v1677 = v1669 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1678 = v1677 + v1672;
     const half v1679 = c[v1678];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1714,15 +1710,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1683 = half(v1682);
     c[v1678] = v1683;
   }
-  const uint v1684 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1686 = v359 + v1684;
-  const uint v1687 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1689 = v362 + v1687;
-  const bool v1690 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1684 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1686 = v376 + v1684;
+  const uint v1687 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1689 = v379 + v1687;
+  const bool v1690 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1691 = v1689 < v1;
   const bool v1692 = v1690 && v1691;
   if (v1692) {
-    const float v1693 = v23.m[4][7].thread_elements()[0];
+    const float v1693 = v40.m[4][6].thread_elements()[1];
     const uint v1694 = v1686 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1695 = v1694 + v1689;
     const half v1696 = c[v1695];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1732,15 +1728,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1700 = half(v1699);
     c[v1695] = v1700;
   }
-  const uint v1701 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1703 = v359 + v1701;
-  const uint v1704 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1706 = v362 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1701 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1703 = v376 + v1701;
+  const uint v1704 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1706 = v379 + v1704;
+  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
-    const float v1710 = v23.m[4][7].thread_elements()[1];
+    const float v1710 = v40.m[4][7].thread_elements()[0];
     const uint v1711 = v1703 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1712 = v1711 + v1706;
     const half v1713 = c[v1712];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1750,15 +1746,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1717 = half(v1716);
     c[v1712] = v1717;
   }
-  const uint v1718 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1720 = v359 + v1718;
-  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1723 = v362 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1718 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1720 = v376 + v1718;
+  const uint v1721 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1723 = v379 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
-    const float v1727 = v23.m[5][0].thread_elements()[0];
+    const float v1727 = v40.m[4][7].thread_elements()[1];
     const uint v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1729 = v1728 + v1723;
     const half v1730 = c[v1729];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1768,15 +1764,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1734 = half(v1733);
     c[v1729] = v1734;
   }
-  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1737 = v359 + v1735;
-  const uint v1738 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1740 = v362 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1735 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1737 = v376 + v1735;
+  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1740 = v379 + v1738;
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
-    const float v1744 = v23.m[5][0].thread_elements()[1];
+    const float v1744 = v40.m[5][0].thread_elements()[0];
     const uint v1745 = v1737 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1746 = v1745 + v1740;
     const half v1747 = c[v1746];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1786,15 +1782,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1751 = half(v1750);
     c[v1746] = v1751;
   }
-  const uint v1752 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1754 = v359 + v1752;
-  const uint v1755 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1757 = v362 + v1755;
-  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1754 = v376 + v1752;
+  const uint v1755 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1757 = v379 + v1755;
+  const bool v1758 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1759 = v1757 < v1;
   const bool v1760 = v1758 && v1759;
   if (v1760) {
-    const float v1761 = v23.m[5][1].thread_elements()[0];
+    const float v1761 = v40.m[5][0].thread_elements()[1];
     const uint v1762 = v1754 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1763 = v1762 + v1757;
     const half v1764 = c[v1763];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1804,15 +1800,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1768 = half(v1767);
     c[v1763] = v1768;
   }
-  const uint v1769 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1771 = v359 + v1769;
-  const uint v1772 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1774 = v362 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1769 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1771 = v376 + v1769;
+  const uint v1772 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1774 = v379 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
-    const float v1778 = v23.m[5][1].thread_elements()[1];
+    const float v1778 = v40.m[5][1].thread_elements()[0];
     const uint v1779 = v1771 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1780 = v1779 + v1774;
     const half v1781 = c[v1780];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1822,15 +1818,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1785 = half(v1784);
     c[v1780] = v1785;
   }
-  const uint v1786 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1788 = v359 + v1786;
-  const uint v1789 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1791 = v362 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1786 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1788 = v376 + v1786;
+  const uint v1789 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1791 = v379 + v1789;
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
-    const float v1795 = v23.m[5][2].thread_elements()[0];
+    const float v1795 = v40.m[5][1].thread_elements()[1];
     const uint v1796 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1797 = v1796 + v1791;
     const half v1798 = c[v1797];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1840,15 +1836,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1802 = half(v1801);
     c[v1797] = v1802;
   }
-  const uint v1803 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1805 = v359 + v1803;
-  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1808 = v362 + v1806;
-  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1803 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1805 = v376 + v1803;
+  const uint v1806 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1808 = v379 + v1806;
+  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
-    const float v1812 = v23.m[5][2].thread_elements()[1];
+    const float v1812 = v40.m[5][2].thread_elements()[0];
     const uint v1813 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1814 = v1813 + v1808;
     const half v1815 = c[v1814];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1858,15 +1854,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1819 = half(v1818);
     c[v1814] = v1819;
   }
-  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1822 = v359 + v1820;
-  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1825 = v362 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1820 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1822 = v376 + v1820;
+  const uint v1823 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1825 = v379 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
-    const float v1829 = v23.m[5][3].thread_elements()[0];
+    const float v1829 = v40.m[5][2].thread_elements()[1];
     const uint v1830 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1831 = v1830 + v1825;
     const half v1832 = c[v1831];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1876,15 +1872,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1836 = half(v1835);
     c[v1831] = v1836;
   }
-  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1839 = v359 + v1837;
-  const uint v1840 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1842 = v362 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1837 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1839 = v376 + v1837;
+  const uint v1840 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1842 = v379 + v1840;
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
-    const float v1846 = v23.m[5][3].thread_elements()[1];
+    const float v1846 = v40.m[5][3].thread_elements()[0];
     const uint v1847 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1848 = v1847 + v1842;
     const half v1849 = c[v1848];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1894,15 +1890,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1853 = half(v1852);
     c[v1848] = v1853;
   }
-  const uint v1854 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1856 = v359 + v1854;
-  const uint v1857 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1859 = v362 + v1857;
-  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1854 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1856 = v376 + v1854;
+  const uint v1857 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1859 = v379 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
-    const float v1863 = v23.m[5][4].thread_elements()[0];
+    const float v1863 = v40.m[5][3].thread_elements()[1];
     const uint v1864 = v1856 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1865 = v1864 + v1859;
     const half v1866 = c[v1865];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1912,15 +1908,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1870 = half(v1869);
     c[v1865] = v1870;
   }
-  const uint v1871 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1873 = v359 + v1871;
-  const uint v1874 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1876 = v362 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1871 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1873 = v376 + v1871;
+  const uint v1874 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1876 = v379 + v1874;
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
-    const float v1880 = v23.m[5][4].thread_elements()[1];
+    const float v1880 = v40.m[5][4].thread_elements()[0];
     const uint v1881 = v1873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1882 = v1881 + v1876;
     const half v1883 = c[v1882];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1930,15 +1926,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1887 = half(v1886);
     c[v1882] = v1887;
   }
-  const uint v1888 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1890 = v359 + v1888;
-  const uint v1891 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1893 = v362 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1888 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1890 = v376 + v1888;
+  const uint v1891 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1893 = v379 + v1891;
+  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
-    const float v1897 = v23.m[5][5].thread_elements()[0];
+    const float v1897 = v40.m[5][4].thread_elements()[1];
     const uint v1898 = v1890 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1899 = v1898 + v1893;
     const half v1900 = c[v1899];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1948,15 +1944,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1904 = half(v1903);
     c[v1899] = v1904;
   }
-  const uint v1905 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1907 = v359 + v1905;
-  const uint v1908 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1910 = v362 + v1908;
-  const bool v1911 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1905 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1907 = v376 + v1905;
+  const uint v1908 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1910 = v379 + v1908;
+  const bool v1911 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1912 = v1910 < v1;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
-    const float v1914 = v23.m[5][5].thread_elements()[1];
+    const float v1914 = v40.m[5][5].thread_elements()[0];
     const uint v1915 = v1907 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1916 = v1915 + v1910;
     const half v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1966,15 +1962,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1921 = half(v1920);
     c[v1916] = v1921;
   }
-  const uint v1922 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1924 = v359 + v1922;
-  const uint v1925 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1927 = v362 + v1925;
-  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1922 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1924 = v376 + v1922;
+  const uint v1925 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1927 = v379 + v1925;
+  const bool v1928 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
-    const float v1931 = v23.m[5][6].thread_elements()[0];
+    const float v1931 = v40.m[5][5].thread_elements()[1];
     const uint v1932 = v1924 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1933 = v1932 + v1927;
     const half v1934 = c[v1933];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1984,15 +1980,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1938 = half(v1937);
     c[v1933] = v1938;
   }
-  const uint v1939 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1941 = v359 + v1939;
-  const uint v1942 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1944 = v362 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1939 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1941 = v376 + v1939;
+  const uint v1942 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1944 = v379 + v1942;
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
-    const float v1948 = v23.m[5][6].thread_elements()[1];
+    const float v1948 = v40.m[5][6].thread_elements()[0];
     const uint v1949 = v1941 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1950 = v1949 + v1944;
     const half v1951 = c[v1950];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2002,15 +1998,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1955 = half(v1954);
     c[v1950] = v1955;
   }
-  const uint v1956 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1958 = v359 + v1956;
-  const uint v1959 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1961 = v362 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1956 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1958 = v376 + v1956;
+  const uint v1959 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1961 = v379 + v1959;
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
-    const float v1965 = v23.m[5][7].thread_elements()[0];
+    const float v1965 = v40.m[5][6].thread_elements()[1];
     const uint v1966 = v1958 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1967 = v1966 + v1961;
     const half v1968 = c[v1967];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2020,15 +2016,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1972 = half(v1971);
     c[v1967] = v1972;
   }
-  const uint v1973 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1975 = v359 + v1973;
-  const uint v1976 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1978 = v362 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1973 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1975 = v376 + v1973;
+  const uint v1976 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1978 = v379 + v1976;
+  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
-    const float v1982 = v23.m[5][7].thread_elements()[1];
+    const float v1982 = v40.m[5][7].thread_elements()[0];
     const uint v1983 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1984 = v1983 + v1978;
     const half v1985 = c[v1984];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2038,15 +2034,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v1989 = half(v1988);
     c[v1984] = v1989;
   }
-  const uint v1990 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1992 = v359 + v1990;
-  const uint v1993 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1995 = v362 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1990 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1992 = v376 + v1990;
+  const uint v1993 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1995 = v379 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
-    const float v1999 = v23.m[6][0].thread_elements()[0];
+    const float v1999 = v40.m[5][7].thread_elements()[1];
     const uint v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2001 = v2000 + v1995;
     const half v2002 = c[v2001];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2056,15 +2052,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2006 = half(v2005);
     c[v2001] = v2006;
   }
-  const uint v2007 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2009 = v359 + v2007;
-  const uint v2010 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2012 = v362 + v2010;
-  const bool v2013 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2007 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2009 = v376 + v2007;
+  const uint v2010 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2012 = v379 + v2010;
+  const bool v2013 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2014 = v2012 < v1;
   const bool v2015 = v2013 && v2014;
   if (v2015) {
-    const float v2016 = v23.m[6][0].thread_elements()[1];
+    const float v2016 = v40.m[6][0].thread_elements()[0];
     const uint v2017 = v2009 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2018 = v2017 + v2012;
     const half v2019 = c[v2018];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2074,15 +2070,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2023 = half(v2022);
     c[v2018] = v2023;
   }
-  const uint v2024 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2026 = v359 + v2024;
-  const uint v2027 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2029 = v362 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2024 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2026 = v376 + v2024;
+  const uint v2027 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2029 = v379 + v2027;
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
-    const float v2033 = v23.m[6][1].thread_elements()[0];
+    const float v2033 = v40.m[6][0].thread_elements()[1];
     const uint v2034 = v2026 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2035 = v2034 + v2029;
     const half v2036 = c[v2035];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2092,15 +2088,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2040 = half(v2039);
     c[v2035] = v2040;
   }
-  const uint v2041 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2043 = v359 + v2041;
-  const uint v2044 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2046 = v362 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2041 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2043 = v376 + v2041;
+  const uint v2044 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2046 = v379 + v2044;
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
-    const float v2050 = v23.m[6][1].thread_elements()[1];
+    const float v2050 = v40.m[6][1].thread_elements()[0];
     const uint v2051 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2052 = v2051 + v2046;
     const half v2053 = c[v2052];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2110,15 +2106,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2057 = half(v2056);
     c[v2052] = v2057;
   }
-  const uint v2058 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2060 = v359 + v2058;
-  const uint v2061 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2063 = v362 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2058 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2060 = v376 + v2058;
+  const uint v2061 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2063 = v379 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
-    const float v2067 = v23.m[6][2].thread_elements()[0];
+    const float v2067 = v40.m[6][1].thread_elements()[1];
     const uint v2068 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2069 = v2068 + v2063;
     const half v2070 = c[v2069];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2128,15 +2124,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2074 = half(v2073);
     c[v2069] = v2074;
   }
-  const uint v2075 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2077 = v359 + v2075;
-  const uint v2078 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2080 = v362 + v2078;
-  const bool v2081 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2075 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2077 = v376 + v2075;
+  const uint v2078 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2080 = v379 + v2078;
+  const bool v2081 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
-    const float v2084 = v23.m[6][2].thread_elements()[1];
+    const float v2084 = v40.m[6][2].thread_elements()[0];
     const uint v2085 = v2077 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2086 = v2085 + v2080;
     const half v2087 = c[v2086];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2146,15 +2142,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2091 = half(v2090);
     c[v2086] = v2091;
   }
-  const uint v2092 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2094 = v359 + v2092;
-  const uint v2095 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2097 = v362 + v2095;
-  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2092 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2094 = v376 + v2092;
+  const uint v2095 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2097 = v379 + v2095;
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2099 = v2097 < v1;
   const bool v2100 = v2098 && v2099;
   if (v2100) {
-    const float v2101 = v23.m[6][3].thread_elements()[0];
+    const float v2101 = v40.m[6][2].thread_elements()[1];
     const uint v2102 = v2094 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2103 = v2102 + v2097;
     const half v2104 = c[v2103];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2164,15 +2160,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2108 = half(v2107);
     c[v2103] = v2108;
   }
-  const uint v2109 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2111 = v359 + v2109;
-  const uint v2112 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2114 = v362 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2109 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2111 = v376 + v2109;
+  const uint v2112 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2114 = v379 + v2112;
+  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
-    const float v2118 = v23.m[6][3].thread_elements()[1];
+    const float v2118 = v40.m[6][3].thread_elements()[0];
     const uint v2119 = v2111 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2120 = v2119 + v2114;
     const half v2121 = c[v2120];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2182,15 +2178,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2125 = half(v2124);
     c[v2120] = v2125;
   }
-  const uint v2126 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2128 = v359 + v2126;
-  const uint v2129 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2131 = v362 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2126 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2128 = v376 + v2126;
+  const uint v2129 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2131 = v379 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
-    const float v2135 = v23.m[6][4].thread_elements()[0];
+    const float v2135 = v40.m[6][3].thread_elements()[1];
     const uint v2136 = v2128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2137 = v2136 + v2131;
     const half v2138 = c[v2137];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2200,15 +2196,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2142 = half(v2141);
     c[v2137] = v2142;
   }
-  const uint v2143 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2145 = v359 + v2143;
-  const uint v2146 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2148 = v362 + v2146;
-  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2143 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2145 = v376 + v2143;
+  const uint v2146 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2148 = v379 + v2146;
+  const bool v2149 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2150 = v2148 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
-    const float v2152 = v23.m[6][4].thread_elements()[1];
+    const float v2152 = v40.m[6][4].thread_elements()[0];
     const uint v2153 = v2145 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2154 = v2153 + v2148;
     const half v2155 = c[v2154];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2218,15 +2214,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2159 = half(v2158);
     c[v2154] = v2159;
   }
-  const uint v2160 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2162 = v359 + v2160;
-  const uint v2163 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2165 = v362 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2160 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2162 = v376 + v2160;
+  const uint v2163 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2165 = v379 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
-    const float v2169 = v23.m[6][5].thread_elements()[0];
+    const float v2169 = v40.m[6][4].thread_elements()[1];
     const uint v2170 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2171 = v2170 + v2165;
     const half v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2236,15 +2232,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2176 = half(v2175);
     c[v2171] = v2176;
   }
-  const uint v2177 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2179 = v359 + v2177;
-  const uint v2180 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2182 = v362 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2177 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2179 = v376 + v2177;
+  const uint v2180 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2182 = v379 + v2180;
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
-    const float v2186 = v23.m[6][5].thread_elements()[1];
+    const float v2186 = v40.m[6][5].thread_elements()[0];
     const uint v2187 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2188 = v2187 + v2182;
     const half v2189 = c[v2188];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2254,15 +2250,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2193 = half(v2192);
     c[v2188] = v2193;
   }
-  const uint v2194 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2196 = v359 + v2194;
-  const uint v2197 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2199 = v362 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2194 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2196 = v376 + v2194;
+  const uint v2197 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2199 = v379 + v2197;
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
-    const float v2203 = v23.m[6][6].thread_elements()[0];
+    const float v2203 = v40.m[6][5].thread_elements()[1];
     const uint v2204 = v2196 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2205 = v2204 + v2199;
     const half v2206 = c[v2205];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2272,15 +2268,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2210 = half(v2209);
     c[v2205] = v2210;
   }
-  const uint v2211 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2213 = v359 + v2211;
-  const uint v2214 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2216 = v362 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2211 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2213 = v376 + v2211;
+  const uint v2214 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2216 = v379 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
-    const float v2220 = v23.m[6][6].thread_elements()[1];
+    const float v2220 = v40.m[6][6].thread_elements()[0];
     const uint v2221 = v2213 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2222 = v2221 + v2216;
     const half v2223 = c[v2222];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2290,15 +2286,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2227 = half(v2226);
     c[v2222] = v2227;
   }
-  const uint v2228 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2230 = v359 + v2228;
-  const uint v2231 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2233 = v362 + v2231;
-  const bool v2234 = v2230 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2228 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2230 = v376 + v2228;
+  const uint v2231 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2233 = v379 + v2231;
+  const bool v2234 = v2230 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2235 = v2233 < v1;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
-    const float v2237 = v23.m[6][7].thread_elements()[0];
+    const float v2237 = v40.m[6][6].thread_elements()[1];
     const uint v2238 = v2230 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2239 = v2238 + v2233;
     const half v2240 = c[v2239];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2308,15 +2304,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2244 = half(v2243);
     c[v2239] = v2244;
   }
-  const uint v2245 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2247 = v359 + v2245;
-  const uint v2248 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2250 = v362 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2245 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2247 = v376 + v2245;
+  const uint v2248 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2250 = v379 + v2248;
+  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2252 = v2250 < v1;
   const bool v2253 = v2251 && v2252;
   if (v2253) {
-    const float v2254 = v23.m[6][7].thread_elements()[1];
+    const float v2254 = v40.m[6][7].thread_elements()[0];
     const uint v2255 = v2247 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2256 = v2255 + v2250;
     const half v2257 = c[v2256];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2326,15 +2322,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2261 = half(v2260);
     c[v2256] = v2261;
   }
-  const uint v2262 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2264 = v359 + v2262;
-  const uint v2265 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2267 = v362 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2262 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2264 = v376 + v2262;
+  const uint v2265 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2267 = v379 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
-    const float v2271 = v23.m[7][0].thread_elements()[0];
+    const float v2271 = v40.m[6][7].thread_elements()[1];
     const uint v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2273 = v2272 + v2267;
     const half v2274 = c[v2273];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2344,15 +2340,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2278 = half(v2277);
     c[v2273] = v2278;
   }
-  const uint v2279 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2281 = v359 + v2279;
-  const uint v2282 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2284 = v362 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2279 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2281 = v376 + v2279;
+  const uint v2282 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2284 = v379 + v2282;
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
-    const float v2288 = v23.m[7][0].thread_elements()[1];
+    const float v2288 = v40.m[7][0].thread_elements()[0];
     const uint v2289 = v2281 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2290 = v2289 + v2284;
     const half v2291 = c[v2290];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2362,15 +2358,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2295 = half(v2294);
     c[v2290] = v2295;
   }
-  const uint v2296 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2298 = v359 + v2296;
-  const uint v2299 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2301 = v362 + v2299;
-  const bool v2302 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2296 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2298 = v376 + v2296;
+  const uint v2299 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2301 = v379 + v2299;
+  const bool v2302 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
-    const float v2305 = v23.m[7][1].thread_elements()[0];
+    const float v2305 = v40.m[7][0].thread_elements()[1];
     const uint v2306 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2307 = v2306 + v2301;
     const half v2308 = c[v2307];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2380,15 +2376,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2312 = half(v2311);
     c[v2307] = v2312;
   }
-  const uint v2313 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2315 = v359 + v2313;
-  const uint v2316 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2318 = v362 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2313 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2315 = v376 + v2313;
+  const uint v2316 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2318 = v379 + v2316;
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
-    const float v2322 = v23.m[7][1].thread_elements()[1];
+    const float v2322 = v40.m[7][1].thread_elements()[0];
     const uint v2323 = v2315 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2324 = v2323 + v2318;
     const half v2325 = c[v2324];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2398,15 +2394,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2329 = half(v2328);
     c[v2324] = v2329;
   }
-  const uint v2330 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2332 = v359 + v2330;
-  const uint v2333 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2335 = v362 + v2333;
-  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2330 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2332 = v376 + v2330;
+  const uint v2333 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2335 = v379 + v2333;
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
-    const float v2339 = v23.m[7][2].thread_elements()[0];
+    const float v2339 = v40.m[7][1].thread_elements()[1];
     const uint v2340 = v2332 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2341 = v2340 + v2335;
     const half v2342 = c[v2341];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2416,15 +2412,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2346 = half(v2345);
     c[v2341] = v2346;
   }
-  const uint v2347 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2349 = v359 + v2347;
-  const uint v2350 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2352 = v362 + v2350;
-  const bool v2353 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2347 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2349 = v376 + v2347;
+  const uint v2350 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2352 = v379 + v2350;
+  const bool v2353 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2354 = v2352 < v1;
   const bool v2355 = v2353 && v2354;
   if (v2355) {
-    const float v2356 = v23.m[7][2].thread_elements()[1];
+    const float v2356 = v40.m[7][2].thread_elements()[0];
     const uint v2357 = v2349 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2358 = v2357 + v2352;
     const half v2359 = c[v2358];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2434,15 +2430,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2363 = half(v2362);
     c[v2358] = v2363;
   }
-  const uint v2364 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2366 = v359 + v2364;
-  const uint v2367 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2369 = v362 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2364 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2366 = v376 + v2364;
+  const uint v2367 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2369 = v379 + v2367;
+  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
-    const float v2373 = v23.m[7][3].thread_elements()[0];
+    const float v2373 = v40.m[7][2].thread_elements()[1];
     const uint v2374 = v2366 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2375 = v2374 + v2369;
     const half v2376 = c[v2375];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2452,15 +2448,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2380 = half(v2379);
     c[v2375] = v2380;
   }
-  const uint v2381 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2383 = v359 + v2381;
-  const uint v2384 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2386 = v362 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2381 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2383 = v376 + v2381;
+  const uint v2384 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2386 = v379 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
-    const float v2390 = v23.m[7][3].thread_elements()[1];
+    const float v2390 = v40.m[7][3].thread_elements()[0];
     const uint v2391 = v2383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2392 = v2391 + v2386;
     const half v2393 = c[v2392];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2470,15 +2466,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2397 = half(v2396);
     c[v2392] = v2397;
   }
-  const uint v2398 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2400 = v359 + v2398;
-  const uint v2401 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2403 = v362 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2398 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2400 = v376 + v2398;
+  const uint v2401 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2403 = v379 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
-    const float v2407 = v23.m[7][4].thread_elements()[0];
+    const float v2407 = v40.m[7][3].thread_elements()[1];
     const uint v2408 = v2400 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2409 = v2408 + v2403;
     const half v2410 = c[v2409];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2488,15 +2484,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2414 = half(v2413);
     c[v2409] = v2414;
   }
-  const uint v2415 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2417 = v359 + v2415;
-  const uint v2418 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2420 = v362 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2415 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2417 = v376 + v2415;
+  const uint v2418 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2420 = v379 + v2418;
+  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
-    const float v2424 = v23.m[7][4].thread_elements()[1];
+    const float v2424 = v40.m[7][4].thread_elements()[0];
     const uint v2425 = v2417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2426 = v2425 + v2420;
     const half v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2506,15 +2502,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2431 = half(v2430);
     c[v2426] = v2431;
   }
-  const uint v2432 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2434 = v359 + v2432;
-  const uint v2435 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2437 = v362 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2432 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2434 = v376 + v2432;
+  const uint v2435 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2437 = v379 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2439 = v2437 < v1;
   const bool v2440 = v2438 && v2439;
   if (v2440) {
-    const float v2441 = v23.m[7][5].thread_elements()[0];
+    const float v2441 = v40.m[7][4].thread_elements()[1];
     const uint v2442 = v2434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2443 = v2442 + v2437;
     const half v2444 = c[v2443];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2524,15 +2520,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2448 = half(v2447);
     c[v2443] = v2448;
   }
-  const uint v2449 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2451 = v359 + v2449;
-  const uint v2452 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2454 = v362 + v2452;
-  const bool v2455 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2449 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2451 = v376 + v2449;
+  const uint v2452 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2454 = v379 + v2452;
+  const bool v2455 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
-    const float v2458 = v23.m[7][5].thread_elements()[1];
+    const float v2458 = v40.m[7][5].thread_elements()[0];
     const uint v2459 = v2451 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2460 = v2459 + v2454;
     const half v2461 = c[v2460];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2542,15 +2538,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2465 = half(v2464);
     c[v2460] = v2465;
   }
-  const uint v2466 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2468 = v359 + v2466;
-  const uint v2469 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2471 = v362 + v2469;
-  const bool v2472 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2466 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2468 = v376 + v2466;
+  const uint v2469 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2471 = v379 + v2469;
+  const bool v2472 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2473 = v2471 < v1;
   const bool v2474 = v2472 && v2473;
   if (v2474) {
-    const float v2475 = v23.m[7][6].thread_elements()[0];
+    const float v2475 = v40.m[7][5].thread_elements()[1];
     const uint v2476 = v2468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2477 = v2476 + v2471;
     const half v2478 = c[v2477];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2560,15 +2556,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2482 = half(v2481);
     c[v2477] = v2482;
   }
-  const uint v2483 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2485 = v359 + v2483;
-  const uint v2486 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2488 = v362 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2483 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2485 = v376 + v2483;
+  const uint v2486 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2488 = v379 + v2486;
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
-    const float v2492 = v23.m[7][6].thread_elements()[1];
+    const float v2492 = v40.m[7][6].thread_elements()[0];
     const uint v2493 = v2485 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2494 = v2493 + v2488;
     const half v2495 = c[v2494];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2578,15 +2574,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2499 = half(v2498);
     c[v2494] = v2499;
   }
-  const uint v2500 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2502 = v359 + v2500;
-  const uint v2503 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2505 = v362 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2500 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2502 = v376 + v2500;
+  const uint v2503 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2505 = v379 + v2503;
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
-    const float v2509 = v23.m[7][7].thread_elements()[0];
+    const float v2509 = v40.m[7][6].thread_elements()[1];
     const uint v2510 = v2502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2511 = v2510 + v2505;
     const half v2512 = c[v2511];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2596,15 +2592,15 @@ kernel void iron_gemm_beta_nk_f16(
     const half v2516 = half(v2515);
     c[v2511] = v2516;
   }
-  const uint v2517 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2519 = v359 + v2517;
-  const uint v2520 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2522 = v362 + v2520;
-  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2517 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2519 = v376 + v2517;
+  const uint v2520 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2522 = v379 + v2520;
+  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2524 = v2522 < v1;
   const bool v2525 = v2523 && v2524;
   if (v2525) {
-    const float v2526 = v23.m[7][7].thread_elements()[1];
+    const float v2526 = v40.m[7][7].thread_elements()[0];
     const uint v2527 = v2519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2528 = v2527 + v2522;
     const half v2529 = c[v2528];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2613,5 +2609,23 @@ kernel void iron_gemm_beta_nk_f16(
     const float v2532 = fma(v2526, v3, v2531);
     const half v2533 = half(v2532);
     c[v2528] = v2533;
+  }
+  const uint v2534 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2536 = v376 + v2534;
+  const uint v2537 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2539 = v379 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v40.m[7][7].thread_elements()[1];
+    const uint v2544 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2545 = v2544 + v2539;
+    const half v2546 = c[v2545];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2547 = float(v2546);
+    const float v2548 = v2547 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2549 = fma(v2543, v3, v2548);
+    const half v2550 = half(v2549);
+    c[v2545] = v2550;
   }
 }

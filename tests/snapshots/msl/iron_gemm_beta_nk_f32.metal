@@ -76,6 +76,7 @@ kernel void iron_gemm_beta_nk_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -86,245 +87,242 @@ kernel void iron_gemm_beta_nk_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v8 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v9 = v8 << 7u;
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v12 = v11 << 7u;
-  const uint v13 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v16 = v13 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v17 = v16 << 6u;
-  const uint v20 = v13 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v21 = v20 << 6u;
-  iron_frag<float, 64, 64> v23;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v23, float(0.0f));
-  iron_frag<float, 64, 16> v25;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v25, float(0.0f));
-  iron_frag<float, 16, 64> v27;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v27, float(0.0f));
-  const uint v30 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v31 = v30 == 0u;
-  const bool v46 = v31 && v31;
-  if (v46) {
-    const uint v2518 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2521 = v2518 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2524 = v2518 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2525 = v2524 << 2u;
-    const uint v2526 = v9 + v2521;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2527 = v2526 < v0;
-    const uint v2532 = v2526 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2538 = v2521 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2543 = v2518 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2545 = v2543 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2548 = v2543 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2549 = v2548 << 2u;
-    const uint v2550 = v9 + v2545;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2551 = v2550 < v0;
-    const uint v2556 = v2550 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2562 = v2545 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2567 = v2518 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2569 = v2567 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2572 = v2567 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2573 = v2572 << 2u;
-    const uint v2574 = v9 + v2569;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2575 = v2574 < v0;
-    const uint v2580 = v2574 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2586 = v2569 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2591 = v2518 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2593 = v2591 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2596 = v2591 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2597 = v2596 << 2u;
-    const uint v2598 = v9 + v2593;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2599 = v2598 < v0;
-    const uint v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2610 = v2593 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2624 = v12 + v2521;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2625 = v2624 < v1;
-    const uint v2630 = v2624 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2648 = v12 + v2545;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2649 = v2648 < v1;
-    const uint v2654 = v2648 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2672 = v12 + v2569;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2673 = v2672 < v1;
-    const uint v2678 = v2672 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2696 = v12 + v2593;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2697 = v2696 < v1;
-    const uint v2702 = v2696 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2718 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v2724 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v9 = iron_gid.y;
+  const uint v10 = v9 * v7;
+  const uint v11 = v10 + v8;
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v16 = v15 << 3u;
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v19 = v18 - v16;
+  const uint v20 = min(v19, 8u);
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v23 = v22 % v20;
+  const uint v24 = v16 + v23;
+  const uint v25 = v24 << 7u;
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v29 = v28 << 7u;
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v34 = v33 << 6u;
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v38 = v37 << 6u;
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v40, float(0.0f));
+  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v42, float(0.0f));
+  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v44, float(0.0f));
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v48 = v47 == 0u;
+  const bool v63 = v48 && v48;
+  if (v63) {
+    const uint v2535 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2538 = v2535 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2541 = v2535 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2542 = v2541 << 2u;
+    const uint v2543 = v25 + v2538;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2544 = v2543 < v0;
+    const uint v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2555 = v2538 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2560 = v2535 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2562 = v2560 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2565 = v2560 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2566 = v2565 << 2u;
+    const uint v2567 = v25 + v2562;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2568 = v2567 < v0;
+    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2579 = v2562 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2584 = v2535 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2586 = v2584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2589 = v2584 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2590 = v2589 << 2u;
+    const uint v2591 = v25 + v2586;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2592 = v2591 < v0;
+    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2608 = v2535 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2614 = v2613 << 2u;
+    const uint v2615 = v25 + v2610;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2616 = v2615 < v0;
+    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2641 = v29 + v2538;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2642 = v2641 < v1;
+    const uint v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2665 = v29 + v2562;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2666 = v2665 < v1;
+    const uint v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2689 = v29 + v2586;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2690 = v2689 < v1;
+    const uint v2695 = v2689 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2713 = v29 + v2610;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2714 = v2713 < v1;
+    const uint v2719 = v2713 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2735 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v2741 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2510 = 0u; v2510 < v2; v2510 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2512 = v2510 >> 4u;
-      const uint v2514 = v2512 % 1u;
+    for (uint v2527 = 0u; v2527 < v2; v2527 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2529 = v2527 >> 4u;
+      const uint v2531 = v2529 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2516 = v2514 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2528 = v2510 + v2525;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2529 = v2528 < v2;
-      const bool v2530 = v2527 && v2529;
-      const uint v2534 = v2532 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2535 = v2534 + v2525;
-      const uint v2536 = v2530 ? v2535 : 0u;
-      const uint v2539 = v2516 + v2538;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2540 = v2539 + v2525;
+      const uint v2533 = v2531 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2545 = v2527 + v2542;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2546 = v2545 < v2;
+      const bool v2547 = v2544 && v2546;
+      const uint v2551 = v2549 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2552 = v2551 + v2542;
+      const uint v2553 = v2547 ? v2552 : 0u;
+      const uint v2556 = v2533 + v2555;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2557 = v2556 + v2542;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2540 + e] = v2530 ? a[v2536 + e] : float(0);
+        shm0[v2557 + e] = v2547 ? a[v2553 + e] : float(0);
       }
-      const uint v2552 = v2510 + v2549;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2553 = v2552 < v2;
-      const bool v2554 = v2551 && v2553;
-      const uint v2558 = v2556 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2559 = v2558 + v2549;
-      const uint v2560 = v2554 ? v2559 : 0u;
-      const uint v2563 = v2516 + v2562;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2564 = v2563 + v2549;
+      const uint v2569 = v2527 + v2566;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2570 = v2569 < v2;
+      const bool v2571 = v2568 && v2570;
+      const uint v2575 = v2573 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2576 = v2575 + v2566;
+      const uint v2577 = v2571 ? v2576 : 0u;
+      const uint v2580 = v2533 + v2579;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2581 = v2580 + v2566;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2564 + e] = v2554 ? a[v2560 + e] : float(0);
+        shm0[v2581 + e] = v2571 ? a[v2577 + e] : float(0);
       }
-      const uint v2576 = v2510 + v2573;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2577 = v2576 < v2;
-      const bool v2578 = v2575 && v2577;
-      const uint v2582 = v2580 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2583 = v2582 + v2573;
-      const uint v2584 = v2578 ? v2583 : 0u;
-      const uint v2587 = v2516 + v2586;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2588 = v2587 + v2573;
+      const uint v2593 = v2527 + v2590;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2592 && v2594;
+      const uint v2599 = v2597 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2600 = v2599 + v2590;
+      const uint v2601 = v2595 ? v2600 : 0u;
+      const uint v2604 = v2533 + v2603;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2605 = v2604 + v2590;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2588 + e] = v2578 ? a[v2584 + e] : float(0);
+        shm0[v2605 + e] = v2595 ? a[v2601 + e] : float(0);
       }
-      const uint v2600 = v2510 + v2597;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2601 = v2600 < v2;
-      const bool v2602 = v2599 && v2601;
-      const uint v2606 = v2604 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2607 = v2606 + v2597;
-      const uint v2608 = v2602 ? v2607 : 0u;
-      const uint v2611 = v2516 + v2610;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2612 = v2611 + v2597;
+      const uint v2617 = v2527 + v2614;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2618 = v2617 < v2;
+      const bool v2619 = v2616 && v2618;
+      const uint v2623 = v2621 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2624 = v2623 + v2614;
+      const uint v2625 = v2619 ? v2624 : 0u;
+      const uint v2628 = v2533 + v2627;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2629 = v2628 + v2614;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2612 + e] = v2602 ? a[v2608 + e] : float(0);
+        shm0[v2629 + e] = v2619 ? a[v2625 + e] : float(0);
       }
-      const bool v2628 = v2625 && v2529;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2632 = v2630 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2633 = v2632 + v2525;
-      const uint v2634 = v2628 ? v2633 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2540 + e] = v2628 ? b[v2634 + e] : float(0);
+      const bool v2645 = v2642 && v2546;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2649 = v2647 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2650 = v2649 + v2542;
+      const uint v2651 = v2645 ? v2650 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2557 + e] = v2645 ? b[v2651 + e] : float(0);
       }
-      const bool v2652 = v2649 && v2553;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2656 = v2654 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2657 = v2656 + v2549;
-      const uint v2658 = v2652 ? v2657 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2564 + e] = v2652 ? b[v2658 + e] : float(0);
+      const bool v2669 = v2666 && v2570;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2673 = v2671 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2674 = v2673 + v2566;
+      const uint v2675 = v2669 ? v2674 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2581 + e] = v2669 ? b[v2675 + e] : float(0);
       }
-      const bool v2676 = v2673 && v2577;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2680 = v2678 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2681 = v2680 + v2573;
-      const uint v2682 = v2676 ? v2681 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2588 + e] = v2676 ? b[v2682 + e] : float(0);
+      const bool v2693 = v2690 && v2594;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2697 = v2695 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2698 = v2697 + v2590;
+      const uint v2699 = v2693 ? v2698 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2605 + e] = v2693 ? b[v2699 + e] : float(0);
       }
-      const bool v2700 = v2697 && v2601;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2704 = v2702 + v2510;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2705 = v2704 + v2597;
-      const uint v2706 = v2700 ? v2705 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2612 + e] = v2700 ? b[v2706 + e] : float(0);
+      const bool v2717 = v2714 && v2618;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2721 = v2719 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2722 = v2721 + v2614;
+      const uint v2723 = v2717 ? v2722 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2629 + e] = v2717 ? b[v2723 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2719 = v2516 + v2718;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v25, shm0, long(v2719), long(20u));
-      const uint v2725 = v2516 + v2724;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v27, shm1, long(v2725), long(20u));
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2736 = v2533 + v2735;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v42, shm0, long(v2736), long(20u));
+      const uint v2742 = v2533 + v2741;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v44, shm1, long(v2742), long(20u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v268 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v269 = iron_tid.x;
-    const uint v325 = v17 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v331 = v21 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v285 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v286 = iron_tid.x;
+    const uint v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v267 = 0u; v267 < v2; v267 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v271 = v269; v271 < 2048u; v271 += v268) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v273 = v271 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v275 = v271 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v276 = v9 + v273;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v277 = v276 < v0;
-        const uint v278 = v267 + v275;
-        const bool v279 = v278 < v2;
-        const bool v280 = v277 && v279;
-        if (v280) {
-          const uint v282 = v276 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v284 = v282 + v267;
-          const uint v285 = v284 + v275;
-          const float v286 = a[v285];
-          const uint v288 = v273 * 20u;
-          const uint v289 = v288 + v275;
-          shm0[v289] = v286;
+    for (uint v284 = 0u; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v294 = v293 < v0;
+        const uint v295 = v284 + v292;
+        const bool v296 = v295 < v2;
+        const bool v297 = v294 && v296;
+        if (v297) {
+          const uint v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v301 = v299 + v284;
+          const uint v302 = v301 + v292;
+          const float v303 = a[v302];
+          const uint v305 = v290 * 20u;
+          const uint v306 = v305 + v292;
+          shm0[v306] = v303;
         } else {
-          const uint v291 = v273 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v292 = v291 + v275;
-          shm0[v292] = 0.0f;
+          const uint v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v309 = v308 + v292;
+          shm0[v309] = 0.0f;
         }
       }
 
-      for (uint v297 = v269; v297 < 2048u; v297 += v268) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v299 = v297 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v301 = v297 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v302 = v12 + v299;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v303 = v302 < v1;
-        const uint v304 = v267 + v301;
-        const bool v305 = v304 < v2;
-        const bool v306 = v303 && v305;
-        if (v306) {
-          const uint v308 = v302 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v310 = v308 + v267;
-          const uint v311 = v310 + v301;
-          const float v312 = b[v311];
-          const uint v314 = v299 * 20u;
-          const uint v315 = v314 + v301;
-          shm1[v315] = v312;
+      for (uint v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v320 = v319 < v1;
+        const uint v321 = v284 + v318;
+        const bool v322 = v321 < v2;
+        const bool v323 = v320 && v322;
+        if (v323) {
+          const uint v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v327 = v325 + v284;
+          const uint v328 = v327 + v318;
+          const float v329 = b[v328];
+          const uint v331 = v316 * 20u;
+          const uint v332 = v331 + v318;
+          shm1[v332] = v329;
         } else {
-          const uint v317 = v299 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v318 = v317 + v301;
-          shm1[v318] = 0.0f;
+          const uint v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v335 = v334 + v318;
+          shm1[v335] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v25, shm0, long(v325), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v27, shm1, long(v331), long(20u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v42, shm0, long(v342), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v44, shm1, long(v348), long(20u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v334 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v335 = v9 + v17;
-  const uint v336 = v335 + v334;
-  const uint v337 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v338 = v12 + v21;
-  const uint v339 = v338 + v337;
-  const bool v340 = v336 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v341 = v339 < v1;
-  const bool v342 = v340 && v341;
-  if (v342) {
-    const float v343 = v23.m[0][0].thread_elements()[0];
-    const uint v344 = v336 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v345 = v344 + v339;
-    const float v346 = c[v345];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v348 = v346 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v349 = fma(v343, v3, v348);
-    c[v345] = v349;
-  }
-  const uint v351 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v353 = v335 + v351;
-  const uint v354 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v356 = v338 + v354;
-  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v351 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v352 = v25 + v34;
+  const uint v353 = v352 + v351;
+  const uint v354 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v355 = v29 + v38;
+  const uint v356 = v355 + v354;
+  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v358 = v356 < v1;
   const bool v359 = v357 && v358;
   if (v359) {
-    const float v360 = v23.m[0][0].thread_elements()[1];
+    const float v360 = v40.m[0][0].thread_elements()[0];
     const uint v361 = v353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v362 = v361 + v356;
     const float v363 = c[v362];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -332,15 +330,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v366 = fma(v360, v3, v365);
     c[v362] = v366;
   }
-  const uint v368 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v370 = v335 + v368;
-  const uint v371 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v373 = v338 + v371;
-  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v368 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v370 = v352 + v368;
+  const uint v371 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v373 = v355 + v371;
+  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v375 = v373 < v1;
   const bool v376 = v374 && v375;
   if (v376) {
-    const float v377 = v23.m[0][1].thread_elements()[0];
+    const float v377 = v40.m[0][0].thread_elements()[1];
     const uint v378 = v370 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v379 = v378 + v373;
     const float v380 = c[v379];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -348,15 +346,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v383 = fma(v377, v3, v382);
     c[v379] = v383;
   }
-  const uint v385 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v387 = v335 + v385;
-  const uint v388 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v390 = v338 + v388;
-  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v385 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v387 = v352 + v385;
+  const uint v388 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v390 = v355 + v388;
+  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v392 = v390 < v1;
   const bool v393 = v391 && v392;
   if (v393) {
-    const float v394 = v23.m[0][1].thread_elements()[1];
+    const float v394 = v40.m[0][1].thread_elements()[0];
     const uint v395 = v387 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v396 = v395 + v390;
     const float v397 = c[v396];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -364,15 +362,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v400 = fma(v394, v3, v399);
     c[v396] = v400;
   }
-  const uint v402 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v404 = v335 + v402;
-  const uint v405 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v407 = v338 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v402 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v404 = v352 + v402;
+  const uint v405 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v407 = v355 + v405;
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
-    const float v411 = v23.m[0][2].thread_elements()[0];
+    const float v411 = v40.m[0][1].thread_elements()[1];
     const uint v412 = v404 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v413 = v412 + v407;
     const float v414 = c[v413];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -380,15 +378,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v417 = fma(v411, v3, v416);
     c[v413] = v417;
   }
-  const uint v419 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v421 = v335 + v419;
-  const uint v422 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v424 = v338 + v422;
-  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v419 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v421 = v352 + v419;
+  const uint v422 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v424 = v355 + v422;
+  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v426 = v424 < v1;
   const bool v427 = v425 && v426;
   if (v427) {
-    const float v428 = v23.m[0][2].thread_elements()[1];
+    const float v428 = v40.m[0][2].thread_elements()[0];
     const uint v429 = v421 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v430 = v429 + v424;
     const float v431 = c[v430];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -396,15 +394,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v434 = fma(v428, v3, v433);
     c[v430] = v434;
   }
-  const uint v436 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v438 = v335 + v436;
-  const uint v439 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v441 = v338 + v439;
-  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v436 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v438 = v352 + v436;
+  const uint v439 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v441 = v355 + v439;
+  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v443 = v441 < v1;
   const bool v444 = v442 && v443;
   if (v444) {
-    const float v445 = v23.m[0][3].thread_elements()[0];
+    const float v445 = v40.m[0][2].thread_elements()[1];
     const uint v446 = v438 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v447 = v446 + v441;
     const float v448 = c[v447];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -412,15 +410,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v451 = fma(v445, v3, v450);
     c[v447] = v451;
   }
-  const uint v453 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v455 = v335 + v453;
-  const uint v456 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v458 = v338 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v453 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v455 = v352 + v453;
+  const uint v456 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v458 = v355 + v456;
+  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v460 = v458 < v1;
   const bool v461 = v459 && v460;
   if (v461) {
-    const float v462 = v23.m[0][3].thread_elements()[1];
+    const float v462 = v40.m[0][3].thread_elements()[0];
     const uint v463 = v455 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v464 = v463 + v458;
     const float v465 = c[v464];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -428,15 +426,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v468 = fma(v462, v3, v467);
     c[v464] = v468;
   }
-  const uint v470 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v472 = v335 + v470;
-  const uint v473 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v475 = v338 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v470 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v472 = v352 + v470;
+  const uint v473 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v475 = v355 + v473;
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
-    const float v479 = v23.m[0][4].thread_elements()[0];
+    const float v479 = v40.m[0][3].thread_elements()[1];
     const uint v480 = v472 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v481 = v480 + v475;
     const float v482 = c[v481];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -444,15 +442,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v485 = fma(v479, v3, v484);
     c[v481] = v485;
   }
-  const uint v487 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v489 = v335 + v487;
-  const uint v490 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v492 = v338 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v487 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v489 = v352 + v487;
+  const uint v490 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v492 = v355 + v490;
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
-    const float v496 = v23.m[0][4].thread_elements()[1];
+    const float v496 = v40.m[0][4].thread_elements()[0];
     const uint v497 = v489 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v498 = v497 + v492;
     const float v499 = c[v498];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -460,15 +458,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v502 = fma(v496, v3, v501);
     c[v498] = v502;
   }
-  const uint v504 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v506 = v335 + v504;
-  const uint v507 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v509 = v338 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v504 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v506 = v352 + v504;
+  const uint v507 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v509 = v355 + v507;
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
-    const float v513 = v23.m[0][5].thread_elements()[0];
+    const float v513 = v40.m[0][4].thread_elements()[1];
     const uint v514 = v506 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v515 = v514 + v509;
     const float v516 = c[v515];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -476,15 +474,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v519 = fma(v513, v3, v518);
     c[v515] = v519;
   }
-  const uint v521 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v523 = v335 + v521;
-  const uint v524 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v526 = v338 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v521 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v523 = v352 + v521;
+  const uint v524 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v526 = v355 + v524;
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
-    const float v530 = v23.m[0][5].thread_elements()[1];
+    const float v530 = v40.m[0][5].thread_elements()[0];
     const uint v531 = v523 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v532 = v531 + v526;
     const float v533 = c[v532];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -492,15 +490,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v536 = fma(v530, v3, v535);
     c[v532] = v536;
   }
-  const uint v538 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v540 = v335 + v538;
-  const uint v541 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v543 = v338 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v538 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v540 = v352 + v538;
+  const uint v541 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v543 = v355 + v541;
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
-    const float v547 = v23.m[0][6].thread_elements()[0];
+    const float v547 = v40.m[0][5].thread_elements()[1];
     const uint v548 = v540 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v549 = v548 + v543;
     const float v550 = c[v549];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -508,15 +506,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v553 = fma(v547, v3, v552);
     c[v549] = v553;
   }
-  const uint v555 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v557 = v335 + v555;
-  const uint v558 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v560 = v338 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v555 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v557 = v352 + v555;
+  const uint v558 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v560 = v355 + v558;
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
-    const float v564 = v23.m[0][6].thread_elements()[1];
+    const float v564 = v40.m[0][6].thread_elements()[0];
     const uint v565 = v557 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v566 = v565 + v560;
     const float v567 = c[v566];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -524,15 +522,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v570 = fma(v564, v3, v569);
     c[v566] = v570;
   }
-  const uint v572 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v574 = v335 + v572;
-  const uint v575 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v577 = v338 + v575;
-  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v572 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v574 = v352 + v572;
+  const uint v575 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v577 = v355 + v575;
+  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v579 = v577 < v1;
   const bool v580 = v578 && v579;
   if (v580) {
-    const float v581 = v23.m[0][7].thread_elements()[0];
+    const float v581 = v40.m[0][6].thread_elements()[1];
     const uint v582 = v574 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v583 = v582 + v577;
     const float v584 = c[v583];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -540,15 +538,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v587 = fma(v581, v3, v586);
     c[v583] = v587;
   }
-  const uint v589 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v591 = v335 + v589;
-  const uint v592 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v594 = v338 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v589 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v591 = v352 + v589;
+  const uint v592 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v594 = v355 + v592;
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
-    const float v598 = v23.m[0][7].thread_elements()[1];
+    const float v598 = v40.m[0][7].thread_elements()[0];
     const uint v599 = v591 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v600 = v599 + v594;
     const float v601 = c[v600];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -556,15 +554,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v604 = fma(v598, v3, v603);
     c[v600] = v604;
   }
-  const uint v606 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v608 = v335 + v606;
-  const uint v609 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v611 = v338 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v606 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v608 = v352 + v606;
+  const uint v609 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v611 = v355 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v613 = v611 < v1;
   const bool v614 = v612 && v613;
   if (v614) {
-    const float v615 = v23.m[1][0].thread_elements()[0];
+    const float v615 = v40.m[0][7].thread_elements()[1];
     const uint v616 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v617 = v616 + v611;
     const float v618 = c[v617];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -572,15 +570,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v621 = fma(v615, v3, v620);
     c[v617] = v621;
   }
-  const uint v623 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v625 = v335 + v623;
-  const uint v626 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v628 = v338 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v623 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v625 = v352 + v623;
+  const uint v626 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v628 = v355 + v626;
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
-    const float v632 = v23.m[1][0].thread_elements()[1];
+    const float v632 = v40.m[1][0].thread_elements()[0];
     const uint v633 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v634 = v633 + v628;
     const float v635 = c[v634];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -588,15 +586,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v638 = fma(v632, v3, v637);
     c[v634] = v638;
   }
-  const uint v640 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v642 = v335 + v640;
-  const uint v643 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v645 = v338 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v640 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v642 = v352 + v640;
+  const uint v643 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v645 = v355 + v643;
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
-    const float v649 = v23.m[1][1].thread_elements()[0];
+    const float v649 = v40.m[1][0].thread_elements()[1];
     const uint v650 = v642 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v651 = v650 + v645;
     const float v652 = c[v651];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -604,15 +602,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v655 = fma(v649, v3, v654);
     c[v651] = v655;
   }
-  const uint v657 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v659 = v335 + v657;
-  const uint v660 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v662 = v338 + v660;
-  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v657 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v659 = v352 + v657;
+  const uint v660 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v662 = v355 + v660;
+  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
-    const float v666 = v23.m[1][1].thread_elements()[1];
+    const float v666 = v40.m[1][1].thread_elements()[0];
     const uint v667 = v659 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v668 = v667 + v662;
     const float v669 = c[v668];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -620,15 +618,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v672 = fma(v666, v3, v671);
     c[v668] = v672;
   }
-  const uint v674 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v676 = v335 + v674;
-  const uint v677 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v679 = v338 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v674 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v676 = v352 + v674;
+  const uint v677 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v679 = v355 + v677;
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
-    const float v683 = v23.m[1][2].thread_elements()[0];
+    const float v683 = v40.m[1][1].thread_elements()[1];
     const uint v684 = v676 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v685 = v684 + v679;
     const float v686 = c[v685];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -636,15 +634,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v689 = fma(v683, v3, v688);
     c[v685] = v689;
   }
-  const uint v691 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v693 = v335 + v691;
-  const uint v694 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v696 = v338 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v691 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v693 = v352 + v691;
+  const uint v694 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v696 = v355 + v694;
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
-    const float v700 = v23.m[1][2].thread_elements()[1];
+    const float v700 = v40.m[1][2].thread_elements()[0];
     const uint v701 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v702 = v701 + v696;
     const float v703 = c[v702];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -652,15 +650,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v706 = fma(v700, v3, v705);
     c[v702] = v706;
   }
-  const uint v708 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v710 = v335 + v708;
-  const uint v711 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v713 = v338 + v711;
-  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v708 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v710 = v352 + v708;
+  const uint v711 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v713 = v355 + v711;
+  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v715 = v713 < v1;
   const bool v716 = v714 && v715;
   if (v716) {
-    const float v717 = v23.m[1][3].thread_elements()[0];
+    const float v717 = v40.m[1][2].thread_elements()[1];
     const uint v718 = v710 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v719 = v718 + v713;
     const float v720 = c[v719];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -668,15 +666,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v723 = fma(v717, v3, v722);
     c[v719] = v723;
   }
-  const uint v725 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v727 = v335 + v725;
-  const uint v728 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v730 = v338 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v725 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v727 = v352 + v725;
+  const uint v728 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v730 = v355 + v728;
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
-    const float v734 = v23.m[1][3].thread_elements()[1];
+    const float v734 = v40.m[1][3].thread_elements()[0];
     const uint v735 = v727 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v736 = v735 + v730;
     const float v737 = c[v736];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -684,15 +682,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v740 = fma(v734, v3, v739);
     c[v736] = v740;
   }
-  const uint v742 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v744 = v335 + v742;
-  const uint v745 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v747 = v338 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v742 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v744 = v352 + v742;
+  const uint v745 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v747 = v355 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
-    const float v751 = v23.m[1][4].thread_elements()[0];
+    const float v751 = v40.m[1][3].thread_elements()[1];
     const uint v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v753 = v752 + v747;
     const float v754 = c[v753];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -700,15 +698,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v757 = fma(v751, v3, v756);
     c[v753] = v757;
   }
-  const uint v759 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v761 = v335 + v759;
-  const uint v762 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v764 = v338 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v759 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v761 = v352 + v759;
+  const uint v762 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v764 = v355 + v762;
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
-    const float v768 = v23.m[1][4].thread_elements()[1];
+    const float v768 = v40.m[1][4].thread_elements()[0];
     const uint v769 = v761 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v770 = v769 + v764;
     const float v771 = c[v770];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -716,15 +714,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v774 = fma(v768, v3, v773);
     c[v770] = v774;
   }
-  const uint v776 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v778 = v335 + v776;
-  const uint v779 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v781 = v338 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v776 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v778 = v352 + v776;
+  const uint v779 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v781 = v355 + v779;
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
-    const float v785 = v23.m[1][5].thread_elements()[0];
+    const float v785 = v40.m[1][4].thread_elements()[1];
     const uint v786 = v778 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v787 = v786 + v781;
     const float v788 = c[v787];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -732,15 +730,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v791 = fma(v785, v3, v790);
     c[v787] = v791;
   }
-  const uint v793 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v795 = v335 + v793;
-  const uint v796 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v798 = v338 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v793 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v795 = v352 + v793;
+  const uint v796 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v798 = v355 + v796;
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
-    const float v802 = v23.m[1][5].thread_elements()[1];
+    const float v802 = v40.m[1][5].thread_elements()[0];
     const uint v803 = v795 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v804 = v803 + v798;
     const float v805 = c[v804];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -748,15 +746,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v808 = fma(v802, v3, v807);
     c[v804] = v808;
   }
-  const uint v810 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v812 = v335 + v810;
-  const uint v813 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v815 = v338 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v810 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v812 = v352 + v810;
+  const uint v813 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v815 = v355 + v813;
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
-    const float v819 = v23.m[1][6].thread_elements()[0];
+    const float v819 = v40.m[1][5].thread_elements()[1];
     const uint v820 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v821 = v820 + v815;
     const float v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -764,15 +762,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v825 = fma(v819, v3, v824);
     c[v821] = v825;
   }
-  const uint v827 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v829 = v335 + v827;
-  const uint v830 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v832 = v338 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v827 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v829 = v352 + v827;
+  const uint v830 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v832 = v355 + v830;
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
-    const float v836 = v23.m[1][6].thread_elements()[1];
+    const float v836 = v40.m[1][6].thread_elements()[0];
     const uint v837 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v838 = v837 + v832;
     const float v839 = c[v838];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -780,15 +778,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v842 = fma(v836, v3, v841);
     c[v838] = v842;
   }
-  const uint v844 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v846 = v335 + v844;
-  const uint v847 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v849 = v338 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v844 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v846 = v352 + v844;
+  const uint v847 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v849 = v355 + v847;
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
-    const float v853 = v23.m[1][7].thread_elements()[0];
+    const float v853 = v40.m[1][6].thread_elements()[1];
     const uint v854 = v846 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v855 = v854 + v849;
     const float v856 = c[v855];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -796,15 +794,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v859 = fma(v853, v3, v858);
     c[v855] = v859;
   }
-  const uint v861 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v863 = v335 + v861;
-  const uint v864 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v866 = v338 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v861 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v863 = v352 + v861;
+  const uint v864 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v866 = v355 + v864;
+  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v868 = v866 < v1;
   const bool v869 = v867 && v868;
   if (v869) {
-    const float v870 = v23.m[1][7].thread_elements()[1];
+    const float v870 = v40.m[1][7].thread_elements()[0];
     const uint v871 = v863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v872 = v871 + v866;
     const float v873 = c[v872];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -812,15 +810,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v876 = fma(v870, v3, v875);
     c[v872] = v876;
   }
-  const uint v878 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v880 = v335 + v878;
-  const uint v881 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v883 = v338 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v878 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v880 = v352 + v878;
+  const uint v881 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v883 = v355 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
-    const float v887 = v23.m[2][0].thread_elements()[0];
+    const float v887 = v40.m[1][7].thread_elements()[1];
     const uint v888 = v880 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v889 = v888 + v883;
     const float v890 = c[v889];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -828,15 +826,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v893 = fma(v887, v3, v892);
     c[v889] = v893;
   }
-  const uint v895 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v897 = v335 + v895;
-  const uint v898 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v900 = v338 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v895 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v897 = v352 + v895;
+  const uint v898 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v900 = v355 + v898;
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
-    const float v904 = v23.m[2][0].thread_elements()[1];
+    const float v904 = v40.m[2][0].thread_elements()[0];
     const uint v905 = v897 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v906 = v905 + v900;
     const float v907 = c[v906];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -844,15 +842,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v910 = fma(v904, v3, v909);
     c[v906] = v910;
   }
-  const uint v912 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v914 = v335 + v912;
-  const uint v915 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v917 = v338 + v915;
-  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v912 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v914 = v352 + v912;
+  const uint v915 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v917 = v355 + v915;
+  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v919 = v917 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
-    const float v921 = v23.m[2][1].thread_elements()[0];
+    const float v921 = v40.m[2][0].thread_elements()[1];
     const uint v922 = v914 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v923 = v922 + v917;
     const float v924 = c[v923];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -860,15 +858,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v927 = fma(v921, v3, v926);
     c[v923] = v927;
   }
-  const uint v929 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v931 = v335 + v929;
-  const uint v932 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v934 = v338 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v929 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v931 = v352 + v929;
+  const uint v932 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v934 = v355 + v932;
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
-    const float v938 = v23.m[2][1].thread_elements()[1];
+    const float v938 = v40.m[2][1].thread_elements()[0];
     const uint v939 = v931 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v940 = v939 + v934;
     const float v941 = c[v940];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -876,15 +874,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v944 = fma(v938, v3, v943);
     c[v940] = v944;
   }
-  const uint v946 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v948 = v335 + v946;
-  const uint v949 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v951 = v338 + v949;
-  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v946 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v948 = v352 + v946;
+  const uint v949 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v951 = v355 + v949;
+  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
-    const float v955 = v23.m[2][2].thread_elements()[0];
+    const float v955 = v40.m[2][1].thread_elements()[1];
     const uint v956 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v957 = v956 + v951;
     const float v958 = c[v957];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -892,15 +890,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v961 = fma(v955, v3, v960);
     c[v957] = v961;
   }
-  const uint v963 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v965 = v335 + v963;
-  const uint v966 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v968 = v338 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v963 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v965 = v352 + v963;
+  const uint v966 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v968 = v355 + v966;
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
-    const float v972 = v23.m[2][2].thread_elements()[1];
+    const float v972 = v40.m[2][2].thread_elements()[0];
     const uint v973 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v974 = v973 + v968;
     const float v975 = c[v974];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -908,15 +906,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v978 = fma(v972, v3, v977);
     c[v974] = v978;
   }
-  const uint v980 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v982 = v335 + v980;
-  const uint v983 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v985 = v338 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v980 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v982 = v352 + v980;
+  const uint v983 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v985 = v355 + v983;
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
-    const float v989 = v23.m[2][3].thread_elements()[0];
+    const float v989 = v40.m[2][2].thread_elements()[1];
     const uint v990 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v991 = v990 + v985;
     const float v992 = c[v991];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -924,15 +922,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v995 = fma(v989, v3, v994);
     c[v991] = v995;
   }
-  const uint v997 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v999 = v335 + v997;
-  const uint v1000 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1002 = v338 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v997 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v999 = v352 + v997;
+  const uint v1000 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1002 = v355 + v1000;
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
-    const float v1006 = v23.m[2][3].thread_elements()[1];
+    const float v1006 = v40.m[2][3].thread_elements()[0];
     const uint v1007 = v999 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1008 = v1007 + v1002;
     const float v1009 = c[v1008];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -940,15 +938,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1012 = fma(v1006, v3, v1011);
     c[v1008] = v1012;
   }
-  const uint v1014 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1016 = v335 + v1014;
-  const uint v1017 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1019 = v338 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1014 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1016 = v352 + v1014;
+  const uint v1017 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1019 = v355 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
-    const float v1023 = v23.m[2][4].thread_elements()[0];
+    const float v1023 = v40.m[2][3].thread_elements()[1];
     const uint v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1025 = v1024 + v1019;
     const float v1026 = c[v1025];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -956,15 +954,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1029 = fma(v1023, v3, v1028);
     c[v1025] = v1029;
   }
-  const uint v1031 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1033 = v335 + v1031;
-  const uint v1034 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1036 = v338 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1031 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1033 = v352 + v1031;
+  const uint v1034 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1036 = v355 + v1034;
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
-    const float v1040 = v23.m[2][4].thread_elements()[1];
+    const float v1040 = v40.m[2][4].thread_elements()[0];
     const uint v1041 = v1033 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1042 = v1041 + v1036;
     const float v1043 = c[v1042];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -972,15 +970,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1046 = fma(v1040, v3, v1045);
     c[v1042] = v1046;
   }
-  const uint v1048 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1050 = v335 + v1048;
-  const uint v1051 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1053 = v338 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1048 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1050 = v352 + v1048;
+  const uint v1051 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1053 = v355 + v1051;
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
-    const float v1057 = v23.m[2][5].thread_elements()[0];
+    const float v1057 = v40.m[2][4].thread_elements()[1];
     const uint v1058 = v1050 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1059 = v1058 + v1053;
     const float v1060 = c[v1059];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -988,15 +986,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1063 = fma(v1057, v3, v1062);
     c[v1059] = v1063;
   }
-  const uint v1065 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1067 = v335 + v1065;
-  const uint v1068 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1070 = v338 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1065 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1067 = v352 + v1065;
+  const uint v1068 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1070 = v355 + v1068;
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
-    const float v1074 = v23.m[2][5].thread_elements()[1];
+    const float v1074 = v40.m[2][5].thread_elements()[0];
     const uint v1075 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1076 = v1075 + v1070;
     const float v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1004,15 +1002,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1080 = fma(v1074, v3, v1079);
     c[v1076] = v1080;
   }
-  const uint v1082 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1084 = v335 + v1082;
-  const uint v1085 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1087 = v338 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1082 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1084 = v352 + v1082;
+  const uint v1085 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1087 = v355 + v1085;
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
-    const float v1091 = v23.m[2][6].thread_elements()[0];
+    const float v1091 = v40.m[2][5].thread_elements()[1];
     const uint v1092 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1093 = v1092 + v1087;
     const float v1094 = c[v1093];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1020,15 +1018,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1097 = fma(v1091, v3, v1096);
     c[v1093] = v1097;
   }
-  const uint v1099 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1101 = v335 + v1099;
-  const uint v1102 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1104 = v338 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1099 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1101 = v352 + v1099;
+  const uint v1102 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1104 = v355 + v1102;
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
-    const float v1108 = v23.m[2][6].thread_elements()[1];
+    const float v1108 = v40.m[2][6].thread_elements()[0];
     const uint v1109 = v1101 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1110 = v1109 + v1104;
     const float v1111 = c[v1110];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1036,15 +1034,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1114 = fma(v1108, v3, v1113);
     c[v1110] = v1114;
   }
-  const uint v1116 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1118 = v335 + v1116;
-  const uint v1119 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1121 = v338 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1116 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1118 = v352 + v1116;
+  const uint v1119 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1121 = v355 + v1119;
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
-    const float v1125 = v23.m[2][7].thread_elements()[0];
+    const float v1125 = v40.m[2][6].thread_elements()[1];
     const uint v1126 = v1118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1127 = v1126 + v1121;
     const float v1128 = c[v1127];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1052,15 +1050,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1131 = fma(v1125, v3, v1130);
     c[v1127] = v1131;
   }
-  const uint v1133 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1135 = v335 + v1133;
-  const uint v1136 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1138 = v338 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1133 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1135 = v352 + v1133;
+  const uint v1136 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1138 = v355 + v1136;
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
-    const float v1142 = v23.m[2][7].thread_elements()[1];
+    const float v1142 = v40.m[2][7].thread_elements()[0];
     const uint v1143 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1144 = v1143 + v1138;
     const float v1145 = c[v1144];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1068,15 +1066,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1148 = fma(v1142, v3, v1147);
     c[v1144] = v1148;
   }
-  const uint v1150 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1152 = v335 + v1150;
-  const uint v1153 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1155 = v338 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1150 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1152 = v352 + v1150;
+  const uint v1153 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1155 = v355 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
-    const float v1159 = v23.m[3][0].thread_elements()[0];
+    const float v1159 = v40.m[2][7].thread_elements()[1];
     const uint v1160 = v1152 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1161 = v1160 + v1155;
     const float v1162 = c[v1161];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1084,15 +1082,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1165 = fma(v1159, v3, v1164);
     c[v1161] = v1165;
   }
-  const uint v1167 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1169 = v335 + v1167;
-  const uint v1170 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1172 = v338 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1167 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1169 = v352 + v1167;
+  const uint v1170 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1172 = v355 + v1170;
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
-    const float v1176 = v23.m[3][0].thread_elements()[1];
+    const float v1176 = v40.m[3][0].thread_elements()[0];
     const uint v1177 = v1169 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1178 = v1177 + v1172;
     const float v1179 = c[v1178];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1100,15 +1098,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1182 = fma(v1176, v3, v1181);
     c[v1178] = v1182;
   }
-  const uint v1184 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1186 = v335 + v1184;
-  const uint v1187 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1189 = v338 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1184 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1186 = v352 + v1184;
+  const uint v1187 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1189 = v355 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
-    const float v1193 = v23.m[3][1].thread_elements()[0];
+    const float v1193 = v40.m[3][0].thread_elements()[1];
     const uint v1194 = v1186 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1195 = v1194 + v1189;
     const float v1196 = c[v1195];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1116,15 +1114,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1199 = fma(v1193, v3, v1198);
     c[v1195] = v1199;
   }
-  const uint v1201 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1203 = v335 + v1201;
-  const uint v1204 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1206 = v338 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1203 = v352 + v1201;
+  const uint v1204 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1206 = v355 + v1204;
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
-    const float v1210 = v23.m[3][1].thread_elements()[1];
+    const float v1210 = v40.m[3][1].thread_elements()[0];
     const uint v1211 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1212 = v1211 + v1206;
     const float v1213 = c[v1212];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1132,15 +1130,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1216 = fma(v1210, v3, v1215);
     c[v1212] = v1216;
   }
-  const uint v1218 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1220 = v335 + v1218;
-  const uint v1221 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1223 = v338 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1218 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1220 = v352 + v1218;
+  const uint v1221 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1223 = v355 + v1221;
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
-    const float v1227 = v23.m[3][2].thread_elements()[0];
+    const float v1227 = v40.m[3][1].thread_elements()[1];
     const uint v1228 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1229 = v1228 + v1223;
     const float v1230 = c[v1229];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1148,15 +1146,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1233 = fma(v1227, v3, v1232);
     c[v1229] = v1233;
   }
-  const uint v1235 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1237 = v335 + v1235;
-  const uint v1238 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1240 = v338 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1235 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1237 = v352 + v1235;
+  const uint v1238 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1240 = v355 + v1238;
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
-    const float v1244 = v23.m[3][2].thread_elements()[1];
+    const float v1244 = v40.m[3][2].thread_elements()[0];
     const uint v1245 = v1237 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1246 = v1245 + v1240;
     const float v1247 = c[v1246];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1164,15 +1162,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1250 = fma(v1244, v3, v1249);
     c[v1246] = v1250;
   }
-  const uint v1252 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1254 = v335 + v1252;
-  const uint v1255 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1257 = v338 + v1255;
-  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1254 = v352 + v1252;
+  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1257 = v355 + v1255;
+  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1259 = v1257 < v1;
   const bool v1260 = v1258 && v1259;
   if (v1260) {
-    const float v1261 = v23.m[3][3].thread_elements()[0];
+    const float v1261 = v40.m[3][2].thread_elements()[1];
     const uint v1262 = v1254 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1263 = v1262 + v1257;
     const float v1264 = c[v1263];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1180,15 +1178,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1267 = fma(v1261, v3, v1266);
     c[v1263] = v1267;
   }
-  const uint v1269 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1271 = v335 + v1269;
-  const uint v1272 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1274 = v338 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1269 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1271 = v352 + v1269;
+  const uint v1272 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1274 = v355 + v1272;
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
-    const float v1278 = v23.m[3][3].thread_elements()[1];
+    const float v1278 = v40.m[3][3].thread_elements()[0];
     const uint v1279 = v1271 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1280 = v1279 + v1274;
     const float v1281 = c[v1280];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1196,15 +1194,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1284 = fma(v1278, v3, v1283);
     c[v1280] = v1284;
   }
-  const uint v1286 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1288 = v335 + v1286;
-  const uint v1289 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1291 = v338 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1286 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1288 = v352 + v1286;
+  const uint v1289 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1291 = v355 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v23.m[3][4].thread_elements()[0];
+    const float v1295 = v40.m[3][3].thread_elements()[1];
     const uint v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1297 = v1296 + v1291;
     const float v1298 = c[v1297];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1212,15 +1210,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1301 = fma(v1295, v3, v1300);
     c[v1297] = v1301;
   }
-  const uint v1303 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1305 = v335 + v1303;
-  const uint v1306 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1308 = v338 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1303 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1305 = v352 + v1303;
+  const uint v1306 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1308 = v355 + v1306;
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
-    const float v1312 = v23.m[3][4].thread_elements()[1];
+    const float v1312 = v40.m[3][4].thread_elements()[0];
     const uint v1313 = v1305 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1314 = v1313 + v1308;
     const float v1315 = c[v1314];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1228,15 +1226,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1318 = fma(v1312, v3, v1317);
     c[v1314] = v1318;
   }
-  const uint v1320 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1322 = v335 + v1320;
-  const uint v1323 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1325 = v338 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1322 = v352 + v1320;
+  const uint v1323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1325 = v355 + v1323;
+  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
-    const float v1329 = v23.m[3][5].thread_elements()[0];
+    const float v1329 = v40.m[3][4].thread_elements()[1];
     const uint v1330 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1331 = v1330 + v1325;
     const float v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1244,15 +1242,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1335 = fma(v1329, v3, v1334);
     c[v1331] = v1335;
   }
-  const uint v1337 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1339 = v335 + v1337;
-  const uint v1340 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1342 = v338 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1337 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1339 = v352 + v1337;
+  const uint v1340 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1342 = v355 + v1340;
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
-    const float v1346 = v23.m[3][5].thread_elements()[1];
+    const float v1346 = v40.m[3][5].thread_elements()[0];
     const uint v1347 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1348 = v1347 + v1342;
     const float v1349 = c[v1348];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1260,15 +1258,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1352 = fma(v1346, v3, v1351);
     c[v1348] = v1352;
   }
-  const uint v1354 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1356 = v335 + v1354;
-  const uint v1357 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1359 = v338 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1354 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1356 = v352 + v1354;
+  const uint v1357 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1359 = v355 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
-    const float v1363 = v23.m[3][6].thread_elements()[0];
+    const float v1363 = v40.m[3][5].thread_elements()[1];
     const uint v1364 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1365 = v1364 + v1359;
     const float v1366 = c[v1365];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1276,15 +1274,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1369 = fma(v1363, v3, v1368);
     c[v1365] = v1369;
   }
-  const uint v1371 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1373 = v335 + v1371;
-  const uint v1374 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1376 = v338 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1371 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1373 = v352 + v1371;
+  const uint v1374 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1376 = v355 + v1374;
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
-    const float v1380 = v23.m[3][6].thread_elements()[1];
+    const float v1380 = v40.m[3][6].thread_elements()[0];
     const uint v1381 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1382 = v1381 + v1376;
     const float v1383 = c[v1382];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1292,15 +1290,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1386 = fma(v1380, v3, v1385);
     c[v1382] = v1386;
   }
-  const uint v1388 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1390 = v335 + v1388;
-  const uint v1391 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1393 = v338 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1388 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1390 = v352 + v1388;
+  const uint v1391 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1393 = v355 + v1391;
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
-    const float v1397 = v23.m[3][7].thread_elements()[0];
+    const float v1397 = v40.m[3][6].thread_elements()[1];
     const uint v1398 = v1390 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1399 = v1398 + v1393;
     const float v1400 = c[v1399];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1308,15 +1306,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1403 = fma(v1397, v3, v1402);
     c[v1399] = v1403;
   }
-  const uint v1405 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1407 = v335 + v1405;
-  const uint v1408 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1410 = v338 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1405 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1407 = v352 + v1405;
+  const uint v1408 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1410 = v355 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
-    const float v1414 = v23.m[3][7].thread_elements()[1];
+    const float v1414 = v40.m[3][7].thread_elements()[0];
     const uint v1415 = v1407 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1416 = v1415 + v1410;
     const float v1417 = c[v1416];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1324,15 +1322,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1420 = fma(v1414, v3, v1419);
     c[v1416] = v1420;
   }
-  const uint v1422 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1424 = v335 + v1422;
-  const uint v1425 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1427 = v338 + v1425;
-  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1424 = v352 + v1422;
+  const uint v1425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1427 = v355 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1429 = v1427 < v1;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
-    const float v1431 = v23.m[4][0].thread_elements()[0];
+    const float v1431 = v40.m[3][7].thread_elements()[1];
     const uint v1432 = v1424 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1433 = v1432 + v1427;
     const float v1434 = c[v1433];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1340,15 +1338,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1437 = fma(v1431, v3, v1436);
     c[v1433] = v1437;
   }
-  const uint v1439 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1441 = v335 + v1439;
-  const uint v1442 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1444 = v338 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1439 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1441 = v352 + v1439;
+  const uint v1442 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1444 = v355 + v1442;
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
-    const float v1448 = v23.m[4][0].thread_elements()[1];
+    const float v1448 = v40.m[4][0].thread_elements()[0];
     const uint v1449 = v1441 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1450 = v1449 + v1444;
     const float v1451 = c[v1450];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1356,15 +1354,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1454 = fma(v1448, v3, v1453);
     c[v1450] = v1454;
   }
-  const uint v1456 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1458 = v335 + v1456;
-  const uint v1459 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1461 = v338 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1456 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1458 = v352 + v1456;
+  const uint v1459 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1461 = v355 + v1459;
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
-    const float v1465 = v23.m[4][1].thread_elements()[0];
+    const float v1465 = v40.m[4][0].thread_elements()[1];
     const uint v1466 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1467 = v1466 + v1461;
     const float v1468 = c[v1467];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1372,15 +1370,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1471 = fma(v1465, v3, v1470);
     c[v1467] = v1471;
   }
-  const uint v1473 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1475 = v335 + v1473;
-  const uint v1476 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1478 = v338 + v1476;
-  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1473 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1475 = v352 + v1473;
+  const uint v1476 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1478 = v355 + v1476;
+  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
-    const float v1482 = v23.m[4][1].thread_elements()[1];
+    const float v1482 = v40.m[4][1].thread_elements()[0];
     const uint v1483 = v1475 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1484 = v1483 + v1478;
     const float v1485 = c[v1484];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1388,15 +1386,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1488 = fma(v1482, v3, v1487);
     c[v1484] = v1488;
   }
-  const uint v1490 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1492 = v335 + v1490;
-  const uint v1493 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1495 = v338 + v1493;
-  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1490 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1492 = v352 + v1490;
+  const uint v1493 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1495 = v355 + v1493;
+  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
-    const float v1499 = v23.m[4][2].thread_elements()[0];
+    const float v1499 = v40.m[4][1].thread_elements()[1];
     const uint v1500 = v1492 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1501 = v1500 + v1495;
     const float v1502 = c[v1501];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1404,15 +1402,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1505 = fma(v1499, v3, v1504);
     c[v1501] = v1505;
   }
-  const uint v1507 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1509 = v335 + v1507;
-  const uint v1510 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1512 = v338 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1507 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1509 = v352 + v1507;
+  const uint v1510 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1512 = v355 + v1510;
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
-    const float v1516 = v23.m[4][2].thread_elements()[1];
+    const float v1516 = v40.m[4][2].thread_elements()[0];
     const uint v1517 = v1509 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1518 = v1517 + v1512;
     const float v1519 = c[v1518];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1420,15 +1418,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1522 = fma(v1516, v3, v1521);
     c[v1518] = v1522;
   }
-  const uint v1524 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1526 = v335 + v1524;
-  const uint v1527 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1529 = v338 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1524 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1526 = v352 + v1524;
+  const uint v1527 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1529 = v355 + v1527;
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
-    const float v1533 = v23.m[4][3].thread_elements()[0];
+    const float v1533 = v40.m[4][2].thread_elements()[1];
     const uint v1534 = v1526 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1535 = v1534 + v1529;
     const float v1536 = c[v1535];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1436,15 +1434,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1539 = fma(v1533, v3, v1538);
     c[v1535] = v1539;
   }
-  const uint v1541 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1543 = v335 + v1541;
-  const uint v1544 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1546 = v338 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1541 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1543 = v352 + v1541;
+  const uint v1544 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1546 = v355 + v1544;
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
-    const float v1550 = v23.m[4][3].thread_elements()[1];
+    const float v1550 = v40.m[4][3].thread_elements()[0];
     const uint v1551 = v1543 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1552 = v1551 + v1546;
     const float v1553 = c[v1552];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1452,15 +1450,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1556 = fma(v1550, v3, v1555);
     c[v1552] = v1556;
   }
-  const uint v1558 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1560 = v335 + v1558;
-  const uint v1561 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1563 = v338 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1558 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1560 = v352 + v1558;
+  const uint v1561 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1563 = v355 + v1561;
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
-    const float v1567 = v23.m[4][4].thread_elements()[0];
+    const float v1567 = v40.m[4][3].thread_elements()[1];
     const uint v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1569 = v1568 + v1563;
     const float v1570 = c[v1569];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1468,15 +1466,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1573 = fma(v1567, v3, v1572);
     c[v1569] = v1573;
   }
-  const uint v1575 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1577 = v335 + v1575;
-  const uint v1578 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1580 = v338 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1575 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1577 = v352 + v1575;
+  const uint v1578 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1580 = v355 + v1578;
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
-    const float v1584 = v23.m[4][4].thread_elements()[1];
+    const float v1584 = v40.m[4][4].thread_elements()[0];
     const uint v1585 = v1577 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1586 = v1585 + v1580;
     const float v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1484,15 +1482,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1590 = fma(v1584, v3, v1589);
     c[v1586] = v1590;
   }
-  const uint v1592 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1594 = v335 + v1592;
-  const uint v1595 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1597 = v338 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1592 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1594 = v352 + v1592;
+  const uint v1595 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1597 = v355 + v1595;
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
-    const float v1601 = v23.m[4][5].thread_elements()[0];
+    const float v1601 = v40.m[4][4].thread_elements()[1];
     const uint v1602 = v1594 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1603 = v1602 + v1597;
     const float v1604 = c[v1603];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1500,15 +1498,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1607 = fma(v1601, v3, v1606);
     c[v1603] = v1607;
   }
-  const uint v1609 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1611 = v335 + v1609;
-  const uint v1612 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1614 = v338 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1609 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1611 = v352 + v1609;
+  const uint v1612 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1614 = v355 + v1612;
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
-    const float v1618 = v23.m[4][5].thread_elements()[1];
+    const float v1618 = v40.m[4][5].thread_elements()[0];
     const uint v1619 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1620 = v1619 + v1614;
     const float v1621 = c[v1620];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1516,15 +1514,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1624 = fma(v1618, v3, v1623);
     c[v1620] = v1624;
   }
-  const uint v1626 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1628 = v335 + v1626;
-  const uint v1629 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1631 = v338 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1626 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1628 = v352 + v1626;
+  const uint v1629 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1631 = v355 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
-    const float v1635 = v23.m[4][6].thread_elements()[0];
+    const float v1635 = v40.m[4][5].thread_elements()[1];
     const uint v1636 = v1628 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1637 = v1636 + v1631;
     const float v1638 = c[v1637];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1532,15 +1530,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1641 = fma(v1635, v3, v1640);
     c[v1637] = v1641;
   }
-  const uint v1643 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1645 = v335 + v1643;
-  const uint v1646 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1648 = v338 + v1646;
-  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1643 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1645 = v352 + v1643;
+  const uint v1646 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1648 = v355 + v1646;
+  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
-    const float v1652 = v23.m[4][6].thread_elements()[1];
+    const float v1652 = v40.m[4][6].thread_elements()[0];
     const uint v1653 = v1645 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1654 = v1653 + v1648;
     const float v1655 = c[v1654];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1548,15 +1546,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1658 = fma(v1652, v3, v1657);
     c[v1654] = v1658;
   }
-  const uint v1660 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1662 = v335 + v1660;
-  const uint v1663 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1665 = v338 + v1663;
-  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1660 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1662 = v352 + v1660;
+  const uint v1663 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1665 = v355 + v1663;
+  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1667 = v1665 < v1;
   const bool v1668 = v1666 && v1667;
   if (v1668) {
-    const float v1669 = v23.m[4][7].thread_elements()[0];
+    const float v1669 = v40.m[4][6].thread_elements()[1];
     const uint v1670 = v1662 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1671 = v1670 + v1665;
     const float v1672 = c[v1671];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1564,15 +1562,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1675 = fma(v1669, v3, v1674);
     c[v1671] = v1675;
   }
-  const uint v1677 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1679 = v335 + v1677;
-  const uint v1680 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1682 = v338 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1677 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1679 = v352 + v1677;
+  const uint v1680 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1682 = v355 + v1680;
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
-    const float v1686 = v23.m[4][7].thread_elements()[1];
+    const float v1686 = v40.m[4][7].thread_elements()[0];
     const uint v1687 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1688 = v1687 + v1682;
     const float v1689 = c[v1688];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1580,15 +1578,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1692 = fma(v1686, v3, v1691);
     c[v1688] = v1692;
   }
-  const uint v1694 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1696 = v335 + v1694;
-  const uint v1697 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1699 = v338 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1694 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1696 = v352 + v1694;
+  const uint v1697 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1699 = v355 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
-    const float v1703 = v23.m[5][0].thread_elements()[0];
+    const float v1703 = v40.m[4][7].thread_elements()[1];
     const uint v1704 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1705 = v1704 + v1699;
     const float v1706 = c[v1705];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1596,15 +1594,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1709 = fma(v1703, v3, v1708);
     c[v1705] = v1709;
   }
-  const uint v1711 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1713 = v335 + v1711;
-  const uint v1714 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1716 = v338 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1711 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1713 = v352 + v1711;
+  const uint v1714 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1716 = v355 + v1714;
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
-    const float v1720 = v23.m[5][0].thread_elements()[1];
+    const float v1720 = v40.m[5][0].thread_elements()[0];
     const uint v1721 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1722 = v1721 + v1716;
     const float v1723 = c[v1722];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1612,15 +1610,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1726 = fma(v1720, v3, v1725);
     c[v1722] = v1726;
   }
-  const uint v1728 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1730 = v335 + v1728;
-  const uint v1731 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1733 = v338 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1728 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1730 = v352 + v1728;
+  const uint v1731 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1733 = v355 + v1731;
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
-    const float v1737 = v23.m[5][1].thread_elements()[0];
+    const float v1737 = v40.m[5][0].thread_elements()[1];
     const uint v1738 = v1730 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1739 = v1738 + v1733;
     const float v1740 = c[v1739];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1628,15 +1626,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1743 = fma(v1737, v3, v1742);
     c[v1739] = v1743;
   }
-  const uint v1745 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1747 = v335 + v1745;
-  const uint v1748 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1750 = v338 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1745 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1747 = v352 + v1745;
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1750 = v355 + v1748;
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
-    const float v1754 = v23.m[5][1].thread_elements()[1];
+    const float v1754 = v40.m[5][1].thread_elements()[0];
     const uint v1755 = v1747 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1756 = v1755 + v1750;
     const float v1757 = c[v1756];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1644,15 +1642,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1760 = fma(v1754, v3, v1759);
     c[v1756] = v1760;
   }
-  const uint v1762 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1764 = v335 + v1762;
-  const uint v1765 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1767 = v338 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1764 = v352 + v1762;
+  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1767 = v355 + v1765;
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
-    const float v1771 = v23.m[5][2].thread_elements()[0];
+    const float v1771 = v40.m[5][1].thread_elements()[1];
     const uint v1772 = v1764 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1773 = v1772 + v1767;
     const float v1774 = c[v1773];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1660,15 +1658,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1777 = fma(v1771, v3, v1776);
     c[v1773] = v1777;
   }
-  const uint v1779 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1781 = v335 + v1779;
-  const uint v1782 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1784 = v338 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1781 = v352 + v1779;
+  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1784 = v355 + v1782;
+  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
-    const float v1788 = v23.m[5][2].thread_elements()[1];
+    const float v1788 = v40.m[5][2].thread_elements()[0];
     const uint v1789 = v1781 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1790 = v1789 + v1784;
     const float v1791 = c[v1790];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1676,15 +1674,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1794 = fma(v1788, v3, v1793);
     c[v1790] = v1794;
   }
-  const uint v1796 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1798 = v335 + v1796;
-  const uint v1799 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1801 = v338 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1798 = v352 + v1796;
+  const uint v1799 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1801 = v355 + v1799;
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
-    const float v1805 = v23.m[5][3].thread_elements()[0];
+    const float v1805 = v40.m[5][2].thread_elements()[1];
     const uint v1806 = v1798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1807 = v1806 + v1801;
     const float v1808 = c[v1807];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1692,15 +1690,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1811 = fma(v1805, v3, v1810);
     c[v1807] = v1811;
   }
-  const uint v1813 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1815 = v335 + v1813;
-  const uint v1816 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1818 = v338 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1813 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1815 = v352 + v1813;
+  const uint v1816 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1818 = v355 + v1816;
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
-    const float v1822 = v23.m[5][3].thread_elements()[1];
+    const float v1822 = v40.m[5][3].thread_elements()[0];
     const uint v1823 = v1815 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1824 = v1823 + v1818;
     const float v1825 = c[v1824];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1708,15 +1706,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1828 = fma(v1822, v3, v1827);
     c[v1824] = v1828;
   }
-  const uint v1830 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1832 = v335 + v1830;
-  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1835 = v338 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1830 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1832 = v352 + v1830;
+  const uint v1833 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1835 = v355 + v1833;
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
-    const float v1839 = v23.m[5][4].thread_elements()[0];
+    const float v1839 = v40.m[5][3].thread_elements()[1];
     const uint v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1841 = v1840 + v1835;
     const float v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1724,15 +1722,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1845 = fma(v1839, v3, v1844);
     c[v1841] = v1845;
   }
-  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1849 = v335 + v1847;
-  const uint v1850 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1852 = v338 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1847 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1849 = v352 + v1847;
+  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1852 = v355 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
-    const float v1856 = v23.m[5][4].thread_elements()[1];
+    const float v1856 = v40.m[5][4].thread_elements()[0];
     const uint v1857 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1858 = v1857 + v1852;
     const float v1859 = c[v1858];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1740,15 +1738,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1862 = fma(v1856, v3, v1861);
     c[v1858] = v1862;
   }
-  const uint v1864 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1866 = v335 + v1864;
-  const uint v1867 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1869 = v338 + v1867;
-  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1866 = v352 + v1864;
+  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1869 = v355 + v1867;
+  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
-    const float v1873 = v23.m[5][5].thread_elements()[0];
+    const float v1873 = v40.m[5][4].thread_elements()[1];
     const uint v1874 = v1866 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1875 = v1874 + v1869;
     const float v1876 = c[v1875];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1756,15 +1754,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1879 = fma(v1873, v3, v1878);
     c[v1875] = v1879;
   }
-  const uint v1881 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1883 = v335 + v1881;
-  const uint v1884 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1886 = v338 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1883 = v352 + v1881;
+  const uint v1884 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1886 = v355 + v1884;
+  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1888 = v1886 < v1;
   const bool v1889 = v1887 && v1888;
   if (v1889) {
-    const float v1890 = v23.m[5][5].thread_elements()[1];
+    const float v1890 = v40.m[5][5].thread_elements()[0];
     const uint v1891 = v1883 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1892 = v1891 + v1886;
     const float v1893 = c[v1892];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1772,15 +1770,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1896 = fma(v1890, v3, v1895);
     c[v1892] = v1896;
   }
-  const uint v1898 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1900 = v335 + v1898;
-  const uint v1901 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1903 = v338 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1898 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1900 = v352 + v1898;
+  const uint v1901 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1903 = v355 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
-    const float v1907 = v23.m[5][6].thread_elements()[0];
+    const float v1907 = v40.m[5][5].thread_elements()[1];
     const uint v1908 = v1900 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1909 = v1908 + v1903;
     const float v1910 = c[v1909];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1788,15 +1786,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1913 = fma(v1907, v3, v1912);
     c[v1909] = v1913;
   }
-  const uint v1915 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1917 = v335 + v1915;
-  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1920 = v338 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1915 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1917 = v352 + v1915;
+  const uint v1918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1920 = v355 + v1918;
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
-    const float v1924 = v23.m[5][6].thread_elements()[1];
+    const float v1924 = v40.m[5][6].thread_elements()[0];
     const uint v1925 = v1917 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1926 = v1925 + v1920;
     const float v1927 = c[v1926];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1804,15 +1802,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1930 = fma(v1924, v3, v1929);
     c[v1926] = v1930;
   }
-  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1934 = v335 + v1932;
-  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1937 = v338 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1932 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1934 = v352 + v1932;
+  const uint v1935 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1937 = v355 + v1935;
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
-    const float v1941 = v23.m[5][7].thread_elements()[0];
+    const float v1941 = v40.m[5][6].thread_elements()[1];
     const uint v1942 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1943 = v1942 + v1937;
     const float v1944 = c[v1943];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1820,15 +1818,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1947 = fma(v1941, v3, v1946);
     c[v1943] = v1947;
   }
-  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1951 = v335 + v1949;
-  const uint v1952 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1954 = v338 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1949 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1951 = v352 + v1949;
+  const uint v1952 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1954 = v355 + v1952;
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
-    const float v1958 = v23.m[5][7].thread_elements()[1];
+    const float v1958 = v40.m[5][7].thread_elements()[0];
     const uint v1959 = v1951 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1960 = v1959 + v1954;
     const float v1961 = c[v1960];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1836,15 +1834,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1964 = fma(v1958, v3, v1963);
     c[v1960] = v1964;
   }
-  const uint v1966 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1968 = v335 + v1966;
-  const uint v1969 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1971 = v338 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1966 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1968 = v352 + v1966;
+  const uint v1969 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1971 = v355 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
-    const float v1975 = v23.m[6][0].thread_elements()[0];
+    const float v1975 = v40.m[5][7].thread_elements()[1];
     const uint v1976 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1977 = v1976 + v1971;
     const float v1978 = c[v1977];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1852,15 +1850,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1981 = fma(v1975, v3, v1980);
     c[v1977] = v1981;
   }
-  const uint v1983 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1985 = v335 + v1983;
-  const uint v1986 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1988 = v338 + v1986;
-  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v1983 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1985 = v352 + v1983;
+  const uint v1986 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1988 = v355 + v1986;
+  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
-    const float v1992 = v23.m[6][0].thread_elements()[1];
+    const float v1992 = v40.m[6][0].thread_elements()[0];
     const uint v1993 = v1985 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1994 = v1993 + v1988;
     const float v1995 = c[v1994];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1868,15 +1866,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1998 = fma(v1992, v3, v1997);
     c[v1994] = v1998;
   }
-  const uint v2000 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2002 = v335 + v2000;
-  const uint v2003 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2005 = v338 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2000 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2002 = v352 + v2000;
+  const uint v2003 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2005 = v355 + v2003;
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
-    const float v2009 = v23.m[6][1].thread_elements()[0];
+    const float v2009 = v40.m[6][0].thread_elements()[1];
     const uint v2010 = v2002 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2011 = v2010 + v2005;
     const float v2012 = c[v2011];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1884,15 +1882,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2015 = fma(v2009, v3, v2014);
     c[v2011] = v2015;
   }
-  const uint v2017 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2019 = v335 + v2017;
-  const uint v2020 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2022 = v338 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2017 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2019 = v352 + v2017;
+  const uint v2020 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2022 = v355 + v2020;
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
-    const float v2026 = v23.m[6][1].thread_elements()[1];
+    const float v2026 = v40.m[6][1].thread_elements()[0];
     const uint v2027 = v2019 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2028 = v2027 + v2022;
     const float v2029 = c[v2028];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1900,15 +1898,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2032 = fma(v2026, v3, v2031);
     c[v2028] = v2032;
   }
-  const uint v2034 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2036 = v335 + v2034;
-  const uint v2037 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2039 = v338 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2034 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2036 = v352 + v2034;
+  const uint v2037 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2039 = v355 + v2037;
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
-    const float v2043 = v23.m[6][2].thread_elements()[0];
+    const float v2043 = v40.m[6][1].thread_elements()[1];
     const uint v2044 = v2036 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2045 = v2044 + v2039;
     const float v2046 = c[v2045];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1916,15 +1914,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2049 = fma(v2043, v3, v2048);
     c[v2045] = v2049;
   }
-  const uint v2051 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2053 = v335 + v2051;
-  const uint v2054 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2056 = v338 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2051 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2053 = v352 + v2051;
+  const uint v2054 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2056 = v355 + v2054;
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
-    const float v2060 = v23.m[6][2].thread_elements()[1];
+    const float v2060 = v40.m[6][2].thread_elements()[0];
     const uint v2061 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2062 = v2061 + v2056;
     const float v2063 = c[v2062];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1932,15 +1930,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2066 = fma(v2060, v3, v2065);
     c[v2062] = v2066;
   }
-  const uint v2068 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2070 = v335 + v2068;
-  const uint v2071 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2073 = v338 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2068 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2070 = v352 + v2068;
+  const uint v2071 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2073 = v355 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
-    const float v2077 = v23.m[6][3].thread_elements()[0];
+    const float v2077 = v40.m[6][2].thread_elements()[1];
     const uint v2078 = v2070 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2079 = v2078 + v2073;
     const float v2080 = c[v2079];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1948,15 +1946,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2083 = fma(v2077, v3, v2082);
     c[v2079] = v2083;
   }
-  const uint v2085 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2087 = v335 + v2085;
-  const uint v2088 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2090 = v338 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2085 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2087 = v352 + v2085;
+  const uint v2088 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2090 = v355 + v2088;
+  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
-    const float v2094 = v23.m[6][3].thread_elements()[1];
+    const float v2094 = v40.m[6][3].thread_elements()[0];
     const uint v2095 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2096 = v2095 + v2090;
     const float v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1964,15 +1962,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2100 = fma(v2094, v3, v2099);
     c[v2096] = v2100;
   }
-  const uint v2102 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2104 = v335 + v2102;
-  const uint v2105 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2107 = v338 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2102 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2104 = v352 + v2102;
+  const uint v2105 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2107 = v355 + v2105;
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
-    const float v2111 = v23.m[6][4].thread_elements()[0];
+    const float v2111 = v40.m[6][3].thread_elements()[1];
     const uint v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2113 = v2112 + v2107;
     const float v2114 = c[v2113];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1980,15 +1978,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2117 = fma(v2111, v3, v2116);
     c[v2113] = v2117;
   }
-  const uint v2119 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2121 = v335 + v2119;
-  const uint v2122 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2124 = v338 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2119 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2121 = v352 + v2119;
+  const uint v2122 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2124 = v355 + v2122;
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
-    const float v2128 = v23.m[6][4].thread_elements()[1];
+    const float v2128 = v40.m[6][4].thread_elements()[0];
     const uint v2129 = v2121 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2130 = v2129 + v2124;
     const float v2131 = c[v2130];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -1996,15 +1994,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2134 = fma(v2128, v3, v2133);
     c[v2130] = v2134;
   }
-  const uint v2136 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2138 = v335 + v2136;
-  const uint v2139 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2141 = v338 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2136 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2138 = v352 + v2136;
+  const uint v2139 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2141 = v355 + v2139;
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
-    const float v2145 = v23.m[6][5].thread_elements()[0];
+    const float v2145 = v40.m[6][4].thread_elements()[1];
     const uint v2146 = v2138 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2147 = v2146 + v2141;
     const float v2148 = c[v2147];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2012,15 +2010,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2151 = fma(v2145, v3, v2150);
     c[v2147] = v2151;
   }
-  const uint v2153 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2155 = v335 + v2153;
-  const uint v2156 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2158 = v338 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2153 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2155 = v352 + v2153;
+  const uint v2156 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2158 = v355 + v2156;
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
-    const float v2162 = v23.m[6][5].thread_elements()[1];
+    const float v2162 = v40.m[6][5].thread_elements()[0];
     const uint v2163 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2164 = v2163 + v2158;
     const float v2165 = c[v2164];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2028,15 +2026,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2168 = fma(v2162, v3, v2167);
     c[v2164] = v2168;
   }
-  const uint v2170 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2172 = v335 + v2170;
-  const uint v2173 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2175 = v338 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2170 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2172 = v352 + v2170;
+  const uint v2173 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2175 = v355 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
-    const float v2179 = v23.m[6][6].thread_elements()[0];
+    const float v2179 = v40.m[6][5].thread_elements()[1];
     const uint v2180 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2181 = v2180 + v2175;
     const float v2182 = c[v2181];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2044,15 +2042,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2185 = fma(v2179, v3, v2184);
     c[v2181] = v2185;
   }
-  const uint v2187 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2189 = v335 + v2187;
-  const uint v2190 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2192 = v338 + v2190;
-  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2187 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2189 = v352 + v2187;
+  const uint v2190 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2192 = v355 + v2190;
+  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
-    const float v2196 = v23.m[6][6].thread_elements()[1];
+    const float v2196 = v40.m[6][6].thread_elements()[0];
     const uint v2197 = v2189 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2198 = v2197 + v2192;
     const float v2199 = c[v2198];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2060,15 +2058,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2202 = fma(v2196, v3, v2201);
     c[v2198] = v2202;
   }
-  const uint v2204 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2206 = v335 + v2204;
-  const uint v2207 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2209 = v338 + v2207;
-  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2204 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2206 = v352 + v2204;
+  const uint v2207 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2209 = v355 + v2207;
+  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
-    const float v2213 = v23.m[6][7].thread_elements()[0];
+    const float v2213 = v40.m[6][6].thread_elements()[1];
     const uint v2214 = v2206 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2215 = v2214 + v2209;
     const float v2216 = c[v2215];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2076,15 +2074,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2219 = fma(v2213, v3, v2218);
     c[v2215] = v2219;
   }
-  const uint v2221 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2223 = v335 + v2221;
-  const uint v2224 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2226 = v338 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2221 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2223 = v352 + v2221;
+  const uint v2224 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2226 = v355 + v2224;
+  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
-    const float v2230 = v23.m[6][7].thread_elements()[1];
+    const float v2230 = v40.m[6][7].thread_elements()[0];
     const uint v2231 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2232 = v2231 + v2226;
     const float v2233 = c[v2232];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2092,15 +2090,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2236 = fma(v2230, v3, v2235);
     c[v2232] = v2236;
   }
-  const uint v2238 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2240 = v335 + v2238;
-  const uint v2241 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2243 = v338 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2238 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2240 = v352 + v2238;
+  const uint v2241 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2243 = v355 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
-    const float v2247 = v23.m[7][0].thread_elements()[0];
+    const float v2247 = v40.m[6][7].thread_elements()[1];
     const uint v2248 = v2240 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2249 = v2248 + v2243;
     const float v2250 = c[v2249];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2108,15 +2106,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2253 = fma(v2247, v3, v2252);
     c[v2249] = v2253;
   }
-  const uint v2255 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2257 = v335 + v2255;
-  const uint v2258 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2260 = v338 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2255 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2257 = v352 + v2255;
+  const uint v2258 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2260 = v355 + v2258;
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
-    const float v2264 = v23.m[7][0].thread_elements()[1];
+    const float v2264 = v40.m[7][0].thread_elements()[0];
     const uint v2265 = v2257 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2266 = v2265 + v2260;
     const float v2267 = c[v2266];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2124,15 +2122,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2270 = fma(v2264, v3, v2269);
     c[v2266] = v2270;
   }
-  const uint v2272 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2274 = v335 + v2272;
-  const uint v2275 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2277 = v338 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2272 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2274 = v352 + v2272;
+  const uint v2275 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2277 = v355 + v2275;
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
-    const float v2281 = v23.m[7][1].thread_elements()[0];
+    const float v2281 = v40.m[7][0].thread_elements()[1];
     const uint v2282 = v2274 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2283 = v2282 + v2277;
     const float v2284 = c[v2283];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2140,15 +2138,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2287 = fma(v2281, v3, v2286);
     c[v2283] = v2287;
   }
-  const uint v2289 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2291 = v335 + v2289;
-  const uint v2292 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2294 = v338 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2289 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2291 = v352 + v2289;
+  const uint v2292 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2294 = v355 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
-    const float v2298 = v23.m[7][1].thread_elements()[1];
+    const float v2298 = v40.m[7][1].thread_elements()[0];
     const uint v2299 = v2291 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2300 = v2299 + v2294;
     const float v2301 = c[v2300];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2156,15 +2154,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2304 = fma(v2298, v3, v2303);
     c[v2300] = v2304;
   }
-  const uint v2306 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2308 = v335 + v2306;
-  const uint v2309 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2311 = v338 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2306 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2308 = v352 + v2306;
+  const uint v2309 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2311 = v355 + v2309;
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
-    const float v2315 = v23.m[7][2].thread_elements()[0];
+    const float v2315 = v40.m[7][1].thread_elements()[1];
     const uint v2316 = v2308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2317 = v2316 + v2311;
     const float v2318 = c[v2317];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2172,15 +2170,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2321 = fma(v2315, v3, v2320);
     c[v2317] = v2321;
   }
-  const uint v2323 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2325 = v335 + v2323;
-  const uint v2326 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2328 = v338 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2323 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2325 = v352 + v2323;
+  const uint v2326 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2328 = v355 + v2326;
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
-    const float v2332 = v23.m[7][2].thread_elements()[1];
+    const float v2332 = v40.m[7][2].thread_elements()[0];
     const uint v2333 = v2325 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2334 = v2333 + v2328;
     const float v2335 = c[v2334];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2188,15 +2186,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2338 = fma(v2332, v3, v2337);
     c[v2334] = v2338;
   }
-  const uint v2340 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2342 = v335 + v2340;
-  const uint v2343 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2345 = v338 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2340 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2342 = v352 + v2340;
+  const uint v2343 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2345 = v355 + v2343;
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
-    const float v2349 = v23.m[7][3].thread_elements()[0];
+    const float v2349 = v40.m[7][2].thread_elements()[1];
     const uint v2350 = v2342 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2351 = v2350 + v2345;
     const float v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2204,15 +2202,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2355 = fma(v2349, v3, v2354);
     c[v2351] = v2355;
   }
-  const uint v2357 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2359 = v335 + v2357;
-  const uint v2360 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2362 = v338 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2357 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2359 = v352 + v2357;
+  const uint v2360 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2362 = v355 + v2360;
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
-    const float v2366 = v23.m[7][3].thread_elements()[1];
+    const float v2366 = v40.m[7][3].thread_elements()[0];
     const uint v2367 = v2359 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2368 = v2367 + v2362;
     const float v2369 = c[v2368];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2220,15 +2218,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2372 = fma(v2366, v3, v2371);
     c[v2368] = v2372;
   }
-  const uint v2374 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2376 = v335 + v2374;
-  const uint v2377 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2379 = v338 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2374 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2376 = v352 + v2374;
+  const uint v2377 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2379 = v355 + v2377;
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
-    const float v2383 = v23.m[7][4].thread_elements()[0];
+    const float v2383 = v40.m[7][3].thread_elements()[1];
     const uint v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2385 = v2384 + v2379;
     const float v2386 = c[v2385];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2236,15 +2234,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2389 = fma(v2383, v3, v2388);
     c[v2385] = v2389;
   }
-  const uint v2391 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2393 = v335 + v2391;
-  const uint v2394 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2396 = v338 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2391 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2393 = v352 + v2391;
+  const uint v2394 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2396 = v355 + v2394;
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
-    const float v2400 = v23.m[7][4].thread_elements()[1];
+    const float v2400 = v40.m[7][4].thread_elements()[0];
     const uint v2401 = v2393 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2402 = v2401 + v2396;
     const float v2403 = c[v2402];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2252,15 +2250,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2406 = fma(v2400, v3, v2405);
     c[v2402] = v2406;
   }
-  const uint v2408 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2410 = v335 + v2408;
-  const uint v2411 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2413 = v338 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2408 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2410 = v352 + v2408;
+  const uint v2411 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2413 = v355 + v2411;
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
-    const float v2417 = v23.m[7][5].thread_elements()[0];
+    const float v2417 = v40.m[7][4].thread_elements()[1];
     const uint v2418 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2419 = v2418 + v2413;
     const float v2420 = c[v2419];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2268,15 +2266,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2423 = fma(v2417, v3, v2422);
     c[v2419] = v2423;
   }
-  const uint v2425 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2427 = v335 + v2425;
-  const uint v2428 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2430 = v338 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2425 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2427 = v352 + v2425;
+  const uint v2428 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2430 = v355 + v2428;
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
-    const float v2434 = v23.m[7][5].thread_elements()[1];
+    const float v2434 = v40.m[7][5].thread_elements()[0];
     const uint v2435 = v2427 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2436 = v2435 + v2430;
     const float v2437 = c[v2436];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2284,15 +2282,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2440 = fma(v2434, v3, v2439);
     c[v2436] = v2440;
   }
-  const uint v2442 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2444 = v335 + v2442;
-  const uint v2445 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2447 = v338 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2442 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2444 = v352 + v2442;
+  const uint v2445 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2447 = v355 + v2445;
+  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
-    const float v2451 = v23.m[7][6].thread_elements()[0];
+    const float v2451 = v40.m[7][5].thread_elements()[1];
     const uint v2452 = v2444 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2453 = v2452 + v2447;
     const float v2454 = c[v2453];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2300,15 +2298,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2457 = fma(v2451, v3, v2456);
     c[v2453] = v2457;
   }
-  const uint v2459 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2461 = v335 + v2459;
-  const uint v2462 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2464 = v338 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2459 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2461 = v352 + v2459;
+  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2464 = v355 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
-    const float v2468 = v23.m[7][6].thread_elements()[1];
+    const float v2468 = v40.m[7][6].thread_elements()[0];
     const uint v2469 = v2461 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2470 = v2469 + v2464;
     const float v2471 = c[v2470];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2316,15 +2314,15 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2474 = fma(v2468, v3, v2473);
     c[v2470] = v2474;
   }
-  const uint v2476 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2478 = v335 + v2476;
-  const uint v2479 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2481 = v338 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2478 = v352 + v2476;
+  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2481 = v355 + v2479;
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
-    const float v2485 = v23.m[7][7].thread_elements()[0];
+    const float v2485 = v40.m[7][6].thread_elements()[1];
     const uint v2486 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2487 = v2486 + v2481;
     const float v2488 = c[v2487];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -2332,20 +2330,36 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2491 = fma(v2485, v3, v2490);
     c[v2487] = v2491;
   }
-  const uint v2493 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2495 = v335 + v2493;
-  const uint v2496 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2498 = v338 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
+  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2495 = v352 + v2493;
+  const uint v2496 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2498 = v355 + v2496;
+  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:211
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
-    const float v2502 = v23.m[7][7].thread_elements()[1];
+    const float v2502 = v40.m[7][7].thread_elements()[0];
     const uint v2503 = v2495 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2504 = v2503 + v2498;
     const float v2505 = c[v2504];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2507 = v2505 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2508 = fma(v2502, v3, v2507);
     c[v2504] = v2508;
+  }
+  const uint v2510 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2512 = v352 + v2510;
+  const uint v2513 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2515 = v355 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v40.m[7][7].thread_elements()[1];
+    const uint v2520 = v2512 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2521 = v2520 + v2515;
+    const float v2522 = c[v2521];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2524 = v2522 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2525 = fma(v2519, v3, v2524);
+    c[v2521] = v2525;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_bias_kn_bf16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
@@ -85,2438 +86,2451 @@ kernel void iron_gemm_bias_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == 0u;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const uint v2405 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2408 = v2405 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2411 = v2405 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2412 = v2411 << 3u;
-    const uint v2413 = v8 + v2408;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2414 = v2413 < v0;
-    const uint v2419 = v2413 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2425 = v2408 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2430 = v2405 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2432 = v2430 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2435 = v2430 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2436 = v2435 << 3u;
-    const uint v2437 = v8 + v2432;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2438 = v2437 < v0;
-    const uint v2443 = v2437 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2449 = v2432 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2454 = v2405 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2456 = v2454 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2459 = v2454 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2460 = v2459 << 3u;
-    const uint v2461 = v8 + v2456;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2462 = v2461 < v0;
-    const uint v2467 = v2461 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2473 = v2456 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2478 = v2405 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2480 = v2478 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2483 = v2478 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2484 = v2483 << 3u;
-    const uint v2485 = v8 + v2480;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2486 = v2485 < v0;
-    const uint v2491 = v2485 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2497 = v2480 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2506 = v2405 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2509 = v2405 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2510 = v2509 << 3u;
-    const uint v2513 = v11 + v2510;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2514 = v2513 < v1;
-    const uint v2523 = v2506 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2530 = v2430 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2533 = v2430 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2534 = v2533 << 3u;
-    const uint v2537 = v11 + v2534;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2538 = v2537 < v1;
-    const uint v2547 = v2530 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2554 = v2454 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2557 = v2454 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2558 = v2557 << 3u;
-    const uint v2561 = v11 + v2558;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2562 = v2561 < v1;
-    const uint v2571 = v2554 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2578 = v2478 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2581 = v2478 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2582 = v2581 << 3u;
-    const uint v2585 = v11 + v2582;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2586 = v2585 < v1;
-    const uint v2595 = v2578 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2605 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, bfloat(bfloat(0.0f)));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == 0u;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const uint v2422 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2425 = v2422 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2428 = v2422 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2429 = v2428 << 3u;
+    const uint v2430 = v24 + v2425;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2431 = v2430 < v0;
+    const uint v2436 = v2430 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2442 = v2425 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2447 = v2422 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2449 = v2447 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2452 = v2447 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2453 = v2452 << 3u;
+    const uint v2454 = v24 + v2449;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2455 = v2454 < v0;
+    const uint v2460 = v2454 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2466 = v2449 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2471 = v2422 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2473 = v2471 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2476 = v2471 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2477 = v2476 << 3u;
+    const uint v2478 = v24 + v2473;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2479 = v2478 < v0;
+    const uint v2484 = v2478 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2490 = v2473 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2495 = v2422 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2497 = v2495 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2500 = v2495 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2501 = v2500 << 3u;
+    const uint v2502 = v24 + v2497;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2503 = v2502 < v0;
+    const uint v2508 = v2502 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2514 = v2497 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2523 = v2422 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2526 = v2422 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2527 = v2526 << 3u;
+    const uint v2530 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2531 = v2530 < v1;
+    const uint v2540 = v2523 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2547 = v2447 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2550 = v2447 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2551 = v2550 << 3u;
+    const uint v2554 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2555 = v2554 < v1;
+    const uint v2564 = v2547 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2571 = v2471 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2574 = v2471 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2575 = v2574 << 3u;
+    const uint v2578 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2579 = v2578 < v1;
+    const uint v2588 = v2571 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2595 = v2495 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2598 = v2495 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2599 = v2598 << 3u;
+    const uint v2602 = v28 + v2599;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2603 = v2602 < v1;
+    const uint v2612 = v2595 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2622 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v2397 = 0u; v2397 < v2; v2397 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2399 = v2397 >> 5u;
-      const uint v2401 = v2399 % 1u;
+    for (uint v2414 = 0u; v2414 < v2; v2414 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2416 = v2414 >> 5u;
+      const uint v2418 = v2416 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2403 = v2401 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2415 = v2397 + v2412;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      const uint v2421 = v2419 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2422 = v2421 + v2412;
-      const uint v2423 = v2417 ? v2422 : 0u;
-      const uint v2426 = v2403 + v2425;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2427 = v2426 + v2412;
+      const uint v2420 = v2418 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2432 = v2414 + v2429;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2433 = v2432 < v2;
+      const bool v2434 = v2431 && v2433;
+      const uint v2438 = v2436 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2439 = v2438 + v2429;
+      const uint v2440 = v2434 ? v2439 : 0u;
+      const uint v2443 = v2420 + v2442;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2444 = v2443 + v2429;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2427 + e] = v2417 ? a[v2423 + e] : bfloat(0);
+        shm0[v2444 + e] = v2434 ? a[v2440 + e] : bfloat(0);
       }
-      const uint v2439 = v2397 + v2436;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2440 = v2439 < v2;
-      const bool v2441 = v2438 && v2440;
-      const uint v2445 = v2443 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2446 = v2445 + v2436;
-      const uint v2447 = v2441 ? v2446 : 0u;
-      const uint v2450 = v2403 + v2449;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2451 = v2450 + v2436;
+      const uint v2456 = v2414 + v2453;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2457 = v2456 < v2;
+      const bool v2458 = v2455 && v2457;
+      const uint v2462 = v2460 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2463 = v2462 + v2453;
+      const uint v2464 = v2458 ? v2463 : 0u;
+      const uint v2467 = v2420 + v2466;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2468 = v2467 + v2453;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2451 + e] = v2441 ? a[v2447 + e] : bfloat(0);
+        shm0[v2468 + e] = v2458 ? a[v2464 + e] : bfloat(0);
       }
-      const uint v2463 = v2397 + v2460;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      const uint v2469 = v2467 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2470 = v2469 + v2460;
-      const uint v2471 = v2465 ? v2470 : 0u;
-      const uint v2474 = v2403 + v2473;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2475 = v2474 + v2460;
+      const uint v2480 = v2414 + v2477;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2481 = v2480 < v2;
+      const bool v2482 = v2479 && v2481;
+      const uint v2486 = v2484 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2487 = v2486 + v2477;
+      const uint v2488 = v2482 ? v2487 : 0u;
+      const uint v2491 = v2420 + v2490;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2492 = v2491 + v2477;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2475 + e] = v2465 ? a[v2471 + e] : bfloat(0);
+        shm0[v2492 + e] = v2482 ? a[v2488 + e] : bfloat(0);
       }
-      const uint v2487 = v2397 + v2484;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2488 = v2487 < v2;
-      const bool v2489 = v2486 && v2488;
-      const uint v2493 = v2491 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2494 = v2493 + v2484;
-      const uint v2495 = v2489 ? v2494 : 0u;
-      const uint v2498 = v2403 + v2497;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2499 = v2498 + v2484;
+      const uint v2504 = v2414 + v2501;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2505 = v2504 < v2;
+      const bool v2506 = v2503 && v2505;
+      const uint v2510 = v2508 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2511 = v2510 + v2501;
+      const uint v2512 = v2506 ? v2511 : 0u;
+      const uint v2515 = v2420 + v2514;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2516 = v2515 + v2501;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2499 + e] = v2489 ? a[v2495 + e] : bfloat(0);
+        shm0[v2516 + e] = v2506 ? a[v2512 + e] : bfloat(0);
       }
-      const uint v2501 = v2401 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v2511 = v2397 + v2506;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2512 = v2511 < v2;
-      const bool v2515 = v2512 && v2514;
-      const uint v2517 = v2511 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2519 = v2517 + v11;
-      const uint v2520 = v2519 + v2510;
-      const uint v2521 = v2515 ? v2520 : 0u;
-      const uint v2524 = v2501 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2525 = v2524 + v2510;
+      const uint v2518 = v2418 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v2528 = v2414 + v2523;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2529 = v2528 < v2;
+      const bool v2532 = v2529 && v2531;
+      const uint v2534 = v2528 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2536 = v2534 + v28;
+      const uint v2537 = v2536 + v2527;
+      const uint v2538 = v2532 ? v2537 : 0u;
+      const uint v2541 = v2518 + v2540;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2525 + e] = v2515 ? b[v2521 + e] : bfloat(0);
+        shm1[v2542 + e] = v2532 ? b[v2538 + e] : bfloat(0);
       }
-      const uint v2535 = v2397 + v2530;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2536 = v2535 < v2;
-      const bool v2539 = v2536 && v2538;
-      const uint v2541 = v2535 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2543 = v2541 + v11;
-      const uint v2544 = v2543 + v2534;
-      const uint v2545 = v2539 ? v2544 : 0u;
-      const uint v2548 = v2501 + v2547;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2549 = v2548 + v2534;
+      const uint v2552 = v2414 + v2547;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2553 = v2552 < v2;
+      const bool v2556 = v2553 && v2555;
+      const uint v2558 = v2552 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2560 = v2558 + v28;
+      const uint v2561 = v2560 + v2551;
+      const uint v2562 = v2556 ? v2561 : 0u;
+      const uint v2565 = v2518 + v2564;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2549 + e] = v2539 ? b[v2545 + e] : bfloat(0);
+        shm1[v2566 + e] = v2556 ? b[v2562 + e] : bfloat(0);
       }
-      const uint v2559 = v2397 + v2554;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2560 = v2559 < v2;
-      const bool v2563 = v2560 && v2562;
-      const uint v2565 = v2559 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2567 = v2565 + v11;
-      const uint v2568 = v2567 + v2558;
-      const uint v2569 = v2563 ? v2568 : 0u;
-      const uint v2572 = v2501 + v2571;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2573 = v2572 + v2558;
+      const uint v2576 = v2414 + v2571;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2577 = v2576 < v2;
+      const bool v2580 = v2577 && v2579;
+      const uint v2582 = v2576 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2584 = v2582 + v28;
+      const uint v2585 = v2584 + v2575;
+      const uint v2586 = v2580 ? v2585 : 0u;
+      const uint v2589 = v2518 + v2588;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2573 + e] = v2563 ? b[v2569 + e] : bfloat(0);
+        shm1[v2590 + e] = v2580 ? b[v2586 + e] : bfloat(0);
       }
-      const uint v2583 = v2397 + v2578;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2584 = v2583 < v2;
-      const bool v2587 = v2584 && v2586;
-      const uint v2589 = v2583 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2591 = v2589 + v11;
-      const uint v2592 = v2591 + v2582;
-      const uint v2593 = v2587 ? v2592 : 0u;
-      const uint v2596 = v2501 + v2595;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2597 = v2596 + v2582;
+      const uint v2600 = v2414 + v2595;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2601 = v2600 < v2;
+      const bool v2604 = v2601 && v2603;
+      const uint v2606 = v2600 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2608 = v2606 + v28;
+      const uint v2609 = v2608 + v2599;
+      const uint v2610 = v2604 ? v2609 : 0u;
+      const uint v2613 = v2518 + v2612;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2614 = v2613 + v2599;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2597 + e] = v2587 ? b[v2593 + e] : bfloat(0);
+        shm1[v2614 + e] = v2604 ? b[v2610 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2606 = v2403 + v2605;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2606), long(40u));
-      const uint v2611 = v2501 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v26, shm1, long(v2611), long(136u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2617 = v2606 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2617), long(40u));
-      const uint v2620 = v2501 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const uint v2621 = v2620 + v20;
-      iron_frag_load<false>(v26, shm1, long(v2621), long(136u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2623 = v2420 + v2622;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2623), long(40u));
+      const uint v2628 = v2518 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v43, shm1, long(v2628), long(136u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2634 = v2623 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2634), long(40u));
+      const uint v2637 = v2518 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const uint v2638 = v2637 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2638), long(136u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v275 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v276 = iron_tid.x;
-    const uint v332 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v344 = v332 + 16u;
-    const uint v348 = 2176u + v20;  // kernels/gemm/gemm_tiles.hpp:172
+    const uint v292 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v293 = iron_tid.x;
+    const uint v349 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v361 = v349 + 16u;
+    const uint v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (uint v274 = 0u; v274 < v2; v274 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v278 = v276; v278 < 4096u; v278 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v280 = v278 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v282 = v278 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v283 = v8 + v280;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v284 = v283 < v0;
-        const uint v285 = v274 + v282;
-        const bool v286 = v285 < v2;
-        const bool v287 = v284 && v286;
-        if (v287) {
-          const uint v289 = v283 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v291 = v289 + v274;
-          const uint v292 = v291 + v282;
-          const bfloat v293 = a[v292];
-          const uint v295 = v280 * 40u;
-          const uint v296 = v295 + v282;
-          shm0[v296] = v293;
+    for (uint v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v300 = v24 + v297;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v301 = v300 < v0;
+        const uint v302 = v291 + v299;
+        const bool v303 = v302 < v2;
+        const bool v304 = v301 && v303;
+        if (v304) {
+          const uint v306 = v300 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v308 = v306 + v291;
+          const uint v309 = v308 + v299;
+          const bfloat v310 = a[v309];
+          const uint v312 = v297 * 40u;
+          const uint v313 = v312 + v299;
+          shm0[v313] = v310;
         } else {
-          const uint v298 = v280 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v299 = v298 + v282;
-          shm0[v299] = bfloat(0.0f);
+          const uint v315 = v297 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v316 = v315 + v299;
+          shm0[v316] = bfloat(0.0f);
         }
       }
 
-      for (uint v304 = v276; v304 < 4096u; v304 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v306 = v304 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v308 = v304 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v309 = v274 + v306;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v310 = v309 < v2;
-        const uint v311 = v11 + v308;
-        const bool v312 = v311 < v1;
-        const bool v313 = v310 && v312;
-        if (v313) {
-          const uint v315 = v309 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v317 = v315 + v11;
-          const uint v318 = v317 + v308;
-          const bfloat v319 = b[v318];
-          const uint v321 = v306 * 136u;
-          const uint v322 = v321 + v308;
-          shm1[v322] = v319;
+      for (uint v321 = v293; v321 < 4096u; v321 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v323 = v321 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v325 = v321 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v326 = v291 + v323;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v327 = v326 < v2;
+        const uint v328 = v28 + v325;
+        const bool v329 = v328 < v1;
+        const bool v330 = v327 && v329;
+        if (v330) {
+          const uint v332 = v326 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v334 = v332 + v28;
+          const uint v335 = v334 + v325;
+          const bfloat v336 = b[v335];
+          const uint v338 = v323 * 136u;
+          const uint v339 = v338 + v325;
+          shm1[v339] = v336;
         } else {
-          const uint v324 = v306 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v325 = v324 + v308;
-          shm1[v325] = bfloat(0.0f);
+          const uint v341 = v323 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v342 = v341 + v325;
+          shm1[v342] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v332), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v20), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v24, shm0, long(v344), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v348), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v349), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v37), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v41, shm0, long(v361), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v365), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v350 = v8 + v16;
-  const uint v351 = v350 + v349;
-  const uint v352 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v353 = v11 + v20;
-  const uint v354 = v353 + v352;
-  const bool v355 = v351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v356 = v354 < v1;
-  const bool v357 = v355 && v356;
-  if (v357) {
-    const float v358 = v22.m[0][0].thread_elements()[0];
-    const bfloat v359 = bias[v354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v360 = float(v359);
-    const float v361 = fma(v358, v3, v360);
-    const bfloat v362 = bfloat(v361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v363 = v351 * v1;
-    const uint v364 = v363 + v354;
-    out[v364] = v362;
-  }
-  const uint v365 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v367 = v350 + v365;
-  const uint v368 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v370 = v353 + v368;
-  const bool v371 = v367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v372 = v370 < v1;
-  const bool v373 = v371 && v372;
-  if (v373) {
-    const float v374 = v22.m[0][0].thread_elements()[1];
-    const bfloat v375 = bias[v370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v376 = float(v375);
-    const float v377 = fma(v374, v3, v376);
-    const bfloat v378 = bfloat(v377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v379 = v367 * v1;
-    const uint v380 = v379 + v370;
-    out[v380] = v378;
-  }
-  const uint v381 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v383 = v350 + v381;
-  const uint v384 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v386 = v353 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v388 = v386 < v1;
-  const bool v389 = v387 && v388;
-  if (v389) {
-    const float v390 = v22.m[0][1].thread_elements()[0];
-    const bfloat v391 = bias[v386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v392 = float(v391);
-    const float v393 = fma(v390, v3, v392);
-    const bfloat v394 = bfloat(v393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v395 = v383 * v1;
-    const uint v396 = v395 + v386;
-    out[v396] = v394;
-  }
-  const uint v397 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v399 = v350 + v397;
-  const uint v400 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v402 = v353 + v400;
-  const bool v403 = v399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v404 = v402 < v1;
-  const bool v405 = v403 && v404;
-  if (v405) {
-    const float v406 = v22.m[0][1].thread_elements()[1];
-    const bfloat v407 = bias[v402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v408 = float(v407);
-    const float v409 = fma(v406, v3, v408);
-    const bfloat v410 = bfloat(v409);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v411 = v399 * v1;
-    const uint v412 = v411 + v402;
-    out[v412] = v410;
-  }
-  const uint v413 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v415 = v350 + v413;
-  const uint v416 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v418 = v353 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.m[0][2].thread_elements()[0];
-    const bfloat v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v424 = float(v423);
-    const float v425 = fma(v422, v3, v424);
-    const bfloat v426 = bfloat(v425);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v427 = v415 * v1;
-    const uint v428 = v427 + v418;
-    out[v428] = v426;
-  }
-  const uint v429 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v431 = v350 + v429;
-  const uint v432 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v434 = v353 + v432;
-  const bool v435 = v431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v436 = v434 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v22.m[0][2].thread_elements()[1];
-    const bfloat v439 = bias[v434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v440 = float(v439);
-    const float v441 = fma(v438, v3, v440);
-    const bfloat v442 = bfloat(v441);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v443 = v431 * v1;
-    const uint v444 = v443 + v434;
-    out[v444] = v442;
-  }
-  const uint v445 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v447 = v350 + v445;
-  const uint v448 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v450 = v353 + v448;
-  const bool v451 = v447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v452 = v450 < v1;
-  const bool v453 = v451 && v452;
-  if (v453) {
-    const float v454 = v22.m[0][3].thread_elements()[0];
-    const bfloat v455 = bias[v450];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v456 = float(v455);
-    const float v457 = fma(v454, v3, v456);
-    const bfloat v458 = bfloat(v457);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v459 = v447 * v1;
-    const uint v460 = v459 + v450;
-    out[v460] = v458;
-  }
-  const uint v461 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v463 = v350 + v461;
-  const uint v464 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v466 = v353 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v468 = v466 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v22.m[0][3].thread_elements()[1];
-    const bfloat v471 = bias[v466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v472 = float(v471);
-    const float v473 = fma(v470, v3, v472);
-    const bfloat v474 = bfloat(v473);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v475 = v463 * v1;
-    const uint v476 = v475 + v466;
-    out[v476] = v474;
-  }
-  const uint v477 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v479 = v350 + v477;
-  const uint v480 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v482 = v353 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v484 = v482 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v22.m[0][4].thread_elements()[0];
-    const bfloat v487 = bias[v482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v488 = float(v487);
-    const float v489 = fma(v486, v3, v488);
-    const bfloat v490 = bfloat(v489);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v491 = v479 * v1;
-    const uint v492 = v491 + v482;
-    out[v492] = v490;
-  }
-  const uint v493 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v495 = v350 + v493;
-  const uint v496 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v498 = v353 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v500 = v498 < v1;
-  const bool v501 = v499 && v500;
-  if (v501) {
-    const float v502 = v22.m[0][4].thread_elements()[1];
-    const bfloat v503 = bias[v498];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v504 = float(v503);
-    const float v505 = fma(v502, v3, v504);
-    const bfloat v506 = bfloat(v505);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v507 = v495 * v1;
-    const uint v508 = v507 + v498;
-    out[v508] = v506;
-  }
-  const uint v509 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v511 = v350 + v509;
-  const uint v512 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v514 = v353 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v516 = v514 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v22.m[0][5].thread_elements()[0];
-    const bfloat v519 = bias[v514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v520 = float(v519);
-    const float v521 = fma(v518, v3, v520);
-    const bfloat v522 = bfloat(v521);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v523 = v511 * v1;
-    const uint v524 = v523 + v514;
-    out[v524] = v522;
-  }
-  const uint v525 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v527 = v350 + v525;
-  const uint v528 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v530 = v353 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v532 = v530 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v22.m[0][5].thread_elements()[1];
-    const bfloat v535 = bias[v530];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v536 = float(v535);
-    const float v537 = fma(v534, v3, v536);
-    const bfloat v538 = bfloat(v537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v539 = v527 * v1;
-    const uint v540 = v539 + v530;
-    out[v540] = v538;
-  }
-  const uint v541 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v543 = v350 + v541;
-  const uint v544 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v546 = v353 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v548 = v546 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v22.m[0][6].thread_elements()[0];
-    const bfloat v551 = bias[v546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v552 = float(v551);
-    const float v553 = fma(v550, v3, v552);
-    const bfloat v554 = bfloat(v553);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v555 = v543 * v1;
-    const uint v556 = v555 + v546;
-    out[v556] = v554;
-  }
-  const uint v557 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v559 = v350 + v557;
-  const uint v560 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v562 = v353 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v564 = v562 < v1;
-  const bool v565 = v563 && v564;
-  if (v565) {
-    const float v566 = v22.m[0][6].thread_elements()[1];
-    const bfloat v567 = bias[v562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v568 = float(v567);
-    const float v569 = fma(v566, v3, v568);
-    const bfloat v570 = bfloat(v569);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v571 = v559 * v1;
-    const uint v572 = v571 + v562;
-    out[v572] = v570;
-  }
-  const uint v573 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v575 = v350 + v573;
-  const uint v576 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v578 = v353 + v576;
-  const bool v579 = v575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v580 = v578 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v22.m[0][7].thread_elements()[0];
-    const bfloat v583 = bias[v578];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v584 = float(v583);
-    const float v585 = fma(v582, v3, v584);
-    const bfloat v586 = bfloat(v585);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v587 = v575 * v1;
-    const uint v588 = v587 + v578;
-    out[v588] = v586;
-  }
-  const uint v589 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v591 = v350 + v589;
-  const uint v592 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v594 = v353 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v596 = v594 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v22.m[0][7].thread_elements()[1];
-    const bfloat v599 = bias[v594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v600 = float(v599);
-    const float v601 = fma(v598, v3, v600);
-    const bfloat v602 = bfloat(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v603 = v591 * v1;
-    const uint v604 = v603 + v594;
-    out[v604] = v602;
-  }
-  const uint v605 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v607 = v350 + v605;
-  const uint v608 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v610 = v353 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v612 = v610 < v1;
-  const bool v613 = v611 && v612;
-  if (v613) {
-    const float v614 = v22.m[1][0].thread_elements()[0];
-    const bfloat v615 = bias[v610];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v616 = float(v615);
-    const float v617 = fma(v614, v3, v616);
-    const bfloat v618 = bfloat(v617);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v619 = v607 * v1;
-    const uint v620 = v619 + v610;
-    out[v620] = v618;
-  }
-  const uint v621 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v623 = v350 + v621;
-  const uint v624 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v626 = v353 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v628 = v626 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v22.m[1][0].thread_elements()[1];
-    const bfloat v631 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v632 = float(v631);
-    const float v633 = fma(v630, v3, v632);
-    const bfloat v634 = bfloat(v633);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v635 = v623 * v1;
-    const uint v636 = v635 + v626;
-    out[v636] = v634;
-  }
-  const uint v637 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v639 = v350 + v637;
-  const uint v640 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v642 = v353 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v644 = v642 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v22.m[1][1].thread_elements()[0];
-    const bfloat v647 = bias[v642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v648 = float(v647);
-    const float v649 = fma(v646, v3, v648);
-    const bfloat v650 = bfloat(v649);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v651 = v639 * v1;
-    const uint v652 = v651 + v642;
-    out[v652] = v650;
-  }
-  const uint v653 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v655 = v350 + v653;
-  const uint v656 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v658 = v353 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v660 = v658 < v1;
-  const bool v661 = v659 && v660;
-  if (v661) {
-    const float v662 = v22.m[1][1].thread_elements()[1];
-    const bfloat v663 = bias[v658];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v664 = float(v663);
-    const float v665 = fma(v662, v3, v664);
-    const bfloat v666 = bfloat(v665);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v667 = v655 * v1;
-    const uint v668 = v667 + v658;
-    out[v668] = v666;
-  }
-  const uint v669 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v671 = v350 + v669;
-  const uint v672 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v674 = v353 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.m[1][2].thread_elements()[0];
-    const bfloat v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v680 = float(v679);
-    const float v681 = fma(v678, v3, v680);
-    const bfloat v682 = bfloat(v681);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v683 = v671 * v1;
-    const uint v684 = v683 + v674;
-    out[v684] = v682;
-  }
-  const uint v685 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v687 = v350 + v685;
-  const uint v688 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v690 = v353 + v688;
-  const bool v691 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v22.m[1][2].thread_elements()[1];
-    const bfloat v695 = bias[v690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v696 = float(v695);
-    const float v697 = fma(v694, v3, v696);
-    const bfloat v698 = bfloat(v697);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v699 = v687 * v1;
-    const uint v700 = v699 + v690;
-    out[v700] = v698;
-  }
-  const uint v701 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v703 = v350 + v701;
-  const uint v704 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v706 = v353 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v708 = v706 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v22.m[1][3].thread_elements()[0];
-    const bfloat v711 = bias[v706];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v712 = float(v711);
-    const float v713 = fma(v710, v3, v712);
-    const bfloat v714 = bfloat(v713);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v715 = v703 * v1;
-    const uint v716 = v715 + v706;
-    out[v716] = v714;
-  }
-  const uint v717 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v719 = v350 + v717;
-  const uint v720 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v722 = v353 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v22.m[1][3].thread_elements()[1];
-    const bfloat v727 = bias[v722];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v728 = float(v727);
-    const float v729 = fma(v726, v3, v728);
-    const bfloat v730 = bfloat(v729);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v731 = v719 * v1;
-    const uint v732 = v731 + v722;
-    out[v732] = v730;
-  }
-  const uint v733 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v735 = v350 + v733;
-  const uint v736 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v738 = v353 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v740 = v738 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v22.m[1][4].thread_elements()[0];
-    const bfloat v743 = bias[v738];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v744 = float(v743);
-    const float v745 = fma(v742, v3, v744);
-    const bfloat v746 = bfloat(v745);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v747 = v735 * v1;
-    const uint v748 = v747 + v738;
-    out[v748] = v746;
-  }
-  const uint v749 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v751 = v350 + v749;
-  const uint v752 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v754 = v353 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.m[1][4].thread_elements()[1];
-    const bfloat v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v760 = float(v759);
-    const float v761 = fma(v758, v3, v760);
-    const bfloat v762 = bfloat(v761);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v763 = v751 * v1;
-    const uint v764 = v763 + v754;
-    out[v764] = v762;
-  }
-  const uint v765 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v767 = v350 + v765;
-  const uint v768 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v770 = v353 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v772 = v770 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v22.m[1][5].thread_elements()[0];
-    const bfloat v775 = bias[v770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v776 = float(v775);
-    const float v777 = fma(v774, v3, v776);
-    const bfloat v778 = bfloat(v777);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v779 = v767 * v1;
-    const uint v780 = v779 + v770;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v783 = v350 + v781;
-  const uint v784 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v786 = v353 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v788 = v786 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v22.m[1][5].thread_elements()[1];
-    const bfloat v791 = bias[v786];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v792 = float(v791);
-    const float v793 = fma(v790, v3, v792);
-    const bfloat v794 = bfloat(v793);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v795 = v783 * v1;
-    const uint v796 = v795 + v786;
-    out[v796] = v794;
-  }
-  const uint v797 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v799 = v350 + v797;
-  const uint v800 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v802 = v353 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v22.m[1][6].thread_elements()[0];
-    const bfloat v807 = bias[v802];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v808 = float(v807);
-    const float v809 = fma(v806, v3, v808);
-    const bfloat v810 = bfloat(v809);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v811 = v799 * v1;
-    const uint v812 = v811 + v802;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v815 = v350 + v813;
-  const uint v816 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v818 = v353 + v816;
-  const bool v819 = v815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v820 = v818 < v1;
-  const bool v821 = v819 && v820;
-  if (v821) {
-    const float v822 = v22.m[1][6].thread_elements()[1];
-    const bfloat v823 = bias[v818];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v824 = float(v823);
-    const float v825 = fma(v822, v3, v824);
-    const bfloat v826 = bfloat(v825);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v827 = v815 * v1;
-    const uint v828 = v827 + v818;
-    out[v828] = v826;
-  }
-  const uint v829 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v831 = v350 + v829;
-  const uint v832 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v834 = v353 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v836 = v834 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v22.m[1][7].thread_elements()[0];
-    const bfloat v839 = bias[v834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v840 = float(v839);
-    const float v841 = fma(v838, v3, v840);
-    const bfloat v842 = bfloat(v841);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v843 = v831 * v1;
-    const uint v844 = v843 + v834;
-    out[v844] = v842;
-  }
-  const uint v845 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v847 = v350 + v845;
-  const uint v848 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v850 = v353 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v852 = v850 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v22.m[1][7].thread_elements()[1];
-    const bfloat v855 = bias[v850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v856 = float(v855);
-    const float v857 = fma(v854, v3, v856);
-    const bfloat v858 = bfloat(v857);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v859 = v847 * v1;
-    const uint v860 = v859 + v850;
-    out[v860] = v858;
-  }
-  const uint v861 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v863 = v350 + v861;
-  const uint v864 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v866 = v353 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v868 = v866 < v1;
-  const bool v869 = v867 && v868;
-  if (v869) {
-    const float v870 = v22.m[2][0].thread_elements()[0];
-    const bfloat v871 = bias[v866];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v872 = float(v871);
-    const float v873 = fma(v870, v3, v872);
-    const bfloat v874 = bfloat(v873);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v875 = v863 * v1;
-    const uint v876 = v875 + v866;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v879 = v350 + v877;
-  const uint v880 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v882 = v353 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v884 = v882 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v22.m[2][0].thread_elements()[1];
-    const bfloat v887 = bias[v882];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v888 = float(v887);
-    const float v889 = fma(v886, v3, v888);
-    const bfloat v890 = bfloat(v889);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v891 = v879 * v1;
-    const uint v892 = v891 + v882;
-    out[v892] = v890;
-  }
-  const uint v893 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v895 = v350 + v893;
-  const uint v896 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v898 = v353 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v900 = v898 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v22.m[2][1].thread_elements()[0];
-    const bfloat v903 = bias[v898];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v904 = float(v903);
-    const float v905 = fma(v902, v3, v904);
-    const bfloat v906 = bfloat(v905);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v907 = v895 * v1;
-    const uint v908 = v907 + v898;
-    out[v908] = v906;
-  }
-  const uint v909 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v911 = v350 + v909;
-  const uint v912 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v914 = v353 + v912;
-  const bool v915 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v22.m[2][1].thread_elements()[1];
-    const bfloat v919 = bias[v914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v920 = float(v919);
-    const float v921 = fma(v918, v3, v920);
-    const bfloat v922 = bfloat(v921);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v923 = v911 * v1;
-    const uint v924 = v923 + v914;
-    out[v924] = v922;
-  }
-  const uint v925 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v927 = v350 + v925;
-  const uint v928 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v930 = v353 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v932 = v930 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v22.m[2][2].thread_elements()[0];
-    const bfloat v935 = bias[v930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v936 = float(v935);
-    const float v937 = fma(v934, v3, v936);
-    const bfloat v938 = bfloat(v937);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v939 = v927 * v1;
-    const uint v940 = v939 + v930;
-    out[v940] = v938;
-  }
-  const uint v941 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v943 = v350 + v941;
-  const uint v944 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v946 = v353 + v944;
-  const bool v947 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v948 = v946 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v22.m[2][2].thread_elements()[1];
-    const bfloat v951 = bias[v946];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v952 = float(v951);
-    const float v953 = fma(v950, v3, v952);
-    const bfloat v954 = bfloat(v953);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v955 = v943 * v1;
-    const uint v956 = v955 + v946;
-    out[v956] = v954;
-  }
-  const uint v957 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v959 = v350 + v957;
-  const uint v960 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v962 = v353 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v964 = v962 < v1;
-  const bool v965 = v963 && v964;
-  if (v965) {
-    const float v966 = v22.m[2][3].thread_elements()[0];
-    const bfloat v967 = bias[v962];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v968 = float(v967);
-    const float v969 = fma(v966, v3, v968);
-    const bfloat v970 = bfloat(v969);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v971 = v959 * v1;
-    const uint v972 = v971 + v962;
-    out[v972] = v970;
-  }
-  const uint v973 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v975 = v350 + v973;
-  const uint v976 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v978 = v353 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v980 = v978 < v1;
-  const bool v981 = v979 && v980;
-  if (v981) {
-    const float v982 = v22.m[2][3].thread_elements()[1];
-    const bfloat v983 = bias[v978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v984 = float(v983);
-    const float v985 = fma(v982, v3, v984);
-    const bfloat v986 = bfloat(v985);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v987 = v975 * v1;
-    const uint v988 = v987 + v978;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v991 = v350 + v989;
-  const uint v992 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v994 = v353 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v22.m[2][4].thread_elements()[0];
-    const bfloat v999 = bias[v994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1000 = float(v999);
-    const float v1001 = fma(v998, v3, v1000);
-    const bfloat v1002 = bfloat(v1001);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1003 = v991 * v1;
-    const uint v1004 = v1003 + v994;
-    out[v1004] = v1002;
-  }
-  const uint v1005 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1007 = v350 + v1005;
-  const uint v1008 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1010 = v353 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.m[2][4].thread_elements()[1];
-    const bfloat v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1016 = float(v1015);
-    const float v1017 = fma(v1014, v3, v1016);
-    const bfloat v1018 = bfloat(v1017);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1019 = v1007 * v1;
-    const uint v1020 = v1019 + v1010;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1023 = v350 + v1021;
-  const uint v1024 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1026 = v353 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v22.m[2][5].thread_elements()[0];
-    const bfloat v1031 = bias[v1026];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1032 = float(v1031);
-    const float v1033 = fma(v1030, v3, v1032);
-    const bfloat v1034 = bfloat(v1033);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1035 = v1023 * v1;
-    const uint v1036 = v1035 + v1026;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1039 = v350 + v1037;
-  const uint v1040 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1042 = v353 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1044 = v1042 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v22.m[2][5].thread_elements()[1];
-    const bfloat v1047 = bias[v1042];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1048 = float(v1047);
-    const float v1049 = fma(v1046, v3, v1048);
-    const bfloat v1050 = bfloat(v1049);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1051 = v1039 * v1;
-    const uint v1052 = v1051 + v1042;
-    out[v1052] = v1050;
-  }
-  const uint v1053 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1055 = v350 + v1053;
-  const uint v1056 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1058 = v353 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1060 = v1058 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v22.m[2][6].thread_elements()[0];
-    const bfloat v1063 = bias[v1058];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1064 = float(v1063);
-    const float v1065 = fma(v1062, v3, v1064);
-    const bfloat v1066 = bfloat(v1065);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1067 = v1055 * v1;
-    const uint v1068 = v1067 + v1058;
-    out[v1068] = v1066;
-  }
-  const uint v1069 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1071 = v350 + v1069;
-  const uint v1072 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1074 = v353 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1076 = v1074 < v1;
-  const bool v1077 = v1075 && v1076;
-  if (v1077) {
-    const float v1078 = v22.m[2][6].thread_elements()[1];
-    const bfloat v1079 = bias[v1074];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1080 = float(v1079);
-    const float v1081 = fma(v1078, v3, v1080);
-    const bfloat v1082 = bfloat(v1081);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1083 = v1071 * v1;
-    const uint v1084 = v1083 + v1074;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1087 = v350 + v1085;
-  const uint v1088 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1090 = v353 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.m[2][7].thread_elements()[0];
-    const bfloat v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1096 = float(v1095);
-    const float v1097 = fma(v1094, v3, v1096);
-    const bfloat v1098 = bfloat(v1097);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1099 = v1087 * v1;
-    const uint v1100 = v1099 + v1090;
-    out[v1100] = v1098;
-  }
-  const uint v1101 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1103 = v350 + v1101;
-  const uint v1104 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1106 = v353 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1108 = v1106 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v22.m[2][7].thread_elements()[1];
-    const bfloat v1111 = bias[v1106];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1112 = float(v1111);
-    const float v1113 = fma(v1110, v3, v1112);
-    const bfloat v1114 = bfloat(v1113);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1115 = v1103 * v1;
-    const uint v1116 = v1115 + v1106;
-    out[v1116] = v1114;
-  }
-  const uint v1117 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1119 = v350 + v1117;
-  const uint v1120 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1122 = v353 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1124 = v1122 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v22.m[3][0].thread_elements()[0];
-    const bfloat v1127 = bias[v1122];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1128 = float(v1127);
-    const float v1129 = fma(v1126, v3, v1128);
-    const bfloat v1130 = bfloat(v1129);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1131 = v1119 * v1;
-    const uint v1132 = v1131 + v1122;
-    out[v1132] = v1130;
-  }
-  const uint v1133 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1135 = v350 + v1133;
-  const uint v1136 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1138 = v353 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v22.m[3][0].thread_elements()[1];
-    const bfloat v1143 = bias[v1138];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1144 = float(v1143);
-    const float v1145 = fma(v1142, v3, v1144);
-    const bfloat v1146 = bfloat(v1145);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1147 = v1135 * v1;
-    const uint v1148 = v1147 + v1138;
-    out[v1148] = v1146;
-  }
-  const uint v1149 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1151 = v350 + v1149;
-  const uint v1152 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1154 = v353 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1156 = v1154 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v22.m[3][1].thread_elements()[0];
-    const bfloat v1159 = bias[v1154];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1160 = float(v1159);
-    const float v1161 = fma(v1158, v3, v1160);
-    const bfloat v1162 = bfloat(v1161);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1163 = v1151 * v1;
-    const uint v1164 = v1163 + v1154;
-    out[v1164] = v1162;
-  }
-  const uint v1165 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1167 = v350 + v1165;
-  const uint v1168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1170 = v353 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1172 = v1170 < v1;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v22.m[3][1].thread_elements()[1];
-    const bfloat v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1176 = float(v1175);
-    const float v1177 = fma(v1174, v3, v1176);
-    const bfloat v1178 = bfloat(v1177);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1179 = v1167 * v1;
-    const uint v1180 = v1179 + v1170;
-    out[v1180] = v1178;
-  }
-  const uint v1181 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1183 = v350 + v1181;
-  const uint v1184 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1186 = v353 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v22.m[3][2].thread_elements()[0];
-    const bfloat v1191 = bias[v1186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1192 = float(v1191);
-    const float v1193 = fma(v1190, v3, v1192);
-    const bfloat v1194 = bfloat(v1193);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1195 = v1183 * v1;
-    const uint v1196 = v1195 + v1186;
-    out[v1196] = v1194;
-  }
-  const uint v1197 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1199 = v350 + v1197;
-  const uint v1200 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1202 = v353 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v22.m[3][2].thread_elements()[1];
-    const bfloat v1207 = bias[v1202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1208 = float(v1207);
-    const float v1209 = fma(v1206, v3, v1208);
-    const bfloat v1210 = bfloat(v1209);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1211 = v1199 * v1;
-    const uint v1212 = v1211 + v1202;
-    out[v1212] = v1210;
-  }
-  const uint v1213 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1215 = v350 + v1213;
-  const uint v1216 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1218 = v353 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1220 = v1218 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v22.m[3][3].thread_elements()[0];
-    const bfloat v1223 = bias[v1218];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1224 = float(v1223);
-    const float v1225 = fma(v1222, v3, v1224);
-    const bfloat v1226 = bfloat(v1225);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1227 = v1215 * v1;
-    const uint v1228 = v1227 + v1218;
-    out[v1228] = v1226;
-  }
-  const uint v1229 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1231 = v350 + v1229;
-  const uint v1232 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1234 = v353 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v22.m[3][3].thread_elements()[1];
-    const bfloat v1239 = bias[v1234];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1240 = float(v1239);
-    const float v1241 = fma(v1238, v3, v1240);
-    const bfloat v1242 = bfloat(v1241);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1243 = v1231 * v1;
-    const uint v1244 = v1243 + v1234;
-    out[v1244] = v1242;
-  }
-  const uint v1245 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1247 = v350 + v1245;
-  const uint v1248 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1250 = v353 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v22.m[3][4].thread_elements()[0];
-    const bfloat v1255 = bias[v1250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1256 = float(v1255);
-    const float v1257 = fma(v1254, v3, v1256);
-    const bfloat v1258 = bfloat(v1257);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1259 = v1247 * v1;
-    const uint v1260 = v1259 + v1250;
-    out[v1260] = v1258;
-  }
-  const uint v1261 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1263 = v350 + v1261;
-  const uint v1264 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1266 = v353 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v22.m[3][4].thread_elements()[1];
-    const bfloat v1271 = bias[v1266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1272 = float(v1271);
-    const float v1273 = fma(v1270, v3, v1272);
-    const bfloat v1274 = bfloat(v1273);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1275 = v1263 * v1;
-    const uint v1276 = v1275 + v1266;
-    out[v1276] = v1274;
-  }
-  const uint v1277 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1279 = v350 + v1277;
-  const uint v1280 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1282 = v353 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1284 = v1282 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v22.m[3][5].thread_elements()[0];
-    const bfloat v1287 = bias[v1282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1288 = float(v1287);
-    const float v1289 = fma(v1286, v3, v1288);
-    const bfloat v1290 = bfloat(v1289);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1291 = v1279 * v1;
-    const uint v1292 = v1291 + v1282;
-    out[v1292] = v1290;
-  }
-  const uint v1293 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1295 = v350 + v1293;
-  const uint v1296 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1298 = v353 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1300 = v1298 < v1;
-  const bool v1301 = v1299 && v1300;
-  if (v1301) {
-    const float v1302 = v22.m[3][5].thread_elements()[1];
-    const bfloat v1303 = bias[v1298];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1304 = float(v1303);
-    const float v1305 = fma(v1302, v3, v1304);
-    const bfloat v1306 = bfloat(v1305);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1307 = v1295 * v1;
-    const uint v1308 = v1307 + v1298;
-    out[v1308] = v1306;
-  }
-  const uint v1309 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1311 = v350 + v1309;
-  const uint v1312 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1314 = v353 + v1312;
-  const bool v1315 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1316 = v1314 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v22.m[3][6].thread_elements()[0];
-    const bfloat v1319 = bias[v1314];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1320 = float(v1319);
-    const float v1321 = fma(v1318, v3, v1320);
-    const bfloat v1322 = bfloat(v1321);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1323 = v1311 * v1;
-    const uint v1324 = v1323 + v1314;
-    out[v1324] = v1322;
-  }
-  const uint v1325 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1327 = v350 + v1325;
-  const uint v1328 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1330 = v353 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1332 = v1330 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v22.m[3][6].thread_elements()[1];
-    const bfloat v1335 = bias[v1330];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1336 = float(v1335);
-    const float v1337 = fma(v1334, v3, v1336);
-    const bfloat v1338 = bfloat(v1337);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1339 = v1327 * v1;
-    const uint v1340 = v1339 + v1330;
-    out[v1340] = v1338;
-  }
-  const uint v1341 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1343 = v350 + v1341;
-  const uint v1344 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1346 = v353 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.m[3][7].thread_elements()[0];
-    const bfloat v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1352 = float(v1351);
-    const float v1353 = fma(v1350, v3, v1352);
-    const bfloat v1354 = bfloat(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1355 = v1343 * v1;
-    const uint v1356 = v1355 + v1346;
-    out[v1356] = v1354;
-  }
-  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1359 = v350 + v1357;
-  const uint v1360 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1362 = v353 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v22.m[3][7].thread_elements()[1];
-    const bfloat v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1368 = float(v1367);
-    const float v1369 = fma(v1366, v3, v1368);
-    const bfloat v1370 = bfloat(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1371 = v1359 * v1;
-    const uint v1372 = v1371 + v1362;
-    out[v1372] = v1370;
-  }
-  const uint v1373 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1375 = v350 + v1373;
-  const uint v1376 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1378 = v353 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1380 = v1378 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v22.m[4][0].thread_elements()[0];
-    const bfloat v1383 = bias[v1378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1384 = float(v1383);
-    const float v1385 = fma(v1382, v3, v1384);
-    const bfloat v1386 = bfloat(v1385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1387 = v1375 * v1;
-    const uint v1388 = v1387 + v1378;
-    out[v1388] = v1386;
-  }
-  const uint v1389 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1391 = v350 + v1389;
-  const uint v1392 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1394 = v353 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v22.m[4][0].thread_elements()[1];
-    const bfloat v1399 = bias[v1394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1400 = float(v1399);
-    const float v1401 = fma(v1398, v3, v1400);
-    const bfloat v1402 = bfloat(v1401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1403 = v1391 * v1;
-    const uint v1404 = v1403 + v1394;
-    out[v1404] = v1402;
-  }
-  const uint v1405 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1407 = v350 + v1405;
-  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1410 = v353 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v22.m[4][1].thread_elements()[0];
-    const bfloat v1415 = bias[v1410];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1416 = float(v1415);
-    const float v1417 = fma(v1414, v3, v1416);
-    const bfloat v1418 = bfloat(v1417);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1419 = v1407 * v1;
-    const uint v1420 = v1419 + v1410;
-    out[v1420] = v1418;
-  }
-  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1423 = v350 + v1421;
-  const uint v1424 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1426 = v353 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.m[4][1].thread_elements()[1];
-    const bfloat v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1432 = float(v1431);
-    const float v1433 = fma(v1430, v3, v1432);
-    const bfloat v1434 = bfloat(v1433);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1435 = v1423 * v1;
-    const uint v1436 = v1435 + v1426;
-    out[v1436] = v1434;
-  }
-  const uint v1437 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1439 = v350 + v1437;
-  const uint v1440 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1442 = v353 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1444 = v1442 < v1;
-  const bool v1445 = v1443 && v1444;
-  if (v1445) {
-    const float v1446 = v22.m[4][2].thread_elements()[0];
-    const bfloat v1447 = bias[v1442];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1448 = float(v1447);
-    const float v1449 = fma(v1446, v3, v1448);
-    const bfloat v1450 = bfloat(v1449);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1451 = v1439 * v1;
-    const uint v1452 = v1451 + v1442;
-    out[v1452] = v1450;
-  }
-  const uint v1453 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1455 = v350 + v1453;
-  const uint v1456 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1458 = v353 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v22.m[4][2].thread_elements()[1];
-    const bfloat v1463 = bias[v1458];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1464 = float(v1463);
-    const float v1465 = fma(v1462, v3, v1464);
-    const bfloat v1466 = bfloat(v1465);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1467 = v1455 * v1;
-    const uint v1468 = v1467 + v1458;
-    out[v1468] = v1466;
-  }
-  const uint v1469 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1471 = v350 + v1469;
-  const uint v1472 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1474 = v353 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v22.m[4][3].thread_elements()[0];
-    const bfloat v1479 = bias[v1474];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1480 = float(v1479);
-    const float v1481 = fma(v1478, v3, v1480);
-    const bfloat v1482 = bfloat(v1481);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1483 = v1471 * v1;
-    const uint v1484 = v1483 + v1474;
-    out[v1484] = v1482;
-  }
-  const uint v1485 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1487 = v350 + v1485;
-  const uint v1488 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1490 = v353 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1492 = v1490 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v22.m[4][3].thread_elements()[1];
-    const bfloat v1495 = bias[v1490];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1496 = float(v1495);
-    const float v1497 = fma(v1494, v3, v1496);
-    const bfloat v1498 = bfloat(v1497);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1499 = v1487 * v1;
-    const uint v1500 = v1499 + v1490;
-    out[v1500] = v1498;
-  }
-  const uint v1501 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1503 = v350 + v1501;
-  const uint v1504 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1506 = v353 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1508 = v1506 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v22.m[4][4].thread_elements()[0];
-    const bfloat v1511 = bias[v1506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1512 = float(v1511);
-    const float v1513 = fma(v1510, v3, v1512);
-    const bfloat v1514 = bfloat(v1513);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1515 = v1503 * v1;
-    const uint v1516 = v1515 + v1506;
-    out[v1516] = v1514;
-  }
-  const uint v1517 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1519 = v350 + v1517;
-  const uint v1520 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1522 = v353 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1524 = v1522 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v22.m[4][4].thread_elements()[1];
-    const bfloat v1527 = bias[v1522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1528 = float(v1527);
-    const float v1529 = fma(v1526, v3, v1528);
-    const bfloat v1530 = bfloat(v1529);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1531 = v1519 * v1;
-    const uint v1532 = v1531 + v1522;
-    out[v1532] = v1530;
-  }
-  const uint v1533 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1535 = v350 + v1533;
-  const uint v1536 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1538 = v353 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v22.m[4][5].thread_elements()[0];
-    const bfloat v1543 = bias[v1538];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1544 = float(v1543);
-    const float v1545 = fma(v1542, v3, v1544);
-    const bfloat v1546 = bfloat(v1545);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1547 = v1535 * v1;
-    const uint v1548 = v1547 + v1538;
-    out[v1548] = v1546;
-  }
-  const uint v1549 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1551 = v350 + v1549;
-  const uint v1552 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1554 = v353 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v22.m[4][5].thread_elements()[1];
-    const bfloat v1559 = bias[v1554];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1560 = float(v1559);
-    const float v1561 = fma(v1558, v3, v1560);
-    const bfloat v1562 = bfloat(v1561);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1563 = v1551 * v1;
-    const uint v1564 = v1563 + v1554;
-    out[v1564] = v1562;
-  }
-  const uint v1565 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1567 = v350 + v1565;
-  const uint v1568 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1570 = v353 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1572 = v1570 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v22.m[4][6].thread_elements()[0];
-    const bfloat v1575 = bias[v1570];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1576 = float(v1575);
-    const float v1577 = fma(v1574, v3, v1576);
-    const bfloat v1578 = bfloat(v1577);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1579 = v1567 * v1;
-    const uint v1580 = v1579 + v1570;
-    out[v1580] = v1578;
-  }
-  const uint v1581 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1583 = v350 + v1581;
-  const uint v1584 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1586 = v353 + v1584;
-  const bool v1587 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v22.m[4][6].thread_elements()[1];
-    const bfloat v1591 = bias[v1586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1592 = float(v1591);
-    const float v1593 = fma(v1590, v3, v1592);
-    const bfloat v1594 = bfloat(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1595 = v1583 * v1;
-    const uint v1596 = v1595 + v1586;
-    out[v1596] = v1594;
-  }
-  const uint v1597 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1599 = v350 + v1597;
-  const uint v1600 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1602 = v353 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v22.m[4][7].thread_elements()[0];
-    const bfloat v1607 = bias[v1602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1608 = float(v1607);
-    const float v1609 = fma(v1606, v3, v1608);
-    const bfloat v1610 = bfloat(v1609);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1611 = v1599 * v1;
-    const uint v1612 = v1611 + v1602;
-    out[v1612] = v1610;
-  }
-  const uint v1613 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1615 = v350 + v1613;
-  const uint v1616 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1618 = v353 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v22.m[4][7].thread_elements()[1];
-    const bfloat v1623 = bias[v1618];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1624 = float(v1623);
-    const float v1625 = fma(v1622, v3, v1624);
-    const bfloat v1626 = bfloat(v1625);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1627 = v1615 * v1;
-    const uint v1628 = v1627 + v1618;
-    out[v1628] = v1626;
-  }
-  const uint v1629 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1631 = v350 + v1629;
-  const uint v1632 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1634 = v353 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1636 = v1634 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v22.m[5][0].thread_elements()[0];
-    const bfloat v1639 = bias[v1634];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1640 = float(v1639);
-    const float v1641 = fma(v1638, v3, v1640);
-    const bfloat v1642 = bfloat(v1641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1643 = v1631 * v1;
-    const uint v1644 = v1643 + v1634;
-    out[v1644] = v1642;
-  }
-  const uint v1645 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1647 = v350 + v1645;
-  const uint v1648 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1650 = v353 + v1648;
-  const bool v1651 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v22.m[5][0].thread_elements()[1];
-    const bfloat v1655 = bias[v1650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1656 = float(v1655);
-    const float v1657 = fma(v1654, v3, v1656);
-    const bfloat v1658 = bfloat(v1657);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1659 = v1647 * v1;
-    const uint v1660 = v1659 + v1650;
-    out[v1660] = v1658;
-  }
-  const uint v1661 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1663 = v350 + v1661;
-  const uint v1664 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1666 = v353 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v22.m[5][1].thread_elements()[0];
-    const bfloat v1671 = bias[v1666];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1672 = float(v1671);
-    const float v1673 = fma(v1670, v3, v1672);
-    const bfloat v1674 = bfloat(v1673);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1675 = v1663 * v1;
-    const uint v1676 = v1675 + v1666;
-    out[v1676] = v1674;
-  }
-  const uint v1677 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1679 = v350 + v1677;
-  const uint v1680 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1682 = v353 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.m[5][1].thread_elements()[1];
-    const bfloat v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1688 = float(v1687);
-    const float v1689 = fma(v1686, v3, v1688);
-    const bfloat v1690 = bfloat(v1689);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1691 = v1679 * v1;
-    const uint v1692 = v1691 + v1682;
-    out[v1692] = v1690;
-  }
-  const uint v1693 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1695 = v350 + v1693;
-  const uint v1696 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1698 = v353 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v22.m[5][2].thread_elements()[0];
-    const bfloat v1703 = bias[v1698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1704 = float(v1703);
-    const float v1705 = fma(v1702, v3, v1704);
-    const bfloat v1706 = bfloat(v1705);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1707 = v1695 * v1;
-    const uint v1708 = v1707 + v1698;
-    out[v1708] = v1706;
-  }
-  const uint v1709 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1711 = v350 + v1709;
-  const uint v1712 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1714 = v353 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v22.m[5][2].thread_elements()[1];
-    const bfloat v1719 = bias[v1714];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1720 = float(v1719);
-    const float v1721 = fma(v1718, v3, v1720);
-    const bfloat v1722 = bfloat(v1721);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1723 = v1711 * v1;
-    const uint v1724 = v1723 + v1714;
-    out[v1724] = v1722;
-  }
-  const uint v1725 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1727 = v350 + v1725;
-  const uint v1728 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1730 = v353 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v22.m[5][3].thread_elements()[0];
-    const bfloat v1735 = bias[v1730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1736 = float(v1735);
-    const float v1737 = fma(v1734, v3, v1736);
-    const bfloat v1738 = bfloat(v1737);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1739 = v1727 * v1;
-    const uint v1740 = v1739 + v1730;
-    out[v1740] = v1738;
-  }
-  const uint v1741 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1743 = v350 + v1741;
-  const uint v1744 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1746 = v353 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1748 = v1746 < v1;
-  const bool v1749 = v1747 && v1748;
-  if (v1749) {
-    const float v1750 = v22.m[5][3].thread_elements()[1];
-    const bfloat v1751 = bias[v1746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1752 = float(v1751);
-    const float v1753 = fma(v1750, v3, v1752);
-    const bfloat v1754 = bfloat(v1753);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1755 = v1743 * v1;
-    const uint v1756 = v1755 + v1746;
-    out[v1756] = v1754;
-  }
-  const uint v1757 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1759 = v350 + v1757;
-  const uint v1760 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1762 = v353 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.m[5][4].thread_elements()[0];
-    const bfloat v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1768 = float(v1767);
-    const float v1769 = fma(v1766, v3, v1768);
-    const bfloat v1770 = bfloat(v1769);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1771 = v1759 * v1;
-    const uint v1772 = v1771 + v1762;
-    out[v1772] = v1770;
-  }
-  const uint v1773 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1775 = v350 + v1773;
-  const uint v1776 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1778 = v353 + v1776;
-  const bool v1779 = v1775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1780 = v1778 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v22.m[5][4].thread_elements()[1];
-    const bfloat v1783 = bias[v1778];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1784 = float(v1783);
-    const float v1785 = fma(v1782, v3, v1784);
-    const bfloat v1786 = bfloat(v1785);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1787 = v1775 * v1;
-    const uint v1788 = v1787 + v1778;
-    out[v1788] = v1786;
-  }
-  const uint v1789 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1791 = v350 + v1789;
-  const uint v1792 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1794 = v353 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1796 = v1794 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v22.m[5][5].thread_elements()[0];
-    const bfloat v1799 = bias[v1794];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1800 = float(v1799);
-    const float v1801 = fma(v1798, v3, v1800);
-    const bfloat v1802 = bfloat(v1801);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1803 = v1791 * v1;
-    const uint v1804 = v1803 + v1794;
-    out[v1804] = v1802;
-  }
-  const uint v1805 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1807 = v350 + v1805;
-  const uint v1808 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1810 = v353 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v22.m[5][5].thread_elements()[1];
-    const bfloat v1815 = bias[v1810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1816 = float(v1815);
-    const float v1817 = fma(v1814, v3, v1816);
-    const bfloat v1818 = bfloat(v1817);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1819 = v1807 * v1;
-    const uint v1820 = v1819 + v1810;
-    out[v1820] = v1818;
-  }
-  const uint v1821 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1823 = v350 + v1821;
-  const uint v1824 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1826 = v353 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v22.m[5][6].thread_elements()[0];
-    const bfloat v1831 = bias[v1826];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1832 = float(v1831);
-    const float v1833 = fma(v1830, v3, v1832);
-    const bfloat v1834 = bfloat(v1833);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1835 = v1823 * v1;
-    const uint v1836 = v1835 + v1826;
-    out[v1836] = v1834;
-  }
-  const uint v1837 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1839 = v350 + v1837;
-  const uint v1840 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1842 = v353 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1844 = v1842 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v22.m[5][6].thread_elements()[1];
-    const bfloat v1847 = bias[v1842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1848 = float(v1847);
-    const float v1849 = fma(v1846, v3, v1848);
-    const bfloat v1850 = bfloat(v1849);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1851 = v1839 * v1;
-    const uint v1852 = v1851 + v1842;
-    out[v1852] = v1850;
-  }
-  const uint v1853 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1855 = v350 + v1853;
-  const uint v1856 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1858 = v353 + v1856;
-  const bool v1859 = v1855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1860 = v1858 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v22.m[5][7].thread_elements()[0];
-    const bfloat v1863 = bias[v1858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1864 = float(v1863);
-    const float v1865 = fma(v1862, v3, v1864);
-    const bfloat v1866 = bfloat(v1865);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1867 = v1855 * v1;
-    const uint v1868 = v1867 + v1858;
-    out[v1868] = v1866;
-  }
-  const uint v1869 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1871 = v350 + v1869;
-  const uint v1872 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1874 = v353 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v22.m[5][7].thread_elements()[1];
-    const bfloat v1879 = bias[v1874];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1880 = float(v1879);
-    const float v1881 = fma(v1878, v3, v1880);
-    const bfloat v1882 = bfloat(v1881);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1883 = v1871 * v1;
-    const uint v1884 = v1883 + v1874;
-    out[v1884] = v1882;
-  }
-  const uint v1885 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1887 = v350 + v1885;
-  const uint v1888 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1890 = v353 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v22.m[6][0].thread_elements()[0];
-    const bfloat v1895 = bias[v1890];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1896 = float(v1895);
-    const float v1897 = fma(v1894, v3, v1896);
-    const bfloat v1898 = bfloat(v1897);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1899 = v1887 * v1;
-    const uint v1900 = v1899 + v1890;
-    out[v1900] = v1898;
-  }
-  const uint v1901 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1903 = v350 + v1901;
-  const uint v1904 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1906 = v353 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1908 = v1906 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v22.m[6][0].thread_elements()[1];
-    const bfloat v1911 = bias[v1906];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1912 = float(v1911);
-    const float v1913 = fma(v1910, v3, v1912);
-    const bfloat v1914 = bfloat(v1913);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1915 = v1903 * v1;
-    const uint v1916 = v1915 + v1906;
-    out[v1916] = v1914;
-  }
-  const uint v1917 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1919 = v350 + v1917;
-  const uint v1920 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1922 = v353 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v22.m[6][1].thread_elements()[0];
-    const bfloat v1927 = bias[v1922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1928 = float(v1927);
-    const float v1929 = fma(v1926, v3, v1928);
-    const bfloat v1930 = bfloat(v1929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1931 = v1919 * v1;
-    const uint v1932 = v1931 + v1922;
-    out[v1932] = v1930;
-  }
-  const uint v1933 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1935 = v350 + v1933;
-  const uint v1936 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1938 = v353 + v1936;
-  const bool v1939 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v22.m[6][1].thread_elements()[1];
-    const bfloat v1943 = bias[v1938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1944 = float(v1943);
-    const float v1945 = fma(v1942, v3, v1944);
-    const bfloat v1946 = bfloat(v1945);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1947 = v1935 * v1;
-    const uint v1948 = v1947 + v1938;
-    out[v1948] = v1946;
-  }
-  const uint v1949 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1951 = v350 + v1949;
-  const uint v1952 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1954 = v353 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v22.m[6][2].thread_elements()[0];
-    const bfloat v1959 = bias[v1954];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1960 = float(v1959);
-    const float v1961 = fma(v1958, v3, v1960);
-    const bfloat v1962 = bfloat(v1961);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1963 = v1951 * v1;
-    const uint v1964 = v1963 + v1954;
-    out[v1964] = v1962;
-  }
-  const uint v1965 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1967 = v350 + v1965;
-  const uint v1968 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1970 = v353 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v22.m[6][2].thread_elements()[1];
-    const bfloat v1975 = bias[v1970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1976 = float(v1975);
-    const float v1977 = fma(v1974, v3, v1976);
-    const bfloat v1978 = bfloat(v1977);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1979 = v1967 * v1;
-    const uint v1980 = v1979 + v1970;
-    out[v1980] = v1978;
-  }
-  const uint v1981 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1983 = v350 + v1981;
-  const uint v1984 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1986 = v353 + v1984;
-  const bool v1987 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1988 = v1986 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v22.m[6][3].thread_elements()[0];
-    const bfloat v1991 = bias[v1986];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1992 = float(v1991);
-    const float v1993 = fma(v1990, v3, v1992);
-    const bfloat v1994 = bfloat(v1993);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1995 = v1983 * v1;
-    const uint v1996 = v1995 + v1986;
-    out[v1996] = v1994;
-  }
-  const uint v1997 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1999 = v350 + v1997;
-  const uint v2000 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2002 = v353 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2004 = v2002 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v22.m[6][3].thread_elements()[1];
-    const bfloat v2007 = bias[v2002];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2008 = float(v2007);
-    const float v2009 = fma(v2006, v3, v2008);
-    const bfloat v2010 = bfloat(v2009);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2011 = v1999 * v1;
-    const uint v2012 = v2011 + v2002;
-    out[v2012] = v2010;
-  }
-  const uint v2013 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v350 + v2013;
-  const uint v2016 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v353 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.m[6][4].thread_elements()[0];
-    const bfloat v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2024 = float(v2023);
-    const float v2025 = fma(v2022, v3, v2024);
-    const bfloat v2026 = bfloat(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2027 = v2015 * v1;
-    const uint v2028 = v2027 + v2018;
-    out[v2028] = v2026;
-  }
-  const uint v2029 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2031 = v350 + v2029;
-  const uint v2032 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2034 = v353 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v22.m[6][4].thread_elements()[1];
-    const bfloat v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2040 = float(v2039);
-    const float v2041 = fma(v2038, v3, v2040);
-    const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2043 = v2031 * v1;
-    const uint v2044 = v2043 + v2034;
-    out[v2044] = v2042;
-  }
-  const uint v2045 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2047 = v350 + v2045;
-  const uint v2048 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2050 = v353 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v22.m[6][5].thread_elements()[0];
-    const bfloat v2055 = bias[v2050];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2056 = float(v2055);
-    const float v2057 = fma(v2054, v3, v2056);
-    const bfloat v2058 = bfloat(v2057);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2059 = v2047 * v1;
-    const uint v2060 = v2059 + v2050;
-    out[v2060] = v2058;
-  }
-  const uint v2061 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2063 = v350 + v2061;
-  const uint v2064 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2066 = v353 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2068 = v2066 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v22.m[6][5].thread_elements()[1];
-    const bfloat v2071 = bias[v2066];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2072 = float(v2071);
-    const float v2073 = fma(v2070, v3, v2072);
-    const bfloat v2074 = bfloat(v2073);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2075 = v2063 * v1;
-    const uint v2076 = v2075 + v2066;
-    out[v2076] = v2074;
-  }
-  const uint v2077 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2079 = v350 + v2077;
-  const uint v2080 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2082 = v353 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v22.m[6][6].thread_elements()[0];
-    const bfloat v2087 = bias[v2082];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2088 = float(v2087);
-    const float v2089 = fma(v2086, v3, v2088);
-    const bfloat v2090 = bfloat(v2089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2091 = v2079 * v1;
-    const uint v2092 = v2091 + v2082;
-    out[v2092] = v2090;
-  }
-  const uint v2093 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2095 = v350 + v2093;
-  const uint v2096 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2098 = v353 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.m[6][6].thread_elements()[1];
-    const bfloat v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2104 = float(v2103);
-    const float v2105 = fma(v2102, v3, v2104);
-    const bfloat v2106 = bfloat(v2105);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2107 = v2095 * v1;
-    const uint v2108 = v2107 + v2098;
-    out[v2108] = v2106;
-  }
-  const uint v2109 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2111 = v350 + v2109;
-  const uint v2112 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2114 = v353 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2116 = v2114 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v22.m[6][7].thread_elements()[0];
-    const bfloat v2119 = bias[v2114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2120 = float(v2119);
-    const float v2121 = fma(v2118, v3, v2120);
-    const bfloat v2122 = bfloat(v2121);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2123 = v2111 * v1;
-    const uint v2124 = v2123 + v2114;
-    out[v2124] = v2122;
-  }
-  const uint v2125 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2127 = v350 + v2125;
-  const uint v2128 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2130 = v353 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2132 = v2130 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v22.m[6][7].thread_elements()[1];
-    const bfloat v2135 = bias[v2130];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2136 = float(v2135);
-    const float v2137 = fma(v2134, v3, v2136);
-    const bfloat v2138 = bfloat(v2137);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2139 = v2127 * v1;
-    const uint v2140 = v2139 + v2130;
-    out[v2140] = v2138;
-  }
-  const uint v2141 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2143 = v350 + v2141;
-  const uint v2144 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2146 = v353 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v22.m[7][0].thread_elements()[0];
-    const bfloat v2151 = bias[v2146];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2152 = float(v2151);
-    const float v2153 = fma(v2150, v3, v2152);
-    const bfloat v2154 = bfloat(v2153);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2155 = v2143 * v1;
-    const uint v2156 = v2155 + v2146;
-    out[v2156] = v2154;
-  }
-  const uint v2157 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2159 = v350 + v2157;
-  const uint v2160 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2162 = v353 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2164 = v2162 < v1;
-  const bool v2165 = v2163 && v2164;
-  if (v2165) {
-    const float v2166 = v22.m[7][0].thread_elements()[1];
-    const bfloat v2167 = bias[v2162];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2168 = float(v2167);
-    const float v2169 = fma(v2166, v3, v2168);
-    const bfloat v2170 = bfloat(v2169);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2171 = v2159 * v1;
-    const uint v2172 = v2171 + v2162;
-    out[v2172] = v2170;
-  }
-  const uint v2173 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2175 = v350 + v2173;
-  const uint v2176 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2178 = v353 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v22.m[7][1].thread_elements()[0];
-    const bfloat v2183 = bias[v2178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2184 = float(v2183);
-    const float v2185 = fma(v2182, v3, v2184);
-    const bfloat v2186 = bfloat(v2185);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2187 = v2175 * v1;
-    const uint v2188 = v2187 + v2178;
-    out[v2188] = v2186;
-  }
-  const uint v2189 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2191 = v350 + v2189;
-  const uint v2192 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2194 = v353 + v2192;
-  const bool v2195 = v2191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v22.m[7][1].thread_elements()[1];
-    const bfloat v2199 = bias[v2194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2200 = float(v2199);
-    const float v2201 = fma(v2198, v3, v2200);
-    const bfloat v2202 = bfloat(v2201);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2203 = v2191 * v1;
-    const uint v2204 = v2203 + v2194;
-    out[v2204] = v2202;
-  }
-  const uint v2205 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2207 = v350 + v2205;
-  const uint v2208 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2210 = v353 + v2208;
-  const bool v2211 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2212 = v2210 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v22.m[7][2].thread_elements()[0];
-    const bfloat v2215 = bias[v2210];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2216 = float(v2215);
-    const float v2217 = fma(v2214, v3, v2216);
-    const bfloat v2218 = bfloat(v2217);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2219 = v2207 * v1;
-    const uint v2220 = v2219 + v2210;
-    out[v2220] = v2218;
-  }
-  const uint v2221 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2223 = v350 + v2221;
-  const uint v2224 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2226 = v353 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v22.m[7][2].thread_elements()[1];
-    const bfloat v2231 = bias[v2226];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2232 = float(v2231);
-    const float v2233 = fma(v2230, v3, v2232);
-    const bfloat v2234 = bfloat(v2233);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2235 = v2223 * v1;
-    const uint v2236 = v2235 + v2226;
-    out[v2236] = v2234;
-  }
-  const uint v2237 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2239 = v350 + v2237;
-  const uint v2240 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2242 = v353 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v22.m[7][3].thread_elements()[0];
-    const bfloat v2247 = bias[v2242];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2248 = float(v2247);
-    const float v2249 = fma(v2246, v3, v2248);
-    const bfloat v2250 = bfloat(v2249);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2251 = v2239 * v1;
-    const uint v2252 = v2251 + v2242;
-    out[v2252] = v2250;
-  }
-  const uint v2253 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2255 = v350 + v2253;
-  const uint v2256 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2258 = v353 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v22.m[7][3].thread_elements()[1];
-    const bfloat v2263 = bias[v2258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2264 = float(v2263);
-    const float v2265 = fma(v2262, v3, v2264);
-    const bfloat v2266 = bfloat(v2265);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2267 = v2255 * v1;
-    const uint v2268 = v2267 + v2258;
-    out[v2268] = v2266;
-  }
-  const uint v2269 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2271 = v350 + v2269;
-  const uint v2272 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2274 = v353 + v2272;
-  const bool v2275 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2276 = v2274 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v22.m[7][4].thread_elements()[0];
-    const bfloat v2279 = bias[v2274];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2280 = float(v2279);
-    const float v2281 = fma(v2278, v3, v2280);
-    const bfloat v2282 = bfloat(v2281);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2283 = v2271 * v1;
-    const uint v2284 = v2283 + v2274;
-    out[v2284] = v2282;
-  }
-  const uint v2285 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2287 = v350 + v2285;
-  const uint v2288 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2290 = v353 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v22.m[7][4].thread_elements()[1];
-    const bfloat v2295 = bias[v2290];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2296 = float(v2295);
-    const float v2297 = fma(v2294, v3, v2296);
-    const bfloat v2298 = bfloat(v2297);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2299 = v2287 * v1;
-    const uint v2300 = v2299 + v2290;
-    out[v2300] = v2298;
-  }
-  const uint v2301 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2303 = v350 + v2301;
-  const uint v2304 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2306 = v353 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v22.m[7][5].thread_elements()[0];
-    const bfloat v2311 = bias[v2306];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2312 = float(v2311);
-    const float v2313 = fma(v2310, v3, v2312);
-    const bfloat v2314 = bfloat(v2313);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2315 = v2303 * v1;
-    const uint v2316 = v2315 + v2306;
-    out[v2316] = v2314;
-  }
-  const uint v2317 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2319 = v350 + v2317;
-  const uint v2320 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2322 = v353 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2324 = v2322 < v1;
-  const bool v2325 = v2323 && v2324;
-  if (v2325) {
-    const float v2326 = v22.m[7][5].thread_elements()[1];
-    const bfloat v2327 = bias[v2322];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2328 = float(v2327);
-    const float v2329 = fma(v2326, v3, v2328);
-    const bfloat v2330 = bfloat(v2329);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2331 = v2319 * v1;
-    const uint v2332 = v2331 + v2322;
-    out[v2332] = v2330;
-  }
-  const uint v2333 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2335 = v350 + v2333;
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2338 = v353 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2340 = v2338 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v22.m[7][6].thread_elements()[0];
-    const bfloat v2343 = bias[v2338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2344 = float(v2343);
-    const float v2345 = fma(v2342, v3, v2344);
-    const bfloat v2346 = bfloat(v2345);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2347 = v2335 * v1;
-    const uint v2348 = v2347 + v2338;
-    out[v2348] = v2346;
-  }
-  const uint v2349 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2351 = v350 + v2349;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2354 = v353 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.m[7][6].thread_elements()[1];
-    const bfloat v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2360 = float(v2359);
-    const float v2361 = fma(v2358, v3, v2360);
-    const bfloat v2362 = bfloat(v2361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2363 = v2351 * v1;
-    const uint v2364 = v2363 + v2354;
-    out[v2364] = v2362;
-  }
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2367 = v350 + v2365;
-  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2370 = v353 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v22.m[7][7].thread_elements()[0];
-    const bfloat v2375 = bias[v2370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2376 = float(v2375);
-    const float v2377 = fma(v2374, v3, v2376);
-    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2379 = v2367 * v1;
-    const uint v2380 = v2379 + v2370;
-    out[v2380] = v2378;
-  }
-  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2383 = v350 + v2381;
-  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2386 = v353 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v22.m[7][7].thread_elements()[1];
-    const bfloat v2391 = bias[v2386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2392 = float(v2391);
-    const float v2393 = fma(v2390, v3, v2392);
-    const bfloat v2394 = bfloat(v2393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2395 = v2383 * v1;
-    const uint v2396 = v2395 + v2386;
-    out[v2396] = v2394;
+  const uint v366 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v367 = v24 + v33;
+  const uint v368 = v367 + v366;
+  const uint v369 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v370 = v28 + v37;
+  const uint v371 = v370 + v369;
+  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v373 = v371 < v1;
+  const bool v374 = v372 && v373;
+  if (v374) {
+    const float v375 = v39.m[0][0].thread_elements()[0];
+    const bfloat v376 = bias[v371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v377 = float(v376);
+    const float v378 = fma(v375, v3, v377);
+    const bfloat v379 = bfloat(v378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v380 = v368 * v1;
+    const uint v381 = v380 + v371;
+    out[v381] = v379;
+  }
+  const uint v382 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v384 = v367 + v382;
+  const uint v385 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v387 = v370 + v385;
+  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v389 = v387 < v1;
+  const bool v390 = v388 && v389;
+  if (v390) {
+    const float v391 = v39.m[0][0].thread_elements()[1];
+    const bfloat v392 = bias[v387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v393 = float(v392);
+    const float v394 = fma(v391, v3, v393);
+    const bfloat v395 = bfloat(v394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v396 = v384 * v1;
+    const uint v397 = v396 + v387;
+    out[v397] = v395;
+  }
+  const uint v398 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v400 = v367 + v398;
+  const uint v401 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v403 = v370 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v405 = v403 < v1;
+  const bool v406 = v404 && v405;
+  if (v406) {
+    const float v407 = v39.m[0][1].thread_elements()[0];
+    const bfloat v408 = bias[v403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v409 = float(v408);
+    const float v410 = fma(v407, v3, v409);
+    const bfloat v411 = bfloat(v410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v412 = v400 * v1;
+    const uint v413 = v412 + v403;
+    out[v413] = v411;
+  }
+  const uint v414 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v416 = v367 + v414;
+  const uint v417 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v419 = v370 + v417;
+  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v421 = v419 < v1;
+  const bool v422 = v420 && v421;
+  if (v422) {
+    const float v423 = v39.m[0][1].thread_elements()[1];
+    const bfloat v424 = bias[v419];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v425 = float(v424);
+    const float v426 = fma(v423, v3, v425);
+    const bfloat v427 = bfloat(v426);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v428 = v416 * v1;
+    const uint v429 = v428 + v419;
+    out[v429] = v427;
+  }
+  const uint v430 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v432 = v367 + v430;
+  const uint v433 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v435 = v370 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.m[0][2].thread_elements()[0];
+    const bfloat v440 = bias[v435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v441 = float(v440);
+    const float v442 = fma(v439, v3, v441);
+    const bfloat v443 = bfloat(v442);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v444 = v432 * v1;
+    const uint v445 = v444 + v435;
+    out[v445] = v443;
+  }
+  const uint v446 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v448 = v367 + v446;
+  const uint v449 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v451 = v370 + v449;
+  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v453 = v451 < v1;
+  const bool v454 = v452 && v453;
+  if (v454) {
+    const float v455 = v39.m[0][2].thread_elements()[1];
+    const bfloat v456 = bias[v451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v457 = float(v456);
+    const float v458 = fma(v455, v3, v457);
+    const bfloat v459 = bfloat(v458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v460 = v448 * v1;
+    const uint v461 = v460 + v451;
+    out[v461] = v459;
+  }
+  const uint v462 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v464 = v367 + v462;
+  const uint v465 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v467 = v370 + v465;
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v469 = v467 < v1;
+  const bool v470 = v468 && v469;
+  if (v470) {
+    const float v471 = v39.m[0][3].thread_elements()[0];
+    const bfloat v472 = bias[v467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v473 = float(v472);
+    const float v474 = fma(v471, v3, v473);
+    const bfloat v475 = bfloat(v474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v476 = v464 * v1;
+    const uint v477 = v476 + v467;
+    out[v477] = v475;
+  }
+  const uint v478 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v480 = v367 + v478;
+  const uint v481 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v483 = v370 + v481;
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v485 = v483 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v39.m[0][3].thread_elements()[1];
+    const bfloat v488 = bias[v483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v489 = float(v488);
+    const float v490 = fma(v487, v3, v489);
+    const bfloat v491 = bfloat(v490);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v492 = v480 * v1;
+    const uint v493 = v492 + v483;
+    out[v493] = v491;
+  }
+  const uint v494 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v496 = v367 + v494;
+  const uint v497 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v499 = v370 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v501 = v499 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v39.m[0][4].thread_elements()[0];
+    const bfloat v504 = bias[v499];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v505 = float(v504);
+    const float v506 = fma(v503, v3, v505);
+    const bfloat v507 = bfloat(v506);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v508 = v496 * v1;
+    const uint v509 = v508 + v499;
+    out[v509] = v507;
+  }
+  const uint v510 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v512 = v367 + v510;
+  const uint v513 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v515 = v370 + v513;
+  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v517 = v515 < v1;
+  const bool v518 = v516 && v517;
+  if (v518) {
+    const float v519 = v39.m[0][4].thread_elements()[1];
+    const bfloat v520 = bias[v515];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v521 = float(v520);
+    const float v522 = fma(v519, v3, v521);
+    const bfloat v523 = bfloat(v522);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v524 = v512 * v1;
+    const uint v525 = v524 + v515;
+    out[v525] = v523;
+  }
+  const uint v526 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v528 = v367 + v526;
+  const uint v529 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v531 = v370 + v529;
+  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v533 = v531 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v39.m[0][5].thread_elements()[0];
+    const bfloat v536 = bias[v531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v537 = float(v536);
+    const float v538 = fma(v535, v3, v537);
+    const bfloat v539 = bfloat(v538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v540 = v528 * v1;
+    const uint v541 = v540 + v531;
+    out[v541] = v539;
+  }
+  const uint v542 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v544 = v367 + v542;
+  const uint v545 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v547 = v370 + v545;
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v549 = v547 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v39.m[0][5].thread_elements()[1];
+    const bfloat v552 = bias[v547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v553 = float(v552);
+    const float v554 = fma(v551, v3, v553);
+    const bfloat v555 = bfloat(v554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v556 = v544 * v1;
+    const uint v557 = v556 + v547;
+    out[v557] = v555;
+  }
+  const uint v558 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v560 = v367 + v558;
+  const uint v561 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v563 = v370 + v561;
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v565 = v563 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v39.m[0][6].thread_elements()[0];
+    const bfloat v568 = bias[v563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v569 = float(v568);
+    const float v570 = fma(v567, v3, v569);
+    const bfloat v571 = bfloat(v570);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v572 = v560 * v1;
+    const uint v573 = v572 + v563;
+    out[v573] = v571;
+  }
+  const uint v574 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v576 = v367 + v574;
+  const uint v577 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v579 = v370 + v577;
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v581 = v579 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v39.m[0][6].thread_elements()[1];
+    const bfloat v584 = bias[v579];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v585 = float(v584);
+    const float v586 = fma(v583, v3, v585);
+    const bfloat v587 = bfloat(v586);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v588 = v576 * v1;
+    const uint v589 = v588 + v579;
+    out[v589] = v587;
+  }
+  const uint v590 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v592 = v367 + v590;
+  const uint v593 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v595 = v370 + v593;
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v597 = v595 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v39.m[0][7].thread_elements()[0];
+    const bfloat v600 = bias[v595];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v601 = float(v600);
+    const float v602 = fma(v599, v3, v601);
+    const bfloat v603 = bfloat(v602);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v604 = v592 * v1;
+    const uint v605 = v604 + v595;
+    out[v605] = v603;
+  }
+  const uint v606 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v608 = v367 + v606;
+  const uint v609 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v611 = v370 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v613 = v611 < v1;
+  const bool v614 = v612 && v613;
+  if (v614) {
+    const float v615 = v39.m[0][7].thread_elements()[1];
+    const bfloat v616 = bias[v611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v617 = float(v616);
+    const float v618 = fma(v615, v3, v617);
+    const bfloat v619 = bfloat(v618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v620 = v608 * v1;
+    const uint v621 = v620 + v611;
+    out[v621] = v619;
+  }
+  const uint v622 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v624 = v367 + v622;
+  const uint v625 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v627 = v370 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.m[1][0].thread_elements()[0];
+    const bfloat v632 = bias[v627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v633 = float(v632);
+    const float v634 = fma(v631, v3, v633);
+    const bfloat v635 = bfloat(v634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v636 = v624 * v1;
+    const uint v637 = v636 + v627;
+    out[v637] = v635;
+  }
+  const uint v638 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v640 = v367 + v638;
+  const uint v641 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v643 = v370 + v641;
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.m[1][0].thread_elements()[1];
+    const bfloat v648 = bias[v643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v649 = float(v648);
+    const float v650 = fma(v647, v3, v649);
+    const bfloat v651 = bfloat(v650);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v652 = v640 * v1;
+    const uint v653 = v652 + v643;
+    out[v653] = v651;
+  }
+  const uint v654 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v656 = v367 + v654;
+  const uint v657 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v659 = v370 + v657;
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.m[1][1].thread_elements()[0];
+    const bfloat v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v665 = float(v664);
+    const float v666 = fma(v663, v3, v665);
+    const bfloat v667 = bfloat(v666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v668 = v656 * v1;
+    const uint v669 = v668 + v659;
+    out[v669] = v667;
+  }
+  const uint v670 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v672 = v367 + v670;
+  const uint v673 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v675 = v370 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.m[1][1].thread_elements()[1];
+    const bfloat v680 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v681 = float(v680);
+    const float v682 = fma(v679, v3, v681);
+    const bfloat v683 = bfloat(v682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v684 = v672 * v1;
+    const uint v685 = v684 + v675;
+    out[v685] = v683;
+  }
+  const uint v686 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v688 = v367 + v686;
+  const uint v689 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v691 = v370 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.m[1][2].thread_elements()[0];
+    const bfloat v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v697 = float(v696);
+    const float v698 = fma(v695, v3, v697);
+    const bfloat v699 = bfloat(v698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v700 = v688 * v1;
+    const uint v701 = v700 + v691;
+    out[v701] = v699;
+  }
+  const uint v702 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v704 = v367 + v702;
+  const uint v705 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v707 = v370 + v705;
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v709 = v707 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v39.m[1][2].thread_elements()[1];
+    const bfloat v712 = bias[v707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v713 = float(v712);
+    const float v714 = fma(v711, v3, v713);
+    const bfloat v715 = bfloat(v714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v716 = v704 * v1;
+    const uint v717 = v716 + v707;
+    out[v717] = v715;
+  }
+  const uint v718 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v720 = v367 + v718;
+  const uint v721 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v723 = v370 + v721;
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.m[1][3].thread_elements()[0];
+    const bfloat v728 = bias[v723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v729 = float(v728);
+    const float v730 = fma(v727, v3, v729);
+    const bfloat v731 = bfloat(v730);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v732 = v720 * v1;
+    const uint v733 = v732 + v723;
+    out[v733] = v731;
+  }
+  const uint v734 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v736 = v367 + v734;
+  const uint v737 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v739 = v370 + v737;
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.m[1][3].thread_elements()[1];
+    const bfloat v744 = bias[v739];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v745 = float(v744);
+    const float v746 = fma(v743, v3, v745);
+    const bfloat v747 = bfloat(v746);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v748 = v736 * v1;
+    const uint v749 = v748 + v739;
+    out[v749] = v747;
+  }
+  const uint v750 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v752 = v367 + v750;
+  const uint v753 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v755 = v370 + v753;
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v39.m[1][4].thread_elements()[0];
+    const bfloat v760 = bias[v755];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v761 = float(v760);
+    const float v762 = fma(v759, v3, v761);
+    const bfloat v763 = bfloat(v762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v764 = v752 * v1;
+    const uint v765 = v764 + v755;
+    out[v765] = v763;
+  }
+  const uint v766 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v768 = v367 + v766;
+  const uint v769 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v771 = v370 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.m[1][4].thread_elements()[1];
+    const bfloat v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v777 = float(v776);
+    const float v778 = fma(v775, v3, v777);
+    const bfloat v779 = bfloat(v778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v780 = v768 * v1;
+    const uint v781 = v780 + v771;
+    out[v781] = v779;
+  }
+  const uint v782 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v784 = v367 + v782;
+  const uint v785 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v787 = v370 + v785;
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.m[1][5].thread_elements()[0];
+    const bfloat v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v793 = float(v792);
+    const float v794 = fma(v791, v3, v793);
+    const bfloat v795 = bfloat(v794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v796 = v784 * v1;
+    const uint v797 = v796 + v787;
+    out[v797] = v795;
+  }
+  const uint v798 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v800 = v367 + v798;
+  const uint v801 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v803 = v370 + v801;
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v805 = v803 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v39.m[1][5].thread_elements()[1];
+    const bfloat v808 = bias[v803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v809 = float(v808);
+    const float v810 = fma(v807, v3, v809);
+    const bfloat v811 = bfloat(v810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v812 = v800 * v1;
+    const uint v813 = v812 + v803;
+    out[v813] = v811;
+  }
+  const uint v814 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v816 = v367 + v814;
+  const uint v817 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v819 = v370 + v817;
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.m[1][6].thread_elements()[0];
+    const bfloat v824 = bias[v819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v825 = float(v824);
+    const float v826 = fma(v823, v3, v825);
+    const bfloat v827 = bfloat(v826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v828 = v816 * v1;
+    const uint v829 = v828 + v819;
+    out[v829] = v827;
+  }
+  const uint v830 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v832 = v367 + v830;
+  const uint v833 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v835 = v370 + v833;
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.m[1][6].thread_elements()[1];
+    const bfloat v840 = bias[v835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v841 = float(v840);
+    const float v842 = fma(v839, v3, v841);
+    const bfloat v843 = bfloat(v842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v844 = v832 * v1;
+    const uint v845 = v844 + v835;
+    out[v845] = v843;
+  }
+  const uint v846 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v848 = v367 + v846;
+  const uint v849 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v851 = v370 + v849;
+  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v853 = v851 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v39.m[1][7].thread_elements()[0];
+    const bfloat v856 = bias[v851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v857 = float(v856);
+    const float v858 = fma(v855, v3, v857);
+    const bfloat v859 = bfloat(v858);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v860 = v848 * v1;
+    const uint v861 = v860 + v851;
+    out[v861] = v859;
+  }
+  const uint v862 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v864 = v367 + v862;
+  const uint v865 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v867 = v370 + v865;
+  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.m[1][7].thread_elements()[1];
+    const bfloat v872 = bias[v867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v873 = float(v872);
+    const float v874 = fma(v871, v3, v873);
+    const bfloat v875 = bfloat(v874);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v876 = v864 * v1;
+    const uint v877 = v876 + v867;
+    out[v877] = v875;
+  }
+  const uint v878 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v880 = v367 + v878;
+  const uint v881 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v883 = v370 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.m[2][0].thread_elements()[0];
+    const bfloat v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v889 = float(v888);
+    const float v890 = fma(v887, v3, v889);
+    const bfloat v891 = bfloat(v890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v892 = v880 * v1;
+    const uint v893 = v892 + v883;
+    out[v893] = v891;
+  }
+  const uint v894 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v896 = v367 + v894;
+  const uint v897 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v899 = v370 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.m[2][0].thread_elements()[1];
+    const bfloat v904 = bias[v899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v905 = float(v904);
+    const float v906 = fma(v903, v3, v905);
+    const bfloat v907 = bfloat(v906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v908 = v896 * v1;
+    const uint v909 = v908 + v899;
+    out[v909] = v907;
+  }
+  const uint v910 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v912 = v367 + v910;
+  const uint v913 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v915 = v370 + v913;
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.m[2][1].thread_elements()[0];
+    const bfloat v920 = bias[v915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v921 = float(v920);
+    const float v922 = fma(v919, v3, v921);
+    const bfloat v923 = bfloat(v922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v924 = v912 * v1;
+    const uint v925 = v924 + v915;
+    out[v925] = v923;
+  }
+  const uint v926 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v928 = v367 + v926;
+  const uint v929 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v931 = v370 + v929;
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.m[2][1].thread_elements()[1];
+    const bfloat v936 = bias[v931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v937 = float(v936);
+    const float v938 = fma(v935, v3, v937);
+    const bfloat v939 = bfloat(v938);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v940 = v928 * v1;
+    const uint v941 = v940 + v931;
+    out[v941] = v939;
+  }
+  const uint v942 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v944 = v367 + v942;
+  const uint v945 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v947 = v370 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v949 = v947 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v39.m[2][2].thread_elements()[0];
+    const bfloat v952 = bias[v947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v953 = float(v952);
+    const float v954 = fma(v951, v3, v953);
+    const bfloat v955 = bfloat(v954);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v956 = v944 * v1;
+    const uint v957 = v956 + v947;
+    out[v957] = v955;
+  }
+  const uint v958 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v960 = v367 + v958;
+  const uint v961 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v963 = v370 + v961;
+  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.m[2][2].thread_elements()[1];
+    const bfloat v968 = bias[v963];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v969 = float(v968);
+    const float v970 = fma(v967, v3, v969);
+    const bfloat v971 = bfloat(v970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v972 = v960 * v1;
+    const uint v973 = v972 + v963;
+    out[v973] = v971;
+  }
+  const uint v974 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v976 = v367 + v974;
+  const uint v977 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v979 = v370 + v977;
+  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.m[2][3].thread_elements()[0];
+    const bfloat v984 = bias[v979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v985 = float(v984);
+    const float v986 = fma(v983, v3, v985);
+    const bfloat v987 = bfloat(v986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v988 = v976 * v1;
+    const uint v989 = v988 + v979;
+    out[v989] = v987;
+  }
+  const uint v990 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v992 = v367 + v990;
+  const uint v993 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v995 = v370 + v993;
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.m[2][3].thread_elements()[1];
+    const bfloat v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1001 = float(v1000);
+    const float v1002 = fma(v999, v3, v1001);
+    const bfloat v1003 = bfloat(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1004 = v992 * v1;
+    const uint v1005 = v1004 + v995;
+    out[v1005] = v1003;
+  }
+  const uint v1006 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1008 = v367 + v1006;
+  const uint v1009 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1011 = v370 + v1009;
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.m[2][4].thread_elements()[0];
+    const bfloat v1016 = bias[v1011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1017 = float(v1016);
+    const float v1018 = fma(v1015, v3, v1017);
+    const bfloat v1019 = bfloat(v1018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1020 = v1008 * v1;
+    const uint v1021 = v1020 + v1011;
+    out[v1021] = v1019;
+  }
+  const uint v1022 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1024 = v367 + v1022;
+  const uint v1025 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1027 = v370 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.m[2][4].thread_elements()[1];
+    const bfloat v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1033 = float(v1032);
+    const float v1034 = fma(v1031, v3, v1033);
+    const bfloat v1035 = bfloat(v1034);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1036 = v1024 * v1;
+    const uint v1037 = v1036 + v1027;
+    out[v1037] = v1035;
+  }
+  const uint v1038 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1040 = v367 + v1038;
+  const uint v1041 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1043 = v370 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1045 = v1043 < v1;
+  const bool v1046 = v1044 && v1045;
+  if (v1046) {
+    const float v1047 = v39.m[2][5].thread_elements()[0];
+    const bfloat v1048 = bias[v1043];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1049 = float(v1048);
+    const float v1050 = fma(v1047, v3, v1049);
+    const bfloat v1051 = bfloat(v1050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1052 = v1040 * v1;
+    const uint v1053 = v1052 + v1043;
+    out[v1053] = v1051;
+  }
+  const uint v1054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1056 = v367 + v1054;
+  const uint v1057 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1059 = v370 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.m[2][5].thread_elements()[1];
+    const bfloat v1064 = bias[v1059];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1065 = float(v1064);
+    const float v1066 = fma(v1063, v3, v1065);
+    const bfloat v1067 = bfloat(v1066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1068 = v1056 * v1;
+    const uint v1069 = v1068 + v1059;
+    out[v1069] = v1067;
+  }
+  const uint v1070 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1072 = v367 + v1070;
+  const uint v1073 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1075 = v370 + v1073;
+  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.m[2][6].thread_elements()[0];
+    const bfloat v1080 = bias[v1075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1081 = float(v1080);
+    const float v1082 = fma(v1079, v3, v1081);
+    const bfloat v1083 = bfloat(v1082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1084 = v1072 * v1;
+    const uint v1085 = v1084 + v1075;
+    out[v1085] = v1083;
+  }
+  const uint v1086 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1088 = v367 + v1086;
+  const uint v1089 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1091 = v370 + v1089;
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1093 = v1091 < v1;
+  const bool v1094 = v1092 && v1093;
+  if (v1094) {
+    const float v1095 = v39.m[2][6].thread_elements()[1];
+    const bfloat v1096 = bias[v1091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1097 = float(v1096);
+    const float v1098 = fma(v1095, v3, v1097);
+    const bfloat v1099 = bfloat(v1098);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1100 = v1088 * v1;
+    const uint v1101 = v1100 + v1091;
+    out[v1101] = v1099;
+  }
+  const uint v1102 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1104 = v367 + v1102;
+  const uint v1105 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1107 = v370 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.m[2][7].thread_elements()[0];
+    const bfloat v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1113 = float(v1112);
+    const float v1114 = fma(v1111, v3, v1113);
+    const bfloat v1115 = bfloat(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1116 = v1104 * v1;
+    const uint v1117 = v1116 + v1107;
+    out[v1117] = v1115;
+  }
+  const uint v1118 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1120 = v367 + v1118;
+  const uint v1121 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1123 = v370 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.m[2][7].thread_elements()[1];
+    const bfloat v1128 = bias[v1123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1129 = float(v1128);
+    const float v1130 = fma(v1127, v3, v1129);
+    const bfloat v1131 = bfloat(v1130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1132 = v1120 * v1;
+    const uint v1133 = v1132 + v1123;
+    out[v1133] = v1131;
+  }
+  const uint v1134 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1136 = v367 + v1134;
+  const uint v1137 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1139 = v370 + v1137;
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1141 = v1139 < v1;
+  const bool v1142 = v1140 && v1141;
+  if (v1142) {
+    const float v1143 = v39.m[3][0].thread_elements()[0];
+    const bfloat v1144 = bias[v1139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1145 = float(v1144);
+    const float v1146 = fma(v1143, v3, v1145);
+    const bfloat v1147 = bfloat(v1146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1148 = v1136 * v1;
+    const uint v1149 = v1148 + v1139;
+    out[v1149] = v1147;
+  }
+  const uint v1150 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1152 = v367 + v1150;
+  const uint v1153 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1155 = v370 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.m[3][0].thread_elements()[1];
+    const bfloat v1160 = bias[v1155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1161 = float(v1160);
+    const float v1162 = fma(v1159, v3, v1161);
+    const bfloat v1163 = bfloat(v1162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1164 = v1152 * v1;
+    const uint v1165 = v1164 + v1155;
+    out[v1165] = v1163;
+  }
+  const uint v1166 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1168 = v367 + v1166;
+  const uint v1169 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1171 = v370 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.m[3][1].thread_elements()[0];
+    const bfloat v1176 = bias[v1171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1177 = float(v1176);
+    const float v1178 = fma(v1175, v3, v1177);
+    const bfloat v1179 = bfloat(v1178);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1180 = v1168 * v1;
+    const uint v1181 = v1180 + v1171;
+    out[v1181] = v1179;
+  }
+  const uint v1182 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1184 = v367 + v1182;
+  const uint v1185 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1187 = v370 + v1185;
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1189 = v1187 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v39.m[3][1].thread_elements()[1];
+    const bfloat v1192 = bias[v1187];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1193 = float(v1192);
+    const float v1194 = fma(v1191, v3, v1193);
+    const bfloat v1195 = bfloat(v1194);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1196 = v1184 * v1;
+    const uint v1197 = v1196 + v1187;
+    out[v1197] = v1195;
+  }
+  const uint v1198 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1200 = v367 + v1198;
+  const uint v1201 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1203 = v370 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.m[3][2].thread_elements()[0];
+    const bfloat v1208 = bias[v1203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1209 = float(v1208);
+    const float v1210 = fma(v1207, v3, v1209);
+    const bfloat v1211 = bfloat(v1210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1212 = v1200 * v1;
+    const uint v1213 = v1212 + v1203;
+    out[v1213] = v1211;
+  }
+  const uint v1214 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1216 = v367 + v1214;
+  const uint v1217 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1219 = v370 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.m[3][2].thread_elements()[1];
+    const bfloat v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1225 = float(v1224);
+    const float v1226 = fma(v1223, v3, v1225);
+    const bfloat v1227 = bfloat(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1228 = v1216 * v1;
+    const uint v1229 = v1228 + v1219;
+    out[v1229] = v1227;
+  }
+  const uint v1230 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1232 = v367 + v1230;
+  const uint v1233 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1235 = v370 + v1233;
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.m[3][3].thread_elements()[0];
+    const bfloat v1240 = bias[v1235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1241 = float(v1240);
+    const float v1242 = fma(v1239, v3, v1241);
+    const bfloat v1243 = bfloat(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1244 = v1232 * v1;
+    const uint v1245 = v1244 + v1235;
+    out[v1245] = v1243;
+  }
+  const uint v1246 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1248 = v367 + v1246;
+  const uint v1249 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1251 = v370 + v1249;
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.m[3][3].thread_elements()[1];
+    const bfloat v1256 = bias[v1251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1257 = float(v1256);
+    const float v1258 = fma(v1255, v3, v1257);
+    const bfloat v1259 = bfloat(v1258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1260 = v1248 * v1;
+    const uint v1261 = v1260 + v1251;
+    out[v1261] = v1259;
+  }
+  const uint v1262 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1264 = v367 + v1262;
+  const uint v1265 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1267 = v370 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.m[3][4].thread_elements()[0];
+    const bfloat v1272 = bias[v1267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1273 = float(v1272);
+    const float v1274 = fma(v1271, v3, v1273);
+    const bfloat v1275 = bfloat(v1274);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1276 = v1264 * v1;
+    const uint v1277 = v1276 + v1267;
+    out[v1277] = v1275;
+  }
+  const uint v1278 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1280 = v367 + v1278;
+  const uint v1281 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1283 = v370 + v1281;
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1285 = v1283 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v39.m[3][4].thread_elements()[1];
+    const bfloat v1288 = bias[v1283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1289 = float(v1288);
+    const float v1290 = fma(v1287, v3, v1289);
+    const bfloat v1291 = bfloat(v1290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1292 = v1280 * v1;
+    const uint v1293 = v1292 + v1283;
+    out[v1293] = v1291;
+  }
+  const uint v1294 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1296 = v367 + v1294;
+  const uint v1297 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1299 = v370 + v1297;
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.m[3][5].thread_elements()[0];
+    const bfloat v1304 = bias[v1299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1305 = float(v1304);
+    const float v1306 = fma(v1303, v3, v1305);
+    const bfloat v1307 = bfloat(v1306);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1308 = v1296 * v1;
+    const uint v1309 = v1308 + v1299;
+    out[v1309] = v1307;
+  }
+  const uint v1310 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1312 = v367 + v1310;
+  const uint v1313 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1315 = v370 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.m[3][5].thread_elements()[1];
+    const bfloat v1320 = bias[v1315];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1321 = float(v1320);
+    const float v1322 = fma(v1319, v3, v1321);
+    const bfloat v1323 = bfloat(v1322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1324 = v1312 * v1;
+    const uint v1325 = v1324 + v1315;
+    out[v1325] = v1323;
+  }
+  const uint v1326 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1328 = v367 + v1326;
+  const uint v1329 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1331 = v370 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.m[3][6].thread_elements()[0];
+    const bfloat v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1337 = float(v1336);
+    const float v1338 = fma(v1335, v3, v1337);
+    const bfloat v1339 = bfloat(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1340 = v1328 * v1;
+    const uint v1341 = v1340 + v1331;
+    out[v1341] = v1339;
+  }
+  const uint v1342 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1344 = v367 + v1342;
+  const uint v1345 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1347 = v370 + v1345;
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.m[3][6].thread_elements()[1];
+    const bfloat v1352 = bias[v1347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1353 = float(v1352);
+    const float v1354 = fma(v1351, v3, v1353);
+    const bfloat v1355 = bfloat(v1354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1356 = v1344 * v1;
+    const uint v1357 = v1356 + v1347;
+    out[v1357] = v1355;
+  }
+  const uint v1358 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1360 = v367 + v1358;
+  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1363 = v370 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.m[3][7].thread_elements()[0];
+    const bfloat v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1369 = float(v1368);
+    const float v1370 = fma(v1367, v3, v1369);
+    const bfloat v1371 = bfloat(v1370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1372 = v1360 * v1;
+    const uint v1373 = v1372 + v1363;
+    out[v1373] = v1371;
+  }
+  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1376 = v367 + v1374;
+  const uint v1377 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1379 = v370 + v1377;
+  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1381 = v1379 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v39.m[3][7].thread_elements()[1];
+    const bfloat v1384 = bias[v1379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1385 = float(v1384);
+    const float v1386 = fma(v1383, v3, v1385);
+    const bfloat v1387 = bfloat(v1386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1388 = v1376 * v1;
+    const uint v1389 = v1388 + v1379;
+    out[v1389] = v1387;
+  }
+  const uint v1390 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1392 = v367 + v1390;
+  const uint v1393 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1395 = v370 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.m[4][0].thread_elements()[0];
+    const bfloat v1400 = bias[v1395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1401 = float(v1400);
+    const float v1402 = fma(v1399, v3, v1401);
+    const bfloat v1403 = bfloat(v1402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1404 = v1392 * v1;
+    const uint v1405 = v1404 + v1395;
+    out[v1405] = v1403;
+  }
+  const uint v1406 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1408 = v367 + v1406;
+  const uint v1409 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1411 = v370 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.m[4][0].thread_elements()[1];
+    const bfloat v1416 = bias[v1411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1417 = float(v1416);
+    const float v1418 = fma(v1415, v3, v1417);
+    const bfloat v1419 = bfloat(v1418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1420 = v1408 * v1;
+    const uint v1421 = v1420 + v1411;
+    out[v1421] = v1419;
+  }
+  const uint v1422 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1424 = v367 + v1422;
+  const uint v1425 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1427 = v370 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1429 = v1427 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v39.m[4][1].thread_elements()[0];
+    const bfloat v1432 = bias[v1427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1433 = float(v1432);
+    const float v1434 = fma(v1431, v3, v1433);
+    const bfloat v1435 = bfloat(v1434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1436 = v1424 * v1;
+    const uint v1437 = v1436 + v1427;
+    out[v1437] = v1435;
+  }
+  const uint v1438 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1440 = v367 + v1438;
+  const uint v1441 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1443 = v370 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.m[4][1].thread_elements()[1];
+    const bfloat v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1449 = float(v1448);
+    const float v1450 = fma(v1447, v3, v1449);
+    const bfloat v1451 = bfloat(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1452 = v1440 * v1;
+    const uint v1453 = v1452 + v1443;
+    out[v1453] = v1451;
+  }
+  const uint v1454 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1456 = v367 + v1454;
+  const uint v1457 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1459 = v370 + v1457;
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.m[4][2].thread_elements()[0];
+    const bfloat v1464 = bias[v1459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1465 = float(v1464);
+    const float v1466 = fma(v1463, v3, v1465);
+    const bfloat v1467 = bfloat(v1466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1468 = v1456 * v1;
+    const uint v1469 = v1468 + v1459;
+    out[v1469] = v1467;
+  }
+  const uint v1470 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1472 = v367 + v1470;
+  const uint v1473 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1475 = v370 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v39.m[4][2].thread_elements()[1];
+    const bfloat v1480 = bias[v1475];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1481 = float(v1480);
+    const float v1482 = fma(v1479, v3, v1481);
+    const bfloat v1483 = bfloat(v1482);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1484 = v1472 * v1;
+    const uint v1485 = v1484 + v1475;
+    out[v1485] = v1483;
+  }
+  const uint v1486 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1488 = v367 + v1486;
+  const uint v1489 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1491 = v370 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.m[4][3].thread_elements()[0];
+    const bfloat v1496 = bias[v1491];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1497 = float(v1496);
+    const float v1498 = fma(v1495, v3, v1497);
+    const bfloat v1499 = bfloat(v1498);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1500 = v1488 * v1;
+    const uint v1501 = v1500 + v1491;
+    out[v1501] = v1499;
+  }
+  const uint v1502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1504 = v367 + v1502;
+  const uint v1505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1507 = v370 + v1505;
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.m[4][3].thread_elements()[1];
+    const bfloat v1512 = bias[v1507];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1513 = float(v1512);
+    const float v1514 = fma(v1511, v3, v1513);
+    const bfloat v1515 = bfloat(v1514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1516 = v1504 * v1;
+    const uint v1517 = v1516 + v1507;
+    out[v1517] = v1515;
+  }
+  const uint v1518 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1520 = v367 + v1518;
+  const uint v1521 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1523 = v370 + v1521;
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1525 = v1523 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v39.m[4][4].thread_elements()[0];
+    const bfloat v1528 = bias[v1523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1529 = float(v1528);
+    const float v1530 = fma(v1527, v3, v1529);
+    const bfloat v1531 = bfloat(v1530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1532 = v1520 * v1;
+    const uint v1533 = v1532 + v1523;
+    out[v1533] = v1531;
+  }
+  const uint v1534 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1536 = v367 + v1534;
+  const uint v1537 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1539 = v370 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.m[4][4].thread_elements()[1];
+    const bfloat v1544 = bias[v1539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1545 = float(v1544);
+    const float v1546 = fma(v1543, v3, v1545);
+    const bfloat v1547 = bfloat(v1546);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1548 = v1536 * v1;
+    const uint v1549 = v1548 + v1539;
+    out[v1549] = v1547;
+  }
+  const uint v1550 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1552 = v367 + v1550;
+  const uint v1553 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1555 = v370 + v1553;
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.m[4][5].thread_elements()[0];
+    const bfloat v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1561 = float(v1560);
+    const float v1562 = fma(v1559, v3, v1561);
+    const bfloat v1563 = bfloat(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1564 = v1552 * v1;
+    const uint v1565 = v1564 + v1555;
+    out[v1565] = v1563;
+  }
+  const uint v1566 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1568 = v367 + v1566;
+  const uint v1569 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1571 = v370 + v1569;
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.m[4][5].thread_elements()[1];
+    const bfloat v1576 = bias[v1571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1577 = float(v1576);
+    const float v1578 = fma(v1575, v3, v1577);
+    const bfloat v1579 = bfloat(v1578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1580 = v1568 * v1;
+    const uint v1581 = v1580 + v1571;
+    out[v1581] = v1579;
+  }
+  const uint v1582 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1584 = v367 + v1582;
+  const uint v1585 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1587 = v370 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.m[4][6].thread_elements()[0];
+    const bfloat v1592 = bias[v1587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1593 = float(v1592);
+    const float v1594 = fma(v1591, v3, v1593);
+    const bfloat v1595 = bfloat(v1594);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1596 = v1584 * v1;
+    const uint v1597 = v1596 + v1587;
+    out[v1597] = v1595;
+  }
+  const uint v1598 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1600 = v367 + v1598;
+  const uint v1601 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1603 = v370 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.m[4][6].thread_elements()[1];
+    const bfloat v1608 = bias[v1603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1609 = float(v1608);
+    const float v1610 = fma(v1607, v3, v1609);
+    const bfloat v1611 = bfloat(v1610);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1612 = v1600 * v1;
+    const uint v1613 = v1612 + v1603;
+    out[v1613] = v1611;
+  }
+  const uint v1614 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1616 = v367 + v1614;
+  const uint v1617 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1619 = v370 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v39.m[4][7].thread_elements()[0];
+    const bfloat v1624 = bias[v1619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1625 = float(v1624);
+    const float v1626 = fma(v1623, v3, v1625);
+    const bfloat v1627 = bfloat(v1626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1628 = v1616 * v1;
+    const uint v1629 = v1628 + v1619;
+    out[v1629] = v1627;
+  }
+  const uint v1630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1632 = v367 + v1630;
+  const uint v1633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1635 = v370 + v1633;
+  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.m[4][7].thread_elements()[1];
+    const bfloat v1640 = bias[v1635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1641 = float(v1640);
+    const float v1642 = fma(v1639, v3, v1641);
+    const bfloat v1643 = bfloat(v1642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1644 = v1632 * v1;
+    const uint v1645 = v1644 + v1635;
+    out[v1645] = v1643;
+  }
+  const uint v1646 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1648 = v367 + v1646;
+  const uint v1649 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1651 = v370 + v1649;
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.m[5][0].thread_elements()[0];
+    const bfloat v1656 = bias[v1651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1657 = float(v1656);
+    const float v1658 = fma(v1655, v3, v1657);
+    const bfloat v1659 = bfloat(v1658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1660 = v1648 * v1;
+    const uint v1661 = v1660 + v1651;
+    out[v1661] = v1659;
+  }
+  const uint v1662 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1664 = v367 + v1662;
+  const uint v1665 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1667 = v370 + v1665;
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.m[5][0].thread_elements()[1];
+    const bfloat v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1673 = float(v1672);
+    const float v1674 = fma(v1671, v3, v1673);
+    const bfloat v1675 = bfloat(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1676 = v1664 * v1;
+    const uint v1677 = v1676 + v1667;
+    out[v1677] = v1675;
+  }
+  const uint v1678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1680 = v367 + v1678;
+  const uint v1681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1683 = v370 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.m[5][1].thread_elements()[0];
+    const bfloat v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1689 = float(v1688);
+    const float v1690 = fma(v1687, v3, v1689);
+    const bfloat v1691 = bfloat(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1692 = v1680 * v1;
+    const uint v1693 = v1692 + v1683;
+    out[v1693] = v1691;
+  }
+  const uint v1694 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1696 = v367 + v1694;
+  const uint v1697 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1699 = v370 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.m[5][1].thread_elements()[1];
+    const bfloat v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1705 = float(v1704);
+    const float v1706 = fma(v1703, v3, v1705);
+    const bfloat v1707 = bfloat(v1706);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1708 = v1696 * v1;
+    const uint v1709 = v1708 + v1699;
+    out[v1709] = v1707;
+  }
+  const uint v1710 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1712 = v367 + v1710;
+  const uint v1713 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1715 = v370 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v39.m[5][2].thread_elements()[0];
+    const bfloat v1720 = bias[v1715];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1721 = float(v1720);
+    const float v1722 = fma(v1719, v3, v1721);
+    const bfloat v1723 = bfloat(v1722);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1724 = v1712 * v1;
+    const uint v1725 = v1724 + v1715;
+    out[v1725] = v1723;
+  }
+  const uint v1726 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1728 = v367 + v1726;
+  const uint v1729 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1731 = v370 + v1729;
+  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.m[5][2].thread_elements()[1];
+    const bfloat v1736 = bias[v1731];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1737 = float(v1736);
+    const float v1738 = fma(v1735, v3, v1737);
+    const bfloat v1739 = bfloat(v1738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1740 = v1728 * v1;
+    const uint v1741 = v1740 + v1731;
+    out[v1741] = v1739;
+  }
+  const uint v1742 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1744 = v367 + v1742;
+  const uint v1745 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1747 = v370 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.m[5][3].thread_elements()[0];
+    const bfloat v1752 = bias[v1747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1753 = float(v1752);
+    const float v1754 = fma(v1751, v3, v1753);
+    const bfloat v1755 = bfloat(v1754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1756 = v1744 * v1;
+    const uint v1757 = v1756 + v1747;
+    out[v1757] = v1755;
+  }
+  const uint v1758 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1760 = v367 + v1758;
+  const uint v1761 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1763 = v370 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1765 = v1763 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v39.m[5][3].thread_elements()[1];
+    const bfloat v1768 = bias[v1763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1769 = float(v1768);
+    const float v1770 = fma(v1767, v3, v1769);
+    const bfloat v1771 = bfloat(v1770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1772 = v1760 * v1;
+    const uint v1773 = v1772 + v1763;
+    out[v1773] = v1771;
+  }
+  const uint v1774 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1776 = v367 + v1774;
+  const uint v1777 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1779 = v370 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.m[5][4].thread_elements()[0];
+    const bfloat v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1785 = float(v1784);
+    const float v1786 = fma(v1783, v3, v1785);
+    const bfloat v1787 = bfloat(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1788 = v1776 * v1;
+    const uint v1789 = v1788 + v1779;
+    out[v1789] = v1787;
+  }
+  const uint v1790 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1792 = v367 + v1790;
+  const uint v1793 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1795 = v370 + v1793;
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.m[5][4].thread_elements()[1];
+    const bfloat v1800 = bias[v1795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1801 = float(v1800);
+    const float v1802 = fma(v1799, v3, v1801);
+    const bfloat v1803 = bfloat(v1802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1804 = v1792 * v1;
+    const uint v1805 = v1804 + v1795;
+    out[v1805] = v1803;
+  }
+  const uint v1806 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1808 = v367 + v1806;
+  const uint v1809 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1811 = v370 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v39.m[5][5].thread_elements()[0];
+    const bfloat v1816 = bias[v1811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1817 = float(v1816);
+    const float v1818 = fma(v1815, v3, v1817);
+    const bfloat v1819 = bfloat(v1818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1820 = v1808 * v1;
+    const uint v1821 = v1820 + v1811;
+    out[v1821] = v1819;
+  }
+  const uint v1822 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1824 = v367 + v1822;
+  const uint v1825 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1827 = v370 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.m[5][5].thread_elements()[1];
+    const bfloat v1832 = bias[v1827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1833 = float(v1832);
+    const float v1834 = fma(v1831, v3, v1833);
+    const bfloat v1835 = bfloat(v1834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1836 = v1824 * v1;
+    const uint v1837 = v1836 + v1827;
+    out[v1837] = v1835;
+  }
+  const uint v1838 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1840 = v367 + v1838;
+  const uint v1841 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1843 = v370 + v1841;
+  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.m[5][6].thread_elements()[0];
+    const bfloat v1848 = bias[v1843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1849 = float(v1848);
+    const float v1850 = fma(v1847, v3, v1849);
+    const bfloat v1851 = bfloat(v1850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1852 = v1840 * v1;
+    const uint v1853 = v1852 + v1843;
+    out[v1853] = v1851;
+  }
+  const uint v1854 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1856 = v367 + v1854;
+  const uint v1857 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1859 = v370 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1861 = v1859 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v39.m[5][6].thread_elements()[1];
+    const bfloat v1864 = bias[v1859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1865 = float(v1864);
+    const float v1866 = fma(v1863, v3, v1865);
+    const bfloat v1867 = bfloat(v1866);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1868 = v1856 * v1;
+    const uint v1869 = v1868 + v1859;
+    out[v1869] = v1867;
+  }
+  const uint v1870 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1872 = v367 + v1870;
+  const uint v1873 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1875 = v370 + v1873;
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.m[5][7].thread_elements()[0];
+    const bfloat v1880 = bias[v1875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1881 = float(v1880);
+    const float v1882 = fma(v1879, v3, v1881);
+    const bfloat v1883 = bfloat(v1882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1884 = v1872 * v1;
+    const uint v1885 = v1884 + v1875;
+    out[v1885] = v1883;
+  }
+  const uint v1886 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1888 = v367 + v1886;
+  const uint v1889 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1891 = v370 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.m[5][7].thread_elements()[1];
+    const bfloat v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1897 = float(v1896);
+    const float v1898 = fma(v1895, v3, v1897);
+    const bfloat v1899 = bfloat(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1900 = v1888 * v1;
+    const uint v1901 = v1900 + v1891;
+    out[v1901] = v1899;
+  }
+  const uint v1902 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1904 = v367 + v1902;
+  const uint v1905 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1907 = v370 + v1905;
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.m[6][0].thread_elements()[0];
+    const bfloat v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1913 = float(v1912);
+    const float v1914 = fma(v1911, v3, v1913);
+    const bfloat v1915 = bfloat(v1914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1916 = v1904 * v1;
+    const uint v1917 = v1916 + v1907;
+    out[v1917] = v1915;
+  }
+  const uint v1918 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1920 = v367 + v1918;
+  const uint v1921 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1923 = v370 + v1921;
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.m[6][0].thread_elements()[1];
+    const bfloat v1928 = bias[v1923];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1929 = float(v1928);
+    const float v1930 = fma(v1927, v3, v1929);
+    const bfloat v1931 = bfloat(v1930);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1932 = v1920 * v1;
+    const uint v1933 = v1932 + v1923;
+    out[v1933] = v1931;
+  }
+  const uint v1934 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1936 = v367 + v1934;
+  const uint v1937 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1939 = v370 + v1937;
+  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.m[6][1].thread_elements()[0];
+    const bfloat v1944 = bias[v1939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1945 = float(v1944);
+    const float v1946 = fma(v1943, v3, v1945);
+    const bfloat v1947 = bfloat(v1946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1948 = v1936 * v1;
+    const uint v1949 = v1948 + v1939;
+    out[v1949] = v1947;
+  }
+  const uint v1950 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1952 = v367 + v1950;
+  const uint v1953 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1955 = v370 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v39.m[6][1].thread_elements()[1];
+    const bfloat v1960 = bias[v1955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1961 = float(v1960);
+    const float v1962 = fma(v1959, v3, v1961);
+    const bfloat v1963 = bfloat(v1962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1964 = v1952 * v1;
+    const uint v1965 = v1964 + v1955;
+    out[v1965] = v1963;
+  }
+  const uint v1966 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1968 = v367 + v1966;
+  const uint v1969 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1971 = v370 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.m[6][2].thread_elements()[0];
+    const bfloat v1976 = bias[v1971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1977 = float(v1976);
+    const float v1978 = fma(v1975, v3, v1977);
+    const bfloat v1979 = bfloat(v1978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1980 = v1968 * v1;
+    const uint v1981 = v1980 + v1971;
+    out[v1981] = v1979;
+  }
+  const uint v1982 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1984 = v367 + v1982;
+  const uint v1985 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1987 = v370 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.m[6][2].thread_elements()[1];
+    const bfloat v1992 = bias[v1987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1993 = float(v1992);
+    const float v1994 = fma(v1991, v3, v1993);
+    const bfloat v1995 = bfloat(v1994);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1996 = v1984 * v1;
+    const uint v1997 = v1996 + v1987;
+    out[v1997] = v1995;
+  }
+  const uint v1998 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2000 = v367 + v1998;
+  const uint v2001 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2003 = v370 + v2001;
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.m[6][3].thread_elements()[0];
+    const bfloat v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2009 = float(v2008);
+    const float v2010 = fma(v2007, v3, v2009);
+    const bfloat v2011 = bfloat(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2012 = v2000 * v1;
+    const uint v2013 = v2012 + v2003;
+    out[v2013] = v2011;
+  }
+  const uint v2014 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2016 = v367 + v2014;
+  const uint v2017 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2019 = v370 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.m[6][3].thread_elements()[1];
+    const bfloat v2024 = bias[v2019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2025 = float(v2024);
+    const float v2026 = fma(v2023, v3, v2025);
+    const bfloat v2027 = bfloat(v2026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2028 = v2016 * v1;
+    const uint v2029 = v2028 + v2019;
+    out[v2029] = v2027;
+  }
+  const uint v2030 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v367 + v2030;
+  const uint v2033 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v370 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.m[6][4].thread_elements()[0];
+    const bfloat v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2041 = float(v2040);
+    const float v2042 = fma(v2039, v3, v2041);
+    const bfloat v2043 = bfloat(v2042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2044 = v2032 * v1;
+    const uint v2045 = v2044 + v2035;
+    out[v2045] = v2043;
+  }
+  const uint v2046 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2048 = v367 + v2046;
+  const uint v2049 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2051 = v370 + v2049;
+  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2053 = v2051 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v39.m[6][4].thread_elements()[1];
+    const bfloat v2056 = bias[v2051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2057 = float(v2056);
+    const float v2058 = fma(v2055, v3, v2057);
+    const bfloat v2059 = bfloat(v2058);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2060 = v2048 * v1;
+    const uint v2061 = v2060 + v2051;
+    out[v2061] = v2059;
+  }
+  const uint v2062 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2064 = v367 + v2062;
+  const uint v2065 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2067 = v370 + v2065;
+  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.m[6][5].thread_elements()[0];
+    const bfloat v2072 = bias[v2067];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2073 = float(v2072);
+    const float v2074 = fma(v2071, v3, v2073);
+    const bfloat v2075 = bfloat(v2074);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2076 = v2064 * v1;
+    const uint v2077 = v2076 + v2067;
+    out[v2077] = v2075;
+  }
+  const uint v2078 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2080 = v367 + v2078;
+  const uint v2081 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2083 = v370 + v2081;
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.m[6][5].thread_elements()[1];
+    const bfloat v2088 = bias[v2083];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2089 = float(v2088);
+    const float v2090 = fma(v2087, v3, v2089);
+    const bfloat v2091 = bfloat(v2090);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2092 = v2080 * v1;
+    const uint v2093 = v2092 + v2083;
+    out[v2093] = v2091;
+  }
+  const uint v2094 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2096 = v367 + v2094;
+  const uint v2097 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2099 = v370 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v39.m[6][6].thread_elements()[0];
+    const bfloat v2104 = bias[v2099];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2105 = float(v2104);
+    const float v2106 = fma(v2103, v3, v2105);
+    const bfloat v2107 = bfloat(v2106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2108 = v2096 * v1;
+    const uint v2109 = v2108 + v2099;
+    out[v2109] = v2107;
+  }
+  const uint v2110 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2112 = v367 + v2110;
+  const uint v2113 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2115 = v370 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.m[6][6].thread_elements()[1];
+    const bfloat v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2121 = float(v2120);
+    const float v2122 = fma(v2119, v3, v2121);
+    const bfloat v2123 = bfloat(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2124 = v2112 * v1;
+    const uint v2125 = v2124 + v2115;
+    out[v2125] = v2123;
+  }
+  const uint v2126 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2128 = v367 + v2126;
+  const uint v2129 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2131 = v370 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.m[6][7].thread_elements()[0];
+    const bfloat v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2137 = float(v2136);
+    const float v2138 = fma(v2135, v3, v2137);
+    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2140 = v2128 * v1;
+    const uint v2141 = v2140 + v2131;
+    out[v2141] = v2139;
+  }
+  const uint v2142 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2144 = v367 + v2142;
+  const uint v2145 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2147 = v370 + v2145;
+  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2149 = v2147 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v39.m[6][7].thread_elements()[1];
+    const bfloat v2152 = bias[v2147];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2153 = float(v2152);
+    const float v2154 = fma(v2151, v3, v2153);
+    const bfloat v2155 = bfloat(v2154);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2156 = v2144 * v1;
+    const uint v2157 = v2156 + v2147;
+    out[v2157] = v2155;
+  }
+  const uint v2158 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2160 = v367 + v2158;
+  const uint v2161 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2163 = v370 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v39.m[7][0].thread_elements()[0];
+    const bfloat v2168 = bias[v2163];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2169 = float(v2168);
+    const float v2170 = fma(v2167, v3, v2169);
+    const bfloat v2171 = bfloat(v2170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2172 = v2160 * v1;
+    const uint v2173 = v2172 + v2163;
+    out[v2173] = v2171;
+  }
+  const uint v2174 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2176 = v367 + v2174;
+  const uint v2177 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2179 = v370 + v2177;
+  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v39.m[7][0].thread_elements()[1];
+    const bfloat v2184 = bias[v2179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2185 = float(v2184);
+    const float v2186 = fma(v2183, v3, v2185);
+    const bfloat v2187 = bfloat(v2186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2188 = v2176 * v1;
+    const uint v2189 = v2188 + v2179;
+    out[v2189] = v2187;
+  }
+  const uint v2190 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2192 = v367 + v2190;
+  const uint v2193 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2195 = v370 + v2193;
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v39.m[7][1].thread_elements()[0];
+    const bfloat v2200 = bias[v2195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2201 = float(v2200);
+    const float v2202 = fma(v2199, v3, v2201);
+    const bfloat v2203 = bfloat(v2202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2204 = v2192 * v1;
+    const uint v2205 = v2204 + v2195;
+    out[v2205] = v2203;
+  }
+  const uint v2206 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2208 = v367 + v2206;
+  const uint v2209 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2211 = v370 + v2209;
+  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v39.m[7][1].thread_elements()[1];
+    const bfloat v2216 = bias[v2211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2217 = float(v2216);
+    const float v2218 = fma(v2215, v3, v2217);
+    const bfloat v2219 = bfloat(v2218);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2220 = v2208 * v1;
+    const uint v2221 = v2220 + v2211;
+    out[v2221] = v2219;
+  }
+  const uint v2222 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2224 = v367 + v2222;
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2227 = v370 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.m[7][2].thread_elements()[0];
+    const bfloat v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2233 = float(v2232);
+    const float v2234 = fma(v2231, v3, v2233);
+    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2236 = v2224 * v1;
+    const uint v2237 = v2236 + v2227;
+    out[v2237] = v2235;
+  }
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2240 = v367 + v2238;
+  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2243 = v370 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.m[7][2].thread_elements()[1];
+    const bfloat v2248 = bias[v2243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2249 = float(v2248);
+    const float v2250 = fma(v2247, v3, v2249);
+    const bfloat v2251 = bfloat(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2252 = v2240 * v1;
+    const uint v2253 = v2252 + v2243;
+    out[v2253] = v2251;
+  }
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2256 = v367 + v2254;
+  const uint v2257 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2259 = v370 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2261 = v2259 < v1;
+  const bool v2262 = v2260 && v2261;
+  if (v2262) {
+    const float v2263 = v39.m[7][3].thread_elements()[0];
+    const bfloat v2264 = bias[v2259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2265 = float(v2264);
+    const float v2266 = fma(v2263, v3, v2265);
+    const bfloat v2267 = bfloat(v2266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2268 = v2256 * v1;
+    const uint v2269 = v2268 + v2259;
+    out[v2269] = v2267;
+  }
+  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2272 = v367 + v2270;
+  const uint v2273 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2275 = v370 + v2273;
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v39.m[7][3].thread_elements()[1];
+    const bfloat v2280 = bias[v2275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2281 = float(v2280);
+    const float v2282 = fma(v2279, v3, v2281);
+    const bfloat v2283 = bfloat(v2282);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2284 = v2272 * v1;
+    const uint v2285 = v2284 + v2275;
+    out[v2285] = v2283;
+  }
+  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2288 = v367 + v2286;
+  const uint v2289 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2291 = v370 + v2289;
+  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2293 = v2291 < v1;
+  const bool v2294 = v2292 && v2293;
+  if (v2294) {
+    const float v2295 = v39.m[7][4].thread_elements()[0];
+    const bfloat v2296 = bias[v2291];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2297 = float(v2296);
+    const float v2298 = fma(v2295, v3, v2297);
+    const bfloat v2299 = bfloat(v2298);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2300 = v2288 * v1;
+    const uint v2301 = v2300 + v2291;
+    out[v2301] = v2299;
+  }
+  const uint v2302 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2304 = v367 + v2302;
+  const uint v2305 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2307 = v370 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v39.m[7][4].thread_elements()[1];
+    const bfloat v2312 = bias[v2307];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2313 = float(v2312);
+    const float v2314 = fma(v2311, v3, v2313);
+    const bfloat v2315 = bfloat(v2314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2316 = v2304 * v1;
+    const uint v2317 = v2316 + v2307;
+    out[v2317] = v2315;
+  }
+  const uint v2318 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2320 = v367 + v2318;
+  const uint v2321 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2323 = v370 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v39.m[7][5].thread_elements()[0];
+    const bfloat v2328 = bias[v2323];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2329 = float(v2328);
+    const float v2330 = fma(v2327, v3, v2329);
+    const bfloat v2331 = bfloat(v2330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2332 = v2320 * v1;
+    const uint v2333 = v2332 + v2323;
+    out[v2333] = v2331;
+  }
+  const uint v2334 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2336 = v367 + v2334;
+  const uint v2337 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2339 = v370 + v2337;
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.m[7][5].thread_elements()[1];
+    const bfloat v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2345 = float(v2344);
+    const float v2346 = fma(v2343, v3, v2345);
+    const bfloat v2347 = bfloat(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2348 = v2336 * v1;
+    const uint v2349 = v2348 + v2339;
+    out[v2349] = v2347;
+  }
+  const uint v2350 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2352 = v367 + v2350;
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2355 = v370 + v2353;
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.m[7][6].thread_elements()[0];
+    const bfloat v2360 = bias[v2355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2361 = float(v2360);
+    const float v2362 = fma(v2359, v3, v2361);
+    const bfloat v2363 = bfloat(v2362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2364 = v2352 * v1;
+    const uint v2365 = v2364 + v2355;
+    out[v2365] = v2363;
+  }
+  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2368 = v367 + v2366;
+  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2371 = v370 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.m[7][6].thread_elements()[1];
+    const bfloat v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2377 = float(v2376);
+    const float v2378 = fma(v2375, v3, v2377);
+    const bfloat v2379 = bfloat(v2378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2380 = v2368 * v1;
+    const uint v2381 = v2380 + v2371;
+    out[v2381] = v2379;
+  }
+  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2384 = v367 + v2382;
+  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2387 = v370 + v2385;
+  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2389 = v2387 < v1;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v39.m[7][7].thread_elements()[0];
+    const bfloat v2392 = bias[v2387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2393 = float(v2392);
+    const float v2394 = fma(v2391, v3, v2393);
+    const bfloat v2395 = bfloat(v2394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2396 = v2384 * v1;
+    const uint v2397 = v2396 + v2387;
+    out[v2397] = v2395;
+  }
+  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2400 = v367 + v2398;
+  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2403 = v370 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v39.m[7][7].thread_elements()[1];
+    const bfloat v2408 = bias[v2403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2409 = float(v2408);
+    const float v2410 = fma(v2407, v3, v2409);
+    const bfloat v2411 = bfloat(v2410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2412 = v2400 * v1;
+    const uint v2413 = v2412 + v2403;
+    out[v2413] = v2411;
   }
 }

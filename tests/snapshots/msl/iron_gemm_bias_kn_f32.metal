@@ -76,6 +76,7 @@ kernel void iron_gemm_bias_kn_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -85,2171 +86,2184 @@ kernel void iron_gemm_bias_kn_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == 0u;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const uint v2385 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2388 = v2385 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2391 = v2385 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2392 = v2391 << 2u;
-    const uint v2393 = v8 + v2388;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2394 = v2393 < v0;
-    const uint v2399 = v2393 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2405 = v2388 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2410 = v2385 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2412 = v2410 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2415 = v2410 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2416 = v2415 << 2u;
-    const uint v2417 = v8 + v2412;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2418 = v2417 < v0;
-    const uint v2423 = v2417 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2429 = v2412 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2434 = v2385 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2436 = v2434 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2439 = v2434 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2440 = v2439 << 2u;
-    const uint v2441 = v8 + v2436;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2442 = v2441 < v0;
-    const uint v2447 = v2441 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2453 = v2436 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2458 = v2385 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2460 = v2458 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2463 = v2458 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2464 = v2463 << 2u;
-    const uint v2465 = v8 + v2460;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2466 = v2465 < v0;
-    const uint v2471 = v2465 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2477 = v2460 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2486 = v2385 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2489 = v2385 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2490 = v2489 << 2u;
-    const uint v2493 = v11 + v2490;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2494 = v2493 < v1;
-    const uint v2503 = v2486 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2510 = v2410 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2513 = v2410 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2514 = v2513 << 2u;
-    const uint v2517 = v11 + v2514;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2518 = v2517 < v1;
-    const uint v2527 = v2510 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2534 = v2434 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2537 = v2434 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2538 = v2537 << 2u;
-    const uint v2541 = v11 + v2538;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2542 = v2541 < v1;
-    const uint v2551 = v2534 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2558 = v2458 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2561 = v2458 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2562 = v2561 << 2u;
-    const uint v2565 = v11 + v2562;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2566 = v2565 < v1;
-    const uint v2575 = v2558 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2585 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, float(0.0f));
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, float(0.0f));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == 0u;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const uint v2402 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2405 = v2402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2408 = v2402 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2409 = v2408 << 2u;
+    const uint v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2411 = v2410 < v0;
+    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2422 = v2405 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2429 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2432 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2433 = v2432 << 2u;
+    const uint v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2435 = v2434 < v0;
+    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2446 = v2429 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2453 = v2451 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2456 = v2451 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2457 = v2456 << 2u;
+    const uint v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2459 = v2458 < v0;
+    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2470 = v2453 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2477 = v2475 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2480 = v2475 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2481 = v2480 << 2u;
+    const uint v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2483 = v2482 < v0;
+    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2494 = v2477 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2503 = v2402 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2506 = v2402 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2507 = v2506 << 2u;
+    const uint v2510 = v28 + v2507;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2511 = v2510 < v1;
+    const uint v2520 = v2503 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2527 = v2427 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2530 = v2427 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2531 = v2530 << 2u;
+    const uint v2534 = v28 + v2531;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2535 = v2534 < v1;
+    const uint v2544 = v2527 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2551 = v2451 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2554 = v2451 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2555 = v2554 << 2u;
+    const uint v2558 = v28 + v2555;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2559 = v2558 < v1;
+    const uint v2568 = v2551 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2575 = v2475 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2578 = v2475 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2579 = v2578 << 2u;
+    const uint v2582 = v28 + v2579;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2583 = v2582 < v1;
+    const uint v2592 = v2575 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2602 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v2377 = 0u; v2377 < v2; v2377 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2379 = v2377 >> 4u;
-      const uint v2381 = v2379 % 1u;
+    for (uint v2394 = 0u; v2394 < v2; v2394 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2396 = v2394 >> 4u;
+      const uint v2398 = v2396 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2383 = v2381 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2395 = v2377 + v2392;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2396 = v2395 < v2;
-      const bool v2397 = v2394 && v2396;
-      const uint v2401 = v2399 + v2377;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2402 = v2401 + v2392;
-      const uint v2403 = v2397 ? v2402 : 0u;
-      const uint v2406 = v2383 + v2405;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2407 = v2406 + v2392;
+      const uint v2400 = v2398 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2412 = v2394 + v2409;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2413 = v2412 < v2;
+      const bool v2414 = v2411 && v2413;
+      const uint v2418 = v2416 + v2394;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2419 = v2418 + v2409;
+      const uint v2420 = v2414 ? v2419 : 0u;
+      const uint v2423 = v2400 + v2422;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2424 = v2423 + v2409;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2407 + e] = v2397 ? a[v2403 + e] : float(0);
+        shm0[v2424 + e] = v2414 ? a[v2420 + e] : float(0);
       }
-      const uint v2419 = v2377 + v2416;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2420 = v2419 < v2;
-      const bool v2421 = v2418 && v2420;
-      const uint v2425 = v2423 + v2377;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2426 = v2425 + v2416;
-      const uint v2427 = v2421 ? v2426 : 0u;
-      const uint v2430 = v2383 + v2429;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2431 = v2430 + v2416;
+      const uint v2436 = v2394 + v2433;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2437 = v2436 < v2;
+      const bool v2438 = v2435 && v2437;
+      const uint v2442 = v2440 + v2394;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2443 = v2442 + v2433;
+      const uint v2444 = v2438 ? v2443 : 0u;
+      const uint v2447 = v2400 + v2446;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2448 = v2447 + v2433;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2431 + e] = v2421 ? a[v2427 + e] : float(0);
+        shm0[v2448 + e] = v2438 ? a[v2444 + e] : float(0);
       }
-      const uint v2443 = v2377 + v2440;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2444 = v2443 < v2;
-      const bool v2445 = v2442 && v2444;
-      const uint v2449 = v2447 + v2377;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2450 = v2449 + v2440;
-      const uint v2451 = v2445 ? v2450 : 0u;
-      const uint v2454 = v2383 + v2453;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2455 = v2454 + v2440;
+      const uint v2460 = v2394 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2461 = v2460 < v2;
+      const bool v2462 = v2459 && v2461;
+      const uint v2466 = v2464 + v2394;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2467 = v2466 + v2457;
+      const uint v2468 = v2462 ? v2467 : 0u;
+      const uint v2471 = v2400 + v2470;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2472 = v2471 + v2457;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2455 + e] = v2445 ? a[v2451 + e] : float(0);
+        shm0[v2472 + e] = v2462 ? a[v2468 + e] : float(0);
       }
-      const uint v2467 = v2377 + v2464;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2468 = v2467 < v2;
-      const bool v2469 = v2466 && v2468;
-      const uint v2473 = v2471 + v2377;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2474 = v2473 + v2464;
-      const uint v2475 = v2469 ? v2474 : 0u;
-      const uint v2478 = v2383 + v2477;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2479 = v2478 + v2464;
+      const uint v2484 = v2394 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2485 = v2484 < v2;
+      const bool v2486 = v2483 && v2485;
+      const uint v2490 = v2488 + v2394;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2491 = v2490 + v2481;
+      const uint v2492 = v2486 ? v2491 : 0u;
+      const uint v2495 = v2400 + v2494;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2496 = v2495 + v2481;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2479 + e] = v2469 ? a[v2475 + e] : float(0);
+        shm0[v2496 + e] = v2486 ? a[v2492 + e] : float(0);
       }
-      const uint v2481 = v2381 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v2491 = v2377 + v2486;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2492 = v2491 < v2;
-      const bool v2495 = v2492 && v2494;
-      const uint v2497 = v2491 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2499 = v2497 + v11;
-      const uint v2500 = v2499 + v2490;
-      const uint v2501 = v2495 ? v2500 : 0u;
-      const uint v2504 = v2481 + v2503;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2505 = v2504 + v2490;
+      const uint v2498 = v2398 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v2508 = v2394 + v2503;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2509 = v2508 < v2;
+      const bool v2512 = v2509 && v2511;
+      const uint v2514 = v2508 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2516 = v2514 + v28;
+      const uint v2517 = v2516 + v2507;
+      const uint v2518 = v2512 ? v2517 : 0u;
+      const uint v2521 = v2498 + v2520;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2522 = v2521 + v2507;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2505 + e] = v2495 ? b[v2501 + e] : float(0);
+        shm1[v2522 + e] = v2512 ? b[v2518 + e] : float(0);
       }
-      const uint v2515 = v2377 + v2510;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2516 = v2515 < v2;
-      const bool v2519 = v2516 && v2518;
-      const uint v2521 = v2515 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2523 = v2521 + v11;
-      const uint v2524 = v2523 + v2514;
-      const uint v2525 = v2519 ? v2524 : 0u;
-      const uint v2528 = v2481 + v2527;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2529 = v2528 + v2514;
+      const uint v2532 = v2394 + v2527;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2533 = v2532 < v2;
+      const bool v2536 = v2533 && v2535;
+      const uint v2538 = v2532 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2540 = v2538 + v28;
+      const uint v2541 = v2540 + v2531;
+      const uint v2542 = v2536 ? v2541 : 0u;
+      const uint v2545 = v2498 + v2544;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2546 = v2545 + v2531;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2529 + e] = v2519 ? b[v2525 + e] : float(0);
+        shm1[v2546 + e] = v2536 ? b[v2542 + e] : float(0);
       }
-      const uint v2539 = v2377 + v2534;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2540 = v2539 < v2;
-      const bool v2543 = v2540 && v2542;
-      const uint v2545 = v2539 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2547 = v2545 + v11;
-      const uint v2548 = v2547 + v2538;
-      const uint v2549 = v2543 ? v2548 : 0u;
-      const uint v2552 = v2481 + v2551;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2553 = v2552 + v2538;
+      const uint v2556 = v2394 + v2551;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2557 = v2556 < v2;
+      const bool v2560 = v2557 && v2559;
+      const uint v2562 = v2556 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2564 = v2562 + v28;
+      const uint v2565 = v2564 + v2555;
+      const uint v2566 = v2560 ? v2565 : 0u;
+      const uint v2569 = v2498 + v2568;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2570 = v2569 + v2555;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2553 + e] = v2543 ? b[v2549 + e] : float(0);
+        shm1[v2570 + e] = v2560 ? b[v2566 + e] : float(0);
       }
-      const uint v2563 = v2377 + v2558;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2564 = v2563 < v2;
-      const bool v2567 = v2564 && v2566;
-      const uint v2569 = v2563 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2571 = v2569 + v11;
-      const uint v2572 = v2571 + v2562;
-      const uint v2573 = v2567 ? v2572 : 0u;
-      const uint v2576 = v2481 + v2575;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2577 = v2576 + v2562;
+      const uint v2580 = v2394 + v2575;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2581 = v2580 < v2;
+      const bool v2584 = v2581 && v2583;
+      const uint v2586 = v2580 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2588 = v2586 + v28;
+      const uint v2589 = v2588 + v2579;
+      const uint v2590 = v2584 ? v2589 : 0u;
+      const uint v2593 = v2498 + v2592;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2594 = v2593 + v2579;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v2577 + e] = v2567 ? b[v2573 + e] : float(0);
+        shm1[v2594 + e] = v2584 ? b[v2590 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2586 = v2383 + v2585;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2586), long(20u));
-      const uint v2591 = v2481 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v26, shm1, long(v2591), long(132u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2603 = v2400 + v2602;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2603), long(20u));
+      const uint v2608 = v2498 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v43, shm1, long(v2608), long(132u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v265 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v266 = iron_tid.x;
-    const uint v322 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v283 = iron_tid.x;
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v264 = 0u; v264 < v2; v264 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v268 = v266; v268 < 2048u; v268 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v270 = v268 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v272 = v268 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v273 = v8 + v270;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v274 = v273 < v0;
-        const uint v275 = v264 + v272;
-        const bool v276 = v275 < v2;
-        const bool v277 = v274 && v276;
-        if (v277) {
-          const uint v279 = v273 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v281 = v279 + v264;
-          const uint v282 = v281 + v272;
-          const float v283 = a[v282];
-          const uint v285 = v270 * 20u;
-          const uint v286 = v285 + v272;
-          shm0[v286] = v283;
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v291 = v290 < v0;
+        const uint v292 = v281 + v289;
+        const bool v293 = v292 < v2;
+        const bool v294 = v291 && v293;
+        if (v294) {
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v298 = v296 + v281;
+          const uint v299 = v298 + v289;
+          const float v300 = a[v299];
+          const uint v302 = v287 * 20u;
+          const uint v303 = v302 + v289;
+          shm0[v303] = v300;
         } else {
-          const uint v288 = v270 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v289 = v288 + v272;
-          shm0[v289] = 0.0f;
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v306 = v305 + v289;
+          shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v294 = v266; v294 < 2048u; v294 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v296 = v294 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v298 = v294 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v299 = v264 + v296;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v300 = v299 < v2;
-        const uint v301 = v11 + v298;
-        const bool v302 = v301 < v1;
-        const bool v303 = v300 && v302;
-        if (v303) {
-          const uint v305 = v299 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v307 = v305 + v11;
-          const uint v308 = v307 + v298;
-          const float v309 = b[v308];
-          const uint v311 = v296 * 132u;
-          const uint v312 = v311 + v298;
-          shm1[v312] = v309;
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v317 = v316 < v2;
+        const uint v318 = v28 + v315;
+        const bool v319 = v318 < v1;
+        const bool v320 = v317 && v319;
+        if (v320) {
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v324 = v322 + v28;
+          const uint v325 = v324 + v315;
+          const float v326 = b[v325];
+          const uint v328 = v313 * 132u;
+          const uint v329 = v328 + v315;
+          shm1[v329] = v326;
         } else {
-          const uint v314 = v296 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v315 = v314 + v298;
-          shm1[v315] = 0.0f;
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v332 = v331 + v315;
+          shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v322), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v20), long(132u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v329 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v330 = v8 + v16;
-  const uint v331 = v330 + v329;
-  const uint v332 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v333 = v11 + v20;
-  const uint v334 = v333 + v332;
-  const bool v335 = v331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v336 = v334 < v1;
-  const bool v337 = v335 && v336;
-  if (v337) {
-    const float v338 = v22.m[0][0].thread_elements()[0];
-    const float v339 = bias[v334];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v341 = fma(v338, v3, v339);
-    const uint v343 = v331 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v344 = v343 + v334;
-    out[v344] = v341;
-  }
-  const uint v345 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v347 = v330 + v345;
-  const uint v348 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v350 = v333 + v348;
-  const bool v351 = v347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v352 = v350 < v1;
-  const bool v353 = v351 && v352;
-  if (v353) {
-    const float v354 = v22.m[0][0].thread_elements()[1];
-    const float v355 = bias[v350];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v357 = fma(v354, v3, v355);
-    const uint v359 = v347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v360 = v359 + v350;
-    out[v360] = v357;
-  }
-  const uint v361 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v363 = v330 + v361;
-  const uint v364 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v366 = v333 + v364;
-  const bool v367 = v363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v368 = v366 < v1;
-  const bool v369 = v367 && v368;
-  if (v369) {
-    const float v370 = v22.m[0][1].thread_elements()[0];
-    const float v371 = bias[v366];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v373 = fma(v370, v3, v371);
-    const uint v375 = v363 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v376 = v375 + v366;
-    out[v376] = v373;
-  }
-  const uint v377 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v379 = v330 + v377;
-  const uint v380 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v382 = v333 + v380;
-  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v384 = v382 < v1;
-  const bool v385 = v383 && v384;
-  if (v385) {
-    const float v386 = v22.m[0][1].thread_elements()[1];
-    const float v387 = bias[v382];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v389 = fma(v386, v3, v387);
-    const uint v391 = v379 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v392 = v391 + v382;
-    out[v392] = v389;
-  }
-  const uint v393 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v395 = v330 + v393;
-  const uint v396 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v398 = v333 + v396;
-  const bool v399 = v395 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v400 = v398 < v1;
-  const bool v401 = v399 && v400;
-  if (v401) {
-    const float v402 = v22.m[0][2].thread_elements()[0];
-    const float v403 = bias[v398];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v405 = fma(v402, v3, v403);
-    const uint v407 = v395 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v408 = v407 + v398;
-    out[v408] = v405;
-  }
-  const uint v409 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v411 = v330 + v409;
-  const uint v412 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v414 = v333 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v416 = v414 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v22.m[0][2].thread_elements()[1];
-    const float v419 = bias[v414];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v421 = fma(v418, v3, v419);
-    const uint v423 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v424 = v423 + v414;
-    out[v424] = v421;
-  }
-  const uint v425 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v427 = v330 + v425;
-  const uint v428 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v430 = v333 + v428;
-  const bool v431 = v427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v432 = v430 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v22.m[0][3].thread_elements()[0];
-    const float v435 = bias[v430];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v437 = fma(v434, v3, v435);
-    const uint v439 = v427 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v440 = v439 + v430;
-    out[v440] = v437;
-  }
-  const uint v441 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v443 = v330 + v441;
-  const uint v444 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v446 = v333 + v444;
-  const bool v447 = v443 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v448 = v446 < v1;
-  const bool v449 = v447 && v448;
-  if (v449) {
-    const float v450 = v22.m[0][3].thread_elements()[1];
-    const float v451 = bias[v446];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v453 = fma(v450, v3, v451);
-    const uint v455 = v443 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v456 = v455 + v446;
-    out[v456] = v453;
-  }
-  const uint v457 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v459 = v330 + v457;
-  const uint v460 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v462 = v333 + v460;
-  const bool v463 = v459 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v464 = v462 < v1;
-  const bool v465 = v463 && v464;
-  if (v465) {
-    const float v466 = v22.m[0][4].thread_elements()[0];
-    const float v467 = bias[v462];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v469 = fma(v466, v3, v467);
-    const uint v471 = v459 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v472 = v471 + v462;
-    out[v472] = v469;
-  }
-  const uint v473 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v475 = v330 + v473;
-  const uint v476 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v478 = v333 + v476;
-  const bool v479 = v475 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v480 = v478 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v22.m[0][4].thread_elements()[1];
-    const float v483 = bias[v478];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v485 = fma(v482, v3, v483);
-    const uint v487 = v475 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v488 = v487 + v478;
-    out[v488] = v485;
-  }
-  const uint v489 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v491 = v330 + v489;
-  const uint v492 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v494 = v333 + v492;
-  const bool v495 = v491 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v496 = v494 < v1;
-  const bool v497 = v495 && v496;
-  if (v497) {
-    const float v498 = v22.m[0][5].thread_elements()[0];
-    const float v499 = bias[v494];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v501 = fma(v498, v3, v499);
-    const uint v503 = v491 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v504 = v503 + v494;
-    out[v504] = v501;
-  }
-  const uint v505 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v507 = v330 + v505;
-  const uint v508 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v510 = v333 + v508;
-  const bool v511 = v507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v512 = v510 < v1;
-  const bool v513 = v511 && v512;
-  if (v513) {
-    const float v514 = v22.m[0][5].thread_elements()[1];
-    const float v515 = bias[v510];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v517 = fma(v514, v3, v515);
-    const uint v519 = v507 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v520 = v519 + v510;
-    out[v520] = v517;
-  }
-  const uint v521 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v523 = v330 + v521;
-  const uint v524 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v526 = v333 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v528 = v526 < v1;
-  const bool v529 = v527 && v528;
-  if (v529) {
-    const float v530 = v22.m[0][6].thread_elements()[0];
-    const float v531 = bias[v526];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v533 = fma(v530, v3, v531);
-    const uint v535 = v523 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v536 = v535 + v526;
-    out[v536] = v533;
-  }
-  const uint v537 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v539 = v330 + v537;
-  const uint v540 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v542 = v333 + v540;
-  const bool v543 = v539 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v544 = v542 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v22.m[0][6].thread_elements()[1];
-    const float v547 = bias[v542];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v549 = fma(v546, v3, v547);
-    const uint v551 = v539 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v552 = v551 + v542;
-    out[v552] = v549;
-  }
-  const uint v553 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v555 = v330 + v553;
-  const uint v556 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v558 = v333 + v556;
-  const bool v559 = v555 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v560 = v558 < v1;
-  const bool v561 = v559 && v560;
-  if (v561) {
-    const float v562 = v22.m[0][7].thread_elements()[0];
-    const float v563 = bias[v558];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v565 = fma(v562, v3, v563);
-    const uint v567 = v555 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v568 = v567 + v558;
-    out[v568] = v565;
-  }
-  const uint v569 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v571 = v330 + v569;
-  const uint v572 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v574 = v333 + v572;
-  const bool v575 = v571 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v576 = v574 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v22.m[0][7].thread_elements()[1];
-    const float v579 = bias[v574];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v581 = fma(v578, v3, v579);
-    const uint v583 = v571 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v584 = v583 + v574;
-    out[v584] = v581;
-  }
-  const uint v585 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v587 = v330 + v585;
-  const uint v588 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v590 = v333 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v592 = v590 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v22.m[1][0].thread_elements()[0];
-    const float v595 = bias[v590];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v597 = fma(v594, v3, v595);
-    const uint v599 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v600 = v599 + v590;
-    out[v600] = v597;
-  }
-  const uint v601 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v603 = v330 + v601;
-  const uint v604 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v606 = v333 + v604;
-  const bool v607 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v608 = v606 < v1;
-  const bool v609 = v607 && v608;
-  if (v609) {
-    const float v610 = v22.m[1][0].thread_elements()[1];
-    const float v611 = bias[v606];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v613 = fma(v610, v3, v611);
-    const uint v615 = v603 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v616 = v615 + v606;
-    out[v616] = v613;
-  }
-  const uint v617 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v619 = v330 + v617;
-  const uint v620 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v622 = v333 + v620;
-  const bool v623 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v624 = v622 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v22.m[1][1].thread_elements()[0];
-    const float v627 = bias[v622];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v629 = fma(v626, v3, v627);
-    const uint v631 = v619 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v632 = v631 + v622;
-    out[v632] = v629;
-  }
-  const uint v633 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v635 = v330 + v633;
-  const uint v636 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v638 = v333 + v636;
-  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v640 = v638 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v22.m[1][1].thread_elements()[1];
-    const float v643 = bias[v638];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v645 = fma(v642, v3, v643);
-    const uint v647 = v635 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v648 = v647 + v638;
-    out[v648] = v645;
-  }
-  const uint v649 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v651 = v330 + v649;
-  const uint v652 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v654 = v333 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v656 = v654 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v22.m[1][2].thread_elements()[0];
-    const float v659 = bias[v654];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v661 = fma(v658, v3, v659);
-    const uint v663 = v651 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v664 = v663 + v654;
-    out[v664] = v661;
-  }
-  const uint v665 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v667 = v330 + v665;
-  const uint v668 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v670 = v333 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v672 = v670 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v22.m[1][2].thread_elements()[1];
-    const float v675 = bias[v670];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v677 = fma(v674, v3, v675);
-    const uint v679 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v680 = v679 + v670;
-    out[v680] = v677;
-  }
-  const uint v681 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v683 = v330 + v681;
-  const uint v684 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v686 = v333 + v684;
-  const bool v687 = v683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v688 = v686 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v22.m[1][3].thread_elements()[0];
-    const float v691 = bias[v686];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v693 = fma(v690, v3, v691);
-    const uint v695 = v683 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v696 = v695 + v686;
-    out[v696] = v693;
-  }
-  const uint v697 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v699 = v330 + v697;
-  const uint v700 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v702 = v333 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v704 = v702 < v1;
-  const bool v705 = v703 && v704;
-  if (v705) {
-    const float v706 = v22.m[1][3].thread_elements()[1];
-    const float v707 = bias[v702];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v709 = fma(v706, v3, v707);
-    const uint v711 = v699 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v712 = v711 + v702;
-    out[v712] = v709;
-  }
-  const uint v713 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v715 = v330 + v713;
-  const uint v716 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v718 = v333 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v720 = v718 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v22.m[1][4].thread_elements()[0];
-    const float v723 = bias[v718];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v725 = fma(v722, v3, v723);
-    const uint v727 = v715 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v728 = v727 + v718;
-    out[v728] = v725;
-  }
-  const uint v729 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v731 = v330 + v729;
-  const uint v732 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v734 = v333 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v736 = v734 < v1;
-  const bool v737 = v735 && v736;
-  if (v737) {
-    const float v738 = v22.m[1][4].thread_elements()[1];
-    const float v739 = bias[v734];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v741 = fma(v738, v3, v739);
-    const uint v743 = v731 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v744 = v743 + v734;
-    out[v744] = v741;
-  }
-  const uint v745 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v747 = v330 + v745;
-  const uint v748 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v750 = v333 + v748;
-  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v752 = v750 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v22.m[1][5].thread_elements()[0];
-    const float v755 = bias[v750];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v757 = fma(v754, v3, v755);
-    const uint v759 = v747 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v760 = v759 + v750;
-    out[v760] = v757;
-  }
-  const uint v761 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v763 = v330 + v761;
-  const uint v764 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v766 = v333 + v764;
-  const bool v767 = v763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v768 = v766 < v1;
-  const bool v769 = v767 && v768;
-  if (v769) {
-    const float v770 = v22.m[1][5].thread_elements()[1];
-    const float v771 = bias[v766];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v773 = fma(v770, v3, v771);
-    const uint v775 = v763 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v776 = v775 + v766;
-    out[v776] = v773;
-  }
-  const uint v777 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v779 = v330 + v777;
-  const uint v780 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v782 = v333 + v780;
-  const bool v783 = v779 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v784 = v782 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v22.m[1][6].thread_elements()[0];
-    const float v787 = bias[v782];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v789 = fma(v786, v3, v787);
-    const uint v791 = v779 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v792 = v791 + v782;
-    out[v792] = v789;
-  }
-  const uint v793 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v795 = v330 + v793;
-  const uint v796 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v798 = v333 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v800 = v798 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v22.m[1][6].thread_elements()[1];
-    const float v803 = bias[v798];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v805 = fma(v802, v3, v803);
-    const uint v807 = v795 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v808 = v807 + v798;
-    out[v808] = v805;
-  }
-  const uint v809 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v811 = v330 + v809;
-  const uint v812 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v814 = v333 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v816 = v814 < v1;
-  const bool v817 = v815 && v816;
-  if (v817) {
-    const float v818 = v22.m[1][7].thread_elements()[0];
-    const float v819 = bias[v814];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v821 = fma(v818, v3, v819);
-    const uint v823 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v824 = v823 + v814;
-    out[v824] = v821;
-  }
-  const uint v825 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v827 = v330 + v825;
-  const uint v828 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v830 = v333 + v828;
-  const bool v831 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v22.m[1][7].thread_elements()[1];
-    const float v835 = bias[v830];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v837 = fma(v834, v3, v835);
-    const uint v839 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v840 = v839 + v830;
-    out[v840] = v837;
-  }
-  const uint v841 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v843 = v330 + v841;
-  const uint v844 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v846 = v333 + v844;
-  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v848 = v846 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v22.m[2][0].thread_elements()[0];
-    const float v851 = bias[v846];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v853 = fma(v850, v3, v851);
-    const uint v855 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v856 = v855 + v846;
-    out[v856] = v853;
-  }
-  const uint v857 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v859 = v330 + v857;
-  const uint v860 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v862 = v333 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v864 = v862 < v1;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v22.m[2][0].thread_elements()[1];
-    const float v867 = bias[v862];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v869 = fma(v866, v3, v867);
-    const uint v871 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v872 = v871 + v862;
-    out[v872] = v869;
-  }
-  const uint v873 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v875 = v330 + v873;
-  const uint v876 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v878 = v333 + v876;
-  const bool v879 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v880 = v878 < v1;
-  const bool v881 = v879 && v880;
-  if (v881) {
-    const float v882 = v22.m[2][1].thread_elements()[0];
-    const float v883 = bias[v878];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v885 = fma(v882, v3, v883);
-    const uint v887 = v875 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v888 = v887 + v878;
-    out[v888] = v885;
-  }
-  const uint v889 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v891 = v330 + v889;
-  const uint v892 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v894 = v333 + v892;
-  const bool v895 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v896 = v894 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v22.m[2][1].thread_elements()[1];
-    const float v899 = bias[v894];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v901 = fma(v898, v3, v899);
-    const uint v903 = v891 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v904 = v903 + v894;
-    out[v904] = v901;
-  }
-  const uint v905 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v907 = v330 + v905;
-  const uint v908 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v910 = v333 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v912 = v910 < v1;
-  const bool v913 = v911 && v912;
-  if (v913) {
-    const float v914 = v22.m[2][2].thread_elements()[0];
-    const float v915 = bias[v910];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v917 = fma(v914, v3, v915);
-    const uint v919 = v907 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v920 = v919 + v910;
-    out[v920] = v917;
-  }
-  const uint v921 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v923 = v330 + v921;
-  const uint v924 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v926 = v333 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v22.m[2][2].thread_elements()[1];
-    const float v931 = bias[v926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v933 = fma(v930, v3, v931);
-    const uint v935 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v936 = v935 + v926;
-    out[v936] = v933;
-  }
-  const uint v937 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v939 = v330 + v937;
-  const uint v940 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v942 = v333 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v944 = v942 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v22.m[2][3].thread_elements()[0];
-    const float v947 = bias[v942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v949 = fma(v946, v3, v947);
-    const uint v951 = v939 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v952 = v951 + v942;
-    out[v952] = v949;
-  }
-  const uint v953 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v955 = v330 + v953;
-  const uint v956 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v958 = v333 + v956;
-  const bool v959 = v955 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v960 = v958 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v22.m[2][3].thread_elements()[1];
-    const float v963 = bias[v958];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v965 = fma(v962, v3, v963);
-    const uint v967 = v955 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v968 = v967 + v958;
-    out[v968] = v965;
-  }
-  const uint v969 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v971 = v330 + v969;
-  const uint v972 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v974 = v333 + v972;
-  const bool v975 = v971 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v976 = v974 < v1;
-  const bool v977 = v975 && v976;
-  if (v977) {
-    const float v978 = v22.m[2][4].thread_elements()[0];
-    const float v979 = bias[v974];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v981 = fma(v978, v3, v979);
-    const uint v983 = v971 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v984 = v983 + v974;
-    out[v984] = v981;
-  }
-  const uint v985 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v987 = v330 + v985;
-  const uint v988 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v990 = v333 + v988;
-  const bool v991 = v987 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v992 = v990 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v22.m[2][4].thread_elements()[1];
-    const float v995 = bias[v990];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v997 = fma(v994, v3, v995);
-    const uint v999 = v987 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1000 = v999 + v990;
-    out[v1000] = v997;
-  }
-  const uint v1001 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1003 = v330 + v1001;
-  const uint v1004 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1006 = v333 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1008 = v1006 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v22.m[2][5].thread_elements()[0];
-    const float v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1013 = fma(v1010, v3, v1011);
-    const uint v1015 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1016 = v1015 + v1006;
-    out[v1016] = v1013;
-  }
-  const uint v1017 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1019 = v330 + v1017;
-  const uint v1020 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1022 = v333 + v1020;
-  const bool v1023 = v1019 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1024 = v1022 < v1;
-  const bool v1025 = v1023 && v1024;
-  if (v1025) {
-    const float v1026 = v22.m[2][5].thread_elements()[1];
-    const float v1027 = bias[v1022];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1029 = fma(v1026, v3, v1027);
-    const uint v1031 = v1019 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1032 = v1031 + v1022;
-    out[v1032] = v1029;
-  }
-  const uint v1033 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1035 = v330 + v1033;
-  const uint v1036 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1038 = v333 + v1036;
-  const bool v1039 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1040 = v1038 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v22.m[2][6].thread_elements()[0];
-    const float v1043 = bias[v1038];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1045 = fma(v1042, v3, v1043);
-    const uint v1047 = v1035 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1048 = v1047 + v1038;
-    out[v1048] = v1045;
-  }
-  const uint v1049 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1051 = v330 + v1049;
-  const uint v1052 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1054 = v333 + v1052;
-  const bool v1055 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v22.m[2][6].thread_elements()[1];
-    const float v1059 = bias[v1054];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1061 = fma(v1058, v3, v1059);
-    const uint v1063 = v1051 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1064 = v1063 + v1054;
-    out[v1064] = v1061;
-  }
-  const uint v1065 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1067 = v330 + v1065;
-  const uint v1068 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1070 = v333 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1072 = v1070 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v22.m[2][7].thread_elements()[0];
-    const float v1075 = bias[v1070];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1077 = fma(v1074, v3, v1075);
-    const uint v1079 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1080 = v1079 + v1070;
-    out[v1080] = v1077;
-  }
-  const uint v1081 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1083 = v330 + v1081;
-  const uint v1084 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1086 = v333 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1088 = v1086 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v22.m[2][7].thread_elements()[1];
-    const float v1091 = bias[v1086];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1093 = fma(v1090, v3, v1091);
-    const uint v1095 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1096 = v1095 + v1086;
-    out[v1096] = v1093;
-  }
-  const uint v1097 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1099 = v330 + v1097;
-  const uint v1100 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1102 = v333 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1104 = v1102 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v22.m[3][0].thread_elements()[0];
-    const float v1107 = bias[v1102];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1109 = fma(v1106, v3, v1107);
-    const uint v1111 = v1099 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1112 = v1111 + v1102;
-    out[v1112] = v1109;
-  }
-  const uint v1113 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1115 = v330 + v1113;
-  const uint v1116 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1118 = v333 + v1116;
-  const bool v1119 = v1115 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1120 = v1118 < v1;
-  const bool v1121 = v1119 && v1120;
-  if (v1121) {
-    const float v1122 = v22.m[3][0].thread_elements()[1];
-    const float v1123 = bias[v1118];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1125 = fma(v1122, v3, v1123);
-    const uint v1127 = v1115 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1128 = v1127 + v1118;
-    out[v1128] = v1125;
-  }
-  const uint v1129 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1131 = v330 + v1129;
-  const uint v1132 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1134 = v333 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1136 = v1134 < v1;
-  const bool v1137 = v1135 && v1136;
-  if (v1137) {
-    const float v1138 = v22.m[3][1].thread_elements()[0];
-    const float v1139 = bias[v1134];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1141 = fma(v1138, v3, v1139);
-    const uint v1143 = v1131 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1144 = v1143 + v1134;
-    out[v1144] = v1141;
-  }
-  const uint v1145 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1147 = v330 + v1145;
-  const uint v1148 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1150 = v333 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1152 = v1150 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v22.m[3][1].thread_elements()[1];
-    const float v1155 = bias[v1150];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1157 = fma(v1154, v3, v1155);
-    const uint v1159 = v1147 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1160 = v1159 + v1150;
-    out[v1160] = v1157;
-  }
-  const uint v1161 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1163 = v330 + v1161;
-  const uint v1164 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1166 = v333 + v1164;
-  const bool v1167 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1168 = v1166 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v22.m[3][2].thread_elements()[0];
-    const float v1171 = bias[v1166];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1173 = fma(v1170, v3, v1171);
-    const uint v1175 = v1163 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1176 = v1175 + v1166;
-    out[v1176] = v1173;
-  }
-  const uint v1177 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1179 = v330 + v1177;
-  const uint v1180 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1182 = v333 + v1180;
-  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1184 = v1182 < v1;
-  const bool v1185 = v1183 && v1184;
-  if (v1185) {
-    const float v1186 = v22.m[3][2].thread_elements()[1];
-    const float v1187 = bias[v1182];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1189 = fma(v1186, v3, v1187);
-    const uint v1191 = v1179 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1192 = v1191 + v1182;
-    out[v1192] = v1189;
-  }
-  const uint v1193 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1195 = v330 + v1193;
-  const uint v1196 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1198 = v333 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v22.m[3][3].thread_elements()[0];
-    const float v1203 = bias[v1198];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1205 = fma(v1202, v3, v1203);
-    const uint v1207 = v1195 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1208 = v1207 + v1198;
-    out[v1208] = v1205;
-  }
-  const uint v1209 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1211 = v330 + v1209;
-  const uint v1212 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1214 = v333 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1216 = v1214 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v22.m[3][3].thread_elements()[1];
-    const float v1219 = bias[v1214];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1221 = fma(v1218, v3, v1219);
-    const uint v1223 = v1211 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1224 = v1223 + v1214;
-    out[v1224] = v1221;
-  }
-  const uint v1225 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1227 = v330 + v1225;
-  const uint v1228 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1230 = v333 + v1228;
-  const bool v1231 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1232 = v1230 < v1;
-  const bool v1233 = v1231 && v1232;
-  if (v1233) {
-    const float v1234 = v22.m[3][4].thread_elements()[0];
-    const float v1235 = bias[v1230];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1237 = fma(v1234, v3, v1235);
-    const uint v1239 = v1227 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1240 = v1239 + v1230;
-    out[v1240] = v1237;
-  }
-  const uint v1241 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1243 = v330 + v1241;
-  const uint v1244 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1246 = v333 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1248 = v1246 < v1;
-  const bool v1249 = v1247 && v1248;
-  if (v1249) {
-    const float v1250 = v22.m[3][4].thread_elements()[1];
-    const float v1251 = bias[v1246];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1253 = fma(v1250, v3, v1251);
-    const uint v1255 = v1243 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1256 = v1255 + v1246;
-    out[v1256] = v1253;
-  }
-  const uint v1257 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1259 = v330 + v1257;
-  const uint v1260 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1262 = v333 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1264 = v1262 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v22.m[3][5].thread_elements()[0];
-    const float v1267 = bias[v1262];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1269 = fma(v1266, v3, v1267);
-    const uint v1271 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1272 = v1271 + v1262;
-    out[v1272] = v1269;
-  }
-  const uint v1273 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1275 = v330 + v1273;
-  const uint v1276 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1278 = v333 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1280 = v1278 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v22.m[3][5].thread_elements()[1];
-    const float v1283 = bias[v1278];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1285 = fma(v1282, v3, v1283);
-    const uint v1287 = v1275 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1288 = v1287 + v1278;
-    out[v1288] = v1285;
-  }
-  const uint v1289 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1291 = v330 + v1289;
-  const uint v1292 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1294 = v333 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v22.m[3][6].thread_elements()[0];
-    const float v1299 = bias[v1294];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1301 = fma(v1298, v3, v1299);
-    const uint v1303 = v1291 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1304 = v1303 + v1294;
-    out[v1304] = v1301;
-  }
-  const uint v1305 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1307 = v330 + v1305;
-  const uint v1308 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1310 = v333 + v1308;
-  const bool v1311 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1312 = v1310 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v22.m[3][6].thread_elements()[1];
-    const float v1315 = bias[v1310];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1317 = fma(v1314, v3, v1315);
-    const uint v1319 = v1307 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1320 = v1319 + v1310;
-    out[v1320] = v1317;
-  }
-  const uint v1321 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1323 = v330 + v1321;
-  const uint v1324 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1326 = v333 + v1324;
-  const bool v1327 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1328 = v1326 < v1;
-  const bool v1329 = v1327 && v1328;
-  if (v1329) {
-    const float v1330 = v22.m[3][7].thread_elements()[0];
-    const float v1331 = bias[v1326];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1333 = fma(v1330, v3, v1331);
-    const uint v1335 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1336 = v1335 + v1326;
-    out[v1336] = v1333;
-  }
-  const uint v1337 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1339 = v330 + v1337;
-  const uint v1340 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1342 = v333 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v22.m[3][7].thread_elements()[1];
-    const float v1347 = bias[v1342];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1349 = fma(v1346, v3, v1347);
-    const uint v1351 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1352 = v1351 + v1342;
-    out[v1352] = v1349;
-  }
-  const uint v1353 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1355 = v330 + v1353;
-  const uint v1356 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1358 = v333 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1360 = v1358 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v22.m[4][0].thread_elements()[0];
-    const float v1363 = bias[v1358];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1365 = fma(v1362, v3, v1363);
-    const uint v1367 = v1355 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1368 = v1367 + v1358;
-    out[v1368] = v1365;
-  }
-  const uint v1369 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1371 = v330 + v1369;
-  const uint v1372 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1374 = v333 + v1372;
-  const bool v1375 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1376 = v1374 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v22.m[4][0].thread_elements()[1];
-    const float v1379 = bias[v1374];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1381 = fma(v1378, v3, v1379);
-    const uint v1383 = v1371 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1384 = v1383 + v1374;
-    out[v1384] = v1381;
-  }
-  const uint v1385 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1387 = v330 + v1385;
-  const uint v1388 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1390 = v333 + v1388;
-  const bool v1391 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1392 = v1390 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v22.m[4][1].thread_elements()[0];
-    const float v1395 = bias[v1390];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1397 = fma(v1394, v3, v1395);
-    const uint v1399 = v1387 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1400 = v1399 + v1390;
-    out[v1400] = v1397;
-  }
-  const uint v1401 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1403 = v330 + v1401;
-  const uint v1404 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1406 = v333 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1408 = v1406 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v22.m[4][1].thread_elements()[1];
-    const float v1411 = bias[v1406];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1413 = fma(v1410, v3, v1411);
-    const uint v1415 = v1403 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1416 = v1415 + v1406;
-    out[v1416] = v1413;
-  }
-  const uint v1417 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1419 = v330 + v1417;
-  const uint v1420 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1422 = v333 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1424 = v1422 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v22.m[4][2].thread_elements()[0];
-    const float v1427 = bias[v1422];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1429 = fma(v1426, v3, v1427);
-    const uint v1431 = v1419 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1432 = v1431 + v1422;
-    out[v1432] = v1429;
-  }
-  const uint v1433 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1435 = v330 + v1433;
-  const uint v1436 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1438 = v333 + v1436;
-  const bool v1439 = v1435 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1440 = v1438 < v1;
-  const bool v1441 = v1439 && v1440;
-  if (v1441) {
-    const float v1442 = v22.m[4][2].thread_elements()[1];
-    const float v1443 = bias[v1438];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1445 = fma(v1442, v3, v1443);
-    const uint v1447 = v1435 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1448 = v1447 + v1438;
-    out[v1448] = v1445;
-  }
-  const uint v1449 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1451 = v330 + v1449;
-  const uint v1452 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1454 = v333 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1456 = v1454 < v1;
-  const bool v1457 = v1455 && v1456;
-  if (v1457) {
-    const float v1458 = v22.m[4][3].thread_elements()[0];
-    const float v1459 = bias[v1454];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1461 = fma(v1458, v3, v1459);
-    const uint v1463 = v1451 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1464 = v1463 + v1454;
-    out[v1464] = v1461;
-  }
-  const uint v1465 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1467 = v330 + v1465;
-  const uint v1468 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1470 = v333 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1472 = v1470 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v22.m[4][3].thread_elements()[1];
-    const float v1475 = bias[v1470];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1477 = fma(v1474, v3, v1475);
-    const uint v1479 = v1467 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1480 = v1479 + v1470;
-    out[v1480] = v1477;
-  }
-  const uint v1481 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1483 = v330 + v1481;
-  const uint v1484 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1486 = v333 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1488 = v1486 < v1;
-  const bool v1489 = v1487 && v1488;
-  if (v1489) {
-    const float v1490 = v22.m[4][4].thread_elements()[0];
-    const float v1491 = bias[v1486];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1493 = fma(v1490, v3, v1491);
-    const uint v1495 = v1483 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1496 = v1495 + v1486;
-    out[v1496] = v1493;
-  }
-  const uint v1497 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1499 = v330 + v1497;
-  const uint v1500 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1502 = v333 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v22.m[4][4].thread_elements()[1];
-    const float v1507 = bias[v1502];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1509 = fma(v1506, v3, v1507);
-    const uint v1511 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1512 = v1511 + v1502;
-    out[v1512] = v1509;
-  }
-  const uint v1513 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1515 = v330 + v1513;
-  const uint v1516 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1518 = v333 + v1516;
-  const bool v1519 = v1515 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1520 = v1518 < v1;
-  const bool v1521 = v1519 && v1520;
-  if (v1521) {
-    const float v1522 = v22.m[4][5].thread_elements()[0];
-    const float v1523 = bias[v1518];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1525 = fma(v1522, v3, v1523);
-    const uint v1527 = v1515 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1528 = v1527 + v1518;
-    out[v1528] = v1525;
-  }
-  const uint v1529 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1531 = v330 + v1529;
-  const uint v1532 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1534 = v333 + v1532;
-  const bool v1535 = v1531 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1536 = v1534 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v22.m[4][5].thread_elements()[1];
-    const float v1539 = bias[v1534];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1541 = fma(v1538, v3, v1539);
-    const uint v1543 = v1531 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1544 = v1543 + v1534;
-    out[v1544] = v1541;
-  }
-  const uint v1545 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1547 = v330 + v1545;
-  const uint v1548 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1550 = v333 + v1548;
-  const bool v1551 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1552 = v1550 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v22.m[4][6].thread_elements()[0];
-    const float v1555 = bias[v1550];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1557 = fma(v1554, v3, v1555);
-    const uint v1559 = v1547 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1560 = v1559 + v1550;
-    out[v1560] = v1557;
-  }
-  const uint v1561 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1563 = v330 + v1561;
-  const uint v1564 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1566 = v333 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1568 = v1566 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v22.m[4][6].thread_elements()[1];
-    const float v1571 = bias[v1566];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1573 = fma(v1570, v3, v1571);
-    const uint v1575 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1576 = v1575 + v1566;
-    out[v1576] = v1573;
-  }
-  const uint v1577 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1579 = v330 + v1577;
-  const uint v1580 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1582 = v333 + v1580;
-  const bool v1583 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1584 = v1582 < v1;
-  const bool v1585 = v1583 && v1584;
-  if (v1585) {
-    const float v1586 = v22.m[4][7].thread_elements()[0];
-    const float v1587 = bias[v1582];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1589 = fma(v1586, v3, v1587);
-    const uint v1591 = v1579 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1592 = v1591 + v1582;
-    out[v1592] = v1589;
-  }
-  const uint v1593 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1595 = v330 + v1593;
-  const uint v1596 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1598 = v333 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1600 = v1598 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v22.m[4][7].thread_elements()[1];
-    const float v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1605 = fma(v1602, v3, v1603);
-    const uint v1607 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1608 = v1607 + v1598;
-    out[v1608] = v1605;
-  }
-  const uint v1609 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1611 = v330 + v1609;
-  const uint v1612 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1614 = v333 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1616 = v1614 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v22.m[5][0].thread_elements()[0];
-    const float v1619 = bias[v1614];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1621 = fma(v1618, v3, v1619);
-    const uint v1623 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1624 = v1623 + v1614;
-    out[v1624] = v1621;
-  }
-  const uint v1625 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1627 = v330 + v1625;
-  const uint v1628 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1630 = v333 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1632 = v1630 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v22.m[5][0].thread_elements()[1];
-    const float v1635 = bias[v1630];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1637 = fma(v1634, v3, v1635);
-    const uint v1639 = v1627 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1640 = v1639 + v1630;
-    out[v1640] = v1637;
-  }
-  const uint v1641 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1643 = v330 + v1641;
-  const uint v1644 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1646 = v333 + v1644;
-  const bool v1647 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1648 = v1646 < v1;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v22.m[5][1].thread_elements()[0];
-    const float v1651 = bias[v1646];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1653 = fma(v1650, v3, v1651);
-    const uint v1655 = v1643 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1656 = v1655 + v1646;
-    out[v1656] = v1653;
-  }
-  const uint v1657 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1659 = v330 + v1657;
-  const uint v1660 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1662 = v333 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1664 = v1662 < v1;
-  const bool v1665 = v1663 && v1664;
-  if (v1665) {
-    const float v1666 = v22.m[5][1].thread_elements()[1];
-    const float v1667 = bias[v1662];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1669 = fma(v1666, v3, v1667);
-    const uint v1671 = v1659 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1672 = v1671 + v1662;
-    out[v1672] = v1669;
-  }
-  const uint v1673 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1675 = v330 + v1673;
-  const uint v1676 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1678 = v333 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1680 = v1678 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v22.m[5][2].thread_elements()[0];
-    const float v1683 = bias[v1678];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1685 = fma(v1682, v3, v1683);
-    const uint v1687 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1688 = v1687 + v1678;
-    out[v1688] = v1685;
-  }
-  const uint v1689 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1691 = v330 + v1689;
-  const uint v1692 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1694 = v333 + v1692;
-  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1696 = v1694 < v1;
-  const bool v1697 = v1695 && v1696;
-  if (v1697) {
-    const float v1698 = v22.m[5][2].thread_elements()[1];
-    const float v1699 = bias[v1694];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1701 = fma(v1698, v3, v1699);
-    const uint v1703 = v1691 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1704 = v1703 + v1694;
-    out[v1704] = v1701;
-  }
-  const uint v1705 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1707 = v330 + v1705;
-  const uint v1708 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1710 = v333 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1712 = v1710 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v22.m[5][3].thread_elements()[0];
-    const float v1715 = bias[v1710];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1717 = fma(v1714, v3, v1715);
-    const uint v1719 = v1707 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1720 = v1719 + v1710;
-    out[v1720] = v1717;
-  }
-  const uint v1721 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1723 = v330 + v1721;
-  const uint v1724 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1726 = v333 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1728 = v1726 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v22.m[5][3].thread_elements()[1];
-    const float v1731 = bias[v1726];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1733 = fma(v1730, v3, v1731);
-    const uint v1735 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1736 = v1735 + v1726;
-    out[v1736] = v1733;
-  }
-  const uint v1737 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1739 = v330 + v1737;
-  const uint v1740 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1742 = v333 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1744 = v1742 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v22.m[5][4].thread_elements()[0];
-    const float v1747 = bias[v1742];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1749 = fma(v1746, v3, v1747);
-    const uint v1751 = v1739 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1752 = v1751 + v1742;
-    out[v1752] = v1749;
-  }
-  const uint v1753 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1755 = v330 + v1753;
-  const uint v1756 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1758 = v333 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1760 = v1758 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v22.m[5][4].thread_elements()[1];
-    const float v1763 = bias[v1758];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1765 = fma(v1762, v3, v1763);
-    const uint v1767 = v1755 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1768 = v1767 + v1758;
-    out[v1768] = v1765;
-  }
-  const uint v1769 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1771 = v330 + v1769;
-  const uint v1772 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1774 = v333 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v22.m[5][5].thread_elements()[0];
-    const float v1779 = bias[v1774];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1781 = fma(v1778, v3, v1779);
-    const uint v1783 = v1771 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1784 = v1783 + v1774;
-    out[v1784] = v1781;
-  }
-  const uint v1785 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1787 = v330 + v1785;
-  const uint v1788 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1790 = v333 + v1788;
-  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1792 = v1790 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v22.m[5][5].thread_elements()[1];
-    const float v1795 = bias[v1790];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1797 = fma(v1794, v3, v1795);
-    const uint v1799 = v1787 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1800 = v1799 + v1790;
-    out[v1800] = v1797;
-  }
-  const uint v1801 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1803 = v330 + v1801;
-  const uint v1804 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1806 = v333 + v1804;
-  const bool v1807 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1808 = v1806 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v22.m[5][6].thread_elements()[0];
-    const float v1811 = bias[v1806];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1813 = fma(v1810, v3, v1811);
-    const uint v1815 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1816 = v1815 + v1806;
-    out[v1816] = v1813;
-  }
-  const uint v1817 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1819 = v330 + v1817;
-  const uint v1820 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1822 = v333 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1824 = v1822 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v22.m[5][6].thread_elements()[1];
-    const float v1827 = bias[v1822];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1829 = fma(v1826, v3, v1827);
-    const uint v1831 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1832 = v1831 + v1822;
-    out[v1832] = v1829;
-  }
-  const uint v1833 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1835 = v330 + v1833;
-  const uint v1836 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1838 = v333 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v22.m[5][7].thread_elements()[0];
-    const float v1843 = bias[v1838];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1845 = fma(v1842, v3, v1843);
-    const uint v1847 = v1835 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1848 = v1847 + v1838;
-    out[v1848] = v1845;
-  }
-  const uint v1849 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1851 = v330 + v1849;
-  const uint v1852 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1854 = v333 + v1852;
-  const bool v1855 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1856 = v1854 < v1;
-  const bool v1857 = v1855 && v1856;
-  if (v1857) {
-    const float v1858 = v22.m[5][7].thread_elements()[1];
-    const float v1859 = bias[v1854];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1861 = fma(v1858, v3, v1859);
-    const uint v1863 = v1851 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1864 = v1863 + v1854;
-    out[v1864] = v1861;
-  }
-  const uint v1865 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1867 = v330 + v1865;
-  const uint v1868 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1870 = v333 + v1868;
-  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1872 = v1870 < v1;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v22.m[6][0].thread_elements()[0];
-    const float v1875 = bias[v1870];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1877 = fma(v1874, v3, v1875);
-    const uint v1879 = v1867 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1880 = v1879 + v1870;
-    out[v1880] = v1877;
-  }
-  const uint v1881 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1883 = v330 + v1881;
-  const uint v1884 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1886 = v333 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1888 = v1886 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v22.m[6][0].thread_elements()[1];
-    const float v1891 = bias[v1886];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1893 = fma(v1890, v3, v1891);
-    const uint v1895 = v1883 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1896 = v1895 + v1886;
-    out[v1896] = v1893;
-  }
-  const uint v1897 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1899 = v330 + v1897;
-  const uint v1900 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1902 = v333 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1904 = v1902 < v1;
-  const bool v1905 = v1903 && v1904;
-  if (v1905) {
-    const float v1906 = v22.m[6][1].thread_elements()[0];
-    const float v1907 = bias[v1902];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1909 = fma(v1906, v3, v1907);
-    const uint v1911 = v1899 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1912 = v1911 + v1902;
-    out[v1912] = v1909;
-  }
-  const uint v1913 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1915 = v330 + v1913;
-  const uint v1916 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1918 = v333 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1920 = v1918 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v22.m[6][1].thread_elements()[1];
-    const float v1923 = bias[v1918];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1925 = fma(v1922, v3, v1923);
-    const uint v1927 = v1915 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1928 = v1927 + v1918;
-    out[v1928] = v1925;
-  }
-  const uint v1929 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1931 = v330 + v1929;
-  const uint v1932 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1934 = v333 + v1932;
-  const bool v1935 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1936 = v1934 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v22.m[6][2].thread_elements()[0];
-    const float v1939 = bias[v1934];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1941 = fma(v1938, v3, v1939);
-    const uint v1943 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1944 = v1943 + v1934;
-    out[v1944] = v1941;
-  }
-  const uint v1945 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1947 = v330 + v1945;
-  const uint v1948 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1950 = v333 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1952 = v1950 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v22.m[6][2].thread_elements()[1];
-    const float v1955 = bias[v1950];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1957 = fma(v1954, v3, v1955);
-    const uint v1959 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1960 = v1959 + v1950;
-    out[v1960] = v1957;
-  }
-  const uint v1961 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1963 = v330 + v1961;
-  const uint v1964 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1966 = v333 + v1964;
-  const bool v1967 = v1963 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1968 = v1966 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v22.m[6][3].thread_elements()[0];
-    const float v1971 = bias[v1966];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1973 = fma(v1970, v3, v1971);
-    const uint v1975 = v1963 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1976 = v1975 + v1966;
-    out[v1976] = v1973;
-  }
-  const uint v1977 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1979 = v330 + v1977;
-  const uint v1980 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1982 = v333 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1984 = v1982 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v22.m[6][3].thread_elements()[1];
-    const float v1987 = bias[v1982];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1989 = fma(v1986, v3, v1987);
-    const uint v1991 = v1979 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1992 = v1991 + v1982;
-    out[v1992] = v1989;
-  }
-  const uint v1993 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1995 = v330 + v1993;
-  const uint v1996 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1998 = v333 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2000 = v1998 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v22.m[6][4].thread_elements()[0];
-    const float v2003 = bias[v1998];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2005 = fma(v2002, v3, v2003);
-    const uint v2007 = v1995 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2008 = v2007 + v1998;
-    out[v2008] = v2005;
-  }
-  const uint v2009 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2011 = v330 + v2009;
-  const uint v2012 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2014 = v333 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v22.m[6][4].thread_elements()[1];
-    const float v2019 = bias[v2014];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2021 = fma(v2018, v3, v2019);
-    const uint v2023 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2024 = v2023 + v2014;
-    out[v2024] = v2021;
-  }
-  const uint v2025 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2027 = v330 + v2025;
-  const uint v2028 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2030 = v333 + v2028;
-  const bool v2031 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2032 = v2030 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v22.m[6][5].thread_elements()[0];
-    const float v2035 = bias[v2030];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2037 = fma(v2034, v3, v2035);
-    const uint v2039 = v2027 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2040 = v2039 + v2030;
-    out[v2040] = v2037;
-  }
-  const uint v2041 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2043 = v330 + v2041;
-  const uint v2044 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2046 = v333 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v22.m[6][5].thread_elements()[1];
-    const float v2051 = bias[v2046];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2053 = fma(v2050, v3, v2051);
-    const uint v2055 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2056 = v2055 + v2046;
-    out[v2056] = v2053;
-  }
-  const uint v2057 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2059 = v330 + v2057;
-  const uint v2060 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2062 = v333 + v2060;
-  const bool v2063 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2064 = v2062 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v22.m[6][6].thread_elements()[0];
-    const float v2067 = bias[v2062];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2069 = fma(v2066, v3, v2067);
-    const uint v2071 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2072 = v2071 + v2062;
-    out[v2072] = v2069;
-  }
-  const uint v2073 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2075 = v330 + v2073;
-  const uint v2076 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2078 = v333 + v2076;
-  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2080 = v2078 < v1;
-  const bool v2081 = v2079 && v2080;
-  if (v2081) {
-    const float v2082 = v22.m[6][6].thread_elements()[1];
-    const float v2083 = bias[v2078];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2085 = fma(v2082, v3, v2083);
-    const uint v2087 = v2075 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2088 = v2087 + v2078;
-    out[v2088] = v2085;
-  }
-  const uint v2089 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2091 = v330 + v2089;
-  const uint v2092 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2094 = v333 + v2092;
-  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2096 = v2094 < v1;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v22.m[6][7].thread_elements()[0];
-    const float v2099 = bias[v2094];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2101 = fma(v2098, v3, v2099);
-    const uint v2103 = v2091 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2104 = v2103 + v2094;
-    out[v2104] = v2101;
-  }
-  const uint v2105 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2107 = v330 + v2105;
-  const uint v2108 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2110 = v333 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2112 = v2110 < v1;
-  const bool v2113 = v2111 && v2112;
-  if (v2113) {
-    const float v2114 = v22.m[6][7].thread_elements()[1];
-    const float v2115 = bias[v2110];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2117 = fma(v2114, v3, v2115);
-    const uint v2119 = v2107 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2120 = v2119 + v2110;
-    out[v2120] = v2117;
-  }
-  const uint v2121 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2123 = v330 + v2121;
-  const uint v2124 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2126 = v333 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2128 = v2126 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v22.m[7][0].thread_elements()[0];
-    const float v2131 = bias[v2126];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2133 = fma(v2130, v3, v2131);
-    const uint v2135 = v2123 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2136 = v2135 + v2126;
-    out[v2136] = v2133;
-  }
-  const uint v2137 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2139 = v330 + v2137;
-  const uint v2140 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2142 = v333 + v2140;
-  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2144 = v2142 < v1;
-  const bool v2145 = v2143 && v2144;
-  if (v2145) {
-    const float v2146 = v22.m[7][0].thread_elements()[1];
-    const float v2147 = bias[v2142];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2149 = fma(v2146, v3, v2147);
-    const uint v2151 = v2139 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2152 = v2151 + v2142;
-    out[v2152] = v2149;
-  }
-  const uint v2153 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2155 = v330 + v2153;
-  const uint v2156 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2158 = v333 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2160 = v2158 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v22.m[7][1].thread_elements()[0];
-    const float v2163 = bias[v2158];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2165 = fma(v2162, v3, v2163);
-    const uint v2167 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2168 = v2167 + v2158;
-    out[v2168] = v2165;
-  }
-  const uint v2169 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2171 = v330 + v2169;
-  const uint v2172 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2174 = v333 + v2172;
-  const bool v2175 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2176 = v2174 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v22.m[7][1].thread_elements()[1];
-    const float v2179 = bias[v2174];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2181 = fma(v2178, v3, v2179);
-    const uint v2183 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2184 = v2183 + v2174;
-    out[v2184] = v2181;
-  }
-  const uint v2185 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2187 = v330 + v2185;
-  const uint v2188 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2190 = v333 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2192 = v2190 < v1;
-  const bool v2193 = v2191 && v2192;
-  if (v2193) {
-    const float v2194 = v22.m[7][2].thread_elements()[0];
-    const float v2195 = bias[v2190];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2197 = fma(v2194, v3, v2195);
-    const uint v2199 = v2187 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2200 = v2199 + v2190;
-    out[v2200] = v2197;
-  }
-  const uint v2201 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2203 = v330 + v2201;
-  const uint v2204 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2206 = v333 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2208 = v2206 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v22.m[7][2].thread_elements()[1];
-    const float v2211 = bias[v2206];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2213 = fma(v2210, v3, v2211);
-    const uint v2215 = v2203 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2216 = v2215 + v2206;
-    out[v2216] = v2213;
-  }
-  const uint v2217 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2219 = v330 + v2217;
-  const uint v2220 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2222 = v333 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2224 = v2222 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v22.m[7][3].thread_elements()[0];
-    const float v2227 = bias[v2222];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2229 = fma(v2226, v3, v2227);
-    const uint v2231 = v2219 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2232 = v2231 + v2222;
-    out[v2232] = v2229;
-  }
-  const uint v2233 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2235 = v330 + v2233;
-  const uint v2236 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2238 = v333 + v2236;
-  const bool v2239 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2240 = v2238 < v1;
-  const bool v2241 = v2239 && v2240;
-  if (v2241) {
-    const float v2242 = v22.m[7][3].thread_elements()[1];
-    const float v2243 = bias[v2238];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2245 = fma(v2242, v3, v2243);
-    const uint v2247 = v2235 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2248 = v2247 + v2238;
-    out[v2248] = v2245;
-  }
-  const uint v2249 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2251 = v330 + v2249;
-  const uint v2252 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2254 = v333 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v22.m[7][4].thread_elements()[0];
-    const float v2259 = bias[v2254];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2261 = fma(v2258, v3, v2259);
-    const uint v2263 = v2251 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2264 = v2263 + v2254;
-    out[v2264] = v2261;
-  }
-  const uint v2265 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2267 = v330 + v2265;
-  const uint v2268 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2270 = v333 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2272 = v2270 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v22.m[7][4].thread_elements()[1];
-    const float v2275 = bias[v2270];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2277 = fma(v2274, v3, v2275);
-    const uint v2279 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2280 = v2279 + v2270;
-    out[v2280] = v2277;
-  }
-  const uint v2281 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2283 = v330 + v2281;
-  const uint v2284 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2286 = v333 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v22.m[7][5].thread_elements()[0];
-    const float v2291 = bias[v2286];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2293 = fma(v2290, v3, v2291);
-    const uint v2295 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2296 = v2295 + v2286;
-    out[v2296] = v2293;
-  }
-  const uint v2297 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2299 = v330 + v2297;
-  const uint v2300 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2302 = v333 + v2300;
-  const bool v2303 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2304 = v2302 < v1;
-  const bool v2305 = v2303 && v2304;
-  if (v2305) {
-    const float v2306 = v22.m[7][5].thread_elements()[1];
-    const float v2307 = bias[v2302];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2309 = fma(v2306, v3, v2307);
-    const uint v2311 = v2299 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2312 = v2311 + v2302;
-    out[v2312] = v2309;
-  }
-  const uint v2313 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2315 = v330 + v2313;
-  const uint v2316 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2318 = v333 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2320 = v2318 < v1;
-  const bool v2321 = v2319 && v2320;
-  if (v2321) {
-    const float v2322 = v22.m[7][6].thread_elements()[0];
-    const float v2323 = bias[v2318];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2325 = fma(v2322, v3, v2323);
-    const uint v2327 = v2315 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2328 = v2327 + v2318;
-    out[v2328] = v2325;
-  }
-  const uint v2329 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2331 = v330 + v2329;
-  const uint v2332 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2334 = v333 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v22.m[7][6].thread_elements()[1];
-    const float v2339 = bias[v2334];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2341 = fma(v2338, v3, v2339);
-    const uint v2343 = v2331 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2344 = v2343 + v2334;
-    out[v2344] = v2341;
-  }
-  const uint v2345 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2347 = v330 + v2345;
-  const uint v2348 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2350 = v333 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2352 = v2350 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v22.m[7][7].thread_elements()[0];
-    const float v2355 = bias[v2350];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2357 = fma(v2354, v3, v2355);
-    const uint v2359 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2360 = v2359 + v2350;
-    out[v2360] = v2357;
-  }
-  const uint v2361 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2363 = v330 + v2361;
-  const uint v2364 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2366 = v333 + v2364;
-  const bool v2367 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2368 = v2366 < v1;
-  const bool v2369 = v2367 && v2368;
-  if (v2369) {
-    const float v2370 = v22.m[7][7].thread_elements()[1];
-    const float v2371 = bias[v2366];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2373 = fma(v2370, v3, v2371);
-    const uint v2375 = v2363 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2376 = v2375 + v2366;
-    out[v2376] = v2373;
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v347 = v24 + v33;
+  const uint v348 = v347 + v346;
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v350 = v28 + v37;
+  const uint v351 = v350 + v349;
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v353 = v351 < v1;
+  const bool v354 = v352 && v353;
+  if (v354) {
+    const float v355 = v39.m[0][0].thread_elements()[0];
+    const float v356 = bias[v351];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v358 = fma(v355, v3, v356);
+    const uint v360 = v348 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v361 = v360 + v351;
+    out[v361] = v358;
+  }
+  const uint v362 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v364 = v347 + v362;
+  const uint v365 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v367 = v350 + v365;
+  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v369 = v367 < v1;
+  const bool v370 = v368 && v369;
+  if (v370) {
+    const float v371 = v39.m[0][0].thread_elements()[1];
+    const float v372 = bias[v367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v374 = fma(v371, v3, v372);
+    const uint v376 = v364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v377 = v376 + v367;
+    out[v377] = v374;
+  }
+  const uint v378 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v380 = v347 + v378;
+  const uint v381 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v383 = v350 + v381;
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v385 = v383 < v1;
+  const bool v386 = v384 && v385;
+  if (v386) {
+    const float v387 = v39.m[0][1].thread_elements()[0];
+    const float v388 = bias[v383];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v390 = fma(v387, v3, v388);
+    const uint v392 = v380 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v393 = v392 + v383;
+    out[v393] = v390;
+  }
+  const uint v394 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v396 = v347 + v394;
+  const uint v397 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v399 = v350 + v397;
+  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v401 = v399 < v1;
+  const bool v402 = v400 && v401;
+  if (v402) {
+    const float v403 = v39.m[0][1].thread_elements()[1];
+    const float v404 = bias[v399];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v406 = fma(v403, v3, v404);
+    const uint v408 = v396 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v409 = v408 + v399;
+    out[v409] = v406;
+  }
+  const uint v410 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v412 = v347 + v410;
+  const uint v413 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v415 = v350 + v413;
+  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v417 = v415 < v1;
+  const bool v418 = v416 && v417;
+  if (v418) {
+    const float v419 = v39.m[0][2].thread_elements()[0];
+    const float v420 = bias[v415];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v422 = fma(v419, v3, v420);
+    const uint v424 = v412 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v425 = v424 + v415;
+    out[v425] = v422;
+  }
+  const uint v426 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v428 = v347 + v426;
+  const uint v429 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v431 = v350 + v429;
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v433 = v431 < v1;
+  const bool v434 = v432 && v433;
+  if (v434) {
+    const float v435 = v39.m[0][2].thread_elements()[1];
+    const float v436 = bias[v431];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v438 = fma(v435, v3, v436);
+    const uint v440 = v428 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v441 = v440 + v431;
+    out[v441] = v438;
+  }
+  const uint v442 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v444 = v347 + v442;
+  const uint v445 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v447 = v350 + v445;
+  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v449 = v447 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v39.m[0][3].thread_elements()[0];
+    const float v452 = bias[v447];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v454 = fma(v451, v3, v452);
+    const uint v456 = v444 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v457 = v456 + v447;
+    out[v457] = v454;
+  }
+  const uint v458 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v460 = v347 + v458;
+  const uint v461 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v463 = v350 + v461;
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v465 = v463 < v1;
+  const bool v466 = v464 && v465;
+  if (v466) {
+    const float v467 = v39.m[0][3].thread_elements()[1];
+    const float v468 = bias[v463];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v470 = fma(v467, v3, v468);
+    const uint v472 = v460 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v473 = v472 + v463;
+    out[v473] = v470;
+  }
+  const uint v474 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v476 = v347 + v474;
+  const uint v477 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v479 = v350 + v477;
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v481 = v479 < v1;
+  const bool v482 = v480 && v481;
+  if (v482) {
+    const float v483 = v39.m[0][4].thread_elements()[0];
+    const float v484 = bias[v479];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v486 = fma(v483, v3, v484);
+    const uint v488 = v476 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v489 = v488 + v479;
+    out[v489] = v486;
+  }
+  const uint v490 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v492 = v347 + v490;
+  const uint v493 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v495 = v350 + v493;
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v497 = v495 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v39.m[0][4].thread_elements()[1];
+    const float v500 = bias[v495];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v502 = fma(v499, v3, v500);
+    const uint v504 = v492 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v505 = v504 + v495;
+    out[v505] = v502;
+  }
+  const uint v506 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v508 = v347 + v506;
+  const uint v509 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v511 = v350 + v509;
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v513 = v511 < v1;
+  const bool v514 = v512 && v513;
+  if (v514) {
+    const float v515 = v39.m[0][5].thread_elements()[0];
+    const float v516 = bias[v511];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v518 = fma(v515, v3, v516);
+    const uint v520 = v508 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v521 = v520 + v511;
+    out[v521] = v518;
+  }
+  const uint v522 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v524 = v347 + v522;
+  const uint v525 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v527 = v350 + v525;
+  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v529 = v527 < v1;
+  const bool v530 = v528 && v529;
+  if (v530) {
+    const float v531 = v39.m[0][5].thread_elements()[1];
+    const float v532 = bias[v527];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v534 = fma(v531, v3, v532);
+    const uint v536 = v524 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v537 = v536 + v527;
+    out[v537] = v534;
+  }
+  const uint v538 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v540 = v347 + v538;
+  const uint v541 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v543 = v350 + v541;
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v545 = v543 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v39.m[0][6].thread_elements()[0];
+    const float v548 = bias[v543];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v550 = fma(v547, v3, v548);
+    const uint v552 = v540 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v553 = v552 + v543;
+    out[v553] = v550;
+  }
+  const uint v554 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v556 = v347 + v554;
+  const uint v557 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v559 = v350 + v557;
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v561 = v559 < v1;
+  const bool v562 = v560 && v561;
+  if (v562) {
+    const float v563 = v39.m[0][6].thread_elements()[1];
+    const float v564 = bias[v559];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v566 = fma(v563, v3, v564);
+    const uint v568 = v556 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v569 = v568 + v559;
+    out[v569] = v566;
+  }
+  const uint v570 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v572 = v347 + v570;
+  const uint v573 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v575 = v350 + v573;
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v577 = v575 < v1;
+  const bool v578 = v576 && v577;
+  if (v578) {
+    const float v579 = v39.m[0][7].thread_elements()[0];
+    const float v580 = bias[v575];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v582 = fma(v579, v3, v580);
+    const uint v584 = v572 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v585 = v584 + v575;
+    out[v585] = v582;
+  }
+  const uint v586 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v588 = v347 + v586;
+  const uint v589 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v591 = v350 + v589;
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v593 = v591 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v39.m[0][7].thread_elements()[1];
+    const float v596 = bias[v591];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v598 = fma(v595, v3, v596);
+    const uint v600 = v588 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v601 = v600 + v591;
+    out[v601] = v598;
+  }
+  const uint v602 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v604 = v347 + v602;
+  const uint v605 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v607 = v350 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v609 = v607 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v39.m[1][0].thread_elements()[0];
+    const float v612 = bias[v607];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v614 = fma(v611, v3, v612);
+    const uint v616 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v617 = v616 + v607;
+    out[v617] = v614;
+  }
+  const uint v618 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v620 = v347 + v618;
+  const uint v621 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v623 = v350 + v621;
+  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v625 = v623 < v1;
+  const bool v626 = v624 && v625;
+  if (v626) {
+    const float v627 = v39.m[1][0].thread_elements()[1];
+    const float v628 = bias[v623];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v630 = fma(v627, v3, v628);
+    const uint v632 = v620 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v633 = v632 + v623;
+    out[v633] = v630;
+  }
+  const uint v634 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v636 = v347 + v634;
+  const uint v637 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v639 = v350 + v637;
+  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v641 = v639 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v39.m[1][1].thread_elements()[0];
+    const float v644 = bias[v639];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v646 = fma(v643, v3, v644);
+    const uint v648 = v636 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v649 = v648 + v639;
+    out[v649] = v646;
+  }
+  const uint v650 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v652 = v347 + v650;
+  const uint v653 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v655 = v350 + v653;
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v657 = v655 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v39.m[1][1].thread_elements()[1];
+    const float v660 = bias[v655];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v662 = fma(v659, v3, v660);
+    const uint v664 = v652 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v665 = v664 + v655;
+    out[v665] = v662;
+  }
+  const uint v666 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v668 = v347 + v666;
+  const uint v669 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v671 = v350 + v669;
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v673 = v671 < v1;
+  const bool v674 = v672 && v673;
+  if (v674) {
+    const float v675 = v39.m[1][2].thread_elements()[0];
+    const float v676 = bias[v671];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v678 = fma(v675, v3, v676);
+    const uint v680 = v668 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v681 = v680 + v671;
+    out[v681] = v678;
+  }
+  const uint v682 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v684 = v347 + v682;
+  const uint v685 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v687 = v350 + v685;
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.m[1][2].thread_elements()[1];
+    const float v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = fma(v691, v3, v692);
+    const uint v696 = v684 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v697 = v696 + v687;
+    out[v697] = v694;
+  }
+  const uint v698 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v700 = v347 + v698;
+  const uint v701 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v703 = v350 + v701;
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v705 = v703 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v39.m[1][3].thread_elements()[0];
+    const float v708 = bias[v703];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v710 = fma(v707, v3, v708);
+    const uint v712 = v700 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v713 = v712 + v703;
+    out[v713] = v710;
+  }
+  const uint v714 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v716 = v347 + v714;
+  const uint v717 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v719 = v350 + v717;
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v721 = v719 < v1;
+  const bool v722 = v720 && v721;
+  if (v722) {
+    const float v723 = v39.m[1][3].thread_elements()[1];
+    const float v724 = bias[v719];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v726 = fma(v723, v3, v724);
+    const uint v728 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v729 = v728 + v719;
+    out[v729] = v726;
+  }
+  const uint v730 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v732 = v347 + v730;
+  const uint v733 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v735 = v350 + v733;
+  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v737 = v735 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v39.m[1][4].thread_elements()[0];
+    const float v740 = bias[v735];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v742 = fma(v739, v3, v740);
+    const uint v744 = v732 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v745 = v744 + v735;
+    out[v745] = v742;
+  }
+  const uint v746 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v748 = v347 + v746;
+  const uint v749 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v751 = v350 + v749;
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v753 = v751 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v39.m[1][4].thread_elements()[1];
+    const float v756 = bias[v751];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v758 = fma(v755, v3, v756);
+    const uint v760 = v748 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v761 = v760 + v751;
+    out[v761] = v758;
+  }
+  const uint v762 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v764 = v347 + v762;
+  const uint v765 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v767 = v350 + v765;
+  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v769 = v767 < v1;
+  const bool v770 = v768 && v769;
+  if (v770) {
+    const float v771 = v39.m[1][5].thread_elements()[0];
+    const float v772 = bias[v767];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v774 = fma(v771, v3, v772);
+    const uint v776 = v764 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v777 = v776 + v767;
+    out[v777] = v774;
+  }
+  const uint v778 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v780 = v347 + v778;
+  const uint v781 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v783 = v350 + v781;
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v785 = v783 < v1;
+  const bool v786 = v784 && v785;
+  if (v786) {
+    const float v787 = v39.m[1][5].thread_elements()[1];
+    const float v788 = bias[v783];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v790 = fma(v787, v3, v788);
+    const uint v792 = v780 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v793 = v792 + v783;
+    out[v793] = v790;
+  }
+  const uint v794 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v796 = v347 + v794;
+  const uint v797 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v799 = v350 + v797;
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.m[1][6].thread_elements()[0];
+    const float v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v806 = fma(v803, v3, v804);
+    const uint v808 = v796 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v809 = v808 + v799;
+    out[v809] = v806;
+  }
+  const uint v810 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v812 = v347 + v810;
+  const uint v813 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v815 = v350 + v813;
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v39.m[1][6].thread_elements()[1];
+    const float v820 = bias[v815];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v822 = fma(v819, v3, v820);
+    const uint v824 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v825 = v824 + v815;
+    out[v825] = v822;
+  }
+  const uint v826 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v828 = v347 + v826;
+  const uint v829 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v831 = v350 + v829;
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v833 = v831 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v39.m[1][7].thread_elements()[0];
+    const float v836 = bias[v831];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v838 = fma(v835, v3, v836);
+    const uint v840 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v841 = v840 + v831;
+    out[v841] = v838;
+  }
+  const uint v842 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v844 = v347 + v842;
+  const uint v845 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v847 = v350 + v845;
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v849 = v847 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v39.m[1][7].thread_elements()[1];
+    const float v852 = bias[v847];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v854 = fma(v851, v3, v852);
+    const uint v856 = v844 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v857 = v856 + v847;
+    out[v857] = v854;
+  }
+  const uint v858 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v860 = v347 + v858;
+  const uint v861 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v863 = v350 + v861;
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v865 = v863 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v39.m[2][0].thread_elements()[0];
+    const float v868 = bias[v863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v870 = fma(v867, v3, v868);
+    const uint v872 = v860 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v873 = v872 + v863;
+    out[v873] = v870;
+  }
+  const uint v874 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v876 = v347 + v874;
+  const uint v877 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v879 = v350 + v877;
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v881 = v879 < v1;
+  const bool v882 = v880 && v881;
+  if (v882) {
+    const float v883 = v39.m[2][0].thread_elements()[1];
+    const float v884 = bias[v879];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v886 = fma(v883, v3, v884);
+    const uint v888 = v876 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v889 = v888 + v879;
+    out[v889] = v886;
+  }
+  const uint v890 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v892 = v347 + v890;
+  const uint v893 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v895 = v350 + v893;
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v897 = v895 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v39.m[2][1].thread_elements()[0];
+    const float v900 = bias[v895];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v902 = fma(v899, v3, v900);
+    const uint v904 = v892 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v905 = v904 + v895;
+    out[v905] = v902;
+  }
+  const uint v906 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v908 = v347 + v906;
+  const uint v909 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v911 = v350 + v909;
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v913 = v911 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v39.m[2][1].thread_elements()[1];
+    const float v916 = bias[v911];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v918 = fma(v915, v3, v916);
+    const uint v920 = v908 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v921 = v920 + v911;
+    out[v921] = v918;
+  }
+  const uint v922 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v924 = v347 + v922;
+  const uint v925 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v927 = v350 + v925;
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.m[2][2].thread_elements()[0];
+    const float v932 = bias[v927];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v934 = fma(v931, v3, v932);
+    const uint v936 = v924 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v937 = v936 + v927;
+    out[v937] = v934;
+  }
+  const uint v938 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v940 = v347 + v938;
+  const uint v941 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v943 = v350 + v941;
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.m[2][2].thread_elements()[1];
+    const float v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v950 = fma(v947, v3, v948);
+    const uint v952 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v953 = v952 + v943;
+    out[v953] = v950;
+  }
+  const uint v954 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v956 = v347 + v954;
+  const uint v957 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v959 = v350 + v957;
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v961 = v959 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v39.m[2][3].thread_elements()[0];
+    const float v964 = bias[v959];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v966 = fma(v963, v3, v964);
+    const uint v968 = v956 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v969 = v968 + v959;
+    out[v969] = v966;
+  }
+  const uint v970 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v972 = v347 + v970;
+  const uint v973 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v975 = v350 + v973;
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v977 = v975 < v1;
+  const bool v978 = v976 && v977;
+  if (v978) {
+    const float v979 = v39.m[2][3].thread_elements()[1];
+    const float v980 = bias[v975];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v982 = fma(v979, v3, v980);
+    const uint v984 = v972 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v985 = v984 + v975;
+    out[v985] = v982;
+  }
+  const uint v986 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v988 = v347 + v986;
+  const uint v989 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v991 = v350 + v989;
+  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v993 = v991 < v1;
+  const bool v994 = v992 && v993;
+  if (v994) {
+    const float v995 = v39.m[2][4].thread_elements()[0];
+    const float v996 = bias[v991];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v998 = fma(v995, v3, v996);
+    const uint v1000 = v988 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1001 = v1000 + v991;
+    out[v1001] = v998;
+  }
+  const uint v1002 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1004 = v347 + v1002;
+  const uint v1005 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1007 = v350 + v1005;
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1009 = v1007 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v39.m[2][4].thread_elements()[1];
+    const float v1012 = bias[v1007];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1014 = fma(v1011, v3, v1012);
+    const uint v1016 = v1004 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1017 = v1016 + v1007;
+    out[v1017] = v1014;
+  }
+  const uint v1018 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1020 = v347 + v1018;
+  const uint v1021 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1023 = v350 + v1021;
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.m[2][5].thread_elements()[0];
+    const float v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = fma(v1027, v3, v1028);
+    const uint v1032 = v1020 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1033 = v1032 + v1023;
+    out[v1033] = v1030;
+  }
+  const uint v1034 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1036 = v347 + v1034;
+  const uint v1037 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1039 = v350 + v1037;
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1041 = v1039 < v1;
+  const bool v1042 = v1040 && v1041;
+  if (v1042) {
+    const float v1043 = v39.m[2][5].thread_elements()[1];
+    const float v1044 = bias[v1039];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1046 = fma(v1043, v3, v1044);
+    const uint v1048 = v1036 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1049 = v1048 + v1039;
+    out[v1049] = v1046;
+  }
+  const uint v1050 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1052 = v347 + v1050;
+  const uint v1053 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1055 = v350 + v1053;
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v39.m[2][6].thread_elements()[0];
+    const float v1060 = bias[v1055];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1062 = fma(v1059, v3, v1060);
+    const uint v1064 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1065 = v1064 + v1055;
+    out[v1065] = v1062;
+  }
+  const uint v1066 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1068 = v347 + v1066;
+  const uint v1069 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1071 = v350 + v1069;
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v39.m[2][6].thread_elements()[1];
+    const float v1076 = bias[v1071];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1078 = fma(v1075, v3, v1076);
+    const uint v1080 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1081 = v1080 + v1071;
+    out[v1081] = v1078;
+  }
+  const uint v1082 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1084 = v347 + v1082;
+  const uint v1085 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1087 = v350 + v1085;
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1089 = v1087 < v1;
+  const bool v1090 = v1088 && v1089;
+  if (v1090) {
+    const float v1091 = v39.m[2][7].thread_elements()[0];
+    const float v1092 = bias[v1087];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1094 = fma(v1091, v3, v1092);
+    const uint v1096 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1097 = v1096 + v1087;
+    out[v1097] = v1094;
+  }
+  const uint v1098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1100 = v347 + v1098;
+  const uint v1101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1103 = v350 + v1101;
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1105 = v1103 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v39.m[2][7].thread_elements()[1];
+    const float v1108 = bias[v1103];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1110 = fma(v1107, v3, v1108);
+    const uint v1112 = v1100 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1113 = v1112 + v1103;
+    out[v1113] = v1110;
+  }
+  const uint v1114 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1116 = v347 + v1114;
+  const uint v1117 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1119 = v350 + v1117;
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1121 = v1119 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v39.m[3][0].thread_elements()[0];
+    const float v1124 = bias[v1119];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1126 = fma(v1123, v3, v1124);
+    const uint v1128 = v1116 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1129 = v1128 + v1119;
+    out[v1129] = v1126;
+  }
+  const uint v1130 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1132 = v347 + v1130;
+  const uint v1133 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1135 = v350 + v1133;
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.m[3][0].thread_elements()[1];
+    const float v1140 = bias[v1135];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1142 = fma(v1139, v3, v1140);
+    const uint v1144 = v1132 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1145 = v1144 + v1135;
+    out[v1145] = v1142;
+  }
+  const uint v1146 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1148 = v347 + v1146;
+  const uint v1149 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1151 = v350 + v1149;
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v39.m[3][1].thread_elements()[0];
+    const float v1156 = bias[v1151];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1158 = fma(v1155, v3, v1156);
+    const uint v1160 = v1148 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1161 = v1160 + v1151;
+    out[v1161] = v1158;
+  }
+  const uint v1162 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1164 = v347 + v1162;
+  const uint v1165 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1167 = v350 + v1165;
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1169 = v1167 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v39.m[3][1].thread_elements()[1];
+    const float v1172 = bias[v1167];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1174 = fma(v1171, v3, v1172);
+    const uint v1176 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1177 = v1176 + v1167;
+    out[v1177] = v1174;
+  }
+  const uint v1178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1180 = v347 + v1178;
+  const uint v1181 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1183 = v350 + v1181;
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1185 = v1183 < v1;
+  const bool v1186 = v1184 && v1185;
+  if (v1186) {
+    const float v1187 = v39.m[3][2].thread_elements()[0];
+    const float v1188 = bias[v1183];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1190 = fma(v1187, v3, v1188);
+    const uint v1192 = v1180 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1193 = v1192 + v1183;
+    out[v1193] = v1190;
+  }
+  const uint v1194 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1196 = v347 + v1194;
+  const uint v1197 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1199 = v350 + v1197;
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1201 = v1199 < v1;
+  const bool v1202 = v1200 && v1201;
+  if (v1202) {
+    const float v1203 = v39.m[3][2].thread_elements()[1];
+    const float v1204 = bias[v1199];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1206 = fma(v1203, v3, v1204);
+    const uint v1208 = v1196 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1209 = v1208 + v1199;
+    out[v1209] = v1206;
+  }
+  const uint v1210 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1212 = v347 + v1210;
+  const uint v1213 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1215 = v350 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v39.m[3][3].thread_elements()[0];
+    const float v1220 = bias[v1215];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1222 = fma(v1219, v3, v1220);
+    const uint v1224 = v1212 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1225 = v1224 + v1215;
+    out[v1225] = v1222;
+  }
+  const uint v1226 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1228 = v347 + v1226;
+  const uint v1229 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1231 = v350 + v1229;
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1233 = v1231 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v39.m[3][3].thread_elements()[1];
+    const float v1236 = bias[v1231];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1238 = fma(v1235, v3, v1236);
+    const uint v1240 = v1228 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1241 = v1240 + v1231;
+    out[v1241] = v1238;
+  }
+  const uint v1242 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1244 = v347 + v1242;
+  const uint v1245 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1247 = v350 + v1245;
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1249 = v1247 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v39.m[3][4].thread_elements()[0];
+    const float v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1254 = fma(v1251, v3, v1252);
+    const uint v1256 = v1244 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1257 = v1256 + v1247;
+    out[v1257] = v1254;
+  }
+  const uint v1258 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1260 = v347 + v1258;
+  const uint v1261 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1263 = v350 + v1261;
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.m[3][4].thread_elements()[1];
+    const float v1268 = bias[v1263];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1270 = fma(v1267, v3, v1268);
+    const uint v1272 = v1260 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1273 = v1272 + v1263;
+    out[v1273] = v1270;
+  }
+  const uint v1274 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1276 = v347 + v1274;
+  const uint v1277 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1279 = v350 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.m[3][5].thread_elements()[0];
+    const float v1284 = bias[v1279];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1286 = fma(v1283, v3, v1284);
+    const uint v1288 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1289 = v1288 + v1279;
+    out[v1289] = v1286;
+  }
+  const uint v1290 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1292 = v347 + v1290;
+  const uint v1293 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1295 = v350 + v1293;
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v39.m[3][5].thread_elements()[1];
+    const float v1300 = bias[v1295];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1302 = fma(v1299, v3, v1300);
+    const uint v1304 = v1292 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1305 = v1304 + v1295;
+    out[v1305] = v1302;
+  }
+  const uint v1306 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1308 = v347 + v1306;
+  const uint v1309 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1311 = v350 + v1309;
+  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1313 = v1311 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v39.m[3][6].thread_elements()[0];
+    const float v1316 = bias[v1311];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1318 = fma(v1315, v3, v1316);
+    const uint v1320 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1321 = v1320 + v1311;
+    out[v1321] = v1318;
+  }
+  const uint v1322 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1324 = v347 + v1322;
+  const uint v1325 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1327 = v350 + v1325;
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1329 = v1327 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v39.m[3][6].thread_elements()[1];
+    const float v1332 = bias[v1327];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1334 = fma(v1331, v3, v1332);
+    const uint v1336 = v1324 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1337 = v1336 + v1327;
+    out[v1337] = v1334;
+  }
+  const uint v1338 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1340 = v347 + v1338;
+  const uint v1341 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1343 = v350 + v1341;
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1345 = v1343 < v1;
+  const bool v1346 = v1344 && v1345;
+  if (v1346) {
+    const float v1347 = v39.m[3][7].thread_elements()[0];
+    const float v1348 = bias[v1343];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1350 = fma(v1347, v3, v1348);
+    const uint v1352 = v1340 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1353 = v1352 + v1343;
+    out[v1353] = v1350;
+  }
+  const uint v1354 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1356 = v347 + v1354;
+  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1359 = v350 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.m[3][7].thread_elements()[1];
+    const float v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1366 = fma(v1363, v3, v1364);
+    const uint v1368 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1369 = v1368 + v1359;
+    out[v1369] = v1366;
+  }
+  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1372 = v347 + v1370;
+  const uint v1373 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1375 = v350 + v1373;
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1377 = v1375 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v39.m[4][0].thread_elements()[0];
+    const float v1380 = bias[v1375];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1382 = fma(v1379, v3, v1380);
+    const uint v1384 = v1372 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1385 = v1384 + v1375;
+    out[v1385] = v1382;
+  }
+  const uint v1386 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1388 = v347 + v1386;
+  const uint v1389 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1391 = v350 + v1389;
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1393 = v1391 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v39.m[4][0].thread_elements()[1];
+    const float v1396 = bias[v1391];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1398 = fma(v1395, v3, v1396);
+    const uint v1400 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1401 = v1400 + v1391;
+    out[v1401] = v1398;
+  }
+  const uint v1402 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1404 = v347 + v1402;
+  const uint v1405 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1407 = v350 + v1405;
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1409 = v1407 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v39.m[4][1].thread_elements()[0];
+    const float v1412 = bias[v1407];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1414 = fma(v1411, v3, v1412);
+    const uint v1416 = v1404 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1417 = v1416 + v1407;
+    out[v1417] = v1414;
+  }
+  const uint v1418 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1420 = v347 + v1418;
+  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1423 = v350 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v39.m[4][1].thread_elements()[1];
+    const float v1428 = bias[v1423];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1430 = fma(v1427, v3, v1428);
+    const uint v1432 = v1420 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1433 = v1432 + v1423;
+    out[v1433] = v1430;
+  }
+  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1436 = v347 + v1434;
+  const uint v1437 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1439 = v350 + v1437;
+  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1441 = v1439 < v1;
+  const bool v1442 = v1440 && v1441;
+  if (v1442) {
+    const float v1443 = v39.m[4][2].thread_elements()[0];
+    const float v1444 = bias[v1439];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1446 = fma(v1443, v3, v1444);
+    const uint v1448 = v1436 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1449 = v1448 + v1439;
+    out[v1449] = v1446;
+  }
+  const uint v1450 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1452 = v347 + v1450;
+  const uint v1453 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1455 = v350 + v1453;
+  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1457 = v1455 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v39.m[4][2].thread_elements()[1];
+    const float v1460 = bias[v1455];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1462 = fma(v1459, v3, v1460);
+    const uint v1464 = v1452 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1465 = v1464 + v1455;
+    out[v1465] = v1462;
+  }
+  const uint v1466 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1468 = v347 + v1466;
+  const uint v1469 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1471 = v350 + v1469;
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.m[4][3].thread_elements()[0];
+    const float v1476 = bias[v1471];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1478 = fma(v1475, v3, v1476);
+    const uint v1480 = v1468 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1481 = v1480 + v1471;
+    out[v1481] = v1478;
+  }
+  const uint v1482 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1484 = v347 + v1482;
+  const uint v1485 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1487 = v350 + v1485;
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v39.m[4][3].thread_elements()[1];
+    const float v1492 = bias[v1487];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1494 = fma(v1491, v3, v1492);
+    const uint v1496 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1497 = v1496 + v1487;
+    out[v1497] = v1494;
+  }
+  const uint v1498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1500 = v347 + v1498;
+  const uint v1501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1503 = v350 + v1501;
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1505 = v1503 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v39.m[4][4].thread_elements()[0];
+    const float v1508 = bias[v1503];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1510 = fma(v1507, v3, v1508);
+    const uint v1512 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1513 = v1512 + v1503;
+    out[v1513] = v1510;
+  }
+  const uint v1514 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1516 = v347 + v1514;
+  const uint v1517 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1519 = v350 + v1517;
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1521 = v1519 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v39.m[4][4].thread_elements()[1];
+    const float v1524 = bias[v1519];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1526 = fma(v1523, v3, v1524);
+    const uint v1528 = v1516 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1529 = v1528 + v1519;
+    out[v1529] = v1526;
+  }
+  const uint v1530 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1532 = v347 + v1530;
+  const uint v1533 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1535 = v350 + v1533;
+  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v39.m[4][5].thread_elements()[0];
+    const float v1540 = bias[v1535];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1542 = fma(v1539, v3, v1540);
+    const uint v1544 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1545 = v1544 + v1535;
+    out[v1545] = v1542;
+  }
+  const uint v1546 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1548 = v347 + v1546;
+  const uint v1549 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1551 = v350 + v1549;
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v39.m[4][5].thread_elements()[1];
+    const float v1556 = bias[v1551];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1558 = fma(v1555, v3, v1556);
+    const uint v1560 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1561 = v1560 + v1551;
+    out[v1561] = v1558;
+  }
+  const uint v1562 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1564 = v347 + v1562;
+  const uint v1565 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1567 = v350 + v1565;
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v39.m[4][6].thread_elements()[0];
+    const float v1572 = bias[v1567];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1574 = fma(v1571, v3, v1572);
+    const uint v1576 = v1564 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1577 = v1576 + v1567;
+    out[v1577] = v1574;
+  }
+  const uint v1578 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1580 = v347 + v1578;
+  const uint v1581 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1583 = v350 + v1581;
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1585 = v1583 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v39.m[4][6].thread_elements()[1];
+    const float v1588 = bias[v1583];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1590 = fma(v1587, v3, v1588);
+    const uint v1592 = v1580 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1593 = v1592 + v1583;
+    out[v1593] = v1590;
+  }
+  const uint v1594 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1596 = v347 + v1594;
+  const uint v1597 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1599 = v350 + v1597;
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.m[4][7].thread_elements()[0];
+    const float v1604 = bias[v1599];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1606 = fma(v1603, v3, v1604);
+    const uint v1608 = v1596 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1609 = v1608 + v1599;
+    out[v1609] = v1606;
+  }
+  const uint v1610 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1612 = v347 + v1610;
+  const uint v1613 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1615 = v350 + v1613;
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.m[4][7].thread_elements()[1];
+    const float v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1622 = fma(v1619, v3, v1620);
+    const uint v1624 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1625 = v1624 + v1615;
+    out[v1625] = v1622;
+  }
+  const uint v1626 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1628 = v347 + v1626;
+  const uint v1629 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1631 = v350 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v39.m[5][0].thread_elements()[0];
+    const float v1636 = bias[v1631];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1638 = fma(v1635, v3, v1636);
+    const uint v1640 = v1628 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1641 = v1640 + v1631;
+    out[v1641] = v1638;
+  }
+  const uint v1642 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1644 = v347 + v1642;
+  const uint v1645 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1647 = v350 + v1645;
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1649 = v1647 < v1;
+  const bool v1650 = v1648 && v1649;
+  if (v1650) {
+    const float v1651 = v39.m[5][0].thread_elements()[1];
+    const float v1652 = bias[v1647];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1654 = fma(v1651, v3, v1652);
+    const uint v1656 = v1644 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1657 = v1656 + v1647;
+    out[v1657] = v1654;
+  }
+  const uint v1658 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1660 = v347 + v1658;
+  const uint v1661 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1663 = v350 + v1661;
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1665 = v1663 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v39.m[5][1].thread_elements()[0];
+    const float v1668 = bias[v1663];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1670 = fma(v1667, v3, v1668);
+    const uint v1672 = v1660 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1673 = v1672 + v1663;
+    out[v1673] = v1670;
+  }
+  const uint v1674 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1676 = v347 + v1674;
+  const uint v1677 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1679 = v350 + v1677;
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1681 = v1679 < v1;
+  const bool v1682 = v1680 && v1681;
+  if (v1682) {
+    const float v1683 = v39.m[5][1].thread_elements()[1];
+    const float v1684 = bias[v1679];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1686 = fma(v1683, v3, v1684);
+    const uint v1688 = v1676 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1689 = v1688 + v1679;
+    out[v1689] = v1686;
+  }
+  const uint v1690 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1692 = v347 + v1690;
+  const uint v1693 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1695 = v350 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.m[5][2].thread_elements()[0];
+    const float v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1702 = fma(v1699, v3, v1700);
+    const uint v1704 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1705 = v1704 + v1695;
+    out[v1705] = v1702;
+  }
+  const uint v1706 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1708 = v347 + v1706;
+  const uint v1709 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1711 = v350 + v1709;
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1713 = v1711 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v39.m[5][2].thread_elements()[1];
+    const float v1716 = bias[v1711];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1718 = fma(v1715, v3, v1716);
+    const uint v1720 = v1708 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1721 = v1720 + v1711;
+    out[v1721] = v1718;
+  }
+  const uint v1722 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1724 = v347 + v1722;
+  const uint v1725 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1727 = v350 + v1725;
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1729 = v1727 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v39.m[5][3].thread_elements()[0];
+    const float v1732 = bias[v1727];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1734 = fma(v1731, v3, v1732);
+    const uint v1736 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1737 = v1736 + v1727;
+    out[v1737] = v1734;
+  }
+  const uint v1738 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1740 = v347 + v1738;
+  const uint v1741 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1743 = v350 + v1741;
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1745 = v1743 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v39.m[5][3].thread_elements()[1];
+    const float v1748 = bias[v1743];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1750 = fma(v1747, v3, v1748);
+    const uint v1752 = v1740 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1753 = v1752 + v1743;
+    out[v1753] = v1750;
+  }
+  const uint v1754 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1756 = v347 + v1754;
+  const uint v1757 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1759 = v350 + v1757;
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v39.m[5][4].thread_elements()[0];
+    const float v1764 = bias[v1759];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1766 = fma(v1763, v3, v1764);
+    const uint v1768 = v1756 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1769 = v1768 + v1759;
+    out[v1769] = v1766;
+  }
+  const uint v1770 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1772 = v347 + v1770;
+  const uint v1773 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1775 = v350 + v1773;
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v39.m[5][4].thread_elements()[1];
+    const float v1780 = bias[v1775];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1782 = fma(v1779, v3, v1780);
+    const uint v1784 = v1772 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1785 = v1784 + v1775;
+    out[v1785] = v1782;
+  }
+  const uint v1786 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1788 = v347 + v1786;
+  const uint v1789 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1791 = v350 + v1789;
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1793 = v1791 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v39.m[5][5].thread_elements()[0];
+    const float v1796 = bias[v1791];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1798 = fma(v1795, v3, v1796);
+    const uint v1800 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1801 = v1800 + v1791;
+    out[v1801] = v1798;
+  }
+  const uint v1802 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1804 = v347 + v1802;
+  const uint v1805 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1807 = v350 + v1805;
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.m[5][5].thread_elements()[1];
+    const float v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1814 = fma(v1811, v3, v1812);
+    const uint v1816 = v1804 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1817 = v1816 + v1807;
+    out[v1817] = v1814;
+  }
+  const uint v1818 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1820 = v347 + v1818;
+  const uint v1821 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1823 = v350 + v1821;
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1825 = v1823 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v39.m[5][6].thread_elements()[0];
+    const float v1828 = bias[v1823];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1830 = fma(v1827, v3, v1828);
+    const uint v1832 = v1820 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1833 = v1832 + v1823;
+    out[v1833] = v1830;
+  }
+  const uint v1834 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1836 = v347 + v1834;
+  const uint v1837 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1839 = v350 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v39.m[5][6].thread_elements()[1];
+    const float v1844 = bias[v1839];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1846 = fma(v1843, v3, v1844);
+    const uint v1848 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1849 = v1848 + v1839;
+    out[v1849] = v1846;
+  }
+  const uint v1850 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1852 = v347 + v1850;
+  const uint v1853 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1855 = v350 + v1853;
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v39.m[5][7].thread_elements()[0];
+    const float v1860 = bias[v1855];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1862 = fma(v1859, v3, v1860);
+    const uint v1864 = v1852 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1865 = v1864 + v1855;
+    out[v1865] = v1862;
+  }
+  const uint v1866 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1868 = v347 + v1866;
+  const uint v1869 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1871 = v350 + v1869;
+  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1873 = v1871 < v1;
+  const bool v1874 = v1872 && v1873;
+  if (v1874) {
+    const float v1875 = v39.m[5][7].thread_elements()[1];
+    const float v1876 = bias[v1871];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1878 = fma(v1875, v3, v1876);
+    const uint v1880 = v1868 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1881 = v1880 + v1871;
+    out[v1881] = v1878;
+  }
+  const uint v1882 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1884 = v347 + v1882;
+  const uint v1885 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1887 = v350 + v1885;
+  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1889 = v1887 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v39.m[6][0].thread_elements()[0];
+    const float v1892 = bias[v1887];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1894 = fma(v1891, v3, v1892);
+    const uint v1896 = v1884 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1897 = v1896 + v1887;
+    out[v1897] = v1894;
+  }
+  const uint v1898 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1900 = v347 + v1898;
+  const uint v1901 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1903 = v350 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v39.m[6][0].thread_elements()[1];
+    const float v1908 = bias[v1903];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1910 = fma(v1907, v3, v1908);
+    const uint v1912 = v1900 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1913 = v1912 + v1903;
+    out[v1913] = v1910;
+  }
+  const uint v1914 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1916 = v347 + v1914;
+  const uint v1917 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1919 = v350 + v1917;
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1921 = v1919 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v39.m[6][1].thread_elements()[0];
+    const float v1924 = bias[v1919];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1926 = fma(v1923, v3, v1924);
+    const uint v1928 = v1916 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1929 = v1928 + v1919;
+    out[v1929] = v1926;
+  }
+  const uint v1930 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1932 = v347 + v1930;
+  const uint v1933 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1935 = v350 + v1933;
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.m[6][1].thread_elements()[1];
+    const float v1940 = bias[v1935];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1942 = fma(v1939, v3, v1940);
+    const uint v1944 = v1932 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1945 = v1944 + v1935;
+    out[v1945] = v1942;
+  }
+  const uint v1946 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1948 = v347 + v1946;
+  const uint v1949 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1951 = v350 + v1949;
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.m[6][2].thread_elements()[0];
+    const float v1956 = bias[v1951];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1958 = fma(v1955, v3, v1956);
+    const uint v1960 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1961 = v1960 + v1951;
+    out[v1961] = v1958;
+  }
+  const uint v1962 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1964 = v347 + v1962;
+  const uint v1965 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1967 = v350 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1969 = v1967 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v39.m[6][2].thread_elements()[1];
+    const float v1972 = bias[v1967];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1974 = fma(v1971, v3, v1972);
+    const uint v1976 = v1964 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1977 = v1976 + v1967;
+    out[v1977] = v1974;
+  }
+  const uint v1978 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1980 = v347 + v1978;
+  const uint v1981 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1983 = v350 + v1981;
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v39.m[6][3].thread_elements()[0];
+    const float v1988 = bias[v1983];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1990 = fma(v1987, v3, v1988);
+    const uint v1992 = v1980 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1993 = v1992 + v1983;
+    out[v1993] = v1990;
+  }
+  const uint v1994 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1996 = v347 + v1994;
+  const uint v1997 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1999 = v350 + v1997;
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v39.m[6][3].thread_elements()[1];
+    const float v2004 = bias[v1999];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2006 = fma(v2003, v3, v2004);
+    const uint v2008 = v1996 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2009 = v2008 + v1999;
+    out[v2009] = v2006;
+  }
+  const uint v2010 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2012 = v347 + v2010;
+  const uint v2013 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2015 = v350 + v2013;
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v39.m[6][4].thread_elements()[0];
+    const float v2020 = bias[v2015];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2022 = fma(v2019, v3, v2020);
+    const uint v2024 = v2012 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2025 = v2024 + v2015;
+    out[v2025] = v2022;
+  }
+  const uint v2026 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2028 = v347 + v2026;
+  const uint v2029 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2031 = v350 + v2029;
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.m[6][4].thread_elements()[1];
+    const float v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2038 = fma(v2035, v3, v2036);
+    const uint v2040 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2041 = v2040 + v2031;
+    out[v2041] = v2038;
+  }
+  const uint v2042 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2044 = v347 + v2042;
+  const uint v2045 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2047 = v350 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v39.m[6][5].thread_elements()[0];
+    const float v2052 = bias[v2047];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2054 = fma(v2051, v3, v2052);
+    const uint v2056 = v2044 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2057 = v2056 + v2047;
+    out[v2057] = v2054;
+  }
+  const uint v2058 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2060 = v347 + v2058;
+  const uint v2061 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2063 = v350 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2065 = v2063 < v1;
+  const bool v2066 = v2064 && v2065;
+  if (v2066) {
+    const float v2067 = v39.m[6][5].thread_elements()[1];
+    const float v2068 = bias[v2063];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2070 = fma(v2067, v3, v2068);
+    const uint v2072 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2073 = v2072 + v2063;
+    out[v2073] = v2070;
+  }
+  const uint v2074 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2076 = v347 + v2074;
+  const uint v2077 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2079 = v350 + v2077;
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2081 = v2079 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v39.m[6][6].thread_elements()[0];
+    const float v2084 = bias[v2079];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2086 = fma(v2083, v3, v2084);
+    const uint v2088 = v2076 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2089 = v2088 + v2079;
+    out[v2089] = v2086;
+  }
+  const uint v2090 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2092 = v347 + v2090;
+  const uint v2093 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2095 = v350 + v2093;
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v39.m[6][6].thread_elements()[1];
+    const float v2100 = bias[v2095];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2102 = fma(v2099, v3, v2100);
+    const uint v2104 = v2092 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2105 = v2104 + v2095;
+    out[v2105] = v2102;
+  }
+  const uint v2106 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2108 = v347 + v2106;
+  const uint v2109 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2111 = v350 + v2109;
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2113 = v2111 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v39.m[6][7].thread_elements()[0];
+    const float v2116 = bias[v2111];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2118 = fma(v2115, v3, v2116);
+    const uint v2120 = v2108 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2121 = v2120 + v2111;
+    out[v2121] = v2118;
+  }
+  const uint v2122 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2124 = v347 + v2122;
+  const uint v2125 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2127 = v350 + v2125;
+  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2129 = v2127 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v39.m[6][7].thread_elements()[1];
+    const float v2132 = bias[v2127];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2134 = fma(v2131, v3, v2132);
+    const uint v2136 = v2124 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2137 = v2136 + v2127;
+    out[v2137] = v2134;
+  }
+  const uint v2138 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2140 = v347 + v2138;
+  const uint v2141 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2143 = v350 + v2141;
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.m[7][0].thread_elements()[0];
+    const float v2148 = bias[v2143];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2150 = fma(v2147, v3, v2148);
+    const uint v2152 = v2140 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2153 = v2152 + v2143;
+    out[v2153] = v2150;
+  }
+  const uint v2154 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2156 = v347 + v2154;
+  const uint v2157 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2159 = v350 + v2157;
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2161 = v2159 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v39.m[7][0].thread_elements()[1];
+    const float v2164 = bias[v2159];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2166 = fma(v2163, v3, v2164);
+    const uint v2168 = v2156 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2169 = v2168 + v2159;
+    out[v2169] = v2166;
+  }
+  const uint v2170 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2172 = v347 + v2170;
+  const uint v2173 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2175 = v350 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2177 = v2175 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v39.m[7][1].thread_elements()[0];
+    const float v2180 = bias[v2175];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2182 = fma(v2179, v3, v2180);
+    const uint v2184 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2185 = v2184 + v2175;
+    out[v2185] = v2182;
+  }
+  const uint v2186 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2188 = v347 + v2186;
+  const uint v2189 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2191 = v350 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v39.m[7][1].thread_elements()[1];
+    const float v2196 = bias[v2191];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2198 = fma(v2195, v3, v2196);
+    const uint v2200 = v2188 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2201 = v2200 + v2191;
+    out[v2201] = v2198;
+  }
+  const uint v2202 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2204 = v347 + v2202;
+  const uint v2205 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2207 = v350 + v2205;
+  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2209 = v2207 < v1;
+  const bool v2210 = v2208 && v2209;
+  if (v2210) {
+    const float v2211 = v39.m[7][2].thread_elements()[0];
+    const float v2212 = bias[v2207];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2214 = fma(v2211, v3, v2212);
+    const uint v2216 = v2204 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2217 = v2216 + v2207;
+    out[v2217] = v2214;
+  }
+  const uint v2218 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2220 = v347 + v2218;
+  const uint v2221 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2223 = v350 + v2221;
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2225 = v2223 < v1;
+  const bool v2226 = v2224 && v2225;
+  if (v2226) {
+    const float v2227 = v39.m[7][2].thread_elements()[1];
+    const float v2228 = bias[v2223];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2230 = fma(v2227, v3, v2228);
+    const uint v2232 = v2220 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2233 = v2232 + v2223;
+    out[v2233] = v2230;
+  }
+  const uint v2234 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2236 = v347 + v2234;
+  const uint v2237 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2239 = v350 + v2237;
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2241 = v2239 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v39.m[7][3].thread_elements()[0];
+    const float v2244 = bias[v2239];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2246 = fma(v2243, v3, v2244);
+    const uint v2248 = v2236 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2249 = v2248 + v2239;
+    out[v2249] = v2246;
+  }
+  const uint v2250 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2252 = v347 + v2250;
+  const uint v2253 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2255 = v350 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v39.m[7][3].thread_elements()[1];
+    const float v2260 = bias[v2255];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2262 = fma(v2259, v3, v2260);
+    const uint v2264 = v2252 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2265 = v2264 + v2255;
+    out[v2265] = v2262;
+  }
+  const uint v2266 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2268 = v347 + v2266;
+  const uint v2269 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2271 = v350 + v2269;
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v39.m[7][4].thread_elements()[0];
+    const float v2276 = bias[v2271];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2278 = fma(v2275, v3, v2276);
+    const uint v2280 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2281 = v2280 + v2271;
+    out[v2281] = v2278;
+  }
+  const uint v2282 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2284 = v347 + v2282;
+  const uint v2285 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2287 = v350 + v2285;
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v39.m[7][4].thread_elements()[1];
+    const float v2292 = bias[v2287];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2294 = fma(v2291, v3, v2292);
+    const uint v2296 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2297 = v2296 + v2287;
+    out[v2297] = v2294;
+  }
+  const uint v2298 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2300 = v347 + v2298;
+  const uint v2301 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2303 = v350 + v2301;
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2305 = v2303 < v1;
+  const bool v2306 = v2304 && v2305;
+  if (v2306) {
+    const float v2307 = v39.m[7][5].thread_elements()[0];
+    const float v2308 = bias[v2303];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2310 = fma(v2307, v3, v2308);
+    const uint v2312 = v2300 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2313 = v2312 + v2303;
+    out[v2313] = v2310;
+  }
+  const uint v2314 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2316 = v347 + v2314;
+  const uint v2317 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2319 = v350 + v2317;
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2321 = v2319 < v1;
+  const bool v2322 = v2320 && v2321;
+  if (v2322) {
+    const float v2323 = v39.m[7][5].thread_elements()[1];
+    const float v2324 = bias[v2319];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2326 = fma(v2323, v3, v2324);
+    const uint v2328 = v2316 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2329 = v2328 + v2319;
+    out[v2329] = v2326;
+  }
+  const uint v2330 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2332 = v347 + v2330;
+  const uint v2333 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2335 = v350 + v2333;
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2337 = v2335 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v39.m[7][6].thread_elements()[0];
+    const float v2340 = bias[v2335];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2342 = fma(v2339, v3, v2340);
+    const uint v2344 = v2332 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2345 = v2344 + v2335;
+    out[v2345] = v2342;
+  }
+  const uint v2346 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2348 = v347 + v2346;
+  const uint v2349 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2351 = v350 + v2349;
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2353 = v2351 < v1;
+  const bool v2354 = v2352 && v2353;
+  if (v2354) {
+    const float v2355 = v39.m[7][6].thread_elements()[1];
+    const float v2356 = bias[v2351];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2358 = fma(v2355, v3, v2356);
+    const uint v2360 = v2348 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2361 = v2360 + v2351;
+    out[v2361] = v2358;
+  }
+  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2364 = v347 + v2362;
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2367 = v350 + v2365;
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.m[7][7].thread_elements()[0];
+    const float v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2374 = fma(v2371, v3, v2372);
+    const uint v2376 = v2364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2377 = v2376 + v2367;
+    out[v2377] = v2374;
+  }
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2380 = v347 + v2378;
+  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2383 = v350 + v2381;
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v39.m[7][7].thread_elements()[1];
+    const float v2388 = bias[v2383];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2390 = fma(v2387, v3, v2388);
+    const uint v2392 = v2380 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2393 = v2392 + v2383;
+    out[v2393] = v2390;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_bias_kn_silu_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -85,2683 +86,2696 @@ kernel void iron_gemm_bias_kn_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == 0u;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const uint v3025 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3028 = v3025 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3031 = v3025 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3032 = v3031 << 2u;
-    const uint v3033 = v8 + v3028;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3034 = v3033 < v0;
-    const uint v3039 = v3033 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3045 = v3028 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3050 = v3025 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3052 = v3050 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3055 = v3050 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3056 = v3055 << 2u;
-    const uint v3057 = v8 + v3052;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3058 = v3057 < v0;
-    const uint v3063 = v3057 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3069 = v3052 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3074 = v3025 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3076 = v3074 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3079 = v3074 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3080 = v3079 << 2u;
-    const uint v3081 = v8 + v3076;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3082 = v3081 < v0;
-    const uint v3087 = v3081 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3093 = v3076 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3098 = v3025 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3100 = v3098 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3103 = v3098 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3104 = v3103 << 2u;
-    const uint v3105 = v8 + v3100;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3106 = v3105 < v0;
-    const uint v3111 = v3105 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3117 = v3100 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3126 = v3025 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3129 = v3025 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3130 = v3129 << 2u;
-    const uint v3133 = v11 + v3130;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3134 = v3133 < v1;
-    const uint v3143 = v3126 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3150 = v3050 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3153 = v3050 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3154 = v3153 << 2u;
-    const uint v3157 = v11 + v3154;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3158 = v3157 < v1;
-    const uint v3167 = v3150 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3174 = v3074 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3177 = v3074 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3178 = v3177 << 2u;
-    const uint v3181 = v11 + v3178;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3182 = v3181 < v1;
-    const uint v3191 = v3174 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3198 = v3098 >> 5u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3201 = v3098 & 31u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3202 = v3201 << 2u;
-    const uint v3205 = v11 + v3202;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3206 = v3205 < v1;
-    const uint v3215 = v3198 * 132u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3225 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, float(0.0f));
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, float(0.0f));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == 0u;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const uint v3042 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3045 = v3042 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3048 = v3042 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3049 = v3048 << 2u;
+    const uint v3050 = v24 + v3045;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3051 = v3050 < v0;
+    const uint v3056 = v3050 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3062 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3067 = v3042 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3069 = v3067 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3072 = v3067 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3073 = v3072 << 2u;
+    const uint v3074 = v24 + v3069;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3075 = v3074 < v0;
+    const uint v3080 = v3074 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3086 = v3069 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3091 = v3042 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3093 = v3091 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3096 = v3091 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3097 = v3096 << 2u;
+    const uint v3098 = v24 + v3093;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3099 = v3098 < v0;
+    const uint v3104 = v3098 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3110 = v3093 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3115 = v3042 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3117 = v3115 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3120 = v3115 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3121 = v3120 << 2u;
+    const uint v3122 = v24 + v3117;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3123 = v3122 < v0;
+    const uint v3128 = v3122 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3134 = v3117 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3143 = v3042 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3146 = v3042 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3147 = v3146 << 2u;
+    const uint v3150 = v28 + v3147;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3151 = v3150 < v1;
+    const uint v3160 = v3143 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3167 = v3067 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3170 = v3067 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3171 = v3170 << 2u;
+    const uint v3174 = v28 + v3171;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3175 = v3174 < v1;
+    const uint v3184 = v3167 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3191 = v3091 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3194 = v3091 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3195 = v3194 << 2u;
+    const uint v3198 = v28 + v3195;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3199 = v3198 < v1;
+    const uint v3208 = v3191 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3215 = v3115 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3218 = v3115 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3219 = v3218 << 2u;
+    const uint v3222 = v28 + v3219;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3223 = v3222 < v1;
+    const uint v3232 = v3215 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3242 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v3017 = 0u; v3017 < v2; v3017 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v3019 = v3017 >> 4u;
-      const uint v3021 = v3019 % 1u;
+    for (uint v3034 = 0u; v3034 < v2; v3034 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v3036 = v3034 >> 4u;
+      const uint v3038 = v3036 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3023 = v3021 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v3035 = v3017 + v3032;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3036 = v3035 < v2;
-      const bool v3037 = v3034 && v3036;
-      const uint v3041 = v3039 + v3017;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3042 = v3041 + v3032;
-      const uint v3043 = v3037 ? v3042 : 0u;
-      const uint v3046 = v3023 + v3045;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3047 = v3046 + v3032;
+      const uint v3040 = v3038 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v3052 = v3034 + v3049;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3053 = v3052 < v2;
+      const bool v3054 = v3051 && v3053;
+      const uint v3058 = v3056 + v3034;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3059 = v3058 + v3049;
+      const uint v3060 = v3054 ? v3059 : 0u;
+      const uint v3063 = v3040 + v3062;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3064 = v3063 + v3049;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3047 + e] = v3037 ? a[v3043 + e] : float(0);
+        shm0[v3064 + e] = v3054 ? a[v3060 + e] : float(0);
       }
-      const uint v3059 = v3017 + v3056;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3060 = v3059 < v2;
-      const bool v3061 = v3058 && v3060;
-      const uint v3065 = v3063 + v3017;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3066 = v3065 + v3056;
-      const uint v3067 = v3061 ? v3066 : 0u;
-      const uint v3070 = v3023 + v3069;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3071 = v3070 + v3056;
+      const uint v3076 = v3034 + v3073;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3077 = v3076 < v2;
+      const bool v3078 = v3075 && v3077;
+      const uint v3082 = v3080 + v3034;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3083 = v3082 + v3073;
+      const uint v3084 = v3078 ? v3083 : 0u;
+      const uint v3087 = v3040 + v3086;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3088 = v3087 + v3073;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3071 + e] = v3061 ? a[v3067 + e] : float(0);
+        shm0[v3088 + e] = v3078 ? a[v3084 + e] : float(0);
       }
-      const uint v3083 = v3017 + v3080;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3084 = v3083 < v2;
-      const bool v3085 = v3082 && v3084;
-      const uint v3089 = v3087 + v3017;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3090 = v3089 + v3080;
-      const uint v3091 = v3085 ? v3090 : 0u;
-      const uint v3094 = v3023 + v3093;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3095 = v3094 + v3080;
+      const uint v3100 = v3034 + v3097;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3101 = v3100 < v2;
+      const bool v3102 = v3099 && v3101;
+      const uint v3106 = v3104 + v3034;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3107 = v3106 + v3097;
+      const uint v3108 = v3102 ? v3107 : 0u;
+      const uint v3111 = v3040 + v3110;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3112 = v3111 + v3097;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3095 + e] = v3085 ? a[v3091 + e] : float(0);
+        shm0[v3112 + e] = v3102 ? a[v3108 + e] : float(0);
       }
-      const uint v3107 = v3017 + v3104;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3108 = v3107 < v2;
-      const bool v3109 = v3106 && v3108;
-      const uint v3113 = v3111 + v3017;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3114 = v3113 + v3104;
-      const uint v3115 = v3109 ? v3114 : 0u;
-      const uint v3118 = v3023 + v3117;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3119 = v3118 + v3104;
+      const uint v3124 = v3034 + v3121;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3125 = v3124 < v2;
+      const bool v3126 = v3123 && v3125;
+      const uint v3130 = v3128 + v3034;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3131 = v3130 + v3121;
+      const uint v3132 = v3126 ? v3131 : 0u;
+      const uint v3135 = v3040 + v3134;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3136 = v3135 + v3121;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3119 + e] = v3109 ? a[v3115 + e] : float(0);
+        shm0[v3136 + e] = v3126 ? a[v3132 + e] : float(0);
       }
-      const uint v3121 = v3021 * 2112u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v3131 = v3017 + v3126;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3132 = v3131 < v2;
-      const bool v3135 = v3132 && v3134;
-      const uint v3137 = v3131 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3139 = v3137 + v11;
-      const uint v3140 = v3139 + v3130;
-      const uint v3141 = v3135 ? v3140 : 0u;
-      const uint v3144 = v3121 + v3143;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3145 = v3144 + v3130;
+      const uint v3138 = v3038 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v3148 = v3034 + v3143;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3149 = v3148 < v2;
+      const bool v3152 = v3149 && v3151;
+      const uint v3154 = v3148 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3156 = v3154 + v28;
+      const uint v3157 = v3156 + v3147;
+      const uint v3158 = v3152 ? v3157 : 0u;
+      const uint v3161 = v3138 + v3160;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3162 = v3161 + v3147;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v3145 + e] = v3135 ? b[v3141 + e] : float(0);
+        shm1[v3162 + e] = v3152 ? b[v3158 + e] : float(0);
       }
-      const uint v3155 = v3017 + v3150;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3156 = v3155 < v2;
-      const bool v3159 = v3156 && v3158;
-      const uint v3161 = v3155 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3163 = v3161 + v11;
-      const uint v3164 = v3163 + v3154;
-      const uint v3165 = v3159 ? v3164 : 0u;
-      const uint v3168 = v3121 + v3167;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3169 = v3168 + v3154;
+      const uint v3172 = v3034 + v3167;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3173 = v3172 < v2;
+      const bool v3176 = v3173 && v3175;
+      const uint v3178 = v3172 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3180 = v3178 + v28;
+      const uint v3181 = v3180 + v3171;
+      const uint v3182 = v3176 ? v3181 : 0u;
+      const uint v3185 = v3138 + v3184;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3186 = v3185 + v3171;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v3169 + e] = v3159 ? b[v3165 + e] : float(0);
+        shm1[v3186 + e] = v3176 ? b[v3182 + e] : float(0);
       }
-      const uint v3179 = v3017 + v3174;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3180 = v3179 < v2;
-      const bool v3183 = v3180 && v3182;
-      const uint v3185 = v3179 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3187 = v3185 + v11;
-      const uint v3188 = v3187 + v3178;
-      const uint v3189 = v3183 ? v3188 : 0u;
-      const uint v3192 = v3121 + v3191;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3193 = v3192 + v3178;
+      const uint v3196 = v3034 + v3191;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3197 = v3196 < v2;
+      const bool v3200 = v3197 && v3199;
+      const uint v3202 = v3196 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3204 = v3202 + v28;
+      const uint v3205 = v3204 + v3195;
+      const uint v3206 = v3200 ? v3205 : 0u;
+      const uint v3209 = v3138 + v3208;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3210 = v3209 + v3195;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v3193 + e] = v3183 ? b[v3189 + e] : float(0);
+        shm1[v3210 + e] = v3200 ? b[v3206 + e] : float(0);
       }
-      const uint v3203 = v3017 + v3198;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3204 = v3203 < v2;
-      const bool v3207 = v3204 && v3206;
-      const uint v3209 = v3203 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3211 = v3209 + v11;
-      const uint v3212 = v3211 + v3202;
-      const uint v3213 = v3207 ? v3212 : 0u;
-      const uint v3216 = v3121 + v3215;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3217 = v3216 + v3202;
+      const uint v3220 = v3034 + v3215;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3221 = v3220 < v2;
+      const bool v3224 = v3221 && v3223;
+      const uint v3226 = v3220 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3228 = v3226 + v28;
+      const uint v3229 = v3228 + v3219;
+      const uint v3230 = v3224 ? v3229 : 0u;
+      const uint v3233 = v3138 + v3232;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3234 = v3233 + v3219;
       for (uint e = 0; e < 4u; ++e) {
-        shm1[v3217 + e] = v3207 ? b[v3213 + e] : float(0);
+        shm1[v3234 + e] = v3224 ? b[v3230 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3226 = v3023 + v3225;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v3226), long(20u));
-      const uint v3231 = v3121 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v26, shm1, long(v3231), long(132u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v3243 = v3040 + v3242;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v3243), long(20u));
+      const uint v3248 = v3138 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v43, shm1, long(v3248), long(132u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v265 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v266 = iron_tid.x;
-    const uint v322 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v283 = iron_tid.x;
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v264 = 0u; v264 < v2; v264 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v268 = v266; v268 < 2048u; v268 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v270 = v268 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v272 = v268 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v273 = v8 + v270;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v274 = v273 < v0;
-        const uint v275 = v264 + v272;
-        const bool v276 = v275 < v2;
-        const bool v277 = v274 && v276;
-        if (v277) {
-          const uint v279 = v273 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v281 = v279 + v264;
-          const uint v282 = v281 + v272;
-          const float v283 = a[v282];
-          const uint v285 = v270 * 20u;
-          const uint v286 = v285 + v272;
-          shm0[v286] = v283;
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v291 = v290 < v0;
+        const uint v292 = v281 + v289;
+        const bool v293 = v292 < v2;
+        const bool v294 = v291 && v293;
+        if (v294) {
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v298 = v296 + v281;
+          const uint v299 = v298 + v289;
+          const float v300 = a[v299];
+          const uint v302 = v287 * 20u;
+          const uint v303 = v302 + v289;
+          shm0[v303] = v300;
         } else {
-          const uint v288 = v270 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v289 = v288 + v272;
-          shm0[v289] = 0.0f;
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v306 = v305 + v289;
+          shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v294 = v266; v294 < 2048u; v294 += v265) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v296 = v294 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v298 = v294 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v299 = v264 + v296;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v300 = v299 < v2;
-        const uint v301 = v11 + v298;
-        const bool v302 = v301 < v1;
-        const bool v303 = v300 && v302;
-        if (v303) {
-          const uint v305 = v299 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v307 = v305 + v11;
-          const uint v308 = v307 + v298;
-          const float v309 = b[v308];
-          const uint v311 = v296 * 132u;
-          const uint v312 = v311 + v298;
-          shm1[v312] = v309;
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v317 = v316 < v2;
+        const uint v318 = v28 + v315;
+        const bool v319 = v318 < v1;
+        const bool v320 = v317 && v319;
+        if (v320) {
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v324 = v322 + v28;
+          const uint v325 = v324 + v315;
+          const float v326 = b[v325];
+          const uint v328 = v313 * 132u;
+          const uint v329 = v328 + v315;
+          shm1[v329] = v326;
         } else {
-          const uint v314 = v296 * 132u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v315 = v314 + v298;
-          shm1[v315] = 0.0f;
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v332 = v331 + v315;
+          shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v322), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v20), long(132u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v329 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v330 = v8 + v16;
-  const uint v331 = v330 + v329;
-  const uint v332 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v333 = v11 + v20;
-  const uint v334 = v333 + v332;
-  const bool v335 = v331 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v336 = v334 < v1;
-  const bool v337 = v335 && v336;
-  if (v337) {
-    const float v338 = v22.m[0][0].thread_elements()[0];
-    const float v339 = bias[v334];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v341 = fma(v338, v3, v339);
-    const float v342 = -v341;  // kernels/primitives/activation.hpp:30
-    const float v343 = exp(v342);
-    const float v345 = 1.0f + v343;
-    const float v346 = v341 / v345;
-    const uint v348 = v331 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v349 = v348 + v334;
-    out[v349] = v346;
-  }
-  const uint v350 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v352 = v330 + v350;
-  const uint v353 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v355 = v333 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v357 = v355 < v1;
-  const bool v358 = v356 && v357;
-  if (v358) {
-    const float v359 = v22.m[0][0].thread_elements()[1];
-    const float v360 = bias[v355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v362 = fma(v359, v3, v360);
-    const float v363 = -v362;  // kernels/primitives/activation.hpp:30
-    const float v364 = exp(v363);
-    const float v366 = 1.0f + v364;
-    const float v367 = v362 / v366;
-    const uint v369 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v370 = v369 + v355;
-    out[v370] = v367;
-  }
-  const uint v371 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v373 = v330 + v371;
-  const uint v374 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v376 = v333 + v374;
-  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v378 = v376 < v1;
-  const bool v379 = v377 && v378;
-  if (v379) {
-    const float v380 = v22.m[0][1].thread_elements()[0];
-    const float v381 = bias[v376];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v383 = fma(v380, v3, v381);
-    const float v384 = -v383;  // kernels/primitives/activation.hpp:30
-    const float v385 = exp(v384);
-    const float v387 = 1.0f + v385;
-    const float v388 = v383 / v387;
-    const uint v390 = v373 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v391 = v390 + v376;
-    out[v391] = v388;
-  }
-  const uint v392 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v394 = v330 + v392;
-  const uint v395 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v397 = v333 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v399 = v397 < v1;
-  const bool v400 = v398 && v399;
-  if (v400) {
-    const float v401 = v22.m[0][1].thread_elements()[1];
-    const float v402 = bias[v397];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v404 = fma(v401, v3, v402);
-    const float v405 = -v404;  // kernels/primitives/activation.hpp:30
-    const float v406 = exp(v405);
-    const float v408 = 1.0f + v406;
-    const float v409 = v404 / v408;
-    const uint v411 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v412 = v411 + v397;
-    out[v412] = v409;
-  }
-  const uint v413 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v415 = v330 + v413;
-  const uint v416 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v418 = v333 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.m[0][2].thread_elements()[0];
-    const float v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v425 = fma(v422, v3, v423);
-    const float v426 = -v425;  // kernels/primitives/activation.hpp:30
-    const float v427 = exp(v426);
-    const float v429 = 1.0f + v427;
-    const float v430 = v425 / v429;
-    const uint v432 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v433 = v432 + v418;
-    out[v433] = v430;
-  }
-  const uint v434 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v436 = v330 + v434;
-  const uint v437 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v439 = v333 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v441 = v439 < v1;
-  const bool v442 = v440 && v441;
-  if (v442) {
-    const float v443 = v22.m[0][2].thread_elements()[1];
-    const float v444 = bias[v439];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v446 = fma(v443, v3, v444);
-    const float v447 = -v446;  // kernels/primitives/activation.hpp:30
-    const float v448 = exp(v447);
-    const float v450 = 1.0f + v448;
-    const float v451 = v446 / v450;
-    const uint v453 = v436 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v454 = v453 + v439;
-    out[v454] = v451;
-  }
-  const uint v455 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v457 = v330 + v455;
-  const uint v458 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v460 = v333 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v462 = v460 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v22.m[0][3].thread_elements()[0];
-    const float v465 = bias[v460];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v467 = fma(v464, v3, v465);
-    const float v468 = -v467;  // kernels/primitives/activation.hpp:30
-    const float v469 = exp(v468);
-    const float v471 = 1.0f + v469;
-    const float v472 = v467 / v471;
-    const uint v474 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v475 = v474 + v460;
-    out[v475] = v472;
-  }
-  const uint v476 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v478 = v330 + v476;
-  const uint v479 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v481 = v333 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v483 = v481 < v1;
-  const bool v484 = v482 && v483;
-  if (v484) {
-    const float v485 = v22.m[0][3].thread_elements()[1];
-    const float v486 = bias[v481];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v488 = fma(v485, v3, v486);
-    const float v489 = -v488;  // kernels/primitives/activation.hpp:30
-    const float v490 = exp(v489);
-    const float v492 = 1.0f + v490;
-    const float v493 = v488 / v492;
-    const uint v495 = v478 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v496 = v495 + v481;
-    out[v496] = v493;
-  }
-  const uint v497 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v499 = v330 + v497;
-  const uint v500 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v502 = v333 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v504 = v502 < v1;
-  const bool v505 = v503 && v504;
-  if (v505) {
-    const float v506 = v22.m[0][4].thread_elements()[0];
-    const float v507 = bias[v502];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v509 = fma(v506, v3, v507);
-    const float v510 = -v509;  // kernels/primitives/activation.hpp:30
-    const float v511 = exp(v510);
-    const float v513 = 1.0f + v511;
-    const float v514 = v509 / v513;
-    const uint v516 = v499 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v517 = v516 + v502;
-    out[v517] = v514;
-  }
-  const uint v518 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v520 = v330 + v518;
-  const uint v521 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v523 = v333 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v525 = v523 < v1;
-  const bool v526 = v524 && v525;
-  if (v526) {
-    const float v527 = v22.m[0][4].thread_elements()[1];
-    const float v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v530 = fma(v527, v3, v528);
-    const float v531 = -v530;  // kernels/primitives/activation.hpp:30
-    const float v532 = exp(v531);
-    const float v534 = 1.0f + v532;
-    const float v535 = v530 / v534;
-    const uint v537 = v520 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v538 = v537 + v523;
-    out[v538] = v535;
-  }
-  const uint v539 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v541 = v330 + v539;
-  const uint v542 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v544 = v333 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v546 = v544 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v22.m[0][5].thread_elements()[0];
-    const float v549 = bias[v544];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v551 = fma(v548, v3, v549);
-    const float v552 = -v551;  // kernels/primitives/activation.hpp:30
-    const float v553 = exp(v552);
-    const float v555 = 1.0f + v553;
-    const float v556 = v551 / v555;
-    const uint v558 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v559 = v558 + v544;
-    out[v559] = v556;
-  }
-  const uint v560 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v562 = v330 + v560;
-  const uint v563 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v565 = v333 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v567 = v565 < v1;
-  const bool v568 = v566 && v567;
-  if (v568) {
-    const float v569 = v22.m[0][5].thread_elements()[1];
-    const float v570 = bias[v565];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v572 = fma(v569, v3, v570);
-    const float v573 = -v572;  // kernels/primitives/activation.hpp:30
-    const float v574 = exp(v573);
-    const float v576 = 1.0f + v574;
-    const float v577 = v572 / v576;
-    const uint v579 = v562 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v580 = v579 + v565;
-    out[v580] = v577;
-  }
-  const uint v581 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v583 = v330 + v581;
-  const uint v584 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v586 = v333 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v588 = v586 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v22.m[0][6].thread_elements()[0];
-    const float v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v593 = fma(v590, v3, v591);
-    const float v594 = -v593;  // kernels/primitives/activation.hpp:30
-    const float v595 = exp(v594);
-    const float v597 = 1.0f + v595;
-    const float v598 = v593 / v597;
-    const uint v600 = v583 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v601 = v600 + v586;
-    out[v601] = v598;
-  }
-  const uint v602 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v604 = v330 + v602;
-  const uint v605 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v607 = v333 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v609 = v607 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v22.m[0][6].thread_elements()[1];
-    const float v612 = bias[v607];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v614 = fma(v611, v3, v612);
-    const float v615 = -v614;  // kernels/primitives/activation.hpp:30
-    const float v616 = exp(v615);
-    const float v618 = 1.0f + v616;
-    const float v619 = v614 / v618;
-    const uint v621 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v622 = v621 + v607;
-    out[v622] = v619;
-  }
-  const uint v623 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v625 = v330 + v623;
-  const uint v626 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v628 = v333 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v630 = v628 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v22.m[0][7].thread_elements()[0];
-    const float v633 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v635 = fma(v632, v3, v633);
-    const float v636 = -v635;  // kernels/primitives/activation.hpp:30
-    const float v637 = exp(v636);
-    const float v639 = 1.0f + v637;
-    const float v640 = v635 / v639;
-    const uint v642 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v643 = v642 + v628;
-    out[v643] = v640;
-  }
-  const uint v644 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v646 = v330 + v644;
-  const uint v647 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v649 = v333 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v651 = v649 < v1;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v22.m[0][7].thread_elements()[1];
-    const float v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v656 = fma(v653, v3, v654);
-    const float v657 = -v656;  // kernels/primitives/activation.hpp:30
-    const float v658 = exp(v657);
-    const float v660 = 1.0f + v658;
-    const float v661 = v656 / v660;
-    const uint v663 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v664 = v663 + v649;
-    out[v664] = v661;
-  }
-  const uint v665 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v667 = v330 + v665;
-  const uint v668 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v670 = v333 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v672 = v670 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v22.m[1][0].thread_elements()[0];
-    const float v675 = bias[v670];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v677 = fma(v674, v3, v675);
-    const float v678 = -v677;  // kernels/primitives/activation.hpp:30
-    const float v679 = exp(v678);
-    const float v681 = 1.0f + v679;
-    const float v682 = v677 / v681;
-    const uint v684 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v685 = v684 + v670;
-    out[v685] = v682;
-  }
-  const uint v686 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v688 = v330 + v686;
-  const uint v689 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v691 = v333 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v693 = v691 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v22.m[1][0].thread_elements()[1];
-    const float v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v698 = fma(v695, v3, v696);
-    const float v699 = -v698;  // kernels/primitives/activation.hpp:30
-    const float v700 = exp(v699);
-    const float v702 = 1.0f + v700;
-    const float v703 = v698 / v702;
-    const uint v705 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v706 = v705 + v691;
-    out[v706] = v703;
-  }
-  const uint v707 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v709 = v330 + v707;
-  const uint v710 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v712 = v333 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v714 = v712 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v22.m[1][1].thread_elements()[0];
-    const float v717 = bias[v712];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v719 = fma(v716, v3, v717);
-    const float v720 = -v719;  // kernels/primitives/activation.hpp:30
-    const float v721 = exp(v720);
-    const float v723 = 1.0f + v721;
-    const float v724 = v719 / v723;
-    const uint v726 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v727 = v726 + v712;
-    out[v727] = v724;
-  }
-  const uint v728 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v730 = v330 + v728;
-  const uint v731 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v733 = v333 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v735 = v733 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v22.m[1][1].thread_elements()[1];
-    const float v738 = bias[v733];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v740 = fma(v737, v3, v738);
-    const float v741 = -v740;  // kernels/primitives/activation.hpp:30
-    const float v742 = exp(v741);
-    const float v744 = 1.0f + v742;
-    const float v745 = v740 / v744;
-    const uint v747 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v748 = v747 + v733;
-    out[v748] = v745;
-  }
-  const uint v749 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v751 = v330 + v749;
-  const uint v752 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v754 = v333 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.m[1][2].thread_elements()[0];
-    const float v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v761 = fma(v758, v3, v759);
-    const float v762 = -v761;  // kernels/primitives/activation.hpp:30
-    const float v763 = exp(v762);
-    const float v765 = 1.0f + v763;
-    const float v766 = v761 / v765;
-    const uint v768 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v769 = v768 + v754;
-    out[v769] = v766;
-  }
-  const uint v770 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v772 = v330 + v770;
-  const uint v773 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v775 = v333 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v777 = v775 < v1;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v22.m[1][2].thread_elements()[1];
-    const float v780 = bias[v775];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v782 = fma(v779, v3, v780);
-    const float v783 = -v782;  // kernels/primitives/activation.hpp:30
-    const float v784 = exp(v783);
-    const float v786 = 1.0f + v784;
-    const float v787 = v782 / v786;
-    const uint v789 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v790 = v789 + v775;
-    out[v790] = v787;
-  }
-  const uint v791 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v793 = v330 + v791;
-  const uint v794 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v796 = v333 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v798 = v796 < v1;
-  const bool v799 = v797 && v798;
-  if (v799) {
-    const float v800 = v22.m[1][3].thread_elements()[0];
-    const float v801 = bias[v796];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v803 = fma(v800, v3, v801);
-    const float v804 = -v803;  // kernels/primitives/activation.hpp:30
-    const float v805 = exp(v804);
-    const float v807 = 1.0f + v805;
-    const float v808 = v803 / v807;
-    const uint v810 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v811 = v810 + v796;
-    out[v811] = v808;
-  }
-  const uint v812 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v814 = v330 + v812;
-  const uint v815 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v817 = v333 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v819 = v817 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v22.m[1][3].thread_elements()[1];
-    const float v822 = bias[v817];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v824 = fma(v821, v3, v822);
-    const float v825 = -v824;  // kernels/primitives/activation.hpp:30
-    const float v826 = exp(v825);
-    const float v828 = 1.0f + v826;
-    const float v829 = v824 / v828;
-    const uint v831 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v832 = v831 + v817;
-    out[v832] = v829;
-  }
-  const uint v833 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v835 = v330 + v833;
-  const uint v836 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v838 = v333 + v836;
-  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v840 = v838 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v22.m[1][4].thread_elements()[0];
-    const float v843 = bias[v838];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v845 = fma(v842, v3, v843);
-    const float v846 = -v845;  // kernels/primitives/activation.hpp:30
-    const float v847 = exp(v846);
-    const float v849 = 1.0f + v847;
-    const float v850 = v845 / v849;
-    const uint v852 = v835 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v853 = v852 + v838;
-    out[v853] = v850;
-  }
-  const uint v854 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v856 = v330 + v854;
-  const uint v857 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v859 = v333 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v22.m[1][4].thread_elements()[1];
-    const float v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v866 = fma(v863, v3, v864);
-    const float v867 = -v866;  // kernels/primitives/activation.hpp:30
-    const float v868 = exp(v867);
-    const float v870 = 1.0f + v868;
-    const float v871 = v866 / v870;
-    const uint v873 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v874 = v873 + v859;
-    out[v874] = v871;
-  }
-  const uint v875 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v877 = v330 + v875;
-  const uint v878 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v880 = v333 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v882 = v880 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v22.m[1][5].thread_elements()[0];
-    const float v885 = bias[v880];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v887 = fma(v884, v3, v885);
-    const float v888 = -v887;  // kernels/primitives/activation.hpp:30
-    const float v889 = exp(v888);
-    const float v891 = 1.0f + v889;
-    const float v892 = v887 / v891;
-    const uint v894 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v895 = v894 + v880;
-    out[v895] = v892;
-  }
-  const uint v896 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v898 = v330 + v896;
-  const uint v899 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v901 = v333 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v903 = v901 < v1;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v22.m[1][5].thread_elements()[1];
-    const float v906 = bias[v901];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v908 = fma(v905, v3, v906);
-    const float v909 = -v908;  // kernels/primitives/activation.hpp:30
-    const float v910 = exp(v909);
-    const float v912 = 1.0f + v910;
-    const float v913 = v908 / v912;
-    const uint v915 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v916 = v915 + v901;
-    out[v916] = v913;
-  }
-  const uint v917 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v919 = v330 + v917;
-  const uint v920 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v922 = v333 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v924 = v922 < v1;
-  const bool v925 = v923 && v924;
-  if (v925) {
-    const float v926 = v22.m[1][6].thread_elements()[0];
-    const float v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = fma(v926, v3, v927);
-    const float v930 = -v929;  // kernels/primitives/activation.hpp:30
-    const float v931 = exp(v930);
-    const float v933 = 1.0f + v931;
-    const float v934 = v929 / v933;
-    const uint v936 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v937 = v936 + v922;
-    out[v937] = v934;
-  }
-  const uint v938 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v940 = v330 + v938;
-  const uint v941 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v943 = v333 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v22.m[1][6].thread_elements()[1];
-    const float v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v950 = fma(v947, v3, v948);
-    const float v951 = -v950;  // kernels/primitives/activation.hpp:30
-    const float v952 = exp(v951);
-    const float v954 = 1.0f + v952;
-    const float v955 = v950 / v954;
-    const uint v957 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v958 = v957 + v943;
-    out[v958] = v955;
-  }
-  const uint v959 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v961 = v330 + v959;
-  const uint v962 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v964 = v333 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v22.m[1][7].thread_elements()[0];
-    const float v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v971 = fma(v968, v3, v969);
-    const float v972 = -v971;  // kernels/primitives/activation.hpp:30
-    const float v973 = exp(v972);
-    const float v975 = 1.0f + v973;
-    const float v976 = v971 / v975;
-    const uint v978 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v979 = v978 + v964;
-    out[v979] = v976;
-  }
-  const uint v980 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v982 = v330 + v980;
-  const uint v983 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v985 = v333 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v987 = v985 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v22.m[1][7].thread_elements()[1];
-    const float v990 = bias[v985];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v992 = fma(v989, v3, v990);
-    const float v993 = -v992;  // kernels/primitives/activation.hpp:30
-    const float v994 = exp(v993);
-    const float v996 = 1.0f + v994;
-    const float v997 = v992 / v996;
-    const uint v999 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1000 = v999 + v985;
-    out[v1000] = v997;
-  }
-  const uint v1001 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1003 = v330 + v1001;
-  const uint v1004 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1006 = v333 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1008 = v1006 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v22.m[2][0].thread_elements()[0];
-    const float v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1013 = fma(v1010, v3, v1011);
-    const float v1014 = -v1013;  // kernels/primitives/activation.hpp:30
-    const float v1015 = exp(v1014);
-    const float v1017 = 1.0f + v1015;
-    const float v1018 = v1013 / v1017;
-    const uint v1020 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1021 = v1020 + v1006;
-    out[v1021] = v1018;
-  }
-  const uint v1022 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1024 = v330 + v1022;
-  const uint v1025 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1027 = v333 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1029 = v1027 < v1;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v22.m[2][0].thread_elements()[1];
-    const float v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1034 = fma(v1031, v3, v1032);
-    const float v1035 = -v1034;  // kernels/primitives/activation.hpp:30
-    const float v1036 = exp(v1035);
-    const float v1038 = 1.0f + v1036;
-    const float v1039 = v1034 / v1038;
-    const uint v1041 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1042 = v1041 + v1027;
-    out[v1042] = v1039;
-  }
-  const uint v1043 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1045 = v330 + v1043;
-  const uint v1046 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1048 = v333 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1050 = v1048 < v1;
-  const bool v1051 = v1049 && v1050;
-  if (v1051) {
-    const float v1052 = v22.m[2][1].thread_elements()[0];
-    const float v1053 = bias[v1048];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1055 = fma(v1052, v3, v1053);
-    const float v1056 = -v1055;  // kernels/primitives/activation.hpp:30
-    const float v1057 = exp(v1056);
-    const float v1059 = 1.0f + v1057;
-    const float v1060 = v1055 / v1059;
-    const uint v1062 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1063 = v1062 + v1048;
-    out[v1063] = v1060;
-  }
-  const uint v1064 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1066 = v330 + v1064;
-  const uint v1067 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1069 = v333 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v22.m[2][1].thread_elements()[1];
-    const float v1074 = bias[v1069];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1076 = fma(v1073, v3, v1074);
-    const float v1077 = -v1076;  // kernels/primitives/activation.hpp:30
-    const float v1078 = exp(v1077);
-    const float v1080 = 1.0f + v1078;
-    const float v1081 = v1076 / v1080;
-    const uint v1083 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1084 = v1083 + v1069;
-    out[v1084] = v1081;
-  }
-  const uint v1085 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1087 = v330 + v1085;
-  const uint v1088 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1090 = v333 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.m[2][2].thread_elements()[0];
-    const float v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1097 = fma(v1094, v3, v1095);
-    const float v1098 = -v1097;  // kernels/primitives/activation.hpp:30
-    const float v1099 = exp(v1098);
-    const float v1101 = 1.0f + v1099;
-    const float v1102 = v1097 / v1101;
-    const uint v1104 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1105 = v1104 + v1090;
-    out[v1105] = v1102;
-  }
-  const uint v1106 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1108 = v330 + v1106;
-  const uint v1109 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1111 = v333 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v22.m[2][2].thread_elements()[1];
-    const float v1116 = bias[v1111];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1118 = fma(v1115, v3, v1116);
-    const float v1119 = -v1118;  // kernels/primitives/activation.hpp:30
-    const float v1120 = exp(v1119);
-    const float v1122 = 1.0f + v1120;
-    const float v1123 = v1118 / v1122;
-    const uint v1125 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1126 = v1125 + v1111;
-    out[v1126] = v1123;
-  }
-  const uint v1127 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1129 = v330 + v1127;
-  const uint v1130 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1132 = v333 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1134 = v1132 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v22.m[2][3].thread_elements()[0];
-    const float v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1139 = fma(v1136, v3, v1137);
-    const float v1140 = -v1139;  // kernels/primitives/activation.hpp:30
-    const float v1141 = exp(v1140);
-    const float v1143 = 1.0f + v1141;
-    const float v1144 = v1139 / v1143;
-    const uint v1146 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1147 = v1146 + v1132;
-    out[v1147] = v1144;
-  }
-  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1150 = v330 + v1148;
-  const uint v1151 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1153 = v333 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1155 = v1153 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v22.m[2][3].thread_elements()[1];
-    const float v1158 = bias[v1153];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1160 = fma(v1157, v3, v1158);
-    const float v1161 = -v1160;  // kernels/primitives/activation.hpp:30
-    const float v1162 = exp(v1161);
-    const float v1164 = 1.0f + v1162;
-    const float v1165 = v1160 / v1164;
-    const uint v1167 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1168 = v1167 + v1153;
-    out[v1168] = v1165;
-  }
-  const uint v1169 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1171 = v330 + v1169;
-  const uint v1172 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1174 = v333 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1176 = v1174 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v22.m[2][4].thread_elements()[0];
-    const float v1179 = bias[v1174];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1181 = fma(v1178, v3, v1179);
-    const float v1182 = -v1181;  // kernels/primitives/activation.hpp:30
-    const float v1183 = exp(v1182);
-    const float v1185 = 1.0f + v1183;
-    const float v1186 = v1181 / v1185;
-    const uint v1188 = v1171 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1189 = v1188 + v1174;
-    out[v1189] = v1186;
-  }
-  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1192 = v330 + v1190;
-  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1195 = v333 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v22.m[2][4].thread_elements()[1];
-    const float v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1202 = fma(v1199, v3, v1200);
-    const float v1203 = -v1202;  // kernels/primitives/activation.hpp:30
-    const float v1204 = exp(v1203);
-    const float v1206 = 1.0f + v1204;
-    const float v1207 = v1202 / v1206;
-    const uint v1209 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1210 = v1209 + v1195;
-    out[v1210] = v1207;
-  }
-  const uint v1211 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1213 = v330 + v1211;
-  const uint v1214 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1216 = v333 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v22.m[2][5].thread_elements()[0];
-    const float v1221 = bias[v1216];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1223 = fma(v1220, v3, v1221);
-    const float v1224 = -v1223;  // kernels/primitives/activation.hpp:30
-    const float v1225 = exp(v1224);
-    const float v1227 = 1.0f + v1225;
-    const float v1228 = v1223 / v1227;
-    const uint v1230 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1231 = v1230 + v1216;
-    out[v1231] = v1228;
-  }
-  const uint v1232 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1234 = v330 + v1232;
-  const uint v1235 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1237 = v333 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1239 = v1237 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v22.m[2][5].thread_elements()[1];
-    const float v1242 = bias[v1237];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1244 = fma(v1241, v3, v1242);
-    const float v1245 = -v1244;  // kernels/primitives/activation.hpp:30
-    const float v1246 = exp(v1245);
-    const float v1248 = 1.0f + v1246;
-    const float v1249 = v1244 / v1248;
-    const uint v1251 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1252 = v1251 + v1237;
-    out[v1252] = v1249;
-  }
-  const uint v1253 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1255 = v330 + v1253;
-  const uint v1256 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1258 = v333 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1260 = v1258 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v22.m[2][6].thread_elements()[0];
-    const float v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = fma(v1262, v3, v1263);
-    const float v1266 = -v1265;  // kernels/primitives/activation.hpp:30
-    const float v1267 = exp(v1266);
-    const float v1269 = 1.0f + v1267;
-    const float v1270 = v1265 / v1269;
-    const uint v1272 = v1255 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1273 = v1272 + v1258;
-    out[v1273] = v1270;
-  }
-  const uint v1274 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1276 = v330 + v1274;
-  const uint v1277 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1279 = v333 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v22.m[2][6].thread_elements()[1];
-    const float v1284 = bias[v1279];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1286 = fma(v1283, v3, v1284);
-    const float v1287 = -v1286;  // kernels/primitives/activation.hpp:30
-    const float v1288 = exp(v1287);
-    const float v1290 = 1.0f + v1288;
-    const float v1291 = v1286 / v1290;
-    const uint v1293 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1294 = v1293 + v1279;
-    out[v1294] = v1291;
-  }
-  const uint v1295 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1297 = v330 + v1295;
-  const uint v1298 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1300 = v333 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v22.m[2][7].thread_elements()[0];
-    const float v1305 = bias[v1300];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1307 = fma(v1304, v3, v1305);
-    const float v1308 = -v1307;  // kernels/primitives/activation.hpp:30
-    const float v1309 = exp(v1308);
-    const float v1311 = 1.0f + v1309;
-    const float v1312 = v1307 / v1311;
-    const uint v1314 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1315 = v1314 + v1300;
-    out[v1315] = v1312;
-  }
-  const uint v1316 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1318 = v330 + v1316;
-  const uint v1319 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1321 = v333 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1323 = v1321 < v1;
-  const bool v1324 = v1322 && v1323;
-  if (v1324) {
-    const float v1325 = v22.m[2][7].thread_elements()[1];
-    const float v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1328 = fma(v1325, v3, v1326);
-    const float v1329 = -v1328;  // kernels/primitives/activation.hpp:30
-    const float v1330 = exp(v1329);
-    const float v1332 = 1.0f + v1330;
-    const float v1333 = v1328 / v1332;
-    const uint v1335 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1336 = v1335 + v1321;
-    out[v1336] = v1333;
-  }
-  const uint v1337 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1339 = v330 + v1337;
-  const uint v1340 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1342 = v333 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1344 = v1342 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v22.m[3][0].thread_elements()[0];
-    const float v1347 = bias[v1342];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1349 = fma(v1346, v3, v1347);
-    const float v1350 = -v1349;  // kernels/primitives/activation.hpp:30
-    const float v1351 = exp(v1350);
-    const float v1353 = 1.0f + v1351;
-    const float v1354 = v1349 / v1353;
-    const uint v1356 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1357 = v1356 + v1342;
-    out[v1357] = v1354;
-  }
-  const uint v1358 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1360 = v330 + v1358;
-  const uint v1361 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1363 = v333 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1365 = v1363 < v1;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v22.m[3][0].thread_elements()[1];
-    const float v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1370 = fma(v1367, v3, v1368);
-    const float v1371 = -v1370;  // kernels/primitives/activation.hpp:30
-    const float v1372 = exp(v1371);
-    const float v1374 = 1.0f + v1372;
-    const float v1375 = v1370 / v1374;
-    const uint v1377 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1378 = v1377 + v1363;
-    out[v1378] = v1375;
-  }
-  const uint v1379 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1381 = v330 + v1379;
-  const uint v1382 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1384 = v333 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v22.m[3][1].thread_elements()[0];
-    const float v1389 = bias[v1384];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1391 = fma(v1388, v3, v1389);
-    const float v1392 = -v1391;  // kernels/primitives/activation.hpp:30
-    const float v1393 = exp(v1392);
-    const float v1395 = 1.0f + v1393;
-    const float v1396 = v1391 / v1395;
-    const uint v1398 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1399 = v1398 + v1384;
-    out[v1399] = v1396;
-  }
-  const uint v1400 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1402 = v330 + v1400;
-  const uint v1403 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1405 = v333 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1407 = v1405 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v22.m[3][1].thread_elements()[1];
-    const float v1410 = bias[v1405];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1412 = fma(v1409, v3, v1410);
-    const float v1413 = -v1412;  // kernels/primitives/activation.hpp:30
-    const float v1414 = exp(v1413);
-    const float v1416 = 1.0f + v1414;
-    const float v1417 = v1412 / v1416;
-    const uint v1419 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1420 = v1419 + v1405;
-    out[v1420] = v1417;
-  }
-  const uint v1421 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1423 = v330 + v1421;
-  const uint v1424 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1426 = v333 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.m[3][2].thread_elements()[0];
-    const float v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1433 = fma(v1430, v3, v1431);
-    const float v1434 = -v1433;  // kernels/primitives/activation.hpp:30
-    const float v1435 = exp(v1434);
-    const float v1437 = 1.0f + v1435;
-    const float v1438 = v1433 / v1437;
-    const uint v1440 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1441 = v1440 + v1426;
-    out[v1441] = v1438;
-  }
-  const uint v1442 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1444 = v330 + v1442;
-  const uint v1445 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1447 = v333 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1449 = v1447 < v1;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v22.m[3][2].thread_elements()[1];
-    const float v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1454 = fma(v1451, v3, v1452);
-    const float v1455 = -v1454;  // kernels/primitives/activation.hpp:30
-    const float v1456 = exp(v1455);
-    const float v1458 = 1.0f + v1456;
-    const float v1459 = v1454 / v1458;
-    const uint v1461 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1462 = v1461 + v1447;
-    out[v1462] = v1459;
-  }
-  const uint v1463 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1465 = v330 + v1463;
-  const uint v1466 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1468 = v333 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1470 = v1468 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v22.m[3][3].thread_elements()[0];
-    const float v1473 = bias[v1468];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1475 = fma(v1472, v3, v1473);
-    const float v1476 = -v1475;  // kernels/primitives/activation.hpp:30
-    const float v1477 = exp(v1476);
-    const float v1479 = 1.0f + v1477;
-    const float v1480 = v1475 / v1479;
-    const uint v1482 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1483 = v1482 + v1468;
-    out[v1483] = v1480;
-  }
-  const uint v1484 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1486 = v330 + v1484;
-  const uint v1487 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1489 = v333 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v22.m[3][3].thread_elements()[1];
-    const float v1494 = bias[v1489];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1496 = fma(v1493, v3, v1494);
-    const float v1497 = -v1496;  // kernels/primitives/activation.hpp:30
-    const float v1498 = exp(v1497);
-    const float v1500 = 1.0f + v1498;
-    const float v1501 = v1496 / v1500;
-    const uint v1503 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1504 = v1503 + v1489;
-    out[v1504] = v1501;
-  }
-  const uint v1505 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1507 = v330 + v1505;
-  const uint v1508 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1510 = v333 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1512 = v1510 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v22.m[3][4].thread_elements()[0];
-    const float v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1517 = fma(v1514, v3, v1515);
-    const float v1518 = -v1517;  // kernels/primitives/activation.hpp:30
-    const float v1519 = exp(v1518);
-    const float v1521 = 1.0f + v1519;
-    const float v1522 = v1517 / v1521;
-    const uint v1524 = v1507 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1525 = v1524 + v1510;
-    out[v1525] = v1522;
-  }
-  const uint v1526 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1528 = v330 + v1526;
-  const uint v1529 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1531 = v333 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v22.m[3][4].thread_elements()[1];
-    const float v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1538 = fma(v1535, v3, v1536);
-    const float v1539 = -v1538;  // kernels/primitives/activation.hpp:30
-    const float v1540 = exp(v1539);
-    const float v1542 = 1.0f + v1540;
-    const float v1543 = v1538 / v1542;
-    const uint v1545 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1546 = v1545 + v1531;
-    out[v1546] = v1543;
-  }
-  const uint v1547 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1549 = v330 + v1547;
-  const uint v1550 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1552 = v333 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v22.m[3][5].thread_elements()[0];
-    const float v1557 = bias[v1552];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1559 = fma(v1556, v3, v1557);
-    const float v1560 = -v1559;  // kernels/primitives/activation.hpp:30
-    const float v1561 = exp(v1560);
-    const float v1563 = 1.0f + v1561;
-    const float v1564 = v1559 / v1563;
-    const uint v1566 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1567 = v1566 + v1552;
-    out[v1567] = v1564;
-  }
-  const uint v1568 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1570 = v330 + v1568;
-  const uint v1571 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1573 = v333 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1575 = v1573 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v22.m[3][5].thread_elements()[1];
-    const float v1578 = bias[v1573];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1580 = fma(v1577, v3, v1578);
-    const float v1581 = -v1580;  // kernels/primitives/activation.hpp:30
-    const float v1582 = exp(v1581);
-    const float v1584 = 1.0f + v1582;
-    const float v1585 = v1580 / v1584;
-    const uint v1587 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1588 = v1587 + v1573;
-    out[v1588] = v1585;
-  }
-  const uint v1589 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1591 = v330 + v1589;
-  const uint v1592 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1594 = v333 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v22.m[3][6].thread_elements()[0];
-    const float v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = fma(v1598, v3, v1599);
-    const float v1602 = -v1601;  // kernels/primitives/activation.hpp:30
-    const float v1603 = exp(v1602);
-    const float v1605 = 1.0f + v1603;
-    const float v1606 = v1601 / v1605;
-    const uint v1608 = v1591 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1609 = v1608 + v1594;
-    out[v1609] = v1606;
-  }
-  const uint v1610 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1612 = v330 + v1610;
-  const uint v1613 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1615 = v333 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v22.m[3][6].thread_elements()[1];
-    const float v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1622 = fma(v1619, v3, v1620);
-    const float v1623 = -v1622;  // kernels/primitives/activation.hpp:30
-    const float v1624 = exp(v1623);
-    const float v1626 = 1.0f + v1624;
-    const float v1627 = v1622 / v1626;
-    const uint v1629 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1630 = v1629 + v1615;
-    out[v1630] = v1627;
-  }
-  const uint v1631 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1633 = v330 + v1631;
-  const uint v1634 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1636 = v333 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1638 = v1636 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v22.m[3][7].thread_elements()[0];
-    const float v1641 = bias[v1636];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1643 = fma(v1640, v3, v1641);
-    const float v1644 = -v1643;  // kernels/primitives/activation.hpp:30
-    const float v1645 = exp(v1644);
-    const float v1647 = 1.0f + v1645;
-    const float v1648 = v1643 / v1647;
-    const uint v1650 = v1633 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1651 = v1650 + v1636;
-    out[v1651] = v1648;
-  }
-  const uint v1652 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1654 = v330 + v1652;
-  const uint v1655 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1657 = v333 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v22.m[3][7].thread_elements()[1];
-    const float v1662 = bias[v1657];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1664 = fma(v1661, v3, v1662);
-    const float v1665 = -v1664;  // kernels/primitives/activation.hpp:30
-    const float v1666 = exp(v1665);
-    const float v1668 = 1.0f + v1666;
-    const float v1669 = v1664 / v1668;
-    const uint v1671 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1672 = v1671 + v1657;
-    out[v1672] = v1669;
-  }
-  const uint v1673 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1675 = v330 + v1673;
-  const uint v1676 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1678 = v333 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1680 = v1678 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v22.m[4][0].thread_elements()[0];
-    const float v1683 = bias[v1678];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1685 = fma(v1682, v3, v1683);
-    const float v1686 = -v1685;  // kernels/primitives/activation.hpp:30
-    const float v1687 = exp(v1686);
-    const float v1689 = 1.0f + v1687;
-    const float v1690 = v1685 / v1689;
-    const uint v1692 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1693 = v1692 + v1678;
-    out[v1693] = v1690;
-  }
-  const uint v1694 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1696 = v330 + v1694;
-  const uint v1697 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1699 = v333 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v22.m[4][0].thread_elements()[1];
-    const float v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1706 = fma(v1703, v3, v1704);
-    const float v1707 = -v1706;  // kernels/primitives/activation.hpp:30
-    const float v1708 = exp(v1707);
-    const float v1710 = 1.0f + v1708;
-    const float v1711 = v1706 / v1710;
-    const uint v1713 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1714 = v1713 + v1699;
-    out[v1714] = v1711;
-  }
-  const uint v1715 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1717 = v330 + v1715;
-  const uint v1718 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1720 = v333 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1722 = v1720 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v22.m[4][1].thread_elements()[0];
-    const float v1725 = bias[v1720];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1727 = fma(v1724, v3, v1725);
-    const float v1728 = -v1727;  // kernels/primitives/activation.hpp:30
-    const float v1729 = exp(v1728);
-    const float v1731 = 1.0f + v1729;
-    const float v1732 = v1727 / v1731;
-    const uint v1734 = v1717 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1735 = v1734 + v1720;
-    out[v1735] = v1732;
-  }
-  const uint v1736 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1738 = v330 + v1736;
-  const uint v1739 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1741 = v333 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1743 = v1741 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v22.m[4][1].thread_elements()[1];
-    const float v1746 = bias[v1741];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1748 = fma(v1745, v3, v1746);
-    const float v1749 = -v1748;  // kernels/primitives/activation.hpp:30
-    const float v1750 = exp(v1749);
-    const float v1752 = 1.0f + v1750;
-    const float v1753 = v1748 / v1752;
-    const uint v1755 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1756 = v1755 + v1741;
-    out[v1756] = v1753;
-  }
-  const uint v1757 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1759 = v330 + v1757;
-  const uint v1760 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1762 = v333 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.m[4][2].thread_elements()[0];
-    const float v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1769 = fma(v1766, v3, v1767);
-    const float v1770 = -v1769;  // kernels/primitives/activation.hpp:30
-    const float v1771 = exp(v1770);
-    const float v1773 = 1.0f + v1771;
-    const float v1774 = v1769 / v1773;
-    const uint v1776 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1777 = v1776 + v1762;
-    out[v1777] = v1774;
-  }
-  const uint v1778 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1780 = v330 + v1778;
-  const uint v1781 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1783 = v333 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v22.m[4][2].thread_elements()[1];
-    const float v1788 = bias[v1783];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1790 = fma(v1787, v3, v1788);
-    const float v1791 = -v1790;  // kernels/primitives/activation.hpp:30
-    const float v1792 = exp(v1791);
-    const float v1794 = 1.0f + v1792;
-    const float v1795 = v1790 / v1794;
-    const uint v1797 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1798 = v1797 + v1783;
-    out[v1798] = v1795;
-  }
-  const uint v1799 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1801 = v330 + v1799;
-  const uint v1802 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1804 = v333 + v1802;
-  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v22.m[4][3].thread_elements()[0];
-    const float v1809 = bias[v1804];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1811 = fma(v1808, v3, v1809);
-    const float v1812 = -v1811;  // kernels/primitives/activation.hpp:30
-    const float v1813 = exp(v1812);
-    const float v1815 = 1.0f + v1813;
-    const float v1816 = v1811 / v1815;
-    const uint v1818 = v1801 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1819 = v1818 + v1804;
-    out[v1819] = v1816;
-  }
-  const uint v1820 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1822 = v330 + v1820;
-  const uint v1823 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1825 = v333 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1827 = v1825 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v22.m[4][3].thread_elements()[1];
-    const float v1830 = bias[v1825];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1832 = fma(v1829, v3, v1830);
-    const float v1833 = -v1832;  // kernels/primitives/activation.hpp:30
-    const float v1834 = exp(v1833);
-    const float v1836 = 1.0f + v1834;
-    const float v1837 = v1832 / v1836;
-    const uint v1839 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1840 = v1839 + v1825;
-    out[v1840] = v1837;
-  }
-  const uint v1841 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1843 = v330 + v1841;
-  const uint v1844 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1846 = v333 + v1844;
-  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1848 = v1846 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v22.m[4][4].thread_elements()[0];
-    const float v1851 = bias[v1846];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1853 = fma(v1850, v3, v1851);
-    const float v1854 = -v1853;  // kernels/primitives/activation.hpp:30
-    const float v1855 = exp(v1854);
-    const float v1857 = 1.0f + v1855;
-    const float v1858 = v1853 / v1857;
-    const uint v1860 = v1843 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1861 = v1860 + v1846;
-    out[v1861] = v1858;
-  }
-  const uint v1862 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1864 = v330 + v1862;
-  const uint v1865 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1867 = v333 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v22.m[4][4].thread_elements()[1];
-    const float v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1874 = fma(v1871, v3, v1872);
-    const float v1875 = -v1874;  // kernels/primitives/activation.hpp:30
-    const float v1876 = exp(v1875);
-    const float v1878 = 1.0f + v1876;
-    const float v1879 = v1874 / v1878;
-    const uint v1881 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1882 = v1881 + v1867;
-    out[v1882] = v1879;
-  }
-  const uint v1883 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1885 = v330 + v1883;
-  const uint v1886 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1888 = v333 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1890 = v1888 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v22.m[4][5].thread_elements()[0];
-    const float v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1895 = fma(v1892, v3, v1893);
-    const float v1896 = -v1895;  // kernels/primitives/activation.hpp:30
-    const float v1897 = exp(v1896);
-    const float v1899 = 1.0f + v1897;
-    const float v1900 = v1895 / v1899;
-    const uint v1902 = v1885 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1903 = v1902 + v1888;
-    out[v1903] = v1900;
-  }
-  const uint v1904 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1906 = v330 + v1904;
-  const uint v1907 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1909 = v333 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1911 = v1909 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v22.m[4][5].thread_elements()[1];
-    const float v1914 = bias[v1909];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1916 = fma(v1913, v3, v1914);
-    const float v1917 = -v1916;  // kernels/primitives/activation.hpp:30
-    const float v1918 = exp(v1917);
-    const float v1920 = 1.0f + v1918;
-    const float v1921 = v1916 / v1920;
-    const uint v1923 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1924 = v1923 + v1909;
-    out[v1924] = v1921;
-  }
-  const uint v1925 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1927 = v330 + v1925;
-  const uint v1928 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1930 = v333 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v22.m[4][6].thread_elements()[0];
-    const float v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = fma(v1934, v3, v1935);
-    const float v1938 = -v1937;  // kernels/primitives/activation.hpp:30
-    const float v1939 = exp(v1938);
-    const float v1941 = 1.0f + v1939;
-    const float v1942 = v1937 / v1941;
-    const uint v1944 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1945 = v1944 + v1930;
-    out[v1945] = v1942;
-  }
-  const uint v1946 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1948 = v330 + v1946;
-  const uint v1949 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1951 = v333 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1953 = v1951 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v22.m[4][6].thread_elements()[1];
-    const float v1956 = bias[v1951];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1958 = fma(v1955, v3, v1956);
-    const float v1959 = -v1958;  // kernels/primitives/activation.hpp:30
-    const float v1960 = exp(v1959);
-    const float v1962 = 1.0f + v1960;
-    const float v1963 = v1958 / v1962;
-    const uint v1965 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1966 = v1965 + v1951;
-    out[v1966] = v1963;
-  }
-  const uint v1967 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1969 = v330 + v1967;
-  const uint v1970 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1972 = v333 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v22.m[4][7].thread_elements()[0];
-    const float v1977 = bias[v1972];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1979 = fma(v1976, v3, v1977);
-    const float v1980 = -v1979;  // kernels/primitives/activation.hpp:30
-    const float v1981 = exp(v1980);
-    const float v1983 = 1.0f + v1981;
-    const float v1984 = v1979 / v1983;
-    const uint v1986 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1987 = v1986 + v1972;
-    out[v1987] = v1984;
-  }
-  const uint v1988 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1990 = v330 + v1988;
-  const uint v1991 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1993 = v333 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1995 = v1993 < v1;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v22.m[4][7].thread_elements()[1];
-    const float v1998 = bias[v1993];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2000 = fma(v1997, v3, v1998);
-    const float v2001 = -v2000;  // kernels/primitives/activation.hpp:30
-    const float v2002 = exp(v2001);
-    const float v2004 = 1.0f + v2002;
-    const float v2005 = v2000 / v2004;
-    const uint v2007 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2008 = v2007 + v1993;
-    out[v2008] = v2005;
-  }
-  const uint v2009 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2011 = v330 + v2009;
-  const uint v2012 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2014 = v333 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v22.m[5][0].thread_elements()[0];
-    const float v2019 = bias[v2014];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2021 = fma(v2018, v3, v2019);
-    const float v2022 = -v2021;  // kernels/primitives/activation.hpp:30
-    const float v2023 = exp(v2022);
-    const float v2025 = 1.0f + v2023;
-    const float v2026 = v2021 / v2025;
-    const uint v2028 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2029 = v2028 + v2014;
-    out[v2029] = v2026;
-  }
-  const uint v2030 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2032 = v330 + v2030;
-  const uint v2033 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2035 = v333 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v22.m[5][0].thread_elements()[1];
-    const float v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2042 = fma(v2039, v3, v2040);
-    const float v2043 = -v2042;  // kernels/primitives/activation.hpp:30
-    const float v2044 = exp(v2043);
-    const float v2046 = 1.0f + v2044;
-    const float v2047 = v2042 / v2046;
-    const uint v2049 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2050 = v2049 + v2035;
-    out[v2050] = v2047;
-  }
-  const uint v2051 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2053 = v330 + v2051;
-  const uint v2054 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2056 = v333 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2058 = v2056 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v22.m[5][1].thread_elements()[0];
-    const float v2061 = bias[v2056];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2063 = fma(v2060, v3, v2061);
-    const float v2064 = -v2063;  // kernels/primitives/activation.hpp:30
-    const float v2065 = exp(v2064);
-    const float v2067 = 1.0f + v2065;
-    const float v2068 = v2063 / v2067;
-    const uint v2070 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2071 = v2070 + v2056;
-    out[v2071] = v2068;
-  }
-  const uint v2072 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2074 = v330 + v2072;
-  const uint v2075 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2077 = v333 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2079 = v2077 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v22.m[5][1].thread_elements()[1];
-    const float v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2084 = fma(v2081, v3, v2082);
-    const float v2085 = -v2084;  // kernels/primitives/activation.hpp:30
-    const float v2086 = exp(v2085);
-    const float v2088 = 1.0f + v2086;
-    const float v2089 = v2084 / v2088;
-    const uint v2091 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2092 = v2091 + v2077;
-    out[v2092] = v2089;
-  }
-  const uint v2093 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2095 = v330 + v2093;
-  const uint v2096 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2098 = v333 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.m[5][2].thread_elements()[0];
-    const float v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2105 = fma(v2102, v3, v2103);
-    const float v2106 = -v2105;  // kernels/primitives/activation.hpp:30
-    const float v2107 = exp(v2106);
-    const float v2109 = 1.0f + v2107;
-    const float v2110 = v2105 / v2109;
-    const uint v2112 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2113 = v2112 + v2098;
-    out[v2113] = v2110;
-  }
-  const uint v2114 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2116 = v330 + v2114;
-  const uint v2117 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2119 = v333 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v22.m[5][2].thread_elements()[1];
-    const float v2124 = bias[v2119];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2126 = fma(v2123, v3, v2124);
-    const float v2127 = -v2126;  // kernels/primitives/activation.hpp:30
-    const float v2128 = exp(v2127);
-    const float v2130 = 1.0f + v2128;
-    const float v2131 = v2126 / v2130;
-    const uint v2133 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2134 = v2133 + v2119;
-    out[v2134] = v2131;
-  }
-  const uint v2135 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2137 = v330 + v2135;
-  const uint v2138 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2140 = v333 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2142 = v2140 < v1;
-  const bool v2143 = v2141 && v2142;
-  if (v2143) {
-    const float v2144 = v22.m[5][3].thread_elements()[0];
-    const float v2145 = bias[v2140];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2147 = fma(v2144, v3, v2145);
-    const float v2148 = -v2147;  // kernels/primitives/activation.hpp:30
-    const float v2149 = exp(v2148);
-    const float v2151 = 1.0f + v2149;
-    const float v2152 = v2147 / v2151;
-    const uint v2154 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2155 = v2154 + v2140;
-    out[v2155] = v2152;
-  }
-  const uint v2156 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2158 = v330 + v2156;
-  const uint v2159 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2161 = v333 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2163 = v2161 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v22.m[5][3].thread_elements()[1];
-    const float v2166 = bias[v2161];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2168 = fma(v2165, v3, v2166);
-    const float v2169 = -v2168;  // kernels/primitives/activation.hpp:30
-    const float v2170 = exp(v2169);
-    const float v2172 = 1.0f + v2170;
-    const float v2173 = v2168 / v2172;
-    const uint v2175 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2176 = v2175 + v2161;
-    out[v2176] = v2173;
-  }
-  const uint v2177 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2179 = v330 + v2177;
-  const uint v2180 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2182 = v333 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2184 = v2182 < v1;
-  const bool v2185 = v2183 && v2184;
-  if (v2185) {
-    const float v2186 = v22.m[5][4].thread_elements()[0];
-    const float v2187 = bias[v2182];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2189 = fma(v2186, v3, v2187);
-    const float v2190 = -v2189;  // kernels/primitives/activation.hpp:30
-    const float v2191 = exp(v2190);
-    const float v2193 = 1.0f + v2191;
-    const float v2194 = v2189 / v2193;
-    const uint v2196 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2197 = v2196 + v2182;
-    out[v2197] = v2194;
-  }
-  const uint v2198 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2200 = v330 + v2198;
-  const uint v2201 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2203 = v333 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v22.m[5][4].thread_elements()[1];
-    const float v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2210 = fma(v2207, v3, v2208);
-    const float v2211 = -v2210;  // kernels/primitives/activation.hpp:30
-    const float v2212 = exp(v2211);
-    const float v2214 = 1.0f + v2212;
-    const float v2215 = v2210 / v2214;
-    const uint v2217 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2218 = v2217 + v2203;
-    out[v2218] = v2215;
-  }
-  const uint v2219 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2221 = v330 + v2219;
-  const uint v2222 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2224 = v333 + v2222;
-  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v22.m[5][5].thread_elements()[0];
-    const float v2229 = bias[v2224];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2231 = fma(v2228, v3, v2229);
-    const float v2232 = -v2231;  // kernels/primitives/activation.hpp:30
-    const float v2233 = exp(v2232);
-    const float v2235 = 1.0f + v2233;
-    const float v2236 = v2231 / v2235;
-    const uint v2238 = v2221 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2239 = v2238 + v2224;
-    out[v2239] = v2236;
-  }
-  const uint v2240 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2242 = v330 + v2240;
-  const uint v2243 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2245 = v333 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2247 = v2245 < v1;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v22.m[5][5].thread_elements()[1];
-    const float v2250 = bias[v2245];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2252 = fma(v2249, v3, v2250);
-    const float v2253 = -v2252;  // kernels/primitives/activation.hpp:30
-    const float v2254 = exp(v2253);
-    const float v2256 = 1.0f + v2254;
-    const float v2257 = v2252 / v2256;
-    const uint v2259 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2260 = v2259 + v2245;
-    out[v2260] = v2257;
-  }
-  const uint v2261 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2263 = v330 + v2261;
-  const uint v2264 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2266 = v333 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v22.m[5][6].thread_elements()[0];
-    const float v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = fma(v2270, v3, v2271);
-    const float v2274 = -v2273;  // kernels/primitives/activation.hpp:30
-    const float v2275 = exp(v2274);
-    const float v2277 = 1.0f + v2275;
-    const float v2278 = v2273 / v2277;
-    const uint v2280 = v2263 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2281 = v2280 + v2266;
-    out[v2281] = v2278;
-  }
-  const uint v2282 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2284 = v330 + v2282;
-  const uint v2285 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2287 = v333 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2289 = v2287 < v1;
-  const bool v2290 = v2288 && v2289;
-  if (v2290) {
-    const float v2291 = v22.m[5][6].thread_elements()[1];
-    const float v2292 = bias[v2287];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2294 = fma(v2291, v3, v2292);
-    const float v2295 = -v2294;  // kernels/primitives/activation.hpp:30
-    const float v2296 = exp(v2295);
-    const float v2298 = 1.0f + v2296;
-    const float v2299 = v2294 / v2298;
-    const uint v2301 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2302 = v2301 + v2287;
-    out[v2302] = v2299;
-  }
-  const uint v2303 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2305 = v330 + v2303;
-  const uint v2306 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2308 = v333 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2310 = v2308 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v22.m[5][7].thread_elements()[0];
-    const float v2313 = bias[v2308];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2315 = fma(v2312, v3, v2313);
-    const float v2316 = -v2315;  // kernels/primitives/activation.hpp:30
-    const float v2317 = exp(v2316);
-    const float v2319 = 1.0f + v2317;
-    const float v2320 = v2315 / v2319;
-    const uint v2322 = v2305 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2323 = v2322 + v2308;
-    out[v2323] = v2320;
-  }
-  const uint v2324 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2326 = v330 + v2324;
-  const uint v2327 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2329 = v333 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v22.m[5][7].thread_elements()[1];
-    const float v2334 = bias[v2329];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2336 = fma(v2333, v3, v2334);
-    const float v2337 = -v2336;  // kernels/primitives/activation.hpp:30
-    const float v2338 = exp(v2337);
-    const float v2340 = 1.0f + v2338;
-    const float v2341 = v2336 / v2340;
-    const uint v2343 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2344 = v2343 + v2329;
-    out[v2344] = v2341;
-  }
-  const uint v2345 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2347 = v330 + v2345;
-  const uint v2348 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2350 = v333 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2352 = v2350 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v22.m[6][0].thread_elements()[0];
-    const float v2355 = bias[v2350];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2357 = fma(v2354, v3, v2355);
-    const float v2358 = -v2357;  // kernels/primitives/activation.hpp:30
-    const float v2359 = exp(v2358);
-    const float v2361 = 1.0f + v2359;
-    const float v2362 = v2357 / v2361;
-    const uint v2364 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2365 = v2364 + v2350;
-    out[v2365] = v2362;
-  }
-  const uint v2366 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2368 = v330 + v2366;
-  const uint v2369 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2371 = v333 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v22.m[6][0].thread_elements()[1];
-    const float v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2378 = fma(v2375, v3, v2376);
-    const float v2379 = -v2378;  // kernels/primitives/activation.hpp:30
-    const float v2380 = exp(v2379);
-    const float v2382 = 1.0f + v2380;
-    const float v2383 = v2378 / v2382;
-    const uint v2385 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2386 = v2385 + v2371;
-    out[v2386] = v2383;
-  }
-  const uint v2387 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2389 = v330 + v2387;
-  const uint v2390 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2392 = v333 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2394 = v2392 < v1;
-  const bool v2395 = v2393 && v2394;
-  if (v2395) {
-    const float v2396 = v22.m[6][1].thread_elements()[0];
-    const float v2397 = bias[v2392];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2399 = fma(v2396, v3, v2397);
-    const float v2400 = -v2399;  // kernels/primitives/activation.hpp:30
-    const float v2401 = exp(v2400);
-    const float v2403 = 1.0f + v2401;
-    const float v2404 = v2399 / v2403;
-    const uint v2406 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2407 = v2406 + v2392;
-    out[v2407] = v2404;
-  }
-  const uint v2408 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2410 = v330 + v2408;
-  const uint v2411 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2413 = v333 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2415 = v2413 < v1;
-  const bool v2416 = v2414 && v2415;
-  if (v2416) {
-    const float v2417 = v22.m[6][1].thread_elements()[1];
-    const float v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2420 = fma(v2417, v3, v2418);
-    const float v2421 = -v2420;  // kernels/primitives/activation.hpp:30
-    const float v2422 = exp(v2421);
-    const float v2424 = 1.0f + v2422;
-    const float v2425 = v2420 / v2424;
-    const uint v2427 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2428 = v2427 + v2413;
-    out[v2428] = v2425;
-  }
-  const uint v2429 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2431 = v330 + v2429;
-  const uint v2432 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2434 = v333 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v22.m[6][2].thread_elements()[0];
-    const float v2439 = bias[v2434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2441 = fma(v2438, v3, v2439);
-    const float v2442 = -v2441;  // kernels/primitives/activation.hpp:30
-    const float v2443 = exp(v2442);
-    const float v2445 = 1.0f + v2443;
-    const float v2446 = v2441 / v2445;
-    const uint v2448 = v2431 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2449 = v2448 + v2434;
-    out[v2449] = v2446;
-  }
-  const uint v2450 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2452 = v330 + v2450;
-  const uint v2453 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2455 = v333 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2457 = v2455 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v22.m[6][2].thread_elements()[1];
-    const float v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2462 = fma(v2459, v3, v2460);
-    const float v2463 = -v2462;  // kernels/primitives/activation.hpp:30
-    const float v2464 = exp(v2463);
-    const float v2466 = 1.0f + v2464;
-    const float v2467 = v2462 / v2466;
-    const uint v2469 = v2452 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2470 = v2469 + v2455;
-    out[v2470] = v2467;
-  }
-  const uint v2471 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2473 = v330 + v2471;
-  const uint v2474 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2476 = v333 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2478 = v2476 < v1;
-  const bool v2479 = v2477 && v2478;
-  if (v2479) {
-    const float v2480 = v22.m[6][3].thread_elements()[0];
-    const float v2481 = bias[v2476];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2483 = fma(v2480, v3, v2481);
-    const float v2484 = -v2483;  // kernels/primitives/activation.hpp:30
-    const float v2485 = exp(v2484);
-    const float v2487 = 1.0f + v2485;
-    const float v2488 = v2483 / v2487;
-    const uint v2490 = v2473 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2491 = v2490 + v2476;
-    out[v2491] = v2488;
-  }
-  const uint v2492 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2494 = v330 + v2492;
-  const uint v2495 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2497 = v333 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2499 = v2497 < v1;
-  const bool v2500 = v2498 && v2499;
-  if (v2500) {
-    const float v2501 = v22.m[6][3].thread_elements()[1];
-    const float v2502 = bias[v2497];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2504 = fma(v2501, v3, v2502);
-    const float v2505 = -v2504;  // kernels/primitives/activation.hpp:30
-    const float v2506 = exp(v2505);
-    const float v2508 = 1.0f + v2506;
-    const float v2509 = v2504 / v2508;
-    const uint v2511 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2512 = v2511 + v2497;
-    out[v2512] = v2509;
-  }
-  const uint v2513 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2515 = v330 + v2513;
-  const uint v2516 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2518 = v333 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2520 = v2518 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v22.m[6][4].thread_elements()[0];
-    const float v2523 = bias[v2518];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2525 = fma(v2522, v3, v2523);
-    const float v2526 = -v2525;  // kernels/primitives/activation.hpp:30
-    const float v2527 = exp(v2526);
-    const float v2529 = 1.0f + v2527;
-    const float v2530 = v2525 / v2529;
-    const uint v2532 = v2515 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2533 = v2532 + v2518;
-    out[v2533] = v2530;
-  }
-  const uint v2534 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2536 = v330 + v2534;
-  const uint v2537 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2539 = v333 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v22.m[6][4].thread_elements()[1];
-    const float v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2546 = fma(v2543, v3, v2544);
-    const float v2547 = -v2546;  // kernels/primitives/activation.hpp:30
-    const float v2548 = exp(v2547);
-    const float v2550 = 1.0f + v2548;
-    const float v2551 = v2546 / v2550;
-    const uint v2553 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2554 = v2553 + v2539;
-    out[v2554] = v2551;
-  }
-  const uint v2555 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2557 = v330 + v2555;
-  const uint v2558 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2560 = v333 + v2558;
-  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2562 = v2560 < v1;
-  const bool v2563 = v2561 && v2562;
-  if (v2563) {
-    const float v2564 = v22.m[6][5].thread_elements()[0];
-    const float v2565 = bias[v2560];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2567 = fma(v2564, v3, v2565);
-    const float v2568 = -v2567;  // kernels/primitives/activation.hpp:30
-    const float v2569 = exp(v2568);
-    const float v2571 = 1.0f + v2569;
-    const float v2572 = v2567 / v2571;
-    const uint v2574 = v2557 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2575 = v2574 + v2560;
-    out[v2575] = v2572;
-  }
-  const uint v2576 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2578 = v330 + v2576;
-  const uint v2579 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2581 = v333 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2583 = v2581 < v1;
-  const bool v2584 = v2582 && v2583;
-  if (v2584) {
-    const float v2585 = v22.m[6][5].thread_elements()[1];
-    const float v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2588 = fma(v2585, v3, v2586);
-    const float v2589 = -v2588;  // kernels/primitives/activation.hpp:30
-    const float v2590 = exp(v2589);
-    const float v2592 = 1.0f + v2590;
-    const float v2593 = v2588 / v2592;
-    const uint v2595 = v2578 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2596 = v2595 + v2581;
-    out[v2596] = v2593;
-  }
-  const uint v2597 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2599 = v330 + v2597;
-  const uint v2600 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2602 = v333 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2604 = v2602 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v22.m[6][6].thread_elements()[0];
-    const float v2607 = bias[v2602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = fma(v2606, v3, v2607);
-    const float v2610 = -v2609;  // kernels/primitives/activation.hpp:30
-    const float v2611 = exp(v2610);
-    const float v2613 = 1.0f + v2611;
-    const float v2614 = v2609 / v2613;
-    const uint v2616 = v2599 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2617 = v2616 + v2602;
-    out[v2617] = v2614;
-  }
-  const uint v2618 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2620 = v330 + v2618;
-  const uint v2621 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2623 = v333 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2625 = v2623 < v1;
-  const bool v2626 = v2624 && v2625;
-  if (v2626) {
-    const float v2627 = v22.m[6][6].thread_elements()[1];
-    const float v2628 = bias[v2623];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2630 = fma(v2627, v3, v2628);
-    const float v2631 = -v2630;  // kernels/primitives/activation.hpp:30
-    const float v2632 = exp(v2631);
-    const float v2634 = 1.0f + v2632;
-    const float v2635 = v2630 / v2634;
-    const uint v2637 = v2620 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2638 = v2637 + v2623;
-    out[v2638] = v2635;
-  }
-  const uint v2639 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2641 = v330 + v2639;
-  const uint v2642 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2644 = v333 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v22.m[6][7].thread_elements()[0];
-    const float v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2651 = fma(v2648, v3, v2649);
-    const float v2652 = -v2651;  // kernels/primitives/activation.hpp:30
-    const float v2653 = exp(v2652);
-    const float v2655 = 1.0f + v2653;
-    const float v2656 = v2651 / v2655;
-    const uint v2658 = v2641 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2659 = v2658 + v2644;
-    out[v2659] = v2656;
-  }
-  const uint v2660 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2662 = v330 + v2660;
-  const uint v2663 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2665 = v333 + v2663;
-  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2667 = v2665 < v1;
-  const bool v2668 = v2666 && v2667;
-  if (v2668) {
-    const float v2669 = v22.m[6][7].thread_elements()[1];
-    const float v2670 = bias[v2665];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2672 = fma(v2669, v3, v2670);
-    const float v2673 = -v2672;  // kernels/primitives/activation.hpp:30
-    const float v2674 = exp(v2673);
-    const float v2676 = 1.0f + v2674;
-    const float v2677 = v2672 / v2676;
-    const uint v2679 = v2662 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2680 = v2679 + v2665;
-    out[v2680] = v2677;
-  }
-  const uint v2681 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2683 = v330 + v2681;
-  const uint v2684 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2686 = v333 + v2684;
-  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2688 = v2686 < v1;
-  const bool v2689 = v2687 && v2688;
-  if (v2689) {
-    const float v2690 = v22.m[7][0].thread_elements()[0];
-    const float v2691 = bias[v2686];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2693 = fma(v2690, v3, v2691);
-    const float v2694 = -v2693;  // kernels/primitives/activation.hpp:30
-    const float v2695 = exp(v2694);
-    const float v2697 = 1.0f + v2695;
-    const float v2698 = v2693 / v2697;
-    const uint v2700 = v2683 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2701 = v2700 + v2686;
-    out[v2701] = v2698;
-  }
-  const uint v2702 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2704 = v330 + v2702;
-  const uint v2705 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2707 = v333 + v2705;
-  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2709 = v2707 < v1;
-  const bool v2710 = v2708 && v2709;
-  if (v2710) {
-    const float v2711 = v22.m[7][0].thread_elements()[1];
-    const float v2712 = bias[v2707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2714 = fma(v2711, v3, v2712);
-    const float v2715 = -v2714;  // kernels/primitives/activation.hpp:30
-    const float v2716 = exp(v2715);
-    const float v2718 = 1.0f + v2716;
-    const float v2719 = v2714 / v2718;
-    const uint v2721 = v2704 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2722 = v2721 + v2707;
-    out[v2722] = v2719;
-  }
-  const uint v2723 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2725 = v330 + v2723;
-  const uint v2726 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2728 = v333 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2730 = v2728 < v1;
-  const bool v2731 = v2729 && v2730;
-  if (v2731) {
-    const float v2732 = v22.m[7][1].thread_elements()[0];
-    const float v2733 = bias[v2728];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2735 = fma(v2732, v3, v2733);
-    const float v2736 = -v2735;  // kernels/primitives/activation.hpp:30
-    const float v2737 = exp(v2736);
-    const float v2739 = 1.0f + v2737;
-    const float v2740 = v2735 / v2739;
-    const uint v2742 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2743 = v2742 + v2728;
-    out[v2743] = v2740;
-  }
-  const uint v2744 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2746 = v330 + v2744;
-  const uint v2747 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2749 = v333 + v2747;
-  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2751 = v2749 < v1;
-  const bool v2752 = v2750 && v2751;
-  if (v2752) {
-    const float v2753 = v22.m[7][1].thread_elements()[1];
-    const float v2754 = bias[v2749];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2756 = fma(v2753, v3, v2754);
-    const float v2757 = -v2756;  // kernels/primitives/activation.hpp:30
-    const float v2758 = exp(v2757);
-    const float v2760 = 1.0f + v2758;
-    const float v2761 = v2756 / v2760;
-    const uint v2763 = v2746 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2764 = v2763 + v2749;
-    out[v2764] = v2761;
-  }
-  const uint v2765 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2767 = v330 + v2765;
-  const uint v2768 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2770 = v333 + v2768;
-  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2772 = v2770 < v1;
-  const bool v2773 = v2771 && v2772;
-  if (v2773) {
-    const float v2774 = v22.m[7][2].thread_elements()[0];
-    const float v2775 = bias[v2770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2777 = fma(v2774, v3, v2775);
-    const float v2778 = -v2777;  // kernels/primitives/activation.hpp:30
-    const float v2779 = exp(v2778);
-    const float v2781 = 1.0f + v2779;
-    const float v2782 = v2777 / v2781;
-    const uint v2784 = v2767 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2785 = v2784 + v2770;
-    out[v2785] = v2782;
-  }
-  const uint v2786 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2788 = v330 + v2786;
-  const uint v2789 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2791 = v333 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2793 = v2791 < v1;
-  const bool v2794 = v2792 && v2793;
-  if (v2794) {
-    const float v2795 = v22.m[7][2].thread_elements()[1];
-    const float v2796 = bias[v2791];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2798 = fma(v2795, v3, v2796);
-    const float v2799 = -v2798;  // kernels/primitives/activation.hpp:30
-    const float v2800 = exp(v2799);
-    const float v2802 = 1.0f + v2800;
-    const float v2803 = v2798 / v2802;
-    const uint v2805 = v2788 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2806 = v2805 + v2791;
-    out[v2806] = v2803;
-  }
-  const uint v2807 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2809 = v330 + v2807;
-  const uint v2810 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2812 = v333 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2814 = v2812 < v1;
-  const bool v2815 = v2813 && v2814;
-  if (v2815) {
-    const float v2816 = v22.m[7][3].thread_elements()[0];
-    const float v2817 = bias[v2812];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2819 = fma(v2816, v3, v2817);
-    const float v2820 = -v2819;  // kernels/primitives/activation.hpp:30
-    const float v2821 = exp(v2820);
-    const float v2823 = 1.0f + v2821;
-    const float v2824 = v2819 / v2823;
-    const uint v2826 = v2809 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2827 = v2826 + v2812;
-    out[v2827] = v2824;
-  }
-  const uint v2828 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2830 = v330 + v2828;
-  const uint v2831 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2833 = v333 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2835 = v2833 < v1;
-  const bool v2836 = v2834 && v2835;
-  if (v2836) {
-    const float v2837 = v22.m[7][3].thread_elements()[1];
-    const float v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2840 = fma(v2837, v3, v2838);
-    const float v2841 = -v2840;  // kernels/primitives/activation.hpp:30
-    const float v2842 = exp(v2841);
-    const float v2844 = 1.0f + v2842;
-    const float v2845 = v2840 / v2844;
-    const uint v2847 = v2830 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2848 = v2847 + v2833;
-    out[v2848] = v2845;
-  }
-  const uint v2849 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2851 = v330 + v2849;
-  const uint v2852 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2854 = v333 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2856 = v2854 < v1;
-  const bool v2857 = v2855 && v2856;
-  if (v2857) {
-    const float v2858 = v22.m[7][4].thread_elements()[0];
-    const float v2859 = bias[v2854];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2861 = fma(v2858, v3, v2859);
-    const float v2862 = -v2861;  // kernels/primitives/activation.hpp:30
-    const float v2863 = exp(v2862);
-    const float v2865 = 1.0f + v2863;
-    const float v2866 = v2861 / v2865;
-    const uint v2868 = v2851 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2869 = v2868 + v2854;
-    out[v2869] = v2866;
-  }
-  const uint v2870 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2872 = v330 + v2870;
-  const uint v2873 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2875 = v333 + v2873;
-  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2877 = v2875 < v1;
-  const bool v2878 = v2876 && v2877;
-  if (v2878) {
-    const float v2879 = v22.m[7][4].thread_elements()[1];
-    const float v2880 = bias[v2875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2882 = fma(v2879, v3, v2880);
-    const float v2883 = -v2882;  // kernels/primitives/activation.hpp:30
-    const float v2884 = exp(v2883);
-    const float v2886 = 1.0f + v2884;
-    const float v2887 = v2882 / v2886;
-    const uint v2889 = v2872 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2890 = v2889 + v2875;
-    out[v2890] = v2887;
-  }
-  const uint v2891 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2893 = v330 + v2891;
-  const uint v2894 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2896 = v333 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2898 = v2896 < v1;
-  const bool v2899 = v2897 && v2898;
-  if (v2899) {
-    const float v2900 = v22.m[7][5].thread_elements()[0];
-    const float v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2903 = fma(v2900, v3, v2901);
-    const float v2904 = -v2903;  // kernels/primitives/activation.hpp:30
-    const float v2905 = exp(v2904);
-    const float v2907 = 1.0f + v2905;
-    const float v2908 = v2903 / v2907;
-    const uint v2910 = v2893 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2911 = v2910 + v2896;
-    out[v2911] = v2908;
-  }
-  const uint v2912 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2914 = v330 + v2912;
-  const uint v2915 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2917 = v333 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v22.m[7][5].thread_elements()[1];
-    const float v2922 = bias[v2917];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2924 = fma(v2921, v3, v2922);
-    const float v2925 = -v2924;  // kernels/primitives/activation.hpp:30
-    const float v2926 = exp(v2925);
-    const float v2928 = 1.0f + v2926;
-    const float v2929 = v2924 / v2928;
-    const uint v2931 = v2914 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2932 = v2931 + v2917;
-    out[v2932] = v2929;
-  }
-  const uint v2933 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2935 = v330 + v2933;
-  const uint v2936 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2938 = v333 + v2936;
-  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2940 = v2938 < v1;
-  const bool v2941 = v2939 && v2940;
-  if (v2941) {
-    const float v2942 = v22.m[7][6].thread_elements()[0];
-    const float v2943 = bias[v2938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2945 = fma(v2942, v3, v2943);
-    const float v2946 = -v2945;  // kernels/primitives/activation.hpp:30
-    const float v2947 = exp(v2946);
-    const float v2949 = 1.0f + v2947;
-    const float v2950 = v2945 / v2949;
-    const uint v2952 = v2935 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2953 = v2952 + v2938;
-    out[v2953] = v2950;
-  }
-  const uint v2954 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2956 = v330 + v2954;
-  const uint v2957 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2959 = v333 + v2957;
-  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2961 = v2959 < v1;
-  const bool v2962 = v2960 && v2961;
-  if (v2962) {
-    const float v2963 = v22.m[7][6].thread_elements()[1];
-    const float v2964 = bias[v2959];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2966 = fma(v2963, v3, v2964);
-    const float v2967 = -v2966;  // kernels/primitives/activation.hpp:30
-    const float v2968 = exp(v2967);
-    const float v2970 = 1.0f + v2968;
-    const float v2971 = v2966 / v2970;
-    const uint v2973 = v2956 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2974 = v2973 + v2959;
-    out[v2974] = v2971;
-  }
-  const uint v2975 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2977 = v330 + v2975;
-  const uint v2978 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2980 = v333 + v2978;
-  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2982 = v2980 < v1;
-  const bool v2983 = v2981 && v2982;
-  if (v2983) {
-    const float v2984 = v22.m[7][7].thread_elements()[0];
-    const float v2985 = bias[v2980];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2987 = fma(v2984, v3, v2985);
-    const float v2988 = -v2987;  // kernels/primitives/activation.hpp:30
-    const float v2989 = exp(v2988);
-    const float v2991 = 1.0f + v2989;
-    const float v2992 = v2987 / v2991;
-    const uint v2994 = v2977 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2995 = v2994 + v2980;
-    out[v2995] = v2992;
-  }
-  const uint v2996 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2998 = v330 + v2996;
-  const uint v2999 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3001 = v333 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3003 = v3001 < v1;
-  const bool v3004 = v3002 && v3003;
-  if (v3004) {
-    const float v3005 = v22.m[7][7].thread_elements()[1];
-    const float v3006 = bias[v3001];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3008 = fma(v3005, v3, v3006);
-    const float v3009 = -v3008;  // kernels/primitives/activation.hpp:30
-    const float v3010 = exp(v3009);
-    const float v3012 = 1.0f + v3010;
-    const float v3013 = v3008 / v3012;
-    const uint v3015 = v2998 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v3016 = v3015 + v3001;
-    out[v3016] = v3013;
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v347 = v24 + v33;
+  const uint v348 = v347 + v346;
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v350 = v28 + v37;
+  const uint v351 = v350 + v349;
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v353 = v351 < v1;
+  const bool v354 = v352 && v353;
+  if (v354) {
+    const float v355 = v39.m[0][0].thread_elements()[0];
+    const float v356 = bias[v351];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v358 = fma(v355, v3, v356);
+    const float v359 = -v358;  // kernels/primitives/activation.hpp:30
+    const float v360 = exp(v359);
+    const float v362 = 1.0f + v360;
+    const float v363 = v358 / v362;
+    const uint v365 = v348 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v366 = v365 + v351;
+    out[v366] = v363;
+  }
+  const uint v367 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v369 = v347 + v367;
+  const uint v370 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v372 = v350 + v370;
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v374 = v372 < v1;
+  const bool v375 = v373 && v374;
+  if (v375) {
+    const float v376 = v39.m[0][0].thread_elements()[1];
+    const float v377 = bias[v372];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v379 = fma(v376, v3, v377);
+    const float v380 = -v379;  // kernels/primitives/activation.hpp:30
+    const float v381 = exp(v380);
+    const float v383 = 1.0f + v381;
+    const float v384 = v379 / v383;
+    const uint v386 = v369 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v387 = v386 + v372;
+    out[v387] = v384;
+  }
+  const uint v388 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v390 = v347 + v388;
+  const uint v391 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v393 = v350 + v391;
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v395 = v393 < v1;
+  const bool v396 = v394 && v395;
+  if (v396) {
+    const float v397 = v39.m[0][1].thread_elements()[0];
+    const float v398 = bias[v393];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v400 = fma(v397, v3, v398);
+    const float v401 = -v400;  // kernels/primitives/activation.hpp:30
+    const float v402 = exp(v401);
+    const float v404 = 1.0f + v402;
+    const float v405 = v400 / v404;
+    const uint v407 = v390 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v408 = v407 + v393;
+    out[v408] = v405;
+  }
+  const uint v409 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v411 = v347 + v409;
+  const uint v412 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v414 = v350 + v412;
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v416 = v414 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v39.m[0][1].thread_elements()[1];
+    const float v419 = bias[v414];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v421 = fma(v418, v3, v419);
+    const float v422 = -v421;  // kernels/primitives/activation.hpp:30
+    const float v423 = exp(v422);
+    const float v425 = 1.0f + v423;
+    const float v426 = v421 / v425;
+    const uint v428 = v411 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v429 = v428 + v414;
+    out[v429] = v426;
+  }
+  const uint v430 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v432 = v347 + v430;
+  const uint v433 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v435 = v350 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.m[0][2].thread_elements()[0];
+    const float v440 = bias[v435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v442 = fma(v439, v3, v440);
+    const float v443 = -v442;  // kernels/primitives/activation.hpp:30
+    const float v444 = exp(v443);
+    const float v446 = 1.0f + v444;
+    const float v447 = v442 / v446;
+    const uint v449 = v432 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v450 = v449 + v435;
+    out[v450] = v447;
+  }
+  const uint v451 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v453 = v347 + v451;
+  const uint v454 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v456 = v350 + v454;
+  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v458 = v456 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v39.m[0][2].thread_elements()[1];
+    const float v461 = bias[v456];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v463 = fma(v460, v3, v461);
+    const float v464 = -v463;  // kernels/primitives/activation.hpp:30
+    const float v465 = exp(v464);
+    const float v467 = 1.0f + v465;
+    const float v468 = v463 / v467;
+    const uint v470 = v453 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v471 = v470 + v456;
+    out[v471] = v468;
+  }
+  const uint v472 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v474 = v347 + v472;
+  const uint v475 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v477 = v350 + v475;
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v479 = v477 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v39.m[0][3].thread_elements()[0];
+    const float v482 = bias[v477];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v484 = fma(v481, v3, v482);
+    const float v485 = -v484;  // kernels/primitives/activation.hpp:30
+    const float v486 = exp(v485);
+    const float v488 = 1.0f + v486;
+    const float v489 = v484 / v488;
+    const uint v491 = v474 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v492 = v491 + v477;
+    out[v492] = v489;
+  }
+  const uint v493 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v495 = v347 + v493;
+  const uint v496 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v498 = v350 + v496;
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v500 = v498 < v1;
+  const bool v501 = v499 && v500;
+  if (v501) {
+    const float v502 = v39.m[0][3].thread_elements()[1];
+    const float v503 = bias[v498];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v505 = fma(v502, v3, v503);
+    const float v506 = -v505;  // kernels/primitives/activation.hpp:30
+    const float v507 = exp(v506);
+    const float v509 = 1.0f + v507;
+    const float v510 = v505 / v509;
+    const uint v512 = v495 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v513 = v512 + v498;
+    out[v513] = v510;
+  }
+  const uint v514 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v516 = v347 + v514;
+  const uint v517 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v519 = v350 + v517;
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v521 = v519 < v1;
+  const bool v522 = v520 && v521;
+  if (v522) {
+    const float v523 = v39.m[0][4].thread_elements()[0];
+    const float v524 = bias[v519];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v526 = fma(v523, v3, v524);
+    const float v527 = -v526;  // kernels/primitives/activation.hpp:30
+    const float v528 = exp(v527);
+    const float v530 = 1.0f + v528;
+    const float v531 = v526 / v530;
+    const uint v533 = v516 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v534 = v533 + v519;
+    out[v534] = v531;
+  }
+  const uint v535 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v537 = v347 + v535;
+  const uint v538 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v540 = v350 + v538;
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v542 = v540 < v1;
+  const bool v543 = v541 && v542;
+  if (v543) {
+    const float v544 = v39.m[0][4].thread_elements()[1];
+    const float v545 = bias[v540];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v547 = fma(v544, v3, v545);
+    const float v548 = -v547;  // kernels/primitives/activation.hpp:30
+    const float v549 = exp(v548);
+    const float v551 = 1.0f + v549;
+    const float v552 = v547 / v551;
+    const uint v554 = v537 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v555 = v554 + v540;
+    out[v555] = v552;
+  }
+  const uint v556 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v558 = v347 + v556;
+  const uint v559 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v561 = v350 + v559;
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v563 = v561 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v39.m[0][5].thread_elements()[0];
+    const float v566 = bias[v561];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v568 = fma(v565, v3, v566);
+    const float v569 = -v568;  // kernels/primitives/activation.hpp:30
+    const float v570 = exp(v569);
+    const float v572 = 1.0f + v570;
+    const float v573 = v568 / v572;
+    const uint v575 = v558 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v576 = v575 + v561;
+    out[v576] = v573;
+  }
+  const uint v577 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v579 = v347 + v577;
+  const uint v580 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v582 = v350 + v580;
+  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v584 = v582 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v39.m[0][5].thread_elements()[1];
+    const float v587 = bias[v582];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v589 = fma(v586, v3, v587);
+    const float v590 = -v589;  // kernels/primitives/activation.hpp:30
+    const float v591 = exp(v590);
+    const float v593 = 1.0f + v591;
+    const float v594 = v589 / v593;
+    const uint v596 = v579 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v597 = v596 + v582;
+    out[v597] = v594;
+  }
+  const uint v598 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v600 = v347 + v598;
+  const uint v601 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v603 = v350 + v601;
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v605 = v603 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v39.m[0][6].thread_elements()[0];
+    const float v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v610 = fma(v607, v3, v608);
+    const float v611 = -v610;  // kernels/primitives/activation.hpp:30
+    const float v612 = exp(v611);
+    const float v614 = 1.0f + v612;
+    const float v615 = v610 / v614;
+    const uint v617 = v600 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v618 = v617 + v603;
+    out[v618] = v615;
+  }
+  const uint v619 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v621 = v347 + v619;
+  const uint v622 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v624 = v350 + v622;
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v626 = v624 < v1;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v39.m[0][6].thread_elements()[1];
+    const float v629 = bias[v624];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v631 = fma(v628, v3, v629);
+    const float v632 = -v631;  // kernels/primitives/activation.hpp:30
+    const float v633 = exp(v632);
+    const float v635 = 1.0f + v633;
+    const float v636 = v631 / v635;
+    const uint v638 = v621 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v639 = v638 + v624;
+    out[v639] = v636;
+  }
+  const uint v640 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v642 = v347 + v640;
+  const uint v643 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v645 = v350 + v643;
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v647 = v645 < v1;
+  const bool v648 = v646 && v647;
+  if (v648) {
+    const float v649 = v39.m[0][7].thread_elements()[0];
+    const float v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v652 = fma(v649, v3, v650);
+    const float v653 = -v652;  // kernels/primitives/activation.hpp:30
+    const float v654 = exp(v653);
+    const float v656 = 1.0f + v654;
+    const float v657 = v652 / v656;
+    const uint v659 = v642 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v660 = v659 + v645;
+    out[v660] = v657;
+  }
+  const uint v661 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v663 = v347 + v661;
+  const uint v664 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v666 = v350 + v664;
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v668 = v666 < v1;
+  const bool v669 = v667 && v668;
+  if (v669) {
+    const float v670 = v39.m[0][7].thread_elements()[1];
+    const float v671 = bias[v666];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v673 = fma(v670, v3, v671);
+    const float v674 = -v673;  // kernels/primitives/activation.hpp:30
+    const float v675 = exp(v674);
+    const float v677 = 1.0f + v675;
+    const float v678 = v673 / v677;
+    const uint v680 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v681 = v680 + v666;
+    out[v681] = v678;
+  }
+  const uint v682 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v684 = v347 + v682;
+  const uint v685 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v687 = v350 + v685;
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.m[1][0].thread_elements()[0];
+    const float v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = fma(v691, v3, v692);
+    const float v695 = -v694;  // kernels/primitives/activation.hpp:30
+    const float v696 = exp(v695);
+    const float v698 = 1.0f + v696;
+    const float v699 = v694 / v698;
+    const uint v701 = v684 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v702 = v701 + v687;
+    out[v702] = v699;
+  }
+  const uint v703 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v705 = v347 + v703;
+  const uint v706 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v708 = v350 + v706;
+  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v710 = v708 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v39.m[1][0].thread_elements()[1];
+    const float v713 = bias[v708];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v715 = fma(v712, v3, v713);
+    const float v716 = -v715;  // kernels/primitives/activation.hpp:30
+    const float v717 = exp(v716);
+    const float v719 = 1.0f + v717;
+    const float v720 = v715 / v719;
+    const uint v722 = v705 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v723 = v722 + v708;
+    out[v723] = v720;
+  }
+  const uint v724 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v726 = v347 + v724;
+  const uint v727 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v729 = v350 + v727;
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v731 = v729 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v39.m[1][1].thread_elements()[0];
+    const float v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v736 = fma(v733, v3, v734);
+    const float v737 = -v736;  // kernels/primitives/activation.hpp:30
+    const float v738 = exp(v737);
+    const float v740 = 1.0f + v738;
+    const float v741 = v736 / v740;
+    const uint v743 = v726 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v744 = v743 + v729;
+    out[v744] = v741;
+  }
+  const uint v745 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v747 = v347 + v745;
+  const uint v748 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v750 = v350 + v748;
+  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v752 = v750 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v39.m[1][1].thread_elements()[1];
+    const float v755 = bias[v750];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v757 = fma(v754, v3, v755);
+    const float v758 = -v757;  // kernels/primitives/activation.hpp:30
+    const float v759 = exp(v758);
+    const float v761 = 1.0f + v759;
+    const float v762 = v757 / v761;
+    const uint v764 = v747 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v765 = v764 + v750;
+    out[v765] = v762;
+  }
+  const uint v766 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v768 = v347 + v766;
+  const uint v769 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v771 = v350 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.m[1][2].thread_elements()[0];
+    const float v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v778 = fma(v775, v3, v776);
+    const float v779 = -v778;  // kernels/primitives/activation.hpp:30
+    const float v780 = exp(v779);
+    const float v782 = 1.0f + v780;
+    const float v783 = v778 / v782;
+    const uint v785 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v786 = v785 + v771;
+    out[v786] = v783;
+  }
+  const uint v787 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v789 = v347 + v787;
+  const uint v790 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v792 = v350 + v790;
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v794 = v792 < v1;
+  const bool v795 = v793 && v794;
+  if (v795) {
+    const float v796 = v39.m[1][2].thread_elements()[1];
+    const float v797 = bias[v792];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v799 = fma(v796, v3, v797);
+    const float v800 = -v799;  // kernels/primitives/activation.hpp:30
+    const float v801 = exp(v800);
+    const float v803 = 1.0f + v801;
+    const float v804 = v799 / v803;
+    const uint v806 = v789 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v807 = v806 + v792;
+    out[v807] = v804;
+  }
+  const uint v808 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v810 = v347 + v808;
+  const uint v811 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v813 = v350 + v811;
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v815 = v813 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v39.m[1][3].thread_elements()[0];
+    const float v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v820 = fma(v817, v3, v818);
+    const float v821 = -v820;  // kernels/primitives/activation.hpp:30
+    const float v822 = exp(v821);
+    const float v824 = 1.0f + v822;
+    const float v825 = v820 / v824;
+    const uint v827 = v810 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v828 = v827 + v813;
+    out[v828] = v825;
+  }
+  const uint v829 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v831 = v347 + v829;
+  const uint v832 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v834 = v350 + v832;
+  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v836 = v834 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v39.m[1][3].thread_elements()[1];
+    const float v839 = bias[v834];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v841 = fma(v838, v3, v839);
+    const float v842 = -v841;  // kernels/primitives/activation.hpp:30
+    const float v843 = exp(v842);
+    const float v845 = 1.0f + v843;
+    const float v846 = v841 / v845;
+    const uint v848 = v831 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v849 = v848 + v834;
+    out[v849] = v846;
+  }
+  const uint v850 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v852 = v347 + v850;
+  const uint v853 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v855 = v350 + v853;
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v857 = v855 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v39.m[1][4].thread_elements()[0];
+    const float v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v862 = fma(v859, v3, v860);
+    const float v863 = -v862;  // kernels/primitives/activation.hpp:30
+    const float v864 = exp(v863);
+    const float v866 = 1.0f + v864;
+    const float v867 = v862 / v866;
+    const uint v869 = v852 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v870 = v869 + v855;
+    out[v870] = v867;
+  }
+  const uint v871 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v873 = v347 + v871;
+  const uint v874 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v876 = v350 + v874;
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v878 = v876 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v39.m[1][4].thread_elements()[1];
+    const float v881 = bias[v876];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v883 = fma(v880, v3, v881);
+    const float v884 = -v883;  // kernels/primitives/activation.hpp:30
+    const float v885 = exp(v884);
+    const float v887 = 1.0f + v885;
+    const float v888 = v883 / v887;
+    const uint v890 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v891 = v890 + v876;
+    out[v891] = v888;
+  }
+  const uint v892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v894 = v347 + v892;
+  const uint v895 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v897 = v350 + v895;
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v899 = v897 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v39.m[1][5].thread_elements()[0];
+    const float v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v904 = fma(v901, v3, v902);
+    const float v905 = -v904;  // kernels/primitives/activation.hpp:30
+    const float v906 = exp(v905);
+    const float v908 = 1.0f + v906;
+    const float v909 = v904 / v908;
+    const uint v911 = v894 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v912 = v911 + v897;
+    out[v912] = v909;
+  }
+  const uint v913 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v915 = v347 + v913;
+  const uint v916 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v918 = v350 + v916;
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v920 = v918 < v1;
+  const bool v921 = v919 && v920;
+  if (v921) {
+    const float v922 = v39.m[1][5].thread_elements()[1];
+    const float v923 = bias[v918];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v925 = fma(v922, v3, v923);
+    const float v926 = -v925;  // kernels/primitives/activation.hpp:30
+    const float v927 = exp(v926);
+    const float v929 = 1.0f + v927;
+    const float v930 = v925 / v929;
+    const uint v932 = v915 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v933 = v932 + v918;
+    out[v933] = v930;
+  }
+  const uint v934 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v936 = v347 + v934;
+  const uint v937 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v939 = v350 + v937;
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v941 = v939 < v1;
+  const bool v942 = v940 && v941;
+  if (v942) {
+    const float v943 = v39.m[1][6].thread_elements()[0];
+    const float v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v946 = fma(v943, v3, v944);
+    const float v947 = -v946;  // kernels/primitives/activation.hpp:30
+    const float v948 = exp(v947);
+    const float v950 = 1.0f + v948;
+    const float v951 = v946 / v950;
+    const uint v953 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v954 = v953 + v939;
+    out[v954] = v951;
+  }
+  const uint v955 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v957 = v347 + v955;
+  const uint v958 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v960 = v350 + v958;
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v962 = v960 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v39.m[1][6].thread_elements()[1];
+    const float v965 = bias[v960];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v967 = fma(v964, v3, v965);
+    const float v968 = -v967;  // kernels/primitives/activation.hpp:30
+    const float v969 = exp(v968);
+    const float v971 = 1.0f + v969;
+    const float v972 = v967 / v971;
+    const uint v974 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v975 = v974 + v960;
+    out[v975] = v972;
+  }
+  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v978 = v347 + v976;
+  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v981 = v350 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v39.m[1][7].thread_elements()[0];
+    const float v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v988 = fma(v985, v3, v986);
+    const float v989 = -v988;  // kernels/primitives/activation.hpp:30
+    const float v990 = exp(v989);
+    const float v992 = 1.0f + v990;
+    const float v993 = v988 / v992;
+    const uint v995 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v996 = v995 + v981;
+    out[v996] = v993;
+  }
+  const uint v997 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v999 = v347 + v997;
+  const uint v1000 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1002 = v350 + v1000;
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1004 = v1002 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v39.m[1][7].thread_elements()[1];
+    const float v1007 = bias[v1002];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1009 = fma(v1006, v3, v1007);
+    const float v1010 = -v1009;  // kernels/primitives/activation.hpp:30
+    const float v1011 = exp(v1010);
+    const float v1013 = 1.0f + v1011;
+    const float v1014 = v1009 / v1013;
+    const uint v1016 = v999 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1017 = v1016 + v1002;
+    out[v1017] = v1014;
+  }
+  const uint v1018 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1020 = v347 + v1018;
+  const uint v1021 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1023 = v350 + v1021;
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.m[2][0].thread_elements()[0];
+    const float v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = fma(v1027, v3, v1028);
+    const float v1031 = -v1030;  // kernels/primitives/activation.hpp:30
+    const float v1032 = exp(v1031);
+    const float v1034 = 1.0f + v1032;
+    const float v1035 = v1030 / v1034;
+    const uint v1037 = v1020 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1038 = v1037 + v1023;
+    out[v1038] = v1035;
+  }
+  const uint v1039 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1041 = v347 + v1039;
+  const uint v1042 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1044 = v350 + v1042;
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1046 = v1044 < v1;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v39.m[2][0].thread_elements()[1];
+    const float v1049 = bias[v1044];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1051 = fma(v1048, v3, v1049);
+    const float v1052 = -v1051;  // kernels/primitives/activation.hpp:30
+    const float v1053 = exp(v1052);
+    const float v1055 = 1.0f + v1053;
+    const float v1056 = v1051 / v1055;
+    const uint v1058 = v1041 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1059 = v1058 + v1044;
+    out[v1059] = v1056;
+  }
+  const uint v1060 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1062 = v347 + v1060;
+  const uint v1063 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1065 = v350 + v1063;
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1067 = v1065 < v1;
+  const bool v1068 = v1066 && v1067;
+  if (v1068) {
+    const float v1069 = v39.m[2][1].thread_elements()[0];
+    const float v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1072 = fma(v1069, v3, v1070);
+    const float v1073 = -v1072;  // kernels/primitives/activation.hpp:30
+    const float v1074 = exp(v1073);
+    const float v1076 = 1.0f + v1074;
+    const float v1077 = v1072 / v1076;
+    const uint v1079 = v1062 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1080 = v1079 + v1065;
+    out[v1080] = v1077;
+  }
+  const uint v1081 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1083 = v347 + v1081;
+  const uint v1084 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1086 = v350 + v1084;
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1088 = v1086 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v39.m[2][1].thread_elements()[1];
+    const float v1091 = bias[v1086];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1093 = fma(v1090, v3, v1091);
+    const float v1094 = -v1093;  // kernels/primitives/activation.hpp:30
+    const float v1095 = exp(v1094);
+    const float v1097 = 1.0f + v1095;
+    const float v1098 = v1093 / v1097;
+    const uint v1100 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1101 = v1100 + v1086;
+    out[v1101] = v1098;
+  }
+  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1104 = v347 + v1102;
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1107 = v350 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.m[2][2].thread_elements()[0];
+    const float v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1114 = fma(v1111, v3, v1112);
+    const float v1115 = -v1114;  // kernels/primitives/activation.hpp:30
+    const float v1116 = exp(v1115);
+    const float v1118 = 1.0f + v1116;
+    const float v1119 = v1114 / v1118;
+    const uint v1121 = v1104 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1122 = v1121 + v1107;
+    out[v1122] = v1119;
+  }
+  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1125 = v347 + v1123;
+  const uint v1126 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1128 = v350 + v1126;
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1130 = v1128 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v39.m[2][2].thread_elements()[1];
+    const float v1133 = bias[v1128];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1135 = fma(v1132, v3, v1133);
+    const float v1136 = -v1135;  // kernels/primitives/activation.hpp:30
+    const float v1137 = exp(v1136);
+    const float v1139 = 1.0f + v1137;
+    const float v1140 = v1135 / v1139;
+    const uint v1142 = v1125 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1143 = v1142 + v1128;
+    out[v1143] = v1140;
+  }
+  const uint v1144 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1146 = v347 + v1144;
+  const uint v1147 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1149 = v350 + v1147;
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v39.m[2][3].thread_elements()[0];
+    const float v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1156 = fma(v1153, v3, v1154);
+    const float v1157 = -v1156;  // kernels/primitives/activation.hpp:30
+    const float v1158 = exp(v1157);
+    const float v1160 = 1.0f + v1158;
+    const float v1161 = v1156 / v1160;
+    const uint v1163 = v1146 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1164 = v1163 + v1149;
+    out[v1164] = v1161;
+  }
+  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1167 = v347 + v1165;
+  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1170 = v350 + v1168;
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1172 = v1170 < v1;
+  const bool v1173 = v1171 && v1172;
+  if (v1173) {
+    const float v1174 = v39.m[2][3].thread_elements()[1];
+    const float v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1177 = fma(v1174, v3, v1175);
+    const float v1178 = -v1177;  // kernels/primitives/activation.hpp:30
+    const float v1179 = exp(v1178);
+    const float v1181 = 1.0f + v1179;
+    const float v1182 = v1177 / v1181;
+    const uint v1184 = v1167 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1185 = v1184 + v1170;
+    out[v1185] = v1182;
+  }
+  const uint v1186 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1188 = v347 + v1186;
+  const uint v1189 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1191 = v350 + v1189;
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v39.m[2][4].thread_elements()[0];
+    const float v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1198 = fma(v1195, v3, v1196);
+    const float v1199 = -v1198;  // kernels/primitives/activation.hpp:30
+    const float v1200 = exp(v1199);
+    const float v1202 = 1.0f + v1200;
+    const float v1203 = v1198 / v1202;
+    const uint v1205 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1206 = v1205 + v1191;
+    out[v1206] = v1203;
+  }
+  const uint v1207 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1209 = v347 + v1207;
+  const uint v1210 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1212 = v350 + v1210;
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1214 = v1212 < v1;
+  const bool v1215 = v1213 && v1214;
+  if (v1215) {
+    const float v1216 = v39.m[2][4].thread_elements()[1];
+    const float v1217 = bias[v1212];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1219 = fma(v1216, v3, v1217);
+    const float v1220 = -v1219;  // kernels/primitives/activation.hpp:30
+    const float v1221 = exp(v1220);
+    const float v1223 = 1.0f + v1221;
+    const float v1224 = v1219 / v1223;
+    const uint v1226 = v1209 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1227 = v1226 + v1212;
+    out[v1227] = v1224;
+  }
+  const uint v1228 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1230 = v347 + v1228;
+  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1233 = v350 + v1231;
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1235 = v1233 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v39.m[2][5].thread_elements()[0];
+    const float v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1240 = fma(v1237, v3, v1238);
+    const float v1241 = -v1240;  // kernels/primitives/activation.hpp:30
+    const float v1242 = exp(v1241);
+    const float v1244 = 1.0f + v1242;
+    const float v1245 = v1240 / v1244;
+    const uint v1247 = v1230 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1248 = v1247 + v1233;
+    out[v1248] = v1245;
+  }
+  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1251 = v347 + v1249;
+  const uint v1252 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1254 = v350 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v39.m[2][5].thread_elements()[1];
+    const float v1259 = bias[v1254];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1261 = fma(v1258, v3, v1259);
+    const float v1262 = -v1261;  // kernels/primitives/activation.hpp:30
+    const float v1263 = exp(v1262);
+    const float v1265 = 1.0f + v1263;
+    const float v1266 = v1261 / v1265;
+    const uint v1268 = v1251 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1269 = v1268 + v1254;
+    out[v1269] = v1266;
+  }
+  const uint v1270 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1272 = v347 + v1270;
+  const uint v1273 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1275 = v350 + v1273;
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1277 = v1275 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v39.m[2][6].thread_elements()[0];
+    const float v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1282 = fma(v1279, v3, v1280);
+    const float v1283 = -v1282;  // kernels/primitives/activation.hpp:30
+    const float v1284 = exp(v1283);
+    const float v1286 = 1.0f + v1284;
+    const float v1287 = v1282 / v1286;
+    const uint v1289 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1290 = v1289 + v1275;
+    out[v1290] = v1287;
+  }
+  const uint v1291 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1293 = v347 + v1291;
+  const uint v1294 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1296 = v350 + v1294;
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1298 = v1296 < v1;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v39.m[2][6].thread_elements()[1];
+    const float v1301 = bias[v1296];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1303 = fma(v1300, v3, v1301);
+    const float v1304 = -v1303;  // kernels/primitives/activation.hpp:30
+    const float v1305 = exp(v1304);
+    const float v1307 = 1.0f + v1305;
+    const float v1308 = v1303 / v1307;
+    const uint v1310 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1311 = v1310 + v1296;
+    out[v1311] = v1308;
+  }
+  const uint v1312 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1314 = v347 + v1312;
+  const uint v1315 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1317 = v350 + v1315;
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v39.m[2][7].thread_elements()[0];
+    const float v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1324 = fma(v1321, v3, v1322);
+    const float v1325 = -v1324;  // kernels/primitives/activation.hpp:30
+    const float v1326 = exp(v1325);
+    const float v1328 = 1.0f + v1326;
+    const float v1329 = v1324 / v1328;
+    const uint v1331 = v1314 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1332 = v1331 + v1317;
+    out[v1332] = v1329;
+  }
+  const uint v1333 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1335 = v347 + v1333;
+  const uint v1336 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1338 = v350 + v1336;
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1340 = v1338 < v1;
+  const bool v1341 = v1339 && v1340;
+  if (v1341) {
+    const float v1342 = v39.m[2][7].thread_elements()[1];
+    const float v1343 = bias[v1338];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = fma(v1342, v3, v1343);
+    const float v1346 = -v1345;  // kernels/primitives/activation.hpp:30
+    const float v1347 = exp(v1346);
+    const float v1349 = 1.0f + v1347;
+    const float v1350 = v1345 / v1349;
+    const uint v1352 = v1335 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1353 = v1352 + v1338;
+    out[v1353] = v1350;
+  }
+  const uint v1354 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1356 = v347 + v1354;
+  const uint v1357 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1359 = v350 + v1357;
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.m[3][0].thread_elements()[0];
+    const float v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1366 = fma(v1363, v3, v1364);
+    const float v1367 = -v1366;  // kernels/primitives/activation.hpp:30
+    const float v1368 = exp(v1367);
+    const float v1370 = 1.0f + v1368;
+    const float v1371 = v1366 / v1370;
+    const uint v1373 = v1356 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1374 = v1373 + v1359;
+    out[v1374] = v1371;
+  }
+  const uint v1375 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1377 = v347 + v1375;
+  const uint v1378 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1380 = v350 + v1378;
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1382 = v1380 < v1;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v39.m[3][0].thread_elements()[1];
+    const float v1385 = bias[v1380];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1387 = fma(v1384, v3, v1385);
+    const float v1388 = -v1387;  // kernels/primitives/activation.hpp:30
+    const float v1389 = exp(v1388);
+    const float v1391 = 1.0f + v1389;
+    const float v1392 = v1387 / v1391;
+    const uint v1394 = v1377 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1395 = v1394 + v1380;
+    out[v1395] = v1392;
+  }
+  const uint v1396 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1398 = v347 + v1396;
+  const uint v1399 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1401 = v350 + v1399;
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v39.m[3][1].thread_elements()[0];
+    const float v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1408 = fma(v1405, v3, v1406);
+    const float v1409 = -v1408;  // kernels/primitives/activation.hpp:30
+    const float v1410 = exp(v1409);
+    const float v1412 = 1.0f + v1410;
+    const float v1413 = v1408 / v1412;
+    const uint v1415 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1416 = v1415 + v1401;
+    out[v1416] = v1413;
+  }
+  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1419 = v347 + v1417;
+  const uint v1420 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1422 = v350 + v1420;
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1424 = v1422 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v39.m[3][1].thread_elements()[1];
+    const float v1427 = bias[v1422];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1429 = fma(v1426, v3, v1427);
+    const float v1430 = -v1429;  // kernels/primitives/activation.hpp:30
+    const float v1431 = exp(v1430);
+    const float v1433 = 1.0f + v1431;
+    const float v1434 = v1429 / v1433;
+    const uint v1436 = v1419 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1437 = v1436 + v1422;
+    out[v1437] = v1434;
+  }
+  const uint v1438 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1440 = v347 + v1438;
+  const uint v1441 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1443 = v350 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.m[3][2].thread_elements()[0];
+    const float v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1450 = fma(v1447, v3, v1448);
+    const float v1451 = -v1450;  // kernels/primitives/activation.hpp:30
+    const float v1452 = exp(v1451);
+    const float v1454 = 1.0f + v1452;
+    const float v1455 = v1450 / v1454;
+    const uint v1457 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1458 = v1457 + v1443;
+    out[v1458] = v1455;
+  }
+  const uint v1459 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1461 = v347 + v1459;
+  const uint v1462 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1464 = v350 + v1462;
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1466 = v1464 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v39.m[3][2].thread_elements()[1];
+    const float v1469 = bias[v1464];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1471 = fma(v1468, v3, v1469);
+    const float v1472 = -v1471;  // kernels/primitives/activation.hpp:30
+    const float v1473 = exp(v1472);
+    const float v1475 = 1.0f + v1473;
+    const float v1476 = v1471 / v1475;
+    const uint v1478 = v1461 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1479 = v1478 + v1464;
+    out[v1479] = v1476;
+  }
+  const uint v1480 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1482 = v347 + v1480;
+  const uint v1483 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1485 = v350 + v1483;
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1487 = v1485 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v39.m[3][3].thread_elements()[0];
+    const float v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1492 = fma(v1489, v3, v1490);
+    const float v1493 = -v1492;  // kernels/primitives/activation.hpp:30
+    const float v1494 = exp(v1493);
+    const float v1496 = 1.0f + v1494;
+    const float v1497 = v1492 / v1496;
+    const uint v1499 = v1482 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1500 = v1499 + v1485;
+    out[v1500] = v1497;
+  }
+  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1503 = v347 + v1501;
+  const uint v1504 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1506 = v350 + v1504;
+  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1508 = v1506 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v39.m[3][3].thread_elements()[1];
+    const float v1511 = bias[v1506];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1513 = fma(v1510, v3, v1511);
+    const float v1514 = -v1513;  // kernels/primitives/activation.hpp:30
+    const float v1515 = exp(v1514);
+    const float v1517 = 1.0f + v1515;
+    const float v1518 = v1513 / v1517;
+    const uint v1520 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1521 = v1520 + v1506;
+    out[v1521] = v1518;
+  }
+  const uint v1522 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1524 = v347 + v1522;
+  const uint v1525 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1527 = v350 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v39.m[3][4].thread_elements()[0];
+    const float v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1534 = fma(v1531, v3, v1532);
+    const float v1535 = -v1534;  // kernels/primitives/activation.hpp:30
+    const float v1536 = exp(v1535);
+    const float v1538 = 1.0f + v1536;
+    const float v1539 = v1534 / v1538;
+    const uint v1541 = v1524 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1542 = v1541 + v1527;
+    out[v1542] = v1539;
+  }
+  const uint v1543 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1545 = v347 + v1543;
+  const uint v1546 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1548 = v350 + v1546;
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1550 = v1548 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v39.m[3][4].thread_elements()[1];
+    const float v1553 = bias[v1548];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1555 = fma(v1552, v3, v1553);
+    const float v1556 = -v1555;  // kernels/primitives/activation.hpp:30
+    const float v1557 = exp(v1556);
+    const float v1559 = 1.0f + v1557;
+    const float v1560 = v1555 / v1559;
+    const uint v1562 = v1545 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1563 = v1562 + v1548;
+    out[v1563] = v1560;
+  }
+  const uint v1564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1566 = v347 + v1564;
+  const uint v1567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1569 = v350 + v1567;
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1571 = v1569 < v1;
+  const bool v1572 = v1570 && v1571;
+  if (v1572) {
+    const float v1573 = v39.m[3][5].thread_elements()[0];
+    const float v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1576 = fma(v1573, v3, v1574);
+    const float v1577 = -v1576;  // kernels/primitives/activation.hpp:30
+    const float v1578 = exp(v1577);
+    const float v1580 = 1.0f + v1578;
+    const float v1581 = v1576 / v1580;
+    const uint v1583 = v1566 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1584 = v1583 + v1569;
+    out[v1584] = v1581;
+  }
+  const uint v1585 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1587 = v347 + v1585;
+  const uint v1588 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1590 = v350 + v1588;
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1592 = v1590 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v39.m[3][5].thread_elements()[1];
+    const float v1595 = bias[v1590];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1597 = fma(v1594, v3, v1595);
+    const float v1598 = -v1597;  // kernels/primitives/activation.hpp:30
+    const float v1599 = exp(v1598);
+    const float v1601 = 1.0f + v1599;
+    const float v1602 = v1597 / v1601;
+    const uint v1604 = v1587 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1605 = v1604 + v1590;
+    out[v1605] = v1602;
+  }
+  const uint v1606 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1608 = v347 + v1606;
+  const uint v1609 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1611 = v350 + v1609;
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v39.m[3][6].thread_elements()[0];
+    const float v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1618 = fma(v1615, v3, v1616);
+    const float v1619 = -v1618;  // kernels/primitives/activation.hpp:30
+    const float v1620 = exp(v1619);
+    const float v1622 = 1.0f + v1620;
+    const float v1623 = v1618 / v1622;
+    const uint v1625 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1626 = v1625 + v1611;
+    out[v1626] = v1623;
+  }
+  const uint v1627 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1629 = v347 + v1627;
+  const uint v1630 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1632 = v350 + v1630;
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1634 = v1632 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v39.m[3][6].thread_elements()[1];
+    const float v1637 = bias[v1632];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1639 = fma(v1636, v3, v1637);
+    const float v1640 = -v1639;  // kernels/primitives/activation.hpp:30
+    const float v1641 = exp(v1640);
+    const float v1643 = 1.0f + v1641;
+    const float v1644 = v1639 / v1643;
+    const uint v1646 = v1629 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1647 = v1646 + v1632;
+    out[v1647] = v1644;
+  }
+  const uint v1648 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1650 = v347 + v1648;
+  const uint v1651 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1653 = v350 + v1651;
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v39.m[3][7].thread_elements()[0];
+    const float v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1660 = fma(v1657, v3, v1658);
+    const float v1661 = -v1660;  // kernels/primitives/activation.hpp:30
+    const float v1662 = exp(v1661);
+    const float v1664 = 1.0f + v1662;
+    const float v1665 = v1660 / v1664;
+    const uint v1667 = v1650 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1668 = v1667 + v1653;
+    out[v1668] = v1665;
+  }
+  const uint v1669 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1671 = v347 + v1669;
+  const uint v1672 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1674 = v350 + v1672;
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1676 = v1674 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v39.m[3][7].thread_elements()[1];
+    const float v1679 = bias[v1674];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1681 = fma(v1678, v3, v1679);
+    const float v1682 = -v1681;  // kernels/primitives/activation.hpp:30
+    const float v1683 = exp(v1682);
+    const float v1685 = 1.0f + v1683;
+    const float v1686 = v1681 / v1685;
+    const uint v1688 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1689 = v1688 + v1674;
+    out[v1689] = v1686;
+  }
+  const uint v1690 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1692 = v347 + v1690;
+  const uint v1693 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1695 = v350 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.m[4][0].thread_elements()[0];
+    const float v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1702 = fma(v1699, v3, v1700);
+    const float v1703 = -v1702;  // kernels/primitives/activation.hpp:30
+    const float v1704 = exp(v1703);
+    const float v1706 = 1.0f + v1704;
+    const float v1707 = v1702 / v1706;
+    const uint v1709 = v1692 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1710 = v1709 + v1695;
+    out[v1710] = v1707;
+  }
+  const uint v1711 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1713 = v347 + v1711;
+  const uint v1714 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1716 = v350 + v1714;
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1718 = v1716 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v39.m[4][0].thread_elements()[1];
+    const float v1721 = bias[v1716];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1723 = fma(v1720, v3, v1721);
+    const float v1724 = -v1723;  // kernels/primitives/activation.hpp:30
+    const float v1725 = exp(v1724);
+    const float v1727 = 1.0f + v1725;
+    const float v1728 = v1723 / v1727;
+    const uint v1730 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1731 = v1730 + v1716;
+    out[v1731] = v1728;
+  }
+  const uint v1732 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1734 = v347 + v1732;
+  const uint v1735 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1737 = v350 + v1735;
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1739 = v1737 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v39.m[4][1].thread_elements()[0];
+    const float v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1744 = fma(v1741, v3, v1742);
+    const float v1745 = -v1744;  // kernels/primitives/activation.hpp:30
+    const float v1746 = exp(v1745);
+    const float v1748 = 1.0f + v1746;
+    const float v1749 = v1744 / v1748;
+    const uint v1751 = v1734 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1752 = v1751 + v1737;
+    out[v1752] = v1749;
+  }
+  const uint v1753 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1755 = v347 + v1753;
+  const uint v1756 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1758 = v350 + v1756;
+  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1760 = v1758 < v1;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v39.m[4][1].thread_elements()[1];
+    const float v1763 = bias[v1758];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1765 = fma(v1762, v3, v1763);
+    const float v1766 = -v1765;  // kernels/primitives/activation.hpp:30
+    const float v1767 = exp(v1766);
+    const float v1769 = 1.0f + v1767;
+    const float v1770 = v1765 / v1769;
+    const uint v1772 = v1755 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1773 = v1772 + v1758;
+    out[v1773] = v1770;
+  }
+  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1776 = v347 + v1774;
+  const uint v1777 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1779 = v350 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.m[4][2].thread_elements()[0];
+    const float v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1786 = fma(v1783, v3, v1784);
+    const float v1787 = -v1786;  // kernels/primitives/activation.hpp:30
+    const float v1788 = exp(v1787);
+    const float v1790 = 1.0f + v1788;
+    const float v1791 = v1786 / v1790;
+    const uint v1793 = v1776 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1794 = v1793 + v1779;
+    out[v1794] = v1791;
+  }
+  const uint v1795 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1797 = v347 + v1795;
+  const uint v1798 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1800 = v350 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v39.m[4][2].thread_elements()[1];
+    const float v1805 = bias[v1800];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1807 = fma(v1804, v3, v1805);
+    const float v1808 = -v1807;  // kernels/primitives/activation.hpp:30
+    const float v1809 = exp(v1808);
+    const float v1811 = 1.0f + v1809;
+    const float v1812 = v1807 / v1811;
+    const uint v1814 = v1797 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1815 = v1814 + v1800;
+    out[v1815] = v1812;
+  }
+  const uint v1816 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1818 = v347 + v1816;
+  const uint v1819 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1821 = v350 + v1819;
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v39.m[4][3].thread_elements()[0];
+    const float v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1828 = fma(v1825, v3, v1826);
+    const float v1829 = -v1828;  // kernels/primitives/activation.hpp:30
+    const float v1830 = exp(v1829);
+    const float v1832 = 1.0f + v1830;
+    const float v1833 = v1828 / v1832;
+    const uint v1835 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1836 = v1835 + v1821;
+    out[v1836] = v1833;
+  }
+  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1839 = v347 + v1837;
+  const uint v1840 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1842 = v350 + v1840;
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1844 = v1842 < v1;
+  const bool v1845 = v1843 && v1844;
+  if (v1845) {
+    const float v1846 = v39.m[4][3].thread_elements()[1];
+    const float v1847 = bias[v1842];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1849 = fma(v1846, v3, v1847);
+    const float v1850 = -v1849;  // kernels/primitives/activation.hpp:30
+    const float v1851 = exp(v1850);
+    const float v1853 = 1.0f + v1851;
+    const float v1854 = v1849 / v1853;
+    const uint v1856 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1857 = v1856 + v1842;
+    out[v1857] = v1854;
+  }
+  const uint v1858 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1860 = v347 + v1858;
+  const uint v1861 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1863 = v350 + v1861;
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v39.m[4][4].thread_elements()[0];
+    const float v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1870 = fma(v1867, v3, v1868);
+    const float v1871 = -v1870;  // kernels/primitives/activation.hpp:30
+    const float v1872 = exp(v1871);
+    const float v1874 = 1.0f + v1872;
+    const float v1875 = v1870 / v1874;
+    const uint v1877 = v1860 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1878 = v1877 + v1863;
+    out[v1878] = v1875;
+  }
+  const uint v1879 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1881 = v347 + v1879;
+  const uint v1882 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1884 = v350 + v1882;
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1886 = v1884 < v1;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v39.m[4][4].thread_elements()[1];
+    const float v1889 = bias[v1884];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1891 = fma(v1888, v3, v1889);
+    const float v1892 = -v1891;  // kernels/primitives/activation.hpp:30
+    const float v1893 = exp(v1892);
+    const float v1895 = 1.0f + v1893;
+    const float v1896 = v1891 / v1895;
+    const uint v1898 = v1881 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1899 = v1898 + v1884;
+    out[v1899] = v1896;
+  }
+  const uint v1900 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1902 = v347 + v1900;
+  const uint v1903 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1905 = v350 + v1903;
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v39.m[4][5].thread_elements()[0];
+    const float v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1912 = fma(v1909, v3, v1910);
+    const float v1913 = -v1912;  // kernels/primitives/activation.hpp:30
+    const float v1914 = exp(v1913);
+    const float v1916 = 1.0f + v1914;
+    const float v1917 = v1912 / v1916;
+    const uint v1919 = v1902 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1920 = v1919 + v1905;
+    out[v1920] = v1917;
+  }
+  const uint v1921 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1923 = v347 + v1921;
+  const uint v1924 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1926 = v350 + v1924;
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1928 = v1926 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v39.m[4][5].thread_elements()[1];
+    const float v1931 = bias[v1926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1933 = fma(v1930, v3, v1931);
+    const float v1934 = -v1933;  // kernels/primitives/activation.hpp:30
+    const float v1935 = exp(v1934);
+    const float v1937 = 1.0f + v1935;
+    const float v1938 = v1933 / v1937;
+    const uint v1940 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1941 = v1940 + v1926;
+    out[v1941] = v1938;
+  }
+  const uint v1942 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1944 = v347 + v1942;
+  const uint v1945 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1947 = v350 + v1945;
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v39.m[4][6].thread_elements()[0];
+    const float v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1954 = fma(v1951, v3, v1952);
+    const float v1955 = -v1954;  // kernels/primitives/activation.hpp:30
+    const float v1956 = exp(v1955);
+    const float v1958 = 1.0f + v1956;
+    const float v1959 = v1954 / v1958;
+    const uint v1961 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1962 = v1961 + v1947;
+    out[v1962] = v1959;
+  }
+  const uint v1963 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1965 = v347 + v1963;
+  const uint v1966 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1968 = v350 + v1966;
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1970 = v1968 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v39.m[4][6].thread_elements()[1];
+    const float v1973 = bias[v1968];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1975 = fma(v1972, v3, v1973);
+    const float v1976 = -v1975;  // kernels/primitives/activation.hpp:30
+    const float v1977 = exp(v1976);
+    const float v1979 = 1.0f + v1977;
+    const float v1980 = v1975 / v1979;
+    const uint v1982 = v1965 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1983 = v1982 + v1968;
+    out[v1983] = v1980;
+  }
+  const uint v1984 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1986 = v347 + v1984;
+  const uint v1987 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1989 = v350 + v1987;
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.m[4][7].thread_elements()[0];
+    const float v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1996 = fma(v1993, v3, v1994);
+    const float v1997 = -v1996;  // kernels/primitives/activation.hpp:30
+    const float v1998 = exp(v1997);
+    const float v2000 = 1.0f + v1998;
+    const float v2001 = v1996 / v2000;
+    const uint v2003 = v1986 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2004 = v2003 + v1989;
+    out[v2004] = v2001;
+  }
+  const uint v2005 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2007 = v347 + v2005;
+  const uint v2008 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2010 = v350 + v2008;
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2012 = v2010 < v1;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v39.m[4][7].thread_elements()[1];
+    const float v2015 = bias[v2010];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2017 = fma(v2014, v3, v2015);
+    const float v2018 = -v2017;  // kernels/primitives/activation.hpp:30
+    const float v2019 = exp(v2018);
+    const float v2021 = 1.0f + v2019;
+    const float v2022 = v2017 / v2021;
+    const uint v2024 = v2007 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2025 = v2024 + v2010;
+    out[v2025] = v2022;
+  }
+  const uint v2026 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2028 = v347 + v2026;
+  const uint v2029 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2031 = v350 + v2029;
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.m[5][0].thread_elements()[0];
+    const float v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2038 = fma(v2035, v3, v2036);
+    const float v2039 = -v2038;  // kernels/primitives/activation.hpp:30
+    const float v2040 = exp(v2039);
+    const float v2042 = 1.0f + v2040;
+    const float v2043 = v2038 / v2042;
+    const uint v2045 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2046 = v2045 + v2031;
+    out[v2046] = v2043;
+  }
+  const uint v2047 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2049 = v347 + v2047;
+  const uint v2050 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2052 = v350 + v2050;
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2054 = v2052 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v39.m[5][0].thread_elements()[1];
+    const float v2057 = bias[v2052];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2059 = fma(v2056, v3, v2057);
+    const float v2060 = -v2059;  // kernels/primitives/activation.hpp:30
+    const float v2061 = exp(v2060);
+    const float v2063 = 1.0f + v2061;
+    const float v2064 = v2059 / v2063;
+    const uint v2066 = v2049 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2067 = v2066 + v2052;
+    out[v2067] = v2064;
+  }
+  const uint v2068 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2070 = v347 + v2068;
+  const uint v2071 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2073 = v350 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v39.m[5][1].thread_elements()[0];
+    const float v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2080 = fma(v2077, v3, v2078);
+    const float v2081 = -v2080;  // kernels/primitives/activation.hpp:30
+    const float v2082 = exp(v2081);
+    const float v2084 = 1.0f + v2082;
+    const float v2085 = v2080 / v2084;
+    const uint v2087 = v2070 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2088 = v2087 + v2073;
+    out[v2088] = v2085;
+  }
+  const uint v2089 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2091 = v347 + v2089;
+  const uint v2092 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2094 = v350 + v2092;
+  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2096 = v2094 < v1;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v39.m[5][1].thread_elements()[1];
+    const float v2099 = bias[v2094];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2101 = fma(v2098, v3, v2099);
+    const float v2102 = -v2101;  // kernels/primitives/activation.hpp:30
+    const float v2103 = exp(v2102);
+    const float v2105 = 1.0f + v2103;
+    const float v2106 = v2101 / v2105;
+    const uint v2108 = v2091 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2109 = v2108 + v2094;
+    out[v2109] = v2106;
+  }
+  const uint v2110 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2112 = v347 + v2110;
+  const uint v2113 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2115 = v350 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.m[5][2].thread_elements()[0];
+    const float v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2122 = fma(v2119, v3, v2120);
+    const float v2123 = -v2122;  // kernels/primitives/activation.hpp:30
+    const float v2124 = exp(v2123);
+    const float v2126 = 1.0f + v2124;
+    const float v2127 = v2122 / v2126;
+    const uint v2129 = v2112 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2130 = v2129 + v2115;
+    out[v2130] = v2127;
+  }
+  const uint v2131 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2133 = v347 + v2131;
+  const uint v2134 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2136 = v350 + v2134;
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v39.m[5][2].thread_elements()[1];
+    const float v2141 = bias[v2136];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2143 = fma(v2140, v3, v2141);
+    const float v2144 = -v2143;  // kernels/primitives/activation.hpp:30
+    const float v2145 = exp(v2144);
+    const float v2147 = 1.0f + v2145;
+    const float v2148 = v2143 / v2147;
+    const uint v2150 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2151 = v2150 + v2136;
+    out[v2151] = v2148;
+  }
+  const uint v2152 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2154 = v347 + v2152;
+  const uint v2155 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2157 = v350 + v2155;
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v39.m[5][3].thread_elements()[0];
+    const float v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2164 = fma(v2161, v3, v2162);
+    const float v2165 = -v2164;  // kernels/primitives/activation.hpp:30
+    const float v2166 = exp(v2165);
+    const float v2168 = 1.0f + v2166;
+    const float v2169 = v2164 / v2168;
+    const uint v2171 = v2154 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2172 = v2171 + v2157;
+    out[v2172] = v2169;
+  }
+  const uint v2173 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2175 = v347 + v2173;
+  const uint v2176 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2178 = v350 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v39.m[5][3].thread_elements()[1];
+    const float v2183 = bias[v2178];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2185 = fma(v2182, v3, v2183);
+    const float v2186 = -v2185;  // kernels/primitives/activation.hpp:30
+    const float v2187 = exp(v2186);
+    const float v2189 = 1.0f + v2187;
+    const float v2190 = v2185 / v2189;
+    const uint v2192 = v2175 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2193 = v2192 + v2178;
+    out[v2193] = v2190;
+  }
+  const uint v2194 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2196 = v347 + v2194;
+  const uint v2197 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2199 = v350 + v2197;
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2201 = v2199 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v39.m[5][4].thread_elements()[0];
+    const float v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2206 = fma(v2203, v3, v2204);
+    const float v2207 = -v2206;  // kernels/primitives/activation.hpp:30
+    const float v2208 = exp(v2207);
+    const float v2210 = 1.0f + v2208;
+    const float v2211 = v2206 / v2210;
+    const uint v2213 = v2196 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2214 = v2213 + v2199;
+    out[v2214] = v2211;
+  }
+  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2217 = v347 + v2215;
+  const uint v2218 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2220 = v350 + v2218;
+  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2222 = v2220 < v1;
+  const bool v2223 = v2221 && v2222;
+  if (v2223) {
+    const float v2224 = v39.m[5][4].thread_elements()[1];
+    const float v2225 = bias[v2220];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2227 = fma(v2224, v3, v2225);
+    const float v2228 = -v2227;  // kernels/primitives/activation.hpp:30
+    const float v2229 = exp(v2228);
+    const float v2231 = 1.0f + v2229;
+    const float v2232 = v2227 / v2231;
+    const uint v2234 = v2217 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2235 = v2234 + v2220;
+    out[v2235] = v2232;
+  }
+  const uint v2236 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2238 = v347 + v2236;
+  const uint v2239 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2241 = v350 + v2239;
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v39.m[5][5].thread_elements()[0];
+    const float v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2248 = fma(v2245, v3, v2246);
+    const float v2249 = -v2248;  // kernels/primitives/activation.hpp:30
+    const float v2250 = exp(v2249);
+    const float v2252 = 1.0f + v2250;
+    const float v2253 = v2248 / v2252;
+    const uint v2255 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2256 = v2255 + v2241;
+    out[v2256] = v2253;
+  }
+  const uint v2257 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2259 = v347 + v2257;
+  const uint v2260 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2262 = v350 + v2260;
+  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2264 = v2262 < v1;
+  const bool v2265 = v2263 && v2264;
+  if (v2265) {
+    const float v2266 = v39.m[5][5].thread_elements()[1];
+    const float v2267 = bias[v2262];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2269 = fma(v2266, v3, v2267);
+    const float v2270 = -v2269;  // kernels/primitives/activation.hpp:30
+    const float v2271 = exp(v2270);
+    const float v2273 = 1.0f + v2271;
+    const float v2274 = v2269 / v2273;
+    const uint v2276 = v2259 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2277 = v2276 + v2262;
+    out[v2277] = v2274;
+  }
+  const uint v2278 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2280 = v347 + v2278;
+  const uint v2281 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2283 = v350 + v2281;
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2285 = v2283 < v1;
+  const bool v2286 = v2284 && v2285;
+  if (v2286) {
+    const float v2287 = v39.m[5][6].thread_elements()[0];
+    const float v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2290 = fma(v2287, v3, v2288);
+    const float v2291 = -v2290;  // kernels/primitives/activation.hpp:30
+    const float v2292 = exp(v2291);
+    const float v2294 = 1.0f + v2292;
+    const float v2295 = v2290 / v2294;
+    const uint v2297 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2298 = v2297 + v2283;
+    out[v2298] = v2295;
+  }
+  const uint v2299 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2301 = v347 + v2299;
+  const uint v2302 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2304 = v350 + v2302;
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2306 = v2304 < v1;
+  const bool v2307 = v2305 && v2306;
+  if (v2307) {
+    const float v2308 = v39.m[5][6].thread_elements()[1];
+    const float v2309 = bias[v2304];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2311 = fma(v2308, v3, v2309);
+    const float v2312 = -v2311;  // kernels/primitives/activation.hpp:30
+    const float v2313 = exp(v2312);
+    const float v2315 = 1.0f + v2313;
+    const float v2316 = v2311 / v2315;
+    const uint v2318 = v2301 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2319 = v2318 + v2304;
+    out[v2319] = v2316;
+  }
+  const uint v2320 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2322 = v347 + v2320;
+  const uint v2323 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2325 = v350 + v2323;
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v39.m[5][7].thread_elements()[0];
+    const float v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2332 = fma(v2329, v3, v2330);
+    const float v2333 = -v2332;  // kernels/primitives/activation.hpp:30
+    const float v2334 = exp(v2333);
+    const float v2336 = 1.0f + v2334;
+    const float v2337 = v2332 / v2336;
+    const uint v2339 = v2322 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2340 = v2339 + v2325;
+    out[v2340] = v2337;
+  }
+  const uint v2341 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2343 = v347 + v2341;
+  const uint v2344 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2346 = v350 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v39.m[5][7].thread_elements()[1];
+    const float v2351 = bias[v2346];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = fma(v2350, v3, v2351);
+    const float v2354 = -v2353;  // kernels/primitives/activation.hpp:30
+    const float v2355 = exp(v2354);
+    const float v2357 = 1.0f + v2355;
+    const float v2358 = v2353 / v2357;
+    const uint v2360 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2361 = v2360 + v2346;
+    out[v2361] = v2358;
+  }
+  const uint v2362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2364 = v347 + v2362;
+  const uint v2365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2367 = v350 + v2365;
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.m[6][0].thread_elements()[0];
+    const float v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2374 = fma(v2371, v3, v2372);
+    const float v2375 = -v2374;  // kernels/primitives/activation.hpp:30
+    const float v2376 = exp(v2375);
+    const float v2378 = 1.0f + v2376;
+    const float v2379 = v2374 / v2378;
+    const uint v2381 = v2364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2382 = v2381 + v2367;
+    out[v2382] = v2379;
+  }
+  const uint v2383 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2385 = v347 + v2383;
+  const uint v2386 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2388 = v350 + v2386;
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2390 = v2388 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v39.m[6][0].thread_elements()[1];
+    const float v2393 = bias[v2388];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2395 = fma(v2392, v3, v2393);
+    const float v2396 = -v2395;  // kernels/primitives/activation.hpp:30
+    const float v2397 = exp(v2396);
+    const float v2399 = 1.0f + v2397;
+    const float v2400 = v2395 / v2399;
+    const uint v2402 = v2385 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2403 = v2402 + v2388;
+    out[v2403] = v2400;
+  }
+  const uint v2404 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2406 = v347 + v2404;
+  const uint v2407 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2409 = v350 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2411 = v2409 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v39.m[6][1].thread_elements()[0];
+    const float v2414 = bias[v2409];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2416 = fma(v2413, v3, v2414);
+    const float v2417 = -v2416;  // kernels/primitives/activation.hpp:30
+    const float v2418 = exp(v2417);
+    const float v2420 = 1.0f + v2418;
+    const float v2421 = v2416 / v2420;
+    const uint v2423 = v2406 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2424 = v2423 + v2409;
+    out[v2424] = v2421;
+  }
+  const uint v2425 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2427 = v347 + v2425;
+  const uint v2428 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2430 = v350 + v2428;
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2432 = v2430 < v1;
+  const bool v2433 = v2431 && v2432;
+  if (v2433) {
+    const float v2434 = v39.m[6][1].thread_elements()[1];
+    const float v2435 = bias[v2430];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2437 = fma(v2434, v3, v2435);
+    const float v2438 = -v2437;  // kernels/primitives/activation.hpp:30
+    const float v2439 = exp(v2438);
+    const float v2441 = 1.0f + v2439;
+    const float v2442 = v2437 / v2441;
+    const uint v2444 = v2427 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2445 = v2444 + v2430;
+    out[v2445] = v2442;
+  }
+  const uint v2446 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2448 = v347 + v2446;
+  const uint v2449 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2451 = v350 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v39.m[6][2].thread_elements()[0];
+    const float v2456 = bias[v2451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2458 = fma(v2455, v3, v2456);
+    const float v2459 = -v2458;  // kernels/primitives/activation.hpp:30
+    const float v2460 = exp(v2459);
+    const float v2462 = 1.0f + v2460;
+    const float v2463 = v2458 / v2462;
+    const uint v2465 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2466 = v2465 + v2451;
+    out[v2466] = v2463;
+  }
+  const uint v2467 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2469 = v347 + v2467;
+  const uint v2470 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2472 = v350 + v2470;
+  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2474 = v2472 < v1;
+  const bool v2475 = v2473 && v2474;
+  if (v2475) {
+    const float v2476 = v39.m[6][2].thread_elements()[1];
+    const float v2477 = bias[v2472];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2479 = fma(v2476, v3, v2477);
+    const float v2480 = -v2479;  // kernels/primitives/activation.hpp:30
+    const float v2481 = exp(v2480);
+    const float v2483 = 1.0f + v2481;
+    const float v2484 = v2479 / v2483;
+    const uint v2486 = v2469 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2487 = v2486 + v2472;
+    out[v2487] = v2484;
+  }
+  const uint v2488 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2490 = v347 + v2488;
+  const uint v2491 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2493 = v350 + v2491;
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2495 = v2493 < v1;
+  const bool v2496 = v2494 && v2495;
+  if (v2496) {
+    const float v2497 = v39.m[6][3].thread_elements()[0];
+    const float v2498 = bias[v2493];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2500 = fma(v2497, v3, v2498);
+    const float v2501 = -v2500;  // kernels/primitives/activation.hpp:30
+    const float v2502 = exp(v2501);
+    const float v2504 = 1.0f + v2502;
+    const float v2505 = v2500 / v2504;
+    const uint v2507 = v2490 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2508 = v2507 + v2493;
+    out[v2508] = v2505;
+  }
+  const uint v2509 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2511 = v347 + v2509;
+  const uint v2512 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2514 = v350 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2516 = v2514 < v1;
+  const bool v2517 = v2515 && v2516;
+  if (v2517) {
+    const float v2518 = v39.m[6][3].thread_elements()[1];
+    const float v2519 = bias[v2514];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2521 = fma(v2518, v3, v2519);
+    const float v2522 = -v2521;  // kernels/primitives/activation.hpp:30
+    const float v2523 = exp(v2522);
+    const float v2525 = 1.0f + v2523;
+    const float v2526 = v2521 / v2525;
+    const uint v2528 = v2511 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2529 = v2528 + v2514;
+    out[v2529] = v2526;
+  }
+  const uint v2530 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2532 = v347 + v2530;
+  const uint v2533 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2535 = v350 + v2533;
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2537 = v2535 < v1;
+  const bool v2538 = v2536 && v2537;
+  if (v2538) {
+    const float v2539 = v39.m[6][4].thread_elements()[0];
+    const float v2540 = bias[v2535];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2542 = fma(v2539, v3, v2540);
+    const float v2543 = -v2542;  // kernels/primitives/activation.hpp:30
+    const float v2544 = exp(v2543);
+    const float v2546 = 1.0f + v2544;
+    const float v2547 = v2542 / v2546;
+    const uint v2549 = v2532 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2550 = v2549 + v2535;
+    out[v2550] = v2547;
+  }
+  const uint v2551 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2553 = v347 + v2551;
+  const uint v2554 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2556 = v350 + v2554;
+  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2558 = v2556 < v1;
+  const bool v2559 = v2557 && v2558;
+  if (v2559) {
+    const float v2560 = v39.m[6][4].thread_elements()[1];
+    const float v2561 = bias[v2556];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2563 = fma(v2560, v3, v2561);
+    const float v2564 = -v2563;  // kernels/primitives/activation.hpp:30
+    const float v2565 = exp(v2564);
+    const float v2567 = 1.0f + v2565;
+    const float v2568 = v2563 / v2567;
+    const uint v2570 = v2553 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2571 = v2570 + v2556;
+    out[v2571] = v2568;
+  }
+  const uint v2572 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2574 = v347 + v2572;
+  const uint v2575 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2577 = v350 + v2575;
+  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2579 = v2577 < v1;
+  const bool v2580 = v2578 && v2579;
+  if (v2580) {
+    const float v2581 = v39.m[6][5].thread_elements()[0];
+    const float v2582 = bias[v2577];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2584 = fma(v2581, v3, v2582);
+    const float v2585 = -v2584;  // kernels/primitives/activation.hpp:30
+    const float v2586 = exp(v2585);
+    const float v2588 = 1.0f + v2586;
+    const float v2589 = v2584 / v2588;
+    const uint v2591 = v2574 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2592 = v2591 + v2577;
+    out[v2592] = v2589;
+  }
+  const uint v2593 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2595 = v347 + v2593;
+  const uint v2596 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2598 = v350 + v2596;
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2600 = v2598 < v1;
+  const bool v2601 = v2599 && v2600;
+  if (v2601) {
+    const float v2602 = v39.m[6][5].thread_elements()[1];
+    const float v2603 = bias[v2598];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2605 = fma(v2602, v3, v2603);
+    const float v2606 = -v2605;  // kernels/primitives/activation.hpp:30
+    const float v2607 = exp(v2606);
+    const float v2609 = 1.0f + v2607;
+    const float v2610 = v2605 / v2609;
+    const uint v2612 = v2595 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2613 = v2612 + v2598;
+    out[v2613] = v2610;
+  }
+  const uint v2614 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2616 = v347 + v2614;
+  const uint v2617 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2619 = v350 + v2617;
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2621 = v2619 < v1;
+  const bool v2622 = v2620 && v2621;
+  if (v2622) {
+    const float v2623 = v39.m[6][6].thread_elements()[0];
+    const float v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2626 = fma(v2623, v3, v2624);
+    const float v2627 = -v2626;  // kernels/primitives/activation.hpp:30
+    const float v2628 = exp(v2627);
+    const float v2630 = 1.0f + v2628;
+    const float v2631 = v2626 / v2630;
+    const uint v2633 = v2616 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2634 = v2633 + v2619;
+    out[v2634] = v2631;
+  }
+  const uint v2635 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2637 = v347 + v2635;
+  const uint v2638 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2640 = v350 + v2638;
+  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2642 = v2640 < v1;
+  const bool v2643 = v2641 && v2642;
+  if (v2643) {
+    const float v2644 = v39.m[6][6].thread_elements()[1];
+    const float v2645 = bias[v2640];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2647 = fma(v2644, v3, v2645);
+    const float v2648 = -v2647;  // kernels/primitives/activation.hpp:30
+    const float v2649 = exp(v2648);
+    const float v2651 = 1.0f + v2649;
+    const float v2652 = v2647 / v2651;
+    const uint v2654 = v2637 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2655 = v2654 + v2640;
+    out[v2655] = v2652;
+  }
+  const uint v2656 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2658 = v347 + v2656;
+  const uint v2659 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2661 = v350 + v2659;
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2663 = v2661 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v39.m[6][7].thread_elements()[0];
+    const float v2666 = bias[v2661];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2668 = fma(v2665, v3, v2666);
+    const float v2669 = -v2668;  // kernels/primitives/activation.hpp:30
+    const float v2670 = exp(v2669);
+    const float v2672 = 1.0f + v2670;
+    const float v2673 = v2668 / v2672;
+    const uint v2675 = v2658 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2676 = v2675 + v2661;
+    out[v2676] = v2673;
+  }
+  const uint v2677 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2679 = v347 + v2677;
+  const uint v2680 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2682 = v350 + v2680;
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2684 = v2682 < v1;
+  const bool v2685 = v2683 && v2684;
+  if (v2685) {
+    const float v2686 = v39.m[6][7].thread_elements()[1];
+    const float v2687 = bias[v2682];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2689 = fma(v2686, v3, v2687);
+    const float v2690 = -v2689;  // kernels/primitives/activation.hpp:30
+    const float v2691 = exp(v2690);
+    const float v2693 = 1.0f + v2691;
+    const float v2694 = v2689 / v2693;
+    const uint v2696 = v2679 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2697 = v2696 + v2682;
+    out[v2697] = v2694;
+  }
+  const uint v2698 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2700 = v347 + v2698;
+  const uint v2701 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2703 = v350 + v2701;
+  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2705 = v2703 < v1;
+  const bool v2706 = v2704 && v2705;
+  if (v2706) {
+    const float v2707 = v39.m[7][0].thread_elements()[0];
+    const float v2708 = bias[v2703];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2710 = fma(v2707, v3, v2708);
+    const float v2711 = -v2710;  // kernels/primitives/activation.hpp:30
+    const float v2712 = exp(v2711);
+    const float v2714 = 1.0f + v2712;
+    const float v2715 = v2710 / v2714;
+    const uint v2717 = v2700 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2718 = v2717 + v2703;
+    out[v2718] = v2715;
+  }
+  const uint v2719 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2721 = v347 + v2719;
+  const uint v2722 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2724 = v350 + v2722;
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2726 = v2724 < v1;
+  const bool v2727 = v2725 && v2726;
+  if (v2727) {
+    const float v2728 = v39.m[7][0].thread_elements()[1];
+    const float v2729 = bias[v2724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2731 = fma(v2728, v3, v2729);
+    const float v2732 = -v2731;  // kernels/primitives/activation.hpp:30
+    const float v2733 = exp(v2732);
+    const float v2735 = 1.0f + v2733;
+    const float v2736 = v2731 / v2735;
+    const uint v2738 = v2721 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2739 = v2738 + v2724;
+    out[v2739] = v2736;
+  }
+  const uint v2740 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2742 = v347 + v2740;
+  const uint v2743 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2745 = v350 + v2743;
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2747 = v2745 < v1;
+  const bool v2748 = v2746 && v2747;
+  if (v2748) {
+    const float v2749 = v39.m[7][1].thread_elements()[0];
+    const float v2750 = bias[v2745];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2752 = fma(v2749, v3, v2750);
+    const float v2753 = -v2752;  // kernels/primitives/activation.hpp:30
+    const float v2754 = exp(v2753);
+    const float v2756 = 1.0f + v2754;
+    const float v2757 = v2752 / v2756;
+    const uint v2759 = v2742 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2760 = v2759 + v2745;
+    out[v2760] = v2757;
+  }
+  const uint v2761 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2763 = v347 + v2761;
+  const uint v2764 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2766 = v350 + v2764;
+  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2768 = v2766 < v1;
+  const bool v2769 = v2767 && v2768;
+  if (v2769) {
+    const float v2770 = v39.m[7][1].thread_elements()[1];
+    const float v2771 = bias[v2766];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2773 = fma(v2770, v3, v2771);
+    const float v2774 = -v2773;  // kernels/primitives/activation.hpp:30
+    const float v2775 = exp(v2774);
+    const float v2777 = 1.0f + v2775;
+    const float v2778 = v2773 / v2777;
+    const uint v2780 = v2763 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2781 = v2780 + v2766;
+    out[v2781] = v2778;
+  }
+  const uint v2782 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2784 = v347 + v2782;
+  const uint v2785 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2787 = v350 + v2785;
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2789 = v2787 < v1;
+  const bool v2790 = v2788 && v2789;
+  if (v2790) {
+    const float v2791 = v39.m[7][2].thread_elements()[0];
+    const float v2792 = bias[v2787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2794 = fma(v2791, v3, v2792);
+    const float v2795 = -v2794;  // kernels/primitives/activation.hpp:30
+    const float v2796 = exp(v2795);
+    const float v2798 = 1.0f + v2796;
+    const float v2799 = v2794 / v2798;
+    const uint v2801 = v2784 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2802 = v2801 + v2787;
+    out[v2802] = v2799;
+  }
+  const uint v2803 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2805 = v347 + v2803;
+  const uint v2806 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2808 = v350 + v2806;
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2810 = v2808 < v1;
+  const bool v2811 = v2809 && v2810;
+  if (v2811) {
+    const float v2812 = v39.m[7][2].thread_elements()[1];
+    const float v2813 = bias[v2808];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2815 = fma(v2812, v3, v2813);
+    const float v2816 = -v2815;  // kernels/primitives/activation.hpp:30
+    const float v2817 = exp(v2816);
+    const float v2819 = 1.0f + v2817;
+    const float v2820 = v2815 / v2819;
+    const uint v2822 = v2805 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2823 = v2822 + v2808;
+    out[v2823] = v2820;
+  }
+  const uint v2824 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2826 = v347 + v2824;
+  const uint v2827 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2829 = v350 + v2827;
+  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2831 = v2829 < v1;
+  const bool v2832 = v2830 && v2831;
+  if (v2832) {
+    const float v2833 = v39.m[7][3].thread_elements()[0];
+    const float v2834 = bias[v2829];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2836 = fma(v2833, v3, v2834);
+    const float v2837 = -v2836;  // kernels/primitives/activation.hpp:30
+    const float v2838 = exp(v2837);
+    const float v2840 = 1.0f + v2838;
+    const float v2841 = v2836 / v2840;
+    const uint v2843 = v2826 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2844 = v2843 + v2829;
+    out[v2844] = v2841;
+  }
+  const uint v2845 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2847 = v347 + v2845;
+  const uint v2848 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2850 = v350 + v2848;
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2852 = v2850 < v1;
+  const bool v2853 = v2851 && v2852;
+  if (v2853) {
+    const float v2854 = v39.m[7][3].thread_elements()[1];
+    const float v2855 = bias[v2850];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2857 = fma(v2854, v3, v2855);
+    const float v2858 = -v2857;  // kernels/primitives/activation.hpp:30
+    const float v2859 = exp(v2858);
+    const float v2861 = 1.0f + v2859;
+    const float v2862 = v2857 / v2861;
+    const uint v2864 = v2847 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2865 = v2864 + v2850;
+    out[v2865] = v2862;
+  }
+  const uint v2866 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2868 = v347 + v2866;
+  const uint v2869 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2871 = v350 + v2869;
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2873 = v2871 < v1;
+  const bool v2874 = v2872 && v2873;
+  if (v2874) {
+    const float v2875 = v39.m[7][4].thread_elements()[0];
+    const float v2876 = bias[v2871];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2878 = fma(v2875, v3, v2876);
+    const float v2879 = -v2878;  // kernels/primitives/activation.hpp:30
+    const float v2880 = exp(v2879);
+    const float v2882 = 1.0f + v2880;
+    const float v2883 = v2878 / v2882;
+    const uint v2885 = v2868 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2886 = v2885 + v2871;
+    out[v2886] = v2883;
+  }
+  const uint v2887 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2889 = v347 + v2887;
+  const uint v2890 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2892 = v350 + v2890;
+  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2894 = v2892 < v1;
+  const bool v2895 = v2893 && v2894;
+  if (v2895) {
+    const float v2896 = v39.m[7][4].thread_elements()[1];
+    const float v2897 = bias[v2892];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2899 = fma(v2896, v3, v2897);
+    const float v2900 = -v2899;  // kernels/primitives/activation.hpp:30
+    const float v2901 = exp(v2900);
+    const float v2903 = 1.0f + v2901;
+    const float v2904 = v2899 / v2903;
+    const uint v2906 = v2889 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2907 = v2906 + v2892;
+    out[v2907] = v2904;
+  }
+  const uint v2908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2910 = v347 + v2908;
+  const uint v2911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2913 = v350 + v2911;
+  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2915 = v2913 < v1;
+  const bool v2916 = v2914 && v2915;
+  if (v2916) {
+    const float v2917 = v39.m[7][5].thread_elements()[0];
+    const float v2918 = bias[v2913];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2920 = fma(v2917, v3, v2918);
+    const float v2921 = -v2920;  // kernels/primitives/activation.hpp:30
+    const float v2922 = exp(v2921);
+    const float v2924 = 1.0f + v2922;
+    const float v2925 = v2920 / v2924;
+    const uint v2927 = v2910 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2928 = v2927 + v2913;
+    out[v2928] = v2925;
+  }
+  const uint v2929 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2931 = v347 + v2929;
+  const uint v2932 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2934 = v350 + v2932;
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2936 = v2934 < v1;
+  const bool v2937 = v2935 && v2936;
+  if (v2937) {
+    const float v2938 = v39.m[7][5].thread_elements()[1];
+    const float v2939 = bias[v2934];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2941 = fma(v2938, v3, v2939);
+    const float v2942 = -v2941;  // kernels/primitives/activation.hpp:30
+    const float v2943 = exp(v2942);
+    const float v2945 = 1.0f + v2943;
+    const float v2946 = v2941 / v2945;
+    const uint v2948 = v2931 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2949 = v2948 + v2934;
+    out[v2949] = v2946;
+  }
+  const uint v2950 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2952 = v347 + v2950;
+  const uint v2953 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2955 = v350 + v2953;
+  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2957 = v2955 < v1;
+  const bool v2958 = v2956 && v2957;
+  if (v2958) {
+    const float v2959 = v39.m[7][6].thread_elements()[0];
+    const float v2960 = bias[v2955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2962 = fma(v2959, v3, v2960);
+    const float v2963 = -v2962;  // kernels/primitives/activation.hpp:30
+    const float v2964 = exp(v2963);
+    const float v2966 = 1.0f + v2964;
+    const float v2967 = v2962 / v2966;
+    const uint v2969 = v2952 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2970 = v2969 + v2955;
+    out[v2970] = v2967;
+  }
+  const uint v2971 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2973 = v347 + v2971;
+  const uint v2974 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2976 = v350 + v2974;
+  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2978 = v2976 < v1;
+  const bool v2979 = v2977 && v2978;
+  if (v2979) {
+    const float v2980 = v39.m[7][6].thread_elements()[1];
+    const float v2981 = bias[v2976];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2983 = fma(v2980, v3, v2981);
+    const float v2984 = -v2983;  // kernels/primitives/activation.hpp:30
+    const float v2985 = exp(v2984);
+    const float v2987 = 1.0f + v2985;
+    const float v2988 = v2983 / v2987;
+    const uint v2990 = v2973 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2991 = v2990 + v2976;
+    out[v2991] = v2988;
+  }
+  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2994 = v347 + v2992;
+  const uint v2995 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2997 = v350 + v2995;
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2999 = v2997 < v1;
+  const bool v3000 = v2998 && v2999;
+  if (v3000) {
+    const float v3001 = v39.m[7][7].thread_elements()[0];
+    const float v3002 = bias[v2997];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3004 = fma(v3001, v3, v3002);
+    const float v3005 = -v3004;  // kernels/primitives/activation.hpp:30
+    const float v3006 = exp(v3005);
+    const float v3008 = 1.0f + v3006;
+    const float v3009 = v3004 / v3008;
+    const uint v3011 = v2994 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v3012 = v3011 + v2997;
+    out[v3012] = v3009;
+  }
+  const uint v3013 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3015 = v347 + v3013;
+  const uint v3016 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3018 = v350 + v3016;
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3020 = v3018 < v1;
+  const bool v3021 = v3019 && v3020;
+  if (v3021) {
+    const float v3022 = v39.m[7][7].thread_elements()[1];
+    const float v3023 = bias[v3018];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3025 = fma(v3022, v3, v3023);
+    const float v3026 = -v3025;  // kernels/primitives/activation.hpp:30
+    const float v3027 = exp(v3026);
+    const float v3029 = 1.0f + v3027;
+    const float v3030 = v3025 / v3029;
+    const uint v3032 = v3015 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v3033 = v3032 + v3018;
+    out[v3033] = v3030;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_bias_nk_f16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup half shm0[5120];
@@ -85,2404 +86,2417 @@ kernel void iron_gemm_bias_nk_f16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<half, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, half(half(0.0f)));
-  iron_frag<half, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, half(half(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const uint v2413 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2416 = v2413 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2419 = v2413 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2420 = v2419 << 3u;
-    const uint v2421 = v8 + v2416;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2422 = v2421 < v0;
-    const uint v2427 = v2421 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2433 = v2416 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2438 = v2413 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2440 = v2438 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2443 = v2438 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2444 = v2443 << 3u;
-    const uint v2445 = v8 + v2440;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2446 = v2445 < v0;
-    const uint v2451 = v2445 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2457 = v2440 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2462 = v2413 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2464 = v2462 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2467 = v2462 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2468 = v2467 << 3u;
-    const uint v2469 = v8 + v2464;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2470 = v2469 < v0;
-    const uint v2475 = v2469 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2481 = v2464 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2486 = v2413 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2488 = v2486 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2491 = v2486 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2492 = v2491 << 3u;
-    const uint v2493 = v8 + v2488;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2494 = v2493 < v0;
-    const uint v2499 = v2493 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2505 = v2488 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2519 = v11 + v2416;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2520 = v2519 < v1;
-    const uint v2525 = v2519 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2543 = v11 + v2440;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2544 = v2543 < v1;
-    const uint v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2567 = v11 + v2464;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2568 = v2567 < v1;
-    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2591 = v11 + v2488;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2592 = v2591 < v1;
-    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2613 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v2619 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<half, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, half(half(0.0f)));
+  iron_frag<half, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, half(half(0.0f)));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const uint v2430 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2433 = v2430 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2436 = v2430 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2437 = v2436 << 3u;
+    const uint v2438 = v24 + v2433;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2439 = v2438 < v0;
+    const uint v2444 = v2438 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2450 = v2433 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2455 = v2430 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2457 = v2455 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2460 = v2455 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2461 = v2460 << 3u;
+    const uint v2462 = v24 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2463 = v2462 < v0;
+    const uint v2468 = v2462 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2474 = v2457 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2479 = v2430 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2481 = v2479 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2484 = v2479 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2485 = v2484 << 3u;
+    const uint v2486 = v24 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2487 = v2486 < v0;
+    const uint v2492 = v2486 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2498 = v2481 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2503 = v2430 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2505 = v2503 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2508 = v2503 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2509 = v2508 << 3u;
+    const uint v2510 = v24 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2511 = v2510 < v0;
+    const uint v2516 = v2510 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2522 = v2505 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2536 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2537 = v2536 < v1;
+    const uint v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2560 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2561 = v2560 < v1;
+    const uint v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2584 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2585 = v2584 < v1;
+    const uint v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2608 = v28 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2609 = v2608 < v1;
+    const uint v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2630 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v2636 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2405 = 0u; v2405 < v2; v2405 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2407 = v2405 >> 5u;
-      const uint v2409 = v2407 % 1u;
+    for (uint v2422 = 0u; v2422 < v2; v2422 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2424 = v2422 >> 5u;
+      const uint v2426 = v2424 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2411 = v2409 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2423 = v2405 + v2420;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2424 = v2423 < v2;
-      const bool v2425 = v2422 && v2424;
-      const uint v2429 = v2427 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2430 = v2429 + v2420;
-      const uint v2431 = v2425 ? v2430 : 0u;
-      const uint v2434 = v2411 + v2433;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2435 = v2434 + v2420;
+      const uint v2428 = v2426 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2440 = v2422 + v2437;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2441 = v2440 < v2;
+      const bool v2442 = v2439 && v2441;
+      const uint v2446 = v2444 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2447 = v2446 + v2437;
+      const uint v2448 = v2442 ? v2447 : 0u;
+      const uint v2451 = v2428 + v2450;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2452 = v2451 + v2437;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2435 + e] = v2425 ? a[v2431 + e] : half(0);
+        shm0[v2452 + e] = v2442 ? a[v2448 + e] : half(0);
       }
-      const uint v2447 = v2405 + v2444;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2446 && v2448;
-      const uint v2453 = v2451 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2454 = v2453 + v2444;
-      const uint v2455 = v2449 ? v2454 : 0u;
-      const uint v2458 = v2411 + v2457;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2459 = v2458 + v2444;
+      const uint v2464 = v2422 + v2461;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2465 = v2464 < v2;
+      const bool v2466 = v2463 && v2465;
+      const uint v2470 = v2468 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2471 = v2470 + v2461;
+      const uint v2472 = v2466 ? v2471 : 0u;
+      const uint v2475 = v2428 + v2474;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2476 = v2475 + v2461;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2459 + e] = v2449 ? a[v2455 + e] : half(0);
+        shm0[v2476 + e] = v2466 ? a[v2472 + e] : half(0);
       }
-      const uint v2471 = v2405 + v2468;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2472 = v2471 < v2;
-      const bool v2473 = v2470 && v2472;
-      const uint v2477 = v2475 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2478 = v2477 + v2468;
-      const uint v2479 = v2473 ? v2478 : 0u;
-      const uint v2482 = v2411 + v2481;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2483 = v2482 + v2468;
+      const uint v2488 = v2422 + v2485;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2489 = v2488 < v2;
+      const bool v2490 = v2487 && v2489;
+      const uint v2494 = v2492 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2495 = v2494 + v2485;
+      const uint v2496 = v2490 ? v2495 : 0u;
+      const uint v2499 = v2428 + v2498;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2500 = v2499 + v2485;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2483 + e] = v2473 ? a[v2479 + e] : half(0);
+        shm0[v2500 + e] = v2490 ? a[v2496 + e] : half(0);
       }
-      const uint v2495 = v2405 + v2492;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2496 = v2495 < v2;
-      const bool v2497 = v2494 && v2496;
-      const uint v2501 = v2499 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2502 = v2501 + v2492;
-      const uint v2503 = v2497 ? v2502 : 0u;
-      const uint v2506 = v2411 + v2505;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2507 = v2506 + v2492;
+      const uint v2512 = v2422 + v2509;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2513 = v2512 < v2;
+      const bool v2514 = v2511 && v2513;
+      const uint v2518 = v2516 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2519 = v2518 + v2509;
+      const uint v2520 = v2514 ? v2519 : 0u;
+      const uint v2523 = v2428 + v2522;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2524 = v2523 + v2509;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2507 + e] = v2497 ? a[v2503 + e] : half(0);
+        shm0[v2524 + e] = v2514 ? a[v2520 + e] : half(0);
       }
-      const bool v2523 = v2520 && v2424;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2527 = v2525 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2528 = v2527 + v2420;
-      const uint v2529 = v2523 ? v2528 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2435 + e] = v2523 ? b[v2529 + e] : half(0);
+      const bool v2540 = v2537 && v2441;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2544 = v2542 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2545 = v2544 + v2437;
+      const uint v2546 = v2540 ? v2545 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2452 + e] = v2540 ? b[v2546 + e] : half(0);
       }
-      const bool v2547 = v2544 && v2448;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2551 = v2549 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2552 = v2551 + v2444;
-      const uint v2553 = v2547 ? v2552 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2459 + e] = v2547 ? b[v2553 + e] : half(0);
+      const bool v2564 = v2561 && v2465;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2568 = v2566 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2569 = v2568 + v2461;
+      const uint v2570 = v2564 ? v2569 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2476 + e] = v2564 ? b[v2570 + e] : half(0);
       }
-      const bool v2571 = v2568 && v2472;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2575 = v2573 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2576 = v2575 + v2468;
-      const uint v2577 = v2571 ? v2576 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2483 + e] = v2571 ? b[v2577 + e] : half(0);
+      const bool v2588 = v2585 && v2489;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2592 = v2590 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2593 = v2592 + v2485;
+      const uint v2594 = v2588 ? v2593 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2500 + e] = v2588 ? b[v2594 + e] : half(0);
       }
-      const bool v2595 = v2592 && v2496;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2599 = v2597 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2600 = v2599 + v2492;
-      const uint v2601 = v2595 ? v2600 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2507 + e] = v2595 ? b[v2601 + e] : half(0);
+      const bool v2612 = v2609 && v2513;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2616 = v2614 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2617 = v2616 + v2509;
+      const uint v2618 = v2612 ? v2617 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2524 + e] = v2612 ? b[v2618 + e] : half(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2614 = v2411 + v2613;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2614), long(40u));
-      const uint v2620 = v2411 + v2619;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v26, shm1, long(v2620), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2627 = v2614 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2627), long(40u));
-      const uint v2633 = v2620 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v26, shm1, long(v2633), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2631 = v2428 + v2630;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2631), long(40u));
+      const uint v2637 = v2428 + v2636;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v43, shm1, long(v2637), long(40u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2644 = v2631 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2644), long(40u));
+      const uint v2650 = v2637 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v43, shm1, long(v2650), long(40u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v279 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v280 = iron_tid.x;
-    const uint v336 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v342 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const uint v350 = v336 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v356 = v342 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v296 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v297 = iron_tid.x;
+    const uint v353 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v359 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const uint v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v278 = 0u; v278 < v2; v278 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v282 = v280; v282 < 4096u; v282 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v284 = v282 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v286 = v282 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v287 = v8 + v284;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v288 = v287 < v0;
-        const uint v289 = v278 + v286;
-        const bool v290 = v289 < v2;
-        const bool v291 = v288 && v290;
-        if (v291) {
-          const uint v293 = v287 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v295 = v293 + v278;
-          const uint v296 = v295 + v286;
-          const half v297 = a[v296];
-          const uint v299 = v284 * 40u;
-          const uint v300 = v299 + v286;
-          shm0[v300] = v297;
+    for (uint v295 = 0u; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v304 = v24 + v301;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v305 = v304 < v0;
+        const uint v306 = v295 + v303;
+        const bool v307 = v306 < v2;
+        const bool v308 = v305 && v307;
+        if (v308) {
+          const uint v310 = v304 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v312 = v310 + v295;
+          const uint v313 = v312 + v303;
+          const half v314 = a[v313];
+          const uint v316 = v301 * 40u;
+          const uint v317 = v316 + v303;
+          shm0[v317] = v314;
         } else {
-          const uint v302 = v284 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v303 = v302 + v286;
-          shm0[v303] = half(0.0f);
+          const uint v319 = v301 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v320 = v319 + v303;
+          shm0[v320] = half(0.0f);
         }
       }
 
-      for (uint v308 = v280; v308 < 4096u; v308 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v310 = v308 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v312 = v308 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v313 = v11 + v310;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v314 = v313 < v1;
-        const uint v315 = v278 + v312;
-        const bool v316 = v315 < v2;
-        const bool v317 = v314 && v316;
-        if (v317) {
-          const uint v319 = v313 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v321 = v319 + v278;
-          const uint v322 = v321 + v312;
-          const half v323 = b[v322];
-          const uint v325 = v310 * 40u;
-          const uint v326 = v325 + v312;
-          shm1[v326] = v323;
+      for (uint v325 = v297; v325 < 4096u; v325 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v327 = v325 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v329 = v325 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v330 = v28 + v327;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v331 = v330 < v1;
+        const uint v332 = v295 + v329;
+        const bool v333 = v332 < v2;
+        const bool v334 = v331 && v333;
+        if (v334) {
+          const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v338 = v336 + v295;
+          const uint v339 = v338 + v329;
+          const half v340 = b[v339];
+          const uint v342 = v327 * 40u;
+          const uint v343 = v342 + v329;
+          shm1[v343] = v340;
         } else {
-          const uint v328 = v310 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v329 = v328 + v312;
-          shm1[v329] = half(0.0f);
+          const uint v345 = v327 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v346 = v345 + v329;
+          shm1[v346] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v336), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v26, shm1, long(v342), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v24, shm0, long(v350), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v26, shm1, long(v356), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v353), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v43, shm1, long(v359), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v41, shm0, long(v367), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v43, shm1, long(v373), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v357 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v358 = v8 + v16;
-  const uint v359 = v358 + v357;
-  const uint v360 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v361 = v11 + v20;
-  const uint v362 = v361 + v360;
-  const bool v363 = v359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v364 = v362 < v1;
-  const bool v365 = v363 && v364;
-  if (v365) {
-    const float v366 = v22.m[0][0].thread_elements()[0];
-    const half v367 = bias[v362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v368 = float(v367);
-    const float v369 = fma(v366, v3, v368);
-    const half v370 = half(v369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v371 = v359 * v1;
-    const uint v372 = v371 + v362;
-    out[v372] = v370;
-  }
-  const uint v373 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v375 = v358 + v373;
-  const uint v376 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v378 = v361 + v376;
-  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v380 = v378 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v22.m[0][0].thread_elements()[1];
-    const half v383 = bias[v378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v384 = float(v383);
-    const float v385 = fma(v382, v3, v384);
-    const half v386 = half(v385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v387 = v375 * v1;
-    const uint v388 = v387 + v378;
-    out[v388] = v386;
-  }
-  const uint v389 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v391 = v358 + v389;
-  const uint v392 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v394 = v361 + v392;
-  const bool v395 = v391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v396 = v394 < v1;
-  const bool v397 = v395 && v396;
-  if (v397) {
-    const float v398 = v22.m[0][1].thread_elements()[0];
-    const half v399 = bias[v394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v400 = float(v399);
-    const float v401 = fma(v398, v3, v400);
-    const half v402 = half(v401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v403 = v391 * v1;
-    const uint v404 = v403 + v394;
-    out[v404] = v402;
-  }
-  const uint v405 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v407 = v358 + v405;
-  const uint v408 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v410 = v361 + v408;
-  const bool v411 = v407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v412 = v410 < v1;
-  const bool v413 = v411 && v412;
-  if (v413) {
-    const float v414 = v22.m[0][1].thread_elements()[1];
-    const half v415 = bias[v410];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v416 = float(v415);
-    const float v417 = fma(v414, v3, v416);
-    const half v418 = half(v417);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v419 = v407 * v1;
-    const uint v420 = v419 + v410;
-    out[v420] = v418;
-  }
-  const uint v421 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v423 = v358 + v421;
-  const uint v424 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v426 = v361 + v424;
-  const bool v427 = v423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v428 = v426 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v22.m[0][2].thread_elements()[0];
-    const half v431 = bias[v426];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v432 = float(v431);
-    const float v433 = fma(v430, v3, v432);
-    const half v434 = half(v433);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v435 = v423 * v1;
-    const uint v436 = v435 + v426;
-    out[v436] = v434;
-  }
-  const uint v437 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v439 = v358 + v437;
-  const uint v440 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v442 = v361 + v440;
-  const bool v443 = v439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v444 = v442 < v1;
-  const bool v445 = v443 && v444;
-  if (v445) {
-    const float v446 = v22.m[0][2].thread_elements()[1];
-    const half v447 = bias[v442];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v448 = float(v447);
-    const float v449 = fma(v446, v3, v448);
-    const half v450 = half(v449);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v451 = v439 * v1;
-    const uint v452 = v451 + v442;
-    out[v452] = v450;
-  }
-  const uint v453 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v455 = v358 + v453;
-  const uint v456 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v458 = v361 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v460 = v458 < v1;
-  const bool v461 = v459 && v460;
-  if (v461) {
-    const float v462 = v22.m[0][3].thread_elements()[0];
-    const half v463 = bias[v458];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v464 = float(v463);
-    const float v465 = fma(v462, v3, v464);
-    const half v466 = half(v465);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v467 = v455 * v1;
-    const uint v468 = v467 + v458;
-    out[v468] = v466;
-  }
-  const uint v469 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v471 = v358 + v469;
-  const uint v472 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v474 = v361 + v472;
-  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v476 = v474 < v1;
-  const bool v477 = v475 && v476;
-  if (v477) {
-    const float v478 = v22.m[0][3].thread_elements()[1];
-    const half v479 = bias[v474];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v480 = float(v479);
-    const float v481 = fma(v478, v3, v480);
-    const half v482 = half(v481);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v483 = v471 * v1;
-    const uint v484 = v483 + v474;
-    out[v484] = v482;
-  }
-  const uint v485 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v487 = v358 + v485;
-  const uint v488 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v490 = v361 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v492 = v490 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v22.m[0][4].thread_elements()[0];
-    const half v495 = bias[v490];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v496 = float(v495);
-    const float v497 = fma(v494, v3, v496);
-    const half v498 = half(v497);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v499 = v487 * v1;
-    const uint v500 = v499 + v490;
-    out[v500] = v498;
-  }
-  const uint v501 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v503 = v358 + v501;
-  const uint v504 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v506 = v361 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v508 = v506 < v1;
-  const bool v509 = v507 && v508;
-  if (v509) {
-    const float v510 = v22.m[0][4].thread_elements()[1];
-    const half v511 = bias[v506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v512 = float(v511);
-    const float v513 = fma(v510, v3, v512);
-    const half v514 = half(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v515 = v503 * v1;
-    const uint v516 = v515 + v506;
-    out[v516] = v514;
-  }
-  const uint v517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v519 = v358 + v517;
-  const uint v520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v522 = v361 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v524 = v522 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v22.m[0][5].thread_elements()[0];
-    const half v527 = bias[v522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v528 = float(v527);
-    const float v529 = fma(v526, v3, v528);
-    const half v530 = half(v529);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v531 = v519 * v1;
-    const uint v532 = v531 + v522;
-    out[v532] = v530;
-  }
-  const uint v533 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v535 = v358 + v533;
-  const uint v536 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v538 = v361 + v536;
-  const bool v539 = v535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v540 = v538 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v22.m[0][5].thread_elements()[1];
-    const half v543 = bias[v538];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v544 = float(v543);
-    const float v545 = fma(v542, v3, v544);
-    const half v546 = half(v545);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v547 = v535 * v1;
-    const uint v548 = v547 + v538;
-    out[v548] = v546;
-  }
-  const uint v549 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v551 = v358 + v549;
-  const uint v552 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v554 = v361 + v552;
-  const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v556 = v554 < v1;
-  const bool v557 = v555 && v556;
-  if (v557) {
-    const float v558 = v22.m[0][6].thread_elements()[0];
-    const half v559 = bias[v554];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v560 = float(v559);
-    const float v561 = fma(v558, v3, v560);
-    const half v562 = half(v561);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v563 = v551 * v1;
-    const uint v564 = v563 + v554;
-    out[v564] = v562;
-  }
-  const uint v565 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v567 = v358 + v565;
-  const uint v568 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v570 = v361 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v572 = v570 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v22.m[0][6].thread_elements()[1];
-    const half v575 = bias[v570];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v576 = float(v575);
-    const float v577 = fma(v574, v3, v576);
-    const half v578 = half(v577);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v579 = v567 * v1;
-    const uint v580 = v579 + v570;
-    out[v580] = v578;
-  }
-  const uint v581 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v583 = v358 + v581;
-  const uint v584 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v586 = v361 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v588 = v586 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v22.m[0][7].thread_elements()[0];
-    const half v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v592 = float(v591);
-    const float v593 = fma(v590, v3, v592);
-    const half v594 = half(v593);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v595 = v583 * v1;
-    const uint v596 = v595 + v586;
-    out[v596] = v594;
-  }
-  const uint v597 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v599 = v358 + v597;
-  const uint v600 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v602 = v361 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v604 = v602 < v1;
-  const bool v605 = v603 && v604;
-  if (v605) {
-    const float v606 = v22.m[0][7].thread_elements()[1];
-    const half v607 = bias[v602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v608 = float(v607);
-    const float v609 = fma(v606, v3, v608);
-    const half v610 = half(v609);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v611 = v599 * v1;
-    const uint v612 = v611 + v602;
-    out[v612] = v610;
-  }
-  const uint v613 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v615 = v358 + v613;
-  const uint v616 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v618 = v361 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v620 = v618 < v1;
-  const bool v621 = v619 && v620;
-  if (v621) {
-    const float v622 = v22.m[1][0].thread_elements()[0];
-    const half v623 = bias[v618];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v624 = float(v623);
-    const float v625 = fma(v622, v3, v624);
-    const half v626 = half(v625);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v627 = v615 * v1;
-    const uint v628 = v627 + v618;
-    out[v628] = v626;
-  }
-  const uint v629 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v631 = v358 + v629;
-  const uint v632 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v634 = v361 + v632;
-  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v22.m[1][0].thread_elements()[1];
-    const half v639 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v640 = float(v639);
-    const float v641 = fma(v638, v3, v640);
-    const half v642 = half(v641);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v643 = v631 * v1;
-    const uint v644 = v643 + v634;
-    out[v644] = v642;
-  }
-  const uint v645 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v647 = v358 + v645;
-  const uint v648 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v650 = v361 + v648;
-  const bool v651 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v652 = v650 < v1;
-  const bool v653 = v651 && v652;
-  if (v653) {
-    const float v654 = v22.m[1][1].thread_elements()[0];
-    const half v655 = bias[v650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v656 = float(v655);
-    const float v657 = fma(v654, v3, v656);
-    const half v658 = half(v657);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v659 = v647 * v1;
-    const uint v660 = v659 + v650;
-    out[v660] = v658;
-  }
-  const uint v661 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v663 = v358 + v661;
-  const uint v664 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v666 = v361 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v668 = v666 < v1;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v22.m[1][1].thread_elements()[1];
-    const half v671 = bias[v666];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v672 = float(v671);
-    const float v673 = fma(v670, v3, v672);
-    const half v674 = half(v673);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v675 = v663 * v1;
-    const uint v676 = v675 + v666;
-    out[v676] = v674;
-  }
-  const uint v677 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v679 = v358 + v677;
-  const uint v680 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v682 = v361 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v684 = v682 < v1;
-  const bool v685 = v683 && v684;
-  if (v685) {
-    const float v686 = v22.m[1][2].thread_elements()[0];
-    const half v687 = bias[v682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v688 = float(v687);
-    const float v689 = fma(v686, v3, v688);
-    const half v690 = half(v689);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v691 = v679 * v1;
-    const uint v692 = v691 + v682;
-    out[v692] = v690;
-  }
-  const uint v693 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v695 = v358 + v693;
-  const uint v696 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v698 = v361 + v696;
-  const bool v699 = v695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v700 = v698 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v22.m[1][2].thread_elements()[1];
-    const half v703 = bias[v698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v704 = float(v703);
-    const float v705 = fma(v702, v3, v704);
-    const half v706 = half(v705);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v707 = v695 * v1;
-    const uint v708 = v707 + v698;
-    out[v708] = v706;
-  }
-  const uint v709 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v711 = v358 + v709;
-  const uint v712 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v714 = v361 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v716 = v714 < v1;
-  const bool v717 = v715 && v716;
-  if (v717) {
-    const float v718 = v22.m[1][3].thread_elements()[0];
-    const half v719 = bias[v714];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v720 = float(v719);
-    const float v721 = fma(v718, v3, v720);
-    const half v722 = half(v721);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v723 = v711 * v1;
-    const uint v724 = v723 + v714;
-    out[v724] = v722;
-  }
-  const uint v725 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v727 = v358 + v725;
-  const uint v728 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v730 = v361 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v732 = v730 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v22.m[1][3].thread_elements()[1];
-    const half v735 = bias[v730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v736 = float(v735);
-    const float v737 = fma(v734, v3, v736);
-    const half v738 = half(v737);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v739 = v727 * v1;
-    const uint v740 = v739 + v730;
-    out[v740] = v738;
-  }
-  const uint v741 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v743 = v358 + v741;
-  const uint v744 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v746 = v361 + v744;
-  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v22.m[1][4].thread_elements()[0];
-    const half v751 = bias[v746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v752 = float(v751);
-    const float v753 = fma(v750, v3, v752);
-    const half v754 = half(v753);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v755 = v743 * v1;
-    const uint v756 = v755 + v746;
-    out[v756] = v754;
-  }
-  const uint v757 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v759 = v358 + v757;
-  const uint v760 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v762 = v361 + v760;
-  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v764 = v762 < v1;
-  const bool v765 = v763 && v764;
-  if (v765) {
-    const float v766 = v22.m[1][4].thread_elements()[1];
-    const half v767 = bias[v762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v768 = float(v767);
-    const float v769 = fma(v766, v3, v768);
-    const half v770 = half(v769);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v771 = v759 * v1;
-    const uint v772 = v771 + v762;
-    out[v772] = v770;
-  }
-  const uint v773 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v775 = v358 + v773;
-  const uint v776 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v778 = v361 + v776;
-  const bool v779 = v775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v780 = v778 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v22.m[1][5].thread_elements()[0];
-    const half v783 = bias[v778];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v784 = float(v783);
-    const float v785 = fma(v782, v3, v784);
-    const half v786 = half(v785);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v787 = v775 * v1;
-    const uint v788 = v787 + v778;
-    out[v788] = v786;
-  }
-  const uint v789 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v791 = v358 + v789;
-  const uint v792 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v794 = v361 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v796 = v794 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v22.m[1][5].thread_elements()[1];
-    const half v799 = bias[v794];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v800 = float(v799);
-    const float v801 = fma(v798, v3, v800);
-    const half v802 = half(v801);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v803 = v791 * v1;
-    const uint v804 = v803 + v794;
-    out[v804] = v802;
-  }
-  const uint v805 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v807 = v358 + v805;
-  const uint v808 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v810 = v361 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v812 = v810 < v1;
-  const bool v813 = v811 && v812;
-  if (v813) {
-    const float v814 = v22.m[1][6].thread_elements()[0];
-    const half v815 = bias[v810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v816 = float(v815);
-    const float v817 = fma(v814, v3, v816);
-    const half v818 = half(v817);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v819 = v807 * v1;
-    const uint v820 = v819 + v810;
-    out[v820] = v818;
-  }
-  const uint v821 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v823 = v358 + v821;
-  const uint v824 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v826 = v361 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v828 = v826 < v1;
-  const bool v829 = v827 && v828;
-  if (v829) {
-    const float v830 = v22.m[1][6].thread_elements()[1];
-    const half v831 = bias[v826];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v832 = float(v831);
-    const float v833 = fma(v830, v3, v832);
-    const half v834 = half(v833);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v835 = v823 * v1;
-    const uint v836 = v835 + v826;
-    out[v836] = v834;
-  }
-  const uint v837 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v839 = v358 + v837;
-  const uint v840 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v842 = v361 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v844 = v842 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v22.m[1][7].thread_elements()[0];
-    const half v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v848 = float(v847);
-    const float v849 = fma(v846, v3, v848);
-    const half v850 = half(v849);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v851 = v839 * v1;
-    const uint v852 = v851 + v842;
-    out[v852] = v850;
-  }
-  const uint v853 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v855 = v358 + v853;
-  const uint v856 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v858 = v361 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v22.m[1][7].thread_elements()[1];
-    const half v863 = bias[v858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v864 = float(v863);
-    const float v865 = fma(v862, v3, v864);
-    const half v866 = half(v865);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v867 = v855 * v1;
-    const uint v868 = v867 + v858;
-    out[v868] = v866;
-  }
-  const uint v869 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v871 = v358 + v869;
-  const uint v872 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v874 = v361 + v872;
-  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v876 = v874 < v1;
-  const bool v877 = v875 && v876;
-  if (v877) {
-    const float v878 = v22.m[2][0].thread_elements()[0];
-    const half v879 = bias[v874];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v880 = float(v879);
-    const float v881 = fma(v878, v3, v880);
-    const half v882 = half(v881);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v883 = v871 * v1;
-    const uint v884 = v883 + v874;
-    out[v884] = v882;
-  }
-  const uint v885 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v887 = v358 + v885;
-  const uint v888 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v890 = v361 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v892 = v890 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v22.m[2][0].thread_elements()[1];
-    const half v895 = bias[v890];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v896 = float(v895);
-    const float v897 = fma(v894, v3, v896);
-    const half v898 = half(v897);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v899 = v887 * v1;
-    const uint v900 = v899 + v890;
-    out[v900] = v898;
-  }
-  const uint v901 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v903 = v358 + v901;
-  const uint v904 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v906 = v361 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v908 = v906 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v22.m[2][1].thread_elements()[0];
-    const half v911 = bias[v906];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v912 = float(v911);
-    const float v913 = fma(v910, v3, v912);
-    const half v914 = half(v913);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v915 = v903 * v1;
-    const uint v916 = v915 + v906;
-    out[v916] = v914;
-  }
-  const uint v917 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v919 = v358 + v917;
-  const uint v920 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v922 = v361 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v924 = v922 < v1;
-  const bool v925 = v923 && v924;
-  if (v925) {
-    const float v926 = v22.m[2][1].thread_elements()[1];
-    const half v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v928 = float(v927);
-    const float v929 = fma(v926, v3, v928);
-    const half v930 = half(v929);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v931 = v919 * v1;
-    const uint v932 = v931 + v922;
-    out[v932] = v930;
-  }
-  const uint v933 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v935 = v358 + v933;
-  const uint v936 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v938 = v361 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v940 = v938 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v22.m[2][2].thread_elements()[0];
-    const half v943 = bias[v938];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v944 = float(v943);
-    const float v945 = fma(v942, v3, v944);
-    const half v946 = half(v945);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v947 = v935 * v1;
-    const uint v948 = v947 + v938;
-    out[v948] = v946;
-  }
-  const uint v949 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v951 = v358 + v949;
-  const uint v952 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v954 = v361 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v956 = v954 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v22.m[2][2].thread_elements()[1];
-    const half v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v960 = float(v959);
-    const float v961 = fma(v958, v3, v960);
-    const half v962 = half(v961);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v963 = v951 * v1;
-    const uint v964 = v963 + v954;
-    out[v964] = v962;
-  }
-  const uint v965 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v967 = v358 + v965;
-  const uint v968 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v970 = v361 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v22.m[2][3].thread_elements()[0];
-    const half v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v976 = float(v975);
-    const float v977 = fma(v974, v3, v976);
-    const half v978 = half(v977);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v979 = v967 * v1;
-    const uint v980 = v979 + v970;
-    out[v980] = v978;
-  }
-  const uint v981 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v983 = v358 + v981;
-  const uint v984 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v986 = v361 + v984;
-  const bool v987 = v983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v988 = v986 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v22.m[2][3].thread_elements()[1];
-    const half v991 = bias[v986];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v992 = float(v991);
-    const float v993 = fma(v990, v3, v992);
-    const half v994 = half(v993);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v995 = v983 * v1;
-    const uint v996 = v995 + v986;
-    out[v996] = v994;
-  }
-  const uint v997 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v999 = v358 + v997;
-  const uint v1000 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1002 = v361 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1004 = v1002 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v22.m[2][4].thread_elements()[0];
-    const half v1007 = bias[v1002];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1008 = float(v1007);
-    const float v1009 = fma(v1006, v3, v1008);
-    const half v1010 = half(v1009);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1011 = v999 * v1;
-    const uint v1012 = v1011 + v1002;
-    out[v1012] = v1010;
-  }
-  const uint v1013 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1015 = v358 + v1013;
-  const uint v1016 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1018 = v361 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1020 = v1018 < v1;
-  const bool v1021 = v1019 && v1020;
-  if (v1021) {
-    const float v1022 = v22.m[2][4].thread_elements()[1];
-    const half v1023 = bias[v1018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1024 = float(v1023);
-    const float v1025 = fma(v1022, v3, v1024);
-    const half v1026 = half(v1025);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1027 = v1015 * v1;
-    const uint v1028 = v1027 + v1018;
-    out[v1028] = v1026;
-  }
-  const uint v1029 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1031 = v358 + v1029;
-  const uint v1032 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1034 = v361 + v1032;
-  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1036 = v1034 < v1;
-  const bool v1037 = v1035 && v1036;
-  if (v1037) {
-    const float v1038 = v22.m[2][5].thread_elements()[0];
-    const half v1039 = bias[v1034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1040 = float(v1039);
-    const float v1041 = fma(v1038, v3, v1040);
-    const half v1042 = half(v1041);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1043 = v1031 * v1;
-    const uint v1044 = v1043 + v1034;
-    out[v1044] = v1042;
-  }
-  const uint v1045 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1047 = v358 + v1045;
-  const uint v1048 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1050 = v361 + v1048;
-  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1052 = v1050 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v22.m[2][5].thread_elements()[1];
-    const half v1055 = bias[v1050];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1056 = float(v1055);
-    const float v1057 = fma(v1054, v3, v1056);
-    const half v1058 = half(v1057);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1059 = v1047 * v1;
-    const uint v1060 = v1059 + v1050;
-    out[v1060] = v1058;
-  }
-  const uint v1061 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1063 = v358 + v1061;
-  const uint v1064 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1066 = v361 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1068 = v1066 < v1;
-  const bool v1069 = v1067 && v1068;
-  if (v1069) {
-    const float v1070 = v22.m[2][6].thread_elements()[0];
-    const half v1071 = bias[v1066];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1072 = float(v1071);
-    const float v1073 = fma(v1070, v3, v1072);
-    const half v1074 = half(v1073);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1075 = v1063 * v1;
-    const uint v1076 = v1075 + v1066;
-    out[v1076] = v1074;
-  }
-  const uint v1077 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1079 = v358 + v1077;
-  const uint v1080 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1082 = v361 + v1080;
-  const bool v1083 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v22.m[2][6].thread_elements()[1];
-    const half v1087 = bias[v1082];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1088 = float(v1087);
-    const float v1089 = fma(v1086, v3, v1088);
-    const half v1090 = half(v1089);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1091 = v1079 * v1;
-    const uint v1092 = v1091 + v1082;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1095 = v358 + v1093;
-  const uint v1096 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1098 = v361 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v22.m[2][7].thread_elements()[0];
-    const half v1103 = bias[v1098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1104 = float(v1103);
-    const float v1105 = fma(v1102, v3, v1104);
-    const half v1106 = half(v1105);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1107 = v1095 * v1;
-    const uint v1108 = v1107 + v1098;
-    out[v1108] = v1106;
-  }
-  const uint v1109 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1111 = v358 + v1109;
-  const uint v1112 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1114 = v361 + v1112;
-  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1116 = v1114 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v22.m[2][7].thread_elements()[1];
-    const half v1119 = bias[v1114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1120 = float(v1119);
-    const float v1121 = fma(v1118, v3, v1120);
-    const half v1122 = half(v1121);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1123 = v1111 * v1;
-    const uint v1124 = v1123 + v1114;
-    out[v1124] = v1122;
-  }
-  const uint v1125 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1127 = v358 + v1125;
-  const uint v1128 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1130 = v361 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1132 = v1130 < v1;
-  const bool v1133 = v1131 && v1132;
-  if (v1133) {
-    const float v1134 = v22.m[3][0].thread_elements()[0];
-    const half v1135 = bias[v1130];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1136 = float(v1135);
-    const float v1137 = fma(v1134, v3, v1136);
-    const half v1138 = half(v1137);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1139 = v1127 * v1;
-    const uint v1140 = v1139 + v1130;
-    out[v1140] = v1138;
-  }
-  const uint v1141 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1143 = v358 + v1141;
-  const uint v1144 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1146 = v361 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v22.m[3][0].thread_elements()[1];
-    const half v1151 = bias[v1146];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1152 = float(v1151);
-    const float v1153 = fma(v1150, v3, v1152);
-    const half v1154 = half(v1153);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1155 = v1143 * v1;
-    const uint v1156 = v1155 + v1146;
-    out[v1156] = v1154;
-  }
-  const uint v1157 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1159 = v358 + v1157;
-  const uint v1160 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1162 = v361 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1164 = v1162 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v22.m[3][1].thread_elements()[0];
-    const half v1167 = bias[v1162];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1168 = float(v1167);
-    const float v1169 = fma(v1166, v3, v1168);
-    const half v1170 = half(v1169);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1171 = v1159 * v1;
-    const uint v1172 = v1171 + v1162;
-    out[v1172] = v1170;
-  }
-  const uint v1173 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1175 = v358 + v1173;
-  const uint v1176 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1178 = v361 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1180 = v1178 < v1;
-  const bool v1181 = v1179 && v1180;
-  if (v1181) {
-    const float v1182 = v22.m[3][1].thread_elements()[1];
-    const half v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1184 = float(v1183);
-    const float v1185 = fma(v1182, v3, v1184);
-    const half v1186 = half(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1187 = v1175 * v1;
-    const uint v1188 = v1187 + v1178;
-    out[v1188] = v1186;
-  }
-  const uint v1189 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1191 = v358 + v1189;
-  const uint v1192 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1194 = v361 + v1192;
-  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v22.m[3][2].thread_elements()[0];
-    const half v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1200 = float(v1199);
-    const float v1201 = fma(v1198, v3, v1200);
-    const half v1202 = half(v1201);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1203 = v1191 * v1;
-    const uint v1204 = v1203 + v1194;
-    out[v1204] = v1202;
-  }
-  const uint v1205 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1207 = v358 + v1205;
-  const uint v1208 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1210 = v361 + v1208;
-  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1212 = v1210 < v1;
-  const bool v1213 = v1211 && v1212;
-  if (v1213) {
-    const float v1214 = v22.m[3][2].thread_elements()[1];
-    const half v1215 = bias[v1210];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1216 = float(v1215);
-    const float v1217 = fma(v1214, v3, v1216);
-    const half v1218 = half(v1217);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1219 = v1207 * v1;
-    const uint v1220 = v1219 + v1210;
-    out[v1220] = v1218;
-  }
-  const uint v1221 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1223 = v358 + v1221;
-  const uint v1224 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1226 = v361 + v1224;
-  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1228 = v1226 < v1;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v22.m[3][3].thread_elements()[0];
-    const half v1231 = bias[v1226];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1232 = float(v1231);
-    const float v1233 = fma(v1230, v3, v1232);
-    const half v1234 = half(v1233);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1235 = v1223 * v1;
-    const uint v1236 = v1235 + v1226;
-    out[v1236] = v1234;
-  }
-  const uint v1237 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1239 = v358 + v1237;
-  const uint v1240 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1242 = v361 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1244 = v1242 < v1;
-  const bool v1245 = v1243 && v1244;
-  if (v1245) {
-    const float v1246 = v22.m[3][3].thread_elements()[1];
-    const half v1247 = bias[v1242];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1248 = float(v1247);
-    const float v1249 = fma(v1246, v3, v1248);
-    const half v1250 = half(v1249);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1251 = v1239 * v1;
-    const uint v1252 = v1251 + v1242;
-    out[v1252] = v1250;
-  }
-  const uint v1253 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1255 = v358 + v1253;
-  const uint v1256 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1258 = v361 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1260 = v1258 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v22.m[3][4].thread_elements()[0];
-    const half v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1264 = float(v1263);
-    const float v1265 = fma(v1262, v3, v1264);
-    const half v1266 = half(v1265);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1267 = v1255 * v1;
-    const uint v1268 = v1267 + v1258;
-    out[v1268] = v1266;
-  }
-  const uint v1269 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1271 = v358 + v1269;
-  const uint v1272 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1274 = v361 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1276 = v1274 < v1;
-  const bool v1277 = v1275 && v1276;
-  if (v1277) {
-    const float v1278 = v22.m[3][4].thread_elements()[1];
-    const half v1279 = bias[v1274];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1280 = float(v1279);
-    const float v1281 = fma(v1278, v3, v1280);
-    const half v1282 = half(v1281);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1283 = v1271 * v1;
-    const uint v1284 = v1283 + v1274;
-    out[v1284] = v1282;
-  }
-  const uint v1285 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1287 = v358 + v1285;
-  const uint v1288 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1290 = v361 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1292 = v1290 < v1;
-  const bool v1293 = v1291 && v1292;
-  if (v1293) {
-    const float v1294 = v22.m[3][5].thread_elements()[0];
-    const half v1295 = bias[v1290];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1296 = float(v1295);
-    const float v1297 = fma(v1294, v3, v1296);
-    const half v1298 = half(v1297);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1299 = v1287 * v1;
-    const uint v1300 = v1299 + v1290;
-    out[v1300] = v1298;
-  }
-  const uint v1301 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1303 = v358 + v1301;
-  const uint v1304 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1306 = v361 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v22.m[3][5].thread_elements()[1];
-    const half v1311 = bias[v1306];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1312 = float(v1311);
-    const float v1313 = fma(v1310, v3, v1312);
-    const half v1314 = half(v1313);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1315 = v1303 * v1;
-    const uint v1316 = v1315 + v1306;
-    out[v1316] = v1314;
-  }
-  const uint v1317 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1319 = v358 + v1317;
-  const uint v1320 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1322 = v361 + v1320;
-  const bool v1323 = v1319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1324 = v1322 < v1;
-  const bool v1325 = v1323 && v1324;
-  if (v1325) {
-    const float v1326 = v22.m[3][6].thread_elements()[0];
-    const half v1327 = bias[v1322];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1328 = float(v1327);
-    const float v1329 = fma(v1326, v3, v1328);
-    const half v1330 = half(v1329);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1331 = v1319 * v1;
-    const uint v1332 = v1331 + v1322;
-    out[v1332] = v1330;
-  }
-  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1335 = v358 + v1333;
-  const uint v1336 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1338 = v361 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1340 = v1338 < v1;
-  const bool v1341 = v1339 && v1340;
-  if (v1341) {
-    const float v1342 = v22.m[3][6].thread_elements()[1];
-    const half v1343 = bias[v1338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1344 = float(v1343);
-    const float v1345 = fma(v1342, v3, v1344);
-    const half v1346 = half(v1345);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1347 = v1335 * v1;
-    const uint v1348 = v1347 + v1338;
-    out[v1348] = v1346;
-  }
-  const uint v1349 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1351 = v358 + v1349;
-  const uint v1352 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1354 = v361 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v22.m[3][7].thread_elements()[0];
-    const half v1359 = bias[v1354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1360 = float(v1359);
-    const float v1361 = fma(v1358, v3, v1360);
-    const half v1362 = half(v1361);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1363 = v1351 * v1;
-    const uint v1364 = v1363 + v1354;
-    out[v1364] = v1362;
-  }
-  const uint v1365 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1367 = v358 + v1365;
-  const uint v1368 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1370 = v361 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v22.m[3][7].thread_elements()[1];
-    const half v1375 = bias[v1370];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1376 = float(v1375);
-    const float v1377 = fma(v1374, v3, v1376);
-    const half v1378 = half(v1377);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1379 = v1367 * v1;
-    const uint v1380 = v1379 + v1370;
-    out[v1380] = v1378;
-  }
-  const uint v1381 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1383 = v358 + v1381;
-  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1386 = v361 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1388 = v1386 < v1;
-  const bool v1389 = v1387 && v1388;
-  if (v1389) {
-    const float v1390 = v22.m[4][0].thread_elements()[0];
-    const half v1391 = bias[v1386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1392 = float(v1391);
-    const float v1393 = fma(v1390, v3, v1392);
-    const half v1394 = half(v1393);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1395 = v1383 * v1;
-    const uint v1396 = v1395 + v1386;
-    out[v1396] = v1394;
-  }
-  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1399 = v358 + v1397;
-  const uint v1400 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1402 = v361 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1404 = v1402 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v22.m[4][0].thread_elements()[1];
-    const half v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1408 = float(v1407);
-    const float v1409 = fma(v1406, v3, v1408);
-    const half v1410 = half(v1409);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1411 = v1399 * v1;
-    const uint v1412 = v1411 + v1402;
-    out[v1412] = v1410;
-  }
-  const uint v1413 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1415 = v358 + v1413;
-  const uint v1416 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1418 = v361 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v22.m[4][1].thread_elements()[0];
-    const half v1423 = bias[v1418];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1424 = float(v1423);
-    const float v1425 = fma(v1422, v3, v1424);
-    const half v1426 = half(v1425);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1427 = v1415 * v1;
-    const uint v1428 = v1427 + v1418;
-    out[v1428] = v1426;
-  }
-  const uint v1429 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1431 = v358 + v1429;
-  const uint v1432 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1434 = v361 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1436 = v1434 < v1;
-  const bool v1437 = v1435 && v1436;
-  if (v1437) {
-    const float v1438 = v22.m[4][1].thread_elements()[1];
-    const half v1439 = bias[v1434];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1440 = float(v1439);
-    const float v1441 = fma(v1438, v3, v1440);
-    const half v1442 = half(v1441);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1443 = v1431 * v1;
-    const uint v1444 = v1443 + v1434;
-    out[v1444] = v1442;
-  }
-  const uint v1445 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1447 = v358 + v1445;
-  const uint v1448 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1450 = v361 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1452 = v1450 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v22.m[4][2].thread_elements()[0];
-    const half v1455 = bias[v1450];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1456 = float(v1455);
-    const float v1457 = fma(v1454, v3, v1456);
-    const half v1458 = half(v1457);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1459 = v1447 * v1;
-    const uint v1460 = v1459 + v1450;
-    out[v1460] = v1458;
-  }
-  const uint v1461 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1463 = v358 + v1461;
-  const uint v1464 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1466 = v361 + v1464;
-  const bool v1467 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1468 = v1466 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v22.m[4][2].thread_elements()[1];
-    const half v1471 = bias[v1466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1472 = float(v1471);
-    const float v1473 = fma(v1470, v3, v1472);
-    const half v1474 = half(v1473);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1475 = v1463 * v1;
-    const uint v1476 = v1475 + v1466;
-    out[v1476] = v1474;
-  }
-  const uint v1477 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1479 = v358 + v1477;
-  const uint v1480 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1482 = v361 + v1480;
-  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1484 = v1482 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v22.m[4][3].thread_elements()[0];
-    const half v1487 = bias[v1482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1488 = float(v1487);
-    const float v1489 = fma(v1486, v3, v1488);
-    const half v1490 = half(v1489);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1491 = v1479 * v1;
-    const uint v1492 = v1491 + v1482;
-    out[v1492] = v1490;
-  }
-  const uint v1493 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1495 = v358 + v1493;
-  const uint v1496 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1498 = v361 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1500 = v1498 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v22.m[4][3].thread_elements()[1];
-    const half v1503 = bias[v1498];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1504 = float(v1503);
-    const float v1505 = fma(v1502, v3, v1504);
-    const half v1506 = half(v1505);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1507 = v1495 * v1;
-    const uint v1508 = v1507 + v1498;
-    out[v1508] = v1506;
-  }
-  const uint v1509 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1511 = v358 + v1509;
-  const uint v1512 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1514 = v361 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v22.m[4][4].thread_elements()[0];
-    const half v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1520 = float(v1519);
-    const float v1521 = fma(v1518, v3, v1520);
-    const half v1522 = half(v1521);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1523 = v1511 * v1;
-    const uint v1524 = v1523 + v1514;
-    out[v1524] = v1522;
-  }
-  const uint v1525 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1527 = v358 + v1525;
-  const uint v1528 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1530 = v361 + v1528;
-  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v22.m[4][4].thread_elements()[1];
-    const half v1535 = bias[v1530];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1536 = float(v1535);
-    const float v1537 = fma(v1534, v3, v1536);
-    const half v1538 = half(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1539 = v1527 * v1;
-    const uint v1540 = v1539 + v1530;
-    out[v1540] = v1538;
-  }
-  const uint v1541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1543 = v358 + v1541;
-  const uint v1544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1546 = v361 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1548 = v1546 < v1;
-  const bool v1549 = v1547 && v1548;
-  if (v1549) {
-    const float v1550 = v22.m[4][5].thread_elements()[0];
-    const half v1551 = bias[v1546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1552 = float(v1551);
-    const float v1553 = fma(v1550, v3, v1552);
-    const half v1554 = half(v1553);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1555 = v1543 * v1;
-    const uint v1556 = v1555 + v1546;
-    out[v1556] = v1554;
-  }
-  const uint v1557 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1559 = v358 + v1557;
-  const uint v1560 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1562 = v361 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1564 = v1562 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v22.m[4][5].thread_elements()[1];
-    const half v1567 = bias[v1562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1568 = float(v1567);
-    const float v1569 = fma(v1566, v3, v1568);
-    const half v1570 = half(v1569);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1571 = v1559 * v1;
-    const uint v1572 = v1571 + v1562;
-    out[v1572] = v1570;
-  }
-  const uint v1573 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1575 = v358 + v1573;
-  const uint v1576 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1578 = v361 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1580 = v1578 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v22.m[4][6].thread_elements()[0];
-    const half v1583 = bias[v1578];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1584 = float(v1583);
-    const float v1585 = fma(v1582, v3, v1584);
-    const half v1586 = half(v1585);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1587 = v1575 * v1;
-    const uint v1588 = v1587 + v1578;
-    out[v1588] = v1586;
-  }
-  const uint v1589 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1591 = v358 + v1589;
-  const uint v1592 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1594 = v361 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v22.m[4][6].thread_elements()[1];
-    const half v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1600 = float(v1599);
-    const float v1601 = fma(v1598, v3, v1600);
-    const half v1602 = half(v1601);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1603 = v1591 * v1;
-    const uint v1604 = v1603 + v1594;
-    out[v1604] = v1602;
-  }
-  const uint v1605 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1607 = v358 + v1605;
-  const uint v1608 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1610 = v361 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1612 = v1610 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v22.m[4][7].thread_elements()[0];
-    const half v1615 = bias[v1610];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1616 = float(v1615);
-    const float v1617 = fma(v1614, v3, v1616);
-    const half v1618 = half(v1617);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1619 = v1607 * v1;
-    const uint v1620 = v1619 + v1610;
-    out[v1620] = v1618;
-  }
-  const uint v1621 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1623 = v358 + v1621;
-  const uint v1624 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1626 = v361 + v1624;
-  const bool v1627 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1628 = v1626 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v22.m[4][7].thread_elements()[1];
-    const half v1631 = bias[v1626];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1632 = float(v1631);
-    const float v1633 = fma(v1630, v3, v1632);
-    const half v1634 = half(v1633);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1635 = v1623 * v1;
-    const uint v1636 = v1635 + v1626;
-    out[v1636] = v1634;
-  }
-  const uint v1637 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1639 = v358 + v1637;
-  const uint v1640 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1642 = v361 + v1640;
-  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v22.m[5][0].thread_elements()[0];
-    const half v1647 = bias[v1642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1648 = float(v1647);
-    const float v1649 = fma(v1646, v3, v1648);
-    const half v1650 = half(v1649);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1651 = v1639 * v1;
-    const uint v1652 = v1651 + v1642;
-    out[v1652] = v1650;
-  }
-  const uint v1653 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1655 = v358 + v1653;
-  const uint v1656 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1658 = v361 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1660 = v1658 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v22.m[5][0].thread_elements()[1];
-    const half v1663 = bias[v1658];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1664 = float(v1663);
-    const float v1665 = fma(v1662, v3, v1664);
-    const half v1666 = half(v1665);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1667 = v1655 * v1;
-    const uint v1668 = v1667 + v1658;
-    out[v1668] = v1666;
-  }
-  const uint v1669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1671 = v358 + v1669;
-  const uint v1672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1674 = v361 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v22.m[5][1].thread_elements()[0];
-    const half v1679 = bias[v1674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1680 = float(v1679);
-    const float v1681 = fma(v1678, v3, v1680);
-    const half v1682 = half(v1681);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1683 = v1671 * v1;
-    const uint v1684 = v1683 + v1674;
-    out[v1684] = v1682;
-  }
-  const uint v1685 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1687 = v358 + v1685;
-  const uint v1688 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1690 = v361 + v1688;
-  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1692 = v1690 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v22.m[5][1].thread_elements()[1];
-    const half v1695 = bias[v1690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1696 = float(v1695);
-    const float v1697 = fma(v1694, v3, v1696);
-    const half v1698 = half(v1697);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1699 = v1687 * v1;
-    const uint v1700 = v1699 + v1690;
-    out[v1700] = v1698;
-  }
-  const uint v1701 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1703 = v358 + v1701;
-  const uint v1704 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1706 = v361 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1708 = v1706 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v22.m[5][2].thread_elements()[0];
-    const half v1711 = bias[v1706];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1712 = float(v1711);
-    const float v1713 = fma(v1710, v3, v1712);
-    const half v1714 = half(v1713);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1715 = v1703 * v1;
-    const uint v1716 = v1715 + v1706;
-    out[v1716] = v1714;
-  }
-  const uint v1717 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1719 = v358 + v1717;
-  const uint v1720 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1722 = v361 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1724 = v1722 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v22.m[5][2].thread_elements()[1];
-    const half v1727 = bias[v1722];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1728 = float(v1727);
-    const float v1729 = fma(v1726, v3, v1728);
-    const half v1730 = half(v1729);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1731 = v1719 * v1;
-    const uint v1732 = v1731 + v1722;
-    out[v1732] = v1730;
-  }
-  const uint v1733 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1735 = v358 + v1733;
-  const uint v1736 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1738 = v361 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1740 = v1738 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v22.m[5][3].thread_elements()[0];
-    const half v1743 = bias[v1738];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1744 = float(v1743);
-    const float v1745 = fma(v1742, v3, v1744);
-    const half v1746 = half(v1745);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1747 = v1735 * v1;
-    const uint v1748 = v1747 + v1738;
-    out[v1748] = v1746;
-  }
-  const uint v1749 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1751 = v358 + v1749;
-  const uint v1752 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1754 = v361 + v1752;
-  const bool v1755 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v22.m[5][3].thread_elements()[1];
-    const half v1759 = bias[v1754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1760 = float(v1759);
-    const float v1761 = fma(v1758, v3, v1760);
-    const half v1762 = half(v1761);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1763 = v1751 * v1;
-    const uint v1764 = v1763 + v1754;
-    out[v1764] = v1762;
-  }
-  const uint v1765 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1767 = v358 + v1765;
-  const uint v1768 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1770 = v361 + v1768;
-  const bool v1771 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1772 = v1770 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v22.m[5][4].thread_elements()[0];
-    const half v1775 = bias[v1770];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1776 = float(v1775);
-    const float v1777 = fma(v1774, v3, v1776);
-    const half v1778 = half(v1777);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1779 = v1767 * v1;
-    const uint v1780 = v1779 + v1770;
-    out[v1780] = v1778;
-  }
-  const uint v1781 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1783 = v358 + v1781;
-  const uint v1784 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1786 = v361 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1788 = v1786 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v22.m[5][4].thread_elements()[1];
-    const half v1791 = bias[v1786];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1792 = float(v1791);
-    const float v1793 = fma(v1790, v3, v1792);
-    const half v1794 = half(v1793);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1795 = v1783 * v1;
-    const uint v1796 = v1795 + v1786;
-    out[v1796] = v1794;
-  }
-  const uint v1797 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1799 = v358 + v1797;
-  const uint v1800 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1802 = v361 + v1800;
-  const bool v1803 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1804 = v1802 < v1;
-  const bool v1805 = v1803 && v1804;
-  if (v1805) {
-    const float v1806 = v22.m[5][5].thread_elements()[0];
-    const half v1807 = bias[v1802];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1808 = float(v1807);
-    const float v1809 = fma(v1806, v3, v1808);
-    const half v1810 = half(v1809);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1811 = v1799 * v1;
-    const uint v1812 = v1811 + v1802;
-    out[v1812] = v1810;
-  }
-  const uint v1813 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1815 = v358 + v1813;
-  const uint v1816 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1818 = v361 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1820 = v1818 < v1;
-  const bool v1821 = v1819 && v1820;
-  if (v1821) {
-    const float v1822 = v22.m[5][5].thread_elements()[1];
-    const half v1823 = bias[v1818];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1824 = float(v1823);
-    const float v1825 = fma(v1822, v3, v1824);
-    const half v1826 = half(v1825);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1827 = v1815 * v1;
-    const uint v1828 = v1827 + v1818;
-    out[v1828] = v1826;
-  }
-  const uint v1829 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1831 = v358 + v1829;
-  const uint v1832 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1834 = v361 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v22.m[5][6].thread_elements()[0];
-    const half v1839 = bias[v1834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1840 = float(v1839);
-    const float v1841 = fma(v1838, v3, v1840);
-    const half v1842 = half(v1841);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1843 = v1831 * v1;
-    const uint v1844 = v1843 + v1834;
-    out[v1844] = v1842;
-  }
-  const uint v1845 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1847 = v358 + v1845;
-  const uint v1848 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1850 = v361 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v22.m[5][6].thread_elements()[1];
-    const half v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1856 = float(v1855);
-    const float v1857 = fma(v1854, v3, v1856);
-    const half v1858 = half(v1857);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1859 = v1847 * v1;
-    const uint v1860 = v1859 + v1850;
-    out[v1860] = v1858;
-  }
-  const uint v1861 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1863 = v358 + v1861;
-  const uint v1864 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1866 = v361 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v22.m[5][7].thread_elements()[0];
-    const half v1871 = bias[v1866];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1872 = float(v1871);
-    const float v1873 = fma(v1870, v3, v1872);
-    const half v1874 = half(v1873);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1875 = v1863 * v1;
-    const uint v1876 = v1875 + v1866;
-    out[v1876] = v1874;
-  }
-  const uint v1877 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1879 = v358 + v1877;
-  const uint v1880 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1882 = v361 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1884 = v1882 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v22.m[5][7].thread_elements()[1];
-    const half v1887 = bias[v1882];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1888 = float(v1887);
-    const float v1889 = fma(v1886, v3, v1888);
-    const half v1890 = half(v1889);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1891 = v1879 * v1;
-    const uint v1892 = v1891 + v1882;
-    out[v1892] = v1890;
-  }
-  const uint v1893 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1895 = v358 + v1893;
-  const uint v1896 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1898 = v361 + v1896;
-  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1900 = v1898 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v22.m[6][0].thread_elements()[0];
-    const half v1903 = bias[v1898];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1904 = float(v1903);
-    const float v1905 = fma(v1902, v3, v1904);
-    const half v1906 = half(v1905);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1907 = v1895 * v1;
-    const uint v1908 = v1907 + v1898;
-    out[v1908] = v1906;
-  }
-  const uint v1909 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1911 = v358 + v1909;
-  const uint v1912 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1914 = v361 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v22.m[6][0].thread_elements()[1];
-    const half v1919 = bias[v1914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1920 = float(v1919);
-    const float v1921 = fma(v1918, v3, v1920);
-    const half v1922 = half(v1921);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1923 = v1911 * v1;
-    const uint v1924 = v1923 + v1914;
-    out[v1924] = v1922;
-  }
-  const uint v1925 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1927 = v358 + v1925;
-  const uint v1928 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1930 = v361 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v22.m[6][1].thread_elements()[0];
-    const half v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1936 = float(v1935);
-    const float v1937 = fma(v1934, v3, v1936);
-    const half v1938 = half(v1937);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1939 = v1927 * v1;
-    const uint v1940 = v1939 + v1930;
-    out[v1940] = v1938;
-  }
-  const uint v1941 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1943 = v358 + v1941;
-  const uint v1944 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1946 = v361 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v22.m[6][1].thread_elements()[1];
-    const half v1951 = bias[v1946];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1952 = float(v1951);
-    const float v1953 = fma(v1950, v3, v1952);
-    const half v1954 = half(v1953);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1955 = v1943 * v1;
-    const uint v1956 = v1955 + v1946;
-    out[v1956] = v1954;
-  }
-  const uint v1957 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1959 = v358 + v1957;
-  const uint v1960 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1962 = v361 + v1960;
-  const bool v1963 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1964 = v1962 < v1;
-  const bool v1965 = v1963 && v1964;
-  if (v1965) {
-    const float v1966 = v22.m[6][2].thread_elements()[0];
-    const half v1967 = bias[v1962];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1968 = float(v1967);
-    const float v1969 = fma(v1966, v3, v1968);
-    const half v1970 = half(v1969);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1971 = v1959 * v1;
-    const uint v1972 = v1971 + v1962;
-    out[v1972] = v1970;
-  }
-  const uint v1973 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1975 = v358 + v1973;
-  const uint v1976 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1978 = v361 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v22.m[6][2].thread_elements()[1];
-    const half v1983 = bias[v1978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1984 = float(v1983);
-    const float v1985 = fma(v1982, v3, v1984);
-    const half v1986 = half(v1985);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1987 = v1975 * v1;
-    const uint v1988 = v1987 + v1978;
-    out[v1988] = v1986;
-  }
-  const uint v1989 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1991 = v358 + v1989;
-  const uint v1992 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1994 = v361 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v22.m[6][3].thread_elements()[0];
-    const half v1999 = bias[v1994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2000 = float(v1999);
-    const float v2001 = fma(v1998, v3, v2000);
-    const half v2002 = half(v2001);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2003 = v1991 * v1;
-    const uint v2004 = v2003 + v1994;
-    out[v2004] = v2002;
-  }
-  const uint v2005 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2007 = v358 + v2005;
-  const uint v2008 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2010 = v361 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2012 = v2010 < v1;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v22.m[6][3].thread_elements()[1];
-    const half v2015 = bias[v2010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2016 = float(v2015);
-    const float v2017 = fma(v2014, v3, v2016);
-    const half v2018 = half(v2017);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2019 = v2007 * v1;
-    const uint v2020 = v2019 + v2010;
-    out[v2020] = v2018;
-  }
-  const uint v2021 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2023 = v358 + v2021;
-  const uint v2024 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2026 = v361 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2028 = v2026 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v22.m[6][4].thread_elements()[0];
-    const half v2031 = bias[v2026];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2032 = float(v2031);
-    const float v2033 = fma(v2030, v3, v2032);
-    const half v2034 = half(v2033);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2035 = v2023 * v1;
-    const uint v2036 = v2035 + v2026;
-    out[v2036] = v2034;
-  }
-  const uint v2037 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2039 = v358 + v2037;
-  const uint v2040 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2042 = v361 + v2040;
-  const bool v2043 = v2039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2044 = v2042 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v22.m[6][4].thread_elements()[1];
-    const half v2047 = bias[v2042];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2048 = float(v2047);
-    const float v2049 = fma(v2046, v3, v2048);
-    const half v2050 = half(v2049);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2051 = v2039 * v1;
-    const uint v2052 = v2051 + v2042;
-    out[v2052] = v2050;
-  }
-  const uint v2053 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2055 = v358 + v2053;
-  const uint v2056 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2058 = v361 + v2056;
-  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2060 = v2058 < v1;
-  const bool v2061 = v2059 && v2060;
-  if (v2061) {
-    const float v2062 = v22.m[6][5].thread_elements()[0];
-    const half v2063 = bias[v2058];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2064 = float(v2063);
-    const float v2065 = fma(v2062, v3, v2064);
-    const half v2066 = half(v2065);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2067 = v2055 * v1;
-    const uint v2068 = v2067 + v2058;
-    out[v2068] = v2066;
-  }
-  const uint v2069 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2071 = v358 + v2069;
-  const uint v2072 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2074 = v361 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v22.m[6][5].thread_elements()[1];
-    const half v2079 = bias[v2074];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2080 = float(v2079);
-    const float v2081 = fma(v2078, v3, v2080);
-    const half v2082 = half(v2081);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2083 = v2071 * v1;
-    const uint v2084 = v2083 + v2074;
-    out[v2084] = v2082;
-  }
-  const uint v2085 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2087 = v358 + v2085;
-  const uint v2088 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2090 = v361 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v22.m[6][6].thread_elements()[0];
-    const half v2095 = bias[v2090];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2096 = float(v2095);
-    const float v2097 = fma(v2094, v3, v2096);
-    const half v2098 = half(v2097);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2099 = v2087 * v1;
-    const uint v2100 = v2099 + v2090;
-    out[v2100] = v2098;
-  }
-  const uint v2101 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2103 = v358 + v2101;
-  const uint v2104 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2106 = v361 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2108 = v2106 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v22.m[6][6].thread_elements()[1];
-    const half v2111 = bias[v2106];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2112 = float(v2111);
-    const float v2113 = fma(v2110, v3, v2112);
-    const half v2114 = half(v2113);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2115 = v2103 * v1;
-    const uint v2116 = v2115 + v2106;
-    out[v2116] = v2114;
-  }
-  const uint v2117 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2119 = v358 + v2117;
-  const uint v2120 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2122 = v361 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v22.m[6][7].thread_elements()[0];
-    const half v2127 = bias[v2122];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2128 = float(v2127);
-    const float v2129 = fma(v2126, v3, v2128);
-    const half v2130 = half(v2129);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2131 = v2119 * v1;
-    const uint v2132 = v2131 + v2122;
-    out[v2132] = v2130;
-  }
-  const uint v2133 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2135 = v358 + v2133;
-  const uint v2136 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2138 = v361 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2140 = v2138 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v22.m[6][7].thread_elements()[1];
-    const half v2143 = bias[v2138];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2144 = float(v2143);
-    const float v2145 = fma(v2142, v3, v2144);
-    const half v2146 = half(v2145);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2147 = v2135 * v1;
-    const uint v2148 = v2147 + v2138;
-    out[v2148] = v2146;
-  }
-  const uint v2149 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2151 = v358 + v2149;
-  const uint v2152 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2154 = v361 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2156 = v2154 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v22.m[7][0].thread_elements()[0];
-    const half v2159 = bias[v2154];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2160 = float(v2159);
-    const float v2161 = fma(v2158, v3, v2160);
-    const half v2162 = half(v2161);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2163 = v2151 * v1;
-    const uint v2164 = v2163 + v2154;
-    out[v2164] = v2162;
-  }
-  const uint v2165 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2167 = v358 + v2165;
-  const uint v2168 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2170 = v361 + v2168;
-  const bool v2171 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2172 = v2170 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v22.m[7][0].thread_elements()[1];
-    const half v2175 = bias[v2170];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2176 = float(v2175);
-    const float v2177 = fma(v2174, v3, v2176);
-    const half v2178 = half(v2177);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2179 = v2167 * v1;
-    const uint v2180 = v2179 + v2170;
-    out[v2180] = v2178;
-  }
-  const uint v2181 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2183 = v358 + v2181;
-  const uint v2184 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2186 = v361 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v22.m[7][1].thread_elements()[0];
-    const half v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2192 = float(v2191);
-    const float v2193 = fma(v2190, v3, v2192);
-    const half v2194 = half(v2193);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2195 = v2183 * v1;
-    const uint v2196 = v2195 + v2186;
-    out[v2196] = v2194;
-  }
-  const uint v2197 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2199 = v358 + v2197;
-  const uint v2200 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2202 = v361 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v22.m[7][1].thread_elements()[1];
-    const half v2207 = bias[v2202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2208 = float(v2207);
-    const float v2209 = fma(v2206, v3, v2208);
-    const half v2210 = half(v2209);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2211 = v2199 * v1;
-    const uint v2212 = v2211 + v2202;
-    out[v2212] = v2210;
-  }
-  const uint v2213 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2215 = v358 + v2213;
-  const uint v2216 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2218 = v361 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2220 = v2218 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v22.m[7][2].thread_elements()[0];
-    const half v2223 = bias[v2218];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2224 = float(v2223);
-    const float v2225 = fma(v2222, v3, v2224);
-    const half v2226 = half(v2225);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2227 = v2215 * v1;
-    const uint v2228 = v2227 + v2218;
-    out[v2228] = v2226;
-  }
-  const uint v2229 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2231 = v358 + v2229;
-  const uint v2232 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2234 = v361 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2236 = v2234 < v1;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v22.m[7][2].thread_elements()[1];
-    const half v2239 = bias[v2234];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2240 = float(v2239);
-    const float v2241 = fma(v2238, v3, v2240);
-    const half v2242 = half(v2241);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2243 = v2231 * v1;
-    const uint v2244 = v2243 + v2234;
-    out[v2244] = v2242;
-  }
-  const uint v2245 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2247 = v358 + v2245;
-  const uint v2248 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2250 = v361 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2252 = v2250 < v1;
-  const bool v2253 = v2251 && v2252;
-  if (v2253) {
-    const float v2254 = v22.m[7][3].thread_elements()[0];
-    const half v2255 = bias[v2250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2256 = float(v2255);
-    const float v2257 = fma(v2254, v3, v2256);
-    const half v2258 = half(v2257);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2259 = v2247 * v1;
-    const uint v2260 = v2259 + v2250;
-    out[v2260] = v2258;
-  }
-  const uint v2261 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2263 = v358 + v2261;
-  const uint v2264 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2266 = v361 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v22.m[7][3].thread_elements()[1];
-    const half v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2272 = float(v2271);
-    const float v2273 = fma(v2270, v3, v2272);
-    const half v2274 = half(v2273);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2275 = v2263 * v1;
-    const uint v2276 = v2275 + v2266;
-    out[v2276] = v2274;
-  }
-  const uint v2277 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2279 = v358 + v2277;
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2282 = v361 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v22.m[7][4].thread_elements()[0];
-    const half v2287 = bias[v2282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2288 = float(v2287);
-    const float v2289 = fma(v2286, v3, v2288);
-    const half v2290 = half(v2289);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2291 = v2279 * v1;
-    const uint v2292 = v2291 + v2282;
-    out[v2292] = v2290;
-  }
-  const uint v2293 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2295 = v358 + v2293;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2298 = v361 + v2296;
-  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2300 = v2298 < v1;
-  const bool v2301 = v2299 && v2300;
-  if (v2301) {
-    const float v2302 = v22.m[7][4].thread_elements()[1];
-    const half v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2304 = float(v2303);
-    const float v2305 = fma(v2302, v3, v2304);
-    const half v2306 = half(v2305);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2307 = v2295 * v1;
-    const uint v2308 = v2307 + v2298;
-    out[v2308] = v2306;
-  }
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2311 = v358 + v2309;
-  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2314 = v361 + v2312;
-  const bool v2315 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v22.m[7][5].thread_elements()[0];
-    const half v2319 = bias[v2314];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2320 = float(v2319);
-    const float v2321 = fma(v2318, v3, v2320);
-    const half v2322 = half(v2321);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2323 = v2311 * v1;
-    const uint v2324 = v2323 + v2314;
-    out[v2324] = v2322;
-  }
-  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2327 = v358 + v2325;
-  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2330 = v361 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v22.m[7][5].thread_elements()[1];
-    const half v2335 = bias[v2330];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2336 = float(v2335);
-    const float v2337 = fma(v2334, v3, v2336);
-    const half v2338 = half(v2337);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2339 = v2327 * v1;
-    const uint v2340 = v2339 + v2330;
-    out[v2340] = v2338;
-  }
-  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2343 = v358 + v2341;
-  const uint v2344 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2346 = v361 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v22.m[7][6].thread_elements()[0];
-    const half v2351 = bias[v2346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2352 = float(v2351);
-    const float v2353 = fma(v2350, v3, v2352);
-    const half v2354 = half(v2353);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2355 = v2343 * v1;
-    const uint v2356 = v2355 + v2346;
-    out[v2356] = v2354;
-  }
-  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2359 = v358 + v2357;
-  const uint v2360 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2362 = v361 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2364 = v2362 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v22.m[7][6].thread_elements()[1];
-    const half v2367 = bias[v2362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2368 = float(v2367);
-    const float v2369 = fma(v2366, v3, v2368);
-    const half v2370 = half(v2369);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2371 = v2359 * v1;
-    const uint v2372 = v2371 + v2362;
-    out[v2372] = v2370;
-  }
-  const uint v2373 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2375 = v358 + v2373;
-  const uint v2376 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2378 = v361 + v2376;
-  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2380 = v2378 < v1;
-  const bool v2381 = v2379 && v2380;
-  if (v2381) {
-    const float v2382 = v22.m[7][7].thread_elements()[0];
-    const half v2383 = bias[v2378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2384 = float(v2383);
-    const float v2385 = fma(v2382, v3, v2384);
-    const half v2386 = half(v2385);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2387 = v2375 * v1;
-    const uint v2388 = v2387 + v2378;
-    out[v2388] = v2386;
-  }
-  const uint v2389 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2391 = v358 + v2389;
-  const uint v2392 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2394 = v361 + v2392;
-  const bool v2395 = v2391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2396 = v2394 < v1;
-  const bool v2397 = v2395 && v2396;
-  if (v2397) {
-    const float v2398 = v22.m[7][7].thread_elements()[1];
-    const half v2399 = bias[v2394];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2400 = float(v2399);
-    const float v2401 = fma(v2398, v3, v2400);
-    const half v2402 = half(v2401);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2403 = v2391 * v1;
-    const uint v2404 = v2403 + v2394;
-    out[v2404] = v2402;
+  const uint v374 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v375 = v24 + v33;
+  const uint v376 = v375 + v374;
+  const uint v377 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v378 = v28 + v37;
+  const uint v379 = v378 + v377;
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v381 = v379 < v1;
+  const bool v382 = v380 && v381;
+  if (v382) {
+    const float v383 = v39.m[0][0].thread_elements()[0];
+    const half v384 = bias[v379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v385 = float(v384);
+    const float v386 = fma(v383, v3, v385);
+    const half v387 = half(v386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v388 = v376 * v1;
+    const uint v389 = v388 + v379;
+    out[v389] = v387;
+  }
+  const uint v390 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v392 = v375 + v390;
+  const uint v393 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v395 = v378 + v393;
+  const bool v396 = v392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v397 = v395 < v1;
+  const bool v398 = v396 && v397;
+  if (v398) {
+    const float v399 = v39.m[0][0].thread_elements()[1];
+    const half v400 = bias[v395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v401 = float(v400);
+    const float v402 = fma(v399, v3, v401);
+    const half v403 = half(v402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v404 = v392 * v1;
+    const uint v405 = v404 + v395;
+    out[v405] = v403;
+  }
+  const uint v406 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v408 = v375 + v406;
+  const uint v409 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v411 = v378 + v409;
+  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v413 = v411 < v1;
+  const bool v414 = v412 && v413;
+  if (v414) {
+    const float v415 = v39.m[0][1].thread_elements()[0];
+    const half v416 = bias[v411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v417 = float(v416);
+    const float v418 = fma(v415, v3, v417);
+    const half v419 = half(v418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v420 = v408 * v1;
+    const uint v421 = v420 + v411;
+    out[v421] = v419;
+  }
+  const uint v422 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v424 = v375 + v422;
+  const uint v425 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v427 = v378 + v425;
+  const bool v428 = v424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v429 = v427 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v39.m[0][1].thread_elements()[1];
+    const half v432 = bias[v427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v433 = float(v432);
+    const float v434 = fma(v431, v3, v433);
+    const half v435 = half(v434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v436 = v424 * v1;
+    const uint v437 = v436 + v427;
+    out[v437] = v435;
+  }
+  const uint v438 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v440 = v375 + v438;
+  const uint v441 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v443 = v378 + v441;
+  const bool v444 = v440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v445 = v443 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v39.m[0][2].thread_elements()[0];
+    const half v448 = bias[v443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v449 = float(v448);
+    const float v450 = fma(v447, v3, v449);
+    const half v451 = half(v450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v452 = v440 * v1;
+    const uint v453 = v452 + v443;
+    out[v453] = v451;
+  }
+  const uint v454 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v456 = v375 + v454;
+  const uint v457 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v459 = v378 + v457;
+  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v461 = v459 < v1;
+  const bool v462 = v460 && v461;
+  if (v462) {
+    const float v463 = v39.m[0][2].thread_elements()[1];
+    const half v464 = bias[v459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v465 = float(v464);
+    const float v466 = fma(v463, v3, v465);
+    const half v467 = half(v466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v468 = v456 * v1;
+    const uint v469 = v468 + v459;
+    out[v469] = v467;
+  }
+  const uint v470 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v472 = v375 + v470;
+  const uint v473 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v475 = v378 + v473;
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v477 = v475 < v1;
+  const bool v478 = v476 && v477;
+  if (v478) {
+    const float v479 = v39.m[0][3].thread_elements()[0];
+    const half v480 = bias[v475];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v481 = float(v480);
+    const float v482 = fma(v479, v3, v481);
+    const half v483 = half(v482);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v484 = v472 * v1;
+    const uint v485 = v484 + v475;
+    out[v485] = v483;
+  }
+  const uint v486 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v488 = v375 + v486;
+  const uint v489 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v491 = v378 + v489;
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v493 = v491 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v39.m[0][3].thread_elements()[1];
+    const half v496 = bias[v491];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v497 = float(v496);
+    const float v498 = fma(v495, v3, v497);
+    const half v499 = half(v498);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v500 = v488 * v1;
+    const uint v501 = v500 + v491;
+    out[v501] = v499;
+  }
+  const uint v502 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v504 = v375 + v502;
+  const uint v505 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v507 = v378 + v505;
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v509 = v507 < v1;
+  const bool v510 = v508 && v509;
+  if (v510) {
+    const float v511 = v39.m[0][4].thread_elements()[0];
+    const half v512 = bias[v507];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v513 = float(v512);
+    const float v514 = fma(v511, v3, v513);
+    const half v515 = half(v514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v516 = v504 * v1;
+    const uint v517 = v516 + v507;
+    out[v517] = v515;
+  }
+  const uint v518 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v520 = v375 + v518;
+  const uint v521 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v523 = v378 + v521;
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v525 = v523 < v1;
+  const bool v526 = v524 && v525;
+  if (v526) {
+    const float v527 = v39.m[0][4].thread_elements()[1];
+    const half v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v529 = float(v528);
+    const float v530 = fma(v527, v3, v529);
+    const half v531 = half(v530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v532 = v520 * v1;
+    const uint v533 = v532 + v523;
+    out[v533] = v531;
+  }
+  const uint v534 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v536 = v375 + v534;
+  const uint v537 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v539 = v378 + v537;
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v541 = v539 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v39.m[0][5].thread_elements()[0];
+    const half v544 = bias[v539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v545 = float(v544);
+    const float v546 = fma(v543, v3, v545);
+    const half v547 = half(v546);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v548 = v536 * v1;
+    const uint v549 = v548 + v539;
+    out[v549] = v547;
+  }
+  const uint v550 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v552 = v375 + v550;
+  const uint v553 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v555 = v378 + v553;
+  const bool v556 = v552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v557 = v555 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v39.m[0][5].thread_elements()[1];
+    const half v560 = bias[v555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v561 = float(v560);
+    const float v562 = fma(v559, v3, v561);
+    const half v563 = half(v562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v564 = v552 * v1;
+    const uint v565 = v564 + v555;
+    out[v565] = v563;
+  }
+  const uint v566 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v568 = v375 + v566;
+  const uint v569 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v571 = v378 + v569;
+  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v573 = v571 < v1;
+  const bool v574 = v572 && v573;
+  if (v574) {
+    const float v575 = v39.m[0][6].thread_elements()[0];
+    const half v576 = bias[v571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v577 = float(v576);
+    const float v578 = fma(v575, v3, v577);
+    const half v579 = half(v578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v580 = v568 * v1;
+    const uint v581 = v580 + v571;
+    out[v581] = v579;
+  }
+  const uint v582 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v584 = v375 + v582;
+  const uint v585 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v587 = v378 + v585;
+  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v589 = v587 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v39.m[0][6].thread_elements()[1];
+    const half v592 = bias[v587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v593 = float(v592);
+    const float v594 = fma(v591, v3, v593);
+    const half v595 = half(v594);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v596 = v584 * v1;
+    const uint v597 = v596 + v587;
+    out[v597] = v595;
+  }
+  const uint v598 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v600 = v375 + v598;
+  const uint v601 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v603 = v378 + v601;
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v605 = v603 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v39.m[0][7].thread_elements()[0];
+    const half v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v609 = float(v608);
+    const float v610 = fma(v607, v3, v609);
+    const half v611 = half(v610);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v612 = v600 * v1;
+    const uint v613 = v612 + v603;
+    out[v613] = v611;
+  }
+  const uint v614 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v616 = v375 + v614;
+  const uint v617 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v619 = v378 + v617;
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v621 = v619 < v1;
+  const bool v622 = v620 && v621;
+  if (v622) {
+    const float v623 = v39.m[0][7].thread_elements()[1];
+    const half v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v625 = float(v624);
+    const float v626 = fma(v623, v3, v625);
+    const half v627 = half(v626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v628 = v616 * v1;
+    const uint v629 = v628 + v619;
+    out[v629] = v627;
+  }
+  const uint v630 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v632 = v375 + v630;
+  const uint v633 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v635 = v378 + v633;
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v39.m[1][0].thread_elements()[0];
+    const half v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v641 = float(v640);
+    const float v642 = fma(v639, v3, v641);
+    const half v643 = half(v642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v644 = v632 * v1;
+    const uint v645 = v644 + v635;
+    out[v645] = v643;
+  }
+  const uint v646 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v648 = v375 + v646;
+  const uint v649 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v651 = v378 + v649;
+  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v39.m[1][0].thread_elements()[1];
+    const half v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v657 = float(v656);
+    const float v658 = fma(v655, v3, v657);
+    const half v659 = half(v658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v660 = v648 * v1;
+    const uint v661 = v660 + v651;
+    out[v661] = v659;
+  }
+  const uint v662 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v664 = v375 + v662;
+  const uint v665 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v667 = v378 + v665;
+  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v669 = v667 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v39.m[1][1].thread_elements()[0];
+    const half v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v673 = float(v672);
+    const float v674 = fma(v671, v3, v673);
+    const half v675 = half(v674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v676 = v664 * v1;
+    const uint v677 = v676 + v667;
+    out[v677] = v675;
+  }
+  const uint v678 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v680 = v375 + v678;
+  const uint v681 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v683 = v378 + v681;
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v685 = v683 < v1;
+  const bool v686 = v684 && v685;
+  if (v686) {
+    const float v687 = v39.m[1][1].thread_elements()[1];
+    const half v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v689 = float(v688);
+    const float v690 = fma(v687, v3, v689);
+    const half v691 = half(v690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v692 = v680 * v1;
+    const uint v693 = v692 + v683;
+    out[v693] = v691;
+  }
+  const uint v694 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v696 = v375 + v694;
+  const uint v697 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v699 = v378 + v697;
+  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v701 = v699 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v39.m[1][2].thread_elements()[0];
+    const half v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v705 = float(v704);
+    const float v706 = fma(v703, v3, v705);
+    const half v707 = half(v706);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v708 = v696 * v1;
+    const uint v709 = v708 + v699;
+    out[v709] = v707;
+  }
+  const uint v710 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v712 = v375 + v710;
+  const uint v713 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v715 = v378 + v713;
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v717 = v715 < v1;
+  const bool v718 = v716 && v717;
+  if (v718) {
+    const float v719 = v39.m[1][2].thread_elements()[1];
+    const half v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v721 = float(v720);
+    const float v722 = fma(v719, v3, v721);
+    const half v723 = half(v722);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v724 = v712 * v1;
+    const uint v725 = v724 + v715;
+    out[v725] = v723;
+  }
+  const uint v726 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v728 = v375 + v726;
+  const uint v729 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v731 = v378 + v729;
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v733 = v731 < v1;
+  const bool v734 = v732 && v733;
+  if (v734) {
+    const float v735 = v39.m[1][3].thread_elements()[0];
+    const half v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v737 = float(v736);
+    const float v738 = fma(v735, v3, v737);
+    const half v739 = half(v738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v740 = v728 * v1;
+    const uint v741 = v740 + v731;
+    out[v741] = v739;
+  }
+  const uint v742 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v744 = v375 + v742;
+  const uint v745 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v747 = v378 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.m[1][3].thread_elements()[1];
+    const half v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v753 = float(v752);
+    const float v754 = fma(v751, v3, v753);
+    const half v755 = half(v754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v756 = v744 * v1;
+    const uint v757 = v756 + v747;
+    out[v757] = v755;
+  }
+  const uint v758 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v760 = v375 + v758;
+  const uint v761 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v763 = v378 + v761;
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v765 = v763 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v39.m[1][4].thread_elements()[0];
+    const half v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v769 = float(v768);
+    const float v770 = fma(v767, v3, v769);
+    const half v771 = half(v770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v772 = v760 * v1;
+    const uint v773 = v772 + v763;
+    out[v773] = v771;
+  }
+  const uint v774 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v776 = v375 + v774;
+  const uint v777 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v779 = v378 + v777;
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v781 = v779 < v1;
+  const bool v782 = v780 && v781;
+  if (v782) {
+    const float v783 = v39.m[1][4].thread_elements()[1];
+    const half v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v785 = float(v784);
+    const float v786 = fma(v783, v3, v785);
+    const half v787 = half(v786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v788 = v776 * v1;
+    const uint v789 = v788 + v779;
+    out[v789] = v787;
+  }
+  const uint v790 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v792 = v375 + v790;
+  const uint v793 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v795 = v378 + v793;
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v797 = v795 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v39.m[1][5].thread_elements()[0];
+    const half v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v801 = float(v800);
+    const float v802 = fma(v799, v3, v801);
+    const half v803 = half(v802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v804 = v792 * v1;
+    const uint v805 = v804 + v795;
+    out[v805] = v803;
+  }
+  const uint v806 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v808 = v375 + v806;
+  const uint v809 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v811 = v378 + v809;
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v813 = v811 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v39.m[1][5].thread_elements()[1];
+    const half v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v817 = float(v816);
+    const float v818 = fma(v815, v3, v817);
+    const half v819 = half(v818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v820 = v808 * v1;
+    const uint v821 = v820 + v811;
+    out[v821] = v819;
+  }
+  const uint v822 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v824 = v375 + v822;
+  const uint v825 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v827 = v378 + v825;
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v829 = v827 < v1;
+  const bool v830 = v828 && v829;
+  if (v830) {
+    const float v831 = v39.m[1][6].thread_elements()[0];
+    const half v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v833 = float(v832);
+    const float v834 = fma(v831, v3, v833);
+    const half v835 = half(v834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v836 = v824 * v1;
+    const uint v837 = v836 + v827;
+    out[v837] = v835;
+  }
+  const uint v838 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v840 = v375 + v838;
+  const uint v841 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v843 = v378 + v841;
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v845 = v843 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v39.m[1][6].thread_elements()[1];
+    const half v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v849 = float(v848);
+    const float v850 = fma(v847, v3, v849);
+    const half v851 = half(v850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v852 = v840 * v1;
+    const uint v853 = v852 + v843;
+    out[v853] = v851;
+  }
+  const uint v854 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v856 = v375 + v854;
+  const uint v857 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v859 = v378 + v857;
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.m[1][7].thread_elements()[0];
+    const half v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v865 = float(v864);
+    const float v866 = fma(v863, v3, v865);
+    const half v867 = half(v866);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v868 = v856 * v1;
+    const uint v869 = v868 + v859;
+    out[v869] = v867;
+  }
+  const uint v870 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v872 = v375 + v870;
+  const uint v873 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v875 = v378 + v873;
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v877 = v875 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v39.m[1][7].thread_elements()[1];
+    const half v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v881 = float(v880);
+    const float v882 = fma(v879, v3, v881);
+    const half v883 = half(v882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v884 = v872 * v1;
+    const uint v885 = v884 + v875;
+    out[v885] = v883;
+  }
+  const uint v886 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v888 = v375 + v886;
+  const uint v889 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v891 = v378 + v889;
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v39.m[2][0].thread_elements()[0];
+    const half v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v897 = float(v896);
+    const float v898 = fma(v895, v3, v897);
+    const half v899 = half(v898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v900 = v888 * v1;
+    const uint v901 = v900 + v891;
+    out[v901] = v899;
+  }
+  const uint v902 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v904 = v375 + v902;
+  const uint v905 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v907 = v378 + v905;
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v909 = v907 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v39.m[2][0].thread_elements()[1];
+    const half v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v913 = float(v912);
+    const float v914 = fma(v911, v3, v913);
+    const half v915 = half(v914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v916 = v904 * v1;
+    const uint v917 = v916 + v907;
+    out[v917] = v915;
+  }
+  const uint v918 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v920 = v375 + v918;
+  const uint v921 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v923 = v378 + v921;
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v925 = v923 < v1;
+  const bool v926 = v924 && v925;
+  if (v926) {
+    const float v927 = v39.m[2][1].thread_elements()[0];
+    const half v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v929 = float(v928);
+    const float v930 = fma(v927, v3, v929);
+    const half v931 = half(v930);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v932 = v920 * v1;
+    const uint v933 = v932 + v923;
+    out[v933] = v931;
+  }
+  const uint v934 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v936 = v375 + v934;
+  const uint v937 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v939 = v378 + v937;
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v941 = v939 < v1;
+  const bool v942 = v940 && v941;
+  if (v942) {
+    const float v943 = v39.m[2][1].thread_elements()[1];
+    const half v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v945 = float(v944);
+    const float v946 = fma(v943, v3, v945);
+    const half v947 = half(v946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v948 = v936 * v1;
+    const uint v949 = v948 + v939;
+    out[v949] = v947;
+  }
+  const uint v950 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v952 = v375 + v950;
+  const uint v953 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v955 = v378 + v953;
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v957 = v955 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v39.m[2][2].thread_elements()[0];
+    const half v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v961 = float(v960);
+    const float v962 = fma(v959, v3, v961);
+    const half v963 = half(v962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v964 = v952 * v1;
+    const uint v965 = v964 + v955;
+    out[v965] = v963;
+  }
+  const uint v966 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v968 = v375 + v966;
+  const uint v969 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v971 = v378 + v969;
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v973 = v971 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v39.m[2][2].thread_elements()[1];
+    const half v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v977 = float(v976);
+    const float v978 = fma(v975, v3, v977);
+    const half v979 = half(v978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v980 = v968 * v1;
+    const uint v981 = v980 + v971;
+    out[v981] = v979;
+  }
+  const uint v982 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v984 = v375 + v982;
+  const uint v985 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v987 = v378 + v985;
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v989 = v987 < v1;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v39.m[2][3].thread_elements()[0];
+    const half v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v993 = float(v992);
+    const float v994 = fma(v991, v3, v993);
+    const half v995 = half(v994);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v996 = v984 * v1;
+    const uint v997 = v996 + v987;
+    out[v997] = v995;
+  }
+  const uint v998 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1000 = v375 + v998;
+  const uint v1001 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1003 = v378 + v1001;
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1005 = v1003 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v39.m[2][3].thread_elements()[1];
+    const half v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1009 = float(v1008);
+    const float v1010 = fma(v1007, v3, v1009);
+    const half v1011 = half(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1012 = v1000 * v1;
+    const uint v1013 = v1012 + v1003;
+    out[v1013] = v1011;
+  }
+  const uint v1014 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1016 = v375 + v1014;
+  const uint v1017 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1019 = v378 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1021 = v1019 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v39.m[2][4].thread_elements()[0];
+    const half v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1025 = float(v1024);
+    const float v1026 = fma(v1023, v3, v1025);
+    const half v1027 = half(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1028 = v1016 * v1;
+    const uint v1029 = v1028 + v1019;
+    out[v1029] = v1027;
+  }
+  const uint v1030 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1032 = v375 + v1030;
+  const uint v1033 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1035 = v378 + v1033;
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1037 = v1035 < v1;
+  const bool v1038 = v1036 && v1037;
+  if (v1038) {
+    const float v1039 = v39.m[2][4].thread_elements()[1];
+    const half v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1041 = float(v1040);
+    const float v1042 = fma(v1039, v3, v1041);
+    const half v1043 = half(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1044 = v1032 * v1;
+    const uint v1045 = v1044 + v1035;
+    out[v1045] = v1043;
+  }
+  const uint v1046 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1048 = v375 + v1046;
+  const uint v1049 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1051 = v378 + v1049;
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1053 = v1051 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v39.m[2][5].thread_elements()[0];
+    const half v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1057 = float(v1056);
+    const float v1058 = fma(v1055, v3, v1057);
+    const half v1059 = half(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1060 = v1048 * v1;
+    const uint v1061 = v1060 + v1051;
+    out[v1061] = v1059;
+  }
+  const uint v1062 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1064 = v375 + v1062;
+  const uint v1065 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1067 = v378 + v1065;
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1069 = v1067 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v39.m[2][5].thread_elements()[1];
+    const half v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1073 = float(v1072);
+    const float v1074 = fma(v1071, v3, v1073);
+    const half v1075 = half(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1076 = v1064 * v1;
+    const uint v1077 = v1076 + v1067;
+    out[v1077] = v1075;
+  }
+  const uint v1078 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1080 = v375 + v1078;
+  const uint v1081 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1083 = v378 + v1081;
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1085 = v1083 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v39.m[2][6].thread_elements()[0];
+    const half v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1089 = float(v1088);
+    const float v1090 = fma(v1087, v3, v1089);
+    const half v1091 = half(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1092 = v1080 * v1;
+    const uint v1093 = v1092 + v1083;
+    out[v1093] = v1091;
+  }
+  const uint v1094 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1096 = v375 + v1094;
+  const uint v1097 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1099 = v378 + v1097;
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v39.m[2][6].thread_elements()[1];
+    const half v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1105 = float(v1104);
+    const float v1106 = fma(v1103, v3, v1105);
+    const half v1107 = half(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1108 = v1096 * v1;
+    const uint v1109 = v1108 + v1099;
+    out[v1109] = v1107;
+  }
+  const uint v1110 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1112 = v375 + v1110;
+  const uint v1113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1115 = v378 + v1113;
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v39.m[2][7].thread_elements()[0];
+    const half v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1121 = float(v1120);
+    const float v1122 = fma(v1119, v3, v1121);
+    const half v1123 = half(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1124 = v1112 * v1;
+    const uint v1125 = v1124 + v1115;
+    out[v1125] = v1123;
+  }
+  const uint v1126 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1128 = v375 + v1126;
+  const uint v1129 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1131 = v378 + v1129;
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v39.m[2][7].thread_elements()[1];
+    const half v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1137 = float(v1136);
+    const float v1138 = fma(v1135, v3, v1137);
+    const half v1139 = half(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1140 = v1128 * v1;
+    const uint v1141 = v1140 + v1131;
+    out[v1141] = v1139;
+  }
+  const uint v1142 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1144 = v375 + v1142;
+  const uint v1145 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1147 = v378 + v1145;
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1149 = v1147 < v1;
+  const bool v1150 = v1148 && v1149;
+  if (v1150) {
+    const float v1151 = v39.m[3][0].thread_elements()[0];
+    const half v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1153 = float(v1152);
+    const float v1154 = fma(v1151, v3, v1153);
+    const half v1155 = half(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1156 = v1144 * v1;
+    const uint v1157 = v1156 + v1147;
+    out[v1157] = v1155;
+  }
+  const uint v1158 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1160 = v375 + v1158;
+  const uint v1161 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1163 = v378 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v39.m[3][0].thread_elements()[1];
+    const half v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1169 = float(v1168);
+    const float v1170 = fma(v1167, v3, v1169);
+    const half v1171 = half(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1172 = v1160 * v1;
+    const uint v1173 = v1172 + v1163;
+    out[v1173] = v1171;
+  }
+  const uint v1174 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1176 = v375 + v1174;
+  const uint v1177 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1179 = v378 + v1177;
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1181 = v1179 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v39.m[3][1].thread_elements()[0];
+    const half v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1185 = float(v1184);
+    const float v1186 = fma(v1183, v3, v1185);
+    const half v1187 = half(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1188 = v1176 * v1;
+    const uint v1189 = v1188 + v1179;
+    out[v1189] = v1187;
+  }
+  const uint v1190 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1192 = v375 + v1190;
+  const uint v1193 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1195 = v378 + v1193;
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.m[3][1].thread_elements()[1];
+    const half v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1201 = float(v1200);
+    const float v1202 = fma(v1199, v3, v1201);
+    const half v1203 = half(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1204 = v1192 * v1;
+    const uint v1205 = v1204 + v1195;
+    out[v1205] = v1203;
+  }
+  const uint v1206 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1208 = v375 + v1206;
+  const uint v1209 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1211 = v378 + v1209;
+  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1213 = v1211 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v39.m[3][2].thread_elements()[0];
+    const half v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1217 = float(v1216);
+    const float v1218 = fma(v1215, v3, v1217);
+    const half v1219 = half(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1220 = v1208 * v1;
+    const uint v1221 = v1220 + v1211;
+    out[v1221] = v1219;
+  }
+  const uint v1222 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1224 = v375 + v1222;
+  const uint v1225 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1227 = v378 + v1225;
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v39.m[3][2].thread_elements()[1];
+    const half v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1233 = float(v1232);
+    const float v1234 = fma(v1231, v3, v1233);
+    const half v1235 = half(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1236 = v1224 * v1;
+    const uint v1237 = v1236 + v1227;
+    out[v1237] = v1235;
+  }
+  const uint v1238 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1240 = v375 + v1238;
+  const uint v1241 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1243 = v378 + v1241;
+  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1245 = v1243 < v1;
+  const bool v1246 = v1244 && v1245;
+  if (v1246) {
+    const float v1247 = v39.m[3][3].thread_elements()[0];
+    const half v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1249 = float(v1248);
+    const float v1250 = fma(v1247, v3, v1249);
+    const half v1251 = half(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1252 = v1240 * v1;
+    const uint v1253 = v1252 + v1243;
+    out[v1253] = v1251;
+  }
+  const uint v1254 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1256 = v375 + v1254;
+  const uint v1257 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1259 = v378 + v1257;
+  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1261 = v1259 < v1;
+  const bool v1262 = v1260 && v1261;
+  if (v1262) {
+    const float v1263 = v39.m[3][3].thread_elements()[1];
+    const half v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1265 = float(v1264);
+    const float v1266 = fma(v1263, v3, v1265);
+    const half v1267 = half(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1268 = v1256 * v1;
+    const uint v1269 = v1268 + v1259;
+    out[v1269] = v1267;
+  }
+  const uint v1270 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1272 = v375 + v1270;
+  const uint v1273 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1275 = v378 + v1273;
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1277 = v1275 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v39.m[3][4].thread_elements()[0];
+    const half v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1281 = float(v1280);
+    const float v1282 = fma(v1279, v3, v1281);
+    const half v1283 = half(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1284 = v1272 * v1;
+    const uint v1285 = v1284 + v1275;
+    out[v1285] = v1283;
+  }
+  const uint v1286 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1288 = v375 + v1286;
+  const uint v1289 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1291 = v378 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1293 = v1291 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v39.m[3][4].thread_elements()[1];
+    const half v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1297 = float(v1296);
+    const float v1298 = fma(v1295, v3, v1297);
+    const half v1299 = half(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1300 = v1288 * v1;
+    const uint v1301 = v1300 + v1291;
+    out[v1301] = v1299;
+  }
+  const uint v1302 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1304 = v375 + v1302;
+  const uint v1305 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1307 = v378 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1309 = v1307 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v39.m[3][5].thread_elements()[0];
+    const half v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1313 = float(v1312);
+    const float v1314 = fma(v1311, v3, v1313);
+    const half v1315 = half(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1316 = v1304 * v1;
+    const uint v1317 = v1316 + v1307;
+    out[v1317] = v1315;
+  }
+  const uint v1318 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1320 = v375 + v1318;
+  const uint v1321 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1323 = v378 + v1321;
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1325 = v1323 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v39.m[3][5].thread_elements()[1];
+    const half v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1329 = float(v1328);
+    const float v1330 = fma(v1327, v3, v1329);
+    const half v1331 = half(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1332 = v1320 * v1;
+    const uint v1333 = v1332 + v1323;
+    out[v1333] = v1331;
+  }
+  const uint v1334 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1336 = v375 + v1334;
+  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1339 = v378 + v1337;
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1341 = v1339 < v1;
+  const bool v1342 = v1340 && v1341;
+  if (v1342) {
+    const float v1343 = v39.m[3][6].thread_elements()[0];
+    const half v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = float(v1344);
+    const float v1346 = fma(v1343, v3, v1345);
+    const half v1347 = half(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1348 = v1336 * v1;
+    const uint v1349 = v1348 + v1339;
+    out[v1349] = v1347;
+  }
+  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1352 = v375 + v1350;
+  const uint v1353 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1355 = v378 + v1353;
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v39.m[3][6].thread_elements()[1];
+    const half v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1361 = float(v1360);
+    const float v1362 = fma(v1359, v3, v1361);
+    const half v1363 = half(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1364 = v1352 * v1;
+    const uint v1365 = v1364 + v1355;
+    out[v1365] = v1363;
+  }
+  const uint v1366 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1368 = v375 + v1366;
+  const uint v1369 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1371 = v378 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v39.m[3][7].thread_elements()[0];
+    const half v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1377 = float(v1376);
+    const float v1378 = fma(v1375, v3, v1377);
+    const half v1379 = half(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1380 = v1368 * v1;
+    const uint v1381 = v1380 + v1371;
+    out[v1381] = v1379;
+  }
+  const uint v1382 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1384 = v375 + v1382;
+  const uint v1385 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1387 = v378 + v1385;
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1389 = v1387 < v1;
+  const bool v1390 = v1388 && v1389;
+  if (v1390) {
+    const float v1391 = v39.m[3][7].thread_elements()[1];
+    const half v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1393 = float(v1392);
+    const float v1394 = fma(v1391, v3, v1393);
+    const half v1395 = half(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1396 = v1384 * v1;
+    const uint v1397 = v1396 + v1387;
+    out[v1397] = v1395;
+  }
+  const uint v1398 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1400 = v375 + v1398;
+  const uint v1401 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1403 = v378 + v1401;
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1405 = v1403 < v1;
+  const bool v1406 = v1404 && v1405;
+  if (v1406) {
+    const float v1407 = v39.m[4][0].thread_elements()[0];
+    const half v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1409 = float(v1408);
+    const float v1410 = fma(v1407, v3, v1409);
+    const half v1411 = half(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1412 = v1400 * v1;
+    const uint v1413 = v1412 + v1403;
+    out[v1413] = v1411;
+  }
+  const uint v1414 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1416 = v375 + v1414;
+  const uint v1417 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1419 = v378 + v1417;
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1421 = v1419 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v39.m[4][0].thread_elements()[1];
+    const half v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1425 = float(v1424);
+    const float v1426 = fma(v1423, v3, v1425);
+    const half v1427 = half(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1428 = v1416 * v1;
+    const uint v1429 = v1428 + v1419;
+    out[v1429] = v1427;
+  }
+  const uint v1430 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1432 = v375 + v1430;
+  const uint v1433 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1435 = v378 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v39.m[4][1].thread_elements()[0];
+    const half v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1441 = float(v1440);
+    const float v1442 = fma(v1439, v3, v1441);
+    const half v1443 = half(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1444 = v1432 * v1;
+    const uint v1445 = v1444 + v1435;
+    out[v1445] = v1443;
+  }
+  const uint v1446 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1448 = v375 + v1446;
+  const uint v1449 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1451 = v378 + v1449;
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1453 = v1451 < v1;
+  const bool v1454 = v1452 && v1453;
+  if (v1454) {
+    const float v1455 = v39.m[4][1].thread_elements()[1];
+    const half v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1457 = float(v1456);
+    const float v1458 = fma(v1455, v3, v1457);
+    const half v1459 = half(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1460 = v1448 * v1;
+    const uint v1461 = v1460 + v1451;
+    out[v1461] = v1459;
+  }
+  const uint v1462 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1464 = v375 + v1462;
+  const uint v1465 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1467 = v378 + v1465;
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1469 = v1467 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v39.m[4][2].thread_elements()[0];
+    const half v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1473 = float(v1472);
+    const float v1474 = fma(v1471, v3, v1473);
+    const half v1475 = half(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1476 = v1464 * v1;
+    const uint v1477 = v1476 + v1467;
+    out[v1477] = v1475;
+  }
+  const uint v1478 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1480 = v375 + v1478;
+  const uint v1481 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1483 = v378 + v1481;
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.m[4][2].thread_elements()[1];
+    const half v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1489 = float(v1488);
+    const float v1490 = fma(v1487, v3, v1489);
+    const half v1491 = half(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1492 = v1480 * v1;
+    const uint v1493 = v1492 + v1483;
+    out[v1493] = v1491;
+  }
+  const uint v1494 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1496 = v375 + v1494;
+  const uint v1497 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1499 = v378 + v1497;
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1501 = v1499 < v1;
+  const bool v1502 = v1500 && v1501;
+  if (v1502) {
+    const float v1503 = v39.m[4][3].thread_elements()[0];
+    const half v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1505 = float(v1504);
+    const float v1506 = fma(v1503, v3, v1505);
+    const half v1507 = half(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1508 = v1496 * v1;
+    const uint v1509 = v1508 + v1499;
+    out[v1509] = v1507;
+  }
+  const uint v1510 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1512 = v375 + v1510;
+  const uint v1513 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1515 = v378 + v1513;
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v39.m[4][3].thread_elements()[1];
+    const half v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1521 = float(v1520);
+    const float v1522 = fma(v1519, v3, v1521);
+    const half v1523 = half(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1524 = v1512 * v1;
+    const uint v1525 = v1524 + v1515;
+    out[v1525] = v1523;
+  }
+  const uint v1526 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1528 = v375 + v1526;
+  const uint v1529 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1531 = v378 + v1529;
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.m[4][4].thread_elements()[0];
+    const half v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1537 = float(v1536);
+    const float v1538 = fma(v1535, v3, v1537);
+    const half v1539 = half(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1540 = v1528 * v1;
+    const uint v1541 = v1540 + v1531;
+    out[v1541] = v1539;
+  }
+  const uint v1542 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1544 = v375 + v1542;
+  const uint v1545 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1547 = v378 + v1545;
+  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1549 = v1547 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v39.m[4][4].thread_elements()[1];
+    const half v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1553 = float(v1552);
+    const float v1554 = fma(v1551, v3, v1553);
+    const half v1555 = half(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1556 = v1544 * v1;
+    const uint v1557 = v1556 + v1547;
+    out[v1557] = v1555;
+  }
+  const uint v1558 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1560 = v375 + v1558;
+  const uint v1561 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1563 = v378 + v1561;
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1565 = v1563 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v39.m[4][5].thread_elements()[0];
+    const half v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1569 = float(v1568);
+    const float v1570 = fma(v1567, v3, v1569);
+    const half v1571 = half(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1572 = v1560 * v1;
+    const uint v1573 = v1572 + v1563;
+    out[v1573] = v1571;
+  }
+  const uint v1574 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1576 = v375 + v1574;
+  const uint v1577 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1579 = v378 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v39.m[4][5].thread_elements()[1];
+    const half v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1585 = float(v1584);
+    const float v1586 = fma(v1583, v3, v1585);
+    const half v1587 = half(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1588 = v1576 * v1;
+    const uint v1589 = v1588 + v1579;
+    out[v1589] = v1587;
+  }
+  const uint v1590 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1592 = v375 + v1590;
+  const uint v1593 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1595 = v378 + v1593;
+  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v39.m[4][6].thread_elements()[0];
+    const half v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1601 = float(v1600);
+    const float v1602 = fma(v1599, v3, v1601);
+    const half v1603 = half(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1604 = v1592 * v1;
+    const uint v1605 = v1604 + v1595;
+    out[v1605] = v1603;
+  }
+  const uint v1606 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1608 = v375 + v1606;
+  const uint v1609 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1611 = v378 + v1609;
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v39.m[4][6].thread_elements()[1];
+    const half v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1617 = float(v1616);
+    const float v1618 = fma(v1615, v3, v1617);
+    const half v1619 = half(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1620 = v1608 * v1;
+    const uint v1621 = v1620 + v1611;
+    out[v1621] = v1619;
+  }
+  const uint v1622 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1624 = v375 + v1622;
+  const uint v1625 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1627 = v378 + v1625;
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1629 = v1627 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v39.m[4][7].thread_elements()[0];
+    const half v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1633 = float(v1632);
+    const float v1634 = fma(v1631, v3, v1633);
+    const half v1635 = half(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1636 = v1624 * v1;
+    const uint v1637 = v1636 + v1627;
+    out[v1637] = v1635;
+  }
+  const uint v1638 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1640 = v375 + v1638;
+  const uint v1641 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1643 = v378 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v39.m[4][7].thread_elements()[1];
+    const half v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1649 = float(v1648);
+    const float v1650 = fma(v1647, v3, v1649);
+    const half v1651 = half(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1652 = v1640 * v1;
+    const uint v1653 = v1652 + v1643;
+    out[v1653] = v1651;
+  }
+  const uint v1654 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1656 = v375 + v1654;
+  const uint v1657 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1659 = v378 + v1657;
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1661 = v1659 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v39.m[5][0].thread_elements()[0];
+    const half v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1665 = float(v1664);
+    const float v1666 = fma(v1663, v3, v1665);
+    const half v1667 = half(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1668 = v1656 * v1;
+    const uint v1669 = v1668 + v1659;
+    out[v1669] = v1667;
+  }
+  const uint v1670 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1672 = v375 + v1670;
+  const uint v1673 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1675 = v378 + v1673;
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v39.m[5][0].thread_elements()[1];
+    const half v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1681 = float(v1680);
+    const float v1682 = fma(v1679, v3, v1681);
+    const half v1683 = half(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1684 = v1672 * v1;
+    const uint v1685 = v1684 + v1675;
+    out[v1685] = v1683;
+  }
+  const uint v1686 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1688 = v375 + v1686;
+  const uint v1689 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1691 = v378 + v1689;
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1693 = v1691 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v39.m[5][1].thread_elements()[0];
+    const half v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1697 = float(v1696);
+    const float v1698 = fma(v1695, v3, v1697);
+    const half v1699 = half(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1700 = v1688 * v1;
+    const uint v1701 = v1700 + v1691;
+    out[v1701] = v1699;
+  }
+  const uint v1702 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1704 = v375 + v1702;
+  const uint v1705 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1707 = v378 + v1705;
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v39.m[5][1].thread_elements()[1];
+    const half v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1713 = float(v1712);
+    const float v1714 = fma(v1711, v3, v1713);
+    const half v1715 = half(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1716 = v1704 * v1;
+    const uint v1717 = v1716 + v1707;
+    out[v1717] = v1715;
+  }
+  const uint v1718 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1720 = v375 + v1718;
+  const uint v1721 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1723 = v378 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v39.m[5][2].thread_elements()[0];
+    const half v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1729 = float(v1728);
+    const float v1730 = fma(v1727, v3, v1729);
+    const half v1731 = half(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1732 = v1720 * v1;
+    const uint v1733 = v1732 + v1723;
+    out[v1733] = v1731;
+  }
+  const uint v1734 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1736 = v375 + v1734;
+  const uint v1737 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1739 = v378 + v1737;
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1741 = v1739 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v39.m[5][2].thread_elements()[1];
+    const half v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1745 = float(v1744);
+    const float v1746 = fma(v1743, v3, v1745);
+    const half v1747 = half(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1748 = v1736 * v1;
+    const uint v1749 = v1748 + v1739;
+    out[v1749] = v1747;
+  }
+  const uint v1750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1752 = v375 + v1750;
+  const uint v1753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1755 = v378 + v1753;
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1757 = v1755 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v39.m[5][3].thread_elements()[0];
+    const half v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1761 = float(v1760);
+    const float v1762 = fma(v1759, v3, v1761);
+    const half v1763 = half(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1764 = v1752 * v1;
+    const uint v1765 = v1764 + v1755;
+    out[v1765] = v1763;
+  }
+  const uint v1766 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1768 = v375 + v1766;
+  const uint v1769 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1771 = v378 + v1769;
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v39.m[5][3].thread_elements()[1];
+    const half v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1777 = float(v1776);
+    const float v1778 = fma(v1775, v3, v1777);
+    const half v1779 = half(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1780 = v1768 * v1;
+    const uint v1781 = v1780 + v1771;
+    out[v1781] = v1779;
+  }
+  const uint v1782 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1784 = v375 + v1782;
+  const uint v1785 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1787 = v378 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v39.m[5][4].thread_elements()[0];
+    const half v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1793 = float(v1792);
+    const float v1794 = fma(v1791, v3, v1793);
+    const half v1795 = half(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1796 = v1784 * v1;
+    const uint v1797 = v1796 + v1787;
+    out[v1797] = v1795;
+  }
+  const uint v1798 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1800 = v375 + v1798;
+  const uint v1801 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1803 = v378 + v1801;
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v39.m[5][4].thread_elements()[1];
+    const half v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1809 = float(v1808);
+    const float v1810 = fma(v1807, v3, v1809);
+    const half v1811 = half(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1812 = v1800 * v1;
+    const uint v1813 = v1812 + v1803;
+    out[v1813] = v1811;
+  }
+  const uint v1814 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1816 = v375 + v1814;
+  const uint v1817 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1819 = v378 + v1817;
+  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v39.m[5][5].thread_elements()[0];
+    const half v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1825 = float(v1824);
+    const float v1826 = fma(v1823, v3, v1825);
+    const half v1827 = half(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1828 = v1816 * v1;
+    const uint v1829 = v1828 + v1819;
+    out[v1829] = v1827;
+  }
+  const uint v1830 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1832 = v375 + v1830;
+  const uint v1833 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1835 = v378 + v1833;
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v39.m[5][5].thread_elements()[1];
+    const half v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1841 = float(v1840);
+    const float v1842 = fma(v1839, v3, v1841);
+    const half v1843 = half(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1844 = v1832 * v1;
+    const uint v1845 = v1844 + v1835;
+    out[v1845] = v1843;
+  }
+  const uint v1846 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1848 = v375 + v1846;
+  const uint v1849 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1851 = v378 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.m[5][6].thread_elements()[0];
+    const half v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1857 = float(v1856);
+    const float v1858 = fma(v1855, v3, v1857);
+    const half v1859 = half(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1860 = v1848 * v1;
+    const uint v1861 = v1860 + v1851;
+    out[v1861] = v1859;
+  }
+  const uint v1862 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1864 = v375 + v1862;
+  const uint v1865 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1867 = v378 + v1865;
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.m[5][6].thread_elements()[1];
+    const half v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1873 = float(v1872);
+    const float v1874 = fma(v1871, v3, v1873);
+    const half v1875 = half(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1876 = v1864 * v1;
+    const uint v1877 = v1876 + v1867;
+    out[v1877] = v1875;
+  }
+  const uint v1878 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1880 = v375 + v1878;
+  const uint v1881 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1883 = v378 + v1881;
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1885 = v1883 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v39.m[5][7].thread_elements()[0];
+    const half v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1889 = float(v1888);
+    const float v1890 = fma(v1887, v3, v1889);
+    const half v1891 = half(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1892 = v1880 * v1;
+    const uint v1893 = v1892 + v1883;
+    out[v1893] = v1891;
+  }
+  const uint v1894 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1896 = v375 + v1894;
+  const uint v1897 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1899 = v378 + v1897;
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1901 = v1899 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v39.m[5][7].thread_elements()[1];
+    const half v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1905 = float(v1904);
+    const float v1906 = fma(v1903, v3, v1905);
+    const half v1907 = half(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1908 = v1896 * v1;
+    const uint v1909 = v1908 + v1899;
+    out[v1909] = v1907;
+  }
+  const uint v1910 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1912 = v375 + v1910;
+  const uint v1913 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1915 = v378 + v1913;
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v39.m[6][0].thread_elements()[0];
+    const half v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1921 = float(v1920);
+    const float v1922 = fma(v1919, v3, v1921);
+    const half v1923 = half(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1924 = v1912 * v1;
+    const uint v1925 = v1924 + v1915;
+    out[v1925] = v1923;
+  }
+  const uint v1926 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1928 = v375 + v1926;
+  const uint v1929 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1931 = v378 + v1929;
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1933 = v1931 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v39.m[6][0].thread_elements()[1];
+    const half v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1937 = float(v1936);
+    const float v1938 = fma(v1935, v3, v1937);
+    const half v1939 = half(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1940 = v1928 * v1;
+    const uint v1941 = v1940 + v1931;
+    out[v1941] = v1939;
+  }
+  const uint v1942 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1944 = v375 + v1942;
+  const uint v1945 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1947 = v378 + v1945;
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v39.m[6][1].thread_elements()[0];
+    const half v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1953 = float(v1952);
+    const float v1954 = fma(v1951, v3, v1953);
+    const half v1955 = half(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1956 = v1944 * v1;
+    const uint v1957 = v1956 + v1947;
+    out[v1957] = v1955;
+  }
+  const uint v1958 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1960 = v375 + v1958;
+  const uint v1961 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1963 = v378 + v1961;
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1965 = v1963 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v39.m[6][1].thread_elements()[1];
+    const half v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1969 = float(v1968);
+    const float v1970 = fma(v1967, v3, v1969);
+    const half v1971 = half(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1972 = v1960 * v1;
+    const uint v1973 = v1972 + v1963;
+    out[v1973] = v1971;
+  }
+  const uint v1974 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1976 = v375 + v1974;
+  const uint v1977 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1979 = v378 + v1977;
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1981 = v1979 < v1;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v39.m[6][2].thread_elements()[0];
+    const half v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1985 = float(v1984);
+    const float v1986 = fma(v1983, v3, v1985);
+    const half v1987 = half(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1988 = v1976 * v1;
+    const uint v1989 = v1988 + v1979;
+    out[v1989] = v1987;
+  }
+  const uint v1990 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1992 = v375 + v1990;
+  const uint v1993 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1995 = v378 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v39.m[6][2].thread_elements()[1];
+    const half v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2001 = float(v2000);
+    const float v2002 = fma(v1999, v3, v2001);
+    const half v2003 = half(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2004 = v1992 * v1;
+    const uint v2005 = v2004 + v1995;
+    out[v2005] = v2003;
+  }
+  const uint v2006 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2008 = v375 + v2006;
+  const uint v2009 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2011 = v378 + v2009;
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v39.m[6][3].thread_elements()[0];
+    const half v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2017 = float(v2016);
+    const float v2018 = fma(v2015, v3, v2017);
+    const half v2019 = half(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2020 = v2008 * v1;
+    const uint v2021 = v2020 + v2011;
+    out[v2021] = v2019;
+  }
+  const uint v2022 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2024 = v375 + v2022;
+  const uint v2025 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2027 = v378 + v2025;
+  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2029 = v2027 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v39.m[6][3].thread_elements()[1];
+    const half v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2033 = float(v2032);
+    const float v2034 = fma(v2031, v3, v2033);
+    const half v2035 = half(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2036 = v2024 * v1;
+    const uint v2037 = v2036 + v2027;
+    out[v2037] = v2035;
+  }
+  const uint v2038 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2040 = v375 + v2038;
+  const uint v2041 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2043 = v378 + v2041;
+  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2045 = v2043 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v39.m[6][4].thread_elements()[0];
+    const half v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2049 = float(v2048);
+    const float v2050 = fma(v2047, v3, v2049);
+    const half v2051 = half(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2052 = v2040 * v1;
+    const uint v2053 = v2052 + v2043;
+    out[v2053] = v2051;
+  }
+  const uint v2054 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2056 = v375 + v2054;
+  const uint v2057 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2059 = v378 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v39.m[6][4].thread_elements()[1];
+    const half v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2065 = float(v2064);
+    const float v2066 = fma(v2063, v3, v2065);
+    const half v2067 = half(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2068 = v2056 * v1;
+    const uint v2069 = v2068 + v2059;
+    out[v2069] = v2067;
+  }
+  const uint v2070 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2072 = v375 + v2070;
+  const uint v2073 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2075 = v378 + v2073;
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v39.m[6][5].thread_elements()[0];
+    const half v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2081 = float(v2080);
+    const float v2082 = fma(v2079, v3, v2081);
+    const half v2083 = half(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2084 = v2072 * v1;
+    const uint v2085 = v2084 + v2075;
+    out[v2085] = v2083;
+  }
+  const uint v2086 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2088 = v375 + v2086;
+  const uint v2089 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2091 = v378 + v2089;
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v39.m[6][5].thread_elements()[1];
+    const half v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2097 = float(v2096);
+    const float v2098 = fma(v2095, v3, v2097);
+    const half v2099 = half(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2100 = v2088 * v1;
+    const uint v2101 = v2100 + v2091;
+    out[v2101] = v2099;
+  }
+  const uint v2102 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2104 = v375 + v2102;
+  const uint v2105 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2107 = v378 + v2105;
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v39.m[6][6].thread_elements()[0];
+    const half v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2113 = float(v2112);
+    const float v2114 = fma(v2111, v3, v2113);
+    const half v2115 = half(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2116 = v2104 * v1;
+    const uint v2117 = v2116 + v2107;
+    out[v2117] = v2115;
+  }
+  const uint v2118 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2120 = v375 + v2118;
+  const uint v2121 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2123 = v378 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v39.m[6][6].thread_elements()[1];
+    const half v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2129 = float(v2128);
+    const float v2130 = fma(v2127, v3, v2129);
+    const half v2131 = half(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2132 = v2120 * v1;
+    const uint v2133 = v2132 + v2123;
+    out[v2133] = v2131;
+  }
+  const uint v2134 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2136 = v375 + v2134;
+  const uint v2137 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2139 = v378 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v39.m[6][7].thread_elements()[0];
+    const half v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2145 = float(v2144);
+    const float v2146 = fma(v2143, v3, v2145);
+    const half v2147 = half(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2148 = v2136 * v1;
+    const uint v2149 = v2148 + v2139;
+    out[v2149] = v2147;
+  }
+  const uint v2150 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2152 = v375 + v2150;
+  const uint v2153 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2155 = v378 + v2153;
+  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2157 = v2155 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v39.m[6][7].thread_elements()[1];
+    const half v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2161 = float(v2160);
+    const float v2162 = fma(v2159, v3, v2161);
+    const half v2163 = half(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2164 = v2152 * v1;
+    const uint v2165 = v2164 + v2155;
+    out[v2165] = v2163;
+  }
+  const uint v2166 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2168 = v375 + v2166;
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2171 = v378 + v2169;
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2173 = v2171 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v39.m[7][0].thread_elements()[0];
+    const half v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2177 = float(v2176);
+    const float v2178 = fma(v2175, v3, v2177);
+    const half v2179 = half(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2180 = v2168 * v1;
+    const uint v2181 = v2180 + v2171;
+    out[v2181] = v2179;
+  }
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2184 = v375 + v2182;
+  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2187 = v378 + v2185;
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2189 = v2187 < v1;
+  const bool v2190 = v2188 && v2189;
+  if (v2190) {
+    const float v2191 = v39.m[7][0].thread_elements()[1];
+    const half v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2193 = float(v2192);
+    const float v2194 = fma(v2191, v3, v2193);
+    const half v2195 = half(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2196 = v2184 * v1;
+    const uint v2197 = v2196 + v2187;
+    out[v2197] = v2195;
+  }
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2200 = v375 + v2198;
+  const uint v2201 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2203 = v378 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v39.m[7][1].thread_elements()[0];
+    const half v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2209 = float(v2208);
+    const float v2210 = fma(v2207, v3, v2209);
+    const half v2211 = half(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2212 = v2200 * v1;
+    const uint v2213 = v2212 + v2203;
+    out[v2213] = v2211;
+  }
+  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2216 = v375 + v2214;
+  const uint v2217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2219 = v378 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v39.m[7][1].thread_elements()[1];
+    const half v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2225 = float(v2224);
+    const float v2226 = fma(v2223, v3, v2225);
+    const half v2227 = half(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2228 = v2216 * v1;
+    const uint v2229 = v2228 + v2219;
+    out[v2229] = v2227;
+  }
+  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2232 = v375 + v2230;
+  const uint v2233 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2235 = v378 + v2233;
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2237 = v2235 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v39.m[7][2].thread_elements()[0];
+    const half v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2241 = float(v2240);
+    const float v2242 = fma(v2239, v3, v2241);
+    const half v2243 = half(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2244 = v2232 * v1;
+    const uint v2245 = v2244 + v2235;
+    out[v2245] = v2243;
+  }
+  const uint v2246 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2248 = v375 + v2246;
+  const uint v2249 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2251 = v378 + v2249;
+  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2253 = v2251 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v39.m[7][2].thread_elements()[1];
+    const half v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2257 = float(v2256);
+    const float v2258 = fma(v2255, v3, v2257);
+    const half v2259 = half(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2260 = v2248 * v1;
+    const uint v2261 = v2260 + v2251;
+    out[v2261] = v2259;
+  }
+  const uint v2262 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2264 = v375 + v2262;
+  const uint v2265 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2267 = v378 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v39.m[7][3].thread_elements()[0];
+    const half v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2273 = float(v2272);
+    const float v2274 = fma(v2271, v3, v2273);
+    const half v2275 = half(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2276 = v2264 * v1;
+    const uint v2277 = v2276 + v2267;
+    out[v2277] = v2275;
+  }
+  const uint v2278 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2280 = v375 + v2278;
+  const uint v2281 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2283 = v378 + v2281;
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2285 = v2283 < v1;
+  const bool v2286 = v2284 && v2285;
+  if (v2286) {
+    const float v2287 = v39.m[7][3].thread_elements()[1];
+    const half v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2289 = float(v2288);
+    const float v2290 = fma(v2287, v3, v2289);
+    const half v2291 = half(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2292 = v2280 * v1;
+    const uint v2293 = v2292 + v2283;
+    out[v2293] = v2291;
+  }
+  const uint v2294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2296 = v375 + v2294;
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2299 = v378 + v2297;
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v39.m[7][4].thread_elements()[0];
+    const half v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2305 = float(v2304);
+    const float v2306 = fma(v2303, v3, v2305);
+    const half v2307 = half(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2308 = v2296 * v1;
+    const uint v2309 = v2308 + v2299;
+    out[v2309] = v2307;
+  }
+  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2312 = v375 + v2310;
+  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2315 = v378 + v2313;
+  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v39.m[7][4].thread_elements()[1];
+    const half v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2321 = float(v2320);
+    const float v2322 = fma(v2319, v3, v2321);
+    const half v2323 = half(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2324 = v2312 * v1;
+    const uint v2325 = v2324 + v2315;
+    out[v2325] = v2323;
+  }
+  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2328 = v375 + v2326;
+  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2331 = v378 + v2329;
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v39.m[7][5].thread_elements()[0];
+    const half v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2337 = float(v2336);
+    const float v2338 = fma(v2335, v3, v2337);
+    const half v2339 = half(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2340 = v2328 * v1;
+    const uint v2341 = v2340 + v2331;
+    out[v2341] = v2339;
+  }
+  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2344 = v375 + v2342;
+  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2347 = v378 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v39.m[7][5].thread_elements()[1];
+    const half v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = float(v2352);
+    const float v2354 = fma(v2351, v3, v2353);
+    const half v2355 = half(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2356 = v2344 * v1;
+    const uint v2357 = v2356 + v2347;
+    out[v2357] = v2355;
+  }
+  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2360 = v375 + v2358;
+  const uint v2361 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2363 = v378 + v2361;
+  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2365 = v2363 < v1;
+  const bool v2366 = v2364 && v2365;
+  if (v2366) {
+    const float v2367 = v39.m[7][6].thread_elements()[0];
+    const half v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2369 = float(v2368);
+    const float v2370 = fma(v2367, v3, v2369);
+    const half v2371 = half(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2372 = v2360 * v1;
+    const uint v2373 = v2372 + v2363;
+    out[v2373] = v2371;
+  }
+  const uint v2374 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2376 = v375 + v2374;
+  const uint v2377 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2379 = v378 + v2377;
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2381 = v2379 < v1;
+  const bool v2382 = v2380 && v2381;
+  if (v2382) {
+    const float v2383 = v39.m[7][6].thread_elements()[1];
+    const half v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2385 = float(v2384);
+    const float v2386 = fma(v2383, v3, v2385);
+    const half v2387 = half(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2388 = v2376 * v1;
+    const uint v2389 = v2388 + v2379;
+    out[v2389] = v2387;
+  }
+  const uint v2390 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2392 = v375 + v2390;
+  const uint v2393 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2395 = v378 + v2393;
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2397 = v2395 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v39.m[7][7].thread_elements()[0];
+    const half v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2401 = float(v2400);
+    const float v2402 = fma(v2399, v3, v2401);
+    const half v2403 = half(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2404 = v2392 * v1;
+    const uint v2405 = v2404 + v2395;
+    out[v2405] = v2403;
+  }
+  const uint v2406 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2408 = v375 + v2406;
+  const uint v2409 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2411 = v378 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v39.m[7][7].thread_elements()[1];
+    const half v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2417 = float(v2416);
+    const float v2418 = fma(v2415, v3, v2417);
+    const half v2419 = half(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2420 = v2408 * v1;
+    const uint v2421 = v2420 + v2411;
+    out[v2421] = v2419;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_bias_nk_silu_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -85,2650 +86,2663 @@ kernel void iron_gemm_bias_nk_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, float(0.0f));
-  iron_frag<float, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, float(0.0f));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const uint v3029 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3032 = v3029 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3035 = v3029 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3036 = v3035 << 2u;
-    const uint v3037 = v8 + v3032;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3038 = v3037 < v0;
-    const uint v3043 = v3037 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3049 = v3032 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3054 = v3029 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3056 = v3054 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3059 = v3054 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3060 = v3059 << 2u;
-    const uint v3061 = v8 + v3056;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3062 = v3061 < v0;
-    const uint v3067 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3073 = v3056 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3078 = v3029 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3080 = v3078 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3083 = v3078 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3084 = v3083 << 2u;
-    const uint v3085 = v8 + v3080;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3086 = v3085 < v0;
-    const uint v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3097 = v3080 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3102 = v3029 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3108 = v3107 << 2u;
-    const uint v3109 = v8 + v3104;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3110 = v3109 < v0;
-    const uint v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3121 = v3104 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3135 = v11 + v3032;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3136 = v3135 < v1;
-    const uint v3141 = v3135 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3159 = v11 + v3056;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3160 = v3159 < v1;
-    const uint v3165 = v3159 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3183 = v11 + v3080;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3184 = v3183 < v1;
-    const uint v3189 = v3183 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3207 = v11 + v3104;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3208 = v3207 < v1;
-    const uint v3213 = v3207 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3229 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v3235 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, float(0.0f));
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, float(0.0f));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const uint v3046 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3049 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3052 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3053 = v3052 << 2u;
+    const uint v3054 = v24 + v3049;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3055 = v3054 < v0;
+    const uint v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3066 = v3049 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3071 = v3046 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3077 = v3076 << 2u;
+    const uint v3078 = v24 + v3073;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3079 = v3078 < v0;
+    const uint v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3090 = v3073 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3095 = v3046 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3097 = v3095 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3100 = v3095 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3101 = v3100 << 2u;
+    const uint v3102 = v24 + v3097;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3103 = v3102 < v0;
+    const uint v3108 = v3102 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3114 = v3097 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3119 = v3046 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3121 = v3119 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3124 = v3119 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3125 = v3124 << 2u;
+    const uint v3126 = v24 + v3121;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3127 = v3126 < v0;
+    const uint v3132 = v3126 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3138 = v3121 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3152 = v28 + v3049;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3153 = v3152 < v1;
+    const uint v3158 = v3152 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3176 = v28 + v3073;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3177 = v3176 < v1;
+    const uint v3182 = v3176 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3200 = v28 + v3097;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3201 = v3200 < v1;
+    const uint v3206 = v3200 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3224 = v28 + v3121;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3225 = v3224 < v1;
+    const uint v3230 = v3224 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3246 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v3252 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v3021 = 0u; v3021 < v2; v3021 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v3023 = v3021 >> 4u;
-      const uint v3025 = v3023 % 1u;
+    for (uint v3038 = 0u; v3038 < v2; v3038 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v3040 = v3038 >> 4u;
+      const uint v3042 = v3040 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3027 = v3025 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v3039 = v3021 + v3036;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3040 = v3039 < v2;
-      const bool v3041 = v3038 && v3040;
-      const uint v3045 = v3043 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3046 = v3045 + v3036;
-      const uint v3047 = v3041 ? v3046 : 0u;
-      const uint v3050 = v3027 + v3049;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3051 = v3050 + v3036;
+      const uint v3044 = v3042 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v3056 = v3038 + v3053;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3057 = v3056 < v2;
+      const bool v3058 = v3055 && v3057;
+      const uint v3062 = v3060 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3063 = v3062 + v3053;
+      const uint v3064 = v3058 ? v3063 : 0u;
+      const uint v3067 = v3044 + v3066;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3068 = v3067 + v3053;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3051 + e] = v3041 ? a[v3047 + e] : float(0);
+        shm0[v3068 + e] = v3058 ? a[v3064 + e] : float(0);
       }
-      const uint v3063 = v3021 + v3060;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3064 = v3063 < v2;
-      const bool v3065 = v3062 && v3064;
-      const uint v3069 = v3067 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3070 = v3069 + v3060;
-      const uint v3071 = v3065 ? v3070 : 0u;
-      const uint v3074 = v3027 + v3073;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3075 = v3074 + v3060;
+      const uint v3080 = v3038 + v3077;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3081 = v3080 < v2;
+      const bool v3082 = v3079 && v3081;
+      const uint v3086 = v3084 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3087 = v3086 + v3077;
+      const uint v3088 = v3082 ? v3087 : 0u;
+      const uint v3091 = v3044 + v3090;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3092 = v3091 + v3077;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3075 + e] = v3065 ? a[v3071 + e] : float(0);
+        shm0[v3092 + e] = v3082 ? a[v3088 + e] : float(0);
       }
-      const uint v3087 = v3021 + v3084;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3088 = v3087 < v2;
-      const bool v3089 = v3086 && v3088;
-      const uint v3093 = v3091 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3094 = v3093 + v3084;
-      const uint v3095 = v3089 ? v3094 : 0u;
-      const uint v3098 = v3027 + v3097;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3099 = v3098 + v3084;
+      const uint v3104 = v3038 + v3101;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3105 = v3104 < v2;
+      const bool v3106 = v3103 && v3105;
+      const uint v3110 = v3108 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3111 = v3110 + v3101;
+      const uint v3112 = v3106 ? v3111 : 0u;
+      const uint v3115 = v3044 + v3114;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3116 = v3115 + v3101;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3099 + e] = v3089 ? a[v3095 + e] : float(0);
+        shm0[v3116 + e] = v3106 ? a[v3112 + e] : float(0);
       }
-      const uint v3111 = v3021 + v3108;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3112 = v3111 < v2;
-      const bool v3113 = v3110 && v3112;
-      const uint v3117 = v3115 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3118 = v3117 + v3108;
-      const uint v3119 = v3113 ? v3118 : 0u;
-      const uint v3122 = v3027 + v3121;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3123 = v3122 + v3108;
+      const uint v3128 = v3038 + v3125;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3129 = v3128 < v2;
+      const bool v3130 = v3127 && v3129;
+      const uint v3134 = v3132 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3135 = v3134 + v3125;
+      const uint v3136 = v3130 ? v3135 : 0u;
+      const uint v3139 = v3044 + v3138;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3140 = v3139 + v3125;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3123 + e] = v3113 ? a[v3119 + e] : float(0);
+        shm0[v3140 + e] = v3130 ? a[v3136 + e] : float(0);
       }
-      const bool v3139 = v3136 && v3040;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v3143 = v3141 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3144 = v3143 + v3036;
-      const uint v3145 = v3139 ? v3144 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v3051 + e] = v3139 ? b[v3145 + e] : float(0);
+      const bool v3156 = v3153 && v3057;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v3160 = v3158 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3161 = v3160 + v3053;
+      const uint v3162 = v3156 ? v3161 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v3068 + e] = v3156 ? b[v3162 + e] : float(0);
       }
-      const bool v3163 = v3160 && v3064;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v3167 = v3165 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3168 = v3167 + v3060;
-      const uint v3169 = v3163 ? v3168 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v3075 + e] = v3163 ? b[v3169 + e] : float(0);
+      const bool v3180 = v3177 && v3081;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v3184 = v3182 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3185 = v3184 + v3077;
+      const uint v3186 = v3180 ? v3185 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v3092 + e] = v3180 ? b[v3186 + e] : float(0);
       }
-      const bool v3187 = v3184 && v3088;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v3191 = v3189 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3192 = v3191 + v3084;
-      const uint v3193 = v3187 ? v3192 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v3099 + e] = v3187 ? b[v3193 + e] : float(0);
+      const bool v3204 = v3201 && v3105;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v3208 = v3206 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3209 = v3208 + v3101;
+      const uint v3210 = v3204 ? v3209 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v3116 + e] = v3204 ? b[v3210 + e] : float(0);
       }
-      const bool v3211 = v3208 && v3112;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v3215 = v3213 + v3021;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3216 = v3215 + v3108;
-      const uint v3217 = v3211 ? v3216 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v3123 + e] = v3211 ? b[v3217 + e] : float(0);
+      const bool v3228 = v3225 && v3129;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v3232 = v3230 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3233 = v3232 + v3125;
+      const uint v3234 = v3228 ? v3233 : 0u;
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v3140 + e] = v3228 ? b[v3234 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3230 = v3027 + v3229;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v3230), long(20u));
-      const uint v3236 = v3027 + v3235;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v26, shm1, long(v3236), long(20u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v3247 = v3044 + v3246;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v3247), long(20u));
+      const uint v3253 = v3044 + v3252;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v43, shm1, long(v3253), long(20u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v268 = iron_tid.x;
-    const uint v324 = v16 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v330 = v20 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v285 = iron_tid.x;
+    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v266 = 0u; v266 < v2; v266 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v270 = v268; v270 < 2048u; v270 += v267) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v272 = v270 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v274 = v270 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v275 = v8 + v272;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v276 = v275 < v0;
-        const uint v277 = v266 + v274;
-        const bool v278 = v277 < v2;
-        const bool v279 = v276 && v278;
-        if (v279) {
-          const uint v281 = v275 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v283 = v281 + v266;
-          const uint v284 = v283 + v274;
-          const float v285 = a[v284];
-          const uint v287 = v272 * 20u;
-          const uint v288 = v287 + v274;
-          shm0[v288] = v285;
+    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v293 = v292 < v0;
+        const uint v294 = v283 + v291;
+        const bool v295 = v294 < v2;
+        const bool v296 = v293 && v295;
+        if (v296) {
+          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v300 = v298 + v283;
+          const uint v301 = v300 + v291;
+          const float v302 = a[v301];
+          const uint v304 = v289 * 20u;
+          const uint v305 = v304 + v291;
+          shm0[v305] = v302;
         } else {
-          const uint v290 = v272 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v291 = v290 + v274;
-          shm0[v291] = 0.0f;
+          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v308 = v307 + v291;
+          shm0[v308] = 0.0f;
         }
       }
 
-      for (uint v296 = v268; v296 < 2048u; v296 += v267) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v298 = v296 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v300 = v296 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v301 = v11 + v298;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v302 = v301 < v1;
-        const uint v303 = v266 + v300;
-        const bool v304 = v303 < v2;
-        const bool v305 = v302 && v304;
-        if (v305) {
-          const uint v307 = v301 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v309 = v307 + v266;
-          const uint v310 = v309 + v300;
-          const float v311 = b[v310];
-          const uint v313 = v298 * 20u;
-          const uint v314 = v313 + v300;
-          shm1[v314] = v311;
+      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v319 = v318 < v1;
+        const uint v320 = v283 + v317;
+        const bool v321 = v320 < v2;
+        const bool v322 = v319 && v321;
+        if (v322) {
+          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v326 = v324 + v283;
+          const uint v327 = v326 + v317;
+          const float v328 = b[v327];
+          const uint v330 = v315 * 20u;
+          const uint v331 = v330 + v317;
+          shm1[v331] = v328;
         } else {
-          const uint v316 = v298 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v317 = v316 + v300;
-          shm1[v317] = 0.0f;
+          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v334 = v333 + v317;
+          shm1[v334] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v324), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v26, shm1, long(v330), long(20u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v333 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v334 = v8 + v16;
-  const uint v335 = v334 + v333;
-  const uint v336 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v337 = v11 + v20;
-  const uint v338 = v337 + v336;
-  const bool v339 = v335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v340 = v338 < v1;
-  const bool v341 = v339 && v340;
-  if (v341) {
-    const float v342 = v22.m[0][0].thread_elements()[0];
-    const float v343 = bias[v338];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v345 = fma(v342, v3, v343);
-    const float v346 = -v345;  // kernels/primitives/activation.hpp:30
-    const float v347 = exp(v346);
-    const float v349 = 1.0f + v347;
-    const float v350 = v345 / v349;
-    const uint v352 = v335 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v353 = v352 + v338;
-    out[v353] = v350;
-  }
-  const uint v354 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v356 = v334 + v354;
-  const uint v357 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v359 = v337 + v357;
-  const bool v360 = v356 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v361 = v359 < v1;
-  const bool v362 = v360 && v361;
-  if (v362) {
-    const float v363 = v22.m[0][0].thread_elements()[1];
-    const float v364 = bias[v359];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v366 = fma(v363, v3, v364);
-    const float v367 = -v366;  // kernels/primitives/activation.hpp:30
-    const float v368 = exp(v367);
-    const float v370 = 1.0f + v368;
-    const float v371 = v366 / v370;
-    const uint v373 = v356 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v374 = v373 + v359;
-    out[v374] = v371;
-  }
-  const uint v375 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v377 = v334 + v375;
-  const uint v378 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v380 = v337 + v378;
-  const bool v381 = v377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v382 = v380 < v1;
-  const bool v383 = v381 && v382;
-  if (v383) {
-    const float v384 = v22.m[0][1].thread_elements()[0];
-    const float v385 = bias[v380];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v387 = fma(v384, v3, v385);
-    const float v388 = -v387;  // kernels/primitives/activation.hpp:30
-    const float v389 = exp(v388);
-    const float v391 = 1.0f + v389;
-    const float v392 = v387 / v391;
-    const uint v394 = v377 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v395 = v394 + v380;
-    out[v395] = v392;
-  }
-  const uint v396 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v398 = v334 + v396;
-  const uint v399 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v401 = v337 + v399;
-  const bool v402 = v398 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v403 = v401 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v22.m[0][1].thread_elements()[1];
-    const float v406 = bias[v401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v408 = fma(v405, v3, v406);
-    const float v409 = -v408;  // kernels/primitives/activation.hpp:30
-    const float v410 = exp(v409);
-    const float v412 = 1.0f + v410;
-    const float v413 = v408 / v412;
-    const uint v415 = v398 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v416 = v415 + v401;
-    out[v416] = v413;
-  }
-  const uint v417 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v419 = v334 + v417;
-  const uint v420 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v422 = v337 + v420;
-  const bool v423 = v419 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v424 = v422 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v22.m[0][2].thread_elements()[0];
-    const float v427 = bias[v422];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v429 = fma(v426, v3, v427);
-    const float v430 = -v429;  // kernels/primitives/activation.hpp:30
-    const float v431 = exp(v430);
-    const float v433 = 1.0f + v431;
-    const float v434 = v429 / v433;
-    const uint v436 = v419 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v437 = v436 + v422;
-    out[v437] = v434;
-  }
-  const uint v438 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v440 = v334 + v438;
-  const uint v441 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v443 = v337 + v441;
-  const bool v444 = v440 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v445 = v443 < v1;
-  const bool v446 = v444 && v445;
-  if (v446) {
-    const float v447 = v22.m[0][2].thread_elements()[1];
-    const float v448 = bias[v443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v450 = fma(v447, v3, v448);
-    const float v451 = -v450;  // kernels/primitives/activation.hpp:30
-    const float v452 = exp(v451);
-    const float v454 = 1.0f + v452;
-    const float v455 = v450 / v454;
-    const uint v457 = v440 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v458 = v457 + v443;
-    out[v458] = v455;
-  }
-  const uint v459 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v461 = v334 + v459;
-  const uint v462 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v464 = v337 + v462;
-  const bool v465 = v461 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v466 = v464 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v22.m[0][3].thread_elements()[0];
-    const float v469 = bias[v464];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v471 = fma(v468, v3, v469);
-    const float v472 = -v471;  // kernels/primitives/activation.hpp:30
-    const float v473 = exp(v472);
-    const float v475 = 1.0f + v473;
-    const float v476 = v471 / v475;
-    const uint v478 = v461 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v479 = v478 + v464;
-    out[v479] = v476;
-  }
-  const uint v480 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v482 = v334 + v480;
-  const uint v483 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v485 = v337 + v483;
-  const bool v486 = v482 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v487 = v485 < v1;
-  const bool v488 = v486 && v487;
-  if (v488) {
-    const float v489 = v22.m[0][3].thread_elements()[1];
-    const float v490 = bias[v485];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v492 = fma(v489, v3, v490);
-    const float v493 = -v492;  // kernels/primitives/activation.hpp:30
-    const float v494 = exp(v493);
-    const float v496 = 1.0f + v494;
-    const float v497 = v492 / v496;
-    const uint v499 = v482 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v500 = v499 + v485;
-    out[v500] = v497;
-  }
-  const uint v501 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v503 = v334 + v501;
-  const uint v504 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v506 = v337 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v508 = v506 < v1;
-  const bool v509 = v507 && v508;
-  if (v509) {
-    const float v510 = v22.m[0][4].thread_elements()[0];
-    const float v511 = bias[v506];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v513 = fma(v510, v3, v511);
-    const float v514 = -v513;  // kernels/primitives/activation.hpp:30
-    const float v515 = exp(v514);
-    const float v517 = 1.0f + v515;
-    const float v518 = v513 / v517;
-    const uint v520 = v503 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v521 = v520 + v506;
-    out[v521] = v518;
-  }
-  const uint v522 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v524 = v334 + v522;
-  const uint v525 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v527 = v337 + v525;
-  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v529 = v527 < v1;
-  const bool v530 = v528 && v529;
-  if (v530) {
-    const float v531 = v22.m[0][4].thread_elements()[1];
-    const float v532 = bias[v527];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v534 = fma(v531, v3, v532);
-    const float v535 = -v534;  // kernels/primitives/activation.hpp:30
-    const float v536 = exp(v535);
-    const float v538 = 1.0f + v536;
-    const float v539 = v534 / v538;
-    const uint v541 = v524 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v542 = v541 + v527;
-    out[v542] = v539;
-  }
-  const uint v543 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v545 = v334 + v543;
-  const uint v546 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v548 = v337 + v546;
-  const bool v549 = v545 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v550 = v548 < v1;
-  const bool v551 = v549 && v550;
-  if (v551) {
-    const float v552 = v22.m[0][5].thread_elements()[0];
-    const float v553 = bias[v548];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v555 = fma(v552, v3, v553);
-    const float v556 = -v555;  // kernels/primitives/activation.hpp:30
-    const float v557 = exp(v556);
-    const float v559 = 1.0f + v557;
-    const float v560 = v555 / v559;
-    const uint v562 = v545 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v563 = v562 + v548;
-    out[v563] = v560;
-  }
-  const uint v564 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v566 = v334 + v564;
-  const uint v567 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v569 = v337 + v567;
-  const bool v570 = v566 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v571 = v569 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v22.m[0][5].thread_elements()[1];
-    const float v574 = bias[v569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v576 = fma(v573, v3, v574);
-    const float v577 = -v576;  // kernels/primitives/activation.hpp:30
-    const float v578 = exp(v577);
-    const float v580 = 1.0f + v578;
-    const float v581 = v576 / v580;
-    const uint v583 = v566 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v584 = v583 + v569;
-    out[v584] = v581;
-  }
-  const uint v585 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v587 = v334 + v585;
-  const uint v588 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v590 = v337 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v592 = v590 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v22.m[0][6].thread_elements()[0];
-    const float v595 = bias[v590];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v597 = fma(v594, v3, v595);
-    const float v598 = -v597;  // kernels/primitives/activation.hpp:30
-    const float v599 = exp(v598);
-    const float v601 = 1.0f + v599;
-    const float v602 = v597 / v601;
-    const uint v604 = v587 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v605 = v604 + v590;
-    out[v605] = v602;
-  }
-  const uint v606 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v608 = v334 + v606;
-  const uint v609 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v611 = v337 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v613 = v611 < v1;
-  const bool v614 = v612 && v613;
-  if (v614) {
-    const float v615 = v22.m[0][6].thread_elements()[1];
-    const float v616 = bias[v611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v618 = fma(v615, v3, v616);
-    const float v619 = -v618;  // kernels/primitives/activation.hpp:30
-    const float v620 = exp(v619);
-    const float v622 = 1.0f + v620;
-    const float v623 = v618 / v622;
-    const uint v625 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v626 = v625 + v611;
-    out[v626] = v623;
-  }
-  const uint v627 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v629 = v334 + v627;
-  const uint v630 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v632 = v337 + v630;
-  const bool v633 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v634 = v632 < v1;
-  const bool v635 = v633 && v634;
-  if (v635) {
-    const float v636 = v22.m[0][7].thread_elements()[0];
-    const float v637 = bias[v632];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v639 = fma(v636, v3, v637);
-    const float v640 = -v639;  // kernels/primitives/activation.hpp:30
-    const float v641 = exp(v640);
-    const float v643 = 1.0f + v641;
-    const float v644 = v639 / v643;
-    const uint v646 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v647 = v646 + v632;
-    out[v647] = v644;
-  }
-  const uint v648 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v650 = v334 + v648;
-  const uint v651 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v653 = v337 + v651;
-  const bool v654 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v655 = v653 < v1;
-  const bool v656 = v654 && v655;
-  if (v656) {
-    const float v657 = v22.m[0][7].thread_elements()[1];
-    const float v658 = bias[v653];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v660 = fma(v657, v3, v658);
-    const float v661 = -v660;  // kernels/primitives/activation.hpp:30
-    const float v662 = exp(v661);
-    const float v664 = 1.0f + v662;
-    const float v665 = v660 / v664;
-    const uint v667 = v650 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v668 = v667 + v653;
-    out[v668] = v665;
-  }
-  const uint v669 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v671 = v334 + v669;
-  const uint v672 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v674 = v337 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.m[1][0].thread_elements()[0];
-    const float v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v681 = fma(v678, v3, v679);
-    const float v682 = -v681;  // kernels/primitives/activation.hpp:30
-    const float v683 = exp(v682);
-    const float v685 = 1.0f + v683;
-    const float v686 = v681 / v685;
-    const uint v688 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v689 = v688 + v674;
-    out[v689] = v686;
-  }
-  const uint v690 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v692 = v334 + v690;
-  const uint v693 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v695 = v337 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v697 = v695 < v1;
-  const bool v698 = v696 && v697;
-  if (v698) {
-    const float v699 = v22.m[1][0].thread_elements()[1];
-    const float v700 = bias[v695];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v702 = fma(v699, v3, v700);
-    const float v703 = -v702;  // kernels/primitives/activation.hpp:30
-    const float v704 = exp(v703);
-    const float v706 = 1.0f + v704;
-    const float v707 = v702 / v706;
-    const uint v709 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v710 = v709 + v695;
-    out[v710] = v707;
-  }
-  const uint v711 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v713 = v334 + v711;
-  const uint v714 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v716 = v337 + v714;
-  const bool v717 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v718 = v716 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v22.m[1][1].thread_elements()[0];
-    const float v721 = bias[v716];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v723 = fma(v720, v3, v721);
-    const float v724 = -v723;  // kernels/primitives/activation.hpp:30
-    const float v725 = exp(v724);
-    const float v727 = 1.0f + v725;
-    const float v728 = v723 / v727;
-    const uint v730 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v731 = v730 + v716;
-    out[v731] = v728;
-  }
-  const uint v732 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v734 = v334 + v732;
-  const uint v735 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v737 = v337 + v735;
-  const bool v738 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v739 = v737 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v22.m[1][1].thread_elements()[1];
-    const float v742 = bias[v737];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v744 = fma(v741, v3, v742);
-    const float v745 = -v744;  // kernels/primitives/activation.hpp:30
-    const float v746 = exp(v745);
-    const float v748 = 1.0f + v746;
-    const float v749 = v744 / v748;
-    const uint v751 = v734 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v752 = v751 + v737;
-    out[v752] = v749;
-  }
-  const uint v753 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v755 = v334 + v753;
-  const uint v756 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v758 = v337 + v756;
-  const bool v759 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v760 = v758 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v22.m[1][2].thread_elements()[0];
-    const float v763 = bias[v758];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v765 = fma(v762, v3, v763);
-    const float v766 = -v765;  // kernels/primitives/activation.hpp:30
-    const float v767 = exp(v766);
-    const float v769 = 1.0f + v767;
-    const float v770 = v765 / v769;
-    const uint v772 = v755 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v773 = v772 + v758;
-    out[v773] = v770;
-  }
-  const uint v774 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v776 = v334 + v774;
-  const uint v777 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v779 = v337 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v22.m[1][2].thread_elements()[1];
-    const float v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v786 = fma(v783, v3, v784);
-    const float v787 = -v786;  // kernels/primitives/activation.hpp:30
-    const float v788 = exp(v787);
-    const float v790 = 1.0f + v788;
-    const float v791 = v786 / v790;
-    const uint v793 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v794 = v793 + v779;
-    out[v794] = v791;
-  }
-  const uint v795 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v797 = v334 + v795;
-  const uint v798 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v800 = v337 + v798;
-  const bool v801 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v802 = v800 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v22.m[1][3].thread_elements()[0];
-    const float v805 = bias[v800];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v807 = fma(v804, v3, v805);
-    const float v808 = -v807;  // kernels/primitives/activation.hpp:30
-    const float v809 = exp(v808);
-    const float v811 = 1.0f + v809;
-    const float v812 = v807 / v811;
-    const uint v814 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v815 = v814 + v800;
-    out[v815] = v812;
-  }
-  const uint v816 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v818 = v334 + v816;
-  const uint v819 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v821 = v337 + v819;
-  const bool v822 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v823 = v821 < v1;
-  const bool v824 = v822 && v823;
-  if (v824) {
-    const float v825 = v22.m[1][3].thread_elements()[1];
-    const float v826 = bias[v821];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v828 = fma(v825, v3, v826);
-    const float v829 = -v828;  // kernels/primitives/activation.hpp:30
-    const float v830 = exp(v829);
-    const float v832 = 1.0f + v830;
-    const float v833 = v828 / v832;
-    const uint v835 = v818 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v836 = v835 + v821;
-    out[v836] = v833;
-  }
-  const uint v837 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v839 = v334 + v837;
-  const uint v840 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v842 = v337 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v844 = v842 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v22.m[1][4].thread_elements()[0];
-    const float v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = fma(v846, v3, v847);
-    const float v850 = -v849;  // kernels/primitives/activation.hpp:30
-    const float v851 = exp(v850);
-    const float v853 = 1.0f + v851;
-    const float v854 = v849 / v853;
-    const uint v856 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v857 = v856 + v842;
-    out[v857] = v854;
-  }
-  const uint v858 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v860 = v334 + v858;
-  const uint v861 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v863 = v337 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v865 = v863 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v22.m[1][4].thread_elements()[1];
-    const float v868 = bias[v863];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v870 = fma(v867, v3, v868);
-    const float v871 = -v870;  // kernels/primitives/activation.hpp:30
-    const float v872 = exp(v871);
-    const float v874 = 1.0f + v872;
-    const float v875 = v870 / v874;
-    const uint v877 = v860 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v878 = v877 + v863;
-    out[v878] = v875;
-  }
-  const uint v879 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v881 = v334 + v879;
-  const uint v882 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v884 = v337 + v882;
-  const bool v885 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v886 = v884 < v1;
-  const bool v887 = v885 && v886;
-  if (v887) {
-    const float v888 = v22.m[1][5].thread_elements()[0];
-    const float v889 = bias[v884];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v891 = fma(v888, v3, v889);
-    const float v892 = -v891;  // kernels/primitives/activation.hpp:30
-    const float v893 = exp(v892);
-    const float v895 = 1.0f + v893;
-    const float v896 = v891 / v895;
-    const uint v898 = v881 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v899 = v898 + v884;
-    out[v899] = v896;
-  }
-  const uint v900 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v902 = v334 + v900;
-  const uint v903 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v905 = v337 + v903;
-  const bool v906 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v907 = v905 < v1;
-  const bool v908 = v906 && v907;
-  if (v908) {
-    const float v909 = v22.m[1][5].thread_elements()[1];
-    const float v910 = bias[v905];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v912 = fma(v909, v3, v910);
-    const float v913 = -v912;  // kernels/primitives/activation.hpp:30
-    const float v914 = exp(v913);
-    const float v916 = 1.0f + v914;
-    const float v917 = v912 / v916;
-    const uint v919 = v902 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v920 = v919 + v905;
-    out[v920] = v917;
-  }
-  const uint v921 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v923 = v334 + v921;
-  const uint v924 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v926 = v337 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v22.m[1][6].thread_elements()[0];
-    const float v931 = bias[v926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v933 = fma(v930, v3, v931);
-    const float v934 = -v933;  // kernels/primitives/activation.hpp:30
-    const float v935 = exp(v934);
-    const float v937 = 1.0f + v935;
-    const float v938 = v933 / v937;
-    const uint v940 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v941 = v940 + v926;
-    out[v941] = v938;
-  }
-  const uint v942 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v944 = v334 + v942;
-  const uint v945 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v947 = v337 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v949 = v947 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v22.m[1][6].thread_elements()[1];
-    const float v952 = bias[v947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v954 = fma(v951, v3, v952);
-    const float v955 = -v954;  // kernels/primitives/activation.hpp:30
-    const float v956 = exp(v955);
-    const float v958 = 1.0f + v956;
-    const float v959 = v954 / v958;
-    const uint v961 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v962 = v961 + v947;
-    out[v962] = v959;
-  }
-  const uint v963 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v965 = v334 + v963;
-  const uint v966 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v968 = v337 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v970 = v968 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v22.m[1][7].thread_elements()[0];
-    const float v973 = bias[v968];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v975 = fma(v972, v3, v973);
-    const float v976 = -v975;  // kernels/primitives/activation.hpp:30
-    const float v977 = exp(v976);
-    const float v979 = 1.0f + v977;
-    const float v980 = v975 / v979;
-    const uint v982 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v983 = v982 + v968;
-    out[v983] = v980;
-  }
-  const uint v984 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v986 = v334 + v984;
-  const uint v987 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v989 = v337 + v987;
-  const bool v990 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v991 = v989 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v22.m[1][7].thread_elements()[1];
-    const float v994 = bias[v989];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v996 = fma(v993, v3, v994);
-    const float v997 = -v996;  // kernels/primitives/activation.hpp:30
-    const float v998 = exp(v997);
-    const float v1000 = 1.0f + v998;
-    const float v1001 = v996 / v1000;
-    const uint v1003 = v986 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1004 = v1003 + v989;
-    out[v1004] = v1001;
-  }
-  const uint v1005 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1007 = v334 + v1005;
-  const uint v1008 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1010 = v337 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.m[2][0].thread_elements()[0];
-    const float v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1017 = fma(v1014, v3, v1015);
-    const float v1018 = -v1017;  // kernels/primitives/activation.hpp:30
-    const float v1019 = exp(v1018);
-    const float v1021 = 1.0f + v1019;
-    const float v1022 = v1017 / v1021;
-    const uint v1024 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1025 = v1024 + v1010;
-    out[v1025] = v1022;
-  }
-  const uint v1026 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1028 = v334 + v1026;
-  const uint v1029 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1031 = v337 + v1029;
-  const bool v1032 = v1028 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1033 = v1031 < v1;
-  const bool v1034 = v1032 && v1033;
-  if (v1034) {
-    const float v1035 = v22.m[2][0].thread_elements()[1];
-    const float v1036 = bias[v1031];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1038 = fma(v1035, v3, v1036);
-    const float v1039 = -v1038;  // kernels/primitives/activation.hpp:30
-    const float v1040 = exp(v1039);
-    const float v1042 = 1.0f + v1040;
-    const float v1043 = v1038 / v1042;
-    const uint v1045 = v1028 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1046 = v1045 + v1031;
-    out[v1046] = v1043;
-  }
-  const uint v1047 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1049 = v334 + v1047;
-  const uint v1050 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1052 = v337 + v1050;
-  const bool v1053 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1054 = v1052 < v1;
-  const bool v1055 = v1053 && v1054;
-  if (v1055) {
-    const float v1056 = v22.m[2][1].thread_elements()[0];
-    const float v1057 = bias[v1052];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1059 = fma(v1056, v3, v1057);
-    const float v1060 = -v1059;  // kernels/primitives/activation.hpp:30
-    const float v1061 = exp(v1060);
-    const float v1063 = 1.0f + v1061;
-    const float v1064 = v1059 / v1063;
-    const uint v1066 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1067 = v1066 + v1052;
-    out[v1067] = v1064;
-  }
-  const uint v1068 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1070 = v334 + v1068;
-  const uint v1071 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1073 = v337 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1075 = v1073 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v22.m[2][1].thread_elements()[1];
-    const float v1078 = bias[v1073];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1080 = fma(v1077, v3, v1078);
-    const float v1081 = -v1080;  // kernels/primitives/activation.hpp:30
-    const float v1082 = exp(v1081);
-    const float v1084 = 1.0f + v1082;
-    const float v1085 = v1080 / v1084;
-    const uint v1087 = v1070 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1088 = v1087 + v1073;
-    out[v1088] = v1085;
-  }
-  const uint v1089 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1091 = v334 + v1089;
-  const uint v1092 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1094 = v337 + v1092;
-  const bool v1095 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1096 = v1094 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v22.m[2][2].thread_elements()[0];
-    const float v1099 = bias[v1094];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1101 = fma(v1098, v3, v1099);
-    const float v1102 = -v1101;  // kernels/primitives/activation.hpp:30
-    const float v1103 = exp(v1102);
-    const float v1105 = 1.0f + v1103;
-    const float v1106 = v1101 / v1105;
-    const uint v1108 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1109 = v1108 + v1094;
-    out[v1109] = v1106;
-  }
-  const uint v1110 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1112 = v334 + v1110;
-  const uint v1113 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1115 = v337 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v22.m[2][2].thread_elements()[1];
-    const float v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1122 = fma(v1119, v3, v1120);
-    const float v1123 = -v1122;  // kernels/primitives/activation.hpp:30
-    const float v1124 = exp(v1123);
-    const float v1126 = 1.0f + v1124;
-    const float v1127 = v1122 / v1126;
-    const uint v1129 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1130 = v1129 + v1115;
-    out[v1130] = v1127;
-  }
-  const uint v1131 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1133 = v334 + v1131;
-  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1136 = v337 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1138 = v1136 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v22.m[2][3].thread_elements()[0];
-    const float v1141 = bias[v1136];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1143 = fma(v1140, v3, v1141);
-    const float v1144 = -v1143;  // kernels/primitives/activation.hpp:30
-    const float v1145 = exp(v1144);
-    const float v1147 = 1.0f + v1145;
-    const float v1148 = v1143 / v1147;
-    const uint v1150 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1151 = v1150 + v1136;
-    out[v1151] = v1148;
-  }
-  const uint v1152 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1154 = v334 + v1152;
-  const uint v1155 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1157 = v337 + v1155;
-  const bool v1158 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1159 = v1157 < v1;
-  const bool v1160 = v1158 && v1159;
-  if (v1160) {
-    const float v1161 = v22.m[2][3].thread_elements()[1];
-    const float v1162 = bias[v1157];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1164 = fma(v1161, v3, v1162);
-    const float v1165 = -v1164;  // kernels/primitives/activation.hpp:30
-    const float v1166 = exp(v1165);
-    const float v1168 = 1.0f + v1166;
-    const float v1169 = v1164 / v1168;
-    const uint v1171 = v1154 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1172 = v1171 + v1157;
-    out[v1172] = v1169;
-  }
-  const uint v1173 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1175 = v334 + v1173;
-  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1178 = v337 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1180 = v1178 < v1;
-  const bool v1181 = v1179 && v1180;
-  if (v1181) {
-    const float v1182 = v22.m[2][4].thread_elements()[0];
-    const float v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = fma(v1182, v3, v1183);
-    const float v1186 = -v1185;  // kernels/primitives/activation.hpp:30
-    const float v1187 = exp(v1186);
-    const float v1189 = 1.0f + v1187;
-    const float v1190 = v1185 / v1189;
-    const uint v1192 = v1175 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1193 = v1192 + v1178;
-    out[v1193] = v1190;
-  }
-  const uint v1194 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1196 = v334 + v1194;
-  const uint v1197 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1199 = v337 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1201 = v1199 < v1;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v22.m[2][4].thread_elements()[1];
-    const float v1204 = bias[v1199];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1206 = fma(v1203, v3, v1204);
-    const float v1207 = -v1206;  // kernels/primitives/activation.hpp:30
-    const float v1208 = exp(v1207);
-    const float v1210 = 1.0f + v1208;
-    const float v1211 = v1206 / v1210;
-    const uint v1213 = v1196 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1214 = v1213 + v1199;
-    out[v1214] = v1211;
-  }
-  const uint v1215 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1217 = v334 + v1215;
-  const uint v1218 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1220 = v337 + v1218;
-  const bool v1221 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1222 = v1220 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v22.m[2][5].thread_elements()[0];
-    const float v1225 = bias[v1220];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1227 = fma(v1224, v3, v1225);
-    const float v1228 = -v1227;  // kernels/primitives/activation.hpp:30
-    const float v1229 = exp(v1228);
-    const float v1231 = 1.0f + v1229;
-    const float v1232 = v1227 / v1231;
-    const uint v1234 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1235 = v1234 + v1220;
-    out[v1235] = v1232;
-  }
-  const uint v1236 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1238 = v334 + v1236;
-  const uint v1239 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1241 = v337 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1243 = v1241 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v22.m[2][5].thread_elements()[1];
-    const float v1246 = bias[v1241];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1248 = fma(v1245, v3, v1246);
-    const float v1249 = -v1248;  // kernels/primitives/activation.hpp:30
-    const float v1250 = exp(v1249);
-    const float v1252 = 1.0f + v1250;
-    const float v1253 = v1248 / v1252;
-    const uint v1255 = v1238 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1256 = v1255 + v1241;
-    out[v1256] = v1253;
-  }
-  const uint v1257 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1259 = v334 + v1257;
-  const uint v1260 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1262 = v337 + v1260;
-  const bool v1263 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1264 = v1262 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v22.m[2][6].thread_elements()[0];
-    const float v1267 = bias[v1262];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1269 = fma(v1266, v3, v1267);
-    const float v1270 = -v1269;  // kernels/primitives/activation.hpp:30
-    const float v1271 = exp(v1270);
-    const float v1273 = 1.0f + v1271;
-    const float v1274 = v1269 / v1273;
-    const uint v1276 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1277 = v1276 + v1262;
-    out[v1277] = v1274;
-  }
-  const uint v1278 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1280 = v334 + v1278;
-  const uint v1281 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1283 = v337 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1285 = v1283 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v22.m[2][6].thread_elements()[1];
-    const float v1288 = bias[v1283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1290 = fma(v1287, v3, v1288);
-    const float v1291 = -v1290;  // kernels/primitives/activation.hpp:30
-    const float v1292 = exp(v1291);
-    const float v1294 = 1.0f + v1292;
-    const float v1295 = v1290 / v1294;
-    const uint v1297 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1298 = v1297 + v1283;
-    out[v1298] = v1295;
-  }
-  const uint v1299 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1301 = v334 + v1299;
-  const uint v1302 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1304 = v337 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1306 = v1304 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v22.m[2][7].thread_elements()[0];
-    const float v1309 = bias[v1304];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1311 = fma(v1308, v3, v1309);
-    const float v1312 = -v1311;  // kernels/primitives/activation.hpp:30
-    const float v1313 = exp(v1312);
-    const float v1315 = 1.0f + v1313;
-    const float v1316 = v1311 / v1315;
-    const uint v1318 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1319 = v1318 + v1304;
-    out[v1319] = v1316;
-  }
-  const uint v1320 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1322 = v334 + v1320;
-  const uint v1323 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1325 = v337 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1327 = v1325 < v1;
-  const bool v1328 = v1326 && v1327;
-  if (v1328) {
-    const float v1329 = v22.m[2][7].thread_elements()[1];
-    const float v1330 = bias[v1325];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1332 = fma(v1329, v3, v1330);
-    const float v1333 = -v1332;  // kernels/primitives/activation.hpp:30
-    const float v1334 = exp(v1333);
-    const float v1336 = 1.0f + v1334;
-    const float v1337 = v1332 / v1336;
-    const uint v1339 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1340 = v1339 + v1325;
-    out[v1340] = v1337;
-  }
-  const uint v1341 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1343 = v334 + v1341;
-  const uint v1344 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1346 = v337 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.m[3][0].thread_elements()[0];
-    const float v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1353 = fma(v1350, v3, v1351);
-    const float v1354 = -v1353;  // kernels/primitives/activation.hpp:30
-    const float v1355 = exp(v1354);
-    const float v1357 = 1.0f + v1355;
-    const float v1358 = v1353 / v1357;
-    const uint v1360 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1361 = v1360 + v1346;
-    out[v1361] = v1358;
-  }
-  const uint v1362 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1364 = v334 + v1362;
-  const uint v1365 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1367 = v337 + v1365;
-  const bool v1368 = v1364 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1369 = v1367 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v22.m[3][0].thread_elements()[1];
-    const float v1372 = bias[v1367];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1374 = fma(v1371, v3, v1372);
-    const float v1375 = -v1374;  // kernels/primitives/activation.hpp:30
-    const float v1376 = exp(v1375);
-    const float v1378 = 1.0f + v1376;
-    const float v1379 = v1374 / v1378;
-    const uint v1381 = v1364 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1382 = v1381 + v1367;
-    out[v1382] = v1379;
-  }
-  const uint v1383 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1385 = v334 + v1383;
-  const uint v1386 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1388 = v337 + v1386;
-  const bool v1389 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1390 = v1388 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v22.m[3][1].thread_elements()[0];
-    const float v1393 = bias[v1388];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1395 = fma(v1392, v3, v1393);
-    const float v1396 = -v1395;  // kernels/primitives/activation.hpp:30
-    const float v1397 = exp(v1396);
-    const float v1399 = 1.0f + v1397;
-    const float v1400 = v1395 / v1399;
-    const uint v1402 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1403 = v1402 + v1388;
-    out[v1403] = v1400;
-  }
-  const uint v1404 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1406 = v334 + v1404;
-  const uint v1407 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1409 = v337 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1411 = v1409 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v22.m[3][1].thread_elements()[1];
-    const float v1414 = bias[v1409];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1416 = fma(v1413, v3, v1414);
-    const float v1417 = -v1416;  // kernels/primitives/activation.hpp:30
-    const float v1418 = exp(v1417);
-    const float v1420 = 1.0f + v1418;
-    const float v1421 = v1416 / v1420;
-    const uint v1423 = v1406 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1424 = v1423 + v1409;
-    out[v1424] = v1421;
-  }
-  const uint v1425 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1427 = v334 + v1425;
-  const uint v1428 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1430 = v337 + v1428;
-  const bool v1431 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1432 = v1430 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v22.m[3][2].thread_elements()[0];
-    const float v1435 = bias[v1430];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1437 = fma(v1434, v3, v1435);
-    const float v1438 = -v1437;  // kernels/primitives/activation.hpp:30
-    const float v1439 = exp(v1438);
-    const float v1441 = 1.0f + v1439;
-    const float v1442 = v1437 / v1441;
-    const uint v1444 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1445 = v1444 + v1430;
-    out[v1445] = v1442;
-  }
-  const uint v1446 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1448 = v334 + v1446;
-  const uint v1449 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1451 = v337 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v22.m[3][2].thread_elements()[1];
-    const float v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1458 = fma(v1455, v3, v1456);
-    const float v1459 = -v1458;  // kernels/primitives/activation.hpp:30
-    const float v1460 = exp(v1459);
-    const float v1462 = 1.0f + v1460;
-    const float v1463 = v1458 / v1462;
-    const uint v1465 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1466 = v1465 + v1451;
-    out[v1466] = v1463;
-  }
-  const uint v1467 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1469 = v334 + v1467;
-  const uint v1470 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1472 = v337 + v1470;
-  const bool v1473 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1474 = v1472 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v22.m[3][3].thread_elements()[0];
-    const float v1477 = bias[v1472];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1479 = fma(v1476, v3, v1477);
-    const float v1480 = -v1479;  // kernels/primitives/activation.hpp:30
-    const float v1481 = exp(v1480);
-    const float v1483 = 1.0f + v1481;
-    const float v1484 = v1479 / v1483;
-    const uint v1486 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1487 = v1486 + v1472;
-    out[v1487] = v1484;
-  }
-  const uint v1488 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1490 = v334 + v1488;
-  const uint v1491 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1493 = v337 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1495 = v1493 < v1;
-  const bool v1496 = v1494 && v1495;
-  if (v1496) {
-    const float v1497 = v22.m[3][3].thread_elements()[1];
-    const float v1498 = bias[v1493];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1500 = fma(v1497, v3, v1498);
-    const float v1501 = -v1500;  // kernels/primitives/activation.hpp:30
-    const float v1502 = exp(v1501);
-    const float v1504 = 1.0f + v1502;
-    const float v1505 = v1500 / v1504;
-    const uint v1507 = v1490 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1508 = v1507 + v1493;
-    out[v1508] = v1505;
-  }
-  const uint v1509 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1511 = v334 + v1509;
-  const uint v1512 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1514 = v337 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v22.m[3][4].thread_elements()[0];
-    const float v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = fma(v1518, v3, v1519);
-    const float v1522 = -v1521;  // kernels/primitives/activation.hpp:30
-    const float v1523 = exp(v1522);
-    const float v1525 = 1.0f + v1523;
-    const float v1526 = v1521 / v1525;
-    const uint v1528 = v1511 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1529 = v1528 + v1514;
-    out[v1529] = v1526;
-  }
-  const uint v1530 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1532 = v334 + v1530;
-  const uint v1533 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1535 = v337 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1537 = v1535 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v22.m[3][4].thread_elements()[1];
-    const float v1540 = bias[v1535];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1542 = fma(v1539, v3, v1540);
-    const float v1543 = -v1542;  // kernels/primitives/activation.hpp:30
-    const float v1544 = exp(v1543);
-    const float v1546 = 1.0f + v1544;
-    const float v1547 = v1542 / v1546;
-    const uint v1549 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1550 = v1549 + v1535;
-    out[v1550] = v1547;
-  }
-  const uint v1551 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1553 = v334 + v1551;
-  const uint v1554 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1556 = v337 + v1554;
-  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1558 = v1556 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v22.m[3][5].thread_elements()[0];
-    const float v1561 = bias[v1556];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1563 = fma(v1560, v3, v1561);
-    const float v1564 = -v1563;  // kernels/primitives/activation.hpp:30
-    const float v1565 = exp(v1564);
-    const float v1567 = 1.0f + v1565;
-    const float v1568 = v1563 / v1567;
-    const uint v1570 = v1553 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1571 = v1570 + v1556;
-    out[v1571] = v1568;
-  }
-  const uint v1572 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1574 = v334 + v1572;
-  const uint v1575 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1577 = v337 + v1575;
-  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1579 = v1577 < v1;
-  const bool v1580 = v1578 && v1579;
-  if (v1580) {
-    const float v1581 = v22.m[3][5].thread_elements()[1];
-    const float v1582 = bias[v1577];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1584 = fma(v1581, v3, v1582);
-    const float v1585 = -v1584;  // kernels/primitives/activation.hpp:30
-    const float v1586 = exp(v1585);
-    const float v1588 = 1.0f + v1586;
-    const float v1589 = v1584 / v1588;
-    const uint v1591 = v1574 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1592 = v1591 + v1577;
-    out[v1592] = v1589;
-  }
-  const uint v1593 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1595 = v334 + v1593;
-  const uint v1596 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1598 = v337 + v1596;
-  const bool v1599 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1600 = v1598 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v22.m[3][6].thread_elements()[0];
-    const float v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1605 = fma(v1602, v3, v1603);
-    const float v1606 = -v1605;  // kernels/primitives/activation.hpp:30
-    const float v1607 = exp(v1606);
-    const float v1609 = 1.0f + v1607;
-    const float v1610 = v1605 / v1609;
-    const uint v1612 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1613 = v1612 + v1598;
-    out[v1613] = v1610;
-  }
-  const uint v1614 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1616 = v334 + v1614;
-  const uint v1617 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1619 = v337 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1621 = v1619 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v22.m[3][6].thread_elements()[1];
-    const float v1624 = bias[v1619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1626 = fma(v1623, v3, v1624);
-    const float v1627 = -v1626;  // kernels/primitives/activation.hpp:30
-    const float v1628 = exp(v1627);
-    const float v1630 = 1.0f + v1628;
-    const float v1631 = v1626 / v1630;
-    const uint v1633 = v1616 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1634 = v1633 + v1619;
-    out[v1634] = v1631;
-  }
-  const uint v1635 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1637 = v334 + v1635;
-  const uint v1638 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1640 = v337 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v22.m[3][7].thread_elements()[0];
-    const float v1645 = bias[v1640];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1647 = fma(v1644, v3, v1645);
-    const float v1648 = -v1647;  // kernels/primitives/activation.hpp:30
-    const float v1649 = exp(v1648);
-    const float v1651 = 1.0f + v1649;
-    const float v1652 = v1647 / v1651;
-    const uint v1654 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1655 = v1654 + v1640;
-    out[v1655] = v1652;
-  }
-  const uint v1656 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1658 = v334 + v1656;
-  const uint v1659 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1661 = v337 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1663 = v1661 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v22.m[3][7].thread_elements()[1];
-    const float v1666 = bias[v1661];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1668 = fma(v1665, v3, v1666);
-    const float v1669 = -v1668;  // kernels/primitives/activation.hpp:30
-    const float v1670 = exp(v1669);
-    const float v1672 = 1.0f + v1670;
-    const float v1673 = v1668 / v1672;
-    const uint v1675 = v1658 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1676 = v1675 + v1661;
-    out[v1676] = v1673;
-  }
-  const uint v1677 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1679 = v334 + v1677;
-  const uint v1680 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1682 = v337 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.m[4][0].thread_elements()[0];
-    const float v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1689 = fma(v1686, v3, v1687);
-    const float v1690 = -v1689;  // kernels/primitives/activation.hpp:30
-    const float v1691 = exp(v1690);
-    const float v1693 = 1.0f + v1691;
-    const float v1694 = v1689 / v1693;
-    const uint v1696 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1697 = v1696 + v1682;
-    out[v1697] = v1694;
-  }
-  const uint v1698 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1700 = v334 + v1698;
-  const uint v1701 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1703 = v337 + v1701;
-  const bool v1704 = v1700 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1705 = v1703 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v22.m[4][0].thread_elements()[1];
-    const float v1708 = bias[v1703];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1710 = fma(v1707, v3, v1708);
-    const float v1711 = -v1710;  // kernels/primitives/activation.hpp:30
-    const float v1712 = exp(v1711);
-    const float v1714 = 1.0f + v1712;
-    const float v1715 = v1710 / v1714;
-    const uint v1717 = v1700 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1718 = v1717 + v1703;
-    out[v1718] = v1715;
-  }
-  const uint v1719 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1721 = v334 + v1719;
-  const uint v1722 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1724 = v337 + v1722;
-  const bool v1725 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1726 = v1724 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v22.m[4][1].thread_elements()[0];
-    const float v1729 = bias[v1724];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1731 = fma(v1728, v3, v1729);
-    const float v1732 = -v1731;  // kernels/primitives/activation.hpp:30
-    const float v1733 = exp(v1732);
-    const float v1735 = 1.0f + v1733;
-    const float v1736 = v1731 / v1735;
-    const uint v1738 = v1721 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1739 = v1738 + v1724;
-    out[v1739] = v1736;
-  }
-  const uint v1740 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1742 = v334 + v1740;
-  const uint v1743 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1745 = v337 + v1743;
-  const bool v1746 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1747 = v1745 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v22.m[4][1].thread_elements()[1];
-    const float v1750 = bias[v1745];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1752 = fma(v1749, v3, v1750);
-    const float v1753 = -v1752;  // kernels/primitives/activation.hpp:30
-    const float v1754 = exp(v1753);
-    const float v1756 = 1.0f + v1754;
-    const float v1757 = v1752 / v1756;
-    const uint v1759 = v1742 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1760 = v1759 + v1745;
-    out[v1760] = v1757;
-  }
-  const uint v1761 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1763 = v334 + v1761;
-  const uint v1764 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1766 = v337 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1768 = v1766 < v1;
-  const bool v1769 = v1767 && v1768;
-  if (v1769) {
-    const float v1770 = v22.m[4][2].thread_elements()[0];
-    const float v1771 = bias[v1766];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1773 = fma(v1770, v3, v1771);
-    const float v1774 = -v1773;  // kernels/primitives/activation.hpp:30
-    const float v1775 = exp(v1774);
-    const float v1777 = 1.0f + v1775;
-    const float v1778 = v1773 / v1777;
-    const uint v1780 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1781 = v1780 + v1766;
-    out[v1781] = v1778;
-  }
-  const uint v1782 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1784 = v334 + v1782;
-  const uint v1785 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1787 = v337 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v22.m[4][2].thread_elements()[1];
-    const float v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1794 = fma(v1791, v3, v1792);
-    const float v1795 = -v1794;  // kernels/primitives/activation.hpp:30
-    const float v1796 = exp(v1795);
-    const float v1798 = 1.0f + v1796;
-    const float v1799 = v1794 / v1798;
-    const uint v1801 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1802 = v1801 + v1787;
-    out[v1802] = v1799;
-  }
-  const uint v1803 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1805 = v334 + v1803;
-  const uint v1806 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1808 = v337 + v1806;
-  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1810 = v1808 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v22.m[4][3].thread_elements()[0];
-    const float v1813 = bias[v1808];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1815 = fma(v1812, v3, v1813);
-    const float v1816 = -v1815;  // kernels/primitives/activation.hpp:30
-    const float v1817 = exp(v1816);
-    const float v1819 = 1.0f + v1817;
-    const float v1820 = v1815 / v1819;
-    const uint v1822 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1823 = v1822 + v1808;
-    out[v1823] = v1820;
-  }
-  const uint v1824 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1826 = v334 + v1824;
-  const uint v1827 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1829 = v337 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1831 = v1829 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v22.m[4][3].thread_elements()[1];
-    const float v1834 = bias[v1829];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1836 = fma(v1833, v3, v1834);
-    const float v1837 = -v1836;  // kernels/primitives/activation.hpp:30
-    const float v1838 = exp(v1837);
-    const float v1840 = 1.0f + v1838;
-    const float v1841 = v1836 / v1840;
-    const uint v1843 = v1826 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1844 = v1843 + v1829;
-    out[v1844] = v1841;
-  }
-  const uint v1845 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1847 = v334 + v1845;
-  const uint v1848 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1850 = v337 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v22.m[4][4].thread_elements()[0];
-    const float v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = fma(v1854, v3, v1855);
-    const float v1858 = -v1857;  // kernels/primitives/activation.hpp:30
-    const float v1859 = exp(v1858);
-    const float v1861 = 1.0f + v1859;
-    const float v1862 = v1857 / v1861;
-    const uint v1864 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1865 = v1864 + v1850;
-    out[v1865] = v1862;
-  }
-  const uint v1866 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1868 = v334 + v1866;
-  const uint v1869 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1871 = v337 + v1869;
-  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1873 = v1871 < v1;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v22.m[4][4].thread_elements()[1];
-    const float v1876 = bias[v1871];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1878 = fma(v1875, v3, v1876);
-    const float v1879 = -v1878;  // kernels/primitives/activation.hpp:30
-    const float v1880 = exp(v1879);
-    const float v1882 = 1.0f + v1880;
-    const float v1883 = v1878 / v1882;
-    const uint v1885 = v1868 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1886 = v1885 + v1871;
-    out[v1886] = v1883;
-  }
-  const uint v1887 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1889 = v334 + v1887;
-  const uint v1890 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1892 = v337 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v22.m[4][5].thread_elements()[0];
-    const float v1897 = bias[v1892];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1899 = fma(v1896, v3, v1897);
-    const float v1900 = -v1899;  // kernels/primitives/activation.hpp:30
-    const float v1901 = exp(v1900);
-    const float v1903 = 1.0f + v1901;
-    const float v1904 = v1899 / v1903;
-    const uint v1906 = v1889 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1907 = v1906 + v1892;
-    out[v1907] = v1904;
-  }
-  const uint v1908 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1910 = v334 + v1908;
-  const uint v1911 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1913 = v337 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1915 = v1913 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v22.m[4][5].thread_elements()[1];
-    const float v1918 = bias[v1913];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1920 = fma(v1917, v3, v1918);
-    const float v1921 = -v1920;  // kernels/primitives/activation.hpp:30
-    const float v1922 = exp(v1921);
-    const float v1924 = 1.0f + v1922;
-    const float v1925 = v1920 / v1924;
-    const uint v1927 = v1910 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1928 = v1927 + v1913;
-    out[v1928] = v1925;
-  }
-  const uint v1929 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1931 = v334 + v1929;
-  const uint v1932 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1934 = v337 + v1932;
-  const bool v1935 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1936 = v1934 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v22.m[4][6].thread_elements()[0];
-    const float v1939 = bias[v1934];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1941 = fma(v1938, v3, v1939);
-    const float v1942 = -v1941;  // kernels/primitives/activation.hpp:30
-    const float v1943 = exp(v1942);
-    const float v1945 = 1.0f + v1943;
-    const float v1946 = v1941 / v1945;
-    const uint v1948 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1949 = v1948 + v1934;
-    out[v1949] = v1946;
-  }
-  const uint v1950 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1952 = v334 + v1950;
-  const uint v1953 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1955 = v337 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v22.m[4][6].thread_elements()[1];
-    const float v1960 = bias[v1955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1962 = fma(v1959, v3, v1960);
-    const float v1963 = -v1962;  // kernels/primitives/activation.hpp:30
-    const float v1964 = exp(v1963);
-    const float v1966 = 1.0f + v1964;
-    const float v1967 = v1962 / v1966;
-    const uint v1969 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1970 = v1969 + v1955;
-    out[v1970] = v1967;
-  }
-  const uint v1971 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1973 = v334 + v1971;
-  const uint v1974 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1976 = v337 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1978 = v1976 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v22.m[4][7].thread_elements()[0];
-    const float v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1983 = fma(v1980, v3, v1981);
-    const float v1984 = -v1983;  // kernels/primitives/activation.hpp:30
-    const float v1985 = exp(v1984);
-    const float v1987 = 1.0f + v1985;
-    const float v1988 = v1983 / v1987;
-    const uint v1990 = v1973 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1991 = v1990 + v1976;
-    out[v1991] = v1988;
-  }
-  const uint v1992 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1994 = v334 + v1992;
-  const uint v1995 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1997 = v337 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1999 = v1997 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v22.m[4][7].thread_elements()[1];
-    const float v2002 = bias[v1997];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2004 = fma(v2001, v3, v2002);
-    const float v2005 = -v2004;  // kernels/primitives/activation.hpp:30
-    const float v2006 = exp(v2005);
-    const float v2008 = 1.0f + v2006;
-    const float v2009 = v2004 / v2008;
-    const uint v2011 = v1994 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2012 = v2011 + v1997;
-    out[v2012] = v2009;
-  }
-  const uint v2013 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v334 + v2013;
-  const uint v2016 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v337 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.m[5][0].thread_elements()[0];
-    const float v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2025 = fma(v2022, v3, v2023);
-    const float v2026 = -v2025;  // kernels/primitives/activation.hpp:30
-    const float v2027 = exp(v2026);
-    const float v2029 = 1.0f + v2027;
-    const float v2030 = v2025 / v2029;
-    const uint v2032 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2033 = v2032 + v2018;
-    out[v2033] = v2030;
-  }
-  const uint v2034 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2036 = v334 + v2034;
-  const uint v2037 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2039 = v337 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2041 = v2039 < v1;
-  const bool v2042 = v2040 && v2041;
-  if (v2042) {
-    const float v2043 = v22.m[5][0].thread_elements()[1];
-    const float v2044 = bias[v2039];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2046 = fma(v2043, v3, v2044);
-    const float v2047 = -v2046;  // kernels/primitives/activation.hpp:30
-    const float v2048 = exp(v2047);
-    const float v2050 = 1.0f + v2048;
-    const float v2051 = v2046 / v2050;
-    const uint v2053 = v2036 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2054 = v2053 + v2039;
-    out[v2054] = v2051;
-  }
-  const uint v2055 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2057 = v334 + v2055;
-  const uint v2058 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2060 = v337 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v22.m[5][1].thread_elements()[0];
-    const float v2065 = bias[v2060];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2067 = fma(v2064, v3, v2065);
-    const float v2068 = -v2067;  // kernels/primitives/activation.hpp:30
-    const float v2069 = exp(v2068);
-    const float v2071 = 1.0f + v2069;
-    const float v2072 = v2067 / v2071;
-    const uint v2074 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2075 = v2074 + v2060;
-    out[v2075] = v2072;
-  }
-  const uint v2076 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2078 = v334 + v2076;
-  const uint v2079 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2081 = v337 + v2079;
-  const bool v2082 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2083 = v2081 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v22.m[5][1].thread_elements()[1];
-    const float v2086 = bias[v2081];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2088 = fma(v2085, v3, v2086);
-    const float v2089 = -v2088;  // kernels/primitives/activation.hpp:30
-    const float v2090 = exp(v2089);
-    const float v2092 = 1.0f + v2090;
-    const float v2093 = v2088 / v2092;
-    const uint v2095 = v2078 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2096 = v2095 + v2081;
-    out[v2096] = v2093;
-  }
-  const uint v2097 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2099 = v334 + v2097;
-  const uint v2100 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2102 = v337 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2104 = v2102 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v22.m[5][2].thread_elements()[0];
-    const float v2107 = bias[v2102];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2109 = fma(v2106, v3, v2107);
-    const float v2110 = -v2109;  // kernels/primitives/activation.hpp:30
-    const float v2111 = exp(v2110);
-    const float v2113 = 1.0f + v2111;
-    const float v2114 = v2109 / v2113;
-    const uint v2116 = v2099 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2117 = v2116 + v2102;
-    out[v2117] = v2114;
-  }
-  const uint v2118 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2120 = v334 + v2118;
-  const uint v2121 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2123 = v337 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v22.m[5][2].thread_elements()[1];
-    const float v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2130 = fma(v2127, v3, v2128);
-    const float v2131 = -v2130;  // kernels/primitives/activation.hpp:30
-    const float v2132 = exp(v2131);
-    const float v2134 = 1.0f + v2132;
-    const float v2135 = v2130 / v2134;
-    const uint v2137 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2138 = v2137 + v2123;
-    out[v2138] = v2135;
-  }
-  const uint v2139 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2141 = v334 + v2139;
-  const uint v2142 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2144 = v337 + v2142;
-  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2146 = v2144 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v22.m[5][3].thread_elements()[0];
-    const float v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2151 = fma(v2148, v3, v2149);
-    const float v2152 = -v2151;  // kernels/primitives/activation.hpp:30
-    const float v2153 = exp(v2152);
-    const float v2155 = 1.0f + v2153;
-    const float v2156 = v2151 / v2155;
-    const uint v2158 = v2141 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2159 = v2158 + v2144;
-    out[v2159] = v2156;
-  }
-  const uint v2160 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2162 = v334 + v2160;
-  const uint v2163 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2165 = v337 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v22.m[5][3].thread_elements()[1];
-    const float v2170 = bias[v2165];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2172 = fma(v2169, v3, v2170);
-    const float v2173 = -v2172;  // kernels/primitives/activation.hpp:30
-    const float v2174 = exp(v2173);
-    const float v2176 = 1.0f + v2174;
-    const float v2177 = v2172 / v2176;
-    const uint v2179 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2180 = v2179 + v2165;
-    out[v2180] = v2177;
-  }
-  const uint v2181 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2183 = v334 + v2181;
-  const uint v2184 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2186 = v337 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v22.m[5][4].thread_elements()[0];
-    const float v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = fma(v2190, v3, v2191);
-    const float v2194 = -v2193;  // kernels/primitives/activation.hpp:30
-    const float v2195 = exp(v2194);
-    const float v2197 = 1.0f + v2195;
-    const float v2198 = v2193 / v2197;
-    const uint v2200 = v2183 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2201 = v2200 + v2186;
-    out[v2201] = v2198;
-  }
-  const uint v2202 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2204 = v334 + v2202;
-  const uint v2205 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2207 = v337 + v2205;
-  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2209 = v2207 < v1;
-  const bool v2210 = v2208 && v2209;
-  if (v2210) {
-    const float v2211 = v22.m[5][4].thread_elements()[1];
-    const float v2212 = bias[v2207];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2214 = fma(v2211, v3, v2212);
-    const float v2215 = -v2214;  // kernels/primitives/activation.hpp:30
-    const float v2216 = exp(v2215);
-    const float v2218 = 1.0f + v2216;
-    const float v2219 = v2214 / v2218;
-    const uint v2221 = v2204 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2222 = v2221 + v2207;
-    out[v2222] = v2219;
-  }
-  const uint v2223 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2225 = v334 + v2223;
-  const uint v2226 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2228 = v337 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2230 = v2228 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v22.m[5][5].thread_elements()[0];
-    const float v2233 = bias[v2228];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2235 = fma(v2232, v3, v2233);
-    const float v2236 = -v2235;  // kernels/primitives/activation.hpp:30
-    const float v2237 = exp(v2236);
-    const float v2239 = 1.0f + v2237;
-    const float v2240 = v2235 / v2239;
-    const uint v2242 = v2225 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2243 = v2242 + v2228;
-    out[v2243] = v2240;
-  }
-  const uint v2244 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2246 = v334 + v2244;
-  const uint v2247 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2249 = v337 + v2247;
-  const bool v2250 = v2246 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2251 = v2249 < v1;
-  const bool v2252 = v2250 && v2251;
-  if (v2252) {
-    const float v2253 = v22.m[5][5].thread_elements()[1];
-    const float v2254 = bias[v2249];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2256 = fma(v2253, v3, v2254);
-    const float v2257 = -v2256;  // kernels/primitives/activation.hpp:30
-    const float v2258 = exp(v2257);
-    const float v2260 = 1.0f + v2258;
-    const float v2261 = v2256 / v2260;
-    const uint v2263 = v2246 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2264 = v2263 + v2249;
-    out[v2264] = v2261;
-  }
-  const uint v2265 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2267 = v334 + v2265;
-  const uint v2268 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2270 = v337 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2272 = v2270 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v22.m[5][6].thread_elements()[0];
-    const float v2275 = bias[v2270];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2277 = fma(v2274, v3, v2275);
-    const float v2278 = -v2277;  // kernels/primitives/activation.hpp:30
-    const float v2279 = exp(v2278);
-    const float v2281 = 1.0f + v2279;
-    const float v2282 = v2277 / v2281;
-    const uint v2284 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2285 = v2284 + v2270;
-    out[v2285] = v2282;
-  }
-  const uint v2286 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2288 = v334 + v2286;
-  const uint v2289 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2291 = v337 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2293 = v2291 < v1;
-  const bool v2294 = v2292 && v2293;
-  if (v2294) {
-    const float v2295 = v22.m[5][6].thread_elements()[1];
-    const float v2296 = bias[v2291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2298 = fma(v2295, v3, v2296);
-    const float v2299 = -v2298;  // kernels/primitives/activation.hpp:30
-    const float v2300 = exp(v2299);
-    const float v2302 = 1.0f + v2300;
-    const float v2303 = v2298 / v2302;
-    const uint v2305 = v2288 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2306 = v2305 + v2291;
-    out[v2306] = v2303;
-  }
-  const uint v2307 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2309 = v334 + v2307;
-  const uint v2310 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2312 = v337 + v2310;
-  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2314 = v2312 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v22.m[5][7].thread_elements()[0];
-    const float v2317 = bias[v2312];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2319 = fma(v2316, v3, v2317);
-    const float v2320 = -v2319;  // kernels/primitives/activation.hpp:30
-    const float v2321 = exp(v2320);
-    const float v2323 = 1.0f + v2321;
-    const float v2324 = v2319 / v2323;
-    const uint v2326 = v2309 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2327 = v2326 + v2312;
-    out[v2327] = v2324;
-  }
-  const uint v2328 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2330 = v334 + v2328;
-  const uint v2331 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2333 = v337 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2335 = v2333 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v22.m[5][7].thread_elements()[1];
-    const float v2338 = bias[v2333];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2340 = fma(v2337, v3, v2338);
-    const float v2341 = -v2340;  // kernels/primitives/activation.hpp:30
-    const float v2342 = exp(v2341);
-    const float v2344 = 1.0f + v2342;
-    const float v2345 = v2340 / v2344;
-    const uint v2347 = v2330 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2348 = v2347 + v2333;
-    out[v2348] = v2345;
-  }
-  const uint v2349 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2351 = v334 + v2349;
-  const uint v2352 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2354 = v337 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.m[6][0].thread_elements()[0];
-    const float v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2361 = fma(v2358, v3, v2359);
-    const float v2362 = -v2361;  // kernels/primitives/activation.hpp:30
-    const float v2363 = exp(v2362);
-    const float v2365 = 1.0f + v2363;
-    const float v2366 = v2361 / v2365;
-    const uint v2368 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2369 = v2368 + v2354;
-    out[v2369] = v2366;
-  }
-  const uint v2370 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2372 = v334 + v2370;
-  const uint v2373 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2375 = v337 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2377 = v2375 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v22.m[6][0].thread_elements()[1];
-    const float v2380 = bias[v2375];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2382 = fma(v2379, v3, v2380);
-    const float v2383 = -v2382;  // kernels/primitives/activation.hpp:30
-    const float v2384 = exp(v2383);
-    const float v2386 = 1.0f + v2384;
-    const float v2387 = v2382 / v2386;
-    const uint v2389 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2390 = v2389 + v2375;
-    out[v2390] = v2387;
-  }
-  const uint v2391 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2393 = v334 + v2391;
-  const uint v2394 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2396 = v337 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2398 = v2396 < v1;
-  const bool v2399 = v2397 && v2398;
-  if (v2399) {
-    const float v2400 = v22.m[6][1].thread_elements()[0];
-    const float v2401 = bias[v2396];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2403 = fma(v2400, v3, v2401);
-    const float v2404 = -v2403;  // kernels/primitives/activation.hpp:30
-    const float v2405 = exp(v2404);
-    const float v2407 = 1.0f + v2405;
-    const float v2408 = v2403 / v2407;
-    const uint v2410 = v2393 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2411 = v2410 + v2396;
-    out[v2411] = v2408;
-  }
-  const uint v2412 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2414 = v334 + v2412;
-  const uint v2415 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2417 = v337 + v2415;
-  const bool v2418 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2419 = v2417 < v1;
-  const bool v2420 = v2418 && v2419;
-  if (v2420) {
-    const float v2421 = v22.m[6][1].thread_elements()[1];
-    const float v2422 = bias[v2417];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2424 = fma(v2421, v3, v2422);
-    const float v2425 = -v2424;  // kernels/primitives/activation.hpp:30
-    const float v2426 = exp(v2425);
-    const float v2428 = 1.0f + v2426;
-    const float v2429 = v2424 / v2428;
-    const uint v2431 = v2414 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2432 = v2431 + v2417;
-    out[v2432] = v2429;
-  }
-  const uint v2433 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2435 = v334 + v2433;
-  const uint v2436 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2438 = v337 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2440 = v2438 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v22.m[6][2].thread_elements()[0];
-    const float v2443 = bias[v2438];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2445 = fma(v2442, v3, v2443);
-    const float v2446 = -v2445;  // kernels/primitives/activation.hpp:30
-    const float v2447 = exp(v2446);
-    const float v2449 = 1.0f + v2447;
-    const float v2450 = v2445 / v2449;
-    const uint v2452 = v2435 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2453 = v2452 + v2438;
-    out[v2453] = v2450;
-  }
-  const uint v2454 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2456 = v334 + v2454;
-  const uint v2457 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2459 = v337 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v22.m[6][2].thread_elements()[1];
-    const float v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2466 = fma(v2463, v3, v2464);
-    const float v2467 = -v2466;  // kernels/primitives/activation.hpp:30
-    const float v2468 = exp(v2467);
-    const float v2470 = 1.0f + v2468;
-    const float v2471 = v2466 / v2470;
-    const uint v2473 = v2456 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2474 = v2473 + v2459;
-    out[v2474] = v2471;
-  }
-  const uint v2475 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2477 = v334 + v2475;
-  const uint v2478 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2480 = v337 + v2478;
-  const bool v2481 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2482 = v2480 < v1;
-  const bool v2483 = v2481 && v2482;
-  if (v2483) {
-    const float v2484 = v22.m[6][3].thread_elements()[0];
-    const float v2485 = bias[v2480];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2487 = fma(v2484, v3, v2485);
-    const float v2488 = -v2487;  // kernels/primitives/activation.hpp:30
-    const float v2489 = exp(v2488);
-    const float v2491 = 1.0f + v2489;
-    const float v2492 = v2487 / v2491;
-    const uint v2494 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2495 = v2494 + v2480;
-    out[v2495] = v2492;
-  }
-  const uint v2496 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2498 = v334 + v2496;
-  const uint v2499 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2501 = v337 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v22.m[6][3].thread_elements()[1];
-    const float v2506 = bias[v2501];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2508 = fma(v2505, v3, v2506);
-    const float v2509 = -v2508;  // kernels/primitives/activation.hpp:30
-    const float v2510 = exp(v2509);
-    const float v2512 = 1.0f + v2510;
-    const float v2513 = v2508 / v2512;
-    const uint v2515 = v2498 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2516 = v2515 + v2501;
-    out[v2516] = v2513;
-  }
-  const uint v2517 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2519 = v334 + v2517;
-  const uint v2520 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2522 = v337 + v2520;
-  const bool v2523 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2524 = v2522 < v1;
-  const bool v2525 = v2523 && v2524;
-  if (v2525) {
-    const float v2526 = v22.m[6][4].thread_elements()[0];
-    const float v2527 = bias[v2522];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = fma(v2526, v3, v2527);
-    const float v2530 = -v2529;  // kernels/primitives/activation.hpp:30
-    const float v2531 = exp(v2530);
-    const float v2533 = 1.0f + v2531;
-    const float v2534 = v2529 / v2533;
-    const uint v2536 = v2519 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2537 = v2536 + v2522;
-    out[v2537] = v2534;
-  }
-  const uint v2538 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2540 = v334 + v2538;
-  const uint v2541 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2543 = v337 + v2541;
-  const bool v2544 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2545 = v2543 < v1;
-  const bool v2546 = v2544 && v2545;
-  if (v2546) {
-    const float v2547 = v22.m[6][4].thread_elements()[1];
-    const float v2548 = bias[v2543];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2550 = fma(v2547, v3, v2548);
-    const float v2551 = -v2550;  // kernels/primitives/activation.hpp:30
-    const float v2552 = exp(v2551);
-    const float v2554 = 1.0f + v2552;
-    const float v2555 = v2550 / v2554;
-    const uint v2557 = v2540 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2558 = v2557 + v2543;
-    out[v2558] = v2555;
-  }
-  const uint v2559 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2561 = v334 + v2559;
-  const uint v2562 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2564 = v337 + v2562;
-  const bool v2565 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2566 = v2564 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v22.m[6][5].thread_elements()[0];
-    const float v2569 = bias[v2564];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2571 = fma(v2568, v3, v2569);
-    const float v2572 = -v2571;  // kernels/primitives/activation.hpp:30
-    const float v2573 = exp(v2572);
-    const float v2575 = 1.0f + v2573;
-    const float v2576 = v2571 / v2575;
-    const uint v2578 = v2561 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2579 = v2578 + v2564;
-    out[v2579] = v2576;
-  }
-  const uint v2580 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2582 = v334 + v2580;
-  const uint v2583 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2585 = v337 + v2583;
-  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2587 = v2585 < v1;
-  const bool v2588 = v2586 && v2587;
-  if (v2588) {
-    const float v2589 = v22.m[6][5].thread_elements()[1];
-    const float v2590 = bias[v2585];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2592 = fma(v2589, v3, v2590);
-    const float v2593 = -v2592;  // kernels/primitives/activation.hpp:30
-    const float v2594 = exp(v2593);
-    const float v2596 = 1.0f + v2594;
-    const float v2597 = v2592 / v2596;
-    const uint v2599 = v2582 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2600 = v2599 + v2585;
-    out[v2600] = v2597;
-  }
-  const uint v2601 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2603 = v334 + v2601;
-  const uint v2604 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2606 = v337 + v2604;
-  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2608 = v2606 < v1;
-  const bool v2609 = v2607 && v2608;
-  if (v2609) {
-    const float v2610 = v22.m[6][6].thread_elements()[0];
-    const float v2611 = bias[v2606];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2613 = fma(v2610, v3, v2611);
-    const float v2614 = -v2613;  // kernels/primitives/activation.hpp:30
-    const float v2615 = exp(v2614);
-    const float v2617 = 1.0f + v2615;
-    const float v2618 = v2613 / v2617;
-    const uint v2620 = v2603 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2621 = v2620 + v2606;
-    out[v2621] = v2618;
-  }
-  const uint v2622 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2624 = v334 + v2622;
-  const uint v2625 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2627 = v337 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2629 = v2627 < v1;
-  const bool v2630 = v2628 && v2629;
-  if (v2630) {
-    const float v2631 = v22.m[6][6].thread_elements()[1];
-    const float v2632 = bias[v2627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2634 = fma(v2631, v3, v2632);
-    const float v2635 = -v2634;  // kernels/primitives/activation.hpp:30
-    const float v2636 = exp(v2635);
-    const float v2638 = 1.0f + v2636;
-    const float v2639 = v2634 / v2638;
-    const uint v2641 = v2624 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2642 = v2641 + v2627;
-    out[v2642] = v2639;
-  }
-  const uint v2643 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2645 = v334 + v2643;
-  const uint v2646 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2648 = v337 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2650 = v2648 < v1;
-  const bool v2651 = v2649 && v2650;
-  if (v2651) {
-    const float v2652 = v22.m[6][7].thread_elements()[0];
-    const float v2653 = bias[v2648];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2655 = fma(v2652, v3, v2653);
-    const float v2656 = -v2655;  // kernels/primitives/activation.hpp:30
-    const float v2657 = exp(v2656);
-    const float v2659 = 1.0f + v2657;
-    const float v2660 = v2655 / v2659;
-    const uint v2662 = v2645 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2663 = v2662 + v2648;
-    out[v2663] = v2660;
-  }
-  const uint v2664 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2666 = v334 + v2664;
-  const uint v2667 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2669 = v337 + v2667;
-  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2671 = v2669 < v1;
-  const bool v2672 = v2670 && v2671;
-  if (v2672) {
-    const float v2673 = v22.m[6][7].thread_elements()[1];
-    const float v2674 = bias[v2669];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2676 = fma(v2673, v3, v2674);
-    const float v2677 = -v2676;  // kernels/primitives/activation.hpp:30
-    const float v2678 = exp(v2677);
-    const float v2680 = 1.0f + v2678;
-    const float v2681 = v2676 / v2680;
-    const uint v2683 = v2666 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2684 = v2683 + v2669;
-    out[v2684] = v2681;
-  }
-  const uint v2685 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2687 = v334 + v2685;
-  const uint v2688 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2690 = v337 + v2688;
-  const bool v2691 = v2687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2692 = v2690 < v1;
-  const bool v2693 = v2691 && v2692;
-  if (v2693) {
-    const float v2694 = v22.m[7][0].thread_elements()[0];
-    const float v2695 = bias[v2690];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2697 = fma(v2694, v3, v2695);
-    const float v2698 = -v2697;  // kernels/primitives/activation.hpp:30
-    const float v2699 = exp(v2698);
-    const float v2701 = 1.0f + v2699;
-    const float v2702 = v2697 / v2701;
-    const uint v2704 = v2687 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2705 = v2704 + v2690;
-    out[v2705] = v2702;
-  }
-  const uint v2706 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2708 = v334 + v2706;
-  const uint v2709 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2711 = v337 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v22.m[7][0].thread_elements()[1];
-    const float v2716 = bias[v2711];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2718 = fma(v2715, v3, v2716);
-    const float v2719 = -v2718;  // kernels/primitives/activation.hpp:30
-    const float v2720 = exp(v2719);
-    const float v2722 = 1.0f + v2720;
-    const float v2723 = v2718 / v2722;
-    const uint v2725 = v2708 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2726 = v2725 + v2711;
-    out[v2726] = v2723;
-  }
-  const uint v2727 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2729 = v334 + v2727;
-  const uint v2730 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2732 = v337 + v2730;
-  const bool v2733 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2734 = v2732 < v1;
-  const bool v2735 = v2733 && v2734;
-  if (v2735) {
-    const float v2736 = v22.m[7][1].thread_elements()[0];
-    const float v2737 = bias[v2732];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2739 = fma(v2736, v3, v2737);
-    const float v2740 = -v2739;  // kernels/primitives/activation.hpp:30
-    const float v2741 = exp(v2740);
-    const float v2743 = 1.0f + v2741;
-    const float v2744 = v2739 / v2743;
-    const uint v2746 = v2729 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2747 = v2746 + v2732;
-    out[v2747] = v2744;
-  }
-  const uint v2748 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2750 = v334 + v2748;
-  const uint v2751 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2753 = v337 + v2751;
-  const bool v2754 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2755 = v2753 < v1;
-  const bool v2756 = v2754 && v2755;
-  if (v2756) {
-    const float v2757 = v22.m[7][1].thread_elements()[1];
-    const float v2758 = bias[v2753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2760 = fma(v2757, v3, v2758);
-    const float v2761 = -v2760;  // kernels/primitives/activation.hpp:30
-    const float v2762 = exp(v2761);
-    const float v2764 = 1.0f + v2762;
-    const float v2765 = v2760 / v2764;
-    const uint v2767 = v2750 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2768 = v2767 + v2753;
-    out[v2768] = v2765;
-  }
-  const uint v2769 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2771 = v334 + v2769;
-  const uint v2772 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2774 = v337 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v22.m[7][2].thread_elements()[0];
-    const float v2779 = bias[v2774];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2781 = fma(v2778, v3, v2779);
-    const float v2782 = -v2781;  // kernels/primitives/activation.hpp:30
-    const float v2783 = exp(v2782);
-    const float v2785 = 1.0f + v2783;
-    const float v2786 = v2781 / v2785;
-    const uint v2788 = v2771 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2789 = v2788 + v2774;
-    out[v2789] = v2786;
-  }
-  const uint v2790 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2792 = v334 + v2790;
-  const uint v2793 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2795 = v337 + v2793;
-  const bool v2796 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2797 = v2795 < v1;
-  const bool v2798 = v2796 && v2797;
-  if (v2798) {
-    const float v2799 = v22.m[7][2].thread_elements()[1];
-    const float v2800 = bias[v2795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2802 = fma(v2799, v3, v2800);
-    const float v2803 = -v2802;  // kernels/primitives/activation.hpp:30
-    const float v2804 = exp(v2803);
-    const float v2806 = 1.0f + v2804;
-    const float v2807 = v2802 / v2806;
-    const uint v2809 = v2792 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2810 = v2809 + v2795;
-    out[v2810] = v2807;
-  }
-  const uint v2811 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2813 = v334 + v2811;
-  const uint v2814 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2816 = v337 + v2814;
-  const bool v2817 = v2813 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2818 = v2816 < v1;
-  const bool v2819 = v2817 && v2818;
-  if (v2819) {
-    const float v2820 = v22.m[7][3].thread_elements()[0];
-    const float v2821 = bias[v2816];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2823 = fma(v2820, v3, v2821);
-    const float v2824 = -v2823;  // kernels/primitives/activation.hpp:30
-    const float v2825 = exp(v2824);
-    const float v2827 = 1.0f + v2825;
-    const float v2828 = v2823 / v2827;
-    const uint v2830 = v2813 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2831 = v2830 + v2816;
-    out[v2831] = v2828;
-  }
-  const uint v2832 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2834 = v334 + v2832;
-  const uint v2835 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2837 = v337 + v2835;
-  const bool v2838 = v2834 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2839 = v2837 < v1;
-  const bool v2840 = v2838 && v2839;
-  if (v2840) {
-    const float v2841 = v22.m[7][3].thread_elements()[1];
-    const float v2842 = bias[v2837];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2844 = fma(v2841, v3, v2842);
-    const float v2845 = -v2844;  // kernels/primitives/activation.hpp:30
-    const float v2846 = exp(v2845);
-    const float v2848 = 1.0f + v2846;
-    const float v2849 = v2844 / v2848;
-    const uint v2851 = v2834 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2852 = v2851 + v2837;
-    out[v2852] = v2849;
-  }
-  const uint v2853 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2855 = v334 + v2853;
-  const uint v2856 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2858 = v337 + v2856;
-  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2860 = v2858 < v1;
-  const bool v2861 = v2859 && v2860;
-  if (v2861) {
-    const float v2862 = v22.m[7][4].thread_elements()[0];
-    const float v2863 = bias[v2858];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2865 = fma(v2862, v3, v2863);
-    const float v2866 = -v2865;  // kernels/primitives/activation.hpp:30
-    const float v2867 = exp(v2866);
-    const float v2869 = 1.0f + v2867;
-    const float v2870 = v2865 / v2869;
-    const uint v2872 = v2855 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2873 = v2872 + v2858;
-    out[v2873] = v2870;
-  }
-  const uint v2874 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2876 = v334 + v2874;
-  const uint v2877 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2879 = v337 + v2877;
-  const bool v2880 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2881 = v2879 < v1;
-  const bool v2882 = v2880 && v2881;
-  if (v2882) {
-    const float v2883 = v22.m[7][4].thread_elements()[1];
-    const float v2884 = bias[v2879];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2886 = fma(v2883, v3, v2884);
-    const float v2887 = -v2886;  // kernels/primitives/activation.hpp:30
-    const float v2888 = exp(v2887);
-    const float v2890 = 1.0f + v2888;
-    const float v2891 = v2886 / v2890;
-    const uint v2893 = v2876 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2894 = v2893 + v2879;
-    out[v2894] = v2891;
-  }
-  const uint v2895 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2897 = v334 + v2895;
-  const uint v2898 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2900 = v337 + v2898;
-  const bool v2901 = v2897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2902 = v2900 < v1;
-  const bool v2903 = v2901 && v2902;
-  if (v2903) {
-    const float v2904 = v22.m[7][5].thread_elements()[0];
-    const float v2905 = bias[v2900];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2907 = fma(v2904, v3, v2905);
-    const float v2908 = -v2907;  // kernels/primitives/activation.hpp:30
-    const float v2909 = exp(v2908);
-    const float v2911 = 1.0f + v2909;
-    const float v2912 = v2907 / v2911;
-    const uint v2914 = v2897 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2915 = v2914 + v2900;
-    out[v2915] = v2912;
-  }
-  const uint v2916 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2918 = v334 + v2916;
-  const uint v2919 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2921 = v337 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2923 = v2921 < v1;
-  const bool v2924 = v2922 && v2923;
-  if (v2924) {
-    const float v2925 = v22.m[7][5].thread_elements()[1];
-    const float v2926 = bias[v2921];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2928 = fma(v2925, v3, v2926);
-    const float v2929 = -v2928;  // kernels/primitives/activation.hpp:30
-    const float v2930 = exp(v2929);
-    const float v2932 = 1.0f + v2930;
-    const float v2933 = v2928 / v2932;
-    const uint v2935 = v2918 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2936 = v2935 + v2921;
-    out[v2936] = v2933;
-  }
-  const uint v2937 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2939 = v334 + v2937;
-  const uint v2940 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2942 = v337 + v2940;
-  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2944 = v2942 < v1;
-  const bool v2945 = v2943 && v2944;
-  if (v2945) {
-    const float v2946 = v22.m[7][6].thread_elements()[0];
-    const float v2947 = bias[v2942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2949 = fma(v2946, v3, v2947);
-    const float v2950 = -v2949;  // kernels/primitives/activation.hpp:30
-    const float v2951 = exp(v2950);
-    const float v2953 = 1.0f + v2951;
-    const float v2954 = v2949 / v2953;
-    const uint v2956 = v2939 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2957 = v2956 + v2942;
-    out[v2957] = v2954;
-  }
-  const uint v2958 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2960 = v334 + v2958;
-  const uint v2961 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2963 = v337 + v2961;
-  const bool v2964 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2965 = v2963 < v1;
-  const bool v2966 = v2964 && v2965;
-  if (v2966) {
-    const float v2967 = v22.m[7][6].thread_elements()[1];
-    const float v2968 = bias[v2963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2970 = fma(v2967, v3, v2968);
-    const float v2971 = -v2970;  // kernels/primitives/activation.hpp:30
-    const float v2972 = exp(v2971);
-    const float v2974 = 1.0f + v2972;
-    const float v2975 = v2970 / v2974;
-    const uint v2977 = v2960 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2978 = v2977 + v2963;
-    out[v2978] = v2975;
-  }
-  const uint v2979 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2981 = v334 + v2979;
-  const uint v2982 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2984 = v337 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2986 = v2984 < v1;
-  const bool v2987 = v2985 && v2986;
-  if (v2987) {
-    const float v2988 = v22.m[7][7].thread_elements()[0];
-    const float v2989 = bias[v2984];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2991 = fma(v2988, v3, v2989);
-    const float v2992 = -v2991;  // kernels/primitives/activation.hpp:30
-    const float v2993 = exp(v2992);
-    const float v2995 = 1.0f + v2993;
-    const float v2996 = v2991 / v2995;
-    const uint v2998 = v2981 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2999 = v2998 + v2984;
-    out[v2999] = v2996;
-  }
-  const uint v3000 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v3002 = v334 + v3000;
-  const uint v3003 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v3005 = v337 + v3003;
-  const bool v3006 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v3007 = v3005 < v1;
-  const bool v3008 = v3006 && v3007;
-  if (v3008) {
-    const float v3009 = v22.m[7][7].thread_elements()[1];
-    const float v3010 = bias[v3005];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3012 = fma(v3009, v3, v3010);
-    const float v3013 = -v3012;  // kernels/primitives/activation.hpp:30
-    const float v3014 = exp(v3013);
-    const float v3016 = 1.0f + v3014;
-    const float v3017 = v3012 / v3016;
-    const uint v3019 = v3002 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v3020 = v3019 + v3005;
-    out[v3020] = v3017;
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v351 = v24 + v33;
+  const uint v352 = v351 + v350;
+  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v354 = v28 + v37;
+  const uint v355 = v354 + v353;
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v357 = v355 < v1;
+  const bool v358 = v356 && v357;
+  if (v358) {
+    const float v359 = v39.m[0][0].thread_elements()[0];
+    const float v360 = bias[v355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v362 = fma(v359, v3, v360);
+    const float v363 = -v362;  // kernels/primitives/activation.hpp:30
+    const float v364 = exp(v363);
+    const float v366 = 1.0f + v364;
+    const float v367 = v362 / v366;
+    const uint v369 = v352 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v370 = v369 + v355;
+    out[v370] = v367;
+  }
+  const uint v371 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v373 = v351 + v371;
+  const uint v374 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v376 = v354 + v374;
+  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v378 = v376 < v1;
+  const bool v379 = v377 && v378;
+  if (v379) {
+    const float v380 = v39.m[0][0].thread_elements()[1];
+    const float v381 = bias[v376];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v383 = fma(v380, v3, v381);
+    const float v384 = -v383;  // kernels/primitives/activation.hpp:30
+    const float v385 = exp(v384);
+    const float v387 = 1.0f + v385;
+    const float v388 = v383 / v387;
+    const uint v390 = v373 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v391 = v390 + v376;
+    out[v391] = v388;
+  }
+  const uint v392 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v394 = v351 + v392;
+  const uint v395 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v397 = v354 + v395;
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v399 = v397 < v1;
+  const bool v400 = v398 && v399;
+  if (v400) {
+    const float v401 = v39.m[0][1].thread_elements()[0];
+    const float v402 = bias[v397];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v404 = fma(v401, v3, v402);
+    const float v405 = -v404;  // kernels/primitives/activation.hpp:30
+    const float v406 = exp(v405);
+    const float v408 = 1.0f + v406;
+    const float v409 = v404 / v408;
+    const uint v411 = v394 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v412 = v411 + v397;
+    out[v412] = v409;
+  }
+  const uint v413 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v415 = v351 + v413;
+  const uint v416 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v418 = v354 + v416;
+  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v420 = v418 < v1;
+  const bool v421 = v419 && v420;
+  if (v421) {
+    const float v422 = v39.m[0][1].thread_elements()[1];
+    const float v423 = bias[v418];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v425 = fma(v422, v3, v423);
+    const float v426 = -v425;  // kernels/primitives/activation.hpp:30
+    const float v427 = exp(v426);
+    const float v429 = 1.0f + v427;
+    const float v430 = v425 / v429;
+    const uint v432 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v433 = v432 + v418;
+    out[v433] = v430;
+  }
+  const uint v434 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v436 = v351 + v434;
+  const uint v437 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v439 = v354 + v437;
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v441 = v439 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v39.m[0][2].thread_elements()[0];
+    const float v444 = bias[v439];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v446 = fma(v443, v3, v444);
+    const float v447 = -v446;  // kernels/primitives/activation.hpp:30
+    const float v448 = exp(v447);
+    const float v450 = 1.0f + v448;
+    const float v451 = v446 / v450;
+    const uint v453 = v436 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v454 = v453 + v439;
+    out[v454] = v451;
+  }
+  const uint v455 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v457 = v351 + v455;
+  const uint v458 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v460 = v354 + v458;
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v462 = v460 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v39.m[0][2].thread_elements()[1];
+    const float v465 = bias[v460];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v467 = fma(v464, v3, v465);
+    const float v468 = -v467;  // kernels/primitives/activation.hpp:30
+    const float v469 = exp(v468);
+    const float v471 = 1.0f + v469;
+    const float v472 = v467 / v471;
+    const uint v474 = v457 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v475 = v474 + v460;
+    out[v475] = v472;
+  }
+  const uint v476 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v478 = v351 + v476;
+  const uint v479 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v481 = v354 + v479;
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v483 = v481 < v1;
+  const bool v484 = v482 && v483;
+  if (v484) {
+    const float v485 = v39.m[0][3].thread_elements()[0];
+    const float v486 = bias[v481];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v488 = fma(v485, v3, v486);
+    const float v489 = -v488;  // kernels/primitives/activation.hpp:30
+    const float v490 = exp(v489);
+    const float v492 = 1.0f + v490;
+    const float v493 = v488 / v492;
+    const uint v495 = v478 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v496 = v495 + v481;
+    out[v496] = v493;
+  }
+  const uint v497 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v499 = v351 + v497;
+  const uint v500 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v502 = v354 + v500;
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v504 = v502 < v1;
+  const bool v505 = v503 && v504;
+  if (v505) {
+    const float v506 = v39.m[0][3].thread_elements()[1];
+    const float v507 = bias[v502];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v509 = fma(v506, v3, v507);
+    const float v510 = -v509;  // kernels/primitives/activation.hpp:30
+    const float v511 = exp(v510);
+    const float v513 = 1.0f + v511;
+    const float v514 = v509 / v513;
+    const uint v516 = v499 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v517 = v516 + v502;
+    out[v517] = v514;
+  }
+  const uint v518 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v520 = v351 + v518;
+  const uint v521 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v523 = v354 + v521;
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v525 = v523 < v1;
+  const bool v526 = v524 && v525;
+  if (v526) {
+    const float v527 = v39.m[0][4].thread_elements()[0];
+    const float v528 = bias[v523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v530 = fma(v527, v3, v528);
+    const float v531 = -v530;  // kernels/primitives/activation.hpp:30
+    const float v532 = exp(v531);
+    const float v534 = 1.0f + v532;
+    const float v535 = v530 / v534;
+    const uint v537 = v520 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v538 = v537 + v523;
+    out[v538] = v535;
+  }
+  const uint v539 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v541 = v351 + v539;
+  const uint v542 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v544 = v354 + v542;
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v546 = v544 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v39.m[0][4].thread_elements()[1];
+    const float v549 = bias[v544];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v551 = fma(v548, v3, v549);
+    const float v552 = -v551;  // kernels/primitives/activation.hpp:30
+    const float v553 = exp(v552);
+    const float v555 = 1.0f + v553;
+    const float v556 = v551 / v555;
+    const uint v558 = v541 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v559 = v558 + v544;
+    out[v559] = v556;
+  }
+  const uint v560 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v562 = v351 + v560;
+  const uint v563 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v565 = v354 + v563;
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v567 = v565 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v39.m[0][5].thread_elements()[0];
+    const float v570 = bias[v565];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v572 = fma(v569, v3, v570);
+    const float v573 = -v572;  // kernels/primitives/activation.hpp:30
+    const float v574 = exp(v573);
+    const float v576 = 1.0f + v574;
+    const float v577 = v572 / v576;
+    const uint v579 = v562 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v580 = v579 + v565;
+    out[v580] = v577;
+  }
+  const uint v581 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v583 = v351 + v581;
+  const uint v584 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v586 = v354 + v584;
+  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v588 = v586 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v39.m[0][5].thread_elements()[1];
+    const float v591 = bias[v586];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v593 = fma(v590, v3, v591);
+    const float v594 = -v593;  // kernels/primitives/activation.hpp:30
+    const float v595 = exp(v594);
+    const float v597 = 1.0f + v595;
+    const float v598 = v593 / v597;
+    const uint v600 = v583 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v601 = v600 + v586;
+    out[v601] = v598;
+  }
+  const uint v602 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v604 = v351 + v602;
+  const uint v605 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v607 = v354 + v605;
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v609 = v607 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v39.m[0][6].thread_elements()[0];
+    const float v612 = bias[v607];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v614 = fma(v611, v3, v612);
+    const float v615 = -v614;  // kernels/primitives/activation.hpp:30
+    const float v616 = exp(v615);
+    const float v618 = 1.0f + v616;
+    const float v619 = v614 / v618;
+    const uint v621 = v604 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v622 = v621 + v607;
+    out[v622] = v619;
+  }
+  const uint v623 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v625 = v351 + v623;
+  const uint v626 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v628 = v354 + v626;
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v630 = v628 < v1;
+  const bool v631 = v629 && v630;
+  if (v631) {
+    const float v632 = v39.m[0][6].thread_elements()[1];
+    const float v633 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v635 = fma(v632, v3, v633);
+    const float v636 = -v635;  // kernels/primitives/activation.hpp:30
+    const float v637 = exp(v636);
+    const float v639 = 1.0f + v637;
+    const float v640 = v635 / v639;
+    const uint v642 = v625 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v643 = v642 + v628;
+    out[v643] = v640;
+  }
+  const uint v644 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v646 = v351 + v644;
+  const uint v647 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v649 = v354 + v647;
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v651 = v649 < v1;
+  const bool v652 = v650 && v651;
+  if (v652) {
+    const float v653 = v39.m[0][7].thread_elements()[0];
+    const float v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v656 = fma(v653, v3, v654);
+    const float v657 = -v656;  // kernels/primitives/activation.hpp:30
+    const float v658 = exp(v657);
+    const float v660 = 1.0f + v658;
+    const float v661 = v656 / v660;
+    const uint v663 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v664 = v663 + v649;
+    out[v664] = v661;
+  }
+  const uint v665 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v667 = v351 + v665;
+  const uint v668 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v670 = v354 + v668;
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v672 = v670 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v39.m[0][7].thread_elements()[1];
+    const float v675 = bias[v670];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v677 = fma(v674, v3, v675);
+    const float v678 = -v677;  // kernels/primitives/activation.hpp:30
+    const float v679 = exp(v678);
+    const float v681 = 1.0f + v679;
+    const float v682 = v677 / v681;
+    const uint v684 = v667 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v685 = v684 + v670;
+    out[v685] = v682;
+  }
+  const uint v686 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v688 = v351 + v686;
+  const uint v689 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v691 = v354 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.m[1][0].thread_elements()[0];
+    const float v696 = bias[v691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v698 = fma(v695, v3, v696);
+    const float v699 = -v698;  // kernels/primitives/activation.hpp:30
+    const float v700 = exp(v699);
+    const float v702 = 1.0f + v700;
+    const float v703 = v698 / v702;
+    const uint v705 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v706 = v705 + v691;
+    out[v706] = v703;
+  }
+  const uint v707 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v709 = v351 + v707;
+  const uint v710 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v712 = v354 + v710;
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v714 = v712 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v39.m[1][0].thread_elements()[1];
+    const float v717 = bias[v712];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v719 = fma(v716, v3, v717);
+    const float v720 = -v719;  // kernels/primitives/activation.hpp:30
+    const float v721 = exp(v720);
+    const float v723 = 1.0f + v721;
+    const float v724 = v719 / v723;
+    const uint v726 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v727 = v726 + v712;
+    out[v727] = v724;
+  }
+  const uint v728 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v730 = v351 + v728;
+  const uint v731 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v733 = v354 + v731;
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v735 = v733 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v39.m[1][1].thread_elements()[0];
+    const float v738 = bias[v733];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v740 = fma(v737, v3, v738);
+    const float v741 = -v740;  // kernels/primitives/activation.hpp:30
+    const float v742 = exp(v741);
+    const float v744 = 1.0f + v742;
+    const float v745 = v740 / v744;
+    const uint v747 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v748 = v747 + v733;
+    out[v748] = v745;
+  }
+  const uint v749 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v751 = v351 + v749;
+  const uint v752 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v754 = v354 + v752;
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v756 = v754 < v1;
+  const bool v757 = v755 && v756;
+  if (v757) {
+    const float v758 = v39.m[1][1].thread_elements()[1];
+    const float v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v761 = fma(v758, v3, v759);
+    const float v762 = -v761;  // kernels/primitives/activation.hpp:30
+    const float v763 = exp(v762);
+    const float v765 = 1.0f + v763;
+    const float v766 = v761 / v765;
+    const uint v768 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v769 = v768 + v754;
+    out[v769] = v766;
+  }
+  const uint v770 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v772 = v351 + v770;
+  const uint v773 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v775 = v354 + v773;
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v777 = v775 < v1;
+  const bool v778 = v776 && v777;
+  if (v778) {
+    const float v779 = v39.m[1][2].thread_elements()[0];
+    const float v780 = bias[v775];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v782 = fma(v779, v3, v780);
+    const float v783 = -v782;  // kernels/primitives/activation.hpp:30
+    const float v784 = exp(v783);
+    const float v786 = 1.0f + v784;
+    const float v787 = v782 / v786;
+    const uint v789 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v790 = v789 + v775;
+    out[v790] = v787;
+  }
+  const uint v791 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v793 = v351 + v791;
+  const uint v794 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v796 = v354 + v794;
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v798 = v796 < v1;
+  const bool v799 = v797 && v798;
+  if (v799) {
+    const float v800 = v39.m[1][2].thread_elements()[1];
+    const float v801 = bias[v796];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v803 = fma(v800, v3, v801);
+    const float v804 = -v803;  // kernels/primitives/activation.hpp:30
+    const float v805 = exp(v804);
+    const float v807 = 1.0f + v805;
+    const float v808 = v803 / v807;
+    const uint v810 = v793 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v811 = v810 + v796;
+    out[v811] = v808;
+  }
+  const uint v812 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v814 = v351 + v812;
+  const uint v815 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v817 = v354 + v815;
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v819 = v817 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v39.m[1][3].thread_elements()[0];
+    const float v822 = bias[v817];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v824 = fma(v821, v3, v822);
+    const float v825 = -v824;  // kernels/primitives/activation.hpp:30
+    const float v826 = exp(v825);
+    const float v828 = 1.0f + v826;
+    const float v829 = v824 / v828;
+    const uint v831 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v832 = v831 + v817;
+    out[v832] = v829;
+  }
+  const uint v833 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v835 = v351 + v833;
+  const uint v836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v838 = v354 + v836;
+  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v840 = v838 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v39.m[1][3].thread_elements()[1];
+    const float v843 = bias[v838];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v845 = fma(v842, v3, v843);
+    const float v846 = -v845;  // kernels/primitives/activation.hpp:30
+    const float v847 = exp(v846);
+    const float v849 = 1.0f + v847;
+    const float v850 = v845 / v849;
+    const uint v852 = v835 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v853 = v852 + v838;
+    out[v853] = v850;
+  }
+  const uint v854 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v856 = v351 + v854;
+  const uint v857 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v859 = v354 + v857;
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.m[1][4].thread_elements()[0];
+    const float v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v866 = fma(v863, v3, v864);
+    const float v867 = -v866;  // kernels/primitives/activation.hpp:30
+    const float v868 = exp(v867);
+    const float v870 = 1.0f + v868;
+    const float v871 = v866 / v870;
+    const uint v873 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v874 = v873 + v859;
+    out[v874] = v871;
+  }
+  const uint v875 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v877 = v351 + v875;
+  const uint v878 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v880 = v354 + v878;
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v882 = v880 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v39.m[1][4].thread_elements()[1];
+    const float v885 = bias[v880];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v887 = fma(v884, v3, v885);
+    const float v888 = -v887;  // kernels/primitives/activation.hpp:30
+    const float v889 = exp(v888);
+    const float v891 = 1.0f + v889;
+    const float v892 = v887 / v891;
+    const uint v894 = v877 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v895 = v894 + v880;
+    out[v895] = v892;
+  }
+  const uint v896 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v898 = v351 + v896;
+  const uint v899 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v901 = v354 + v899;
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v903 = v901 < v1;
+  const bool v904 = v902 && v903;
+  if (v904) {
+    const float v905 = v39.m[1][5].thread_elements()[0];
+    const float v906 = bias[v901];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v908 = fma(v905, v3, v906);
+    const float v909 = -v908;  // kernels/primitives/activation.hpp:30
+    const float v910 = exp(v909);
+    const float v912 = 1.0f + v910;
+    const float v913 = v908 / v912;
+    const uint v915 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v916 = v915 + v901;
+    out[v916] = v913;
+  }
+  const uint v917 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v919 = v351 + v917;
+  const uint v920 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v922 = v354 + v920;
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v924 = v922 < v1;
+  const bool v925 = v923 && v924;
+  if (v925) {
+    const float v926 = v39.m[1][5].thread_elements()[1];
+    const float v927 = bias[v922];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v929 = fma(v926, v3, v927);
+    const float v930 = -v929;  // kernels/primitives/activation.hpp:30
+    const float v931 = exp(v930);
+    const float v933 = 1.0f + v931;
+    const float v934 = v929 / v933;
+    const uint v936 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v937 = v936 + v922;
+    out[v937] = v934;
+  }
+  const uint v938 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v940 = v351 + v938;
+  const uint v941 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v943 = v354 + v941;
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.m[1][6].thread_elements()[0];
+    const float v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v950 = fma(v947, v3, v948);
+    const float v951 = -v950;  // kernels/primitives/activation.hpp:30
+    const float v952 = exp(v951);
+    const float v954 = 1.0f + v952;
+    const float v955 = v950 / v954;
+    const uint v957 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v958 = v957 + v943;
+    out[v958] = v955;
+  }
+  const uint v959 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v961 = v351 + v959;
+  const uint v962 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v964 = v354 + v962;
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v966 = v964 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v39.m[1][6].thread_elements()[1];
+    const float v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v971 = fma(v968, v3, v969);
+    const float v972 = -v971;  // kernels/primitives/activation.hpp:30
+    const float v973 = exp(v972);
+    const float v975 = 1.0f + v973;
+    const float v976 = v971 / v975;
+    const uint v978 = v961 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v979 = v978 + v964;
+    out[v979] = v976;
+  }
+  const uint v980 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v982 = v351 + v980;
+  const uint v983 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v985 = v354 + v983;
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v987 = v985 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v39.m[1][7].thread_elements()[0];
+    const float v990 = bias[v985];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v992 = fma(v989, v3, v990);
+    const float v993 = -v992;  // kernels/primitives/activation.hpp:30
+    const float v994 = exp(v993);
+    const float v996 = 1.0f + v994;
+    const float v997 = v992 / v996;
+    const uint v999 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1000 = v999 + v985;
+    out[v1000] = v997;
+  }
+  const uint v1001 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1003 = v351 + v1001;
+  const uint v1004 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1006 = v354 + v1004;
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1008 = v1006 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v39.m[1][7].thread_elements()[1];
+    const float v1011 = bias[v1006];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1013 = fma(v1010, v3, v1011);
+    const float v1014 = -v1013;  // kernels/primitives/activation.hpp:30
+    const float v1015 = exp(v1014);
+    const float v1017 = 1.0f + v1015;
+    const float v1018 = v1013 / v1017;
+    const uint v1020 = v1003 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1021 = v1020 + v1006;
+    out[v1021] = v1018;
+  }
+  const uint v1022 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1024 = v351 + v1022;
+  const uint v1025 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1027 = v354 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.m[2][0].thread_elements()[0];
+    const float v1032 = bias[v1027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1034 = fma(v1031, v3, v1032);
+    const float v1035 = -v1034;  // kernels/primitives/activation.hpp:30
+    const float v1036 = exp(v1035);
+    const float v1038 = 1.0f + v1036;
+    const float v1039 = v1034 / v1038;
+    const uint v1041 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1042 = v1041 + v1027;
+    out[v1042] = v1039;
+  }
+  const uint v1043 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1045 = v351 + v1043;
+  const uint v1046 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1048 = v354 + v1046;
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1050 = v1048 < v1;
+  const bool v1051 = v1049 && v1050;
+  if (v1051) {
+    const float v1052 = v39.m[2][0].thread_elements()[1];
+    const float v1053 = bias[v1048];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1055 = fma(v1052, v3, v1053);
+    const float v1056 = -v1055;  // kernels/primitives/activation.hpp:30
+    const float v1057 = exp(v1056);
+    const float v1059 = 1.0f + v1057;
+    const float v1060 = v1055 / v1059;
+    const uint v1062 = v1045 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1063 = v1062 + v1048;
+    out[v1063] = v1060;
+  }
+  const uint v1064 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1066 = v351 + v1064;
+  const uint v1067 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1069 = v354 + v1067;
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1071 = v1069 < v1;
+  const bool v1072 = v1070 && v1071;
+  if (v1072) {
+    const float v1073 = v39.m[2][1].thread_elements()[0];
+    const float v1074 = bias[v1069];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1076 = fma(v1073, v3, v1074);
+    const float v1077 = -v1076;  // kernels/primitives/activation.hpp:30
+    const float v1078 = exp(v1077);
+    const float v1080 = 1.0f + v1078;
+    const float v1081 = v1076 / v1080;
+    const uint v1083 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1084 = v1083 + v1069;
+    out[v1084] = v1081;
+  }
+  const uint v1085 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1087 = v351 + v1085;
+  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1090 = v354 + v1088;
+  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1092 = v1090 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v39.m[2][1].thread_elements()[1];
+    const float v1095 = bias[v1090];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1097 = fma(v1094, v3, v1095);
+    const float v1098 = -v1097;  // kernels/primitives/activation.hpp:30
+    const float v1099 = exp(v1098);
+    const float v1101 = 1.0f + v1099;
+    const float v1102 = v1097 / v1101;
+    const uint v1104 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1105 = v1104 + v1090;
+    out[v1105] = v1102;
+  }
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1108 = v351 + v1106;
+  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1111 = v354 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v39.m[2][2].thread_elements()[0];
+    const float v1116 = bias[v1111];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1118 = fma(v1115, v3, v1116);
+    const float v1119 = -v1118;  // kernels/primitives/activation.hpp:30
+    const float v1120 = exp(v1119);
+    const float v1122 = 1.0f + v1120;
+    const float v1123 = v1118 / v1122;
+    const uint v1125 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1126 = v1125 + v1111;
+    out[v1126] = v1123;
+  }
+  const uint v1127 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1129 = v351 + v1127;
+  const uint v1130 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1132 = v354 + v1130;
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1134 = v1132 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v39.m[2][2].thread_elements()[1];
+    const float v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1139 = fma(v1136, v3, v1137);
+    const float v1140 = -v1139;  // kernels/primitives/activation.hpp:30
+    const float v1141 = exp(v1140);
+    const float v1143 = 1.0f + v1141;
+    const float v1144 = v1139 / v1143;
+    const uint v1146 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1147 = v1146 + v1132;
+    out[v1147] = v1144;
+  }
+  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1150 = v351 + v1148;
+  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1153 = v354 + v1151;
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1155 = v1153 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v39.m[2][3].thread_elements()[0];
+    const float v1158 = bias[v1153];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1160 = fma(v1157, v3, v1158);
+    const float v1161 = -v1160;  // kernels/primitives/activation.hpp:30
+    const float v1162 = exp(v1161);
+    const float v1164 = 1.0f + v1162;
+    const float v1165 = v1160 / v1164;
+    const uint v1167 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1168 = v1167 + v1153;
+    out[v1168] = v1165;
+  }
+  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1171 = v351 + v1169;
+  const uint v1172 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1174 = v354 + v1172;
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1176 = v1174 < v1;
+  const bool v1177 = v1175 && v1176;
+  if (v1177) {
+    const float v1178 = v39.m[2][3].thread_elements()[1];
+    const float v1179 = bias[v1174];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1181 = fma(v1178, v3, v1179);
+    const float v1182 = -v1181;  // kernels/primitives/activation.hpp:30
+    const float v1183 = exp(v1182);
+    const float v1185 = 1.0f + v1183;
+    const float v1186 = v1181 / v1185;
+    const uint v1188 = v1171 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1189 = v1188 + v1174;
+    out[v1189] = v1186;
+  }
+  const uint v1190 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1192 = v351 + v1190;
+  const uint v1193 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1195 = v354 + v1193;
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.m[2][4].thread_elements()[0];
+    const float v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1202 = fma(v1199, v3, v1200);
+    const float v1203 = -v1202;  // kernels/primitives/activation.hpp:30
+    const float v1204 = exp(v1203);
+    const float v1206 = 1.0f + v1204;
+    const float v1207 = v1202 / v1206;
+    const uint v1209 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1210 = v1209 + v1195;
+    out[v1210] = v1207;
+  }
+  const uint v1211 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1213 = v351 + v1211;
+  const uint v1214 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1216 = v354 + v1214;
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1218 = v1216 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v39.m[2][4].thread_elements()[1];
+    const float v1221 = bias[v1216];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1223 = fma(v1220, v3, v1221);
+    const float v1224 = -v1223;  // kernels/primitives/activation.hpp:30
+    const float v1225 = exp(v1224);
+    const float v1227 = 1.0f + v1225;
+    const float v1228 = v1223 / v1227;
+    const uint v1230 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1231 = v1230 + v1216;
+    out[v1231] = v1228;
+  }
+  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1234 = v351 + v1232;
+  const uint v1235 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1237 = v354 + v1235;
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1239 = v1237 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v39.m[2][5].thread_elements()[0];
+    const float v1242 = bias[v1237];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1244 = fma(v1241, v3, v1242);
+    const float v1245 = -v1244;  // kernels/primitives/activation.hpp:30
+    const float v1246 = exp(v1245);
+    const float v1248 = 1.0f + v1246;
+    const float v1249 = v1244 / v1248;
+    const uint v1251 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1252 = v1251 + v1237;
+    out[v1252] = v1249;
+  }
+  const uint v1253 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1255 = v351 + v1253;
+  const uint v1256 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1258 = v354 + v1256;
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1260 = v1258 < v1;
+  const bool v1261 = v1259 && v1260;
+  if (v1261) {
+    const float v1262 = v39.m[2][5].thread_elements()[1];
+    const float v1263 = bias[v1258];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1265 = fma(v1262, v3, v1263);
+    const float v1266 = -v1265;  // kernels/primitives/activation.hpp:30
+    const float v1267 = exp(v1266);
+    const float v1269 = 1.0f + v1267;
+    const float v1270 = v1265 / v1269;
+    const uint v1272 = v1255 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1273 = v1272 + v1258;
+    out[v1273] = v1270;
+  }
+  const uint v1274 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1276 = v351 + v1274;
+  const uint v1277 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1279 = v354 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.m[2][6].thread_elements()[0];
+    const float v1284 = bias[v1279];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1286 = fma(v1283, v3, v1284);
+    const float v1287 = -v1286;  // kernels/primitives/activation.hpp:30
+    const float v1288 = exp(v1287);
+    const float v1290 = 1.0f + v1288;
+    const float v1291 = v1286 / v1290;
+    const uint v1293 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1294 = v1293 + v1279;
+    out[v1294] = v1291;
+  }
+  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1297 = v351 + v1295;
+  const uint v1298 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1300 = v354 + v1298;
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1302 = v1300 < v1;
+  const bool v1303 = v1301 && v1302;
+  if (v1303) {
+    const float v1304 = v39.m[2][6].thread_elements()[1];
+    const float v1305 = bias[v1300];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1307 = fma(v1304, v3, v1305);
+    const float v1308 = -v1307;  // kernels/primitives/activation.hpp:30
+    const float v1309 = exp(v1308);
+    const float v1311 = 1.0f + v1309;
+    const float v1312 = v1307 / v1311;
+    const uint v1314 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1315 = v1314 + v1300;
+    out[v1315] = v1312;
+  }
+  const uint v1316 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1318 = v351 + v1316;
+  const uint v1319 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1321 = v354 + v1319;
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1323 = v1321 < v1;
+  const bool v1324 = v1322 && v1323;
+  if (v1324) {
+    const float v1325 = v39.m[2][7].thread_elements()[0];
+    const float v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1328 = fma(v1325, v3, v1326);
+    const float v1329 = -v1328;  // kernels/primitives/activation.hpp:30
+    const float v1330 = exp(v1329);
+    const float v1332 = 1.0f + v1330;
+    const float v1333 = v1328 / v1332;
+    const uint v1335 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1336 = v1335 + v1321;
+    out[v1336] = v1333;
+  }
+  const uint v1337 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1339 = v351 + v1337;
+  const uint v1340 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1342 = v354 + v1340;
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1344 = v1342 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v39.m[2][7].thread_elements()[1];
+    const float v1347 = bias[v1342];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1349 = fma(v1346, v3, v1347);
+    const float v1350 = -v1349;  // kernels/primitives/activation.hpp:30
+    const float v1351 = exp(v1350);
+    const float v1353 = 1.0f + v1351;
+    const float v1354 = v1349 / v1353;
+    const uint v1356 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1357 = v1356 + v1342;
+    out[v1357] = v1354;
+  }
+  const uint v1358 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1360 = v351 + v1358;
+  const uint v1361 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1363 = v354 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.m[3][0].thread_elements()[0];
+    const float v1368 = bias[v1363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1370 = fma(v1367, v3, v1368);
+    const float v1371 = -v1370;  // kernels/primitives/activation.hpp:30
+    const float v1372 = exp(v1371);
+    const float v1374 = 1.0f + v1372;
+    const float v1375 = v1370 / v1374;
+    const uint v1377 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1378 = v1377 + v1363;
+    out[v1378] = v1375;
+  }
+  const uint v1379 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1381 = v351 + v1379;
+  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1384 = v354 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v39.m[3][0].thread_elements()[1];
+    const float v1389 = bias[v1384];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1391 = fma(v1388, v3, v1389);
+    const float v1392 = -v1391;  // kernels/primitives/activation.hpp:30
+    const float v1393 = exp(v1392);
+    const float v1395 = 1.0f + v1393;
+    const float v1396 = v1391 / v1395;
+    const uint v1398 = v1381 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1399 = v1398 + v1384;
+    out[v1399] = v1396;
+  }
+  const uint v1400 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1402 = v351 + v1400;
+  const uint v1403 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1405 = v354 + v1403;
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1407 = v1405 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v39.m[3][1].thread_elements()[0];
+    const float v1410 = bias[v1405];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1412 = fma(v1409, v3, v1410);
+    const float v1413 = -v1412;  // kernels/primitives/activation.hpp:30
+    const float v1414 = exp(v1413);
+    const float v1416 = 1.0f + v1414;
+    const float v1417 = v1412 / v1416;
+    const uint v1419 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1420 = v1419 + v1405;
+    out[v1420] = v1417;
+  }
+  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1423 = v351 + v1421;
+  const uint v1424 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1426 = v354 + v1424;
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1428 = v1426 < v1;
+  const bool v1429 = v1427 && v1428;
+  if (v1429) {
+    const float v1430 = v39.m[3][1].thread_elements()[1];
+    const float v1431 = bias[v1426];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1433 = fma(v1430, v3, v1431);
+    const float v1434 = -v1433;  // kernels/primitives/activation.hpp:30
+    const float v1435 = exp(v1434);
+    const float v1437 = 1.0f + v1435;
+    const float v1438 = v1433 / v1437;
+    const uint v1440 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1441 = v1440 + v1426;
+    out[v1441] = v1438;
+  }
+  const uint v1442 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1444 = v351 + v1442;
+  const uint v1445 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1447 = v354 + v1445;
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v39.m[3][2].thread_elements()[0];
+    const float v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1454 = fma(v1451, v3, v1452);
+    const float v1455 = -v1454;  // kernels/primitives/activation.hpp:30
+    const float v1456 = exp(v1455);
+    const float v1458 = 1.0f + v1456;
+    const float v1459 = v1454 / v1458;
+    const uint v1461 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1462 = v1461 + v1447;
+    out[v1462] = v1459;
+  }
+  const uint v1463 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1465 = v351 + v1463;
+  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1468 = v354 + v1466;
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1470 = v1468 < v1;
+  const bool v1471 = v1469 && v1470;
+  if (v1471) {
+    const float v1472 = v39.m[3][2].thread_elements()[1];
+    const float v1473 = bias[v1468];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1475 = fma(v1472, v3, v1473);
+    const float v1476 = -v1475;  // kernels/primitives/activation.hpp:30
+    const float v1477 = exp(v1476);
+    const float v1479 = 1.0f + v1477;
+    const float v1480 = v1475 / v1479;
+    const uint v1482 = v1465 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1483 = v1482 + v1468;
+    out[v1483] = v1480;
+  }
+  const uint v1484 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1486 = v351 + v1484;
+  const uint v1487 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1489 = v354 + v1487;
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1491 = v1489 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v39.m[3][3].thread_elements()[0];
+    const float v1494 = bias[v1489];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1496 = fma(v1493, v3, v1494);
+    const float v1497 = -v1496;  // kernels/primitives/activation.hpp:30
+    const float v1498 = exp(v1497);
+    const float v1500 = 1.0f + v1498;
+    const float v1501 = v1496 / v1500;
+    const uint v1503 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1504 = v1503 + v1489;
+    out[v1504] = v1501;
+  }
+  const uint v1505 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1507 = v351 + v1505;
+  const uint v1508 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1510 = v354 + v1508;
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1512 = v1510 < v1;
+  const bool v1513 = v1511 && v1512;
+  if (v1513) {
+    const float v1514 = v39.m[3][3].thread_elements()[1];
+    const float v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1517 = fma(v1514, v3, v1515);
+    const float v1518 = -v1517;  // kernels/primitives/activation.hpp:30
+    const float v1519 = exp(v1518);
+    const float v1521 = 1.0f + v1519;
+    const float v1522 = v1517 / v1521;
+    const uint v1524 = v1507 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1525 = v1524 + v1510;
+    out[v1525] = v1522;
+  }
+  const uint v1526 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1528 = v351 + v1526;
+  const uint v1529 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1531 = v354 + v1529;
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.m[3][4].thread_elements()[0];
+    const float v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1538 = fma(v1535, v3, v1536);
+    const float v1539 = -v1538;  // kernels/primitives/activation.hpp:30
+    const float v1540 = exp(v1539);
+    const float v1542 = 1.0f + v1540;
+    const float v1543 = v1538 / v1542;
+    const uint v1545 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1546 = v1545 + v1531;
+    out[v1546] = v1543;
+  }
+  const uint v1547 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1549 = v351 + v1547;
+  const uint v1550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1552 = v354 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v39.m[3][4].thread_elements()[1];
+    const float v1557 = bias[v1552];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1559 = fma(v1556, v3, v1557);
+    const float v1560 = -v1559;  // kernels/primitives/activation.hpp:30
+    const float v1561 = exp(v1560);
+    const float v1563 = 1.0f + v1561;
+    const float v1564 = v1559 / v1563;
+    const uint v1566 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1567 = v1566 + v1552;
+    out[v1567] = v1564;
+  }
+  const uint v1568 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1570 = v351 + v1568;
+  const uint v1571 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1573 = v354 + v1571;
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1575 = v1573 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v39.m[3][5].thread_elements()[0];
+    const float v1578 = bias[v1573];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1580 = fma(v1577, v3, v1578);
+    const float v1581 = -v1580;  // kernels/primitives/activation.hpp:30
+    const float v1582 = exp(v1581);
+    const float v1584 = 1.0f + v1582;
+    const float v1585 = v1580 / v1584;
+    const uint v1587 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1588 = v1587 + v1573;
+    out[v1588] = v1585;
+  }
+  const uint v1589 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1591 = v351 + v1589;
+  const uint v1592 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1594 = v354 + v1592;
+  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1596 = v1594 < v1;
+  const bool v1597 = v1595 && v1596;
+  if (v1597) {
+    const float v1598 = v39.m[3][5].thread_elements()[1];
+    const float v1599 = bias[v1594];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1601 = fma(v1598, v3, v1599);
+    const float v1602 = -v1601;  // kernels/primitives/activation.hpp:30
+    const float v1603 = exp(v1602);
+    const float v1605 = 1.0f + v1603;
+    const float v1606 = v1601 / v1605;
+    const uint v1608 = v1591 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1609 = v1608 + v1594;
+    out[v1609] = v1606;
+  }
+  const uint v1610 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1612 = v351 + v1610;
+  const uint v1613 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1615 = v354 + v1613;
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.m[3][6].thread_elements()[0];
+    const float v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1622 = fma(v1619, v3, v1620);
+    const float v1623 = -v1622;  // kernels/primitives/activation.hpp:30
+    const float v1624 = exp(v1623);
+    const float v1626 = 1.0f + v1624;
+    const float v1627 = v1622 / v1626;
+    const uint v1629 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1630 = v1629 + v1615;
+    out[v1630] = v1627;
+  }
+  const uint v1631 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1633 = v351 + v1631;
+  const uint v1634 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1636 = v354 + v1634;
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1638 = v1636 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v39.m[3][6].thread_elements()[1];
+    const float v1641 = bias[v1636];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1643 = fma(v1640, v3, v1641);
+    const float v1644 = -v1643;  // kernels/primitives/activation.hpp:30
+    const float v1645 = exp(v1644);
+    const float v1647 = 1.0f + v1645;
+    const float v1648 = v1643 / v1647;
+    const uint v1650 = v1633 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1651 = v1650 + v1636;
+    out[v1651] = v1648;
+  }
+  const uint v1652 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1654 = v351 + v1652;
+  const uint v1655 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1657 = v354 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v39.m[3][7].thread_elements()[0];
+    const float v1662 = bias[v1657];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1664 = fma(v1661, v3, v1662);
+    const float v1665 = -v1664;  // kernels/primitives/activation.hpp:30
+    const float v1666 = exp(v1665);
+    const float v1668 = 1.0f + v1666;
+    const float v1669 = v1664 / v1668;
+    const uint v1671 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1672 = v1671 + v1657;
+    out[v1672] = v1669;
+  }
+  const uint v1673 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1675 = v351 + v1673;
+  const uint v1676 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1678 = v354 + v1676;
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1680 = v1678 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v39.m[3][7].thread_elements()[1];
+    const float v1683 = bias[v1678];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1685 = fma(v1682, v3, v1683);
+    const float v1686 = -v1685;  // kernels/primitives/activation.hpp:30
+    const float v1687 = exp(v1686);
+    const float v1689 = 1.0f + v1687;
+    const float v1690 = v1685 / v1689;
+    const uint v1692 = v1675 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1693 = v1692 + v1678;
+    out[v1693] = v1690;
+  }
+  const uint v1694 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1696 = v351 + v1694;
+  const uint v1697 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1699 = v354 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.m[4][0].thread_elements()[0];
+    const float v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1706 = fma(v1703, v3, v1704);
+    const float v1707 = -v1706;  // kernels/primitives/activation.hpp:30
+    const float v1708 = exp(v1707);
+    const float v1710 = 1.0f + v1708;
+    const float v1711 = v1706 / v1710;
+    const uint v1713 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1714 = v1713 + v1699;
+    out[v1714] = v1711;
+  }
+  const uint v1715 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1717 = v351 + v1715;
+  const uint v1718 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1720 = v354 + v1718;
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1722 = v1720 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v39.m[4][0].thread_elements()[1];
+    const float v1725 = bias[v1720];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1727 = fma(v1724, v3, v1725);
+    const float v1728 = -v1727;  // kernels/primitives/activation.hpp:30
+    const float v1729 = exp(v1728);
+    const float v1731 = 1.0f + v1729;
+    const float v1732 = v1727 / v1731;
+    const uint v1734 = v1717 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1735 = v1734 + v1720;
+    out[v1735] = v1732;
+  }
+  const uint v1736 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1738 = v351 + v1736;
+  const uint v1739 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1741 = v354 + v1739;
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1743 = v1741 < v1;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v39.m[4][1].thread_elements()[0];
+    const float v1746 = bias[v1741];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1748 = fma(v1745, v3, v1746);
+    const float v1749 = -v1748;  // kernels/primitives/activation.hpp:30
+    const float v1750 = exp(v1749);
+    const float v1752 = 1.0f + v1750;
+    const float v1753 = v1748 / v1752;
+    const uint v1755 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1756 = v1755 + v1741;
+    out[v1756] = v1753;
+  }
+  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1759 = v351 + v1757;
+  const uint v1760 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1762 = v354 + v1760;
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1764 = v1762 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v39.m[4][1].thread_elements()[1];
+    const float v1767 = bias[v1762];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1769 = fma(v1766, v3, v1767);
+    const float v1770 = -v1769;  // kernels/primitives/activation.hpp:30
+    const float v1771 = exp(v1770);
+    const float v1773 = 1.0f + v1771;
+    const float v1774 = v1769 / v1773;
+    const uint v1776 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1777 = v1776 + v1762;
+    out[v1777] = v1774;
+  }
+  const uint v1778 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1780 = v351 + v1778;
+  const uint v1781 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1783 = v354 + v1781;
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v39.m[4][2].thread_elements()[0];
+    const float v1788 = bias[v1783];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1790 = fma(v1787, v3, v1788);
+    const float v1791 = -v1790;  // kernels/primitives/activation.hpp:30
+    const float v1792 = exp(v1791);
+    const float v1794 = 1.0f + v1792;
+    const float v1795 = v1790 / v1794;
+    const uint v1797 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1798 = v1797 + v1783;
+    out[v1798] = v1795;
+  }
+  const uint v1799 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1801 = v351 + v1799;
+  const uint v1802 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1804 = v354 + v1802;
+  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1806 = v1804 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v39.m[4][2].thread_elements()[1];
+    const float v1809 = bias[v1804];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1811 = fma(v1808, v3, v1809);
+    const float v1812 = -v1811;  // kernels/primitives/activation.hpp:30
+    const float v1813 = exp(v1812);
+    const float v1815 = 1.0f + v1813;
+    const float v1816 = v1811 / v1815;
+    const uint v1818 = v1801 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1819 = v1818 + v1804;
+    out[v1819] = v1816;
+  }
+  const uint v1820 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1822 = v351 + v1820;
+  const uint v1823 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1825 = v354 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1827 = v1825 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v39.m[4][3].thread_elements()[0];
+    const float v1830 = bias[v1825];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1832 = fma(v1829, v3, v1830);
+    const float v1833 = -v1832;  // kernels/primitives/activation.hpp:30
+    const float v1834 = exp(v1833);
+    const float v1836 = 1.0f + v1834;
+    const float v1837 = v1832 / v1836;
+    const uint v1839 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1840 = v1839 + v1825;
+    out[v1840] = v1837;
+  }
+  const uint v1841 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1843 = v351 + v1841;
+  const uint v1844 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1846 = v354 + v1844;
+  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1848 = v1846 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v39.m[4][3].thread_elements()[1];
+    const float v1851 = bias[v1846];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1853 = fma(v1850, v3, v1851);
+    const float v1854 = -v1853;  // kernels/primitives/activation.hpp:30
+    const float v1855 = exp(v1854);
+    const float v1857 = 1.0f + v1855;
+    const float v1858 = v1853 / v1857;
+    const uint v1860 = v1843 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1861 = v1860 + v1846;
+    out[v1861] = v1858;
+  }
+  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1864 = v351 + v1862;
+  const uint v1865 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1867 = v354 + v1865;
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.m[4][4].thread_elements()[0];
+    const float v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1874 = fma(v1871, v3, v1872);
+    const float v1875 = -v1874;  // kernels/primitives/activation.hpp:30
+    const float v1876 = exp(v1875);
+    const float v1878 = 1.0f + v1876;
+    const float v1879 = v1874 / v1878;
+    const uint v1881 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1882 = v1881 + v1867;
+    out[v1882] = v1879;
+  }
+  const uint v1883 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1885 = v351 + v1883;
+  const uint v1886 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1888 = v354 + v1886;
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1890 = v1888 < v1;
+  const bool v1891 = v1889 && v1890;
+  if (v1891) {
+    const float v1892 = v39.m[4][4].thread_elements()[1];
+    const float v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1895 = fma(v1892, v3, v1893);
+    const float v1896 = -v1895;  // kernels/primitives/activation.hpp:30
+    const float v1897 = exp(v1896);
+    const float v1899 = 1.0f + v1897;
+    const float v1900 = v1895 / v1899;
+    const uint v1902 = v1885 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1903 = v1902 + v1888;
+    out[v1903] = v1900;
+  }
+  const uint v1904 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1906 = v351 + v1904;
+  const uint v1907 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1909 = v354 + v1907;
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1911 = v1909 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v39.m[4][5].thread_elements()[0];
+    const float v1914 = bias[v1909];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1916 = fma(v1913, v3, v1914);
+    const float v1917 = -v1916;  // kernels/primitives/activation.hpp:30
+    const float v1918 = exp(v1917);
+    const float v1920 = 1.0f + v1918;
+    const float v1921 = v1916 / v1920;
+    const uint v1923 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1924 = v1923 + v1909;
+    out[v1924] = v1921;
+  }
+  const uint v1925 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1927 = v351 + v1925;
+  const uint v1928 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1930 = v354 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v39.m[4][5].thread_elements()[1];
+    const float v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1937 = fma(v1934, v3, v1935);
+    const float v1938 = -v1937;  // kernels/primitives/activation.hpp:30
+    const float v1939 = exp(v1938);
+    const float v1941 = 1.0f + v1939;
+    const float v1942 = v1937 / v1941;
+    const uint v1944 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1945 = v1944 + v1930;
+    out[v1945] = v1942;
+  }
+  const uint v1946 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1948 = v351 + v1946;
+  const uint v1949 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1951 = v354 + v1949;
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.m[4][6].thread_elements()[0];
+    const float v1956 = bias[v1951];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1958 = fma(v1955, v3, v1956);
+    const float v1959 = -v1958;  // kernels/primitives/activation.hpp:30
+    const float v1960 = exp(v1959);
+    const float v1962 = 1.0f + v1960;
+    const float v1963 = v1958 / v1962;
+    const uint v1965 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1966 = v1965 + v1951;
+    out[v1966] = v1963;
+  }
+  const uint v1967 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1969 = v351 + v1967;
+  const uint v1970 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1972 = v354 + v1970;
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1974 = v1972 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v39.m[4][6].thread_elements()[1];
+    const float v1977 = bias[v1972];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1979 = fma(v1976, v3, v1977);
+    const float v1980 = -v1979;  // kernels/primitives/activation.hpp:30
+    const float v1981 = exp(v1980);
+    const float v1983 = 1.0f + v1981;
+    const float v1984 = v1979 / v1983;
+    const uint v1986 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1987 = v1986 + v1972;
+    out[v1987] = v1984;
+  }
+  const uint v1988 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1990 = v351 + v1988;
+  const uint v1991 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1993 = v354 + v1991;
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1995 = v1993 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v39.m[4][7].thread_elements()[0];
+    const float v1998 = bias[v1993];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2000 = fma(v1997, v3, v1998);
+    const float v2001 = -v2000;  // kernels/primitives/activation.hpp:30
+    const float v2002 = exp(v2001);
+    const float v2004 = 1.0f + v2002;
+    const float v2005 = v2000 / v2004;
+    const uint v2007 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2008 = v2007 + v1993;
+    out[v2008] = v2005;
+  }
+  const uint v2009 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2011 = v351 + v2009;
+  const uint v2012 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2014 = v354 + v2012;
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2016 = v2014 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v39.m[4][7].thread_elements()[1];
+    const float v2019 = bias[v2014];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2021 = fma(v2018, v3, v2019);
+    const float v2022 = -v2021;  // kernels/primitives/activation.hpp:30
+    const float v2023 = exp(v2022);
+    const float v2025 = 1.0f + v2023;
+    const float v2026 = v2021 / v2025;
+    const uint v2028 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2029 = v2028 + v2014;
+    out[v2029] = v2026;
+  }
+  const uint v2030 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v351 + v2030;
+  const uint v2033 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v354 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.m[5][0].thread_elements()[0];
+    const float v2040 = bias[v2035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2042 = fma(v2039, v3, v2040);
+    const float v2043 = -v2042;  // kernels/primitives/activation.hpp:30
+    const float v2044 = exp(v2043);
+    const float v2046 = 1.0f + v2044;
+    const float v2047 = v2042 / v2046;
+    const uint v2049 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2050 = v2049 + v2035;
+    out[v2050] = v2047;
+  }
+  const uint v2051 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2053 = v351 + v2051;
+  const uint v2054 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2056 = v354 + v2054;
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2058 = v2056 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v39.m[5][0].thread_elements()[1];
+    const float v2061 = bias[v2056];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2063 = fma(v2060, v3, v2061);
+    const float v2064 = -v2063;  // kernels/primitives/activation.hpp:30
+    const float v2065 = exp(v2064);
+    const float v2067 = 1.0f + v2065;
+    const float v2068 = v2063 / v2067;
+    const uint v2070 = v2053 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2071 = v2070 + v2056;
+    out[v2071] = v2068;
+  }
+  const uint v2072 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2074 = v351 + v2072;
+  const uint v2075 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2077 = v354 + v2075;
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2079 = v2077 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v39.m[5][1].thread_elements()[0];
+    const float v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2084 = fma(v2081, v3, v2082);
+    const float v2085 = -v2084;  // kernels/primitives/activation.hpp:30
+    const float v2086 = exp(v2085);
+    const float v2088 = 1.0f + v2086;
+    const float v2089 = v2084 / v2088;
+    const uint v2091 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2092 = v2091 + v2077;
+    out[v2092] = v2089;
+  }
+  const uint v2093 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2095 = v351 + v2093;
+  const uint v2096 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2098 = v354 + v2096;
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2100 = v2098 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v39.m[5][1].thread_elements()[1];
+    const float v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2105 = fma(v2102, v3, v2103);
+    const float v2106 = -v2105;  // kernels/primitives/activation.hpp:30
+    const float v2107 = exp(v2106);
+    const float v2109 = 1.0f + v2107;
+    const float v2110 = v2105 / v2109;
+    const uint v2112 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2113 = v2112 + v2098;
+    out[v2113] = v2110;
+  }
+  const uint v2114 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2116 = v351 + v2114;
+  const uint v2117 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2119 = v354 + v2117;
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v39.m[5][2].thread_elements()[0];
+    const float v2124 = bias[v2119];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2126 = fma(v2123, v3, v2124);
+    const float v2127 = -v2126;  // kernels/primitives/activation.hpp:30
+    const float v2128 = exp(v2127);
+    const float v2130 = 1.0f + v2128;
+    const float v2131 = v2126 / v2130;
+    const uint v2133 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2134 = v2133 + v2119;
+    out[v2134] = v2131;
+  }
+  const uint v2135 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2137 = v351 + v2135;
+  const uint v2138 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2140 = v354 + v2138;
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2142 = v2140 < v1;
+  const bool v2143 = v2141 && v2142;
+  if (v2143) {
+    const float v2144 = v39.m[5][2].thread_elements()[1];
+    const float v2145 = bias[v2140];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2147 = fma(v2144, v3, v2145);
+    const float v2148 = -v2147;  // kernels/primitives/activation.hpp:30
+    const float v2149 = exp(v2148);
+    const float v2151 = 1.0f + v2149;
+    const float v2152 = v2147 / v2151;
+    const uint v2154 = v2137 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2155 = v2154 + v2140;
+    out[v2155] = v2152;
+  }
+  const uint v2156 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2158 = v351 + v2156;
+  const uint v2159 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2161 = v354 + v2159;
+  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2163 = v2161 < v1;
+  const bool v2164 = v2162 && v2163;
+  if (v2164) {
+    const float v2165 = v39.m[5][3].thread_elements()[0];
+    const float v2166 = bias[v2161];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2168 = fma(v2165, v3, v2166);
+    const float v2169 = -v2168;  // kernels/primitives/activation.hpp:30
+    const float v2170 = exp(v2169);
+    const float v2172 = 1.0f + v2170;
+    const float v2173 = v2168 / v2172;
+    const uint v2175 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2176 = v2175 + v2161;
+    out[v2176] = v2173;
+  }
+  const uint v2177 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2179 = v351 + v2177;
+  const uint v2180 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2182 = v354 + v2180;
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2184 = v2182 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v39.m[5][3].thread_elements()[1];
+    const float v2187 = bias[v2182];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2189 = fma(v2186, v3, v2187);
+    const float v2190 = -v2189;  // kernels/primitives/activation.hpp:30
+    const float v2191 = exp(v2190);
+    const float v2193 = 1.0f + v2191;
+    const float v2194 = v2189 / v2193;
+    const uint v2196 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2197 = v2196 + v2182;
+    out[v2197] = v2194;
+  }
+  const uint v2198 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2200 = v351 + v2198;
+  const uint v2201 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2203 = v354 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v39.m[5][4].thread_elements()[0];
+    const float v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2210 = fma(v2207, v3, v2208);
+    const float v2211 = -v2210;  // kernels/primitives/activation.hpp:30
+    const float v2212 = exp(v2211);
+    const float v2214 = 1.0f + v2212;
+    const float v2215 = v2210 / v2214;
+    const uint v2217 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2218 = v2217 + v2203;
+    out[v2218] = v2215;
+  }
+  const uint v2219 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2221 = v351 + v2219;
+  const uint v2222 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2224 = v354 + v2222;
+  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2226 = v2224 < v1;
+  const bool v2227 = v2225 && v2226;
+  if (v2227) {
+    const float v2228 = v39.m[5][4].thread_elements()[1];
+    const float v2229 = bias[v2224];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2231 = fma(v2228, v3, v2229);
+    const float v2232 = -v2231;  // kernels/primitives/activation.hpp:30
+    const float v2233 = exp(v2232);
+    const float v2235 = 1.0f + v2233;
+    const float v2236 = v2231 / v2235;
+    const uint v2238 = v2221 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2239 = v2238 + v2224;
+    out[v2239] = v2236;
+  }
+  const uint v2240 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2242 = v351 + v2240;
+  const uint v2243 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2245 = v354 + v2243;
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2247 = v2245 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v39.m[5][5].thread_elements()[0];
+    const float v2250 = bias[v2245];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2252 = fma(v2249, v3, v2250);
+    const float v2253 = -v2252;  // kernels/primitives/activation.hpp:30
+    const float v2254 = exp(v2253);
+    const float v2256 = 1.0f + v2254;
+    const float v2257 = v2252 / v2256;
+    const uint v2259 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2260 = v2259 + v2245;
+    out[v2260] = v2257;
+  }
+  const uint v2261 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2263 = v351 + v2261;
+  const uint v2264 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2266 = v354 + v2264;
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2268 = v2266 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v39.m[5][5].thread_elements()[1];
+    const float v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2273 = fma(v2270, v3, v2271);
+    const float v2274 = -v2273;  // kernels/primitives/activation.hpp:30
+    const float v2275 = exp(v2274);
+    const float v2277 = 1.0f + v2275;
+    const float v2278 = v2273 / v2277;
+    const uint v2280 = v2263 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2281 = v2280 + v2266;
+    out[v2281] = v2278;
+  }
+  const uint v2282 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2284 = v351 + v2282;
+  const uint v2285 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2287 = v354 + v2285;
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v39.m[5][6].thread_elements()[0];
+    const float v2292 = bias[v2287];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2294 = fma(v2291, v3, v2292);
+    const float v2295 = -v2294;  // kernels/primitives/activation.hpp:30
+    const float v2296 = exp(v2295);
+    const float v2298 = 1.0f + v2296;
+    const float v2299 = v2294 / v2298;
+    const uint v2301 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2302 = v2301 + v2287;
+    out[v2302] = v2299;
+  }
+  const uint v2303 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2305 = v351 + v2303;
+  const uint v2306 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2308 = v354 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v39.m[5][6].thread_elements()[1];
+    const float v2313 = bias[v2308];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2315 = fma(v2312, v3, v2313);
+    const float v2316 = -v2315;  // kernels/primitives/activation.hpp:30
+    const float v2317 = exp(v2316);
+    const float v2319 = 1.0f + v2317;
+    const float v2320 = v2315 / v2319;
+    const uint v2322 = v2305 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2323 = v2322 + v2308;
+    out[v2323] = v2320;
+  }
+  const uint v2324 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2326 = v351 + v2324;
+  const uint v2327 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2329 = v354 + v2327;
+  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2331 = v2329 < v1;
+  const bool v2332 = v2330 && v2331;
+  if (v2332) {
+    const float v2333 = v39.m[5][7].thread_elements()[0];
+    const float v2334 = bias[v2329];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2336 = fma(v2333, v3, v2334);
+    const float v2337 = -v2336;  // kernels/primitives/activation.hpp:30
+    const float v2338 = exp(v2337);
+    const float v2340 = 1.0f + v2338;
+    const float v2341 = v2336 / v2340;
+    const uint v2343 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2344 = v2343 + v2329;
+    out[v2344] = v2341;
+  }
+  const uint v2345 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2347 = v351 + v2345;
+  const uint v2348 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2350 = v354 + v2348;
+  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2352 = v2350 < v1;
+  const bool v2353 = v2351 && v2352;
+  if (v2353) {
+    const float v2354 = v39.m[5][7].thread_elements()[1];
+    const float v2355 = bias[v2350];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2357 = fma(v2354, v3, v2355);
+    const float v2358 = -v2357;  // kernels/primitives/activation.hpp:30
+    const float v2359 = exp(v2358);
+    const float v2361 = 1.0f + v2359;
+    const float v2362 = v2357 / v2361;
+    const uint v2364 = v2347 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2365 = v2364 + v2350;
+    out[v2365] = v2362;
+  }
+  const uint v2366 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2368 = v351 + v2366;
+  const uint v2369 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2371 = v354 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.m[6][0].thread_elements()[0];
+    const float v2376 = bias[v2371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2378 = fma(v2375, v3, v2376);
+    const float v2379 = -v2378;  // kernels/primitives/activation.hpp:30
+    const float v2380 = exp(v2379);
+    const float v2382 = 1.0f + v2380;
+    const float v2383 = v2378 / v2382;
+    const uint v2385 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2386 = v2385 + v2371;
+    out[v2386] = v2383;
+  }
+  const uint v2387 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2389 = v351 + v2387;
+  const uint v2390 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2392 = v354 + v2390;
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2394 = v2392 < v1;
+  const bool v2395 = v2393 && v2394;
+  if (v2395) {
+    const float v2396 = v39.m[6][0].thread_elements()[1];
+    const float v2397 = bias[v2392];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2399 = fma(v2396, v3, v2397);
+    const float v2400 = -v2399;  // kernels/primitives/activation.hpp:30
+    const float v2401 = exp(v2400);
+    const float v2403 = 1.0f + v2401;
+    const float v2404 = v2399 / v2403;
+    const uint v2406 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2407 = v2406 + v2392;
+    out[v2407] = v2404;
+  }
+  const uint v2408 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2410 = v351 + v2408;
+  const uint v2411 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2413 = v354 + v2411;
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2415 = v2413 < v1;
+  const bool v2416 = v2414 && v2415;
+  if (v2416) {
+    const float v2417 = v39.m[6][1].thread_elements()[0];
+    const float v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2420 = fma(v2417, v3, v2418);
+    const float v2421 = -v2420;  // kernels/primitives/activation.hpp:30
+    const float v2422 = exp(v2421);
+    const float v2424 = 1.0f + v2422;
+    const float v2425 = v2420 / v2424;
+    const uint v2427 = v2410 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2428 = v2427 + v2413;
+    out[v2428] = v2425;
+  }
+  const uint v2429 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2431 = v351 + v2429;
+  const uint v2432 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2434 = v354 + v2432;
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2436 = v2434 < v1;
+  const bool v2437 = v2435 && v2436;
+  if (v2437) {
+    const float v2438 = v39.m[6][1].thread_elements()[1];
+    const float v2439 = bias[v2434];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2441 = fma(v2438, v3, v2439);
+    const float v2442 = -v2441;  // kernels/primitives/activation.hpp:30
+    const float v2443 = exp(v2442);
+    const float v2445 = 1.0f + v2443;
+    const float v2446 = v2441 / v2445;
+    const uint v2448 = v2431 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2449 = v2448 + v2434;
+    out[v2449] = v2446;
+  }
+  const uint v2450 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2452 = v351 + v2450;
+  const uint v2453 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2455 = v354 + v2453;
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v39.m[6][2].thread_elements()[0];
+    const float v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2462 = fma(v2459, v3, v2460);
+    const float v2463 = -v2462;  // kernels/primitives/activation.hpp:30
+    const float v2464 = exp(v2463);
+    const float v2466 = 1.0f + v2464;
+    const float v2467 = v2462 / v2466;
+    const uint v2469 = v2452 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2470 = v2469 + v2455;
+    out[v2470] = v2467;
+  }
+  const uint v2471 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2473 = v351 + v2471;
+  const uint v2474 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2476 = v354 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v39.m[6][2].thread_elements()[1];
+    const float v2481 = bias[v2476];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2483 = fma(v2480, v3, v2481);
+    const float v2484 = -v2483;  // kernels/primitives/activation.hpp:30
+    const float v2485 = exp(v2484);
+    const float v2487 = 1.0f + v2485;
+    const float v2488 = v2483 / v2487;
+    const uint v2490 = v2473 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2491 = v2490 + v2476;
+    out[v2491] = v2488;
+  }
+  const uint v2492 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2494 = v351 + v2492;
+  const uint v2495 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2497 = v354 + v2495;
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2499 = v2497 < v1;
+  const bool v2500 = v2498 && v2499;
+  if (v2500) {
+    const float v2501 = v39.m[6][3].thread_elements()[0];
+    const float v2502 = bias[v2497];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2504 = fma(v2501, v3, v2502);
+    const float v2505 = -v2504;  // kernels/primitives/activation.hpp:30
+    const float v2506 = exp(v2505);
+    const float v2508 = 1.0f + v2506;
+    const float v2509 = v2504 / v2508;
+    const uint v2511 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2512 = v2511 + v2497;
+    out[v2512] = v2509;
+  }
+  const uint v2513 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2515 = v351 + v2513;
+  const uint v2516 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2518 = v354 + v2516;
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2520 = v2518 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v39.m[6][3].thread_elements()[1];
+    const float v2523 = bias[v2518];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2525 = fma(v2522, v3, v2523);
+    const float v2526 = -v2525;  // kernels/primitives/activation.hpp:30
+    const float v2527 = exp(v2526);
+    const float v2529 = 1.0f + v2527;
+    const float v2530 = v2525 / v2529;
+    const uint v2532 = v2515 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2533 = v2532 + v2518;
+    out[v2533] = v2530;
+  }
+  const uint v2534 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2536 = v351 + v2534;
+  const uint v2537 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2539 = v354 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v39.m[6][4].thread_elements()[0];
+    const float v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2546 = fma(v2543, v3, v2544);
+    const float v2547 = -v2546;  // kernels/primitives/activation.hpp:30
+    const float v2548 = exp(v2547);
+    const float v2550 = 1.0f + v2548;
+    const float v2551 = v2546 / v2550;
+    const uint v2553 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2554 = v2553 + v2539;
+    out[v2554] = v2551;
+  }
+  const uint v2555 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2557 = v351 + v2555;
+  const uint v2558 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2560 = v354 + v2558;
+  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2562 = v2560 < v1;
+  const bool v2563 = v2561 && v2562;
+  if (v2563) {
+    const float v2564 = v39.m[6][4].thread_elements()[1];
+    const float v2565 = bias[v2560];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2567 = fma(v2564, v3, v2565);
+    const float v2568 = -v2567;  // kernels/primitives/activation.hpp:30
+    const float v2569 = exp(v2568);
+    const float v2571 = 1.0f + v2569;
+    const float v2572 = v2567 / v2571;
+    const uint v2574 = v2557 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2575 = v2574 + v2560;
+    out[v2575] = v2572;
+  }
+  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2578 = v351 + v2576;
+  const uint v2579 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2581 = v354 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v39.m[6][5].thread_elements()[0];
+    const float v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2588 = fma(v2585, v3, v2586);
+    const float v2589 = -v2588;  // kernels/primitives/activation.hpp:30
+    const float v2590 = exp(v2589);
+    const float v2592 = 1.0f + v2590;
+    const float v2593 = v2588 / v2592;
+    const uint v2595 = v2578 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2596 = v2595 + v2581;
+    out[v2596] = v2593;
+  }
+  const uint v2597 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2599 = v351 + v2597;
+  const uint v2600 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2602 = v354 + v2600;
+  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2604 = v2602 < v1;
+  const bool v2605 = v2603 && v2604;
+  if (v2605) {
+    const float v2606 = v39.m[6][5].thread_elements()[1];
+    const float v2607 = bias[v2602];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2609 = fma(v2606, v3, v2607);
+    const float v2610 = -v2609;  // kernels/primitives/activation.hpp:30
+    const float v2611 = exp(v2610);
+    const float v2613 = 1.0f + v2611;
+    const float v2614 = v2609 / v2613;
+    const uint v2616 = v2599 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2617 = v2616 + v2602;
+    out[v2617] = v2614;
+  }
+  const uint v2618 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2620 = v351 + v2618;
+  const uint v2621 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2623 = v354 + v2621;
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2625 = v2623 < v1;
+  const bool v2626 = v2624 && v2625;
+  if (v2626) {
+    const float v2627 = v39.m[6][6].thread_elements()[0];
+    const float v2628 = bias[v2623];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2630 = fma(v2627, v3, v2628);
+    const float v2631 = -v2630;  // kernels/primitives/activation.hpp:30
+    const float v2632 = exp(v2631);
+    const float v2634 = 1.0f + v2632;
+    const float v2635 = v2630 / v2634;
+    const uint v2637 = v2620 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2638 = v2637 + v2623;
+    out[v2638] = v2635;
+  }
+  const uint v2639 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2641 = v351 + v2639;
+  const uint v2642 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2644 = v354 + v2642;
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2646 = v2644 < v1;
+  const bool v2647 = v2645 && v2646;
+  if (v2647) {
+    const float v2648 = v39.m[6][6].thread_elements()[1];
+    const float v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2651 = fma(v2648, v3, v2649);
+    const float v2652 = -v2651;  // kernels/primitives/activation.hpp:30
+    const float v2653 = exp(v2652);
+    const float v2655 = 1.0f + v2653;
+    const float v2656 = v2651 / v2655;
+    const uint v2658 = v2641 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2659 = v2658 + v2644;
+    out[v2659] = v2656;
+  }
+  const uint v2660 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2662 = v351 + v2660;
+  const uint v2663 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2665 = v354 + v2663;
+  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2667 = v2665 < v1;
+  const bool v2668 = v2666 && v2667;
+  if (v2668) {
+    const float v2669 = v39.m[6][7].thread_elements()[0];
+    const float v2670 = bias[v2665];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2672 = fma(v2669, v3, v2670);
+    const float v2673 = -v2672;  // kernels/primitives/activation.hpp:30
+    const float v2674 = exp(v2673);
+    const float v2676 = 1.0f + v2674;
+    const float v2677 = v2672 / v2676;
+    const uint v2679 = v2662 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2680 = v2679 + v2665;
+    out[v2680] = v2677;
+  }
+  const uint v2681 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2683 = v351 + v2681;
+  const uint v2684 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2686 = v354 + v2684;
+  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2688 = v2686 < v1;
+  const bool v2689 = v2687 && v2688;
+  if (v2689) {
+    const float v2690 = v39.m[6][7].thread_elements()[1];
+    const float v2691 = bias[v2686];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2693 = fma(v2690, v3, v2691);
+    const float v2694 = -v2693;  // kernels/primitives/activation.hpp:30
+    const float v2695 = exp(v2694);
+    const float v2697 = 1.0f + v2695;
+    const float v2698 = v2693 / v2697;
+    const uint v2700 = v2683 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2701 = v2700 + v2686;
+    out[v2701] = v2698;
+  }
+  const uint v2702 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2704 = v351 + v2702;
+  const uint v2705 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2707 = v354 + v2705;
+  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2709 = v2707 < v1;
+  const bool v2710 = v2708 && v2709;
+  if (v2710) {
+    const float v2711 = v39.m[7][0].thread_elements()[0];
+    const float v2712 = bias[v2707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2714 = fma(v2711, v3, v2712);
+    const float v2715 = -v2714;  // kernels/primitives/activation.hpp:30
+    const float v2716 = exp(v2715);
+    const float v2718 = 1.0f + v2716;
+    const float v2719 = v2714 / v2718;
+    const uint v2721 = v2704 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2722 = v2721 + v2707;
+    out[v2722] = v2719;
+  }
+  const uint v2723 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2725 = v351 + v2723;
+  const uint v2726 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2728 = v354 + v2726;
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2730 = v2728 < v1;
+  const bool v2731 = v2729 && v2730;
+  if (v2731) {
+    const float v2732 = v39.m[7][0].thread_elements()[1];
+    const float v2733 = bias[v2728];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2735 = fma(v2732, v3, v2733);
+    const float v2736 = -v2735;  // kernels/primitives/activation.hpp:30
+    const float v2737 = exp(v2736);
+    const float v2739 = 1.0f + v2737;
+    const float v2740 = v2735 / v2739;
+    const uint v2742 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2743 = v2742 + v2728;
+    out[v2743] = v2740;
+  }
+  const uint v2744 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2746 = v351 + v2744;
+  const uint v2747 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2749 = v354 + v2747;
+  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2751 = v2749 < v1;
+  const bool v2752 = v2750 && v2751;
+  if (v2752) {
+    const float v2753 = v39.m[7][1].thread_elements()[0];
+    const float v2754 = bias[v2749];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2756 = fma(v2753, v3, v2754);
+    const float v2757 = -v2756;  // kernels/primitives/activation.hpp:30
+    const float v2758 = exp(v2757);
+    const float v2760 = 1.0f + v2758;
+    const float v2761 = v2756 / v2760;
+    const uint v2763 = v2746 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2764 = v2763 + v2749;
+    out[v2764] = v2761;
+  }
+  const uint v2765 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2767 = v351 + v2765;
+  const uint v2768 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2770 = v354 + v2768;
+  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2772 = v2770 < v1;
+  const bool v2773 = v2771 && v2772;
+  if (v2773) {
+    const float v2774 = v39.m[7][1].thread_elements()[1];
+    const float v2775 = bias[v2770];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2777 = fma(v2774, v3, v2775);
+    const float v2778 = -v2777;  // kernels/primitives/activation.hpp:30
+    const float v2779 = exp(v2778);
+    const float v2781 = 1.0f + v2779;
+    const float v2782 = v2777 / v2781;
+    const uint v2784 = v2767 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2785 = v2784 + v2770;
+    out[v2785] = v2782;
+  }
+  const uint v2786 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2788 = v351 + v2786;
+  const uint v2789 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2791 = v354 + v2789;
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2793 = v2791 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v39.m[7][2].thread_elements()[0];
+    const float v2796 = bias[v2791];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2798 = fma(v2795, v3, v2796);
+    const float v2799 = -v2798;  // kernels/primitives/activation.hpp:30
+    const float v2800 = exp(v2799);
+    const float v2802 = 1.0f + v2800;
+    const float v2803 = v2798 / v2802;
+    const uint v2805 = v2788 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2806 = v2805 + v2791;
+    out[v2806] = v2803;
+  }
+  const uint v2807 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2809 = v351 + v2807;
+  const uint v2810 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2812 = v354 + v2810;
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2814 = v2812 < v1;
+  const bool v2815 = v2813 && v2814;
+  if (v2815) {
+    const float v2816 = v39.m[7][2].thread_elements()[1];
+    const float v2817 = bias[v2812];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2819 = fma(v2816, v3, v2817);
+    const float v2820 = -v2819;  // kernels/primitives/activation.hpp:30
+    const float v2821 = exp(v2820);
+    const float v2823 = 1.0f + v2821;
+    const float v2824 = v2819 / v2823;
+    const uint v2826 = v2809 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2827 = v2826 + v2812;
+    out[v2827] = v2824;
+  }
+  const uint v2828 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2830 = v351 + v2828;
+  const uint v2831 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2833 = v354 + v2831;
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2835 = v2833 < v1;
+  const bool v2836 = v2834 && v2835;
+  if (v2836) {
+    const float v2837 = v39.m[7][3].thread_elements()[0];
+    const float v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2840 = fma(v2837, v3, v2838);
+    const float v2841 = -v2840;  // kernels/primitives/activation.hpp:30
+    const float v2842 = exp(v2841);
+    const float v2844 = 1.0f + v2842;
+    const float v2845 = v2840 / v2844;
+    const uint v2847 = v2830 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2848 = v2847 + v2833;
+    out[v2848] = v2845;
+  }
+  const uint v2849 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2851 = v351 + v2849;
+  const uint v2852 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2854 = v354 + v2852;
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2856 = v2854 < v1;
+  const bool v2857 = v2855 && v2856;
+  if (v2857) {
+    const float v2858 = v39.m[7][3].thread_elements()[1];
+    const float v2859 = bias[v2854];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2861 = fma(v2858, v3, v2859);
+    const float v2862 = -v2861;  // kernels/primitives/activation.hpp:30
+    const float v2863 = exp(v2862);
+    const float v2865 = 1.0f + v2863;
+    const float v2866 = v2861 / v2865;
+    const uint v2868 = v2851 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2869 = v2868 + v2854;
+    out[v2869] = v2866;
+  }
+  const uint v2870 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2872 = v351 + v2870;
+  const uint v2873 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2875 = v354 + v2873;
+  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2877 = v2875 < v1;
+  const bool v2878 = v2876 && v2877;
+  if (v2878) {
+    const float v2879 = v39.m[7][4].thread_elements()[0];
+    const float v2880 = bias[v2875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2882 = fma(v2879, v3, v2880);
+    const float v2883 = -v2882;  // kernels/primitives/activation.hpp:30
+    const float v2884 = exp(v2883);
+    const float v2886 = 1.0f + v2884;
+    const float v2887 = v2882 / v2886;
+    const uint v2889 = v2872 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2890 = v2889 + v2875;
+    out[v2890] = v2887;
+  }
+  const uint v2891 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2893 = v351 + v2891;
+  const uint v2894 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2896 = v354 + v2894;
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2898 = v2896 < v1;
+  const bool v2899 = v2897 && v2898;
+  if (v2899) {
+    const float v2900 = v39.m[7][4].thread_elements()[1];
+    const float v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2903 = fma(v2900, v3, v2901);
+    const float v2904 = -v2903;  // kernels/primitives/activation.hpp:30
+    const float v2905 = exp(v2904);
+    const float v2907 = 1.0f + v2905;
+    const float v2908 = v2903 / v2907;
+    const uint v2910 = v2893 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2911 = v2910 + v2896;
+    out[v2911] = v2908;
+  }
+  const uint v2912 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2914 = v351 + v2912;
+  const uint v2915 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2917 = v354 + v2915;
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2919 = v2917 < v1;
+  const bool v2920 = v2918 && v2919;
+  if (v2920) {
+    const float v2921 = v39.m[7][5].thread_elements()[0];
+    const float v2922 = bias[v2917];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2924 = fma(v2921, v3, v2922);
+    const float v2925 = -v2924;  // kernels/primitives/activation.hpp:30
+    const float v2926 = exp(v2925);
+    const float v2928 = 1.0f + v2926;
+    const float v2929 = v2924 / v2928;
+    const uint v2931 = v2914 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2932 = v2931 + v2917;
+    out[v2932] = v2929;
+  }
+  const uint v2933 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2935 = v351 + v2933;
+  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2938 = v354 + v2936;
+  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2940 = v2938 < v1;
+  const bool v2941 = v2939 && v2940;
+  if (v2941) {
+    const float v2942 = v39.m[7][5].thread_elements()[1];
+    const float v2943 = bias[v2938];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2945 = fma(v2942, v3, v2943);
+    const float v2946 = -v2945;  // kernels/primitives/activation.hpp:30
+    const float v2947 = exp(v2946);
+    const float v2949 = 1.0f + v2947;
+    const float v2950 = v2945 / v2949;
+    const uint v2952 = v2935 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2953 = v2952 + v2938;
+    out[v2953] = v2950;
+  }
+  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2956 = v351 + v2954;
+  const uint v2957 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2959 = v354 + v2957;
+  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2961 = v2959 < v1;
+  const bool v2962 = v2960 && v2961;
+  if (v2962) {
+    const float v2963 = v39.m[7][6].thread_elements()[0];
+    const float v2964 = bias[v2959];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2966 = fma(v2963, v3, v2964);
+    const float v2967 = -v2966;  // kernels/primitives/activation.hpp:30
+    const float v2968 = exp(v2967);
+    const float v2970 = 1.0f + v2968;
+    const float v2971 = v2966 / v2970;
+    const uint v2973 = v2956 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2974 = v2973 + v2959;
+    out[v2974] = v2971;
+  }
+  const uint v2975 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2977 = v351 + v2975;
+  const uint v2978 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2980 = v354 + v2978;
+  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2982 = v2980 < v1;
+  const bool v2983 = v2981 && v2982;
+  if (v2983) {
+    const float v2984 = v39.m[7][6].thread_elements()[1];
+    const float v2985 = bias[v2980];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2987 = fma(v2984, v3, v2985);
+    const float v2988 = -v2987;  // kernels/primitives/activation.hpp:30
+    const float v2989 = exp(v2988);
+    const float v2991 = 1.0f + v2989;
+    const float v2992 = v2987 / v2991;
+    const uint v2994 = v2977 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2995 = v2994 + v2980;
+    out[v2995] = v2992;
+  }
+  const uint v2996 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2998 = v351 + v2996;
+  const uint v2999 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3001 = v354 + v2999;
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3003 = v3001 < v1;
+  const bool v3004 = v3002 && v3003;
+  if (v3004) {
+    const float v3005 = v39.m[7][7].thread_elements()[0];
+    const float v3006 = bias[v3001];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3008 = fma(v3005, v3, v3006);
+    const float v3009 = -v3008;  // kernels/primitives/activation.hpp:30
+    const float v3010 = exp(v3009);
+    const float v3012 = 1.0f + v3010;
+    const float v3013 = v3008 / v3012;
+    const uint v3015 = v2998 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v3016 = v3015 + v3001;
+    out[v3016] = v3013;
+  }
+  const uint v3017 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v3019 = v351 + v3017;
+  const uint v3020 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v3022 = v354 + v3020;
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v3024 = v3022 < v1;
+  const bool v3025 = v3023 && v3024;
+  if (v3025) {
+    const float v3026 = v39.m[7][7].thread_elements()[1];
+    const float v3027 = bias[v3022];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3029 = fma(v3026, v3, v3027);
+    const float v3030 = -v3029;  // kernels/primitives/activation.hpp:30
+    const float v3031 = exp(v3030);
+    const float v3033 = 1.0f + v3031;
+    const float v3034 = v3029 / v3033;
+    const uint v3036 = v3019 * v1;  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v3037 = v3036 + v3022;
+    out[v3037] = v3034;
   }
 }

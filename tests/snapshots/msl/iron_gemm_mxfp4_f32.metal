@@ -74,6 +74,7 @@ kernel void iron_gemm_mxfp4_f32(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
@@ -82,2413 +83,2426 @@ kernel void iron_gemm_mxfp4_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
   const uint v2 = k;
-  const uint v5 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v6 = v5 << 7u;
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v9 = v8 << 7u;
-  const uint v10 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v13 = v10 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v14 = v13 << 6u;
-  const uint v17 = v10 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v18 = v17 << 6u;
-  iron_frag<float, 64, 64> v20;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v20, float(0.0f));
-  iron_frag<float, 64, 16> v22;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<float, 16, 64> v24;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v24, float(0.0f));
-  const uint v27 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v28 = v27 == 0u;
-  if (v28) {
-    const uint v2994 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2997 = v2994 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3000 = v2994 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3001 = v3000 << 2u;
-    const uint v3002 = v6 + v2997;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3003 = v3002 < v0;
-    const uint v3008 = v3002 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3014 = v2997 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3019 = v2994 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3021 = v3019 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3024 = v3019 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3025 = v3024 << 2u;
-    const uint v3026 = v6 + v3021;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3027 = v3026 < v0;
-    const uint v3032 = v3026 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3038 = v3021 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3043 = v2994 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3045 = v3043 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3048 = v3043 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3049 = v3048 << 2u;
-    const uint v3050 = v6 + v3045;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3051 = v3050 < v0;
-    const uint v3056 = v3050 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3062 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3067 = v2994 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v3069 = v3067 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v3072 = v3067 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v3073 = v3072 << 2u;
-    const uint v3074 = v6 + v3069;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v3075 = v3074 < v0;
-    const uint v3080 = v3074 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v3086 = v3069 * 20u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v3095 = v2994 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3098 = v2994 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v3099 = v3098 << 3u;
-    const uint v3100 = v9 + v3095;  // kernels/gemm/quant_b.hpp:122
-    const bool v3101 = v3100 < v1;
-    const uint v3106 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3110 = v1 - 1u;
-    const uint v3112 = min(v3100, v3110);
-    const uint v3116 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v3117 = v3112 * v3116;
-    const uint v3123 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v3124 = v3112 * v3123;
-    const uint v3304 = v3095 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3375 = v3019 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3378 = v3019 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v3379 = v3378 << 3u;
-    const uint v3380 = v9 + v3375;  // kernels/gemm/quant_b.hpp:122
-    const bool v3381 = v3380 < v1;
-    const uint v3392 = min(v3380, v3110);  // kernels/gemm/quant_b.hpp:123
-    const uint v3397 = v3392 * v3116;  // kernels/gemm/quant_b.hpp:64
-    const uint v3404 = v3392 * v3123;  // kernels/gemm/quant_b.hpp:65
-    const uint v3584 = v3375 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3658 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v3664 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v6 = iron_gid.y;
+  const uint v7 = v6 * v4;
+  const uint v8 = v7 + v5;
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v13 = v12 << 3u;
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v16 = v15 - v13;
+  const uint v17 = min(v16, 8u);
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v20 = v19 % v17;
+  const uint v21 = v13 + v20;
+  const uint v22 = v21 << 7u;
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v26 = v25 << 7u;
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v31 = v30 << 6u;
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v35 = v34 << 6u;
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v37, float(0.0f));
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v41, float(0.0f));
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v45 = v44 == 0u;
+  if (v45) {
+    const uint v3011 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3014 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3017 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3018 = v3017 << 2u;
+    const uint v3019 = v22 + v3014;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3020 = v3019 < v0;
+    const uint v3025 = v3019 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3031 = v3014 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3036 = v3011 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3038 = v3036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3041 = v3036 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3042 = v3041 << 2u;
+    const uint v3043 = v22 + v3038;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3044 = v3043 < v0;
+    const uint v3049 = v3043 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3055 = v3038 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3060 = v3011 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3062 = v3060 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3065 = v3060 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3066 = v3065 << 2u;
+    const uint v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3068 = v3067 < v0;
+    const uint v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3084 = v3011 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v3090 = v3089 << 2u;
+    const uint v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v3092 = v3091 < v0;
+    const uint v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v3112 = v3011 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v3115 = v3011 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3116 = v3115 << 3u;
+    const uint v3117 = v26 + v3112;  // kernels/gemm/quant_b.hpp:122
+    const bool v3118 = v3117 < v1;
+    const uint v3123 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3127 = v1 - 1u;
+    const uint v3129 = min(v3117, v3127);
+    const uint v3133 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v3134 = v3129 * v3133;
+    const uint v3140 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v3141 = v3129 * v3140;
+    const uint v3321 = v3112 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3392 = v3036 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v3395 = v3036 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3396 = v3395 << 3u;
+    const uint v3397 = v26 + v3392;  // kernels/gemm/quant_b.hpp:122
+    const bool v3398 = v3397 < v1;
+    const uint v3409 = min(v3397, v3127);  // kernels/gemm/quant_b.hpp:123
+    const uint v3414 = v3409 * v3133;  // kernels/gemm/quant_b.hpp:64
+    const uint v3421 = v3409 * v3140;  // kernels/gemm/quant_b.hpp:65
+    const uint v3601 = v3392 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3675 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v3681 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2986 = 0u; v2986 < v2; v2986 += 16u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2988 = v2986 >> 4u;
-      const uint v2990 = v2988 % 1u;
+    for (uint v3003 = 0u; v3003 < v2; v3003 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v3005 = v3003 >> 4u;
+      const uint v3007 = v3005 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2992 = v2990 * 2560u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v3004 = v2986 + v3001;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3005 = v3004 < v2;
-      const bool v3006 = v3003 && v3005;
-      const uint v3010 = v3008 + v2986;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3011 = v3010 + v3001;
-      const uint v3012 = v3006 ? v3011 : 0u;
-      const uint v3015 = v2992 + v3014;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3016 = v3015 + v3001;
+      const uint v3009 = v3007 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v3021 = v3003 + v3018;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3022 = v3021 < v2;
+      const bool v3023 = v3020 && v3022;
+      const uint v3027 = v3025 + v3003;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3028 = v3027 + v3018;
+      const uint v3029 = v3023 ? v3028 : 0u;
+      const uint v3032 = v3009 + v3031;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3033 = v3032 + v3018;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3016 + e] = v3006 ? x[v3012 + e] : float(0);
+        shm0[v3033 + e] = v3023 ? x[v3029 + e] : float(0);
       }
-      const uint v3028 = v2986 + v3025;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3029 = v3028 < v2;
-      const bool v3030 = v3027 && v3029;
-      const uint v3034 = v3032 + v2986;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3035 = v3034 + v3025;
-      const uint v3036 = v3030 ? v3035 : 0u;
-      const uint v3039 = v2992 + v3038;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3040 = v3039 + v3025;
+      const uint v3045 = v3003 + v3042;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3046 = v3045 < v2;
+      const bool v3047 = v3044 && v3046;
+      const uint v3051 = v3049 + v3003;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3052 = v3051 + v3042;
+      const uint v3053 = v3047 ? v3052 : 0u;
+      const uint v3056 = v3009 + v3055;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3057 = v3056 + v3042;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3040 + e] = v3030 ? x[v3036 + e] : float(0);
+        shm0[v3057 + e] = v3047 ? x[v3053 + e] : float(0);
       }
-      const uint v3052 = v2986 + v3049;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3053 = v3052 < v2;
-      const bool v3054 = v3051 && v3053;
-      const uint v3058 = v3056 + v2986;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3059 = v3058 + v3049;
-      const uint v3060 = v3054 ? v3059 : 0u;
-      const uint v3063 = v2992 + v3062;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3064 = v3063 + v3049;
+      const uint v3069 = v3003 + v3066;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3070 = v3069 < v2;
+      const bool v3071 = v3068 && v3070;
+      const uint v3075 = v3073 + v3003;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3076 = v3075 + v3066;
+      const uint v3077 = v3071 ? v3076 : 0u;
+      const uint v3080 = v3009 + v3079;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3081 = v3080 + v3066;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3064 + e] = v3054 ? x[v3060 + e] : float(0);
+        shm0[v3081 + e] = v3071 ? x[v3077 + e] : float(0);
       }
-      const uint v3076 = v2986 + v3073;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v3077 = v3076 < v2;
-      const bool v3078 = v3075 && v3077;
-      const uint v3082 = v3080 + v2986;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v3083 = v3082 + v3073;
-      const uint v3084 = v3078 ? v3083 : 0u;
-      const uint v3087 = v2992 + v3086;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v3088 = v3087 + v3073;
+      const uint v3093 = v3003 + v3090;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v3094 = v3093 < v2;
+      const bool v3095 = v3092 && v3094;
+      const uint v3099 = v3097 + v3003;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v3100 = v3099 + v3090;
+      const uint v3101 = v3095 ? v3100 : 0u;
+      const uint v3104 = v3009 + v3103;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v3105 = v3104 + v3090;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3088 + e] = v3078 ? x[v3084 + e] : float(0);
+        shm0[v3105 + e] = v3095 ? x[v3101 + e] : float(0);
       }
-      const uint v3102 = v2986 + v3099;  // kernels/gemm/quant_b.hpp:122
-      const bool v3103 = v3102 < v2;
-      const bool v3104 = v3101 && v3103;
-      const uint v3108 = min(v3102, v3106);  // kernels/gemm/quant_b.hpp:123
-      const uint v3114 = v3108 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v3118 = v3117 + v3114;
-      const uint v3119 = packed[v3118];
-      const uint v3121 = v3108 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v3125 = v3124 + v3121;
-      const uchar v3126 = scales[v3125];
-      const uint v3127 = uint(v3126);
-      const uint v3129 = v3127 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v3132 = v3127 == 255u;
-      const uint v3133 = v3132 ? 2143289344u : v3129;
-      const bool v3135 = v3127 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v3137 = v3135 ? 4194304u : v3133;
-      const float v3138 = as_type<float>(v3137);
-      const uint v3140 = v3119 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v3142 = v3140 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3144 = v3142 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3146 = v3144 << 22u;
-      const uint v3148 = v3142 * 1056964608u;
-      const bool v3150 = v3142 < 2u;
-      const uint v3151 = v3150 ? v3148 : v3146;
-      const uint v3153 = v3140 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3155 = v3153 << 28u;
-      const uint v3156 = v3151 | v3155;
-      const float v3157 = as_type<float>(v3156);
-      const float v3158 = v3157 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3160 = v3119 >> 4u;
-      const uint v3162 = v3160 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3164 = v3162 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3166 = v3164 << 22u;
-      const uint v3168 = v3162 * 1056964608u;
-      const bool v3170 = v3162 < 2u;
-      const uint v3171 = v3170 ? v3168 : v3166;
-      const uint v3173 = v3160 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3175 = v3173 << 28u;
-      const uint v3176 = v3171 | v3175;
-      const float v3177 = as_type<float>(v3176);
-      const float v3178 = v3177 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3180 = v3119 >> 8u;
-      const uint v3182 = v3180 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3184 = v3182 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3186 = v3184 << 22u;
-      const uint v3188 = v3182 * 1056964608u;
-      const bool v3190 = v3182 < 2u;
-      const uint v3191 = v3190 ? v3188 : v3186;
-      const uint v3193 = v3180 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3195 = v3193 << 28u;
-      const uint v3196 = v3191 | v3195;
-      const float v3197 = as_type<float>(v3196);
-      const float v3198 = v3197 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3200 = v3119 >> 12u;
-      const uint v3202 = v3200 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3204 = v3202 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3206 = v3204 << 22u;
-      const uint v3208 = v3202 * 1056964608u;
-      const bool v3210 = v3202 < 2u;
-      const uint v3211 = v3210 ? v3208 : v3206;
-      const uint v3213 = v3200 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3215 = v3213 << 28u;
-      const uint v3216 = v3211 | v3215;
-      const float v3217 = as_type<float>(v3216);
-      const float v3218 = v3217 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3220 = v3119 >> 16u;
-      const uint v3222 = v3220 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3224 = v3222 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3226 = v3224 << 22u;
-      const uint v3228 = v3222 * 1056964608u;
-      const bool v3230 = v3222 < 2u;
-      const uint v3231 = v3230 ? v3228 : v3226;
-      const uint v3233 = v3220 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3235 = v3233 << 28u;
-      const uint v3236 = v3231 | v3235;
-      const float v3237 = as_type<float>(v3236);
-      const float v3238 = v3237 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3240 = v3119 >> 20u;
-      const uint v3242 = v3240 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3244 = v3242 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3246 = v3244 << 22u;
-      const uint v3248 = v3242 * 1056964608u;
-      const bool v3250 = v3242 < 2u;
-      const uint v3251 = v3250 ? v3248 : v3246;
-      const uint v3253 = v3240 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3255 = v3253 << 28u;
-      const uint v3256 = v3251 | v3255;
-      const float v3257 = as_type<float>(v3256);
-      const float v3258 = v3257 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3260 = v3119 >> 24u;
-      const uint v3262 = v3260 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3264 = v3262 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3266 = v3264 << 22u;
-      const uint v3268 = v3262 * 1056964608u;
-      const bool v3270 = v3262 < 2u;
-      const uint v3271 = v3270 ? v3268 : v3266;
-      const uint v3273 = v3260 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3275 = v3273 << 28u;
-      const uint v3276 = v3271 | v3275;
-      const float v3277 = as_type<float>(v3276);
-      const float v3278 = v3277 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const uint v3280 = v3119 >> 28u;
-      const uint v3282 = v3280 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3284 = v3282 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3286 = v3284 << 22u;
-      const uint v3288 = v3282 * 1056964608u;
-      const bool v3290 = v3282 < 2u;
-      const uint v3291 = v3290 ? v3288 : v3286;
-      const uint v3293 = v3280 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3295 = v3293 << 28u;
-      const uint v3296 = v3291 | v3295;
-      const float v3297 = as_type<float>(v3296);
-      const float v3298 = v3297 * v3138;  // kernels/gemm/quant_b.hpp:67
-      const float v3300 = v3104 ? v3158 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v3305 = v2992 + v3304;
-      const uint v3306 = v3305 + v3099;
-      shm1[v3306] = v3300;
-      const float v3309 = v3104 ? v3178 : 0.0f;
-      const uint v3316 = v3306 + 1u;
-      shm1[v3316] = v3309;
-      const float v3318 = v3104 ? v3198 : 0.0f;
-      const uint v3325 = v3306 + 2u;
-      shm1[v3325] = v3318;
-      const float v3327 = v3104 ? v3218 : 0.0f;
-      const uint v3334 = v3306 + 3u;
-      shm1[v3334] = v3327;
-      const float v3336 = v3104 ? v3238 : 0.0f;
-      const uint v3343 = v3306 + 4u;
-      shm1[v3343] = v3336;
-      const float v3345 = v3104 ? v3258 : 0.0f;
-      const uint v3352 = v3306 + 5u;
-      shm1[v3352] = v3345;
-      const float v3354 = v3104 ? v3278 : 0.0f;
-      const uint v3361 = v3306 + 6u;
-      shm1[v3361] = v3354;
-      const float v3363 = v3104 ? v3298 : 0.0f;
-      const uint v3370 = v3306 + 7u;
-      shm1[v3370] = v3363;
-      const uint v3382 = v2986 + v3379;  // kernels/gemm/quant_b.hpp:122
-      const bool v3383 = v3382 < v2;
-      const bool v3384 = v3381 && v3383;
-      const uint v3388 = min(v3382, v3106);  // kernels/gemm/quant_b.hpp:123
-      const uint v3394 = v3388 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v3398 = v3397 + v3394;
-      const uint v3399 = packed[v3398];
-      const uint v3401 = v3388 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v3405 = v3404 + v3401;
-      const uchar v3406 = scales[v3405];
-      const uint v3407 = uint(v3406);
-      const uint v3409 = v3407 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v3412 = v3407 == 255u;
-      const uint v3413 = v3412 ? 2143289344u : v3409;
-      const bool v3415 = v3407 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v3417 = v3415 ? 4194304u : v3413;
-      const float v3418 = as_type<float>(v3417);
-      const uint v3420 = v3399 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v3422 = v3420 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3424 = v3422 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3426 = v3424 << 22u;
-      const uint v3428 = v3422 * 1056964608u;
-      const bool v3430 = v3422 < 2u;
-      const uint v3431 = v3430 ? v3428 : v3426;
-      const uint v3433 = v3420 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3435 = v3433 << 28u;
-      const uint v3436 = v3431 | v3435;
-      const float v3437 = as_type<float>(v3436);
-      const float v3438 = v3437 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3440 = v3399 >> 4u;
-      const uint v3442 = v3440 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3444 = v3442 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3446 = v3444 << 22u;
-      const uint v3448 = v3442 * 1056964608u;
-      const bool v3450 = v3442 < 2u;
-      const uint v3451 = v3450 ? v3448 : v3446;
-      const uint v3453 = v3440 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3455 = v3453 << 28u;
-      const uint v3456 = v3451 | v3455;
-      const float v3457 = as_type<float>(v3456);
-      const float v3458 = v3457 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3460 = v3399 >> 8u;
-      const uint v3462 = v3460 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3464 = v3462 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3466 = v3464 << 22u;
-      const uint v3468 = v3462 * 1056964608u;
-      const bool v3470 = v3462 < 2u;
-      const uint v3471 = v3470 ? v3468 : v3466;
-      const uint v3473 = v3460 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3475 = v3473 << 28u;
-      const uint v3476 = v3471 | v3475;
-      const float v3477 = as_type<float>(v3476);
-      const float v3478 = v3477 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3480 = v3399 >> 12u;
-      const uint v3482 = v3480 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3484 = v3482 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3486 = v3484 << 22u;
-      const uint v3488 = v3482 * 1056964608u;
-      const bool v3490 = v3482 < 2u;
-      const uint v3491 = v3490 ? v3488 : v3486;
-      const uint v3493 = v3480 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3495 = v3493 << 28u;
-      const uint v3496 = v3491 | v3495;
-      const float v3497 = as_type<float>(v3496);
-      const float v3498 = v3497 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3500 = v3399 >> 16u;
-      const uint v3502 = v3500 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3504 = v3502 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3506 = v3504 << 22u;
-      const uint v3508 = v3502 * 1056964608u;
-      const bool v3510 = v3502 < 2u;
-      const uint v3511 = v3510 ? v3508 : v3506;
-      const uint v3513 = v3500 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3515 = v3513 << 28u;
-      const uint v3516 = v3511 | v3515;
-      const float v3517 = as_type<float>(v3516);
-      const float v3518 = v3517 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3520 = v3399 >> 20u;
-      const uint v3522 = v3520 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3524 = v3522 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3526 = v3524 << 22u;
-      const uint v3528 = v3522 * 1056964608u;
-      const bool v3530 = v3522 < 2u;
-      const uint v3531 = v3530 ? v3528 : v3526;
-      const uint v3533 = v3520 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3535 = v3533 << 28u;
-      const uint v3536 = v3531 | v3535;
-      const float v3537 = as_type<float>(v3536);
-      const float v3538 = v3537 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3540 = v3399 >> 24u;
-      const uint v3542 = v3540 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3544 = v3542 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3546 = v3544 << 22u;
-      const uint v3548 = v3542 * 1056964608u;
-      const bool v3550 = v3542 < 2u;
-      const uint v3551 = v3550 ? v3548 : v3546;
-      const uint v3553 = v3540 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3555 = v3553 << 28u;
-      const uint v3556 = v3551 | v3555;
-      const float v3557 = as_type<float>(v3556);
-      const float v3558 = v3557 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const uint v3560 = v3399 >> 28u;
-      const uint v3562 = v3560 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3564 = v3562 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3566 = v3564 << 22u;
-      const uint v3568 = v3562 * 1056964608u;
-      const bool v3570 = v3562 < 2u;
-      const uint v3571 = v3570 ? v3568 : v3566;
-      const uint v3573 = v3560 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3575 = v3573 << 28u;
-      const uint v3576 = v3571 | v3575;
-      const float v3577 = as_type<float>(v3576);
-      const float v3578 = v3577 * v3418;  // kernels/gemm/quant_b.hpp:67
-      const float v3580 = v3384 ? v3438 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      const uint v3585 = v2992 + v3584;
-      const uint v3586 = v3585 + v3379;
-      shm1[v3586] = v3580;
-      const float v3589 = v3384 ? v3458 : 0.0f;
-      const uint v3596 = v3586 + 1u;
-      shm1[v3596] = v3589;
-      const float v3598 = v3384 ? v3478 : 0.0f;
-      const uint v3605 = v3586 + 2u;
-      shm1[v3605] = v3598;
-      const float v3607 = v3384 ? v3498 : 0.0f;
-      const uint v3614 = v3586 + 3u;
-      shm1[v3614] = v3607;
-      const float v3616 = v3384 ? v3518 : 0.0f;
-      const uint v3623 = v3586 + 4u;
-      shm1[v3623] = v3616;
-      const float v3625 = v3384 ? v3538 : 0.0f;
-      const uint v3632 = v3586 + 5u;
-      shm1[v3632] = v3625;
-      const float v3634 = v3384 ? v3558 : 0.0f;
-      const uint v3641 = v3586 + 6u;
-      shm1[v3641] = v3634;
-      const float v3643 = v3384 ? v3578 : 0.0f;
-      const uint v3650 = v3586 + 7u;
-      shm1[v3650] = v3643;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      const uint v3119 = v3003 + v3116;  // kernels/gemm/quant_b.hpp:122
+      const bool v3120 = v3119 < v2;
+      const bool v3121 = v3118 && v3120;
+      const uint v3125 = min(v3119, v3123);  // kernels/gemm/quant_b.hpp:123
+      const uint v3131 = v3125 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v3135 = v3134 + v3131;
+      const uint v3136 = packed[v3135];
+      const uint v3138 = v3125 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3142 = v3141 + v3138;
+      const uchar v3143 = scales[v3142];
+      const uint v3144 = uint(v3143);
+      const uint v3146 = v3144 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v3149 = v3144 == 255u;
+      const uint v3150 = v3149 ? 2143289344u : v3146;
+      const bool v3152 = v3144 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v3154 = v3152 ? 4194304u : v3150;
+      const float v3155 = as_type<float>(v3154);
+      const uint v3157 = v3136 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3159 = v3157 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3161 = v3159 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3163 = v3161 << 22u;
+      const uint v3165 = v3159 * 1056964608u;
+      const bool v3167 = v3159 < 2u;
+      const uint v3168 = v3167 ? v3165 : v3163;
+      const uint v3170 = v3157 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3172 = v3170 << 28u;
+      const uint v3173 = v3168 | v3172;
+      const float v3174 = as_type<float>(v3173);
+      const float v3175 = v3174 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3177 = v3136 >> 4u;
+      const uint v3179 = v3177 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3181 = v3179 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3183 = v3181 << 22u;
+      const uint v3185 = v3179 * 1056964608u;
+      const bool v3187 = v3179 < 2u;
+      const uint v3188 = v3187 ? v3185 : v3183;
+      const uint v3190 = v3177 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3192 = v3190 << 28u;
+      const uint v3193 = v3188 | v3192;
+      const float v3194 = as_type<float>(v3193);
+      const float v3195 = v3194 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3197 = v3136 >> 8u;
+      const uint v3199 = v3197 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3201 = v3199 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3203 = v3201 << 22u;
+      const uint v3205 = v3199 * 1056964608u;
+      const bool v3207 = v3199 < 2u;
+      const uint v3208 = v3207 ? v3205 : v3203;
+      const uint v3210 = v3197 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3212 = v3210 << 28u;
+      const uint v3213 = v3208 | v3212;
+      const float v3214 = as_type<float>(v3213);
+      const float v3215 = v3214 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3217 = v3136 >> 12u;
+      const uint v3219 = v3217 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3221 = v3219 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3223 = v3221 << 22u;
+      const uint v3225 = v3219 * 1056964608u;
+      const bool v3227 = v3219 < 2u;
+      const uint v3228 = v3227 ? v3225 : v3223;
+      const uint v3230 = v3217 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3232 = v3230 << 28u;
+      const uint v3233 = v3228 | v3232;
+      const float v3234 = as_type<float>(v3233);
+      const float v3235 = v3234 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3237 = v3136 >> 16u;
+      const uint v3239 = v3237 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3241 = v3239 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3243 = v3241 << 22u;
+      const uint v3245 = v3239 * 1056964608u;
+      const bool v3247 = v3239 < 2u;
+      const uint v3248 = v3247 ? v3245 : v3243;
+      const uint v3250 = v3237 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3252 = v3250 << 28u;
+      const uint v3253 = v3248 | v3252;
+      const float v3254 = as_type<float>(v3253);
+      const float v3255 = v3254 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3257 = v3136 >> 20u;
+      const uint v3259 = v3257 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3261 = v3259 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3263 = v3261 << 22u;
+      const uint v3265 = v3259 * 1056964608u;
+      const bool v3267 = v3259 < 2u;
+      const uint v3268 = v3267 ? v3265 : v3263;
+      const uint v3270 = v3257 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3272 = v3270 << 28u;
+      const uint v3273 = v3268 | v3272;
+      const float v3274 = as_type<float>(v3273);
+      const float v3275 = v3274 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3277 = v3136 >> 24u;
+      const uint v3279 = v3277 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3281 = v3279 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3283 = v3281 << 22u;
+      const uint v3285 = v3279 * 1056964608u;
+      const bool v3287 = v3279 < 2u;
+      const uint v3288 = v3287 ? v3285 : v3283;
+      const uint v3290 = v3277 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3292 = v3290 << 28u;
+      const uint v3293 = v3288 | v3292;
+      const float v3294 = as_type<float>(v3293);
+      const float v3295 = v3294 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const uint v3297 = v3136 >> 28u;
+      const uint v3299 = v3297 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3301 = v3299 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3303 = v3301 << 22u;
+      const uint v3305 = v3299 * 1056964608u;
+      const bool v3307 = v3299 < 2u;
+      const uint v3308 = v3307 ? v3305 : v3303;
+      const uint v3310 = v3297 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3312 = v3310 << 28u;
+      const uint v3313 = v3308 | v3312;
+      const float v3314 = as_type<float>(v3313);
+      const float v3315 = v3314 * v3155;  // kernels/gemm/quant_b.hpp:67
+      const float v3317 = v3121 ? v3175 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v3322 = v3009 + v3321;
+      const uint v3323 = v3322 + v3116;
+      shm1[v3323] = v3317;
+      const float v3326 = v3121 ? v3195 : 0.0f;
+      const uint v3333 = v3323 + 1u;
+      shm1[v3333] = v3326;
+      const float v3335 = v3121 ? v3215 : 0.0f;
+      const uint v3342 = v3323 + 2u;
+      shm1[v3342] = v3335;
+      const float v3344 = v3121 ? v3235 : 0.0f;
+      const uint v3351 = v3323 + 3u;
+      shm1[v3351] = v3344;
+      const float v3353 = v3121 ? v3255 : 0.0f;
+      const uint v3360 = v3323 + 4u;
+      shm1[v3360] = v3353;
+      const float v3362 = v3121 ? v3275 : 0.0f;
+      const uint v3369 = v3323 + 5u;
+      shm1[v3369] = v3362;
+      const float v3371 = v3121 ? v3295 : 0.0f;
+      const uint v3378 = v3323 + 6u;
+      shm1[v3378] = v3371;
+      const float v3380 = v3121 ? v3315 : 0.0f;
+      const uint v3387 = v3323 + 7u;
+      shm1[v3387] = v3380;
+      const uint v3399 = v3003 + v3396;  // kernels/gemm/quant_b.hpp:122
+      const bool v3400 = v3399 < v2;
+      const bool v3401 = v3398 && v3400;
+      const uint v3405 = min(v3399, v3123);  // kernels/gemm/quant_b.hpp:123
+      const uint v3411 = v3405 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v3415 = v3414 + v3411;
+      const uint v3416 = packed[v3415];
+      const uint v3418 = v3405 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3422 = v3421 + v3418;
+      const uchar v3423 = scales[v3422];
+      const uint v3424 = uint(v3423);
+      const uint v3426 = v3424 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v3429 = v3424 == 255u;
+      const uint v3430 = v3429 ? 2143289344u : v3426;
+      const bool v3432 = v3424 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v3434 = v3432 ? 4194304u : v3430;
+      const float v3435 = as_type<float>(v3434);
+      const uint v3437 = v3416 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3439 = v3437 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3441 = v3439 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3443 = v3441 << 22u;
+      const uint v3445 = v3439 * 1056964608u;
+      const bool v3447 = v3439 < 2u;
+      const uint v3448 = v3447 ? v3445 : v3443;
+      const uint v3450 = v3437 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3452 = v3450 << 28u;
+      const uint v3453 = v3448 | v3452;
+      const float v3454 = as_type<float>(v3453);
+      const float v3455 = v3454 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3457 = v3416 >> 4u;
+      const uint v3459 = v3457 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3461 = v3459 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3463 = v3461 << 22u;
+      const uint v3465 = v3459 * 1056964608u;
+      const bool v3467 = v3459 < 2u;
+      const uint v3468 = v3467 ? v3465 : v3463;
+      const uint v3470 = v3457 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3472 = v3470 << 28u;
+      const uint v3473 = v3468 | v3472;
+      const float v3474 = as_type<float>(v3473);
+      const float v3475 = v3474 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3477 = v3416 >> 8u;
+      const uint v3479 = v3477 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3481 = v3479 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3483 = v3481 << 22u;
+      const uint v3485 = v3479 * 1056964608u;
+      const bool v3487 = v3479 < 2u;
+      const uint v3488 = v3487 ? v3485 : v3483;
+      const uint v3490 = v3477 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3492 = v3490 << 28u;
+      const uint v3493 = v3488 | v3492;
+      const float v3494 = as_type<float>(v3493);
+      const float v3495 = v3494 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3497 = v3416 >> 12u;
+      const uint v3499 = v3497 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3501 = v3499 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3503 = v3501 << 22u;
+      const uint v3505 = v3499 * 1056964608u;
+      const bool v3507 = v3499 < 2u;
+      const uint v3508 = v3507 ? v3505 : v3503;
+      const uint v3510 = v3497 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3512 = v3510 << 28u;
+      const uint v3513 = v3508 | v3512;
+      const float v3514 = as_type<float>(v3513);
+      const float v3515 = v3514 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3517 = v3416 >> 16u;
+      const uint v3519 = v3517 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3521 = v3519 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3523 = v3521 << 22u;
+      const uint v3525 = v3519 * 1056964608u;
+      const bool v3527 = v3519 < 2u;
+      const uint v3528 = v3527 ? v3525 : v3523;
+      const uint v3530 = v3517 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3532 = v3530 << 28u;
+      const uint v3533 = v3528 | v3532;
+      const float v3534 = as_type<float>(v3533);
+      const float v3535 = v3534 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3537 = v3416 >> 20u;
+      const uint v3539 = v3537 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3541 = v3539 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3543 = v3541 << 22u;
+      const uint v3545 = v3539 * 1056964608u;
+      const bool v3547 = v3539 < 2u;
+      const uint v3548 = v3547 ? v3545 : v3543;
+      const uint v3550 = v3537 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3552 = v3550 << 28u;
+      const uint v3553 = v3548 | v3552;
+      const float v3554 = as_type<float>(v3553);
+      const float v3555 = v3554 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3557 = v3416 >> 24u;
+      const uint v3559 = v3557 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3561 = v3559 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3563 = v3561 << 22u;
+      const uint v3565 = v3559 * 1056964608u;
+      const bool v3567 = v3559 < 2u;
+      const uint v3568 = v3567 ? v3565 : v3563;
+      const uint v3570 = v3557 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3572 = v3570 << 28u;
+      const uint v3573 = v3568 | v3572;
+      const float v3574 = as_type<float>(v3573);
+      const float v3575 = v3574 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const uint v3577 = v3416 >> 28u;
+      const uint v3579 = v3577 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3581 = v3579 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3583 = v3581 << 22u;
+      const uint v3585 = v3579 * 1056964608u;
+      const bool v3587 = v3579 < 2u;
+      const uint v3588 = v3587 ? v3585 : v3583;
+      const uint v3590 = v3577 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3592 = v3590 << 28u;
+      const uint v3593 = v3588 | v3592;
+      const float v3594 = as_type<float>(v3593);
+      const float v3595 = v3594 * v3435;  // kernels/gemm/quant_b.hpp:67
+      const float v3597 = v3401 ? v3455 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const uint v3602 = v3009 + v3601;
+      const uint v3603 = v3602 + v3396;
+      shm1[v3603] = v3597;
+      const float v3606 = v3401 ? v3475 : 0.0f;
+      const uint v3613 = v3603 + 1u;
+      shm1[v3613] = v3606;
+      const float v3615 = v3401 ? v3495 : 0.0f;
+      const uint v3622 = v3603 + 2u;
+      shm1[v3622] = v3615;
+      const float v3624 = v3401 ? v3515 : 0.0f;
+      const uint v3631 = v3603 + 3u;
+      shm1[v3631] = v3624;
+      const float v3633 = v3401 ? v3535 : 0.0f;
+      const uint v3640 = v3603 + 4u;
+      shm1[v3640] = v3633;
+      const float v3642 = v3401 ? v3555 : 0.0f;
+      const uint v3649 = v3603 + 5u;
+      shm1[v3649] = v3642;
+      const float v3651 = v3401 ? v3575 : 0.0f;
+      const uint v3658 = v3603 + 6u;
+      shm1[v3658] = v3651;
+      const float v3660 = v3401 ? v3595 : 0.0f;
+      const uint v3667 = v3603 + 7u;
+      shm1[v3667] = v3660;
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3659 = v2992 + v3658;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v22, shm0, long(v3659), long(20u));
-      const uint v3665 = v2992 + v3664;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v24, shm1, long(v3665), long(20u));
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v3676 = v3009 + v3675;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v39, shm0, long(v3676), long(20u));
+      const uint v3682 = v3009 + v3681;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v41, shm1, long(v3682), long(20u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v721 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v722 = iron_tid.x;
-    const uint v752 = v722 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v755 = v722 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v756 = v755 << 3u;
-    const uint v757 = v9 + v752;  // kernels/gemm/quant_b.hpp:122
-    const bool v758 = v757 < v1;
-    const uint v763 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
-    const uint v767 = v1 - 1u;
-    const uint v769 = min(v757, v767);
-    const uint v773 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v774 = v769 * v773;
-    const uint v780 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v781 = v769 * v780;
-    const uint v961 = v752 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v963 = v961 + v756;
-    const uint v973 = v963 + 1u;
-    const uint v982 = v963 + 2u;
-    const uint v991 = v963 + 3u;
-    const uint v1000 = v963 + 4u;
-    const uint v1009 = v963 + 5u;
-    const uint v1018 = v963 + 6u;
-    const uint v1027 = v963 + 7u;
-    const uint v1030 = v722 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1032 = v1030 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1035 = v1030 & 1u;  // kernels/gemm/quant_b.hpp:121
-    const uint v1036 = v1035 << 3u;
-    const uint v1037 = v9 + v1032;  // kernels/gemm/quant_b.hpp:122
-    const bool v1038 = v1037 < v1;
-    const uint v1049 = min(v1037, v767);  // kernels/gemm/quant_b.hpp:123
-    const uint v1054 = v1049 * v773;  // kernels/gemm/quant_b.hpp:64
-    const uint v1061 = v1049 * v780;  // kernels/gemm/quant_b.hpp:65
-    const uint v1241 = v1032 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1243 = v1241 + v1036;
-    const uint v1253 = v1243 + 1u;
-    const uint v1262 = v1243 + 2u;
-    const uint v1271 = v1243 + 3u;
-    const uint v1280 = v1243 + 4u;
-    const uint v1289 = v1243 + 5u;
-    const uint v1298 = v1243 + 6u;
-    const uint v1307 = v1243 + 7u;
-    const uint v1313 = v14 * 20u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v1319 = v18 * 20u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v738 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v739 = iron_tid.x;
+    const uint v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v773 = v772 << 3u;
+    const uint v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:122
+    const bool v775 = v774 < v1;
+    const uint v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v784 = v1 - 1u;
+    const uint v786 = min(v774, v784);
+    const uint v790 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v791 = v786 * v790;
+    const uint v797 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v798 = v786 * v797;
+    const uint v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v980 = v978 + v773;
+    const uint v990 = v980 + 1u;
+    const uint v999 = v980 + 2u;
+    const uint v1008 = v980 + 3u;
+    const uint v1017 = v980 + 4u;
+    const uint v1026 = v980 + 5u;
+    const uint v1035 = v980 + 6u;
+    const uint v1044 = v980 + 7u;
+    const uint v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:118
+    const uint v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1053 = v1052 << 3u;
+    const uint v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:122
+    const bool v1055 = v1054 < v1;
+    const uint v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:123
+    const uint v1071 = v1066 * v790;  // kernels/gemm/quant_b.hpp:64
+    const uint v1078 = v1066 * v797;  // kernels/gemm/quant_b.hpp:65
+    const uint v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1260 = v1258 + v1053;
+    const uint v1270 = v1260 + 1u;
+    const uint v1279 = v1260 + 2u;
+    const uint v1288 = v1260 + 3u;
+    const uint v1297 = v1260 + 4u;
+    const uint v1306 = v1260 + 5u;
+    const uint v1315 = v1260 + 6u;
+    const uint v1324 = v1260 + 7u;
+    const uint v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v720 = 0u; v720 < v2; v720 += 16u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v724 = v722; v724 < 2048u; v724 += v721) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v726 = v724 >> 4u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v728 = v724 & 15u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v729 = v6 + v726;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v730 = v729 < v0;
-        const uint v731 = v720 + v728;
-        const bool v732 = v731 < v2;
-        const bool v733 = v730 && v732;
-        if (v733) {
-          const uint v735 = v729 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v737 = v735 + v720;
-          const uint v738 = v737 + v728;
-          const float v739 = x[v738];
-          const uint v741 = v726 * 20u;
-          const uint v742 = v741 + v728;
-          shm0[v742] = v739;
+    for (uint v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v747 = v746 < v0;
+        const uint v748 = v737 + v745;
+        const bool v749 = v748 < v2;
+        const bool v750 = v747 && v749;
+        if (v750) {
+          const uint v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v754 = v752 + v737;
+          const uint v755 = v754 + v745;
+          const float v756 = x[v755];
+          const uint v758 = v743 * 20u;
+          const uint v759 = v758 + v745;
+          shm0[v759] = v756;
         } else {
-          const uint v744 = v726 * 20u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v745 = v744 + v728;
-          shm0[v745] = 0.0f;
+          const uint v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v762 = v761 + v745;
+          shm0[v762] = 0.0f;
         }
       }
-      const uint v759 = v720 + v756;  // kernels/gemm/quant_b.hpp:122
-      const bool v760 = v759 < v2;
-      const bool v761 = v758 && v760;
-      const uint v765 = min(v759, v763);  // kernels/gemm/quant_b.hpp:123
-      const uint v771 = v765 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v775 = v774 + v771;
-      const uint v776 = packed[v775];
-      const uint v778 = v765 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v782 = v781 + v778;
-      const uchar v783 = scales[v782];
-      const uint v784 = uint(v783);
-      const uint v786 = v784 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v789 = v784 == 255u;
-      const uint v790 = v789 ? 2143289344u : v786;
-      const bool v792 = v784 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v794 = v792 ? 4194304u : v790;
-      const float v795 = as_type<float>(v794);
-      const uint v797 = v776 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v799 = v797 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v801 = v799 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v803 = v801 << 22u;
-      const uint v805 = v799 * 1056964608u;
-      const bool v807 = v799 < 2u;
-      const uint v808 = v807 ? v805 : v803;
-      const uint v810 = v797 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v812 = v810 << 28u;
-      const uint v813 = v808 | v812;
-      const float v814 = as_type<float>(v813);
-      const float v815 = v814 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v817 = v776 >> 4u;
-      const uint v819 = v817 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v821 = v819 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v823 = v821 << 22u;
-      const uint v825 = v819 * 1056964608u;
-      const bool v827 = v819 < 2u;
-      const uint v828 = v827 ? v825 : v823;
-      const uint v830 = v817 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v832 = v830 << 28u;
-      const uint v833 = v828 | v832;
-      const float v834 = as_type<float>(v833);
-      const float v835 = v834 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v837 = v776 >> 8u;
-      const uint v839 = v837 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v841 = v839 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v843 = v841 << 22u;
-      const uint v845 = v839 * 1056964608u;
-      const bool v847 = v839 < 2u;
-      const uint v848 = v847 ? v845 : v843;
-      const uint v850 = v837 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v852 = v850 << 28u;
-      const uint v853 = v848 | v852;
-      const float v854 = as_type<float>(v853);
-      const float v855 = v854 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v857 = v776 >> 12u;
-      const uint v859 = v857 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v861 = v859 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v863 = v861 << 22u;
-      const uint v865 = v859 * 1056964608u;
-      const bool v867 = v859 < 2u;
-      const uint v868 = v867 ? v865 : v863;
-      const uint v870 = v857 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v872 = v870 << 28u;
-      const uint v873 = v868 | v872;
-      const float v874 = as_type<float>(v873);
-      const float v875 = v874 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v877 = v776 >> 16u;
-      const uint v879 = v877 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v881 = v879 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v883 = v881 << 22u;
-      const uint v885 = v879 * 1056964608u;
-      const bool v887 = v879 < 2u;
-      const uint v888 = v887 ? v885 : v883;
-      const uint v890 = v877 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v892 = v890 << 28u;
-      const uint v893 = v888 | v892;
-      const float v894 = as_type<float>(v893);
-      const float v895 = v894 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v897 = v776 >> 20u;
-      const uint v899 = v897 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v901 = v899 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v903 = v901 << 22u;
-      const uint v905 = v899 * 1056964608u;
-      const bool v907 = v899 < 2u;
-      const uint v908 = v907 ? v905 : v903;
-      const uint v910 = v897 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v912 = v910 << 28u;
-      const uint v913 = v908 | v912;
-      const float v914 = as_type<float>(v913);
-      const float v915 = v914 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v917 = v776 >> 24u;
-      const uint v919 = v917 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v921 = v919 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v923 = v921 << 22u;
-      const uint v925 = v919 * 1056964608u;
-      const bool v927 = v919 < 2u;
-      const uint v928 = v927 ? v925 : v923;
-      const uint v930 = v917 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v932 = v930 << 28u;
-      const uint v933 = v928 | v932;
-      const float v934 = as_type<float>(v933);
-      const float v935 = v934 * v795;  // kernels/gemm/quant_b.hpp:67
-      const uint v937 = v776 >> 28u;
-      const uint v939 = v937 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v941 = v939 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v943 = v941 << 22u;
-      const uint v945 = v939 * 1056964608u;
-      const bool v947 = v939 < 2u;
-      const uint v948 = v947 ? v945 : v943;
-      const uint v950 = v937 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v952 = v950 << 28u;
-      const uint v953 = v948 | v952;
-      const float v954 = as_type<float>(v953);
-      const float v955 = v954 * v795;  // kernels/gemm/quant_b.hpp:67
-      const float v957 = v761 ? v815 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v963] = v957;
-      const float v966 = v761 ? v835 : 0.0f;
-      shm1[v973] = v966;
-      const float v975 = v761 ? v855 : 0.0f;
-      shm1[v982] = v975;
-      const float v984 = v761 ? v875 : 0.0f;
-      shm1[v991] = v984;
-      const float v993 = v761 ? v895 : 0.0f;
-      shm1[v1000] = v993;
-      const float v1002 = v761 ? v915 : 0.0f;
-      shm1[v1009] = v1002;
-      const float v1011 = v761 ? v935 : 0.0f;
-      shm1[v1018] = v1011;
-      const float v1020 = v761 ? v955 : 0.0f;
-      shm1[v1027] = v1020;
-      const uint v1039 = v720 + v1036;  // kernels/gemm/quant_b.hpp:122
-      const bool v1040 = v1039 < v2;
-      const bool v1041 = v1038 && v1040;
-      const uint v1045 = min(v1039, v763);  // kernels/gemm/quant_b.hpp:123
-      const uint v1051 = v1045 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v1055 = v1054 + v1051;
-      const uint v1056 = packed[v1055];
-      const uint v1058 = v1045 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v1062 = v1061 + v1058;
-      const uchar v1063 = scales[v1062];
-      const uint v1064 = uint(v1063);
-      const uint v1066 = v1064 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1069 = v1064 == 255u;
-      const uint v1070 = v1069 ? 2143289344u : v1066;
-      const bool v1072 = v1064 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1074 = v1072 ? 4194304u : v1070;
-      const float v1075 = as_type<float>(v1074);
-      const uint v1077 = v1056 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v1079 = v1077 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1081 = v1079 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1083 = v1081 << 22u;
-      const uint v1085 = v1079 * 1056964608u;
-      const bool v1087 = v1079 < 2u;
-      const uint v1088 = v1087 ? v1085 : v1083;
-      const uint v1090 = v1077 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1092 = v1090 << 28u;
-      const uint v1093 = v1088 | v1092;
-      const float v1094 = as_type<float>(v1093);
-      const float v1095 = v1094 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1097 = v1056 >> 4u;
-      const uint v1099 = v1097 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1101 = v1099 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1103 = v1101 << 22u;
-      const uint v1105 = v1099 * 1056964608u;
-      const bool v1107 = v1099 < 2u;
-      const uint v1108 = v1107 ? v1105 : v1103;
-      const uint v1110 = v1097 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1112 = v1110 << 28u;
-      const uint v1113 = v1108 | v1112;
-      const float v1114 = as_type<float>(v1113);
-      const float v1115 = v1114 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1117 = v1056 >> 8u;
-      const uint v1119 = v1117 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1121 = v1119 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1123 = v1121 << 22u;
-      const uint v1125 = v1119 * 1056964608u;
-      const bool v1127 = v1119 < 2u;
-      const uint v1128 = v1127 ? v1125 : v1123;
-      const uint v1130 = v1117 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1132 = v1130 << 28u;
-      const uint v1133 = v1128 | v1132;
-      const float v1134 = as_type<float>(v1133);
-      const float v1135 = v1134 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1137 = v1056 >> 12u;
-      const uint v1139 = v1137 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1141 = v1139 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1143 = v1141 << 22u;
-      const uint v1145 = v1139 * 1056964608u;
-      const bool v1147 = v1139 < 2u;
-      const uint v1148 = v1147 ? v1145 : v1143;
-      const uint v1150 = v1137 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1152 = v1150 << 28u;
-      const uint v1153 = v1148 | v1152;
-      const float v1154 = as_type<float>(v1153);
-      const float v1155 = v1154 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1157 = v1056 >> 16u;
-      const uint v1159 = v1157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1161 = v1159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1163 = v1161 << 22u;
-      const uint v1165 = v1159 * 1056964608u;
-      const bool v1167 = v1159 < 2u;
-      const uint v1168 = v1167 ? v1165 : v1163;
-      const uint v1170 = v1157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1172 = v1170 << 28u;
-      const uint v1173 = v1168 | v1172;
-      const float v1174 = as_type<float>(v1173);
-      const float v1175 = v1174 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1177 = v1056 >> 20u;
-      const uint v1179 = v1177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1181 = v1179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1183 = v1181 << 22u;
-      const uint v1185 = v1179 * 1056964608u;
-      const bool v1187 = v1179 < 2u;
-      const uint v1188 = v1187 ? v1185 : v1183;
-      const uint v1190 = v1177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1192 = v1190 << 28u;
-      const uint v1193 = v1188 | v1192;
-      const float v1194 = as_type<float>(v1193);
-      const float v1195 = v1194 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1197 = v1056 >> 24u;
-      const uint v1199 = v1197 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1201 = v1199 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1203 = v1201 << 22u;
-      const uint v1205 = v1199 * 1056964608u;
-      const bool v1207 = v1199 < 2u;
-      const uint v1208 = v1207 ? v1205 : v1203;
-      const uint v1210 = v1197 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1212 = v1210 << 28u;
-      const uint v1213 = v1208 | v1212;
-      const float v1214 = as_type<float>(v1213);
-      const float v1215 = v1214 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const uint v1217 = v1056 >> 28u;
-      const uint v1219 = v1217 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1221 = v1219 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1223 = v1221 << 22u;
-      const uint v1225 = v1219 * 1056964608u;
-      const bool v1227 = v1219 < 2u;
-      const uint v1228 = v1227 ? v1225 : v1223;
-      const uint v1230 = v1217 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1232 = v1230 << 28u;
-      const uint v1233 = v1228 | v1232;
-      const float v1234 = as_type<float>(v1233);
-      const float v1235 = v1234 * v1075;  // kernels/gemm/quant_b.hpp:67
-      const float v1237 = v1041 ? v1095 : 0.0f;  // kernels/gemm/quant_b.hpp:125
-      shm1[v1243] = v1237;
-      const float v1246 = v1041 ? v1115 : 0.0f;
-      shm1[v1253] = v1246;
-      const float v1255 = v1041 ? v1135 : 0.0f;
-      shm1[v1262] = v1255;
-      const float v1264 = v1041 ? v1155 : 0.0f;
-      shm1[v1271] = v1264;
-      const float v1273 = v1041 ? v1175 : 0.0f;
-      shm1[v1280] = v1273;
-      const float v1282 = v1041 ? v1195 : 0.0f;
-      shm1[v1289] = v1282;
-      const float v1291 = v1041 ? v1215 : 0.0f;
-      shm1[v1298] = v1291;
-      const float v1300 = v1041 ? v1235 : 0.0f;
-      shm1[v1307] = v1300;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v22, shm0, long(v1313), long(20u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v24, shm1, long(v1319), long(20u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      const uint v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:122
+      const bool v777 = v776 < v2;
+      const bool v778 = v775 && v777;
+      const uint v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:123
+      const uint v788 = v782 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v792 = v791 + v788;
+      const uint v793 = packed[v792];
+      const uint v795 = v782 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v799 = v798 + v795;
+      const uchar v800 = scales[v799];
+      const uint v801 = uint(v800);
+      const uint v803 = v801 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v806 = v801 == 255u;
+      const uint v807 = v806 ? 2143289344u : v803;
+      const bool v809 = v801 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v811 = v809 ? 4194304u : v807;
+      const float v812 = as_type<float>(v811);
+      const uint v814 = v793 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v816 = v814 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v818 = v816 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v820 = v818 << 22u;
+      const uint v822 = v816 * 1056964608u;
+      const bool v824 = v816 < 2u;
+      const uint v825 = v824 ? v822 : v820;
+      const uint v827 = v814 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v829 = v827 << 28u;
+      const uint v830 = v825 | v829;
+      const float v831 = as_type<float>(v830);
+      const float v832 = v831 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v834 = v793 >> 4u;
+      const uint v836 = v834 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v838 = v836 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v840 = v838 << 22u;
+      const uint v842 = v836 * 1056964608u;
+      const bool v844 = v836 < 2u;
+      const uint v845 = v844 ? v842 : v840;
+      const uint v847 = v834 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v849 = v847 << 28u;
+      const uint v850 = v845 | v849;
+      const float v851 = as_type<float>(v850);
+      const float v852 = v851 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v854 = v793 >> 8u;
+      const uint v856 = v854 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v858 = v856 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v860 = v858 << 22u;
+      const uint v862 = v856 * 1056964608u;
+      const bool v864 = v856 < 2u;
+      const uint v865 = v864 ? v862 : v860;
+      const uint v867 = v854 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v869 = v867 << 28u;
+      const uint v870 = v865 | v869;
+      const float v871 = as_type<float>(v870);
+      const float v872 = v871 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v874 = v793 >> 12u;
+      const uint v876 = v874 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v878 = v876 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v880 = v878 << 22u;
+      const uint v882 = v876 * 1056964608u;
+      const bool v884 = v876 < 2u;
+      const uint v885 = v884 ? v882 : v880;
+      const uint v887 = v874 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v889 = v887 << 28u;
+      const uint v890 = v885 | v889;
+      const float v891 = as_type<float>(v890);
+      const float v892 = v891 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v894 = v793 >> 16u;
+      const uint v896 = v894 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v898 = v896 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v900 = v898 << 22u;
+      const uint v902 = v896 * 1056964608u;
+      const bool v904 = v896 < 2u;
+      const uint v905 = v904 ? v902 : v900;
+      const uint v907 = v894 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v909 = v907 << 28u;
+      const uint v910 = v905 | v909;
+      const float v911 = as_type<float>(v910);
+      const float v912 = v911 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v914 = v793 >> 20u;
+      const uint v916 = v914 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v918 = v916 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v920 = v918 << 22u;
+      const uint v922 = v916 * 1056964608u;
+      const bool v924 = v916 < 2u;
+      const uint v925 = v924 ? v922 : v920;
+      const uint v927 = v914 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v929 = v927 << 28u;
+      const uint v930 = v925 | v929;
+      const float v931 = as_type<float>(v930);
+      const float v932 = v931 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v934 = v793 >> 24u;
+      const uint v936 = v934 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v938 = v936 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v940 = v938 << 22u;
+      const uint v942 = v936 * 1056964608u;
+      const bool v944 = v936 < 2u;
+      const uint v945 = v944 ? v942 : v940;
+      const uint v947 = v934 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v949 = v947 << 28u;
+      const uint v950 = v945 | v949;
+      const float v951 = as_type<float>(v950);
+      const float v952 = v951 * v812;  // kernels/gemm/quant_b.hpp:67
+      const uint v954 = v793 >> 28u;
+      const uint v956 = v954 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v958 = v956 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v960 = v958 << 22u;
+      const uint v962 = v956 * 1056964608u;
+      const bool v964 = v956 < 2u;
+      const uint v965 = v964 ? v962 : v960;
+      const uint v967 = v954 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v969 = v967 << 28u;
+      const uint v970 = v965 | v969;
+      const float v971 = as_type<float>(v970);
+      const float v972 = v971 * v812;  // kernels/gemm/quant_b.hpp:67
+      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v980] = v974;
+      const float v983 = v778 ? v852 : 0.0f;
+      shm1[v990] = v983;
+      const float v992 = v778 ? v872 : 0.0f;
+      shm1[v999] = v992;
+      const float v1001 = v778 ? v892 : 0.0f;
+      shm1[v1008] = v1001;
+      const float v1010 = v778 ? v912 : 0.0f;
+      shm1[v1017] = v1010;
+      const float v1019 = v778 ? v932 : 0.0f;
+      shm1[v1026] = v1019;
+      const float v1028 = v778 ? v952 : 0.0f;
+      shm1[v1035] = v1028;
+      const float v1037 = v778 ? v972 : 0.0f;
+      shm1[v1044] = v1037;
+      const uint v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:122
+      const bool v1057 = v1056 < v2;
+      const bool v1058 = v1055 && v1057;
+      const uint v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:123
+      const uint v1068 = v1062 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1072 = v1071 + v1068;
+      const uint v1073 = packed[v1072];
+      const uint v1075 = v1062 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1079 = v1078 + v1075;
+      const uchar v1080 = scales[v1079];
+      const uint v1081 = uint(v1080);
+      const uint v1083 = v1081 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1086 = v1081 == 255u;
+      const uint v1087 = v1086 ? 2143289344u : v1083;
+      const bool v1089 = v1081 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1091 = v1089 ? 4194304u : v1087;
+      const float v1092 = as_type<float>(v1091);
+      const uint v1094 = v1073 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1096 = v1094 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1098 = v1096 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1100 = v1098 << 22u;
+      const uint v1102 = v1096 * 1056964608u;
+      const bool v1104 = v1096 < 2u;
+      const uint v1105 = v1104 ? v1102 : v1100;
+      const uint v1107 = v1094 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1109 = v1107 << 28u;
+      const uint v1110 = v1105 | v1109;
+      const float v1111 = as_type<float>(v1110);
+      const float v1112 = v1111 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1114 = v1073 >> 4u;
+      const uint v1116 = v1114 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1118 = v1116 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1120 = v1118 << 22u;
+      const uint v1122 = v1116 * 1056964608u;
+      const bool v1124 = v1116 < 2u;
+      const uint v1125 = v1124 ? v1122 : v1120;
+      const uint v1127 = v1114 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1129 = v1127 << 28u;
+      const uint v1130 = v1125 | v1129;
+      const float v1131 = as_type<float>(v1130);
+      const float v1132 = v1131 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1134 = v1073 >> 8u;
+      const uint v1136 = v1134 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1138 = v1136 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1140 = v1138 << 22u;
+      const uint v1142 = v1136 * 1056964608u;
+      const bool v1144 = v1136 < 2u;
+      const uint v1145 = v1144 ? v1142 : v1140;
+      const uint v1147 = v1134 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1149 = v1147 << 28u;
+      const uint v1150 = v1145 | v1149;
+      const float v1151 = as_type<float>(v1150);
+      const float v1152 = v1151 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1154 = v1073 >> 12u;
+      const uint v1156 = v1154 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1158 = v1156 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1160 = v1158 << 22u;
+      const uint v1162 = v1156 * 1056964608u;
+      const bool v1164 = v1156 < 2u;
+      const uint v1165 = v1164 ? v1162 : v1160;
+      const uint v1167 = v1154 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1169 = v1167 << 28u;
+      const uint v1170 = v1165 | v1169;
+      const float v1171 = as_type<float>(v1170);
+      const float v1172 = v1171 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1174 = v1073 >> 16u;
+      const uint v1176 = v1174 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1178 = v1176 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1180 = v1178 << 22u;
+      const uint v1182 = v1176 * 1056964608u;
+      const bool v1184 = v1176 < 2u;
+      const uint v1185 = v1184 ? v1182 : v1180;
+      const uint v1187 = v1174 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1189 = v1187 << 28u;
+      const uint v1190 = v1185 | v1189;
+      const float v1191 = as_type<float>(v1190);
+      const float v1192 = v1191 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1194 = v1073 >> 20u;
+      const uint v1196 = v1194 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1198 = v1196 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1200 = v1198 << 22u;
+      const uint v1202 = v1196 * 1056964608u;
+      const bool v1204 = v1196 < 2u;
+      const uint v1205 = v1204 ? v1202 : v1200;
+      const uint v1207 = v1194 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1209 = v1207 << 28u;
+      const uint v1210 = v1205 | v1209;
+      const float v1211 = as_type<float>(v1210);
+      const float v1212 = v1211 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1214 = v1073 >> 24u;
+      const uint v1216 = v1214 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1218 = v1216 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1220 = v1218 << 22u;
+      const uint v1222 = v1216 * 1056964608u;
+      const bool v1224 = v1216 < 2u;
+      const uint v1225 = v1224 ? v1222 : v1220;
+      const uint v1227 = v1214 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1229 = v1227 << 28u;
+      const uint v1230 = v1225 | v1229;
+      const float v1231 = as_type<float>(v1230);
+      const float v1232 = v1231 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const uint v1234 = v1073 >> 28u;
+      const uint v1236 = v1234 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1238 = v1236 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1240 = v1238 << 22u;
+      const uint v1242 = v1236 * 1056964608u;
+      const bool v1244 = v1236 < 2u;
+      const uint v1245 = v1244 ? v1242 : v1240;
+      const uint v1247 = v1234 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1249 = v1247 << 28u;
+      const uint v1250 = v1245 | v1249;
+      const float v1251 = as_type<float>(v1250);
+      const float v1252 = v1251 * v1092;  // kernels/gemm/quant_b.hpp:67
+      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      shm1[v1260] = v1254;
+      const float v1263 = v1058 ? v1132 : 0.0f;
+      shm1[v1270] = v1263;
+      const float v1272 = v1058 ? v1152 : 0.0f;
+      shm1[v1279] = v1272;
+      const float v1281 = v1058 ? v1172 : 0.0f;
+      shm1[v1288] = v1281;
+      const float v1290 = v1058 ? v1192 : 0.0f;
+      shm1[v1297] = v1290;
+      const float v1299 = v1058 ? v1212 : 0.0f;
+      shm1[v1306] = v1299;
+      const float v1308 = v1058 ? v1232 : 0.0f;
+      shm1[v1315] = v1308;
+      const float v1317 = v1058 ? v1252 : 0.0f;
+      shm1[v1324] = v1317;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v39, shm0, long(v1330), long(20u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v41, shm1, long(v1336), long(20u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v1322 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1323 = v6 + v14;
-  const uint v1324 = v1323 + v1322;
-  const uint v1325 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1326 = v9 + v18;
-  const uint v1327 = v1326 + v1325;
-  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1329 = v1327 < v1;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v20.m[0][0].thread_elements()[0];
-    const uint v1333 = v1324 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1334 = v1333 + v1327;
-    out[v1334] = v1331;
-  }
-  const uint v1335 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1337 = v1323 + v1335;
-  const uint v1338 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1340 = v1326 + v1338;
-  const bool v1341 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1342 = v1340 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v20.m[0][0].thread_elements()[1];
-    const uint v1346 = v1337 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1347 = v1346 + v1340;
-    out[v1347] = v1344;
-  }
-  const uint v1348 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1350 = v1323 + v1348;
-  const uint v1351 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1353 = v1326 + v1351;
-  const bool v1354 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1355 = v1353 < v1;
-  const bool v1356 = v1354 && v1355;
-  if (v1356) {
-    const float v1357 = v20.m[0][1].thread_elements()[0];
-    const uint v1359 = v1350 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1360 = v1359 + v1353;
-    out[v1360] = v1357;
-  }
-  const uint v1361 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1363 = v1323 + v1361;
-  const uint v1364 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1366 = v1326 + v1364;
-  const bool v1367 = v1363 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1368 = v1366 < v1;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v20.m[0][1].thread_elements()[1];
-    const uint v1372 = v1363 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1373 = v1372 + v1366;
-    out[v1373] = v1370;
-  }
-  const uint v1374 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1376 = v1323 + v1374;
-  const uint v1377 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1379 = v1326 + v1377;
-  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1381 = v1379 < v1;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v20.m[0][2].thread_elements()[0];
-    const uint v1385 = v1376 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1386 = v1385 + v1379;
-    out[v1386] = v1383;
-  }
-  const uint v1387 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1389 = v1323 + v1387;
-  const uint v1390 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1392 = v1326 + v1390;
-  const bool v1393 = v1389 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1394 = v1392 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v20.m[0][2].thread_elements()[1];
-    const uint v1398 = v1389 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1399 = v1398 + v1392;
-    out[v1399] = v1396;
-  }
-  const uint v1400 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1402 = v1323 + v1400;
-  const uint v1403 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1405 = v1326 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1407 = v1405 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v20.m[0][3].thread_elements()[0];
-    const uint v1411 = v1402 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1412 = v1411 + v1405;
-    out[v1412] = v1409;
-  }
-  const uint v1413 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1415 = v1323 + v1413;
-  const uint v1416 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1418 = v1326 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v20.m[0][3].thread_elements()[1];
-    const uint v1424 = v1415 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1425 = v1424 + v1418;
-    out[v1425] = v1422;
-  }
-  const uint v1426 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1428 = v1323 + v1426;
-  const uint v1429 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1431 = v1326 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v20.m[0][4].thread_elements()[0];
-    const uint v1437 = v1428 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1438 = v1437 + v1431;
-    out[v1438] = v1435;
-  }
-  const uint v1439 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1441 = v1323 + v1439;
-  const uint v1442 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1444 = v1326 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1446 = v1444 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v20.m[0][4].thread_elements()[1];
-    const uint v1450 = v1441 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1451 = v1450 + v1444;
-    out[v1451] = v1448;
-  }
-  const uint v1452 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1454 = v1323 + v1452;
-  const uint v1455 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1457 = v1326 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v20.m[0][5].thread_elements()[0];
-    const uint v1463 = v1454 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1464 = v1463 + v1457;
-    out[v1464] = v1461;
-  }
-  const uint v1465 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1467 = v1323 + v1465;
-  const uint v1468 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1470 = v1326 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1472 = v1470 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v20.m[0][5].thread_elements()[1];
-    const uint v1476 = v1467 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1477 = v1476 + v1470;
-    out[v1477] = v1474;
-  }
-  const uint v1478 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1480 = v1323 + v1478;
-  const uint v1481 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1483 = v1326 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v20.m[0][6].thread_elements()[0];
-    const uint v1489 = v1480 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1490 = v1489 + v1483;
-    out[v1490] = v1487;
-  }
-  const uint v1491 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1493 = v1323 + v1491;
-  const uint v1494 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1496 = v1326 + v1494;
-  const bool v1497 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1498 = v1496 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v20.m[0][6].thread_elements()[1];
-    const uint v1502 = v1493 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1503 = v1502 + v1496;
-    out[v1503] = v1500;
-  }
-  const uint v1504 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1506 = v1323 + v1504;
-  const uint v1507 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1509 = v1326 + v1507;
-  const bool v1510 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1511 = v1509 < v1;
-  const bool v1512 = v1510 && v1511;
-  if (v1512) {
-    const float v1513 = v20.m[0][7].thread_elements()[0];
-    const uint v1515 = v1506 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1516 = v1515 + v1509;
-    out[v1516] = v1513;
-  }
-  const uint v1517 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1519 = v1323 + v1517;
-  const uint v1520 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1522 = v1326 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1524 = v1522 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v20.m[0][7].thread_elements()[1];
-    const uint v1528 = v1519 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1529 = v1528 + v1522;
-    out[v1529] = v1526;
-  }
-  const uint v1530 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1532 = v1323 + v1530;
-  const uint v1533 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1535 = v1326 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1537 = v1535 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v20.m[1][0].thread_elements()[0];
-    const uint v1541 = v1532 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1542 = v1541 + v1535;
-    out[v1542] = v1539;
-  }
-  const uint v1543 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1545 = v1323 + v1543;
-  const uint v1546 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1548 = v1326 + v1546;
-  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1550 = v1548 < v1;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v20.m[1][0].thread_elements()[1];
-    const uint v1554 = v1545 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1555 = v1554 + v1548;
-    out[v1555] = v1552;
-  }
-  const uint v1556 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1558 = v1323 + v1556;
-  const uint v1559 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1561 = v1326 + v1559;
-  const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1563 = v1561 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v20.m[1][1].thread_elements()[0];
-    const uint v1567 = v1558 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1568 = v1567 + v1561;
-    out[v1568] = v1565;
-  }
-  const uint v1569 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1571 = v1323 + v1569;
-  const uint v1572 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1574 = v1326 + v1572;
-  const bool v1575 = v1571 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1576 = v1574 < v1;
-  const bool v1577 = v1575 && v1576;
-  if (v1577) {
-    const float v1578 = v20.m[1][1].thread_elements()[1];
-    const uint v1580 = v1571 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1581 = v1580 + v1574;
-    out[v1581] = v1578;
-  }
-  const uint v1582 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1584 = v1323 + v1582;
-  const uint v1585 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1587 = v1326 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1589 = v1587 < v1;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v20.m[1][2].thread_elements()[0];
-    const uint v1593 = v1584 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1594 = v1593 + v1587;
-    out[v1594] = v1591;
-  }
-  const uint v1595 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1597 = v1323 + v1595;
-  const uint v1598 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1600 = v1326 + v1598;
-  const bool v1601 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1602 = v1600 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v20.m[1][2].thread_elements()[1];
-    const uint v1606 = v1597 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1607 = v1606 + v1600;
-    out[v1607] = v1604;
-  }
-  const uint v1608 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1610 = v1323 + v1608;
-  const uint v1611 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1613 = v1326 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v20.m[1][3].thread_elements()[0];
-    const uint v1619 = v1610 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1620 = v1619 + v1613;
-    out[v1620] = v1617;
-  }
-  const uint v1621 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1623 = v1323 + v1621;
-  const uint v1624 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1626 = v1326 + v1624;
-  const bool v1627 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1628 = v1626 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v20.m[1][3].thread_elements()[1];
-    const uint v1632 = v1623 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1633 = v1632 + v1626;
-    out[v1633] = v1630;
-  }
-  const uint v1634 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1636 = v1323 + v1634;
-  const uint v1637 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1639 = v1326 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v20.m[1][4].thread_elements()[0];
-    const uint v1645 = v1636 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1646 = v1645 + v1639;
-    out[v1646] = v1643;
-  }
-  const uint v1647 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1649 = v1323 + v1647;
-  const uint v1650 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1652 = v1326 + v1650;
-  const bool v1653 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1654 = v1652 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v20.m[1][4].thread_elements()[1];
-    const uint v1658 = v1649 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1659 = v1658 + v1652;
-    out[v1659] = v1656;
-  }
-  const uint v1660 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1662 = v1323 + v1660;
-  const uint v1663 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1665 = v1326 + v1663;
-  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1667 = v1665 < v1;
-  const bool v1668 = v1666 && v1667;
-  if (v1668) {
-    const float v1669 = v20.m[1][5].thread_elements()[0];
-    const uint v1671 = v1662 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1672 = v1671 + v1665;
-    out[v1672] = v1669;
-  }
-  const uint v1673 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1675 = v1323 + v1673;
-  const uint v1676 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1678 = v1326 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1680 = v1678 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v20.m[1][5].thread_elements()[1];
-    const uint v1684 = v1675 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1685 = v1684 + v1678;
-    out[v1685] = v1682;
-  }
-  const uint v1686 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1688 = v1323 + v1686;
-  const uint v1689 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1691 = v1326 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v20.m[1][6].thread_elements()[0];
-    const uint v1697 = v1688 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1698 = v1697 + v1691;
-    out[v1698] = v1695;
-  }
-  const uint v1699 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1701 = v1323 + v1699;
-  const uint v1702 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1704 = v1326 + v1702;
-  const bool v1705 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1706 = v1704 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v20.m[1][6].thread_elements()[1];
-    const uint v1710 = v1701 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1711 = v1710 + v1704;
-    out[v1711] = v1708;
-  }
-  const uint v1712 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1714 = v1323 + v1712;
-  const uint v1715 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1717 = v1326 + v1715;
-  const bool v1718 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1719 = v1717 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v20.m[1][7].thread_elements()[0];
-    const uint v1723 = v1714 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1724 = v1723 + v1717;
-    out[v1724] = v1721;
-  }
-  const uint v1725 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1727 = v1323 + v1725;
-  const uint v1728 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1730 = v1326 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v20.m[1][7].thread_elements()[1];
-    const uint v1736 = v1727 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1737 = v1736 + v1730;
-    out[v1737] = v1734;
-  }
-  const uint v1738 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1740 = v1323 + v1738;
-  const uint v1741 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1743 = v1326 + v1741;
-  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1745 = v1743 < v1;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v20.m[2][0].thread_elements()[0];
-    const uint v1749 = v1740 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1750 = v1749 + v1743;
-    out[v1750] = v1747;
-  }
-  const uint v1751 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1753 = v1323 + v1751;
-  const uint v1754 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1756 = v1326 + v1754;
-  const bool v1757 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1758 = v1756 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v20.m[2][0].thread_elements()[1];
-    const uint v1762 = v1753 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1763 = v1762 + v1756;
-    out[v1763] = v1760;
-  }
-  const uint v1764 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1766 = v1323 + v1764;
-  const uint v1767 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1769 = v1326 + v1767;
-  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1771 = v1769 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v20.m[2][1].thread_elements()[0];
-    const uint v1775 = v1766 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1776 = v1775 + v1769;
-    out[v1776] = v1773;
-  }
-  const uint v1777 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1779 = v1323 + v1777;
-  const uint v1780 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1782 = v1326 + v1780;
-  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1784 = v1782 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v20.m[2][1].thread_elements()[1];
-    const uint v1788 = v1779 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1789 = v1788 + v1782;
-    out[v1789] = v1786;
-  }
-  const uint v1790 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1792 = v1323 + v1790;
-  const uint v1793 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1795 = v1326 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v20.m[2][2].thread_elements()[0];
-    const uint v1801 = v1792 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1802 = v1801 + v1795;
-    out[v1802] = v1799;
-  }
-  const uint v1803 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1805 = v1323 + v1803;
-  const uint v1806 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1808 = v1326 + v1806;
-  const bool v1809 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1810 = v1808 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v20.m[2][2].thread_elements()[1];
-    const uint v1814 = v1805 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1815 = v1814 + v1808;
-    out[v1815] = v1812;
-  }
-  const uint v1816 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1818 = v1323 + v1816;
-  const uint v1819 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1821 = v1326 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v20.m[2][3].thread_elements()[0];
-    const uint v1827 = v1818 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1828 = v1827 + v1821;
-    out[v1828] = v1825;
-  }
-  const uint v1829 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1831 = v1323 + v1829;
-  const uint v1832 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1834 = v1326 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v20.m[2][3].thread_elements()[1];
-    const uint v1840 = v1831 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1841 = v1840 + v1834;
-    out[v1841] = v1838;
-  }
-  const uint v1842 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1844 = v1323 + v1842;
-  const uint v1845 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1847 = v1326 + v1845;
-  const bool v1848 = v1844 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1849 = v1847 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v20.m[2][4].thread_elements()[0];
-    const uint v1853 = v1844 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1854 = v1853 + v1847;
-    out[v1854] = v1851;
-  }
-  const uint v1855 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1857 = v1323 + v1855;
-  const uint v1858 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1860 = v1326 + v1858;
-  const bool v1861 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1862 = v1860 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v20.m[2][4].thread_elements()[1];
-    const uint v1866 = v1857 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1867 = v1866 + v1860;
-    out[v1867] = v1864;
-  }
-  const uint v1868 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1870 = v1323 + v1868;
-  const uint v1871 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1873 = v1326 + v1871;
-  const bool v1874 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1875 = v1873 < v1;
-  const bool v1876 = v1874 && v1875;
-  if (v1876) {
-    const float v1877 = v20.m[2][5].thread_elements()[0];
-    const uint v1879 = v1870 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1880 = v1879 + v1873;
-    out[v1880] = v1877;
-  }
-  const uint v1881 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1883 = v1323 + v1881;
-  const uint v1884 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1886 = v1326 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1888 = v1886 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v20.m[2][5].thread_elements()[1];
-    const uint v1892 = v1883 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1893 = v1892 + v1886;
-    out[v1893] = v1890;
-  }
-  const uint v1894 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1896 = v1323 + v1894;
-  const uint v1897 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1899 = v1326 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v20.m[2][6].thread_elements()[0];
-    const uint v1905 = v1896 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1906 = v1905 + v1899;
-    out[v1906] = v1903;
-  }
-  const uint v1907 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1909 = v1323 + v1907;
-  const uint v1910 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1912 = v1326 + v1910;
-  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1914 = v1912 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v20.m[2][6].thread_elements()[1];
-    const uint v1918 = v1909 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1919 = v1918 + v1912;
-    out[v1919] = v1916;
-  }
-  const uint v1920 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1922 = v1323 + v1920;
-  const uint v1923 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1925 = v1326 + v1923;
-  const bool v1926 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1927 = v1925 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v20.m[2][7].thread_elements()[0];
-    const uint v1931 = v1922 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1932 = v1931 + v1925;
-    out[v1932] = v1929;
-  }
-  const uint v1933 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1935 = v1323 + v1933;
-  const uint v1936 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1938 = v1326 + v1936;
-  const bool v1939 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v20.m[2][7].thread_elements()[1];
-    const uint v1944 = v1935 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1945 = v1944 + v1938;
-    out[v1945] = v1942;
-  }
-  const uint v1946 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1948 = v1323 + v1946;
-  const uint v1949 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1951 = v1326 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1953 = v1951 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v20.m[3][0].thread_elements()[0];
-    const uint v1957 = v1948 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1958 = v1957 + v1951;
-    out[v1958] = v1955;
-  }
-  const uint v1959 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1961 = v1323 + v1959;
-  const uint v1962 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1964 = v1326 + v1962;
-  const bool v1965 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1966 = v1964 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v20.m[3][0].thread_elements()[1];
-    const uint v1970 = v1961 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1971 = v1970 + v1964;
-    out[v1971] = v1968;
-  }
-  const uint v1972 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1974 = v1323 + v1972;
-  const uint v1975 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1977 = v1326 + v1975;
-  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v20.m[3][1].thread_elements()[0];
-    const uint v1983 = v1974 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1984 = v1983 + v1977;
-    out[v1984] = v1981;
-  }
-  const uint v1985 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1987 = v1323 + v1985;
-  const uint v1988 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1990 = v1326 + v1988;
-  const bool v1991 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1992 = v1990 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v20.m[3][1].thread_elements()[1];
-    const uint v1996 = v1987 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1997 = v1996 + v1990;
-    out[v1997] = v1994;
-  }
-  const uint v1998 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2000 = v1323 + v1998;
-  const uint v2001 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2003 = v1326 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v20.m[3][2].thread_elements()[0];
-    const uint v2009 = v2000 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2010 = v2009 + v2003;
-    out[v2010] = v2007;
-  }
-  const uint v2011 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2013 = v1323 + v2011;
-  const uint v2014 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2016 = v1326 + v2014;
-  const bool v2017 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2018 = v2016 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v20.m[3][2].thread_elements()[1];
-    const uint v2022 = v2013 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2023 = v2022 + v2016;
-    out[v2023] = v2020;
-  }
-  const uint v2024 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2026 = v1323 + v2024;
-  const uint v2027 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2029 = v1326 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2031 = v2029 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v20.m[3][3].thread_elements()[0];
-    const uint v2035 = v2026 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2036 = v2035 + v2029;
-    out[v2036] = v2033;
-  }
-  const uint v2037 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2039 = v1323 + v2037;
-  const uint v2040 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2042 = v1326 + v2040;
-  const bool v2043 = v2039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2044 = v2042 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v20.m[3][3].thread_elements()[1];
-    const uint v2048 = v2039 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2049 = v2048 + v2042;
-    out[v2049] = v2046;
-  }
-  const uint v2050 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2052 = v1323 + v2050;
-  const uint v2053 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2055 = v1326 + v2053;
-  const bool v2056 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2057 = v2055 < v1;
-  const bool v2058 = v2056 && v2057;
-  if (v2058) {
-    const float v2059 = v20.m[3][4].thread_elements()[0];
-    const uint v2061 = v2052 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2062 = v2061 + v2055;
-    out[v2062] = v2059;
-  }
-  const uint v2063 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2065 = v1323 + v2063;
-  const uint v2066 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2068 = v1326 + v2066;
-  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2070 = v2068 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v20.m[3][4].thread_elements()[1];
-    const uint v2074 = v2065 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2075 = v2074 + v2068;
-    out[v2075] = v2072;
-  }
-  const uint v2076 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2078 = v1323 + v2076;
-  const uint v2079 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2081 = v1326 + v2079;
-  const bool v2082 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2083 = v2081 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v20.m[3][5].thread_elements()[0];
-    const uint v2087 = v2078 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2088 = v2087 + v2081;
-    out[v2088] = v2085;
-  }
-  const uint v2089 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2091 = v1323 + v2089;
-  const uint v2092 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2094 = v1326 + v2092;
-  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2096 = v2094 < v1;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v20.m[3][5].thread_elements()[1];
-    const uint v2100 = v2091 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2101 = v2100 + v2094;
-    out[v2101] = v2098;
-  }
-  const uint v2102 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2104 = v1323 + v2102;
-  const uint v2105 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2107 = v1326 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v20.m[3][6].thread_elements()[0];
-    const uint v2113 = v2104 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2114 = v2113 + v2107;
-    out[v2114] = v2111;
-  }
-  const uint v2115 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2117 = v1323 + v2115;
-  const uint v2118 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2120 = v1326 + v2118;
-  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2122 = v2120 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v20.m[3][6].thread_elements()[1];
-    const uint v2126 = v2117 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2127 = v2126 + v2120;
-    out[v2127] = v2124;
-  }
-  const uint v2128 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2130 = v1323 + v2128;
-  const uint v2131 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2133 = v1326 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2135 = v2133 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v20.m[3][7].thread_elements()[0];
-    const uint v2139 = v2130 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2140 = v2139 + v2133;
-    out[v2140] = v2137;
-  }
-  const uint v2141 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2143 = v1323 + v2141;
-  const uint v2144 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2146 = v1326 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v20.m[3][7].thread_elements()[1];
-    const uint v2152 = v2143 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2153 = v2152 + v2146;
-    out[v2153] = v2150;
-  }
-  const uint v2154 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2156 = v1323 + v2154;
-  const uint v2157 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2159 = v1326 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v20.m[4][0].thread_elements()[0];
-    const uint v2165 = v2156 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2166 = v2165 + v2159;
-    out[v2166] = v2163;
-  }
-  const uint v2167 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2169 = v1323 + v2167;
-  const uint v2170 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2172 = v1326 + v2170;
-  const bool v2173 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2174 = v2172 < v1;
-  const bool v2175 = v2173 && v2174;
-  if (v2175) {
-    const float v2176 = v20.m[4][0].thread_elements()[1];
-    const uint v2178 = v2169 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2179 = v2178 + v2172;
-    out[v2179] = v2176;
-  }
-  const uint v2180 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2182 = v1323 + v2180;
-  const uint v2183 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2185 = v1326 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v20.m[4][1].thread_elements()[0];
-    const uint v2191 = v2182 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2192 = v2191 + v2185;
-    out[v2192] = v2189;
-  }
-  const uint v2193 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2195 = v1323 + v2193;
-  const uint v2196 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2198 = v1326 + v2196;
-  const bool v2199 = v2195 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2200 = v2198 < v1;
-  const bool v2201 = v2199 && v2200;
-  if (v2201) {
-    const float v2202 = v20.m[4][1].thread_elements()[1];
-    const uint v2204 = v2195 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2205 = v2204 + v2198;
-    out[v2205] = v2202;
-  }
-  const uint v2206 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2208 = v1323 + v2206;
-  const uint v2209 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2211 = v1326 + v2209;
-  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2213 = v2211 < v1;
-  const bool v2214 = v2212 && v2213;
-  if (v2214) {
-    const float v2215 = v20.m[4][2].thread_elements()[0];
-    const uint v2217 = v2208 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2218 = v2217 + v2211;
-    out[v2218] = v2215;
-  }
-  const uint v2219 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2221 = v1323 + v2219;
-  const uint v2222 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2224 = v1326 + v2222;
-  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v20.m[4][2].thread_elements()[1];
-    const uint v2230 = v2221 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2231 = v2230 + v2224;
-    out[v2231] = v2228;
-  }
-  const uint v2232 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2234 = v1323 + v2232;
-  const uint v2235 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2237 = v1326 + v2235;
-  const bool v2238 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2239 = v2237 < v1;
-  const bool v2240 = v2238 && v2239;
-  if (v2240) {
-    const float v2241 = v20.m[4][3].thread_elements()[0];
-    const uint v2243 = v2234 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2244 = v2243 + v2237;
-    out[v2244] = v2241;
-  }
-  const uint v2245 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2247 = v1323 + v2245;
-  const uint v2248 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2250 = v1326 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2252 = v2250 < v1;
-  const bool v2253 = v2251 && v2252;
-  if (v2253) {
-    const float v2254 = v20.m[4][3].thread_elements()[1];
-    const uint v2256 = v2247 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2257 = v2256 + v2250;
-    out[v2257] = v2254;
-  }
-  const uint v2258 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2260 = v1323 + v2258;
-  const uint v2261 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2263 = v1326 + v2261;
-  const bool v2264 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2265 = v2263 < v1;
-  const bool v2266 = v2264 && v2265;
-  if (v2266) {
-    const float v2267 = v20.m[4][4].thread_elements()[0];
-    const uint v2269 = v2260 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2270 = v2269 + v2263;
-    out[v2270] = v2267;
-  }
-  const uint v2271 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2273 = v1323 + v2271;
-  const uint v2274 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2276 = v1326 + v2274;
-  const bool v2277 = v2273 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2278 = v2276 < v1;
-  const bool v2279 = v2277 && v2278;
-  if (v2279) {
-    const float v2280 = v20.m[4][4].thread_elements()[1];
-    const uint v2282 = v2273 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2283 = v2282 + v2276;
-    out[v2283] = v2280;
-  }
-  const uint v2284 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2286 = v1323 + v2284;
-  const uint v2287 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2289 = v1326 + v2287;
-  const bool v2290 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2291 = v2289 < v1;
-  const bool v2292 = v2290 && v2291;
-  if (v2292) {
-    const float v2293 = v20.m[4][5].thread_elements()[0];
-    const uint v2295 = v2286 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2296 = v2295 + v2289;
-    out[v2296] = v2293;
-  }
-  const uint v2297 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2299 = v1323 + v2297;
-  const uint v2300 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2302 = v1326 + v2300;
-  const bool v2303 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2304 = v2302 < v1;
-  const bool v2305 = v2303 && v2304;
-  if (v2305) {
-    const float v2306 = v20.m[4][5].thread_elements()[1];
-    const uint v2308 = v2299 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2309 = v2308 + v2302;
-    out[v2309] = v2306;
-  }
-  const uint v2310 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2312 = v1323 + v2310;
-  const uint v2313 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2315 = v1326 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v20.m[4][6].thread_elements()[0];
-    const uint v2321 = v2312 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2322 = v2321 + v2315;
-    out[v2322] = v2319;
-  }
-  const uint v2323 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2325 = v1323 + v2323;
-  const uint v2326 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2328 = v1326 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2330 = v2328 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v20.m[4][6].thread_elements()[1];
-    const uint v2334 = v2325 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2335 = v2334 + v2328;
-    out[v2335] = v2332;
-  }
-  const uint v2336 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2338 = v1323 + v2336;
-  const uint v2339 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2341 = v1326 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v20.m[4][7].thread_elements()[0];
-    const uint v2347 = v2338 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2348 = v2347 + v2341;
-    out[v2348] = v2345;
-  }
-  const uint v2349 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2351 = v1323 + v2349;
-  const uint v2352 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2354 = v1326 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v20.m[4][7].thread_elements()[1];
-    const uint v2360 = v2351 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2361 = v2360 + v2354;
-    out[v2361] = v2358;
-  }
-  const uint v2362 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2364 = v1323 + v2362;
-  const uint v2365 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2367 = v1326 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v20.m[5][0].thread_elements()[0];
-    const uint v2373 = v2364 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2374 = v2373 + v2367;
-    out[v2374] = v2371;
-  }
-  const uint v2375 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2377 = v1323 + v2375;
-  const uint v2378 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2380 = v1326 + v2378;
-  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2382 = v2380 < v1;
-  const bool v2383 = v2381 && v2382;
-  if (v2383) {
-    const float v2384 = v20.m[5][0].thread_elements()[1];
-    const uint v2386 = v2377 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2387 = v2386 + v2380;
-    out[v2387] = v2384;
-  }
-  const uint v2388 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2390 = v1323 + v2388;
-  const uint v2391 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2393 = v1326 + v2391;
-  const bool v2394 = v2390 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2395 = v2393 < v1;
-  const bool v2396 = v2394 && v2395;
-  if (v2396) {
-    const float v2397 = v20.m[5][1].thread_elements()[0];
-    const uint v2399 = v2390 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2400 = v2399 + v2393;
-    out[v2400] = v2397;
-  }
-  const uint v2401 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2403 = v1323 + v2401;
-  const uint v2404 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2406 = v1326 + v2404;
-  const bool v2407 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2408 = v2406 < v1;
-  const bool v2409 = v2407 && v2408;
-  if (v2409) {
-    const float v2410 = v20.m[5][1].thread_elements()[1];
-    const uint v2412 = v2403 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2413 = v2412 + v2406;
-    out[v2413] = v2410;
-  }
-  const uint v2414 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2416 = v1323 + v2414;
-  const uint v2417 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2419 = v1326 + v2417;
-  const bool v2420 = v2416 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2421 = v2419 < v1;
-  const bool v2422 = v2420 && v2421;
-  if (v2422) {
-    const float v2423 = v20.m[5][2].thread_elements()[0];
-    const uint v2425 = v2416 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2426 = v2425 + v2419;
-    out[v2426] = v2423;
-  }
-  const uint v2427 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2429 = v1323 + v2427;
-  const uint v2430 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2432 = v1326 + v2430;
-  const bool v2433 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2434 = v2432 < v1;
-  const bool v2435 = v2433 && v2434;
-  if (v2435) {
-    const float v2436 = v20.m[5][2].thread_elements()[1];
-    const uint v2438 = v2429 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2439 = v2438 + v2432;
-    out[v2439] = v2436;
-  }
-  const uint v2440 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2442 = v1323 + v2440;
-  const uint v2443 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2445 = v1326 + v2443;
-  const bool v2446 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2447 = v2445 < v1;
-  const bool v2448 = v2446 && v2447;
-  if (v2448) {
-    const float v2449 = v20.m[5][3].thread_elements()[0];
-    const uint v2451 = v2442 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2452 = v2451 + v2445;
-    out[v2452] = v2449;
-  }
-  const uint v2453 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2455 = v1323 + v2453;
-  const uint v2456 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2458 = v1326 + v2456;
-  const bool v2459 = v2455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2460 = v2458 < v1;
-  const bool v2461 = v2459 && v2460;
-  if (v2461) {
-    const float v2462 = v20.m[5][3].thread_elements()[1];
-    const uint v2464 = v2455 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2465 = v2464 + v2458;
-    out[v2465] = v2462;
-  }
-  const uint v2466 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2468 = v1323 + v2466;
-  const uint v2469 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2471 = v1326 + v2469;
-  const bool v2472 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2473 = v2471 < v1;
-  const bool v2474 = v2472 && v2473;
-  if (v2474) {
-    const float v2475 = v20.m[5][4].thread_elements()[0];
-    const uint v2477 = v2468 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2478 = v2477 + v2471;
-    out[v2478] = v2475;
-  }
-  const uint v2479 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2481 = v1323 + v2479;
-  const uint v2482 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2484 = v1326 + v2482;
-  const bool v2485 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2486 = v2484 < v1;
-  const bool v2487 = v2485 && v2486;
-  if (v2487) {
-    const float v2488 = v20.m[5][4].thread_elements()[1];
-    const uint v2490 = v2481 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2491 = v2490 + v2484;
-    out[v2491] = v2488;
-  }
-  const uint v2492 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2494 = v1323 + v2492;
-  const uint v2495 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2497 = v1326 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2499 = v2497 < v1;
-  const bool v2500 = v2498 && v2499;
-  if (v2500) {
-    const float v2501 = v20.m[5][5].thread_elements()[0];
-    const uint v2503 = v2494 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2504 = v2503 + v2497;
-    out[v2504] = v2501;
-  }
-  const uint v2505 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2507 = v1323 + v2505;
-  const uint v2508 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2510 = v1326 + v2508;
-  const bool v2511 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2512 = v2510 < v1;
-  const bool v2513 = v2511 && v2512;
-  if (v2513) {
-    const float v2514 = v20.m[5][5].thread_elements()[1];
-    const uint v2516 = v2507 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2517 = v2516 + v2510;
-    out[v2517] = v2514;
-  }
-  const uint v2518 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2520 = v1323 + v2518;
-  const uint v2521 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2523 = v1326 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v20.m[5][6].thread_elements()[0];
-    const uint v2529 = v2520 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2530 = v2529 + v2523;
-    out[v2530] = v2527;
-  }
-  const uint v2531 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2533 = v1323 + v2531;
-  const uint v2534 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2536 = v1326 + v2534;
-  const bool v2537 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2538 = v2536 < v1;
-  const bool v2539 = v2537 && v2538;
-  if (v2539) {
-    const float v2540 = v20.m[5][6].thread_elements()[1];
-    const uint v2542 = v2533 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2543 = v2542 + v2536;
-    out[v2543] = v2540;
-  }
-  const uint v2544 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2546 = v1323 + v2544;
-  const uint v2547 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2549 = v1326 + v2547;
-  const bool v2550 = v2546 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2551 = v2549 < v1;
-  const bool v2552 = v2550 && v2551;
-  if (v2552) {
-    const float v2553 = v20.m[5][7].thread_elements()[0];
-    const uint v2555 = v2546 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2556 = v2555 + v2549;
-    out[v2556] = v2553;
-  }
-  const uint v2557 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2559 = v1323 + v2557;
-  const uint v2560 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2562 = v1326 + v2560;
-  const bool v2563 = v2559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2564 = v2562 < v1;
-  const bool v2565 = v2563 && v2564;
-  if (v2565) {
-    const float v2566 = v20.m[5][7].thread_elements()[1];
-    const uint v2568 = v2559 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2569 = v2568 + v2562;
-    out[v2569] = v2566;
-  }
-  const uint v2570 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2572 = v1323 + v2570;
-  const uint v2573 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2575 = v1326 + v2573;
-  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2577 = v2575 < v1;
-  const bool v2578 = v2576 && v2577;
-  if (v2578) {
-    const float v2579 = v20.m[6][0].thread_elements()[0];
-    const uint v2581 = v2572 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2582 = v2581 + v2575;
-    out[v2582] = v2579;
-  }
-  const uint v2583 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2585 = v1323 + v2583;
-  const uint v2586 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2588 = v1326 + v2586;
-  const bool v2589 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2590 = v2588 < v1;
-  const bool v2591 = v2589 && v2590;
-  if (v2591) {
-    const float v2592 = v20.m[6][0].thread_elements()[1];
-    const uint v2594 = v2585 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2595 = v2594 + v2588;
-    out[v2595] = v2592;
-  }
-  const uint v2596 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2598 = v1323 + v2596;
-  const uint v2599 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2601 = v1326 + v2599;
-  const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2603 = v2601 < v1;
-  const bool v2604 = v2602 && v2603;
-  if (v2604) {
-    const float v2605 = v20.m[6][1].thread_elements()[0];
-    const uint v2607 = v2598 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2608 = v2607 + v2601;
-    out[v2608] = v2605;
-  }
-  const uint v2609 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2611 = v1323 + v2609;
-  const uint v2612 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2614 = v1326 + v2612;
-  const bool v2615 = v2611 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2616 = v2614 < v1;
-  const bool v2617 = v2615 && v2616;
-  if (v2617) {
-    const float v2618 = v20.m[6][1].thread_elements()[1];
-    const uint v2620 = v2611 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2621 = v2620 + v2614;
-    out[v2621] = v2618;
-  }
-  const uint v2622 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2624 = v1323 + v2622;
-  const uint v2625 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2627 = v1326 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2629 = v2627 < v1;
-  const bool v2630 = v2628 && v2629;
-  if (v2630) {
-    const float v2631 = v20.m[6][2].thread_elements()[0];
-    const uint v2633 = v2624 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2634 = v2633 + v2627;
-    out[v2634] = v2631;
-  }
-  const uint v2635 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2637 = v1323 + v2635;
-  const uint v2638 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2640 = v1326 + v2638;
-  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2642 = v2640 < v1;
-  const bool v2643 = v2641 && v2642;
-  if (v2643) {
-    const float v2644 = v20.m[6][2].thread_elements()[1];
-    const uint v2646 = v2637 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2647 = v2646 + v2640;
-    out[v2647] = v2644;
-  }
-  const uint v2648 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2650 = v1323 + v2648;
-  const uint v2651 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2653 = v1326 + v2651;
-  const bool v2654 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2655 = v2653 < v1;
-  const bool v2656 = v2654 && v2655;
-  if (v2656) {
-    const float v2657 = v20.m[6][3].thread_elements()[0];
-    const uint v2659 = v2650 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2660 = v2659 + v2653;
-    out[v2660] = v2657;
-  }
-  const uint v2661 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2663 = v1323 + v2661;
-  const uint v2664 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2666 = v1326 + v2664;
-  const bool v2667 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2668 = v2666 < v1;
-  const bool v2669 = v2667 && v2668;
-  if (v2669) {
-    const float v2670 = v20.m[6][3].thread_elements()[1];
-    const uint v2672 = v2663 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2673 = v2672 + v2666;
-    out[v2673] = v2670;
-  }
-  const uint v2674 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2676 = v1323 + v2674;
-  const uint v2677 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2679 = v1326 + v2677;
-  const bool v2680 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2681 = v2679 < v1;
-  const bool v2682 = v2680 && v2681;
-  if (v2682) {
-    const float v2683 = v20.m[6][4].thread_elements()[0];
-    const uint v2685 = v2676 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2686 = v2685 + v2679;
-    out[v2686] = v2683;
-  }
-  const uint v2687 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2689 = v1323 + v2687;
-  const uint v2690 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2692 = v1326 + v2690;
-  const bool v2693 = v2689 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2694 = v2692 < v1;
-  const bool v2695 = v2693 && v2694;
-  if (v2695) {
-    const float v2696 = v20.m[6][4].thread_elements()[1];
-    const uint v2698 = v2689 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2699 = v2698 + v2692;
-    out[v2699] = v2696;
-  }
-  const uint v2700 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2702 = v1323 + v2700;
-  const uint v2703 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2705 = v1326 + v2703;
-  const bool v2706 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2707 = v2705 < v1;
-  const bool v2708 = v2706 && v2707;
-  if (v2708) {
-    const float v2709 = v20.m[6][5].thread_elements()[0];
-    const uint v2711 = v2702 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2712 = v2711 + v2705;
-    out[v2712] = v2709;
-  }
-  const uint v2713 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2715 = v1323 + v2713;
-  const uint v2716 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2718 = v1326 + v2716;
-  const bool v2719 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2720 = v2718 < v1;
-  const bool v2721 = v2719 && v2720;
-  if (v2721) {
-    const float v2722 = v20.m[6][5].thread_elements()[1];
-    const uint v2724 = v2715 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2725 = v2724 + v2718;
-    out[v2725] = v2722;
-  }
-  const uint v2726 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2728 = v1323 + v2726;
-  const uint v2729 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2731 = v1326 + v2729;
-  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2733 = v2731 < v1;
-  const bool v2734 = v2732 && v2733;
-  if (v2734) {
-    const float v2735 = v20.m[6][6].thread_elements()[0];
-    const uint v2737 = v2728 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2738 = v2737 + v2731;
-    out[v2738] = v2735;
-  }
-  const uint v2739 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2741 = v1323 + v2739;
-  const uint v2742 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2744 = v1326 + v2742;
-  const bool v2745 = v2741 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2746 = v2744 < v1;
-  const bool v2747 = v2745 && v2746;
-  if (v2747) {
-    const float v2748 = v20.m[6][6].thread_elements()[1];
-    const uint v2750 = v2741 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2751 = v2750 + v2744;
-    out[v2751] = v2748;
-  }
-  const uint v2752 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2754 = v1323 + v2752;
-  const uint v2755 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2757 = v1326 + v2755;
-  const bool v2758 = v2754 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2759 = v2757 < v1;
-  const bool v2760 = v2758 && v2759;
-  if (v2760) {
-    const float v2761 = v20.m[6][7].thread_elements()[0];
-    const uint v2763 = v2754 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2764 = v2763 + v2757;
-    out[v2764] = v2761;
-  }
-  const uint v2765 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2767 = v1323 + v2765;
-  const uint v2768 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2770 = v1326 + v2768;
-  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2772 = v2770 < v1;
-  const bool v2773 = v2771 && v2772;
-  if (v2773) {
-    const float v2774 = v20.m[6][7].thread_elements()[1];
-    const uint v2776 = v2767 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2777 = v2776 + v2770;
-    out[v2777] = v2774;
-  }
-  const uint v2778 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2780 = v1323 + v2778;
-  const uint v2781 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2783 = v1326 + v2781;
-  const bool v2784 = v2780 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2785 = v2783 < v1;
-  const bool v2786 = v2784 && v2785;
-  if (v2786) {
-    const float v2787 = v20.m[7][0].thread_elements()[0];
-    const uint v2789 = v2780 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2790 = v2789 + v2783;
-    out[v2790] = v2787;
-  }
-  const uint v2791 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2793 = v1323 + v2791;
-  const uint v2794 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2796 = v1326 + v2794;
-  const bool v2797 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2798 = v2796 < v1;
-  const bool v2799 = v2797 && v2798;
-  if (v2799) {
-    const float v2800 = v20.m[7][0].thread_elements()[1];
-    const uint v2802 = v2793 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2803 = v2802 + v2796;
-    out[v2803] = v2800;
-  }
-  const uint v2804 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2806 = v1323 + v2804;
-  const uint v2807 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2809 = v1326 + v2807;
-  const bool v2810 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2811 = v2809 < v1;
-  const bool v2812 = v2810 && v2811;
-  if (v2812) {
-    const float v2813 = v20.m[7][1].thread_elements()[0];
-    const uint v2815 = v2806 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2816 = v2815 + v2809;
-    out[v2816] = v2813;
-  }
-  const uint v2817 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2819 = v1323 + v2817;
-  const uint v2820 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2822 = v1326 + v2820;
-  const bool v2823 = v2819 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2824 = v2822 < v1;
-  const bool v2825 = v2823 && v2824;
-  if (v2825) {
-    const float v2826 = v20.m[7][1].thread_elements()[1];
-    const uint v2828 = v2819 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2829 = v2828 + v2822;
-    out[v2829] = v2826;
-  }
-  const uint v2830 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2832 = v1323 + v2830;
-  const uint v2833 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2835 = v1326 + v2833;
-  const bool v2836 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2837 = v2835 < v1;
-  const bool v2838 = v2836 && v2837;
-  if (v2838) {
-    const float v2839 = v20.m[7][2].thread_elements()[0];
-    const uint v2841 = v2832 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2842 = v2841 + v2835;
-    out[v2842] = v2839;
-  }
-  const uint v2843 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2845 = v1323 + v2843;
-  const uint v2846 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2848 = v1326 + v2846;
-  const bool v2849 = v2845 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2850 = v2848 < v1;
-  const bool v2851 = v2849 && v2850;
-  if (v2851) {
-    const float v2852 = v20.m[7][2].thread_elements()[1];
-    const uint v2854 = v2845 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2855 = v2854 + v2848;
-    out[v2855] = v2852;
-  }
-  const uint v2856 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2858 = v1323 + v2856;
-  const uint v2859 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2861 = v1326 + v2859;
-  const bool v2862 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2863 = v2861 < v1;
-  const bool v2864 = v2862 && v2863;
-  if (v2864) {
-    const float v2865 = v20.m[7][3].thread_elements()[0];
-    const uint v2867 = v2858 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2868 = v2867 + v2861;
-    out[v2868] = v2865;
-  }
-  const uint v2869 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2871 = v1323 + v2869;
-  const uint v2872 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2874 = v1326 + v2872;
-  const bool v2875 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2876 = v2874 < v1;
-  const bool v2877 = v2875 && v2876;
-  if (v2877) {
-    const float v2878 = v20.m[7][3].thread_elements()[1];
-    const uint v2880 = v2871 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2881 = v2880 + v2874;
-    out[v2881] = v2878;
-  }
-  const uint v2882 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2884 = v1323 + v2882;
-  const uint v2885 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2887 = v1326 + v2885;
-  const bool v2888 = v2884 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2889 = v2887 < v1;
-  const bool v2890 = v2888 && v2889;
-  if (v2890) {
-    const float v2891 = v20.m[7][4].thread_elements()[0];
-    const uint v2893 = v2884 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2894 = v2893 + v2887;
-    out[v2894] = v2891;
-  }
-  const uint v2895 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2897 = v1323 + v2895;
-  const uint v2898 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2900 = v1326 + v2898;
-  const bool v2901 = v2897 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2902 = v2900 < v1;
-  const bool v2903 = v2901 && v2902;
-  if (v2903) {
-    const float v2904 = v20.m[7][4].thread_elements()[1];
-    const uint v2906 = v2897 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2907 = v2906 + v2900;
-    out[v2907] = v2904;
-  }
-  const uint v2908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2910 = v1323 + v2908;
-  const uint v2911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2913 = v1326 + v2911;
-  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2915 = v2913 < v1;
-  const bool v2916 = v2914 && v2915;
-  if (v2916) {
-    const float v2917 = v20.m[7][5].thread_elements()[0];
-    const uint v2919 = v2910 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2920 = v2919 + v2913;
-    out[v2920] = v2917;
-  }
-  const uint v2921 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2923 = v1323 + v2921;
-  const uint v2924 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2926 = v1326 + v2924;
-  const bool v2927 = v2923 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2928 = v2926 < v1;
-  const bool v2929 = v2927 && v2928;
-  if (v2929) {
-    const float v2930 = v20.m[7][5].thread_elements()[1];
-    const uint v2932 = v2923 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2933 = v2932 + v2926;
-    out[v2933] = v2930;
-  }
-  const uint v2934 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2936 = v1323 + v2934;
-  const uint v2937 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2939 = v1326 + v2937;
-  const bool v2940 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2941 = v2939 < v1;
-  const bool v2942 = v2940 && v2941;
-  if (v2942) {
-    const float v2943 = v20.m[7][6].thread_elements()[0];
-    const uint v2945 = v2936 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2946 = v2945 + v2939;
-    out[v2946] = v2943;
-  }
-  const uint v2947 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2949 = v1323 + v2947;
-  const uint v2950 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2952 = v1326 + v2950;
-  const bool v2953 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2954 = v2952 < v1;
-  const bool v2955 = v2953 && v2954;
-  if (v2955) {
-    const float v2956 = v20.m[7][6].thread_elements()[1];
-    const uint v2958 = v2949 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2959 = v2958 + v2952;
-    out[v2959] = v2956;
-  }
-  const uint v2960 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2962 = v1323 + v2960;
-  const uint v2963 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2965 = v1326 + v2963;
-  const bool v2966 = v2962 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2967 = v2965 < v1;
-  const bool v2968 = v2966 && v2967;
-  if (v2968) {
-    const float v2969 = v20.m[7][7].thread_elements()[0];
-    const uint v2971 = v2962 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2972 = v2971 + v2965;
-    out[v2972] = v2969;
-  }
-  const uint v2973 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2975 = v1323 + v2973;
-  const uint v2976 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2978 = v1326 + v2976;
-  const bool v2979 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2980 = v2978 < v1;
-  const bool v2981 = v2979 && v2980;
-  if (v2981) {
-    const float v2982 = v20.m[7][7].thread_elements()[1];
-    const uint v2984 = v2975 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2985 = v2984 + v2978;
-    out[v2985] = v2982;
+  const uint v1339 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1340 = v22 + v31;
+  const uint v1341 = v1340 + v1339;
+  const uint v1342 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1343 = v26 + v35;
+  const uint v1344 = v1343 + v1342;
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1346 = v1344 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v37.m[0][0].thread_elements()[0];
+    const uint v1350 = v1341 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1351 = v1350 + v1344;
+    out[v1351] = v1348;
+  }
+  const uint v1352 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1354 = v1340 + v1352;
+  const uint v1355 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1357 = v1343 + v1355;
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1359 = v1357 < v1;
+  const bool v1360 = v1358 && v1359;
+  if (v1360) {
+    const float v1361 = v37.m[0][0].thread_elements()[1];
+    const uint v1363 = v1354 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1364 = v1363 + v1357;
+    out[v1364] = v1361;
+  }
+  const uint v1365 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1367 = v1340 + v1365;
+  const uint v1368 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1370 = v1343 + v1368;
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v37.m[0][1].thread_elements()[0];
+    const uint v1376 = v1367 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1377 = v1376 + v1370;
+    out[v1377] = v1374;
+  }
+  const uint v1378 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1380 = v1340 + v1378;
+  const uint v1381 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1383 = v1343 + v1381;
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1385 = v1383 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v37.m[0][1].thread_elements()[1];
+    const uint v1389 = v1380 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1390 = v1389 + v1383;
+    out[v1390] = v1387;
+  }
+  const uint v1391 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1393 = v1340 + v1391;
+  const uint v1394 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1396 = v1343 + v1394;
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1398 = v1396 < v1;
+  const bool v1399 = v1397 && v1398;
+  if (v1399) {
+    const float v1400 = v37.m[0][2].thread_elements()[0];
+    const uint v1402 = v1393 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1403 = v1402 + v1396;
+    out[v1403] = v1400;
+  }
+  const uint v1404 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1406 = v1340 + v1404;
+  const uint v1407 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1409 = v1343 + v1407;
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1411 = v1409 < v1;
+  const bool v1412 = v1410 && v1411;
+  if (v1412) {
+    const float v1413 = v37.m[0][2].thread_elements()[1];
+    const uint v1415 = v1406 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1416 = v1415 + v1409;
+    out[v1416] = v1413;
+  }
+  const uint v1417 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1419 = v1340 + v1417;
+  const uint v1420 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1422 = v1343 + v1420;
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1424 = v1422 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v37.m[0][3].thread_elements()[0];
+    const uint v1428 = v1419 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1429 = v1428 + v1422;
+    out[v1429] = v1426;
+  }
+  const uint v1430 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1432 = v1340 + v1430;
+  const uint v1433 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1435 = v1343 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v37.m[0][3].thread_elements()[1];
+    const uint v1441 = v1432 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1442 = v1441 + v1435;
+    out[v1442] = v1439;
+  }
+  const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1445 = v1340 + v1443;
+  const uint v1446 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1448 = v1343 + v1446;
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1450 = v1448 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v37.m[0][4].thread_elements()[0];
+    const uint v1454 = v1445 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1455 = v1454 + v1448;
+    out[v1455] = v1452;
+  }
+  const uint v1456 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1458 = v1340 + v1456;
+  const uint v1459 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1461 = v1343 + v1459;
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1463 = v1461 < v1;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v37.m[0][4].thread_elements()[1];
+    const uint v1467 = v1458 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1468 = v1467 + v1461;
+    out[v1468] = v1465;
+  }
+  const uint v1469 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1471 = v1340 + v1469;
+  const uint v1472 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1474 = v1343 + v1472;
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v37.m[0][5].thread_elements()[0];
+    const uint v1480 = v1471 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1481 = v1480 + v1474;
+    out[v1481] = v1478;
+  }
+  const uint v1482 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1484 = v1340 + v1482;
+  const uint v1485 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1487 = v1343 + v1485;
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v37.m[0][5].thread_elements()[1];
+    const uint v1493 = v1484 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1494 = v1493 + v1487;
+    out[v1494] = v1491;
+  }
+  const uint v1495 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1497 = v1340 + v1495;
+  const uint v1498 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1500 = v1343 + v1498;
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v37.m[0][6].thread_elements()[0];
+    const uint v1506 = v1497 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1507 = v1506 + v1500;
+    out[v1507] = v1504;
+  }
+  const uint v1508 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1510 = v1340 + v1508;
+  const uint v1511 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1513 = v1343 + v1511;
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v37.m[0][6].thread_elements()[1];
+    const uint v1519 = v1510 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1520 = v1519 + v1513;
+    out[v1520] = v1517;
+  }
+  const uint v1521 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1523 = v1340 + v1521;
+  const uint v1524 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1526 = v1343 + v1524;
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1528 = v1526 < v1;
+  const bool v1529 = v1527 && v1528;
+  if (v1529) {
+    const float v1530 = v37.m[0][7].thread_elements()[0];
+    const uint v1532 = v1523 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1533 = v1532 + v1526;
+    out[v1533] = v1530;
+  }
+  const uint v1534 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1536 = v1340 + v1534;
+  const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1539 = v1343 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v37.m[0][7].thread_elements()[1];
+    const uint v1545 = v1536 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1546 = v1545 + v1539;
+    out[v1546] = v1543;
+  }
+  const uint v1547 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1549 = v1340 + v1547;
+  const uint v1550 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1552 = v1343 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v37.m[1][0].thread_elements()[0];
+    const uint v1558 = v1549 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1559 = v1558 + v1552;
+    out[v1559] = v1556;
+  }
+  const uint v1560 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1562 = v1340 + v1560;
+  const uint v1563 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1565 = v1343 + v1563;
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v37.m[1][0].thread_elements()[1];
+    const uint v1571 = v1562 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1572 = v1571 + v1565;
+    out[v1572] = v1569;
+  }
+  const uint v1573 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1575 = v1340 + v1573;
+  const uint v1576 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1578 = v1343 + v1576;
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1580 = v1578 < v1;
+  const bool v1581 = v1579 && v1580;
+  if (v1581) {
+    const float v1582 = v37.m[1][1].thread_elements()[0];
+    const uint v1584 = v1575 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1585 = v1584 + v1578;
+    out[v1585] = v1582;
+  }
+  const uint v1586 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1588 = v1340 + v1586;
+  const uint v1589 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1591 = v1343 + v1589;
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1593 = v1591 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v37.m[1][1].thread_elements()[1];
+    const uint v1597 = v1588 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1598 = v1597 + v1591;
+    out[v1598] = v1595;
+  }
+  const uint v1599 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1601 = v1340 + v1599;
+  const uint v1602 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1604 = v1343 + v1602;
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1606 = v1604 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v37.m[1][2].thread_elements()[0];
+    const uint v1610 = v1601 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1611 = v1610 + v1604;
+    out[v1611] = v1608;
+  }
+  const uint v1612 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1614 = v1340 + v1612;
+  const uint v1615 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1617 = v1343 + v1615;
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1619 = v1617 < v1;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v37.m[1][2].thread_elements()[1];
+    const uint v1623 = v1614 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1624 = v1623 + v1617;
+    out[v1624] = v1621;
+  }
+  const uint v1625 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1627 = v1340 + v1625;
+  const uint v1628 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1630 = v1343 + v1628;
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1632 = v1630 < v1;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v37.m[1][3].thread_elements()[0];
+    const uint v1636 = v1627 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1637 = v1636 + v1630;
+    out[v1637] = v1634;
+  }
+  const uint v1638 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1640 = v1340 + v1638;
+  const uint v1641 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1643 = v1343 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v37.m[1][3].thread_elements()[1];
+    const uint v1649 = v1640 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1650 = v1649 + v1643;
+    out[v1650] = v1647;
+  }
+  const uint v1651 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1653 = v1340 + v1651;
+  const uint v1654 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1656 = v1343 + v1654;
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v37.m[1][4].thread_elements()[0];
+    const uint v1662 = v1653 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1663 = v1662 + v1656;
+    out[v1663] = v1660;
+  }
+  const uint v1664 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1666 = v1340 + v1664;
+  const uint v1667 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1669 = v1343 + v1667;
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1671 = v1669 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v37.m[1][4].thread_elements()[1];
+    const uint v1675 = v1666 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1676 = v1675 + v1669;
+    out[v1676] = v1673;
+  }
+  const uint v1677 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1679 = v1340 + v1677;
+  const uint v1680 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1682 = v1343 + v1680;
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v37.m[1][5].thread_elements()[0];
+    const uint v1688 = v1679 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1689 = v1688 + v1682;
+    out[v1689] = v1686;
+  }
+  const uint v1690 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1692 = v1340 + v1690;
+  const uint v1693 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1695 = v1343 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v37.m[1][5].thread_elements()[1];
+    const uint v1701 = v1692 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1702 = v1701 + v1695;
+    out[v1702] = v1699;
+  }
+  const uint v1703 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1705 = v1340 + v1703;
+  const uint v1706 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1708 = v1343 + v1706;
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1710 = v1708 < v1;
+  const bool v1711 = v1709 && v1710;
+  if (v1711) {
+    const float v1712 = v37.m[1][6].thread_elements()[0];
+    const uint v1714 = v1705 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1715 = v1714 + v1708;
+    out[v1715] = v1712;
+  }
+  const uint v1716 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1718 = v1340 + v1716;
+  const uint v1719 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1721 = v1343 + v1719;
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1723 = v1721 < v1;
+  const bool v1724 = v1722 && v1723;
+  if (v1724) {
+    const float v1725 = v37.m[1][6].thread_elements()[1];
+    const uint v1727 = v1718 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1728 = v1727 + v1721;
+    out[v1728] = v1725;
+  }
+  const uint v1729 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1731 = v1340 + v1729;
+  const uint v1732 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1734 = v1343 + v1732;
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1736 = v1734 < v1;
+  const bool v1737 = v1735 && v1736;
+  if (v1737) {
+    const float v1738 = v37.m[1][7].thread_elements()[0];
+    const uint v1740 = v1731 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1741 = v1740 + v1734;
+    out[v1741] = v1738;
+  }
+  const uint v1742 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1744 = v1340 + v1742;
+  const uint v1745 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1747 = v1343 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v37.m[1][7].thread_elements()[1];
+    const uint v1753 = v1744 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1754 = v1753 + v1747;
+    out[v1754] = v1751;
+  }
+  const uint v1755 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1757 = v1340 + v1755;
+  const uint v1758 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1760 = v1343 + v1758;
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v37.m[2][0].thread_elements()[0];
+    const uint v1766 = v1757 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1767 = v1766 + v1760;
+    out[v1767] = v1764;
+  }
+  const uint v1768 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1770 = v1340 + v1768;
+  const uint v1771 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1773 = v1343 + v1771;
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1775 = v1773 < v1;
+  const bool v1776 = v1774 && v1775;
+  if (v1776) {
+    const float v1777 = v37.m[2][0].thread_elements()[1];
+    const uint v1779 = v1770 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1780 = v1779 + v1773;
+    out[v1780] = v1777;
+  }
+  const uint v1781 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1783 = v1340 + v1781;
+  const uint v1784 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1786 = v1343 + v1784;
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1788 = v1786 < v1;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v37.m[2][1].thread_elements()[0];
+    const uint v1792 = v1783 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1793 = v1792 + v1786;
+    out[v1793] = v1790;
+  }
+  const uint v1794 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1796 = v1340 + v1794;
+  const uint v1797 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1799 = v1343 + v1797;
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1801 = v1799 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v37.m[2][1].thread_elements()[1];
+    const uint v1805 = v1796 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1806 = v1805 + v1799;
+    out[v1806] = v1803;
+  }
+  const uint v1807 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1809 = v1340 + v1807;
+  const uint v1810 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1812 = v1343 + v1810;
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1814 = v1812 < v1;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v37.m[2][2].thread_elements()[0];
+    const uint v1818 = v1809 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1819 = v1818 + v1812;
+    out[v1819] = v1816;
+  }
+  const uint v1820 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1822 = v1340 + v1820;
+  const uint v1823 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1825 = v1343 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1827 = v1825 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v37.m[2][2].thread_elements()[1];
+    const uint v1831 = v1822 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1832 = v1831 + v1825;
+    out[v1832] = v1829;
+  }
+  const uint v1833 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1835 = v1340 + v1833;
+  const uint v1836 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1838 = v1343 + v1836;
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v37.m[2][3].thread_elements()[0];
+    const uint v1844 = v1835 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1845 = v1844 + v1838;
+    out[v1845] = v1842;
+  }
+  const uint v1846 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1848 = v1340 + v1846;
+  const uint v1849 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1851 = v1343 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v37.m[2][3].thread_elements()[1];
+    const uint v1857 = v1848 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1858 = v1857 + v1851;
+    out[v1858] = v1855;
+  }
+  const uint v1859 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1861 = v1340 + v1859;
+  const uint v1862 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1864 = v1343 + v1862;
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v37.m[2][4].thread_elements()[0];
+    const uint v1870 = v1861 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1871 = v1870 + v1864;
+    out[v1871] = v1868;
+  }
+  const uint v1872 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1874 = v1340 + v1872;
+  const uint v1875 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1877 = v1343 + v1875;
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v37.m[2][4].thread_elements()[1];
+    const uint v1883 = v1874 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1884 = v1883 + v1877;
+    out[v1884] = v1881;
+  }
+  const uint v1885 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1887 = v1340 + v1885;
+  const uint v1888 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1890 = v1343 + v1888;
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1892 = v1890 < v1;
+  const bool v1893 = v1891 && v1892;
+  if (v1893) {
+    const float v1894 = v37.m[2][5].thread_elements()[0];
+    const uint v1896 = v1887 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1897 = v1896 + v1890;
+    out[v1897] = v1894;
+  }
+  const uint v1898 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1900 = v1340 + v1898;
+  const uint v1901 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1903 = v1343 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v37.m[2][5].thread_elements()[1];
+    const uint v1909 = v1900 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1910 = v1909 + v1903;
+    out[v1910] = v1907;
+  }
+  const uint v1911 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1913 = v1340 + v1911;
+  const uint v1914 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1916 = v1343 + v1914;
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v37.m[2][6].thread_elements()[0];
+    const uint v1922 = v1913 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1923 = v1922 + v1916;
+    out[v1923] = v1920;
+  }
+  const uint v1924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1926 = v1340 + v1924;
+  const uint v1927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1929 = v1343 + v1927;
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1931 = v1929 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v37.m[2][6].thread_elements()[1];
+    const uint v1935 = v1926 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1936 = v1935 + v1929;
+    out[v1936] = v1933;
+  }
+  const uint v1937 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1939 = v1340 + v1937;
+  const uint v1940 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1942 = v1343 + v1940;
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1944 = v1942 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v37.m[2][7].thread_elements()[0];
+    const uint v1948 = v1939 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1949 = v1948 + v1942;
+    out[v1949] = v1946;
+  }
+  const uint v1950 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1952 = v1340 + v1950;
+  const uint v1953 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1955 = v1343 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v37.m[2][7].thread_elements()[1];
+    const uint v1961 = v1952 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1962 = v1961 + v1955;
+    out[v1962] = v1959;
+  }
+  const uint v1963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1965 = v1340 + v1963;
+  const uint v1966 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1968 = v1343 + v1966;
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1970 = v1968 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v37.m[3][0].thread_elements()[0];
+    const uint v1974 = v1965 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1975 = v1974 + v1968;
+    out[v1975] = v1972;
+  }
+  const uint v1976 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1978 = v1340 + v1976;
+  const uint v1979 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1981 = v1343 + v1979;
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1983 = v1981 < v1;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v37.m[3][0].thread_elements()[1];
+    const uint v1987 = v1978 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1988 = v1987 + v1981;
+    out[v1988] = v1985;
+  }
+  const uint v1989 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1991 = v1340 + v1989;
+  const uint v1992 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1994 = v1343 + v1992;
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1996 = v1994 < v1;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v37.m[3][1].thread_elements()[0];
+    const uint v2000 = v1991 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2001 = v2000 + v1994;
+    out[v2001] = v1998;
+  }
+  const uint v2002 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2004 = v1340 + v2002;
+  const uint v2005 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2007 = v1343 + v2005;
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2009 = v2007 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v37.m[3][1].thread_elements()[1];
+    const uint v2013 = v2004 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2014 = v2013 + v2007;
+    out[v2014] = v2011;
+  }
+  const uint v2015 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2017 = v1340 + v2015;
+  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2020 = v1343 + v2018;
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v37.m[3][2].thread_elements()[0];
+    const uint v2026 = v2017 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2027 = v2026 + v2020;
+    out[v2027] = v2024;
+  }
+  const uint v2028 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2030 = v1340 + v2028;
+  const uint v2031 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2033 = v1343 + v2031;
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2035 = v2033 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v37.m[3][2].thread_elements()[1];
+    const uint v2039 = v2030 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2040 = v2039 + v2033;
+    out[v2040] = v2037;
+  }
+  const uint v2041 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2043 = v1340 + v2041;
+  const uint v2044 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2046 = v1343 + v2044;
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v37.m[3][3].thread_elements()[0];
+    const uint v2052 = v2043 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2053 = v2052 + v2046;
+    out[v2053] = v2050;
+  }
+  const uint v2054 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2056 = v1340 + v2054;
+  const uint v2057 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2059 = v1343 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v37.m[3][3].thread_elements()[1];
+    const uint v2065 = v2056 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2066 = v2065 + v2059;
+    out[v2066] = v2063;
+  }
+  const uint v2067 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2069 = v1340 + v2067;
+  const uint v2070 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2072 = v1343 + v2070;
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2074 = v2072 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v37.m[3][4].thread_elements()[0];
+    const uint v2078 = v2069 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2079 = v2078 + v2072;
+    out[v2079] = v2076;
+  }
+  const uint v2080 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2082 = v1340 + v2080;
+  const uint v2083 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2085 = v1343 + v2083;
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2087 = v2085 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v37.m[3][4].thread_elements()[1];
+    const uint v2091 = v2082 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2092 = v2091 + v2085;
+    out[v2092] = v2089;
+  }
+  const uint v2093 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2095 = v1340 + v2093;
+  const uint v2096 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2098 = v1343 + v2096;
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2100 = v2098 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v37.m[3][5].thread_elements()[0];
+    const uint v2104 = v2095 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2105 = v2104 + v2098;
+    out[v2105] = v2102;
+  }
+  const uint v2106 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2108 = v1340 + v2106;
+  const uint v2109 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2111 = v1343 + v2109;
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2113 = v2111 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v37.m[3][5].thread_elements()[1];
+    const uint v2117 = v2108 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2118 = v2117 + v2111;
+    out[v2118] = v2115;
+  }
+  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2121 = v1340 + v2119;
+  const uint v2122 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2124 = v1343 + v2122;
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2126 = v2124 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v37.m[3][6].thread_elements()[0];
+    const uint v2130 = v2121 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2131 = v2130 + v2124;
+    out[v2131] = v2128;
+  }
+  const uint v2132 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2134 = v1340 + v2132;
+  const uint v2135 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2137 = v1343 + v2135;
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2139 = v2137 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v37.m[3][6].thread_elements()[1];
+    const uint v2143 = v2134 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2144 = v2143 + v2137;
+    out[v2144] = v2141;
+  }
+  const uint v2145 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2147 = v1340 + v2145;
+  const uint v2148 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2150 = v1343 + v2148;
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v37.m[3][7].thread_elements()[0];
+    const uint v2156 = v2147 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2157 = v2156 + v2150;
+    out[v2157] = v2154;
+  }
+  const uint v2158 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2160 = v1340 + v2158;
+  const uint v2161 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2163 = v1343 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v37.m[3][7].thread_elements()[1];
+    const uint v2169 = v2160 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2170 = v2169 + v2163;
+    out[v2170] = v2167;
+  }
+  const uint v2171 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2173 = v1340 + v2171;
+  const uint v2174 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2176 = v1343 + v2174;
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2178 = v2176 < v1;
+  const bool v2179 = v2177 && v2178;
+  if (v2179) {
+    const float v2180 = v37.m[4][0].thread_elements()[0];
+    const uint v2182 = v2173 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2183 = v2182 + v2176;
+    out[v2183] = v2180;
+  }
+  const uint v2184 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2186 = v1340 + v2184;
+  const uint v2187 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2189 = v1343 + v2187;
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2191 = v2189 < v1;
+  const bool v2192 = v2190 && v2191;
+  if (v2192) {
+    const float v2193 = v37.m[4][0].thread_elements()[1];
+    const uint v2195 = v2186 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2196 = v2195 + v2189;
+    out[v2196] = v2193;
+  }
+  const uint v2197 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2199 = v1340 + v2197;
+  const uint v2200 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2202 = v1343 + v2200;
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v37.m[4][1].thread_elements()[0];
+    const uint v2208 = v2199 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2209 = v2208 + v2202;
+    out[v2209] = v2206;
+  }
+  const uint v2210 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2212 = v1340 + v2210;
+  const uint v2213 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2215 = v1343 + v2213;
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v37.m[4][1].thread_elements()[1];
+    const uint v2221 = v2212 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2222 = v2221 + v2215;
+    out[v2222] = v2219;
+  }
+  const uint v2223 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2225 = v1340 + v2223;
+  const uint v2226 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2228 = v1343 + v2226;
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v37.m[4][2].thread_elements()[0];
+    const uint v2234 = v2225 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2235 = v2234 + v2228;
+    out[v2235] = v2232;
+  }
+  const uint v2236 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2238 = v1340 + v2236;
+  const uint v2239 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2241 = v1343 + v2239;
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v37.m[4][2].thread_elements()[1];
+    const uint v2247 = v2238 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2248 = v2247 + v2241;
+    out[v2248] = v2245;
+  }
+  const uint v2249 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2251 = v1340 + v2249;
+  const uint v2252 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2254 = v1343 + v2252;
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2256 = v2254 < v1;
+  const bool v2257 = v2255 && v2256;
+  if (v2257) {
+    const float v2258 = v37.m[4][3].thread_elements()[0];
+    const uint v2260 = v2251 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2261 = v2260 + v2254;
+    out[v2261] = v2258;
+  }
+  const uint v2262 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2264 = v1340 + v2262;
+  const uint v2265 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2267 = v1343 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v37.m[4][3].thread_elements()[1];
+    const uint v2273 = v2264 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2274 = v2273 + v2267;
+    out[v2274] = v2271;
+  }
+  const uint v2275 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2277 = v1340 + v2275;
+  const uint v2278 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2280 = v1343 + v2278;
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2282 = v2280 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v37.m[4][4].thread_elements()[0];
+    const uint v2286 = v2277 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2287 = v2286 + v2280;
+    out[v2287] = v2284;
+  }
+  const uint v2288 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2290 = v1340 + v2288;
+  const uint v2291 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2293 = v1343 + v2291;
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2295 = v2293 < v1;
+  const bool v2296 = v2294 && v2295;
+  if (v2296) {
+    const float v2297 = v37.m[4][4].thread_elements()[1];
+    const uint v2299 = v2290 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2300 = v2299 + v2293;
+    out[v2300] = v2297;
+  }
+  const uint v2301 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2303 = v1340 + v2301;
+  const uint v2304 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2306 = v1343 + v2304;
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2308 = v2306 < v1;
+  const bool v2309 = v2307 && v2308;
+  if (v2309) {
+    const float v2310 = v37.m[4][5].thread_elements()[0];
+    const uint v2312 = v2303 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2313 = v2312 + v2306;
+    out[v2313] = v2310;
+  }
+  const uint v2314 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2316 = v1340 + v2314;
+  const uint v2317 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2319 = v1343 + v2317;
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2321 = v2319 < v1;
+  const bool v2322 = v2320 && v2321;
+  if (v2322) {
+    const float v2323 = v37.m[4][5].thread_elements()[1];
+    const uint v2325 = v2316 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2326 = v2325 + v2319;
+    out[v2326] = v2323;
+  }
+  const uint v2327 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2329 = v1340 + v2327;
+  const uint v2330 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2332 = v1343 + v2330;
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2334 = v2332 < v1;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v37.m[4][6].thread_elements()[0];
+    const uint v2338 = v2329 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2339 = v2338 + v2332;
+    out[v2339] = v2336;
+  }
+  const uint v2340 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2342 = v1340 + v2340;
+  const uint v2343 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2345 = v1343 + v2343;
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v37.m[4][6].thread_elements()[1];
+    const uint v2351 = v2342 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2352 = v2351 + v2345;
+    out[v2352] = v2349;
+  }
+  const uint v2353 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2355 = v1340 + v2353;
+  const uint v2356 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2358 = v1343 + v2356;
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2360 = v2358 < v1;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v37.m[4][7].thread_elements()[0];
+    const uint v2364 = v2355 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2365 = v2364 + v2358;
+    out[v2365] = v2362;
+  }
+  const uint v2366 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2368 = v1340 + v2366;
+  const uint v2369 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2371 = v1343 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v37.m[4][7].thread_elements()[1];
+    const uint v2377 = v2368 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2378 = v2377 + v2371;
+    out[v2378] = v2375;
+  }
+  const uint v2379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2381 = v1340 + v2379;
+  const uint v2382 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2384 = v1343 + v2382;
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v37.m[5][0].thread_elements()[0];
+    const uint v2390 = v2381 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2391 = v2390 + v2384;
+    out[v2391] = v2388;
+  }
+  const uint v2392 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2394 = v1340 + v2392;
+  const uint v2395 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2397 = v1343 + v2395;
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2399 = v2397 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v37.m[5][0].thread_elements()[1];
+    const uint v2403 = v2394 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2404 = v2403 + v2397;
+    out[v2404] = v2401;
+  }
+  const uint v2405 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2407 = v1340 + v2405;
+  const uint v2408 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2410 = v1343 + v2408;
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2412 = v2410 < v1;
+  const bool v2413 = v2411 && v2412;
+  if (v2413) {
+    const float v2414 = v37.m[5][1].thread_elements()[0];
+    const uint v2416 = v2407 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2417 = v2416 + v2410;
+    out[v2417] = v2414;
+  }
+  const uint v2418 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2420 = v1340 + v2418;
+  const uint v2421 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2423 = v1343 + v2421;
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2425 = v2423 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v37.m[5][1].thread_elements()[1];
+    const uint v2429 = v2420 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2430 = v2429 + v2423;
+    out[v2430] = v2427;
+  }
+  const uint v2431 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2433 = v1340 + v2431;
+  const uint v2434 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2436 = v1343 + v2434;
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2438 = v2436 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v37.m[5][2].thread_elements()[0];
+    const uint v2442 = v2433 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2443 = v2442 + v2436;
+    out[v2443] = v2440;
+  }
+  const uint v2444 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2446 = v1340 + v2444;
+  const uint v2447 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2449 = v1343 + v2447;
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2451 = v2449 < v1;
+  const bool v2452 = v2450 && v2451;
+  if (v2452) {
+    const float v2453 = v37.m[5][2].thread_elements()[1];
+    const uint v2455 = v2446 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2456 = v2455 + v2449;
+    out[v2456] = v2453;
+  }
+  const uint v2457 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2459 = v1340 + v2457;
+  const uint v2460 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2462 = v1343 + v2460;
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2464 = v2462 < v1;
+  const bool v2465 = v2463 && v2464;
+  if (v2465) {
+    const float v2466 = v37.m[5][3].thread_elements()[0];
+    const uint v2468 = v2459 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2469 = v2468 + v2462;
+    out[v2469] = v2466;
+  }
+  const uint v2470 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2472 = v1340 + v2470;
+  const uint v2473 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2475 = v1343 + v2473;
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2477 = v2475 < v1;
+  const bool v2478 = v2476 && v2477;
+  if (v2478) {
+    const float v2479 = v37.m[5][3].thread_elements()[1];
+    const uint v2481 = v2472 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2482 = v2481 + v2475;
+    out[v2482] = v2479;
+  }
+  const uint v2483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2485 = v1340 + v2483;
+  const uint v2486 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2488 = v1343 + v2486;
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2490 = v2488 < v1;
+  const bool v2491 = v2489 && v2490;
+  if (v2491) {
+    const float v2492 = v37.m[5][4].thread_elements()[0];
+    const uint v2494 = v2485 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2495 = v2494 + v2488;
+    out[v2495] = v2492;
+  }
+  const uint v2496 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2498 = v1340 + v2496;
+  const uint v2499 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2501 = v1343 + v2499;
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2503 = v2501 < v1;
+  const bool v2504 = v2502 && v2503;
+  if (v2504) {
+    const float v2505 = v37.m[5][4].thread_elements()[1];
+    const uint v2507 = v2498 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2508 = v2507 + v2501;
+    out[v2508] = v2505;
+  }
+  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2511 = v1340 + v2509;
+  const uint v2512 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2514 = v1343 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2516 = v2514 < v1;
+  const bool v2517 = v2515 && v2516;
+  if (v2517) {
+    const float v2518 = v37.m[5][5].thread_elements()[0];
+    const uint v2520 = v2511 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2521 = v2520 + v2514;
+    out[v2521] = v2518;
+  }
+  const uint v2522 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2524 = v1340 + v2522;
+  const uint v2525 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2527 = v1343 + v2525;
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2529 = v2527 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v37.m[5][5].thread_elements()[1];
+    const uint v2533 = v2524 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2534 = v2533 + v2527;
+    out[v2534] = v2531;
+  }
+  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2537 = v1340 + v2535;
+  const uint v2538 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2540 = v1343 + v2538;
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2542 = v2540 < v1;
+  const bool v2543 = v2541 && v2542;
+  if (v2543) {
+    const float v2544 = v37.m[5][6].thread_elements()[0];
+    const uint v2546 = v2537 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2547 = v2546 + v2540;
+    out[v2547] = v2544;
+  }
+  const uint v2548 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2550 = v1340 + v2548;
+  const uint v2551 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2553 = v1343 + v2551;
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2555 = v2553 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v37.m[5][6].thread_elements()[1];
+    const uint v2559 = v2550 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2560 = v2559 + v2553;
+    out[v2560] = v2557;
+  }
+  const uint v2561 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2563 = v1340 + v2561;
+  const uint v2564 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2566 = v1343 + v2564;
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2568 = v2566 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v37.m[5][7].thread_elements()[0];
+    const uint v2572 = v2563 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2573 = v2572 + v2566;
+    out[v2573] = v2570;
+  }
+  const uint v2574 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2576 = v1340 + v2574;
+  const uint v2577 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2579 = v1343 + v2577;
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2581 = v2579 < v1;
+  const bool v2582 = v2580 && v2581;
+  if (v2582) {
+    const float v2583 = v37.m[5][7].thread_elements()[1];
+    const uint v2585 = v2576 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2586 = v2585 + v2579;
+    out[v2586] = v2583;
+  }
+  const uint v2587 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2589 = v1340 + v2587;
+  const uint v2590 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2592 = v1343 + v2590;
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2594 = v2592 < v1;
+  const bool v2595 = v2593 && v2594;
+  if (v2595) {
+    const float v2596 = v37.m[6][0].thread_elements()[0];
+    const uint v2598 = v2589 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2599 = v2598 + v2592;
+    out[v2599] = v2596;
+  }
+  const uint v2600 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2602 = v1340 + v2600;
+  const uint v2603 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2605 = v1343 + v2603;
+  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2607 = v2605 < v1;
+  const bool v2608 = v2606 && v2607;
+  if (v2608) {
+    const float v2609 = v37.m[6][0].thread_elements()[1];
+    const uint v2611 = v2602 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2612 = v2611 + v2605;
+    out[v2612] = v2609;
+  }
+  const uint v2613 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2615 = v1340 + v2613;
+  const uint v2616 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2618 = v1343 + v2616;
+  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2620 = v2618 < v1;
+  const bool v2621 = v2619 && v2620;
+  if (v2621) {
+    const float v2622 = v37.m[6][1].thread_elements()[0];
+    const uint v2624 = v2615 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2625 = v2624 + v2618;
+    out[v2625] = v2622;
+  }
+  const uint v2626 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2628 = v1340 + v2626;
+  const uint v2629 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2631 = v1343 + v2629;
+  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2633 = v2631 < v1;
+  const bool v2634 = v2632 && v2633;
+  if (v2634) {
+    const float v2635 = v37.m[6][1].thread_elements()[1];
+    const uint v2637 = v2628 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2638 = v2637 + v2631;
+    out[v2638] = v2635;
+  }
+  const uint v2639 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2641 = v1340 + v2639;
+  const uint v2642 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2644 = v1343 + v2642;
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2646 = v2644 < v1;
+  const bool v2647 = v2645 && v2646;
+  if (v2647) {
+    const float v2648 = v37.m[6][2].thread_elements()[0];
+    const uint v2650 = v2641 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2651 = v2650 + v2644;
+    out[v2651] = v2648;
+  }
+  const uint v2652 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2654 = v1340 + v2652;
+  const uint v2655 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2657 = v1343 + v2655;
+  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2659 = v2657 < v1;
+  const bool v2660 = v2658 && v2659;
+  if (v2660) {
+    const float v2661 = v37.m[6][2].thread_elements()[1];
+    const uint v2663 = v2654 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2664 = v2663 + v2657;
+    out[v2664] = v2661;
+  }
+  const uint v2665 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2667 = v1340 + v2665;
+  const uint v2668 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2670 = v1343 + v2668;
+  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2672 = v2670 < v1;
+  const bool v2673 = v2671 && v2672;
+  if (v2673) {
+    const float v2674 = v37.m[6][3].thread_elements()[0];
+    const uint v2676 = v2667 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2677 = v2676 + v2670;
+    out[v2677] = v2674;
+  }
+  const uint v2678 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2680 = v1340 + v2678;
+  const uint v2681 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2683 = v1343 + v2681;
+  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2685 = v2683 < v1;
+  const bool v2686 = v2684 && v2685;
+  if (v2686) {
+    const float v2687 = v37.m[6][3].thread_elements()[1];
+    const uint v2689 = v2680 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2690 = v2689 + v2683;
+    out[v2690] = v2687;
+  }
+  const uint v2691 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2693 = v1340 + v2691;
+  const uint v2694 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2696 = v1343 + v2694;
+  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2698 = v2696 < v1;
+  const bool v2699 = v2697 && v2698;
+  if (v2699) {
+    const float v2700 = v37.m[6][4].thread_elements()[0];
+    const uint v2702 = v2693 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2703 = v2702 + v2696;
+    out[v2703] = v2700;
+  }
+  const uint v2704 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2706 = v1340 + v2704;
+  const uint v2707 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2709 = v1343 + v2707;
+  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2711 = v2709 < v1;
+  const bool v2712 = v2710 && v2711;
+  if (v2712) {
+    const float v2713 = v37.m[6][4].thread_elements()[1];
+    const uint v2715 = v2706 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2716 = v2715 + v2709;
+    out[v2716] = v2713;
+  }
+  const uint v2717 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2719 = v1340 + v2717;
+  const uint v2720 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2722 = v1343 + v2720;
+  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2724 = v2722 < v1;
+  const bool v2725 = v2723 && v2724;
+  if (v2725) {
+    const float v2726 = v37.m[6][5].thread_elements()[0];
+    const uint v2728 = v2719 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2729 = v2728 + v2722;
+    out[v2729] = v2726;
+  }
+  const uint v2730 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2732 = v1340 + v2730;
+  const uint v2733 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2735 = v1343 + v2733;
+  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2737 = v2735 < v1;
+  const bool v2738 = v2736 && v2737;
+  if (v2738) {
+    const float v2739 = v37.m[6][5].thread_elements()[1];
+    const uint v2741 = v2732 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2742 = v2741 + v2735;
+    out[v2742] = v2739;
+  }
+  const uint v2743 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2745 = v1340 + v2743;
+  const uint v2746 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2748 = v1343 + v2746;
+  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2750 = v2748 < v1;
+  const bool v2751 = v2749 && v2750;
+  if (v2751) {
+    const float v2752 = v37.m[6][6].thread_elements()[0];
+    const uint v2754 = v2745 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2755 = v2754 + v2748;
+    out[v2755] = v2752;
+  }
+  const uint v2756 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2758 = v1340 + v2756;
+  const uint v2759 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2761 = v1343 + v2759;
+  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2763 = v2761 < v1;
+  const bool v2764 = v2762 && v2763;
+  if (v2764) {
+    const float v2765 = v37.m[6][6].thread_elements()[1];
+    const uint v2767 = v2758 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2768 = v2767 + v2761;
+    out[v2768] = v2765;
+  }
+  const uint v2769 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2771 = v1340 + v2769;
+  const uint v2772 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2774 = v1343 + v2772;
+  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2776 = v2774 < v1;
+  const bool v2777 = v2775 && v2776;
+  if (v2777) {
+    const float v2778 = v37.m[6][7].thread_elements()[0];
+    const uint v2780 = v2771 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2781 = v2780 + v2774;
+    out[v2781] = v2778;
+  }
+  const uint v2782 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2784 = v1340 + v2782;
+  const uint v2785 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2787 = v1343 + v2785;
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2789 = v2787 < v1;
+  const bool v2790 = v2788 && v2789;
+  if (v2790) {
+    const float v2791 = v37.m[6][7].thread_elements()[1];
+    const uint v2793 = v2784 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2794 = v2793 + v2787;
+    out[v2794] = v2791;
+  }
+  const uint v2795 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2797 = v1340 + v2795;
+  const uint v2798 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2800 = v1343 + v2798;
+  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2802 = v2800 < v1;
+  const bool v2803 = v2801 && v2802;
+  if (v2803) {
+    const float v2804 = v37.m[7][0].thread_elements()[0];
+    const uint v2806 = v2797 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2807 = v2806 + v2800;
+    out[v2807] = v2804;
+  }
+  const uint v2808 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2810 = v1340 + v2808;
+  const uint v2811 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2813 = v1343 + v2811;
+  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2815 = v2813 < v1;
+  const bool v2816 = v2814 && v2815;
+  if (v2816) {
+    const float v2817 = v37.m[7][0].thread_elements()[1];
+    const uint v2819 = v2810 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2820 = v2819 + v2813;
+    out[v2820] = v2817;
+  }
+  const uint v2821 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2823 = v1340 + v2821;
+  const uint v2824 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2826 = v1343 + v2824;
+  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2828 = v2826 < v1;
+  const bool v2829 = v2827 && v2828;
+  if (v2829) {
+    const float v2830 = v37.m[7][1].thread_elements()[0];
+    const uint v2832 = v2823 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2833 = v2832 + v2826;
+    out[v2833] = v2830;
+  }
+  const uint v2834 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2836 = v1340 + v2834;
+  const uint v2837 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2839 = v1343 + v2837;
+  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2841 = v2839 < v1;
+  const bool v2842 = v2840 && v2841;
+  if (v2842) {
+    const float v2843 = v37.m[7][1].thread_elements()[1];
+    const uint v2845 = v2836 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2846 = v2845 + v2839;
+    out[v2846] = v2843;
+  }
+  const uint v2847 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2849 = v1340 + v2847;
+  const uint v2850 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2852 = v1343 + v2850;
+  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2854 = v2852 < v1;
+  const bool v2855 = v2853 && v2854;
+  if (v2855) {
+    const float v2856 = v37.m[7][2].thread_elements()[0];
+    const uint v2858 = v2849 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2859 = v2858 + v2852;
+    out[v2859] = v2856;
+  }
+  const uint v2860 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2862 = v1340 + v2860;
+  const uint v2863 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2865 = v1343 + v2863;
+  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2867 = v2865 < v1;
+  const bool v2868 = v2866 && v2867;
+  if (v2868) {
+    const float v2869 = v37.m[7][2].thread_elements()[1];
+    const uint v2871 = v2862 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2872 = v2871 + v2865;
+    out[v2872] = v2869;
+  }
+  const uint v2873 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2875 = v1340 + v2873;
+  const uint v2876 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2878 = v1343 + v2876;
+  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2880 = v2878 < v1;
+  const bool v2881 = v2879 && v2880;
+  if (v2881) {
+    const float v2882 = v37.m[7][3].thread_elements()[0];
+    const uint v2884 = v2875 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2885 = v2884 + v2878;
+    out[v2885] = v2882;
+  }
+  const uint v2886 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2888 = v1340 + v2886;
+  const uint v2889 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2891 = v1343 + v2889;
+  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2893 = v2891 < v1;
+  const bool v2894 = v2892 && v2893;
+  if (v2894) {
+    const float v2895 = v37.m[7][3].thread_elements()[1];
+    const uint v2897 = v2888 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2898 = v2897 + v2891;
+    out[v2898] = v2895;
+  }
+  const uint v2899 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2901 = v1340 + v2899;
+  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2904 = v1343 + v2902;
+  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2906 = v2904 < v1;
+  const bool v2907 = v2905 && v2906;
+  if (v2907) {
+    const float v2908 = v37.m[7][4].thread_elements()[0];
+    const uint v2910 = v2901 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2911 = v2910 + v2904;
+    out[v2911] = v2908;
+  }
+  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2914 = v1340 + v2912;
+  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2917 = v1343 + v2915;
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2919 = v2917 < v1;
+  const bool v2920 = v2918 && v2919;
+  if (v2920) {
+    const float v2921 = v37.m[7][4].thread_elements()[1];
+    const uint v2923 = v2914 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2924 = v2923 + v2917;
+    out[v2924] = v2921;
+  }
+  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2927 = v1340 + v2925;
+  const uint v2928 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2930 = v1343 + v2928;
+  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2932 = v2930 < v1;
+  const bool v2933 = v2931 && v2932;
+  if (v2933) {
+    const float v2934 = v37.m[7][5].thread_elements()[0];
+    const uint v2936 = v2927 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2937 = v2936 + v2930;
+    out[v2937] = v2934;
+  }
+  const uint v2938 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2940 = v1340 + v2938;
+  const uint v2941 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2943 = v1343 + v2941;
+  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2945 = v2943 < v1;
+  const bool v2946 = v2944 && v2945;
+  if (v2946) {
+    const float v2947 = v37.m[7][5].thread_elements()[1];
+    const uint v2949 = v2940 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2950 = v2949 + v2943;
+    out[v2950] = v2947;
+  }
+  const uint v2951 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2953 = v1340 + v2951;
+  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2956 = v1343 + v2954;
+  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2958 = v2956 < v1;
+  const bool v2959 = v2957 && v2958;
+  if (v2959) {
+    const float v2960 = v37.m[7][6].thread_elements()[0];
+    const uint v2962 = v2953 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2963 = v2962 + v2956;
+    out[v2963] = v2960;
+  }
+  const uint v2964 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2966 = v1340 + v2964;
+  const uint v2967 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2969 = v1343 + v2967;
+  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2971 = v2969 < v1;
+  const bool v2972 = v2970 && v2971;
+  if (v2972) {
+    const float v2973 = v37.m[7][6].thread_elements()[1];
+    const uint v2975 = v2966 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2976 = v2975 + v2969;
+    out[v2976] = v2973;
+  }
+  const uint v2977 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2979 = v1340 + v2977;
+  const uint v2980 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2982 = v1343 + v2980;
+  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2984 = v2982 < v1;
+  const bool v2985 = v2983 && v2984;
+  if (v2985) {
+    const float v2986 = v37.m[7][7].thread_elements()[0];
+    const uint v2988 = v2979 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2989 = v2988 + v2982;
+    out[v2989] = v2986;
+  }
+  const uint v2990 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2992 = v1340 + v2990;
+  const uint v2993 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2995 = v1343 + v2993;
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2997 = v2995 < v1;
+  const bool v2998 = v2996 && v2997;
+  if (v2998) {
+    const float v2999 = v37.m[7][7].thread_elements()[1];
+    const uint v3001 = v2992 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3002 = v3001 + v2995;
+    out[v3002] = v2999;
   }
 }

@@ -76,6 +76,7 @@ kernel void iron_gemm_residual_kn_bf16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
@@ -85,2438 +86,2451 @@ kernel void iron_gemm_residual_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const uint v38 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:113
-  const bool v39 = v38 == 0u;
-  const bool v45 = v30 && v39;  // kernels/gemm/gemm_tiles.hpp:179
-  if (v45) {
-    const uint v2405 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2408 = v2405 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2411 = v2405 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2412 = v2411 << 3u;
-    const uint v2413 = v8 + v2408;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2414 = v2413 < v0;
-    const uint v2419 = v2413 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2425 = v2408 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2430 = v2405 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2432 = v2430 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2435 = v2430 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2436 = v2435 << 3u;
-    const uint v2437 = v8 + v2432;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2438 = v2437 < v0;
-    const uint v2443 = v2437 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2449 = v2432 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2454 = v2405 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2456 = v2454 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2459 = v2454 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2460 = v2459 << 3u;
-    const uint v2461 = v8 + v2456;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2462 = v2461 < v0;
-    const uint v2467 = v2461 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2473 = v2456 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2478 = v2405 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2480 = v2478 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2483 = v2478 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2484 = v2483 << 3u;
-    const uint v2485 = v8 + v2480;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2486 = v2485 < v0;
-    const uint v2491 = v2485 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2497 = v2480 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2506 = v2405 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2509 = v2405 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2510 = v2509 << 3u;
-    const uint v2513 = v11 + v2510;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2514 = v2513 < v1;
-    const uint v2523 = v2506 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2530 = v2430 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2533 = v2430 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2534 = v2533 << 3u;
-    const uint v2537 = v11 + v2534;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2538 = v2537 < v1;
-    const uint v2547 = v2530 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2554 = v2454 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2557 = v2454 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2558 = v2557 << 3u;
-    const uint v2561 = v11 + v2558;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2562 = v2561 < v1;
-    const uint v2571 = v2554 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2578 = v2478 >> 4u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2581 = v2478 & 15u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2582 = v2581 << 3u;
-    const uint v2585 = v11 + v2582;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2586 = v2585 < v1;
-    const uint v2595 = v2578 * 136u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2605 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, bfloat(bfloat(0.0f)));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
+  const bool v56 = v55 == 0u;
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
+  if (v62) {
+    const uint v2422 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2425 = v2422 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2428 = v2422 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2429 = v2428 << 3u;
+    const uint v2430 = v24 + v2425;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2431 = v2430 < v0;
+    const uint v2436 = v2430 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2442 = v2425 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2447 = v2422 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2449 = v2447 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2452 = v2447 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2453 = v2452 << 3u;
+    const uint v2454 = v24 + v2449;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2455 = v2454 < v0;
+    const uint v2460 = v2454 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2466 = v2449 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2471 = v2422 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2473 = v2471 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2476 = v2471 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2477 = v2476 << 3u;
+    const uint v2478 = v24 + v2473;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2479 = v2478 < v0;
+    const uint v2484 = v2478 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2490 = v2473 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2495 = v2422 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2497 = v2495 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2500 = v2495 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2501 = v2500 << 3u;
+    const uint v2502 = v24 + v2497;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2503 = v2502 < v0;
+    const uint v2508 = v2502 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2514 = v2497 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2523 = v2422 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2526 = v2422 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2527 = v2526 << 3u;
+    const uint v2530 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2531 = v2530 < v1;
+    const uint v2540 = v2523 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2547 = v2447 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2550 = v2447 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2551 = v2550 << 3u;
+    const uint v2554 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2555 = v2554 < v1;
+    const uint v2564 = v2547 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2571 = v2471 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2574 = v2471 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2575 = v2574 << 3u;
+    const uint v2578 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2579 = v2578 < v1;
+    const uint v2588 = v2571 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2595 = v2495 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2598 = v2495 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2599 = v2598 << 3u;
+    const uint v2602 = v28 + v2599;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2603 = v2602 < v1;
+    const uint v2612 = v2595 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2622 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (uint v2397 = 0u; v2397 < v2; v2397 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2399 = v2397 >> 5u;
-      const uint v2401 = v2399 % 1u;
+    for (uint v2414 = 0u; v2414 < v2; v2414 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2416 = v2414 >> 5u;
+      const uint v2418 = v2416 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2403 = v2401 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2415 = v2397 + v2412;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      const uint v2421 = v2419 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2422 = v2421 + v2412;
-      const uint v2423 = v2417 ? v2422 : 0u;
-      const uint v2426 = v2403 + v2425;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2427 = v2426 + v2412;
+      const uint v2420 = v2418 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2432 = v2414 + v2429;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2433 = v2432 < v2;
+      const bool v2434 = v2431 && v2433;
+      const uint v2438 = v2436 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2439 = v2438 + v2429;
+      const uint v2440 = v2434 ? v2439 : 0u;
+      const uint v2443 = v2420 + v2442;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2444 = v2443 + v2429;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2427 + e] = v2417 ? a[v2423 + e] : bfloat(0);
+        shm0[v2444 + e] = v2434 ? a[v2440 + e] : bfloat(0);
       }
-      const uint v2439 = v2397 + v2436;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2440 = v2439 < v2;
-      const bool v2441 = v2438 && v2440;
-      const uint v2445 = v2443 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2446 = v2445 + v2436;
-      const uint v2447 = v2441 ? v2446 : 0u;
-      const uint v2450 = v2403 + v2449;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2451 = v2450 + v2436;
+      const uint v2456 = v2414 + v2453;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2457 = v2456 < v2;
+      const bool v2458 = v2455 && v2457;
+      const uint v2462 = v2460 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2463 = v2462 + v2453;
+      const uint v2464 = v2458 ? v2463 : 0u;
+      const uint v2467 = v2420 + v2466;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2468 = v2467 + v2453;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2451 + e] = v2441 ? a[v2447 + e] : bfloat(0);
+        shm0[v2468 + e] = v2458 ? a[v2464 + e] : bfloat(0);
       }
-      const uint v2463 = v2397 + v2460;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      const uint v2469 = v2467 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2470 = v2469 + v2460;
-      const uint v2471 = v2465 ? v2470 : 0u;
-      const uint v2474 = v2403 + v2473;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2475 = v2474 + v2460;
+      const uint v2480 = v2414 + v2477;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2481 = v2480 < v2;
+      const bool v2482 = v2479 && v2481;
+      const uint v2486 = v2484 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2487 = v2486 + v2477;
+      const uint v2488 = v2482 ? v2487 : 0u;
+      const uint v2491 = v2420 + v2490;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2492 = v2491 + v2477;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2475 + e] = v2465 ? a[v2471 + e] : bfloat(0);
+        shm0[v2492 + e] = v2482 ? a[v2488 + e] : bfloat(0);
       }
-      const uint v2487 = v2397 + v2484;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2488 = v2487 < v2;
-      const bool v2489 = v2486 && v2488;
-      const uint v2493 = v2491 + v2397;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2494 = v2493 + v2484;
-      const uint v2495 = v2489 ? v2494 : 0u;
-      const uint v2498 = v2403 + v2497;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2499 = v2498 + v2484;
+      const uint v2504 = v2414 + v2501;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2505 = v2504 < v2;
+      const bool v2506 = v2503 && v2505;
+      const uint v2510 = v2508 + v2414;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2511 = v2510 + v2501;
+      const uint v2512 = v2506 ? v2511 : 0u;
+      const uint v2515 = v2420 + v2514;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2516 = v2515 + v2501;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2499 + e] = v2489 ? a[v2495 + e] : bfloat(0);
+        shm0[v2516 + e] = v2506 ? a[v2512 + e] : bfloat(0);
       }
-      const uint v2501 = v2401 * 4352u;  // kernels/gemm/gemm_tiles.hpp:184
-      const uint v2511 = v2397 + v2506;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2512 = v2511 < v2;
-      const bool v2515 = v2512 && v2514;
-      const uint v2517 = v2511 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2519 = v2517 + v11;
-      const uint v2520 = v2519 + v2510;
-      const uint v2521 = v2515 ? v2520 : 0u;
-      const uint v2524 = v2501 + v2523;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2525 = v2524 + v2510;
+      const uint v2518 = v2418 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+      const uint v2528 = v2414 + v2523;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2529 = v2528 < v2;
+      const bool v2532 = v2529 && v2531;
+      const uint v2534 = v2528 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2536 = v2534 + v28;
+      const uint v2537 = v2536 + v2527;
+      const uint v2538 = v2532 ? v2537 : 0u;
+      const uint v2541 = v2518 + v2540;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2525 + e] = v2515 ? b[v2521 + e] : bfloat(0);
+        shm1[v2542 + e] = v2532 ? b[v2538 + e] : bfloat(0);
       }
-      const uint v2535 = v2397 + v2530;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2536 = v2535 < v2;
-      const bool v2539 = v2536 && v2538;
-      const uint v2541 = v2535 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2543 = v2541 + v11;
-      const uint v2544 = v2543 + v2534;
-      const uint v2545 = v2539 ? v2544 : 0u;
-      const uint v2548 = v2501 + v2547;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2549 = v2548 + v2534;
+      const uint v2552 = v2414 + v2547;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2553 = v2552 < v2;
+      const bool v2556 = v2553 && v2555;
+      const uint v2558 = v2552 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2560 = v2558 + v28;
+      const uint v2561 = v2560 + v2551;
+      const uint v2562 = v2556 ? v2561 : 0u;
+      const uint v2565 = v2518 + v2564;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2549 + e] = v2539 ? b[v2545 + e] : bfloat(0);
+        shm1[v2566 + e] = v2556 ? b[v2562 + e] : bfloat(0);
       }
-      const uint v2559 = v2397 + v2554;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2560 = v2559 < v2;
-      const bool v2563 = v2560 && v2562;
-      const uint v2565 = v2559 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2567 = v2565 + v11;
-      const uint v2568 = v2567 + v2558;
-      const uint v2569 = v2563 ? v2568 : 0u;
-      const uint v2572 = v2501 + v2571;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2573 = v2572 + v2558;
+      const uint v2576 = v2414 + v2571;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2577 = v2576 < v2;
+      const bool v2580 = v2577 && v2579;
+      const uint v2582 = v2576 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2584 = v2582 + v28;
+      const uint v2585 = v2584 + v2575;
+      const uint v2586 = v2580 ? v2585 : 0u;
+      const uint v2589 = v2518 + v2588;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2573 + e] = v2563 ? b[v2569 + e] : bfloat(0);
+        shm1[v2590 + e] = v2580 ? b[v2586 + e] : bfloat(0);
       }
-      const uint v2583 = v2397 + v2578;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2584 = v2583 < v2;
-      const bool v2587 = v2584 && v2586;
-      const uint v2589 = v2583 * v1;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2591 = v2589 + v11;
-      const uint v2592 = v2591 + v2582;
-      const uint v2593 = v2587 ? v2592 : 0u;
-      const uint v2596 = v2501 + v2595;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2597 = v2596 + v2582;
+      const uint v2600 = v2414 + v2595;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2601 = v2600 < v2;
+      const bool v2604 = v2601 && v2603;
+      const uint v2606 = v2600 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2608 = v2606 + v28;
+      const uint v2609 = v2608 + v2599;
+      const uint v2610 = v2604 ? v2609 : 0u;
+      const uint v2613 = v2518 + v2612;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2614 = v2613 + v2599;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2597 + e] = v2587 ? b[v2593 + e] : bfloat(0);
+        shm1[v2614 + e] = v2604 ? b[v2610 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2606 = v2403 + v2605;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2606), long(40u));
-      const uint v2611 = v2501 + v20;  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_load<false>(v26, shm1, long(v2611), long(136u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2617 = v2606 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2617), long(40u));
-      const uint v2620 = v2501 + 2176u;  // kernels/gemm/gemm_tiles.hpp:172
-      const uint v2621 = v2620 + v20;
-      iron_frag_load<false>(v26, shm1, long(v2621), long(136u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2623 = v2420 + v2622;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2623), long(40u));
+      const uint v2628 = v2518 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load<false>(v43, shm1, long(v2628), long(136u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2634 = v2623 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2634), long(40u));
+      const uint v2637 = v2518 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const uint v2638 = v2637 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2638), long(136u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v275 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v276 = iron_tid.x;
-    const uint v332 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v344 = v332 + 16u;
-    const uint v348 = 2176u + v20;  // kernels/gemm/gemm_tiles.hpp:172
+    const uint v292 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v293 = iron_tid.x;
+    const uint v349 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v361 = v349 + 16u;
+    const uint v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (uint v274 = 0u; v274 < v2; v274 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v278 = v276; v278 < 4096u; v278 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v280 = v278 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v282 = v278 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v283 = v8 + v280;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v284 = v283 < v0;
-        const uint v285 = v274 + v282;
-        const bool v286 = v285 < v2;
-        const bool v287 = v284 && v286;
-        if (v287) {
-          const uint v289 = v283 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v291 = v289 + v274;
-          const uint v292 = v291 + v282;
-          const bfloat v293 = a[v292];
-          const uint v295 = v280 * 40u;
-          const uint v296 = v295 + v282;
-          shm0[v296] = v293;
+    for (uint v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v300 = v24 + v297;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v301 = v300 < v0;
+        const uint v302 = v291 + v299;
+        const bool v303 = v302 < v2;
+        const bool v304 = v301 && v303;
+        if (v304) {
+          const uint v306 = v300 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v308 = v306 + v291;
+          const uint v309 = v308 + v299;
+          const bfloat v310 = a[v309];
+          const uint v312 = v297 * 40u;
+          const uint v313 = v312 + v299;
+          shm0[v313] = v310;
         } else {
-          const uint v298 = v280 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v299 = v298 + v282;
-          shm0[v299] = bfloat(0.0f);
+          const uint v315 = v297 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v316 = v315 + v299;
+          shm0[v316] = bfloat(0.0f);
         }
       }
 
-      for (uint v304 = v276; v304 < 4096u; v304 += v275) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v306 = v304 >> 7u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v308 = v304 & 127u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v309 = v274 + v306;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v310 = v309 < v2;
-        const uint v311 = v11 + v308;
-        const bool v312 = v311 < v1;
-        const bool v313 = v310 && v312;
-        if (v313) {
-          const uint v315 = v309 * v1;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v317 = v315 + v11;
-          const uint v318 = v317 + v308;
-          const bfloat v319 = b[v318];
-          const uint v321 = v306 * 136u;
-          const uint v322 = v321 + v308;
-          shm1[v322] = v319;
+      for (uint v321 = v293; v321 < 4096u; v321 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v323 = v321 >> 7u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v325 = v321 & 127u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v326 = v291 + v323;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v327 = v326 < v2;
+        const uint v328 = v28 + v325;
+        const bool v329 = v328 < v1;
+        const bool v330 = v327 && v329;
+        if (v330) {
+          const uint v332 = v326 * v1;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v334 = v332 + v28;
+          const uint v335 = v334 + v325;
+          const bfloat v336 = b[v335];
+          const uint v338 = v323 * 136u;
+          const uint v339 = v338 + v325;
+          shm1[v339] = v336;
         } else {
-          const uint v324 = v306 * 136u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v325 = v324 + v308;
-          shm1[v325] = bfloat(0.0f);
+          const uint v341 = v323 * 136u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v342 = v341 + v325;
+          shm1[v342] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v332), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v20), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v24, shm0, long(v344), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v26, shm1, long(v348), long(136u));  // kernels/gemm/gemm_tiles.hpp:172
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v349), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v37), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v41, shm0, long(v361), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v43, shm1, long(v365), long(136u));  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v350 = v8 + v16;
-  const uint v351 = v350 + v349;
-  const uint v352 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v353 = v11 + v20;
-  const uint v354 = v353 + v352;
-  const bool v355 = v351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v356 = v354 < v1;
-  const bool v357 = v355 && v356;
-  if (v357) {
-    const float v358 = v22.m[0][0].thread_elements()[0];
-    const uint v359 = v351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v360 = v359 + v354;
-    const bfloat v361 = residual[v360];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v362 = float(v361);
-    const float v363 = fma(v358, v3, v362);
-    const bfloat v364 = bfloat(v363);
-    out[v360] = v364;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v365 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v367 = v350 + v365;
-  const uint v368 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v370 = v353 + v368;
-  const bool v371 = v367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v372 = v370 < v1;
-  const bool v373 = v371 && v372;
-  if (v373) {
-    const float v374 = v22.m[0][0].thread_elements()[1];
-    const uint v375 = v367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v376 = v375 + v370;
-    const bfloat v377 = residual[v376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v378 = float(v377);
-    const float v379 = fma(v374, v3, v378);
-    const bfloat v380 = bfloat(v379);
-    out[v376] = v380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v381 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v383 = v350 + v381;
-  const uint v384 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v386 = v353 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v388 = v386 < v1;
-  const bool v389 = v387 && v388;
-  if (v389) {
-    const float v390 = v22.m[0][1].thread_elements()[0];
-    const uint v391 = v383 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v392 = v391 + v386;
-    const bfloat v393 = residual[v392];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v394 = float(v393);
-    const float v395 = fma(v390, v3, v394);
-    const bfloat v396 = bfloat(v395);
-    out[v392] = v396;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v397 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v399 = v350 + v397;
-  const uint v400 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v402 = v353 + v400;
-  const bool v403 = v399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v404 = v402 < v1;
-  const bool v405 = v403 && v404;
-  if (v405) {
-    const float v406 = v22.m[0][1].thread_elements()[1];
-    const uint v407 = v399 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v408 = v407 + v402;
-    const bfloat v409 = residual[v408];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v410 = float(v409);
-    const float v411 = fma(v406, v3, v410);
-    const bfloat v412 = bfloat(v411);
-    out[v408] = v412;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v413 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v415 = v350 + v413;
-  const uint v416 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v418 = v353 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v420 = v418 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v22.m[0][2].thread_elements()[0];
-    const uint v423 = v415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v424 = v423 + v418;
-    const bfloat v425 = residual[v424];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v426 = float(v425);
-    const float v427 = fma(v422, v3, v426);
-    const bfloat v428 = bfloat(v427);
-    out[v424] = v428;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v429 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v431 = v350 + v429;
-  const uint v432 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v434 = v353 + v432;
-  const bool v435 = v431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v436 = v434 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v22.m[0][2].thread_elements()[1];
-    const uint v439 = v431 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v440 = v439 + v434;
-    const bfloat v441 = residual[v440];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v442 = float(v441);
-    const float v443 = fma(v438, v3, v442);
-    const bfloat v444 = bfloat(v443);
-    out[v440] = v444;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v445 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v447 = v350 + v445;
-  const uint v448 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v450 = v353 + v448;
-  const bool v451 = v447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v452 = v450 < v1;
-  const bool v453 = v451 && v452;
-  if (v453) {
-    const float v454 = v22.m[0][3].thread_elements()[0];
-    const uint v455 = v447 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v456 = v455 + v450;
-    const bfloat v457 = residual[v456];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v458 = float(v457);
-    const float v459 = fma(v454, v3, v458);
-    const bfloat v460 = bfloat(v459);
-    out[v456] = v460;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v461 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v463 = v350 + v461;
-  const uint v464 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v466 = v353 + v464;
-  const bool v467 = v463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v468 = v466 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v22.m[0][3].thread_elements()[1];
-    const uint v471 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v472 = v471 + v466;
-    const bfloat v473 = residual[v472];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v474 = float(v473);
-    const float v475 = fma(v470, v3, v474);
-    const bfloat v476 = bfloat(v475);
-    out[v472] = v476;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v477 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v479 = v350 + v477;
-  const uint v480 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v482 = v353 + v480;
-  const bool v483 = v479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v484 = v482 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v22.m[0][4].thread_elements()[0];
-    const uint v487 = v479 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v488 = v487 + v482;
-    const bfloat v489 = residual[v488];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v490 = float(v489);
-    const float v491 = fma(v486, v3, v490);
-    const bfloat v492 = bfloat(v491);
-    out[v488] = v492;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v493 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v495 = v350 + v493;
-  const uint v496 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v498 = v353 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v500 = v498 < v1;
-  const bool v501 = v499 && v500;
-  if (v501) {
-    const float v502 = v22.m[0][4].thread_elements()[1];
-    const uint v503 = v495 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v504 = v503 + v498;
-    const bfloat v505 = residual[v504];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v506 = float(v505);
-    const float v507 = fma(v502, v3, v506);
-    const bfloat v508 = bfloat(v507);
-    out[v504] = v508;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v509 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v511 = v350 + v509;
-  const uint v512 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v514 = v353 + v512;
-  const bool v515 = v511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v516 = v514 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v22.m[0][5].thread_elements()[0];
-    const uint v519 = v511 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v520 = v519 + v514;
-    const bfloat v521 = residual[v520];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v522 = float(v521);
-    const float v523 = fma(v518, v3, v522);
-    const bfloat v524 = bfloat(v523);
-    out[v520] = v524;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v525 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v527 = v350 + v525;
-  const uint v528 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v530 = v353 + v528;
-  const bool v531 = v527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v532 = v530 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v22.m[0][5].thread_elements()[1];
-    const uint v535 = v527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v536 = v535 + v530;
-    const bfloat v537 = residual[v536];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v538 = float(v537);
-    const float v539 = fma(v534, v3, v538);
-    const bfloat v540 = bfloat(v539);
-    out[v536] = v540;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v541 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v543 = v350 + v541;
-  const uint v544 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v546 = v353 + v544;
-  const bool v547 = v543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v548 = v546 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v22.m[0][6].thread_elements()[0];
-    const uint v551 = v543 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v552 = v551 + v546;
-    const bfloat v553 = residual[v552];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v554 = float(v553);
-    const float v555 = fma(v550, v3, v554);
-    const bfloat v556 = bfloat(v555);
-    out[v552] = v556;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v557 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v559 = v350 + v557;
-  const uint v560 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v562 = v353 + v560;
-  const bool v563 = v559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v564 = v562 < v1;
-  const bool v565 = v563 && v564;
-  if (v565) {
-    const float v566 = v22.m[0][6].thread_elements()[1];
-    const uint v567 = v559 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v568 = v567 + v562;
-    const bfloat v569 = residual[v568];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v570 = float(v569);
-    const float v571 = fma(v566, v3, v570);
-    const bfloat v572 = bfloat(v571);
-    out[v568] = v572;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v573 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v575 = v350 + v573;
-  const uint v576 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v578 = v353 + v576;
-  const bool v579 = v575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v580 = v578 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v22.m[0][7].thread_elements()[0];
-    const uint v583 = v575 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v584 = v583 + v578;
-    const bfloat v585 = residual[v584];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v586 = float(v585);
-    const float v587 = fma(v582, v3, v586);
-    const bfloat v588 = bfloat(v587);
-    out[v584] = v588;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v589 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v591 = v350 + v589;
-  const uint v592 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v594 = v353 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v596 = v594 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v22.m[0][7].thread_elements()[1];
-    const uint v599 = v591 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v600 = v599 + v594;
-    const bfloat v601 = residual[v600];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v602 = float(v601);
-    const float v603 = fma(v598, v3, v602);
-    const bfloat v604 = bfloat(v603);
-    out[v600] = v604;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v605 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v607 = v350 + v605;
-  const uint v608 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v610 = v353 + v608;
-  const bool v611 = v607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v612 = v610 < v1;
-  const bool v613 = v611 && v612;
-  if (v613) {
-    const float v614 = v22.m[1][0].thread_elements()[0];
-    const uint v615 = v607 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v616 = v615 + v610;
-    const bfloat v617 = residual[v616];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v618 = float(v617);
-    const float v619 = fma(v614, v3, v618);
-    const bfloat v620 = bfloat(v619);
-    out[v616] = v620;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v621 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v623 = v350 + v621;
-  const uint v624 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v626 = v353 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v628 = v626 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v22.m[1][0].thread_elements()[1];
-    const uint v631 = v623 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v632 = v631 + v626;
-    const bfloat v633 = residual[v632];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v634 = float(v633);
-    const float v635 = fma(v630, v3, v634);
-    const bfloat v636 = bfloat(v635);
-    out[v632] = v636;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v637 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v639 = v350 + v637;
-  const uint v640 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v642 = v353 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v644 = v642 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v22.m[1][1].thread_elements()[0];
-    const uint v647 = v639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v648 = v647 + v642;
-    const bfloat v649 = residual[v648];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v650 = float(v649);
-    const float v651 = fma(v646, v3, v650);
-    const bfloat v652 = bfloat(v651);
-    out[v648] = v652;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v653 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v655 = v350 + v653;
-  const uint v656 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v658 = v353 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v660 = v658 < v1;
-  const bool v661 = v659 && v660;
-  if (v661) {
-    const float v662 = v22.m[1][1].thread_elements()[1];
-    const uint v663 = v655 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v664 = v663 + v658;
-    const bfloat v665 = residual[v664];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v666 = float(v665);
-    const float v667 = fma(v662, v3, v666);
-    const bfloat v668 = bfloat(v667);
-    out[v664] = v668;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v669 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v671 = v350 + v669;
-  const uint v672 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v674 = v353 + v672;
-  const bool v675 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v676 = v674 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v22.m[1][2].thread_elements()[0];
-    const uint v679 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v680 = v679 + v674;
-    const bfloat v681 = residual[v680];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v682 = float(v681);
-    const float v683 = fma(v678, v3, v682);
-    const bfloat v684 = bfloat(v683);
-    out[v680] = v684;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v685 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v687 = v350 + v685;
-  const uint v688 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v690 = v353 + v688;
-  const bool v691 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v692 = v690 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v22.m[1][2].thread_elements()[1];
-    const uint v695 = v687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v696 = v695 + v690;
-    const bfloat v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v698 = float(v697);
-    const float v699 = fma(v694, v3, v698);
-    const bfloat v700 = bfloat(v699);
-    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v701 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v703 = v350 + v701;
-  const uint v704 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v706 = v353 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v708 = v706 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v22.m[1][3].thread_elements()[0];
-    const uint v711 = v703 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v712 = v711 + v706;
-    const bfloat v713 = residual[v712];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v714 = float(v713);
-    const float v715 = fma(v710, v3, v714);
-    const bfloat v716 = bfloat(v715);
-    out[v712] = v716;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v717 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v719 = v350 + v717;
-  const uint v720 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v722 = v353 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v22.m[1][3].thread_elements()[1];
-    const uint v727 = v719 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v728 = v727 + v722;
-    const bfloat v729 = residual[v728];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v730 = float(v729);
-    const float v731 = fma(v726, v3, v730);
-    const bfloat v732 = bfloat(v731);
-    out[v728] = v732;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v733 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v735 = v350 + v733;
-  const uint v736 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v738 = v353 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v740 = v738 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v22.m[1][4].thread_elements()[0];
-    const uint v743 = v735 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v744 = v743 + v738;
-    const bfloat v745 = residual[v744];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v746 = float(v745);
-    const float v747 = fma(v742, v3, v746);
-    const bfloat v748 = bfloat(v747);
-    out[v744] = v748;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v749 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v751 = v350 + v749;
-  const uint v752 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v754 = v353 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v22.m[1][4].thread_elements()[1];
-    const uint v759 = v751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v760 = v759 + v754;
-    const bfloat v761 = residual[v760];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v762 = float(v761);
-    const float v763 = fma(v758, v3, v762);
-    const bfloat v764 = bfloat(v763);
-    out[v760] = v764;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v765 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v767 = v350 + v765;
-  const uint v768 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v770 = v353 + v768;
-  const bool v771 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v772 = v770 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v22.m[1][5].thread_elements()[0];
-    const uint v775 = v767 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v776 = v775 + v770;
-    const bfloat v777 = residual[v776];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v778 = float(v777);
-    const float v779 = fma(v774, v3, v778);
-    const bfloat v780 = bfloat(v779);
-    out[v776] = v780;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v781 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v783 = v350 + v781;
-  const uint v784 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v786 = v353 + v784;
-  const bool v787 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v788 = v786 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v22.m[1][5].thread_elements()[1];
-    const uint v791 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v792 = v791 + v786;
-    const bfloat v793 = residual[v792];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v794 = float(v793);
-    const float v795 = fma(v790, v3, v794);
-    const bfloat v796 = bfloat(v795);
-    out[v792] = v796;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v797 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v799 = v350 + v797;
-  const uint v800 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v802 = v353 + v800;
-  const bool v803 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v804 = v802 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v22.m[1][6].thread_elements()[0];
-    const uint v807 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v808 = v807 + v802;
-    const bfloat v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v810 = float(v809);
-    const float v811 = fma(v806, v3, v810);
-    const bfloat v812 = bfloat(v811);
-    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v813 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v815 = v350 + v813;
-  const uint v816 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v818 = v353 + v816;
-  const bool v819 = v815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v820 = v818 < v1;
-  const bool v821 = v819 && v820;
-  if (v821) {
-    const float v822 = v22.m[1][6].thread_elements()[1];
-    const uint v823 = v815 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v824 = v823 + v818;
-    const bfloat v825 = residual[v824];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v826 = float(v825);
-    const float v827 = fma(v822, v3, v826);
-    const bfloat v828 = bfloat(v827);
-    out[v824] = v828;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v829 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v831 = v350 + v829;
-  const uint v832 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v834 = v353 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v836 = v834 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v22.m[1][7].thread_elements()[0];
-    const uint v839 = v831 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v840 = v839 + v834;
-    const bfloat v841 = residual[v840];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v842 = float(v841);
-    const float v843 = fma(v838, v3, v842);
-    const bfloat v844 = bfloat(v843);
-    out[v840] = v844;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v845 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v847 = v350 + v845;
-  const uint v848 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v850 = v353 + v848;
-  const bool v851 = v847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v852 = v850 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v22.m[1][7].thread_elements()[1];
-    const uint v855 = v847 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v856 = v855 + v850;
-    const bfloat v857 = residual[v856];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v858 = float(v857);
-    const float v859 = fma(v854, v3, v858);
-    const bfloat v860 = bfloat(v859);
-    out[v856] = v860;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v861 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v863 = v350 + v861;
-  const uint v864 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v866 = v353 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v868 = v866 < v1;
-  const bool v869 = v867 && v868;
-  if (v869) {
-    const float v870 = v22.m[2][0].thread_elements()[0];
-    const uint v871 = v863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v872 = v871 + v866;
-    const bfloat v873 = residual[v872];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v874 = float(v873);
-    const float v875 = fma(v870, v3, v874);
-    const bfloat v876 = bfloat(v875);
-    out[v872] = v876;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v877 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v879 = v350 + v877;
-  const uint v880 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v882 = v353 + v880;
-  const bool v883 = v879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v884 = v882 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v22.m[2][0].thread_elements()[1];
-    const uint v887 = v879 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v888 = v887 + v882;
-    const bfloat v889 = residual[v888];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v890 = float(v889);
-    const float v891 = fma(v886, v3, v890);
-    const bfloat v892 = bfloat(v891);
-    out[v888] = v892;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v893 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v895 = v350 + v893;
-  const uint v896 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v898 = v353 + v896;
-  const bool v899 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v900 = v898 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v22.m[2][1].thread_elements()[0];
-    const uint v903 = v895 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v904 = v903 + v898;
-    const bfloat v905 = residual[v904];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v906 = float(v905);
-    const float v907 = fma(v902, v3, v906);
-    const bfloat v908 = bfloat(v907);
-    out[v904] = v908;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v909 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v911 = v350 + v909;
-  const uint v912 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v914 = v353 + v912;
-  const bool v915 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v916 = v914 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v22.m[2][1].thread_elements()[1];
-    const uint v919 = v911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v920 = v919 + v914;
-    const bfloat v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v922 = float(v921);
-    const float v923 = fma(v918, v3, v922);
-    const bfloat v924 = bfloat(v923);
-    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v925 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v927 = v350 + v925;
-  const uint v928 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v930 = v353 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v932 = v930 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v22.m[2][2].thread_elements()[0];
-    const uint v935 = v927 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v936 = v935 + v930;
-    const bfloat v937 = residual[v936];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v938 = float(v937);
-    const float v939 = fma(v934, v3, v938);
-    const bfloat v940 = bfloat(v939);
-    out[v936] = v940;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v941 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v943 = v350 + v941;
-  const uint v944 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v946 = v353 + v944;
-  const bool v947 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v948 = v946 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v22.m[2][2].thread_elements()[1];
-    const uint v951 = v943 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v952 = v951 + v946;
-    const bfloat v953 = residual[v952];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v954 = float(v953);
-    const float v955 = fma(v950, v3, v954);
-    const bfloat v956 = bfloat(v955);
-    out[v952] = v956;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v957 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v959 = v350 + v957;
-  const uint v960 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v962 = v353 + v960;
-  const bool v963 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v964 = v962 < v1;
-  const bool v965 = v963 && v964;
-  if (v965) {
-    const float v966 = v22.m[2][3].thread_elements()[0];
-    const uint v967 = v959 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v968 = v967 + v962;
-    const bfloat v969 = residual[v968];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v970 = float(v969);
-    const float v971 = fma(v966, v3, v970);
-    const bfloat v972 = bfloat(v971);
-    out[v968] = v972;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v973 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v975 = v350 + v973;
-  const uint v976 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v978 = v353 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v980 = v978 < v1;
-  const bool v981 = v979 && v980;
-  if (v981) {
-    const float v982 = v22.m[2][3].thread_elements()[1];
-    const uint v983 = v975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v984 = v983 + v978;
-    const bfloat v985 = residual[v984];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v986 = float(v985);
-    const float v987 = fma(v982, v3, v986);
-    const bfloat v988 = bfloat(v987);
-    out[v984] = v988;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v989 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v991 = v350 + v989;
-  const uint v992 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v994 = v353 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v22.m[2][4].thread_elements()[0];
-    const uint v999 = v991 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1000 = v999 + v994;
-    const bfloat v1001 = residual[v1000];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1002 = float(v1001);
-    const float v1003 = fma(v998, v3, v1002);
-    const bfloat v1004 = bfloat(v1003);
-    out[v1000] = v1004;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1005 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1007 = v350 + v1005;
-  const uint v1008 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1010 = v353 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v22.m[2][4].thread_elements()[1];
-    const uint v1015 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1016 = v1015 + v1010;
-    const bfloat v1017 = residual[v1016];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1018 = float(v1017);
-    const float v1019 = fma(v1014, v3, v1018);
-    const bfloat v1020 = bfloat(v1019);
-    out[v1016] = v1020;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1021 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1023 = v350 + v1021;
-  const uint v1024 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1026 = v353 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1028 = v1026 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v22.m[2][5].thread_elements()[0];
-    const uint v1031 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1032 = v1031 + v1026;
-    const bfloat v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1034 = float(v1033);
-    const float v1035 = fma(v1030, v3, v1034);
-    const bfloat v1036 = bfloat(v1035);
-    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1037 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1039 = v350 + v1037;
-  const uint v1040 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1042 = v353 + v1040;
-  const bool v1043 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1044 = v1042 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v22.m[2][5].thread_elements()[1];
-    const uint v1047 = v1039 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1048 = v1047 + v1042;
-    const bfloat v1049 = residual[v1048];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1050 = float(v1049);
-    const float v1051 = fma(v1046, v3, v1050);
-    const bfloat v1052 = bfloat(v1051);
-    out[v1048] = v1052;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1053 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1055 = v350 + v1053;
-  const uint v1056 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1058 = v353 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1060 = v1058 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v22.m[2][6].thread_elements()[0];
-    const uint v1063 = v1055 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1064 = v1063 + v1058;
-    const bfloat v1065 = residual[v1064];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1066 = float(v1065);
-    const float v1067 = fma(v1062, v3, v1066);
-    const bfloat v1068 = bfloat(v1067);
-    out[v1064] = v1068;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1069 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1071 = v350 + v1069;
-  const uint v1072 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1074 = v353 + v1072;
-  const bool v1075 = v1071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1076 = v1074 < v1;
-  const bool v1077 = v1075 && v1076;
-  if (v1077) {
-    const float v1078 = v22.m[2][6].thread_elements()[1];
-    const uint v1079 = v1071 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1080 = v1079 + v1074;
-    const bfloat v1081 = residual[v1080];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1082 = float(v1081);
-    const float v1083 = fma(v1078, v3, v1082);
-    const bfloat v1084 = bfloat(v1083);
-    out[v1080] = v1084;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1085 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1087 = v350 + v1085;
-  const uint v1088 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1090 = v353 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1092 = v1090 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v22.m[2][7].thread_elements()[0];
-    const uint v1095 = v1087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1096 = v1095 + v1090;
-    const bfloat v1097 = residual[v1096];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1098 = float(v1097);
-    const float v1099 = fma(v1094, v3, v1098);
-    const bfloat v1100 = bfloat(v1099);
-    out[v1096] = v1100;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1101 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1103 = v350 + v1101;
-  const uint v1104 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1106 = v353 + v1104;
-  const bool v1107 = v1103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1108 = v1106 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v22.m[2][7].thread_elements()[1];
-    const uint v1111 = v1103 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1112 = v1111 + v1106;
-    const bfloat v1113 = residual[v1112];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1114 = float(v1113);
-    const float v1115 = fma(v1110, v3, v1114);
-    const bfloat v1116 = bfloat(v1115);
-    out[v1112] = v1116;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1117 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1119 = v350 + v1117;
-  const uint v1120 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1122 = v353 + v1120;
-  const bool v1123 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1124 = v1122 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v22.m[3][0].thread_elements()[0];
-    const uint v1127 = v1119 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1128 = v1127 + v1122;
-    const bfloat v1129 = residual[v1128];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1130 = float(v1129);
-    const float v1131 = fma(v1126, v3, v1130);
-    const bfloat v1132 = bfloat(v1131);
-    out[v1128] = v1132;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1133 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1135 = v350 + v1133;
-  const uint v1136 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1138 = v353 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v22.m[3][0].thread_elements()[1];
-    const uint v1143 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1144 = v1143 + v1138;
-    const bfloat v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1146 = float(v1145);
-    const float v1147 = fma(v1142, v3, v1146);
-    const bfloat v1148 = bfloat(v1147);
-    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1149 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1151 = v350 + v1149;
-  const uint v1152 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1154 = v353 + v1152;
-  const bool v1155 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1156 = v1154 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v22.m[3][1].thread_elements()[0];
-    const uint v1159 = v1151 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1160 = v1159 + v1154;
-    const bfloat v1161 = residual[v1160];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1162 = float(v1161);
-    const float v1163 = fma(v1158, v3, v1162);
-    const bfloat v1164 = bfloat(v1163);
-    out[v1160] = v1164;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1165 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1167 = v350 + v1165;
-  const uint v1168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1170 = v353 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1172 = v1170 < v1;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v22.m[3][1].thread_elements()[1];
-    const uint v1175 = v1167 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1176 = v1175 + v1170;
-    const bfloat v1177 = residual[v1176];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1178 = float(v1177);
-    const float v1179 = fma(v1174, v3, v1178);
-    const bfloat v1180 = bfloat(v1179);
-    out[v1176] = v1180;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1181 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1183 = v350 + v1181;
-  const uint v1184 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1186 = v353 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1188 = v1186 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v22.m[3][2].thread_elements()[0];
-    const uint v1191 = v1183 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1192 = v1191 + v1186;
-    const bfloat v1193 = residual[v1192];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1194 = float(v1193);
-    const float v1195 = fma(v1190, v3, v1194);
-    const bfloat v1196 = bfloat(v1195);
-    out[v1192] = v1196;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1197 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1199 = v350 + v1197;
-  const uint v1200 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1202 = v353 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v22.m[3][2].thread_elements()[1];
-    const uint v1207 = v1199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1208 = v1207 + v1202;
-    const bfloat v1209 = residual[v1208];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1210 = float(v1209);
-    const float v1211 = fma(v1206, v3, v1210);
-    const bfloat v1212 = bfloat(v1211);
-    out[v1208] = v1212;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1213 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1215 = v350 + v1213;
-  const uint v1216 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1218 = v353 + v1216;
-  const bool v1219 = v1215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1220 = v1218 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v22.m[3][3].thread_elements()[0];
-    const uint v1223 = v1215 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1224 = v1223 + v1218;
-    const bfloat v1225 = residual[v1224];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1226 = float(v1225);
-    const float v1227 = fma(v1222, v3, v1226);
-    const bfloat v1228 = bfloat(v1227);
-    out[v1224] = v1228;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1229 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1231 = v350 + v1229;
-  const uint v1232 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1234 = v353 + v1232;
-  const bool v1235 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v22.m[3][3].thread_elements()[1];
-    const uint v1239 = v1231 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1240 = v1239 + v1234;
-    const bfloat v1241 = residual[v1240];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1242 = float(v1241);
-    const float v1243 = fma(v1238, v3, v1242);
-    const bfloat v1244 = bfloat(v1243);
-    out[v1240] = v1244;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1245 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1247 = v350 + v1245;
-  const uint v1248 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1250 = v353 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v22.m[3][4].thread_elements()[0];
-    const uint v1255 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1256 = v1255 + v1250;
-    const bfloat v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1258 = float(v1257);
-    const float v1259 = fma(v1254, v3, v1258);
-    const bfloat v1260 = bfloat(v1259);
-    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1261 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1263 = v350 + v1261;
-  const uint v1264 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1266 = v353 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v22.m[3][4].thread_elements()[1];
-    const uint v1271 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1272 = v1271 + v1266;
-    const bfloat v1273 = residual[v1272];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1274 = float(v1273);
-    const float v1275 = fma(v1270, v3, v1274);
-    const bfloat v1276 = bfloat(v1275);
-    out[v1272] = v1276;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1277 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1279 = v350 + v1277;
-  const uint v1280 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1282 = v353 + v1280;
-  const bool v1283 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1284 = v1282 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v22.m[3][5].thread_elements()[0];
-    const uint v1287 = v1279 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1288 = v1287 + v1282;
-    const bfloat v1289 = residual[v1288];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1290 = float(v1289);
-    const float v1291 = fma(v1286, v3, v1290);
-    const bfloat v1292 = bfloat(v1291);
-    out[v1288] = v1292;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1293 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1295 = v350 + v1293;
-  const uint v1296 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1298 = v353 + v1296;
-  const bool v1299 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1300 = v1298 < v1;
-  const bool v1301 = v1299 && v1300;
-  if (v1301) {
-    const float v1302 = v22.m[3][5].thread_elements()[1];
-    const uint v1303 = v1295 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1304 = v1303 + v1298;
-    const bfloat v1305 = residual[v1304];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1306 = float(v1305);
-    const float v1307 = fma(v1302, v3, v1306);
-    const bfloat v1308 = bfloat(v1307);
-    out[v1304] = v1308;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1309 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1311 = v350 + v1309;
-  const uint v1312 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1314 = v353 + v1312;
-  const bool v1315 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1316 = v1314 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v22.m[3][6].thread_elements()[0];
-    const uint v1319 = v1311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1320 = v1319 + v1314;
-    const bfloat v1321 = residual[v1320];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1322 = float(v1321);
-    const float v1323 = fma(v1318, v3, v1322);
-    const bfloat v1324 = bfloat(v1323);
-    out[v1320] = v1324;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1325 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1327 = v350 + v1325;
-  const uint v1328 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1330 = v353 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1332 = v1330 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v22.m[3][6].thread_elements()[1];
-    const uint v1335 = v1327 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1336 = v1335 + v1330;
-    const bfloat v1337 = residual[v1336];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1338 = float(v1337);
-    const float v1339 = fma(v1334, v3, v1338);
-    const bfloat v1340 = bfloat(v1339);
-    out[v1336] = v1340;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1341 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1343 = v350 + v1341;
-  const uint v1344 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1346 = v353 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v22.m[3][7].thread_elements()[0];
-    const uint v1351 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1352 = v1351 + v1346;
-    const bfloat v1353 = residual[v1352];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1354 = float(v1353);
-    const float v1355 = fma(v1350, v3, v1354);
-    const bfloat v1356 = bfloat(v1355);
-    out[v1352] = v1356;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1359 = v350 + v1357;
-  const uint v1360 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1362 = v353 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1364 = v1362 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v22.m[3][7].thread_elements()[1];
-    const uint v1367 = v1359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1368 = v1367 + v1362;
-    const bfloat v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1370 = float(v1369);
-    const float v1371 = fma(v1366, v3, v1370);
-    const bfloat v1372 = bfloat(v1371);
-    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1373 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1375 = v350 + v1373;
-  const uint v1376 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1378 = v353 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1380 = v1378 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v22.m[4][0].thread_elements()[0];
-    const uint v1383 = v1375 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1384 = v1383 + v1378;
-    const bfloat v1385 = residual[v1384];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1386 = float(v1385);
-    const float v1387 = fma(v1382, v3, v1386);
-    const bfloat v1388 = bfloat(v1387);
-    out[v1384] = v1388;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1389 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1391 = v350 + v1389;
-  const uint v1392 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1394 = v353 + v1392;
-  const bool v1395 = v1391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1396 = v1394 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v22.m[4][0].thread_elements()[1];
-    const uint v1399 = v1391 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1400 = v1399 + v1394;
-    const bfloat v1401 = residual[v1400];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1402 = float(v1401);
-    const float v1403 = fma(v1398, v3, v1402);
-    const bfloat v1404 = bfloat(v1403);
-    out[v1400] = v1404;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1405 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1407 = v350 + v1405;
-  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1410 = v353 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v22.m[4][1].thread_elements()[0];
-    const uint v1415 = v1407 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1416 = v1415 + v1410;
-    const bfloat v1417 = residual[v1416];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1418 = float(v1417);
-    const float v1419 = fma(v1414, v3, v1418);
-    const bfloat v1420 = bfloat(v1419);
-    out[v1416] = v1420;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1423 = v350 + v1421;
-  const uint v1424 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1426 = v353 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1428 = v1426 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v22.m[4][1].thread_elements()[1];
-    const uint v1431 = v1423 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1432 = v1431 + v1426;
-    const bfloat v1433 = residual[v1432];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1434 = float(v1433);
-    const float v1435 = fma(v1430, v3, v1434);
-    const bfloat v1436 = bfloat(v1435);
-    out[v1432] = v1436;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1437 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1439 = v350 + v1437;
-  const uint v1440 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1442 = v353 + v1440;
-  const bool v1443 = v1439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1444 = v1442 < v1;
-  const bool v1445 = v1443 && v1444;
-  if (v1445) {
-    const float v1446 = v22.m[4][2].thread_elements()[0];
-    const uint v1447 = v1439 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1448 = v1447 + v1442;
-    const bfloat v1449 = residual[v1448];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1450 = float(v1449);
-    const float v1451 = fma(v1446, v3, v1450);
-    const bfloat v1452 = bfloat(v1451);
-    out[v1448] = v1452;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1453 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1455 = v350 + v1453;
-  const uint v1456 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1458 = v353 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1460 = v1458 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v22.m[4][2].thread_elements()[1];
-    const uint v1463 = v1455 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1464 = v1463 + v1458;
-    const bfloat v1465 = residual[v1464];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1466 = float(v1465);
-    const float v1467 = fma(v1462, v3, v1466);
-    const bfloat v1468 = bfloat(v1467);
-    out[v1464] = v1468;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1469 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1471 = v350 + v1469;
-  const uint v1472 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1474 = v353 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v22.m[4][3].thread_elements()[0];
-    const uint v1479 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1480 = v1479 + v1474;
-    const bfloat v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1482 = float(v1481);
-    const float v1483 = fma(v1478, v3, v1482);
-    const bfloat v1484 = bfloat(v1483);
-    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1485 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1487 = v350 + v1485;
-  const uint v1488 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1490 = v353 + v1488;
-  const bool v1491 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1492 = v1490 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v22.m[4][3].thread_elements()[1];
-    const uint v1495 = v1487 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1496 = v1495 + v1490;
-    const bfloat v1497 = residual[v1496];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1498 = float(v1497);
-    const float v1499 = fma(v1494, v3, v1498);
-    const bfloat v1500 = bfloat(v1499);
-    out[v1496] = v1500;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1501 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1503 = v350 + v1501;
-  const uint v1504 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1506 = v353 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1508 = v1506 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v22.m[4][4].thread_elements()[0];
-    const uint v1511 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1512 = v1511 + v1506;
-    const bfloat v1513 = residual[v1512];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1514 = float(v1513);
-    const float v1515 = fma(v1510, v3, v1514);
-    const bfloat v1516 = bfloat(v1515);
-    out[v1512] = v1516;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1517 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1519 = v350 + v1517;
-  const uint v1520 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1522 = v353 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1524 = v1522 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v22.m[4][4].thread_elements()[1];
-    const uint v1527 = v1519 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1528 = v1527 + v1522;
-    const bfloat v1529 = residual[v1528];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1530 = float(v1529);
-    const float v1531 = fma(v1526, v3, v1530);
-    const bfloat v1532 = bfloat(v1531);
-    out[v1528] = v1532;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1533 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1535 = v350 + v1533;
-  const uint v1536 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1538 = v353 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v22.m[4][5].thread_elements()[0];
-    const uint v1543 = v1535 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1544 = v1543 + v1538;
-    const bfloat v1545 = residual[v1544];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1546 = float(v1545);
-    const float v1547 = fma(v1542, v3, v1546);
-    const bfloat v1548 = bfloat(v1547);
-    out[v1544] = v1548;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1549 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1551 = v350 + v1549;
-  const uint v1552 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1554 = v353 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v22.m[4][5].thread_elements()[1];
-    const uint v1559 = v1551 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1560 = v1559 + v1554;
-    const bfloat v1561 = residual[v1560];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1562 = float(v1561);
-    const float v1563 = fma(v1558, v3, v1562);
-    const bfloat v1564 = bfloat(v1563);
-    out[v1560] = v1564;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1565 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1567 = v350 + v1565;
-  const uint v1568 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1570 = v353 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1572 = v1570 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v22.m[4][6].thread_elements()[0];
-    const uint v1575 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1576 = v1575 + v1570;
-    const bfloat v1577 = residual[v1576];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1578 = float(v1577);
-    const float v1579 = fma(v1574, v3, v1578);
-    const bfloat v1580 = bfloat(v1579);
-    out[v1576] = v1580;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1581 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1583 = v350 + v1581;
-  const uint v1584 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1586 = v353 + v1584;
-  const bool v1587 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1588 = v1586 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v22.m[4][6].thread_elements()[1];
-    const uint v1591 = v1583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1592 = v1591 + v1586;
-    const bfloat v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1594 = float(v1593);
-    const float v1595 = fma(v1590, v3, v1594);
-    const bfloat v1596 = bfloat(v1595);
-    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1597 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1599 = v350 + v1597;
-  const uint v1600 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1602 = v353 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1604 = v1602 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v22.m[4][7].thread_elements()[0];
-    const uint v1607 = v1599 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1608 = v1607 + v1602;
-    const bfloat v1609 = residual[v1608];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1610 = float(v1609);
-    const float v1611 = fma(v1606, v3, v1610);
-    const bfloat v1612 = bfloat(v1611);
-    out[v1608] = v1612;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1613 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1615 = v350 + v1613;
-  const uint v1616 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1618 = v353 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v22.m[4][7].thread_elements()[1];
-    const uint v1623 = v1615 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1624 = v1623 + v1618;
-    const bfloat v1625 = residual[v1624];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1626 = float(v1625);
-    const float v1627 = fma(v1622, v3, v1626);
-    const bfloat v1628 = bfloat(v1627);
-    out[v1624] = v1628;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1629 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1631 = v350 + v1629;
-  const uint v1632 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1634 = v353 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1636 = v1634 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v22.m[5][0].thread_elements()[0];
-    const uint v1639 = v1631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1640 = v1639 + v1634;
-    const bfloat v1641 = residual[v1640];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1642 = float(v1641);
-    const float v1643 = fma(v1638, v3, v1642);
-    const bfloat v1644 = bfloat(v1643);
-    out[v1640] = v1644;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1645 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1647 = v350 + v1645;
-  const uint v1648 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1650 = v353 + v1648;
-  const bool v1651 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v22.m[5][0].thread_elements()[1];
-    const uint v1655 = v1647 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1656 = v1655 + v1650;
-    const bfloat v1657 = residual[v1656];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1658 = float(v1657);
-    const float v1659 = fma(v1654, v3, v1658);
-    const bfloat v1660 = bfloat(v1659);
-    out[v1656] = v1660;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1661 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1663 = v350 + v1661;
-  const uint v1664 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1666 = v353 + v1664;
-  const bool v1667 = v1663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1668 = v1666 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v22.m[5][1].thread_elements()[0];
-    const uint v1671 = v1663 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1672 = v1671 + v1666;
-    const bfloat v1673 = residual[v1672];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1674 = float(v1673);
-    const float v1675 = fma(v1670, v3, v1674);
-    const bfloat v1676 = bfloat(v1675);
-    out[v1672] = v1676;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1677 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1679 = v350 + v1677;
-  const uint v1680 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1682 = v353 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v22.m[5][1].thread_elements()[1];
-    const uint v1687 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1688 = v1687 + v1682;
-    const bfloat v1689 = residual[v1688];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1690 = float(v1689);
-    const float v1691 = fma(v1686, v3, v1690);
-    const bfloat v1692 = bfloat(v1691);
-    out[v1688] = v1692;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1693 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1695 = v350 + v1693;
-  const uint v1696 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1698 = v353 + v1696;
-  const bool v1699 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1700 = v1698 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v22.m[5][2].thread_elements()[0];
-    const uint v1703 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1704 = v1703 + v1698;
-    const bfloat v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1706 = float(v1705);
-    const float v1707 = fma(v1702, v3, v1706);
-    const bfloat v1708 = bfloat(v1707);
-    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1709 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1711 = v350 + v1709;
-  const uint v1712 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1714 = v353 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v22.m[5][2].thread_elements()[1];
-    const uint v1719 = v1711 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1720 = v1719 + v1714;
-    const bfloat v1721 = residual[v1720];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1722 = float(v1721);
-    const float v1723 = fma(v1718, v3, v1722);
-    const bfloat v1724 = bfloat(v1723);
-    out[v1720] = v1724;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1725 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1727 = v350 + v1725;
-  const uint v1728 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1730 = v353 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v22.m[5][3].thread_elements()[0];
-    const uint v1735 = v1727 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1736 = v1735 + v1730;
-    const bfloat v1737 = residual[v1736];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1738 = float(v1737);
-    const float v1739 = fma(v1734, v3, v1738);
-    const bfloat v1740 = bfloat(v1739);
-    out[v1736] = v1740;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1741 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1743 = v350 + v1741;
-  const uint v1744 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1746 = v353 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1748 = v1746 < v1;
-  const bool v1749 = v1747 && v1748;
-  if (v1749) {
-    const float v1750 = v22.m[5][3].thread_elements()[1];
-    const uint v1751 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1752 = v1751 + v1746;
-    const bfloat v1753 = residual[v1752];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1754 = float(v1753);
-    const float v1755 = fma(v1750, v3, v1754);
-    const bfloat v1756 = bfloat(v1755);
-    out[v1752] = v1756;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1757 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1759 = v350 + v1757;
-  const uint v1760 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1762 = v353 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v22.m[5][4].thread_elements()[0];
-    const uint v1767 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1768 = v1767 + v1762;
-    const bfloat v1769 = residual[v1768];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1770 = float(v1769);
-    const float v1771 = fma(v1766, v3, v1770);
-    const bfloat v1772 = bfloat(v1771);
-    out[v1768] = v1772;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1773 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1775 = v350 + v1773;
-  const uint v1776 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1778 = v353 + v1776;
-  const bool v1779 = v1775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1780 = v1778 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v22.m[5][4].thread_elements()[1];
-    const uint v1783 = v1775 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1784 = v1783 + v1778;
-    const bfloat v1785 = residual[v1784];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1786 = float(v1785);
-    const float v1787 = fma(v1782, v3, v1786);
-    const bfloat v1788 = bfloat(v1787);
-    out[v1784] = v1788;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1789 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1791 = v350 + v1789;
-  const uint v1792 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1794 = v353 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1796 = v1794 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v22.m[5][5].thread_elements()[0];
-    const uint v1799 = v1791 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1800 = v1799 + v1794;
-    const bfloat v1801 = residual[v1800];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1802 = float(v1801);
-    const float v1803 = fma(v1798, v3, v1802);
-    const bfloat v1804 = bfloat(v1803);
-    out[v1800] = v1804;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1805 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1807 = v350 + v1805;
-  const uint v1808 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1810 = v353 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v22.m[5][5].thread_elements()[1];
-    const uint v1815 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1816 = v1815 + v1810;
-    const bfloat v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1818 = float(v1817);
-    const float v1819 = fma(v1814, v3, v1818);
-    const bfloat v1820 = bfloat(v1819);
-    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1821 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1823 = v350 + v1821;
-  const uint v1824 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1826 = v353 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v22.m[5][6].thread_elements()[0];
-    const uint v1831 = v1823 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1832 = v1831 + v1826;
-    const bfloat v1833 = residual[v1832];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1834 = float(v1833);
-    const float v1835 = fma(v1830, v3, v1834);
-    const bfloat v1836 = bfloat(v1835);
-    out[v1832] = v1836;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1837 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1839 = v350 + v1837;
-  const uint v1840 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1842 = v353 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1844 = v1842 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v22.m[5][6].thread_elements()[1];
-    const uint v1847 = v1839 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1848 = v1847 + v1842;
-    const bfloat v1849 = residual[v1848];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1850 = float(v1849);
-    const float v1851 = fma(v1846, v3, v1850);
-    const bfloat v1852 = bfloat(v1851);
-    out[v1848] = v1852;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1853 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1855 = v350 + v1853;
-  const uint v1856 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1858 = v353 + v1856;
-  const bool v1859 = v1855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1860 = v1858 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v22.m[5][7].thread_elements()[0];
-    const uint v1863 = v1855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1864 = v1863 + v1858;
-    const bfloat v1865 = residual[v1864];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1866 = float(v1865);
-    const float v1867 = fma(v1862, v3, v1866);
-    const bfloat v1868 = bfloat(v1867);
-    out[v1864] = v1868;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1869 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1871 = v350 + v1869;
-  const uint v1872 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1874 = v353 + v1872;
-  const bool v1875 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1876 = v1874 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v22.m[5][7].thread_elements()[1];
-    const uint v1879 = v1871 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1880 = v1879 + v1874;
-    const bfloat v1881 = residual[v1880];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1882 = float(v1881);
-    const float v1883 = fma(v1878, v3, v1882);
-    const bfloat v1884 = bfloat(v1883);
-    out[v1880] = v1884;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1885 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1887 = v350 + v1885;
-  const uint v1888 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1890 = v353 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v22.m[6][0].thread_elements()[0];
-    const uint v1895 = v1887 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1896 = v1895 + v1890;
-    const bfloat v1897 = residual[v1896];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1898 = float(v1897);
-    const float v1899 = fma(v1894, v3, v1898);
-    const bfloat v1900 = bfloat(v1899);
-    out[v1896] = v1900;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1901 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1903 = v350 + v1901;
-  const uint v1904 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1906 = v353 + v1904;
-  const bool v1907 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1908 = v1906 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v22.m[6][0].thread_elements()[1];
-    const uint v1911 = v1903 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1912 = v1911 + v1906;
-    const bfloat v1913 = residual[v1912];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1914 = float(v1913);
-    const float v1915 = fma(v1910, v3, v1914);
-    const bfloat v1916 = bfloat(v1915);
-    out[v1912] = v1916;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1917 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1919 = v350 + v1917;
-  const uint v1920 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1922 = v353 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v22.m[6][1].thread_elements()[0];
-    const uint v1927 = v1919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1928 = v1927 + v1922;
-    const bfloat v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1930 = float(v1929);
-    const float v1931 = fma(v1926, v3, v1930);
-    const bfloat v1932 = bfloat(v1931);
-    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1933 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1935 = v350 + v1933;
-  const uint v1936 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1938 = v353 + v1936;
-  const bool v1939 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v22.m[6][1].thread_elements()[1];
-    const uint v1943 = v1935 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1944 = v1943 + v1938;
-    const bfloat v1945 = residual[v1944];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1946 = float(v1945);
-    const float v1947 = fma(v1942, v3, v1946);
-    const bfloat v1948 = bfloat(v1947);
-    out[v1944] = v1948;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1949 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1951 = v350 + v1949;
-  const uint v1952 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1954 = v353 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v22.m[6][2].thread_elements()[0];
-    const uint v1959 = v1951 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1960 = v1959 + v1954;
-    const bfloat v1961 = residual[v1960];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1962 = float(v1961);
-    const float v1963 = fma(v1958, v3, v1962);
-    const bfloat v1964 = bfloat(v1963);
-    out[v1960] = v1964;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1965 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1967 = v350 + v1965;
-  const uint v1968 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1970 = v353 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v22.m[6][2].thread_elements()[1];
-    const uint v1975 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1976 = v1975 + v1970;
-    const bfloat v1977 = residual[v1976];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1978 = float(v1977);
-    const float v1979 = fma(v1974, v3, v1978);
-    const bfloat v1980 = bfloat(v1979);
-    out[v1976] = v1980;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1981 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1983 = v350 + v1981;
-  const uint v1984 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1986 = v353 + v1984;
-  const bool v1987 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1988 = v1986 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v22.m[6][3].thread_elements()[0];
-    const uint v1991 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1992 = v1991 + v1986;
-    const bfloat v1993 = residual[v1992];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1994 = float(v1993);
-    const float v1995 = fma(v1990, v3, v1994);
-    const bfloat v1996 = bfloat(v1995);
-    out[v1992] = v1996;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1997 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1999 = v350 + v1997;
-  const uint v2000 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2002 = v353 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2004 = v2002 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v22.m[6][3].thread_elements()[1];
-    const uint v2007 = v1999 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2008 = v2007 + v2002;
-    const bfloat v2009 = residual[v2008];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2010 = float(v2009);
-    const float v2011 = fma(v2006, v3, v2010);
-    const bfloat v2012 = bfloat(v2011);
-    out[v2008] = v2012;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2013 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2015 = v350 + v2013;
-  const uint v2016 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2018 = v353 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2020 = v2018 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v22.m[6][4].thread_elements()[0];
-    const uint v2023 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2024 = v2023 + v2018;
-    const bfloat v2025 = residual[v2024];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2026 = float(v2025);
-    const float v2027 = fma(v2022, v3, v2026);
-    const bfloat v2028 = bfloat(v2027);
-    out[v2024] = v2028;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2029 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2031 = v350 + v2029;
-  const uint v2032 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2034 = v353 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v22.m[6][4].thread_elements()[1];
-    const uint v2039 = v2031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2040 = v2039 + v2034;
-    const bfloat v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2042 = float(v2041);
-    const float v2043 = fma(v2038, v3, v2042);
-    const bfloat v2044 = bfloat(v2043);
-    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2045 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2047 = v350 + v2045;
-  const uint v2048 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2050 = v353 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v22.m[6][5].thread_elements()[0];
-    const uint v2055 = v2047 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2056 = v2055 + v2050;
-    const bfloat v2057 = residual[v2056];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2058 = float(v2057);
-    const float v2059 = fma(v2054, v3, v2058);
-    const bfloat v2060 = bfloat(v2059);
-    out[v2056] = v2060;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2061 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2063 = v350 + v2061;
-  const uint v2064 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2066 = v353 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2068 = v2066 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v22.m[6][5].thread_elements()[1];
-    const uint v2071 = v2063 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2072 = v2071 + v2066;
-    const bfloat v2073 = residual[v2072];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2074 = float(v2073);
-    const float v2075 = fma(v2070, v3, v2074);
-    const bfloat v2076 = bfloat(v2075);
-    out[v2072] = v2076;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2077 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2079 = v350 + v2077;
-  const uint v2080 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2082 = v353 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v22.m[6][6].thread_elements()[0];
-    const uint v2087 = v2079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2088 = v2087 + v2082;
-    const bfloat v2089 = residual[v2088];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2090 = float(v2089);
-    const float v2091 = fma(v2086, v3, v2090);
-    const bfloat v2092 = bfloat(v2091);
-    out[v2088] = v2092;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2093 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2095 = v350 + v2093;
-  const uint v2096 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2098 = v353 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v22.m[6][6].thread_elements()[1];
-    const uint v2103 = v2095 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2104 = v2103 + v2098;
-    const bfloat v2105 = residual[v2104];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2106 = float(v2105);
-    const float v2107 = fma(v2102, v3, v2106);
-    const bfloat v2108 = bfloat(v2107);
-    out[v2104] = v2108;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2109 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2111 = v350 + v2109;
-  const uint v2112 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2114 = v353 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2116 = v2114 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v22.m[6][7].thread_elements()[0];
-    const uint v2119 = v2111 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2120 = v2119 + v2114;
-    const bfloat v2121 = residual[v2120];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2122 = float(v2121);
-    const float v2123 = fma(v2118, v3, v2122);
-    const bfloat v2124 = bfloat(v2123);
-    out[v2120] = v2124;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2125 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2127 = v350 + v2125;
-  const uint v2128 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2130 = v353 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2132 = v2130 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v22.m[6][7].thread_elements()[1];
-    const uint v2135 = v2127 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2136 = v2135 + v2130;
-    const bfloat v2137 = residual[v2136];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2138 = float(v2137);
-    const float v2139 = fma(v2134, v3, v2138);
-    const bfloat v2140 = bfloat(v2139);
-    out[v2136] = v2140;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2141 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2143 = v350 + v2141;
-  const uint v2144 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2146 = v353 + v2144;
-  const bool v2147 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2148 = v2146 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v22.m[7][0].thread_elements()[0];
-    const uint v2151 = v2143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2152 = v2151 + v2146;
-    const bfloat v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2154 = float(v2153);
-    const float v2155 = fma(v2150, v3, v2154);
-    const bfloat v2156 = bfloat(v2155);
-    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2157 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2159 = v350 + v2157;
-  const uint v2160 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2162 = v353 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2164 = v2162 < v1;
-  const bool v2165 = v2163 && v2164;
-  if (v2165) {
-    const float v2166 = v22.m[7][0].thread_elements()[1];
-    const uint v2167 = v2159 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2168 = v2167 + v2162;
-    const bfloat v2169 = residual[v2168];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2170 = float(v2169);
-    const float v2171 = fma(v2166, v3, v2170);
-    const bfloat v2172 = bfloat(v2171);
-    out[v2168] = v2172;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2173 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2175 = v350 + v2173;
-  const uint v2176 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2178 = v353 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v22.m[7][1].thread_elements()[0];
-    const uint v2183 = v2175 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2184 = v2183 + v2178;
-    const bfloat v2185 = residual[v2184];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2186 = float(v2185);
-    const float v2187 = fma(v2182, v3, v2186);
-    const bfloat v2188 = bfloat(v2187);
-    out[v2184] = v2188;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2189 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2191 = v350 + v2189;
-  const uint v2192 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2194 = v353 + v2192;
-  const bool v2195 = v2191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v22.m[7][1].thread_elements()[1];
-    const uint v2199 = v2191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2200 = v2199 + v2194;
-    const bfloat v2201 = residual[v2200];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2202 = float(v2201);
-    const float v2203 = fma(v2198, v3, v2202);
-    const bfloat v2204 = bfloat(v2203);
-    out[v2200] = v2204;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2205 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2207 = v350 + v2205;
-  const uint v2208 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2210 = v353 + v2208;
-  const bool v2211 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2212 = v2210 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v22.m[7][2].thread_elements()[0];
-    const uint v2215 = v2207 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2216 = v2215 + v2210;
-    const bfloat v2217 = residual[v2216];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2218 = float(v2217);
-    const float v2219 = fma(v2214, v3, v2218);
-    const bfloat v2220 = bfloat(v2219);
-    out[v2216] = v2220;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2221 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2223 = v350 + v2221;
-  const uint v2224 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2226 = v353 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2228 = v2226 < v1;
-  const bool v2229 = v2227 && v2228;
-  if (v2229) {
-    const float v2230 = v22.m[7][2].thread_elements()[1];
-    const uint v2231 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2232 = v2231 + v2226;
-    const bfloat v2233 = residual[v2232];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2234 = float(v2233);
-    const float v2235 = fma(v2230, v3, v2234);
-    const bfloat v2236 = bfloat(v2235);
-    out[v2232] = v2236;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2237 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2239 = v350 + v2237;
-  const uint v2240 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2242 = v353 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v22.m[7][3].thread_elements()[0];
-    const uint v2247 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2248 = v2247 + v2242;
-    const bfloat v2249 = residual[v2248];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2250 = float(v2249);
-    const float v2251 = fma(v2246, v3, v2250);
-    const bfloat v2252 = bfloat(v2251);
-    out[v2248] = v2252;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2253 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2255 = v350 + v2253;
-  const uint v2256 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2258 = v353 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v22.m[7][3].thread_elements()[1];
-    const uint v2263 = v2255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2264 = v2263 + v2258;
-    const bfloat v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2266 = float(v2265);
-    const float v2267 = fma(v2262, v3, v2266);
-    const bfloat v2268 = bfloat(v2267);
-    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2269 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2271 = v350 + v2269;
-  const uint v2272 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2274 = v353 + v2272;
-  const bool v2275 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2276 = v2274 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v22.m[7][4].thread_elements()[0];
-    const uint v2279 = v2271 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2280 = v2279 + v2274;
-    const bfloat v2281 = residual[v2280];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2282 = float(v2281);
-    const float v2283 = fma(v2278, v3, v2282);
-    const bfloat v2284 = bfloat(v2283);
-    out[v2280] = v2284;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2285 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2287 = v350 + v2285;
-  const uint v2288 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2290 = v353 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v22.m[7][4].thread_elements()[1];
-    const uint v2295 = v2287 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2296 = v2295 + v2290;
-    const bfloat v2297 = residual[v2296];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2298 = float(v2297);
-    const float v2299 = fma(v2294, v3, v2298);
-    const bfloat v2300 = bfloat(v2299);
-    out[v2296] = v2300;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2301 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2303 = v350 + v2301;
-  const uint v2304 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2306 = v353 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v22.m[7][5].thread_elements()[0];
-    const uint v2311 = v2303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2312 = v2311 + v2306;
-    const bfloat v2313 = residual[v2312];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2314 = float(v2313);
-    const float v2315 = fma(v2310, v3, v2314);
-    const bfloat v2316 = bfloat(v2315);
-    out[v2312] = v2316;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2317 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2319 = v350 + v2317;
-  const uint v2320 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2322 = v353 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2324 = v2322 < v1;
-  const bool v2325 = v2323 && v2324;
-  if (v2325) {
-    const float v2326 = v22.m[7][5].thread_elements()[1];
-    const uint v2327 = v2319 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2328 = v2327 + v2322;
-    const bfloat v2329 = residual[v2328];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2330 = float(v2329);
-    const float v2331 = fma(v2326, v3, v2330);
-    const bfloat v2332 = bfloat(v2331);
-    out[v2328] = v2332;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2333 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2335 = v350 + v2333;
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2338 = v353 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2340 = v2338 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v22.m[7][6].thread_elements()[0];
-    const uint v2343 = v2335 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2344 = v2343 + v2338;
-    const bfloat v2345 = residual[v2344];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2346 = float(v2345);
-    const float v2347 = fma(v2342, v3, v2346);
-    const bfloat v2348 = bfloat(v2347);
-    out[v2344] = v2348;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2349 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2351 = v350 + v2349;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2354 = v353 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v22.m[7][6].thread_elements()[1];
-    const uint v2359 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2360 = v2359 + v2354;
-    const bfloat v2361 = residual[v2360];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2362 = float(v2361);
-    const float v2363 = fma(v2358, v3, v2362);
-    const bfloat v2364 = bfloat(v2363);
-    out[v2360] = v2364;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2367 = v350 + v2365;
-  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2370 = v353 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2372 = v2370 < v1;
-  const bool v2373 = v2371 && v2372;
-  if (v2373) {
-    const float v2374 = v22.m[7][7].thread_elements()[0];
-    const uint v2375 = v2367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2376 = v2375 + v2370;
-    const bfloat v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2378 = float(v2377);
-    const float v2379 = fma(v2374, v3, v2378);
-    const bfloat v2380 = bfloat(v2379);
-    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2383 = v350 + v2381;
-  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2386 = v353 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v22.m[7][7].thread_elements()[1];
-    const uint v2391 = v2383 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2392 = v2391 + v2386;
-    const bfloat v2393 = residual[v2392];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2394 = float(v2393);
-    const float v2395 = fma(v2390, v3, v2394);
-    const bfloat v2396 = bfloat(v2395);
-    out[v2392] = v2396;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v366 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v367 = v24 + v33;
+  const uint v368 = v367 + v366;
+  const uint v369 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v370 = v28 + v37;
+  const uint v371 = v370 + v369;
+  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v373 = v371 < v1;
+  const bool v374 = v372 && v373;
+  if (v374) {
+    const float v375 = v39.m[0][0].thread_elements()[0];
+    const uint v376 = v368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v377 = v376 + v371;
+    const bfloat v378 = residual[v377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v379 = float(v378);
+    const float v380 = fma(v375, v3, v379);
+    const bfloat v381 = bfloat(v380);
+    out[v377] = v381;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v382 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v384 = v367 + v382;
+  const uint v385 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v387 = v370 + v385;
+  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v389 = v387 < v1;
+  const bool v390 = v388 && v389;
+  if (v390) {
+    const float v391 = v39.m[0][0].thread_elements()[1];
+    const uint v392 = v384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v393 = v392 + v387;
+    const bfloat v394 = residual[v393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v395 = float(v394);
+    const float v396 = fma(v391, v3, v395);
+    const bfloat v397 = bfloat(v396);
+    out[v393] = v397;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v398 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v400 = v367 + v398;
+  const uint v401 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v403 = v370 + v401;
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v405 = v403 < v1;
+  const bool v406 = v404 && v405;
+  if (v406) {
+    const float v407 = v39.m[0][1].thread_elements()[0];
+    const uint v408 = v400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v409 = v408 + v403;
+    const bfloat v410 = residual[v409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v411 = float(v410);
+    const float v412 = fma(v407, v3, v411);
+    const bfloat v413 = bfloat(v412);
+    out[v409] = v413;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v414 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v416 = v367 + v414;
+  const uint v417 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v419 = v370 + v417;
+  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v421 = v419 < v1;
+  const bool v422 = v420 && v421;
+  if (v422) {
+    const float v423 = v39.m[0][1].thread_elements()[1];
+    const uint v424 = v416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v425 = v424 + v419;
+    const bfloat v426 = residual[v425];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v427 = float(v426);
+    const float v428 = fma(v423, v3, v427);
+    const bfloat v429 = bfloat(v428);
+    out[v425] = v429;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v430 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v432 = v367 + v430;
+  const uint v433 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v435 = v370 + v433;
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v437 = v435 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v39.m[0][2].thread_elements()[0];
+    const uint v440 = v432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v441 = v440 + v435;
+    const bfloat v442 = residual[v441];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v443 = float(v442);
+    const float v444 = fma(v439, v3, v443);
+    const bfloat v445 = bfloat(v444);
+    out[v441] = v445;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v446 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v448 = v367 + v446;
+  const uint v449 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v451 = v370 + v449;
+  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v453 = v451 < v1;
+  const bool v454 = v452 && v453;
+  if (v454) {
+    const float v455 = v39.m[0][2].thread_elements()[1];
+    const uint v456 = v448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v457 = v456 + v451;
+    const bfloat v458 = residual[v457];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v459 = float(v458);
+    const float v460 = fma(v455, v3, v459);
+    const bfloat v461 = bfloat(v460);
+    out[v457] = v461;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v462 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v464 = v367 + v462;
+  const uint v465 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v467 = v370 + v465;
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v469 = v467 < v1;
+  const bool v470 = v468 && v469;
+  if (v470) {
+    const float v471 = v39.m[0][3].thread_elements()[0];
+    const uint v472 = v464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v473 = v472 + v467;
+    const bfloat v474 = residual[v473];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v475 = float(v474);
+    const float v476 = fma(v471, v3, v475);
+    const bfloat v477 = bfloat(v476);
+    out[v473] = v477;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v478 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v480 = v367 + v478;
+  const uint v481 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v483 = v370 + v481;
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v485 = v483 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v39.m[0][3].thread_elements()[1];
+    const uint v488 = v480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v489 = v488 + v483;
+    const bfloat v490 = residual[v489];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v491 = float(v490);
+    const float v492 = fma(v487, v3, v491);
+    const bfloat v493 = bfloat(v492);
+    out[v489] = v493;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v494 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v496 = v367 + v494;
+  const uint v497 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v499 = v370 + v497;
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v501 = v499 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v39.m[0][4].thread_elements()[0];
+    const uint v504 = v496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v505 = v504 + v499;
+    const bfloat v506 = residual[v505];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v507 = float(v506);
+    const float v508 = fma(v503, v3, v507);
+    const bfloat v509 = bfloat(v508);
+    out[v505] = v509;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v510 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v512 = v367 + v510;
+  const uint v513 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v515 = v370 + v513;
+  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v517 = v515 < v1;
+  const bool v518 = v516 && v517;
+  if (v518) {
+    const float v519 = v39.m[0][4].thread_elements()[1];
+    const uint v520 = v512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v521 = v520 + v515;
+    const bfloat v522 = residual[v521];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v523 = float(v522);
+    const float v524 = fma(v519, v3, v523);
+    const bfloat v525 = bfloat(v524);
+    out[v521] = v525;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v526 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v528 = v367 + v526;
+  const uint v529 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v531 = v370 + v529;
+  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v533 = v531 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v39.m[0][5].thread_elements()[0];
+    const uint v536 = v528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v537 = v536 + v531;
+    const bfloat v538 = residual[v537];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v539 = float(v538);
+    const float v540 = fma(v535, v3, v539);
+    const bfloat v541 = bfloat(v540);
+    out[v537] = v541;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v542 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v544 = v367 + v542;
+  const uint v545 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v547 = v370 + v545;
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v549 = v547 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v39.m[0][5].thread_elements()[1];
+    const uint v552 = v544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v553 = v552 + v547;
+    const bfloat v554 = residual[v553];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v555 = float(v554);
+    const float v556 = fma(v551, v3, v555);
+    const bfloat v557 = bfloat(v556);
+    out[v553] = v557;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v558 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v560 = v367 + v558;
+  const uint v561 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v563 = v370 + v561;
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v565 = v563 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v39.m[0][6].thread_elements()[0];
+    const uint v568 = v560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v569 = v568 + v563;
+    const bfloat v570 = residual[v569];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v571 = float(v570);
+    const float v572 = fma(v567, v3, v571);
+    const bfloat v573 = bfloat(v572);
+    out[v569] = v573;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v574 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v576 = v367 + v574;
+  const uint v577 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v579 = v370 + v577;
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v581 = v579 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v39.m[0][6].thread_elements()[1];
+    const uint v584 = v576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v585 = v584 + v579;
+    const bfloat v586 = residual[v585];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v587 = float(v586);
+    const float v588 = fma(v583, v3, v587);
+    const bfloat v589 = bfloat(v588);
+    out[v585] = v589;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v590 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v592 = v367 + v590;
+  const uint v593 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v595 = v370 + v593;
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v597 = v595 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v39.m[0][7].thread_elements()[0];
+    const uint v600 = v592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v601 = v600 + v595;
+    const bfloat v602 = residual[v601];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v603 = float(v602);
+    const float v604 = fma(v599, v3, v603);
+    const bfloat v605 = bfloat(v604);
+    out[v601] = v605;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v606 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v608 = v367 + v606;
+  const uint v609 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v611 = v370 + v609;
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v613 = v611 < v1;
+  const bool v614 = v612 && v613;
+  if (v614) {
+    const float v615 = v39.m[0][7].thread_elements()[1];
+    const uint v616 = v608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v617 = v616 + v611;
+    const bfloat v618 = residual[v617];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v619 = float(v618);
+    const float v620 = fma(v615, v3, v619);
+    const bfloat v621 = bfloat(v620);
+    out[v617] = v621;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v622 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v624 = v367 + v622;
+  const uint v625 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v627 = v370 + v625;
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.m[1][0].thread_elements()[0];
+    const uint v632 = v624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v633 = v632 + v627;
+    const bfloat v634 = residual[v633];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v635 = float(v634);
+    const float v636 = fma(v631, v3, v635);
+    const bfloat v637 = bfloat(v636);
+    out[v633] = v637;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v638 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v640 = v367 + v638;
+  const uint v641 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v643 = v370 + v641;
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.m[1][0].thread_elements()[1];
+    const uint v648 = v640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v649 = v648 + v643;
+    const bfloat v650 = residual[v649];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v651 = float(v650);
+    const float v652 = fma(v647, v3, v651);
+    const bfloat v653 = bfloat(v652);
+    out[v649] = v653;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v654 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v656 = v367 + v654;
+  const uint v657 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v659 = v370 + v657;
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.m[1][1].thread_elements()[0];
+    const uint v664 = v656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v665 = v664 + v659;
+    const bfloat v666 = residual[v665];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v667 = float(v666);
+    const float v668 = fma(v663, v3, v667);
+    const bfloat v669 = bfloat(v668);
+    out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v670 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v672 = v367 + v670;
+  const uint v673 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v675 = v370 + v673;
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.m[1][1].thread_elements()[1];
+    const uint v680 = v672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v681 = v680 + v675;
+    const bfloat v682 = residual[v681];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v683 = float(v682);
+    const float v684 = fma(v679, v3, v683);
+    const bfloat v685 = bfloat(v684);
+    out[v681] = v685;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v686 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v688 = v367 + v686;
+  const uint v689 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v691 = v370 + v689;
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.m[1][2].thread_elements()[0];
+    const uint v696 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v697 = v696 + v691;
+    const bfloat v698 = residual[v697];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v699 = float(v698);
+    const float v700 = fma(v695, v3, v699);
+    const bfloat v701 = bfloat(v700);
+    out[v697] = v701;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v702 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v704 = v367 + v702;
+  const uint v705 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v707 = v370 + v705;
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v709 = v707 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v39.m[1][2].thread_elements()[1];
+    const uint v712 = v704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v713 = v712 + v707;
+    const bfloat v714 = residual[v713];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v715 = float(v714);
+    const float v716 = fma(v711, v3, v715);
+    const bfloat v717 = bfloat(v716);
+    out[v713] = v717;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v718 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v720 = v367 + v718;
+  const uint v721 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v723 = v370 + v721;
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.m[1][3].thread_elements()[0];
+    const uint v728 = v720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v729 = v728 + v723;
+    const bfloat v730 = residual[v729];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v731 = float(v730);
+    const float v732 = fma(v727, v3, v731);
+    const bfloat v733 = bfloat(v732);
+    out[v729] = v733;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v734 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v736 = v367 + v734;
+  const uint v737 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v739 = v370 + v737;
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.m[1][3].thread_elements()[1];
+    const uint v744 = v736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v745 = v744 + v739;
+    const bfloat v746 = residual[v745];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v747 = float(v746);
+    const float v748 = fma(v743, v3, v747);
+    const bfloat v749 = bfloat(v748);
+    out[v745] = v749;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v750 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v752 = v367 + v750;
+  const uint v753 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v755 = v370 + v753;
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v39.m[1][4].thread_elements()[0];
+    const uint v760 = v752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v761 = v760 + v755;
+    const bfloat v762 = residual[v761];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v763 = float(v762);
+    const float v764 = fma(v759, v3, v763);
+    const bfloat v765 = bfloat(v764);
+    out[v761] = v765;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v766 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v768 = v367 + v766;
+  const uint v769 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v771 = v370 + v769;
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.m[1][4].thread_elements()[1];
+    const uint v776 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v777 = v776 + v771;
+    const bfloat v778 = residual[v777];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v779 = float(v778);
+    const float v780 = fma(v775, v3, v779);
+    const bfloat v781 = bfloat(v780);
+    out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v782 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v784 = v367 + v782;
+  const uint v785 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v787 = v370 + v785;
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.m[1][5].thread_elements()[0];
+    const uint v792 = v784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v793 = v792 + v787;
+    const bfloat v794 = residual[v793];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v795 = float(v794);
+    const float v796 = fma(v791, v3, v795);
+    const bfloat v797 = bfloat(v796);
+    out[v793] = v797;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v798 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v800 = v367 + v798;
+  const uint v801 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v803 = v370 + v801;
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v805 = v803 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v39.m[1][5].thread_elements()[1];
+    const uint v808 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v809 = v808 + v803;
+    const bfloat v810 = residual[v809];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v811 = float(v810);
+    const float v812 = fma(v807, v3, v811);
+    const bfloat v813 = bfloat(v812);
+    out[v809] = v813;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v814 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v816 = v367 + v814;
+  const uint v817 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v819 = v370 + v817;
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.m[1][6].thread_elements()[0];
+    const uint v824 = v816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v825 = v824 + v819;
+    const bfloat v826 = residual[v825];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v827 = float(v826);
+    const float v828 = fma(v823, v3, v827);
+    const bfloat v829 = bfloat(v828);
+    out[v825] = v829;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v830 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v832 = v367 + v830;
+  const uint v833 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v835 = v370 + v833;
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.m[1][6].thread_elements()[1];
+    const uint v840 = v832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v841 = v840 + v835;
+    const bfloat v842 = residual[v841];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v843 = float(v842);
+    const float v844 = fma(v839, v3, v843);
+    const bfloat v845 = bfloat(v844);
+    out[v841] = v845;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v846 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v848 = v367 + v846;
+  const uint v849 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v851 = v370 + v849;
+  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v853 = v851 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v39.m[1][7].thread_elements()[0];
+    const uint v856 = v848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v857 = v856 + v851;
+    const bfloat v858 = residual[v857];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v859 = float(v858);
+    const float v860 = fma(v855, v3, v859);
+    const bfloat v861 = bfloat(v860);
+    out[v857] = v861;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v862 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v864 = v367 + v862;
+  const uint v865 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v867 = v370 + v865;
+  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.m[1][7].thread_elements()[1];
+    const uint v872 = v864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v873 = v872 + v867;
+    const bfloat v874 = residual[v873];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v875 = float(v874);
+    const float v876 = fma(v871, v3, v875);
+    const bfloat v877 = bfloat(v876);
+    out[v873] = v877;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v878 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v880 = v367 + v878;
+  const uint v881 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v883 = v370 + v881;
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.m[2][0].thread_elements()[0];
+    const uint v888 = v880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v889 = v888 + v883;
+    const bfloat v890 = residual[v889];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v891 = float(v890);
+    const float v892 = fma(v887, v3, v891);
+    const bfloat v893 = bfloat(v892);
+    out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v894 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v896 = v367 + v894;
+  const uint v897 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v899 = v370 + v897;
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.m[2][0].thread_elements()[1];
+    const uint v904 = v896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v905 = v904 + v899;
+    const bfloat v906 = residual[v905];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v907 = float(v906);
+    const float v908 = fma(v903, v3, v907);
+    const bfloat v909 = bfloat(v908);
+    out[v905] = v909;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v910 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v912 = v367 + v910;
+  const uint v913 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v915 = v370 + v913;
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.m[2][1].thread_elements()[0];
+    const uint v920 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v921 = v920 + v915;
+    const bfloat v922 = residual[v921];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v923 = float(v922);
+    const float v924 = fma(v919, v3, v923);
+    const bfloat v925 = bfloat(v924);
+    out[v921] = v925;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v926 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v928 = v367 + v926;
+  const uint v929 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v931 = v370 + v929;
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.m[2][1].thread_elements()[1];
+    const uint v936 = v928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v937 = v936 + v931;
+    const bfloat v938 = residual[v937];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v939 = float(v938);
+    const float v940 = fma(v935, v3, v939);
+    const bfloat v941 = bfloat(v940);
+    out[v937] = v941;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v942 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v944 = v367 + v942;
+  const uint v945 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v947 = v370 + v945;
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v949 = v947 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v39.m[2][2].thread_elements()[0];
+    const uint v952 = v944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v953 = v952 + v947;
+    const bfloat v954 = residual[v953];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v955 = float(v954);
+    const float v956 = fma(v951, v3, v955);
+    const bfloat v957 = bfloat(v956);
+    out[v953] = v957;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v958 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v960 = v367 + v958;
+  const uint v961 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v963 = v370 + v961;
+  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.m[2][2].thread_elements()[1];
+    const uint v968 = v960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v969 = v968 + v963;
+    const bfloat v970 = residual[v969];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v971 = float(v970);
+    const float v972 = fma(v967, v3, v971);
+    const bfloat v973 = bfloat(v972);
+    out[v969] = v973;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v974 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v976 = v367 + v974;
+  const uint v977 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v979 = v370 + v977;
+  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.m[2][3].thread_elements()[0];
+    const uint v984 = v976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v985 = v984 + v979;
+    const bfloat v986 = residual[v985];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v987 = float(v986);
+    const float v988 = fma(v983, v3, v987);
+    const bfloat v989 = bfloat(v988);
+    out[v985] = v989;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v990 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v992 = v367 + v990;
+  const uint v993 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v995 = v370 + v993;
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.m[2][3].thread_elements()[1];
+    const uint v1000 = v992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1001 = v1000 + v995;
+    const bfloat v1002 = residual[v1001];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1003 = float(v1002);
+    const float v1004 = fma(v999, v3, v1003);
+    const bfloat v1005 = bfloat(v1004);
+    out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1006 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1008 = v367 + v1006;
+  const uint v1009 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1011 = v370 + v1009;
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.m[2][4].thread_elements()[0];
+    const uint v1016 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1017 = v1016 + v1011;
+    const bfloat v1018 = residual[v1017];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1019 = float(v1018);
+    const float v1020 = fma(v1015, v3, v1019);
+    const bfloat v1021 = bfloat(v1020);
+    out[v1017] = v1021;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1022 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1024 = v367 + v1022;
+  const uint v1025 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1027 = v370 + v1025;
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.m[2][4].thread_elements()[1];
+    const uint v1032 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1033 = v1032 + v1027;
+    const bfloat v1034 = residual[v1033];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1035 = float(v1034);
+    const float v1036 = fma(v1031, v3, v1035);
+    const bfloat v1037 = bfloat(v1036);
+    out[v1033] = v1037;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1038 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1040 = v367 + v1038;
+  const uint v1041 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1043 = v370 + v1041;
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1045 = v1043 < v1;
+  const bool v1046 = v1044 && v1045;
+  if (v1046) {
+    const float v1047 = v39.m[2][5].thread_elements()[0];
+    const uint v1048 = v1040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1049 = v1048 + v1043;
+    const bfloat v1050 = residual[v1049];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1051 = float(v1050);
+    const float v1052 = fma(v1047, v3, v1051);
+    const bfloat v1053 = bfloat(v1052);
+    out[v1049] = v1053;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1056 = v367 + v1054;
+  const uint v1057 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1059 = v370 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.m[2][5].thread_elements()[1];
+    const uint v1064 = v1056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1065 = v1064 + v1059;
+    const bfloat v1066 = residual[v1065];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1067 = float(v1066);
+    const float v1068 = fma(v1063, v3, v1067);
+    const bfloat v1069 = bfloat(v1068);
+    out[v1065] = v1069;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1070 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1072 = v367 + v1070;
+  const uint v1073 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1075 = v370 + v1073;
+  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.m[2][6].thread_elements()[0];
+    const uint v1080 = v1072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1081 = v1080 + v1075;
+    const bfloat v1082 = residual[v1081];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1083 = float(v1082);
+    const float v1084 = fma(v1079, v3, v1083);
+    const bfloat v1085 = bfloat(v1084);
+    out[v1081] = v1085;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1086 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1088 = v367 + v1086;
+  const uint v1089 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1091 = v370 + v1089;
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1093 = v1091 < v1;
+  const bool v1094 = v1092 && v1093;
+  if (v1094) {
+    const float v1095 = v39.m[2][6].thread_elements()[1];
+    const uint v1096 = v1088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1097 = v1096 + v1091;
+    const bfloat v1098 = residual[v1097];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1099 = float(v1098);
+    const float v1100 = fma(v1095, v3, v1099);
+    const bfloat v1101 = bfloat(v1100);
+    out[v1097] = v1101;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1102 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1104 = v367 + v1102;
+  const uint v1105 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1107 = v370 + v1105;
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.m[2][7].thread_elements()[0];
+    const uint v1112 = v1104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1113 = v1112 + v1107;
+    const bfloat v1114 = residual[v1113];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1115 = float(v1114);
+    const float v1116 = fma(v1111, v3, v1115);
+    const bfloat v1117 = bfloat(v1116);
+    out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1118 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1120 = v367 + v1118;
+  const uint v1121 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1123 = v370 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.m[2][7].thread_elements()[1];
+    const uint v1128 = v1120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1129 = v1128 + v1123;
+    const bfloat v1130 = residual[v1129];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1131 = float(v1130);
+    const float v1132 = fma(v1127, v3, v1131);
+    const bfloat v1133 = bfloat(v1132);
+    out[v1129] = v1133;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1134 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1136 = v367 + v1134;
+  const uint v1137 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1139 = v370 + v1137;
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1141 = v1139 < v1;
+  const bool v1142 = v1140 && v1141;
+  if (v1142) {
+    const float v1143 = v39.m[3][0].thread_elements()[0];
+    const uint v1144 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1145 = v1144 + v1139;
+    const bfloat v1146 = residual[v1145];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1147 = float(v1146);
+    const float v1148 = fma(v1143, v3, v1147);
+    const bfloat v1149 = bfloat(v1148);
+    out[v1145] = v1149;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1150 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1152 = v367 + v1150;
+  const uint v1153 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1155 = v370 + v1153;
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.m[3][0].thread_elements()[1];
+    const uint v1160 = v1152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1161 = v1160 + v1155;
+    const bfloat v1162 = residual[v1161];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1163 = float(v1162);
+    const float v1164 = fma(v1159, v3, v1163);
+    const bfloat v1165 = bfloat(v1164);
+    out[v1161] = v1165;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1166 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1168 = v367 + v1166;
+  const uint v1169 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1171 = v370 + v1169;
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.m[3][1].thread_elements()[0];
+    const uint v1176 = v1168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1177 = v1176 + v1171;
+    const bfloat v1178 = residual[v1177];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1179 = float(v1178);
+    const float v1180 = fma(v1175, v3, v1179);
+    const bfloat v1181 = bfloat(v1180);
+    out[v1177] = v1181;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1182 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1184 = v367 + v1182;
+  const uint v1185 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1187 = v370 + v1185;
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1189 = v1187 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v39.m[3][1].thread_elements()[1];
+    const uint v1192 = v1184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1193 = v1192 + v1187;
+    const bfloat v1194 = residual[v1193];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1195 = float(v1194);
+    const float v1196 = fma(v1191, v3, v1195);
+    const bfloat v1197 = bfloat(v1196);
+    out[v1193] = v1197;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1198 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1200 = v367 + v1198;
+  const uint v1201 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1203 = v370 + v1201;
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.m[3][2].thread_elements()[0];
+    const uint v1208 = v1200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1209 = v1208 + v1203;
+    const bfloat v1210 = residual[v1209];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1211 = float(v1210);
+    const float v1212 = fma(v1207, v3, v1211);
+    const bfloat v1213 = bfloat(v1212);
+    out[v1209] = v1213;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1214 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1216 = v367 + v1214;
+  const uint v1217 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1219 = v370 + v1217;
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.m[3][2].thread_elements()[1];
+    const uint v1224 = v1216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1225 = v1224 + v1219;
+    const bfloat v1226 = residual[v1225];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1227 = float(v1226);
+    const float v1228 = fma(v1223, v3, v1227);
+    const bfloat v1229 = bfloat(v1228);
+    out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1230 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1232 = v367 + v1230;
+  const uint v1233 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1235 = v370 + v1233;
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.m[3][3].thread_elements()[0];
+    const uint v1240 = v1232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1241 = v1240 + v1235;
+    const bfloat v1242 = residual[v1241];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1243 = float(v1242);
+    const float v1244 = fma(v1239, v3, v1243);
+    const bfloat v1245 = bfloat(v1244);
+    out[v1241] = v1245;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1246 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1248 = v367 + v1246;
+  const uint v1249 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1251 = v370 + v1249;
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.m[3][3].thread_elements()[1];
+    const uint v1256 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1257 = v1256 + v1251;
+    const bfloat v1258 = residual[v1257];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1259 = float(v1258);
+    const float v1260 = fma(v1255, v3, v1259);
+    const bfloat v1261 = bfloat(v1260);
+    out[v1257] = v1261;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1262 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1264 = v367 + v1262;
+  const uint v1265 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1267 = v370 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.m[3][4].thread_elements()[0];
+    const uint v1272 = v1264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1273 = v1272 + v1267;
+    const bfloat v1274 = residual[v1273];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1275 = float(v1274);
+    const float v1276 = fma(v1271, v3, v1275);
+    const bfloat v1277 = bfloat(v1276);
+    out[v1273] = v1277;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1278 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1280 = v367 + v1278;
+  const uint v1281 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1283 = v370 + v1281;
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1285 = v1283 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v39.m[3][4].thread_elements()[1];
+    const uint v1288 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1289 = v1288 + v1283;
+    const bfloat v1290 = residual[v1289];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1291 = float(v1290);
+    const float v1292 = fma(v1287, v3, v1291);
+    const bfloat v1293 = bfloat(v1292);
+    out[v1289] = v1293;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1294 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1296 = v367 + v1294;
+  const uint v1297 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1299 = v370 + v1297;
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.m[3][5].thread_elements()[0];
+    const uint v1304 = v1296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1305 = v1304 + v1299;
+    const bfloat v1306 = residual[v1305];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1307 = float(v1306);
+    const float v1308 = fma(v1303, v3, v1307);
+    const bfloat v1309 = bfloat(v1308);
+    out[v1305] = v1309;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1310 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1312 = v367 + v1310;
+  const uint v1313 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1315 = v370 + v1313;
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.m[3][5].thread_elements()[1];
+    const uint v1320 = v1312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1321 = v1320 + v1315;
+    const bfloat v1322 = residual[v1321];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1323 = float(v1322);
+    const float v1324 = fma(v1319, v3, v1323);
+    const bfloat v1325 = bfloat(v1324);
+    out[v1321] = v1325;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1326 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1328 = v367 + v1326;
+  const uint v1329 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1331 = v370 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.m[3][6].thread_elements()[0];
+    const uint v1336 = v1328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1337 = v1336 + v1331;
+    const bfloat v1338 = residual[v1337];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1339 = float(v1338);
+    const float v1340 = fma(v1335, v3, v1339);
+    const bfloat v1341 = bfloat(v1340);
+    out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1342 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1344 = v367 + v1342;
+  const uint v1345 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1347 = v370 + v1345;
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.m[3][6].thread_elements()[1];
+    const uint v1352 = v1344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1353 = v1352 + v1347;
+    const bfloat v1354 = residual[v1353];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1355 = float(v1354);
+    const float v1356 = fma(v1351, v3, v1355);
+    const bfloat v1357 = bfloat(v1356);
+    out[v1353] = v1357;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1358 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1360 = v367 + v1358;
+  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1363 = v370 + v1361;
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.m[3][7].thread_elements()[0];
+    const uint v1368 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1369 = v1368 + v1363;
+    const bfloat v1370 = residual[v1369];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1371 = float(v1370);
+    const float v1372 = fma(v1367, v3, v1371);
+    const bfloat v1373 = bfloat(v1372);
+    out[v1369] = v1373;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1376 = v367 + v1374;
+  const uint v1377 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1379 = v370 + v1377;
+  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1381 = v1379 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v39.m[3][7].thread_elements()[1];
+    const uint v1384 = v1376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1385 = v1384 + v1379;
+    const bfloat v1386 = residual[v1385];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1387 = float(v1386);
+    const float v1388 = fma(v1383, v3, v1387);
+    const bfloat v1389 = bfloat(v1388);
+    out[v1385] = v1389;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1390 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1392 = v367 + v1390;
+  const uint v1393 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1395 = v370 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.m[4][0].thread_elements()[0];
+    const uint v1400 = v1392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1401 = v1400 + v1395;
+    const bfloat v1402 = residual[v1401];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1403 = float(v1402);
+    const float v1404 = fma(v1399, v3, v1403);
+    const bfloat v1405 = bfloat(v1404);
+    out[v1401] = v1405;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1406 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1408 = v367 + v1406;
+  const uint v1409 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1411 = v370 + v1409;
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.m[4][0].thread_elements()[1];
+    const uint v1416 = v1408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1417 = v1416 + v1411;
+    const bfloat v1418 = residual[v1417];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1419 = float(v1418);
+    const float v1420 = fma(v1415, v3, v1419);
+    const bfloat v1421 = bfloat(v1420);
+    out[v1417] = v1421;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1422 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1424 = v367 + v1422;
+  const uint v1425 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1427 = v370 + v1425;
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1429 = v1427 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v39.m[4][1].thread_elements()[0];
+    const uint v1432 = v1424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1433 = v1432 + v1427;
+    const bfloat v1434 = residual[v1433];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1435 = float(v1434);
+    const float v1436 = fma(v1431, v3, v1435);
+    const bfloat v1437 = bfloat(v1436);
+    out[v1433] = v1437;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1438 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1440 = v367 + v1438;
+  const uint v1441 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1443 = v370 + v1441;
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.m[4][1].thread_elements()[1];
+    const uint v1448 = v1440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1449 = v1448 + v1443;
+    const bfloat v1450 = residual[v1449];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1451 = float(v1450);
+    const float v1452 = fma(v1447, v3, v1451);
+    const bfloat v1453 = bfloat(v1452);
+    out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1454 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1456 = v367 + v1454;
+  const uint v1457 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1459 = v370 + v1457;
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.m[4][2].thread_elements()[0];
+    const uint v1464 = v1456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1465 = v1464 + v1459;
+    const bfloat v1466 = residual[v1465];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1467 = float(v1466);
+    const float v1468 = fma(v1463, v3, v1467);
+    const bfloat v1469 = bfloat(v1468);
+    out[v1465] = v1469;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1470 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1472 = v367 + v1470;
+  const uint v1473 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1475 = v370 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v39.m[4][2].thread_elements()[1];
+    const uint v1480 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1481 = v1480 + v1475;
+    const bfloat v1482 = residual[v1481];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1483 = float(v1482);
+    const float v1484 = fma(v1479, v3, v1483);
+    const bfloat v1485 = bfloat(v1484);
+    out[v1481] = v1485;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1486 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1488 = v367 + v1486;
+  const uint v1489 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1491 = v370 + v1489;
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.m[4][3].thread_elements()[0];
+    const uint v1496 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1497 = v1496 + v1491;
+    const bfloat v1498 = residual[v1497];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1499 = float(v1498);
+    const float v1500 = fma(v1495, v3, v1499);
+    const bfloat v1501 = bfloat(v1500);
+    out[v1497] = v1501;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1504 = v367 + v1502;
+  const uint v1505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1507 = v370 + v1505;
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.m[4][3].thread_elements()[1];
+    const uint v1512 = v1504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1513 = v1512 + v1507;
+    const bfloat v1514 = residual[v1513];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1515 = float(v1514);
+    const float v1516 = fma(v1511, v3, v1515);
+    const bfloat v1517 = bfloat(v1516);
+    out[v1513] = v1517;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1518 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1520 = v367 + v1518;
+  const uint v1521 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1523 = v370 + v1521;
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1525 = v1523 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v39.m[4][4].thread_elements()[0];
+    const uint v1528 = v1520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1529 = v1528 + v1523;
+    const bfloat v1530 = residual[v1529];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1531 = float(v1530);
+    const float v1532 = fma(v1527, v3, v1531);
+    const bfloat v1533 = bfloat(v1532);
+    out[v1529] = v1533;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1534 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1536 = v367 + v1534;
+  const uint v1537 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1539 = v370 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.m[4][4].thread_elements()[1];
+    const uint v1544 = v1536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1545 = v1544 + v1539;
+    const bfloat v1546 = residual[v1545];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1547 = float(v1546);
+    const float v1548 = fma(v1543, v3, v1547);
+    const bfloat v1549 = bfloat(v1548);
+    out[v1545] = v1549;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1550 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1552 = v367 + v1550;
+  const uint v1553 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1555 = v370 + v1553;
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.m[4][5].thread_elements()[0];
+    const uint v1560 = v1552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1561 = v1560 + v1555;
+    const bfloat v1562 = residual[v1561];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1563 = float(v1562);
+    const float v1564 = fma(v1559, v3, v1563);
+    const bfloat v1565 = bfloat(v1564);
+    out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1566 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1568 = v367 + v1566;
+  const uint v1569 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1571 = v370 + v1569;
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.m[4][5].thread_elements()[1];
+    const uint v1576 = v1568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1577 = v1576 + v1571;
+    const bfloat v1578 = residual[v1577];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1579 = float(v1578);
+    const float v1580 = fma(v1575, v3, v1579);
+    const bfloat v1581 = bfloat(v1580);
+    out[v1577] = v1581;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1582 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1584 = v367 + v1582;
+  const uint v1585 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1587 = v370 + v1585;
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.m[4][6].thread_elements()[0];
+    const uint v1592 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1593 = v1592 + v1587;
+    const bfloat v1594 = residual[v1593];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1595 = float(v1594);
+    const float v1596 = fma(v1591, v3, v1595);
+    const bfloat v1597 = bfloat(v1596);
+    out[v1593] = v1597;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1598 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1600 = v367 + v1598;
+  const uint v1601 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1603 = v370 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.m[4][6].thread_elements()[1];
+    const uint v1608 = v1600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1609 = v1608 + v1603;
+    const bfloat v1610 = residual[v1609];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1611 = float(v1610);
+    const float v1612 = fma(v1607, v3, v1611);
+    const bfloat v1613 = bfloat(v1612);
+    out[v1609] = v1613;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1614 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1616 = v367 + v1614;
+  const uint v1617 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1619 = v370 + v1617;
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v39.m[4][7].thread_elements()[0];
+    const uint v1624 = v1616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1625 = v1624 + v1619;
+    const bfloat v1626 = residual[v1625];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1627 = float(v1626);
+    const float v1628 = fma(v1623, v3, v1627);
+    const bfloat v1629 = bfloat(v1628);
+    out[v1625] = v1629;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1632 = v367 + v1630;
+  const uint v1633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1635 = v370 + v1633;
+  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.m[4][7].thread_elements()[1];
+    const uint v1640 = v1632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1641 = v1640 + v1635;
+    const bfloat v1642 = residual[v1641];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1643 = float(v1642);
+    const float v1644 = fma(v1639, v3, v1643);
+    const bfloat v1645 = bfloat(v1644);
+    out[v1641] = v1645;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1646 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1648 = v367 + v1646;
+  const uint v1649 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1651 = v370 + v1649;
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.m[5][0].thread_elements()[0];
+    const uint v1656 = v1648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1657 = v1656 + v1651;
+    const bfloat v1658 = residual[v1657];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1659 = float(v1658);
+    const float v1660 = fma(v1655, v3, v1659);
+    const bfloat v1661 = bfloat(v1660);
+    out[v1657] = v1661;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1662 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1664 = v367 + v1662;
+  const uint v1665 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1667 = v370 + v1665;
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.m[5][0].thread_elements()[1];
+    const uint v1672 = v1664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1673 = v1672 + v1667;
+    const bfloat v1674 = residual[v1673];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1675 = float(v1674);
+    const float v1676 = fma(v1671, v3, v1675);
+    const bfloat v1677 = bfloat(v1676);
+    out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1680 = v367 + v1678;
+  const uint v1681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1683 = v370 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.m[5][1].thread_elements()[0];
+    const uint v1688 = v1680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1689 = v1688 + v1683;
+    const bfloat v1690 = residual[v1689];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1691 = float(v1690);
+    const float v1692 = fma(v1687, v3, v1691);
+    const bfloat v1693 = bfloat(v1692);
+    out[v1689] = v1693;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1694 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1696 = v367 + v1694;
+  const uint v1697 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1699 = v370 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.m[5][1].thread_elements()[1];
+    const uint v1704 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1705 = v1704 + v1699;
+    const bfloat v1706 = residual[v1705];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1707 = float(v1706);
+    const float v1708 = fma(v1703, v3, v1707);
+    const bfloat v1709 = bfloat(v1708);
+    out[v1705] = v1709;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1710 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1712 = v367 + v1710;
+  const uint v1713 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1715 = v370 + v1713;
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v39.m[5][2].thread_elements()[0];
+    const uint v1720 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1721 = v1720 + v1715;
+    const bfloat v1722 = residual[v1721];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1723 = float(v1722);
+    const float v1724 = fma(v1719, v3, v1723);
+    const bfloat v1725 = bfloat(v1724);
+    out[v1721] = v1725;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1726 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1728 = v367 + v1726;
+  const uint v1729 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1731 = v370 + v1729;
+  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.m[5][2].thread_elements()[1];
+    const uint v1736 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1737 = v1736 + v1731;
+    const bfloat v1738 = residual[v1737];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1739 = float(v1738);
+    const float v1740 = fma(v1735, v3, v1739);
+    const bfloat v1741 = bfloat(v1740);
+    out[v1737] = v1741;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1742 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1744 = v367 + v1742;
+  const uint v1745 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1747 = v370 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.m[5][3].thread_elements()[0];
+    const uint v1752 = v1744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1753 = v1752 + v1747;
+    const bfloat v1754 = residual[v1753];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1755 = float(v1754);
+    const float v1756 = fma(v1751, v3, v1755);
+    const bfloat v1757 = bfloat(v1756);
+    out[v1753] = v1757;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1758 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1760 = v367 + v1758;
+  const uint v1761 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1763 = v370 + v1761;
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1765 = v1763 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v39.m[5][3].thread_elements()[1];
+    const uint v1768 = v1760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1769 = v1768 + v1763;
+    const bfloat v1770 = residual[v1769];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1771 = float(v1770);
+    const float v1772 = fma(v1767, v3, v1771);
+    const bfloat v1773 = bfloat(v1772);
+    out[v1769] = v1773;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1774 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1776 = v367 + v1774;
+  const uint v1777 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1779 = v370 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.m[5][4].thread_elements()[0];
+    const uint v1784 = v1776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1785 = v1784 + v1779;
+    const bfloat v1786 = residual[v1785];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1787 = float(v1786);
+    const float v1788 = fma(v1783, v3, v1787);
+    const bfloat v1789 = bfloat(v1788);
+    out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1790 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1792 = v367 + v1790;
+  const uint v1793 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1795 = v370 + v1793;
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.m[5][4].thread_elements()[1];
+    const uint v1800 = v1792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1801 = v1800 + v1795;
+    const bfloat v1802 = residual[v1801];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1803 = float(v1802);
+    const float v1804 = fma(v1799, v3, v1803);
+    const bfloat v1805 = bfloat(v1804);
+    out[v1801] = v1805;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1806 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1808 = v367 + v1806;
+  const uint v1809 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1811 = v370 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v39.m[5][5].thread_elements()[0];
+    const uint v1816 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1817 = v1816 + v1811;
+    const bfloat v1818 = residual[v1817];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1819 = float(v1818);
+    const float v1820 = fma(v1815, v3, v1819);
+    const bfloat v1821 = bfloat(v1820);
+    out[v1817] = v1821;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1822 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1824 = v367 + v1822;
+  const uint v1825 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1827 = v370 + v1825;
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.m[5][5].thread_elements()[1];
+    const uint v1832 = v1824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1833 = v1832 + v1827;
+    const bfloat v1834 = residual[v1833];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1835 = float(v1834);
+    const float v1836 = fma(v1831, v3, v1835);
+    const bfloat v1837 = bfloat(v1836);
+    out[v1833] = v1837;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1838 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1840 = v367 + v1838;
+  const uint v1841 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1843 = v370 + v1841;
+  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.m[5][6].thread_elements()[0];
+    const uint v1848 = v1840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1849 = v1848 + v1843;
+    const bfloat v1850 = residual[v1849];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1851 = float(v1850);
+    const float v1852 = fma(v1847, v3, v1851);
+    const bfloat v1853 = bfloat(v1852);
+    out[v1849] = v1853;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1854 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1856 = v367 + v1854;
+  const uint v1857 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1859 = v370 + v1857;
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1861 = v1859 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v39.m[5][6].thread_elements()[1];
+    const uint v1864 = v1856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1865 = v1864 + v1859;
+    const bfloat v1866 = residual[v1865];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1867 = float(v1866);
+    const float v1868 = fma(v1863, v3, v1867);
+    const bfloat v1869 = bfloat(v1868);
+    out[v1865] = v1869;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1870 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1872 = v367 + v1870;
+  const uint v1873 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1875 = v370 + v1873;
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.m[5][7].thread_elements()[0];
+    const uint v1880 = v1872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1881 = v1880 + v1875;
+    const bfloat v1882 = residual[v1881];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1883 = float(v1882);
+    const float v1884 = fma(v1879, v3, v1883);
+    const bfloat v1885 = bfloat(v1884);
+    out[v1881] = v1885;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1886 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1888 = v367 + v1886;
+  const uint v1889 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1891 = v370 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.m[5][7].thread_elements()[1];
+    const uint v1896 = v1888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1897 = v1896 + v1891;
+    const bfloat v1898 = residual[v1897];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1899 = float(v1898);
+    const float v1900 = fma(v1895, v3, v1899);
+    const bfloat v1901 = bfloat(v1900);
+    out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1902 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1904 = v367 + v1902;
+  const uint v1905 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1907 = v370 + v1905;
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.m[6][0].thread_elements()[0];
+    const uint v1912 = v1904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1913 = v1912 + v1907;
+    const bfloat v1914 = residual[v1913];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1915 = float(v1914);
+    const float v1916 = fma(v1911, v3, v1915);
+    const bfloat v1917 = bfloat(v1916);
+    out[v1913] = v1917;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1918 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1920 = v367 + v1918;
+  const uint v1921 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1923 = v370 + v1921;
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.m[6][0].thread_elements()[1];
+    const uint v1928 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1929 = v1928 + v1923;
+    const bfloat v1930 = residual[v1929];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1931 = float(v1930);
+    const float v1932 = fma(v1927, v3, v1931);
+    const bfloat v1933 = bfloat(v1932);
+    out[v1929] = v1933;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1934 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1936 = v367 + v1934;
+  const uint v1937 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1939 = v370 + v1937;
+  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.m[6][1].thread_elements()[0];
+    const uint v1944 = v1936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1945 = v1944 + v1939;
+    const bfloat v1946 = residual[v1945];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1947 = float(v1946);
+    const float v1948 = fma(v1943, v3, v1947);
+    const bfloat v1949 = bfloat(v1948);
+    out[v1945] = v1949;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1950 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1952 = v367 + v1950;
+  const uint v1953 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1955 = v370 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v39.m[6][1].thread_elements()[1];
+    const uint v1960 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1961 = v1960 + v1955;
+    const bfloat v1962 = residual[v1961];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1963 = float(v1962);
+    const float v1964 = fma(v1959, v3, v1963);
+    const bfloat v1965 = bfloat(v1964);
+    out[v1961] = v1965;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1966 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1968 = v367 + v1966;
+  const uint v1969 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1971 = v370 + v1969;
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.m[6][2].thread_elements()[0];
+    const uint v1976 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1977 = v1976 + v1971;
+    const bfloat v1978 = residual[v1977];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1979 = float(v1978);
+    const float v1980 = fma(v1975, v3, v1979);
+    const bfloat v1981 = bfloat(v1980);
+    out[v1977] = v1981;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1982 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1984 = v367 + v1982;
+  const uint v1985 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1987 = v370 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.m[6][2].thread_elements()[1];
+    const uint v1992 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1993 = v1992 + v1987;
+    const bfloat v1994 = residual[v1993];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1995 = float(v1994);
+    const float v1996 = fma(v1991, v3, v1995);
+    const bfloat v1997 = bfloat(v1996);
+    out[v1993] = v1997;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1998 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2000 = v367 + v1998;
+  const uint v2001 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2003 = v370 + v2001;
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.m[6][3].thread_elements()[0];
+    const uint v2008 = v2000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2009 = v2008 + v2003;
+    const bfloat v2010 = residual[v2009];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2011 = float(v2010);
+    const float v2012 = fma(v2007, v3, v2011);
+    const bfloat v2013 = bfloat(v2012);
+    out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2014 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2016 = v367 + v2014;
+  const uint v2017 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2019 = v370 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.m[6][3].thread_elements()[1];
+    const uint v2024 = v2016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2025 = v2024 + v2019;
+    const bfloat v2026 = residual[v2025];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2027 = float(v2026);
+    const float v2028 = fma(v2023, v3, v2027);
+    const bfloat v2029 = bfloat(v2028);
+    out[v2025] = v2029;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2030 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2032 = v367 + v2030;
+  const uint v2033 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2035 = v370 + v2033;
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.m[6][4].thread_elements()[0];
+    const uint v2040 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2041 = v2040 + v2035;
+    const bfloat v2042 = residual[v2041];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2043 = float(v2042);
+    const float v2044 = fma(v2039, v3, v2043);
+    const bfloat v2045 = bfloat(v2044);
+    out[v2041] = v2045;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2046 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2048 = v367 + v2046;
+  const uint v2049 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2051 = v370 + v2049;
+  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2053 = v2051 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v39.m[6][4].thread_elements()[1];
+    const uint v2056 = v2048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2057 = v2056 + v2051;
+    const bfloat v2058 = residual[v2057];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2059 = float(v2058);
+    const float v2060 = fma(v2055, v3, v2059);
+    const bfloat v2061 = bfloat(v2060);
+    out[v2057] = v2061;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2062 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2064 = v367 + v2062;
+  const uint v2065 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2067 = v370 + v2065;
+  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.m[6][5].thread_elements()[0];
+    const uint v2072 = v2064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2073 = v2072 + v2067;
+    const bfloat v2074 = residual[v2073];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2075 = float(v2074);
+    const float v2076 = fma(v2071, v3, v2075);
+    const bfloat v2077 = bfloat(v2076);
+    out[v2073] = v2077;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2078 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2080 = v367 + v2078;
+  const uint v2081 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2083 = v370 + v2081;
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.m[6][5].thread_elements()[1];
+    const uint v2088 = v2080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2089 = v2088 + v2083;
+    const bfloat v2090 = residual[v2089];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2091 = float(v2090);
+    const float v2092 = fma(v2087, v3, v2091);
+    const bfloat v2093 = bfloat(v2092);
+    out[v2089] = v2093;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2094 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2096 = v367 + v2094;
+  const uint v2097 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2099 = v370 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v39.m[6][6].thread_elements()[0];
+    const uint v2104 = v2096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2105 = v2104 + v2099;
+    const bfloat v2106 = residual[v2105];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2107 = float(v2106);
+    const float v2108 = fma(v2103, v3, v2107);
+    const bfloat v2109 = bfloat(v2108);
+    out[v2105] = v2109;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2110 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2112 = v367 + v2110;
+  const uint v2113 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2115 = v370 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.m[6][6].thread_elements()[1];
+    const uint v2120 = v2112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2121 = v2120 + v2115;
+    const bfloat v2122 = residual[v2121];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2123 = float(v2122);
+    const float v2124 = fma(v2119, v3, v2123);
+    const bfloat v2125 = bfloat(v2124);
+    out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2126 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2128 = v367 + v2126;
+  const uint v2129 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2131 = v370 + v2129;
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.m[6][7].thread_elements()[0];
+    const uint v2136 = v2128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2137 = v2136 + v2131;
+    const bfloat v2138 = residual[v2137];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2139 = float(v2138);
+    const float v2140 = fma(v2135, v3, v2139);
+    const bfloat v2141 = bfloat(v2140);
+    out[v2137] = v2141;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2142 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2144 = v367 + v2142;
+  const uint v2145 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2147 = v370 + v2145;
+  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2149 = v2147 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v39.m[6][7].thread_elements()[1];
+    const uint v2152 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2153 = v2152 + v2147;
+    const bfloat v2154 = residual[v2153];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2155 = float(v2154);
+    const float v2156 = fma(v2151, v3, v2155);
+    const bfloat v2157 = bfloat(v2156);
+    out[v2153] = v2157;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2158 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2160 = v367 + v2158;
+  const uint v2161 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2163 = v370 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v39.m[7][0].thread_elements()[0];
+    const uint v2168 = v2160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2169 = v2168 + v2163;
+    const bfloat v2170 = residual[v2169];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2171 = float(v2170);
+    const float v2172 = fma(v2167, v3, v2171);
+    const bfloat v2173 = bfloat(v2172);
+    out[v2169] = v2173;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2174 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2176 = v367 + v2174;
+  const uint v2177 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2179 = v370 + v2177;
+  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v39.m[7][0].thread_elements()[1];
+    const uint v2184 = v2176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2185 = v2184 + v2179;
+    const bfloat v2186 = residual[v2185];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2187 = float(v2186);
+    const float v2188 = fma(v2183, v3, v2187);
+    const bfloat v2189 = bfloat(v2188);
+    out[v2185] = v2189;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2190 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2192 = v367 + v2190;
+  const uint v2193 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2195 = v370 + v2193;
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v39.m[7][1].thread_elements()[0];
+    const uint v2200 = v2192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2201 = v2200 + v2195;
+    const bfloat v2202 = residual[v2201];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2203 = float(v2202);
+    const float v2204 = fma(v2199, v3, v2203);
+    const bfloat v2205 = bfloat(v2204);
+    out[v2201] = v2205;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2206 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2208 = v367 + v2206;
+  const uint v2209 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2211 = v370 + v2209;
+  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v39.m[7][1].thread_elements()[1];
+    const uint v2216 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2217 = v2216 + v2211;
+    const bfloat v2218 = residual[v2217];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2219 = float(v2218);
+    const float v2220 = fma(v2215, v3, v2219);
+    const bfloat v2221 = bfloat(v2220);
+    out[v2217] = v2221;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2222 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2224 = v367 + v2222;
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2227 = v370 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.m[7][2].thread_elements()[0];
+    const uint v2232 = v2224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2233 = v2232 + v2227;
+    const bfloat v2234 = residual[v2233];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2235 = float(v2234);
+    const float v2236 = fma(v2231, v3, v2235);
+    const bfloat v2237 = bfloat(v2236);
+    out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2240 = v367 + v2238;
+  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2243 = v370 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.m[7][2].thread_elements()[1];
+    const uint v2248 = v2240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2249 = v2248 + v2243;
+    const bfloat v2250 = residual[v2249];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2251 = float(v2250);
+    const float v2252 = fma(v2247, v3, v2251);
+    const bfloat v2253 = bfloat(v2252);
+    out[v2249] = v2253;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2256 = v367 + v2254;
+  const uint v2257 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2259 = v370 + v2257;
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2261 = v2259 < v1;
+  const bool v2262 = v2260 && v2261;
+  if (v2262) {
+    const float v2263 = v39.m[7][3].thread_elements()[0];
+    const uint v2264 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2265 = v2264 + v2259;
+    const bfloat v2266 = residual[v2265];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2267 = float(v2266);
+    const float v2268 = fma(v2263, v3, v2267);
+    const bfloat v2269 = bfloat(v2268);
+    out[v2265] = v2269;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2272 = v367 + v2270;
+  const uint v2273 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2275 = v370 + v2273;
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v39.m[7][3].thread_elements()[1];
+    const uint v2280 = v2272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2281 = v2280 + v2275;
+    const bfloat v2282 = residual[v2281];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2283 = float(v2282);
+    const float v2284 = fma(v2279, v3, v2283);
+    const bfloat v2285 = bfloat(v2284);
+    out[v2281] = v2285;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2288 = v367 + v2286;
+  const uint v2289 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2291 = v370 + v2289;
+  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2293 = v2291 < v1;
+  const bool v2294 = v2292 && v2293;
+  if (v2294) {
+    const float v2295 = v39.m[7][4].thread_elements()[0];
+    const uint v2296 = v2288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2297 = v2296 + v2291;
+    const bfloat v2298 = residual[v2297];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2299 = float(v2298);
+    const float v2300 = fma(v2295, v3, v2299);
+    const bfloat v2301 = bfloat(v2300);
+    out[v2297] = v2301;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2302 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2304 = v367 + v2302;
+  const uint v2305 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2307 = v370 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v39.m[7][4].thread_elements()[1];
+    const uint v2312 = v2304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2313 = v2312 + v2307;
+    const bfloat v2314 = residual[v2313];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2315 = float(v2314);
+    const float v2316 = fma(v2311, v3, v2315);
+    const bfloat v2317 = bfloat(v2316);
+    out[v2313] = v2317;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2318 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2320 = v367 + v2318;
+  const uint v2321 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2323 = v370 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v39.m[7][5].thread_elements()[0];
+    const uint v2328 = v2320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2329 = v2328 + v2323;
+    const bfloat v2330 = residual[v2329];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2331 = float(v2330);
+    const float v2332 = fma(v2327, v3, v2331);
+    const bfloat v2333 = bfloat(v2332);
+    out[v2329] = v2333;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2334 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2336 = v367 + v2334;
+  const uint v2337 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2339 = v370 + v2337;
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.m[7][5].thread_elements()[1];
+    const uint v2344 = v2336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2345 = v2344 + v2339;
+    const bfloat v2346 = residual[v2345];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2347 = float(v2346);
+    const float v2348 = fma(v2343, v3, v2347);
+    const bfloat v2349 = bfloat(v2348);
+    out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2350 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2352 = v367 + v2350;
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2355 = v370 + v2353;
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.m[7][6].thread_elements()[0];
+    const uint v2360 = v2352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2361 = v2360 + v2355;
+    const bfloat v2362 = residual[v2361];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2363 = float(v2362);
+    const float v2364 = fma(v2359, v3, v2363);
+    const bfloat v2365 = bfloat(v2364);
+    out[v2361] = v2365;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2368 = v367 + v2366;
+  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2371 = v370 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v39.m[7][6].thread_elements()[1];
+    const uint v2376 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2377 = v2376 + v2371;
+    const bfloat v2378 = residual[v2377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2379 = float(v2378);
+    const float v2380 = fma(v2375, v3, v2379);
+    const bfloat v2381 = bfloat(v2380);
+    out[v2377] = v2381;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2384 = v367 + v2382;
+  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2387 = v370 + v2385;
+  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2389 = v2387 < v1;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v39.m[7][7].thread_elements()[0];
+    const uint v2392 = v2384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2393 = v2392 + v2387;
+    const bfloat v2394 = residual[v2393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2395 = float(v2394);
+    const float v2396 = fma(v2391, v3, v2395);
+    const bfloat v2397 = bfloat(v2396);
+    out[v2393] = v2397;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2400 = v367 + v2398;
+  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2403 = v370 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v39.m[7][7].thread_elements()[1];
+    const uint v2408 = v2400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2409 = v2408 + v2403;
+    const bfloat v2410 = residual[v2409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2411 = float(v2410);
+    const float v2412 = fma(v2407, v3, v2411);
+    const bfloat v2413 = bfloat(v2412);
+    out[v2409] = v2413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

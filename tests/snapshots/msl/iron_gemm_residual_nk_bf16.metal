@@ -76,6 +76,7 @@ kernel void iron_gemm_residual_nk_bf16(
     uint3 iron_tid [[thread_position_in_threadgroup]],
     uint3 iron_gid [[threadgroup_position_in_grid]],
     uint3 iron_tpg [[threads_per_threadgroup]],
+    uint3 iron_ngroups [[threadgroups_per_grid]],
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
@@ -85,2404 +86,2417 @@ kernel void iron_gemm_residual_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v7 = iron_gid.y;  // kernels/gemm/gemm_tiles.hpp:157
-  const uint v8 = v7 << 7u;
-  const uint v10 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:158
-  const uint v11 = v10 << 7u;
-  const uint v12 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:159
-  const uint v15 = v12 >> 1u;  // kernels/gemm/gemm_tiles.hpp:160
-  const uint v16 = v15 << 6u;
-  const uint v19 = v12 & 1u;  // kernels/gemm/gemm_tiles.hpp:161
-  const uint v20 = v19 << 6u;
-  iron_frag<float, 64, 64> v22;  // kernels/gemm/gemm_tiles.hpp:164
-  iron_frag_fill(v22, float(0.0f));
-  iron_frag<bfloat, 64, 16> v24;  // kernels/gemm/gemm_tiles.hpp:165
-  iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v26;  // kernels/gemm/gemm_tiles.hpp:166
-  iron_frag_fill(v26, bfloat(bfloat(0.0f)));
-  const uint v29 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
-  const bool v30 = v29 == 0u;
-  const bool v45 = v30 && v30;
-  if (v45) {
-    const uint v2413 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2416 = v2413 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2419 = v2413 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2420 = v2419 << 3u;
-    const uint v2421 = v8 + v2416;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2422 = v2421 < v0;
-    const uint v2427 = v2421 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2433 = v2416 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2438 = v2413 + 128u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2440 = v2438 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2443 = v2438 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2444 = v2443 << 3u;
-    const uint v2445 = v8 + v2440;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2446 = v2445 < v0;
-    const uint v2451 = v2445 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2457 = v2440 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2462 = v2413 + 256u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2464 = v2462 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2467 = v2462 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2468 = v2467 << 3u;
-    const uint v2469 = v8 + v2464;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2470 = v2469 < v0;
-    const uint v2475 = v2469 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2481 = v2464 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2486 = v2413 + 384u;  // kernels/gemm/gemm_tiles.hpp:56
-    const uint v2488 = v2486 >> 2u;  // kernels/gemm/gemm_tiles.hpp:57
-    const uint v2491 = v2486 & 3u;  // kernels/gemm/gemm_tiles.hpp:58
-    const uint v2492 = v2491 << 3u;
-    const uint v2493 = v8 + v2488;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2494 = v2493 < v0;
-    const uint v2499 = v2493 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2505 = v2488 * 40u;  // kernels/gemm/gemm_tiles.hpp:61
-    const uint v2519 = v11 + v2416;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2520 = v2519 < v1;
-    const uint v2525 = v2519 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2543 = v11 + v2440;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2544 = v2543 < v1;
-    const uint v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2567 = v11 + v2464;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2568 = v2567 < v1;
-    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2591 = v11 + v2488;  // kernels/gemm/gemm_tiles.hpp:59
-    const bool v2592 = v2591 < v1;
-    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:60
-    const uint v2613 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v2619 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:160
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:161
+  const uint v8 = iron_gid.y;
+  const uint v9 = v8 * v6;
+  const uint v10 = v9 + v7;
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:162
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:163
+  const uint v15 = v14 << 3u;
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:164
+  const uint v18 = v17 - v15;
+  const uint v19 = min(v18, 8u);
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:165
+  const uint v22 = v21 % v19;
+  const uint v23 = v15 + v22;
+  const uint v24 = v23 << 7u;
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:166
+  const uint v28 = v27 << 7u;
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:167
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:168
+  const uint v33 = v32 << 6u;
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:169
+  const uint v37 = v36 << 6u;
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:172
+  iron_frag_fill(v39, float(0.0f));
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:173
+  iron_frag_fill(v41, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
+  iron_frag_fill(v43, bfloat(bfloat(0.0f)));
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v47 = v46 == 0u;
+  const bool v62 = v47 && v47;
+  if (v62) {
+    const uint v2430 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2433 = v2430 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2436 = v2430 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2437 = v2436 << 3u;
+    const uint v2438 = v24 + v2433;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2439 = v2438 < v0;
+    const uint v2444 = v2438 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2450 = v2433 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2455 = v2430 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2457 = v2455 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2460 = v2455 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2461 = v2460 << 3u;
+    const uint v2462 = v24 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2463 = v2462 < v0;
+    const uint v2468 = v2462 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2474 = v2457 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2479 = v2430 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2481 = v2479 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2484 = v2479 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2485 = v2484 << 3u;
+    const uint v2486 = v24 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2487 = v2486 < v0;
+    const uint v2492 = v2486 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2498 = v2481 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2503 = v2430 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+    const uint v2505 = v2503 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+    const uint v2508 = v2503 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+    const uint v2509 = v2508 << 3u;
+    const uint v2510 = v24 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2511 = v2510 < v0;
+    const uint v2516 = v2510 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2522 = v2505 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+    const uint v2536 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2537 = v2536 < v1;
+    const uint v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2560 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2561 = v2560 < v1;
+    const uint v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2584 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2585 = v2584 < v1;
+    const uint v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2608 = v28 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+    const bool v2609 = v2608 < v1;
+    const uint v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+    const uint v2630 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v2636 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v2405 = 0u; v2405 < v2; v2405 += 32u) {  // kernels/gemm/gemm_tiles.hpp:186
-      const uint v2407 = v2405 >> 5u;
-      const uint v2409 = v2407 % 1u;
+    for (uint v2422 = 0u; v2422 < v2; v2422 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const uint v2424 = v2422 >> 5u;
+      const uint v2426 = v2424 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2411 = v2409 * 5120u;  // kernels/gemm/gemm_tiles.hpp:183
-      const uint v2423 = v2405 + v2420;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2424 = v2423 < v2;
-      const bool v2425 = v2422 && v2424;
-      const uint v2429 = v2427 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2430 = v2429 + v2420;
-      const uint v2431 = v2425 ? v2430 : 0u;
-      const uint v2434 = v2411 + v2433;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2435 = v2434 + v2420;
+      const uint v2428 = v2426 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+      const uint v2440 = v2422 + v2437;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2441 = v2440 < v2;
+      const bool v2442 = v2439 && v2441;
+      const uint v2446 = v2444 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2447 = v2446 + v2437;
+      const uint v2448 = v2442 ? v2447 : 0u;
+      const uint v2451 = v2428 + v2450;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2452 = v2451 + v2437;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2435 + e] = v2425 ? a[v2431 + e] : bfloat(0);
+        shm0[v2452 + e] = v2442 ? a[v2448 + e] : bfloat(0);
       }
-      const uint v2447 = v2405 + v2444;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2446 && v2448;
-      const uint v2453 = v2451 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2454 = v2453 + v2444;
-      const uint v2455 = v2449 ? v2454 : 0u;
-      const uint v2458 = v2411 + v2457;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2459 = v2458 + v2444;
+      const uint v2464 = v2422 + v2461;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2465 = v2464 < v2;
+      const bool v2466 = v2463 && v2465;
+      const uint v2470 = v2468 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2471 = v2470 + v2461;
+      const uint v2472 = v2466 ? v2471 : 0u;
+      const uint v2475 = v2428 + v2474;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2476 = v2475 + v2461;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2459 + e] = v2449 ? a[v2455 + e] : bfloat(0);
+        shm0[v2476 + e] = v2466 ? a[v2472 + e] : bfloat(0);
       }
-      const uint v2471 = v2405 + v2468;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2472 = v2471 < v2;
-      const bool v2473 = v2470 && v2472;
-      const uint v2477 = v2475 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2478 = v2477 + v2468;
-      const uint v2479 = v2473 ? v2478 : 0u;
-      const uint v2482 = v2411 + v2481;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2483 = v2482 + v2468;
+      const uint v2488 = v2422 + v2485;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2489 = v2488 < v2;
+      const bool v2490 = v2487 && v2489;
+      const uint v2494 = v2492 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2495 = v2494 + v2485;
+      const uint v2496 = v2490 ? v2495 : 0u;
+      const uint v2499 = v2428 + v2498;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2500 = v2499 + v2485;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2483 + e] = v2473 ? a[v2479 + e] : bfloat(0);
+        shm0[v2500 + e] = v2490 ? a[v2496 + e] : bfloat(0);
       }
-      const uint v2495 = v2405 + v2492;  // kernels/gemm/gemm_tiles.hpp:59
-      const bool v2496 = v2495 < v2;
-      const bool v2497 = v2494 && v2496;
-      const uint v2501 = v2499 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2502 = v2501 + v2492;
-      const uint v2503 = v2497 ? v2502 : 0u;
-      const uint v2506 = v2411 + v2505;  // kernels/gemm/gemm_tiles.hpp:61
-      const uint v2507 = v2506 + v2492;
+      const uint v2512 = v2422 + v2509;  // kernels/gemm/gemm_tiles.hpp:60
+      const bool v2513 = v2512 < v2;
+      const bool v2514 = v2511 && v2513;
+      const uint v2518 = v2516 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2519 = v2518 + v2509;
+      const uint v2520 = v2514 ? v2519 : 0u;
+      const uint v2523 = v2428 + v2522;  // kernels/gemm/gemm_tiles.hpp:62
+      const uint v2524 = v2523 + v2509;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2507 + e] = v2497 ? a[v2503 + e] : bfloat(0);
+        shm0[v2524 + e] = v2514 ? a[v2520 + e] : bfloat(0);
       }
-      const bool v2523 = v2520 && v2424;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2527 = v2525 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2528 = v2527 + v2420;
-      const uint v2529 = v2523 ? v2528 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2435 + e] = v2523 ? b[v2529 + e] : bfloat(0);
+      const bool v2540 = v2537 && v2441;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2544 = v2542 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2545 = v2544 + v2437;
+      const uint v2546 = v2540 ? v2545 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2452 + e] = v2540 ? b[v2546 + e] : bfloat(0);
       }
-      const bool v2547 = v2544 && v2448;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2551 = v2549 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2552 = v2551 + v2444;
-      const uint v2553 = v2547 ? v2552 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2459 + e] = v2547 ? b[v2553 + e] : bfloat(0);
+      const bool v2564 = v2561 && v2465;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2568 = v2566 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2569 = v2568 + v2461;
+      const uint v2570 = v2564 ? v2569 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2476 + e] = v2564 ? b[v2570 + e] : bfloat(0);
       }
-      const bool v2571 = v2568 && v2472;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2575 = v2573 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2576 = v2575 + v2468;
-      const uint v2577 = v2571 ? v2576 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2483 + e] = v2571 ? b[v2577 + e] : bfloat(0);
+      const bool v2588 = v2585 && v2489;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2592 = v2590 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2593 = v2592 + v2485;
+      const uint v2594 = v2588 ? v2593 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2500 + e] = v2588 ? b[v2594 + e] : bfloat(0);
       }
-      const bool v2595 = v2592 && v2496;  // kernels/gemm/gemm_tiles.hpp:59
-      const uint v2599 = v2597 + v2405;  // kernels/gemm/gemm_tiles.hpp:60
-      const uint v2600 = v2599 + v2492;
-      const uint v2601 = v2595 ? v2600 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:61
-        shm1[v2507 + e] = v2595 ? b[v2601 + e] : bfloat(0);
+      const bool v2612 = v2609 && v2513;  // kernels/gemm/gemm_tiles.hpp:60
+      const uint v2616 = v2614 + v2422;  // kernels/gemm/gemm_tiles.hpp:61
+      const uint v2617 = v2616 + v2509;
+      const uint v2618 = v2612 ? v2617 : 0u;
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:62
+        shm1[v2524 + e] = v2612 ? b[v2618 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:186
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:194
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2614 = v2411 + v2613;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2614), long(40u));
-      const uint v2620 = v2411 + v2619;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v26, shm1, long(v2620), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      const uint v2627 = v2614 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<false>(v24, shm0, long(v2627), long(40u));
-      const uint v2633 = v2620 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_load<true>(v26, shm1, long(v2633), long(40u));
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
+      const uint v2631 = v2428 + v2630;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2631), long(40u));
+      const uint v2637 = v2428 + v2636;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v43, shm1, long(v2637), long(40u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      const uint v2644 = v2631 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<false>(v41, shm0, long(v2644), long(40u));
+      const uint v2650 = v2637 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load<true>(v43, shm1, long(v2650), long(40u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:186
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
   } else {
-    const uint v279 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v280 = iron_tid.x;
-    const uint v336 = v16 * 40u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v342 = v20 * 40u;  // kernels/gemm/gemm_tiles.hpp:174
-    const uint v350 = v336 + 16u;  // kernels/gemm/gemm_tiles.hpp:170
-    const uint v356 = v342 + 16u;  // kernels/gemm/gemm_tiles.hpp:174
+    const uint v296 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:73
+    const uint v297 = iron_tid.x;
+    const uint v353 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v359 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+    const uint v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+    const uint v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (uint v278 = 0u; v278 < v2; v278 += 32u) {  // kernels/gemm/gemm_tiles.hpp:191
-      for (uint v282 = v280; v282 < 4096u; v282 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v284 = v282 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v286 = v282 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v287 = v8 + v284;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v288 = v287 < v0;
-        const uint v289 = v278 + v286;
-        const bool v290 = v289 < v2;
-        const bool v291 = v288 && v290;
-        if (v291) {
-          const uint v293 = v287 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v295 = v293 + v278;
-          const uint v296 = v295 + v286;
-          const bfloat v297 = a[v296];
-          const uint v299 = v284 * 40u;
-          const uint v300 = v299 + v286;
-          shm0[v300] = v297;
+    for (uint v295 = 0u; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+      for (uint v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v304 = v24 + v301;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v305 = v304 < v0;
+        const uint v306 = v295 + v303;
+        const bool v307 = v306 < v2;
+        const bool v308 = v305 && v307;
+        if (v308) {
+          const uint v310 = v304 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v312 = v310 + v295;
+          const uint v313 = v312 + v303;
+          const bfloat v314 = a[v313];
+          const uint v316 = v301 * 40u;
+          const uint v317 = v316 + v303;
+          shm0[v317] = v314;
         } else {
-          const uint v302 = v284 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v303 = v302 + v286;
-          shm0[v303] = bfloat(0.0f);
+          const uint v319 = v301 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v320 = v319 + v303;
+          shm0[v320] = bfloat(0.0f);
         }
       }
 
-      for (uint v308 = v280; v308 < 4096u; v308 += v279) {  // kernels/gemm/gemm_tiles.hpp:72
-        const uint v310 = v308 >> 5u;  // kernels/gemm/gemm_tiles.hpp:73
-        const uint v312 = v308 & 31u;  // kernels/gemm/gemm_tiles.hpp:74
-        const uint v313 = v11 + v310;  // kernels/gemm/gemm_tiles.hpp:75
-        const bool v314 = v313 < v1;
-        const uint v315 = v278 + v312;
-        const bool v316 = v315 < v2;
-        const bool v317 = v314 && v316;
-        if (v317) {
-          const uint v319 = v313 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-          const uint v321 = v319 + v278;
-          const uint v322 = v321 + v312;
-          const bfloat v323 = b[v322];
-          const uint v325 = v310 * 40u;
-          const uint v326 = v325 + v312;
-          shm1[v326] = v323;
+      for (uint v325 = v297; v325 < 4096u; v325 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
+        const uint v327 = v325 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
+        const uint v329 = v325 & 31u;  // kernels/gemm/gemm_tiles.hpp:75
+        const uint v330 = v28 + v327;  // kernels/gemm/gemm_tiles.hpp:76
+        const bool v331 = v330 < v1;
+        const uint v332 = v295 + v329;
+        const bool v333 = v332 < v2;
+        const bool v334 = v331 && v333;
+        if (v334) {
+          const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:77
+          const uint v338 = v336 + v295;
+          const uint v339 = v338 + v329;
+          const bfloat v340 = b[v339];
+          const uint v342 = v327 * 40u;
+          const uint v343 = v342 + v329;
+          shm1[v343] = v340;
         } else {
-          const uint v328 = v310 * 40u;  // kernels/gemm/gemm_tiles.hpp:78
-          const uint v329 = v328 + v312;
-          shm1[v329] = bfloat(0.0f);
+          const uint v345 = v327 * 40u;  // kernels/gemm/gemm_tiles.hpp:79
+          const uint v346 = v345 + v329;
+          shm1[v346] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:194
-      iron_frag_load<false>(v24, shm0, long(v336), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v26, shm1, long(v342), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      iron_frag_load<false>(v24, shm0, long(v350), long(40u));  // kernels/gemm/gemm_tiles.hpp:170
-      iron_frag_load<true>(v26, shm1, long(v356), long(40u));  // kernels/gemm/gemm_tiles.hpp:174
-      iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemm_tiles.hpp:176
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:196
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:202
+      iron_frag_load<false>(v41, shm0, long(v353), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v43, shm1, long(v359), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      iron_frag_load<false>(v41, shm0, long(v367), long(40u));  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load<true>(v43, shm1, long(v373), long(40u));  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:204
     }
   }
-  const uint v357 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v358 = v8 + v16;
-  const uint v359 = v358 + v357;
-  const uint v360 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v361 = v11 + v20;
-  const uint v362 = v361 + v360;
-  const bool v363 = v359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v364 = v362 < v1;
-  const bool v365 = v363 && v364;
-  if (v365) {
-    const float v366 = v22.m[0][0].thread_elements()[0];
-    const uint v367 = v359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v368 = v367 + v362;
-    const bfloat v369 = residual[v368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v370 = float(v369);
-    const float v371 = fma(v366, v3, v370);
-    const bfloat v372 = bfloat(v371);
-    out[v368] = v372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v373 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v375 = v358 + v373;
-  const uint v376 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v378 = v361 + v376;
-  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v380 = v378 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v22.m[0][0].thread_elements()[1];
-    const uint v383 = v375 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v384 = v383 + v378;
-    const bfloat v385 = residual[v384];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v386 = float(v385);
-    const float v387 = fma(v382, v3, v386);
-    const bfloat v388 = bfloat(v387);
-    out[v384] = v388;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v389 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v391 = v358 + v389;
-  const uint v392 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v394 = v361 + v392;
-  const bool v395 = v391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v396 = v394 < v1;
-  const bool v397 = v395 && v396;
-  if (v397) {
-    const float v398 = v22.m[0][1].thread_elements()[0];
-    const uint v399 = v391 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v400 = v399 + v394;
-    const bfloat v401 = residual[v400];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v402 = float(v401);
-    const float v403 = fma(v398, v3, v402);
-    const bfloat v404 = bfloat(v403);
-    out[v400] = v404;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v405 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v407 = v358 + v405;
-  const uint v408 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v410 = v361 + v408;
-  const bool v411 = v407 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v412 = v410 < v1;
-  const bool v413 = v411 && v412;
-  if (v413) {
-    const float v414 = v22.m[0][1].thread_elements()[1];
-    const uint v415 = v407 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v416 = v415 + v410;
-    const bfloat v417 = residual[v416];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v418 = float(v417);
-    const float v419 = fma(v414, v3, v418);
-    const bfloat v420 = bfloat(v419);
-    out[v416] = v420;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v421 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v423 = v358 + v421;
-  const uint v424 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v426 = v361 + v424;
-  const bool v427 = v423 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v428 = v426 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v22.m[0][2].thread_elements()[0];
-    const uint v431 = v423 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v432 = v431 + v426;
-    const bfloat v433 = residual[v432];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v434 = float(v433);
-    const float v435 = fma(v430, v3, v434);
-    const bfloat v436 = bfloat(v435);
-    out[v432] = v436;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v437 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v439 = v358 + v437;
-  const uint v440 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v442 = v361 + v440;
-  const bool v443 = v439 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v444 = v442 < v1;
-  const bool v445 = v443 && v444;
-  if (v445) {
-    const float v446 = v22.m[0][2].thread_elements()[1];
-    const uint v447 = v439 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v448 = v447 + v442;
-    const bfloat v449 = residual[v448];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v450 = float(v449);
-    const float v451 = fma(v446, v3, v450);
-    const bfloat v452 = bfloat(v451);
-    out[v448] = v452;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v453 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v455 = v358 + v453;
-  const uint v456 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v458 = v361 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v460 = v458 < v1;
-  const bool v461 = v459 && v460;
-  if (v461) {
-    const float v462 = v22.m[0][3].thread_elements()[0];
-    const uint v463 = v455 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v464 = v463 + v458;
-    const bfloat v465 = residual[v464];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v466 = float(v465);
-    const float v467 = fma(v462, v3, v466);
-    const bfloat v468 = bfloat(v467);
-    out[v464] = v468;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v469 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v471 = v358 + v469;
-  const uint v472 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v474 = v361 + v472;
-  const bool v475 = v471 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v476 = v474 < v1;
-  const bool v477 = v475 && v476;
-  if (v477) {
-    const float v478 = v22.m[0][3].thread_elements()[1];
-    const uint v479 = v471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v480 = v479 + v474;
-    const bfloat v481 = residual[v480];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v482 = float(v481);
-    const float v483 = fma(v478, v3, v482);
-    const bfloat v484 = bfloat(v483);
-    out[v480] = v484;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v485 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v487 = v358 + v485;
-  const uint v488 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v490 = v361 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v492 = v490 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v22.m[0][4].thread_elements()[0];
-    const uint v495 = v487 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v496 = v495 + v490;
-    const bfloat v497 = residual[v496];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v498 = float(v497);
-    const float v499 = fma(v494, v3, v498);
-    const bfloat v500 = bfloat(v499);
-    out[v496] = v500;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v501 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v503 = v358 + v501;
-  const uint v504 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v506 = v361 + v504;
-  const bool v507 = v503 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v508 = v506 < v1;
-  const bool v509 = v507 && v508;
-  if (v509) {
-    const float v510 = v22.m[0][4].thread_elements()[1];
-    const uint v511 = v503 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v512 = v511 + v506;
-    const bfloat v513 = residual[v512];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v514 = float(v513);
-    const float v515 = fma(v510, v3, v514);
-    const bfloat v516 = bfloat(v515);
-    out[v512] = v516;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v519 = v358 + v517;
-  const uint v520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v522 = v361 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v524 = v522 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v22.m[0][5].thread_elements()[0];
-    const uint v527 = v519 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v528 = v527 + v522;
-    const bfloat v529 = residual[v528];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v530 = float(v529);
-    const float v531 = fma(v526, v3, v530);
-    const bfloat v532 = bfloat(v531);
-    out[v528] = v532;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v533 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v535 = v358 + v533;
-  const uint v536 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v538 = v361 + v536;
-  const bool v539 = v535 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v540 = v538 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v22.m[0][5].thread_elements()[1];
-    const uint v543 = v535 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v544 = v543 + v538;
-    const bfloat v545 = residual[v544];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v546 = float(v545);
-    const float v547 = fma(v542, v3, v546);
-    const bfloat v548 = bfloat(v547);
-    out[v544] = v548;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v549 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v551 = v358 + v549;
-  const uint v552 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v554 = v361 + v552;
-  const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v556 = v554 < v1;
-  const bool v557 = v555 && v556;
-  if (v557) {
-    const float v558 = v22.m[0][6].thread_elements()[0];
-    const uint v559 = v551 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v560 = v559 + v554;
-    const bfloat v561 = residual[v560];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v562 = float(v561);
-    const float v563 = fma(v558, v3, v562);
-    const bfloat v564 = bfloat(v563);
-    out[v560] = v564;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v565 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v567 = v358 + v565;
-  const uint v568 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v570 = v361 + v568;
-  const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v572 = v570 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v22.m[0][6].thread_elements()[1];
-    const uint v575 = v567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v576 = v575 + v570;
-    const bfloat v577 = residual[v576];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v578 = float(v577);
-    const float v579 = fma(v574, v3, v578);
-    const bfloat v580 = bfloat(v579);
-    out[v576] = v580;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v581 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v583 = v358 + v581;
-  const uint v584 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v586 = v361 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v588 = v586 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v22.m[0][7].thread_elements()[0];
-    const uint v591 = v583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v592 = v591 + v586;
-    const bfloat v593 = residual[v592];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v594 = float(v593);
-    const float v595 = fma(v590, v3, v594);
-    const bfloat v596 = bfloat(v595);
-    out[v592] = v596;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v597 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v599 = v358 + v597;
-  const uint v600 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v602 = v361 + v600;
-  const bool v603 = v599 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v604 = v602 < v1;
-  const bool v605 = v603 && v604;
-  if (v605) {
-    const float v606 = v22.m[0][7].thread_elements()[1];
-    const uint v607 = v599 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v608 = v607 + v602;
-    const bfloat v609 = residual[v608];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v610 = float(v609);
-    const float v611 = fma(v606, v3, v610);
-    const bfloat v612 = bfloat(v611);
-    out[v608] = v612;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v613 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v615 = v358 + v613;
-  const uint v616 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v618 = v361 + v616;
-  const bool v619 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v620 = v618 < v1;
-  const bool v621 = v619 && v620;
-  if (v621) {
-    const float v622 = v22.m[1][0].thread_elements()[0];
-    const uint v623 = v615 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v624 = v623 + v618;
-    const bfloat v625 = residual[v624];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v626 = float(v625);
-    const float v627 = fma(v622, v3, v626);
-    const bfloat v628 = bfloat(v627);
-    out[v624] = v628;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v629 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v631 = v358 + v629;
-  const uint v632 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v634 = v361 + v632;
-  const bool v635 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v22.m[1][0].thread_elements()[1];
-    const uint v639 = v631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v640 = v639 + v634;
-    const bfloat v641 = residual[v640];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v642 = float(v641);
-    const float v643 = fma(v638, v3, v642);
-    const bfloat v644 = bfloat(v643);
-    out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v645 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v647 = v358 + v645;
-  const uint v648 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v650 = v361 + v648;
-  const bool v651 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v652 = v650 < v1;
-  const bool v653 = v651 && v652;
-  if (v653) {
-    const float v654 = v22.m[1][1].thread_elements()[0];
-    const uint v655 = v647 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v656 = v655 + v650;
-    const bfloat v657 = residual[v656];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v658 = float(v657);
-    const float v659 = fma(v654, v3, v658);
-    const bfloat v660 = bfloat(v659);
-    out[v656] = v660;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v661 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v663 = v358 + v661;
-  const uint v664 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v666 = v361 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v668 = v666 < v1;
-  const bool v669 = v667 && v668;
-  if (v669) {
-    const float v670 = v22.m[1][1].thread_elements()[1];
-    const uint v671 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v672 = v671 + v666;
-    const bfloat v673 = residual[v672];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v674 = float(v673);
-    const float v675 = fma(v670, v3, v674);
-    const bfloat v676 = bfloat(v675);
-    out[v672] = v676;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v677 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v679 = v358 + v677;
-  const uint v680 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v682 = v361 + v680;
-  const bool v683 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v684 = v682 < v1;
-  const bool v685 = v683 && v684;
-  if (v685) {
-    const float v686 = v22.m[1][2].thread_elements()[0];
-    const uint v687 = v679 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v688 = v687 + v682;
-    const bfloat v689 = residual[v688];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v690 = float(v689);
-    const float v691 = fma(v686, v3, v690);
-    const bfloat v692 = bfloat(v691);
-    out[v688] = v692;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v693 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v695 = v358 + v693;
-  const uint v696 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v698 = v361 + v696;
-  const bool v699 = v695 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v700 = v698 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v22.m[1][2].thread_elements()[1];
-    const uint v703 = v695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v704 = v703 + v698;
-    const bfloat v705 = residual[v704];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v706 = float(v705);
-    const float v707 = fma(v702, v3, v706);
-    const bfloat v708 = bfloat(v707);
-    out[v704] = v708;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v709 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v711 = v358 + v709;
-  const uint v712 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v714 = v361 + v712;
-  const bool v715 = v711 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v716 = v714 < v1;
-  const bool v717 = v715 && v716;
-  if (v717) {
-    const float v718 = v22.m[1][3].thread_elements()[0];
-    const uint v719 = v711 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v720 = v719 + v714;
-    const bfloat v721 = residual[v720];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v722 = float(v721);
-    const float v723 = fma(v718, v3, v722);
-    const bfloat v724 = bfloat(v723);
-    out[v720] = v724;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v725 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v727 = v358 + v725;
-  const uint v728 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v730 = v361 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v732 = v730 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v22.m[1][3].thread_elements()[1];
-    const uint v735 = v727 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v736 = v735 + v730;
-    const bfloat v737 = residual[v736];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v738 = float(v737);
-    const float v739 = fma(v734, v3, v738);
-    const bfloat v740 = bfloat(v739);
-    out[v736] = v740;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v741 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v743 = v358 + v741;
-  const uint v744 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v746 = v361 + v744;
-  const bool v747 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v748 = v746 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v22.m[1][4].thread_elements()[0];
-    const uint v751 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v752 = v751 + v746;
-    const bfloat v753 = residual[v752];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v754 = float(v753);
-    const float v755 = fma(v750, v3, v754);
-    const bfloat v756 = bfloat(v755);
-    out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v757 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v759 = v358 + v757;
-  const uint v760 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v762 = v361 + v760;
-  const bool v763 = v759 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v764 = v762 < v1;
-  const bool v765 = v763 && v764;
-  if (v765) {
-    const float v766 = v22.m[1][4].thread_elements()[1];
-    const uint v767 = v759 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v768 = v767 + v762;
-    const bfloat v769 = residual[v768];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v770 = float(v769);
-    const float v771 = fma(v766, v3, v770);
-    const bfloat v772 = bfloat(v771);
-    out[v768] = v772;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v773 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v775 = v358 + v773;
-  const uint v776 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v778 = v361 + v776;
-  const bool v779 = v775 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v780 = v778 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v22.m[1][5].thread_elements()[0];
-    const uint v783 = v775 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v784 = v783 + v778;
-    const bfloat v785 = residual[v784];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v786 = float(v785);
-    const float v787 = fma(v782, v3, v786);
-    const bfloat v788 = bfloat(v787);
-    out[v784] = v788;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v789 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v791 = v358 + v789;
-  const uint v792 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v794 = v361 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v796 = v794 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v22.m[1][5].thread_elements()[1];
-    const uint v799 = v791 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v800 = v799 + v794;
-    const bfloat v801 = residual[v800];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v802 = float(v801);
-    const float v803 = fma(v798, v3, v802);
-    const bfloat v804 = bfloat(v803);
-    out[v800] = v804;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v805 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v807 = v358 + v805;
-  const uint v808 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v810 = v361 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v812 = v810 < v1;
-  const bool v813 = v811 && v812;
-  if (v813) {
-    const float v814 = v22.m[1][6].thread_elements()[0];
-    const uint v815 = v807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v816 = v815 + v810;
-    const bfloat v817 = residual[v816];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v818 = float(v817);
-    const float v819 = fma(v814, v3, v818);
-    const bfloat v820 = bfloat(v819);
-    out[v816] = v820;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v821 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v823 = v358 + v821;
-  const uint v824 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v826 = v361 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v828 = v826 < v1;
-  const bool v829 = v827 && v828;
-  if (v829) {
-    const float v830 = v22.m[1][6].thread_elements()[1];
-    const uint v831 = v823 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v832 = v831 + v826;
-    const bfloat v833 = residual[v832];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v834 = float(v833);
-    const float v835 = fma(v830, v3, v834);
-    const bfloat v836 = bfloat(v835);
-    out[v832] = v836;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v837 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v839 = v358 + v837;
-  const uint v840 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v842 = v361 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v844 = v842 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v22.m[1][7].thread_elements()[0];
-    const uint v847 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v848 = v847 + v842;
-    const bfloat v849 = residual[v848];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v850 = float(v849);
-    const float v851 = fma(v846, v3, v850);
-    const bfloat v852 = bfloat(v851);
-    out[v848] = v852;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v853 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v855 = v358 + v853;
-  const uint v856 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v858 = v361 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v22.m[1][7].thread_elements()[1];
-    const uint v863 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v864 = v863 + v858;
-    const bfloat v865 = residual[v864];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v866 = float(v865);
-    const float v867 = fma(v862, v3, v866);
-    const bfloat v868 = bfloat(v867);
-    out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v869 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v871 = v358 + v869;
-  const uint v872 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v874 = v361 + v872;
-  const bool v875 = v871 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v876 = v874 < v1;
-  const bool v877 = v875 && v876;
-  if (v877) {
-    const float v878 = v22.m[2][0].thread_elements()[0];
-    const uint v879 = v871 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v880 = v879 + v874;
-    const bfloat v881 = residual[v880];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v882 = float(v881);
-    const float v883 = fma(v878, v3, v882);
-    const bfloat v884 = bfloat(v883);
-    out[v880] = v884;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v885 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v887 = v358 + v885;
-  const uint v888 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v890 = v361 + v888;
-  const bool v891 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v892 = v890 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v22.m[2][0].thread_elements()[1];
-    const uint v895 = v887 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v896 = v895 + v890;
-    const bfloat v897 = residual[v896];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v898 = float(v897);
-    const float v899 = fma(v894, v3, v898);
-    const bfloat v900 = bfloat(v899);
-    out[v896] = v900;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v901 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v903 = v358 + v901;
-  const uint v904 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v906 = v361 + v904;
-  const bool v907 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v908 = v906 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v22.m[2][1].thread_elements()[0];
-    const uint v911 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v912 = v911 + v906;
-    const bfloat v913 = residual[v912];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v914 = float(v913);
-    const float v915 = fma(v910, v3, v914);
-    const bfloat v916 = bfloat(v915);
-    out[v912] = v916;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v917 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v919 = v358 + v917;
-  const uint v920 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v922 = v361 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v924 = v922 < v1;
-  const bool v925 = v923 && v924;
-  if (v925) {
-    const float v926 = v22.m[2][1].thread_elements()[1];
-    const uint v927 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v928 = v927 + v922;
-    const bfloat v929 = residual[v928];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v930 = float(v929);
-    const float v931 = fma(v926, v3, v930);
-    const bfloat v932 = bfloat(v931);
-    out[v928] = v932;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v933 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v935 = v358 + v933;
-  const uint v936 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v938 = v361 + v936;
-  const bool v939 = v935 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v940 = v938 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v22.m[2][2].thread_elements()[0];
-    const uint v943 = v935 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v944 = v943 + v938;
-    const bfloat v945 = residual[v944];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v946 = float(v945);
-    const float v947 = fma(v942, v3, v946);
-    const bfloat v948 = bfloat(v947);
-    out[v944] = v948;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v949 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v951 = v358 + v949;
-  const uint v952 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v954 = v361 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v956 = v954 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v22.m[2][2].thread_elements()[1];
-    const uint v959 = v951 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v960 = v959 + v954;
-    const bfloat v961 = residual[v960];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v962 = float(v961);
-    const float v963 = fma(v958, v3, v962);
-    const bfloat v964 = bfloat(v963);
-    out[v960] = v964;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v965 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v967 = v358 + v965;
-  const uint v968 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v970 = v361 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v972 = v970 < v1;
-  const bool v973 = v971 && v972;
-  if (v973) {
-    const float v974 = v22.m[2][3].thread_elements()[0];
-    const uint v975 = v967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v976 = v975 + v970;
-    const bfloat v977 = residual[v976];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v978 = float(v977);
-    const float v979 = fma(v974, v3, v978);
-    const bfloat v980 = bfloat(v979);
-    out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v981 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v983 = v358 + v981;
-  const uint v984 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v986 = v361 + v984;
-  const bool v987 = v983 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v988 = v986 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v22.m[2][3].thread_elements()[1];
-    const uint v991 = v983 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v992 = v991 + v986;
-    const bfloat v993 = residual[v992];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v994 = float(v993);
-    const float v995 = fma(v990, v3, v994);
-    const bfloat v996 = bfloat(v995);
-    out[v992] = v996;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v997 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v999 = v358 + v997;
-  const uint v1000 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1002 = v361 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1004 = v1002 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v22.m[2][4].thread_elements()[0];
-    const uint v1007 = v999 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1008 = v1007 + v1002;
-    const bfloat v1009 = residual[v1008];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1010 = float(v1009);
-    const float v1011 = fma(v1006, v3, v1010);
-    const bfloat v1012 = bfloat(v1011);
-    out[v1008] = v1012;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1013 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1015 = v358 + v1013;
-  const uint v1016 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1018 = v361 + v1016;
-  const bool v1019 = v1015 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1020 = v1018 < v1;
-  const bool v1021 = v1019 && v1020;
-  if (v1021) {
-    const float v1022 = v22.m[2][4].thread_elements()[1];
-    const uint v1023 = v1015 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1024 = v1023 + v1018;
-    const bfloat v1025 = residual[v1024];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1026 = float(v1025);
-    const float v1027 = fma(v1022, v3, v1026);
-    const bfloat v1028 = bfloat(v1027);
-    out[v1024] = v1028;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1029 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1031 = v358 + v1029;
-  const uint v1032 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1034 = v361 + v1032;
-  const bool v1035 = v1031 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1036 = v1034 < v1;
-  const bool v1037 = v1035 && v1036;
-  if (v1037) {
-    const float v1038 = v22.m[2][5].thread_elements()[0];
-    const uint v1039 = v1031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1040 = v1039 + v1034;
-    const bfloat v1041 = residual[v1040];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1042 = float(v1041);
-    const float v1043 = fma(v1038, v3, v1042);
-    const bfloat v1044 = bfloat(v1043);
-    out[v1040] = v1044;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1045 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1047 = v358 + v1045;
-  const uint v1048 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1050 = v361 + v1048;
-  const bool v1051 = v1047 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1052 = v1050 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v22.m[2][5].thread_elements()[1];
-    const uint v1055 = v1047 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1056 = v1055 + v1050;
-    const bfloat v1057 = residual[v1056];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1058 = float(v1057);
-    const float v1059 = fma(v1054, v3, v1058);
-    const bfloat v1060 = bfloat(v1059);
-    out[v1056] = v1060;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1061 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1063 = v358 + v1061;
-  const uint v1064 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1066 = v361 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1068 = v1066 < v1;
-  const bool v1069 = v1067 && v1068;
-  if (v1069) {
-    const float v1070 = v22.m[2][6].thread_elements()[0];
-    const uint v1071 = v1063 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1072 = v1071 + v1066;
-    const bfloat v1073 = residual[v1072];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1074 = float(v1073);
-    const float v1075 = fma(v1070, v3, v1074);
-    const bfloat v1076 = bfloat(v1075);
-    out[v1072] = v1076;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1077 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1079 = v358 + v1077;
-  const uint v1080 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1082 = v361 + v1080;
-  const bool v1083 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1084 = v1082 < v1;
-  const bool v1085 = v1083 && v1084;
-  if (v1085) {
-    const float v1086 = v22.m[2][6].thread_elements()[1];
-    const uint v1087 = v1079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1088 = v1087 + v1082;
-    const bfloat v1089 = residual[v1088];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1090 = float(v1089);
-    const float v1091 = fma(v1086, v3, v1090);
-    const bfloat v1092 = bfloat(v1091);
-    out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1093 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1095 = v358 + v1093;
-  const uint v1096 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1098 = v361 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v22.m[2][7].thread_elements()[0];
-    const uint v1103 = v1095 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1104 = v1103 + v1098;
-    const bfloat v1105 = residual[v1104];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1106 = float(v1105);
-    const float v1107 = fma(v1102, v3, v1106);
-    const bfloat v1108 = bfloat(v1107);
-    out[v1104] = v1108;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1109 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1111 = v358 + v1109;
-  const uint v1112 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1114 = v361 + v1112;
-  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1116 = v1114 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v22.m[2][7].thread_elements()[1];
-    const uint v1119 = v1111 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1120 = v1119 + v1114;
-    const bfloat v1121 = residual[v1120];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1122 = float(v1121);
-    const float v1123 = fma(v1118, v3, v1122);
-    const bfloat v1124 = bfloat(v1123);
-    out[v1120] = v1124;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1125 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1127 = v358 + v1125;
-  const uint v1128 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1130 = v361 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1132 = v1130 < v1;
-  const bool v1133 = v1131 && v1132;
-  if (v1133) {
-    const float v1134 = v22.m[3][0].thread_elements()[0];
-    const uint v1135 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1136 = v1135 + v1130;
-    const bfloat v1137 = residual[v1136];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1138 = float(v1137);
-    const float v1139 = fma(v1134, v3, v1138);
-    const bfloat v1140 = bfloat(v1139);
-    out[v1136] = v1140;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1141 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1143 = v358 + v1141;
-  const uint v1144 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1146 = v361 + v1144;
-  const bool v1147 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1148 = v1146 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v22.m[3][0].thread_elements()[1];
-    const uint v1151 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1152 = v1151 + v1146;
-    const bfloat v1153 = residual[v1152];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1154 = float(v1153);
-    const float v1155 = fma(v1150, v3, v1154);
-    const bfloat v1156 = bfloat(v1155);
-    out[v1152] = v1156;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1157 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1159 = v358 + v1157;
-  const uint v1160 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1162 = v361 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1164 = v1162 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v22.m[3][1].thread_elements()[0];
-    const uint v1167 = v1159 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1168 = v1167 + v1162;
-    const bfloat v1169 = residual[v1168];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1170 = float(v1169);
-    const float v1171 = fma(v1166, v3, v1170);
-    const bfloat v1172 = bfloat(v1171);
-    out[v1168] = v1172;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1173 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1175 = v358 + v1173;
-  const uint v1176 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1178 = v361 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1180 = v1178 < v1;
-  const bool v1181 = v1179 && v1180;
-  if (v1181) {
-    const float v1182 = v22.m[3][1].thread_elements()[1];
-    const uint v1183 = v1175 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1184 = v1183 + v1178;
-    const bfloat v1185 = residual[v1184];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1186 = float(v1185);
-    const float v1187 = fma(v1182, v3, v1186);
-    const bfloat v1188 = bfloat(v1187);
-    out[v1184] = v1188;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1189 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1191 = v358 + v1189;
-  const uint v1192 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1194 = v361 + v1192;
-  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1196 = v1194 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v22.m[3][2].thread_elements()[0];
-    const uint v1199 = v1191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1200 = v1199 + v1194;
-    const bfloat v1201 = residual[v1200];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1202 = float(v1201);
-    const float v1203 = fma(v1198, v3, v1202);
-    const bfloat v1204 = bfloat(v1203);
-    out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1205 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1207 = v358 + v1205;
-  const uint v1208 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1210 = v361 + v1208;
-  const bool v1211 = v1207 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1212 = v1210 < v1;
-  const bool v1213 = v1211 && v1212;
-  if (v1213) {
-    const float v1214 = v22.m[3][2].thread_elements()[1];
-    const uint v1215 = v1207 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1216 = v1215 + v1210;
-    const bfloat v1217 = residual[v1216];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1218 = float(v1217);
-    const float v1219 = fma(v1214, v3, v1218);
-    const bfloat v1220 = bfloat(v1219);
-    out[v1216] = v1220;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1221 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1223 = v358 + v1221;
-  const uint v1224 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1226 = v361 + v1224;
-  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1228 = v1226 < v1;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v22.m[3][3].thread_elements()[0];
-    const uint v1231 = v1223 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1232 = v1231 + v1226;
-    const bfloat v1233 = residual[v1232];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1234 = float(v1233);
-    const float v1235 = fma(v1230, v3, v1234);
-    const bfloat v1236 = bfloat(v1235);
-    out[v1232] = v1236;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1237 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1239 = v358 + v1237;
-  const uint v1240 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1242 = v361 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1244 = v1242 < v1;
-  const bool v1245 = v1243 && v1244;
-  if (v1245) {
-    const float v1246 = v22.m[3][3].thread_elements()[1];
-    const uint v1247 = v1239 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1248 = v1247 + v1242;
-    const bfloat v1249 = residual[v1248];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1250 = float(v1249);
-    const float v1251 = fma(v1246, v3, v1250);
-    const bfloat v1252 = bfloat(v1251);
-    out[v1248] = v1252;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1253 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1255 = v358 + v1253;
-  const uint v1256 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1258 = v361 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1260 = v1258 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v22.m[3][4].thread_elements()[0];
-    const uint v1263 = v1255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1264 = v1263 + v1258;
-    const bfloat v1265 = residual[v1264];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1266 = float(v1265);
-    const float v1267 = fma(v1262, v3, v1266);
-    const bfloat v1268 = bfloat(v1267);
-    out[v1264] = v1268;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1269 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1271 = v358 + v1269;
-  const uint v1272 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1274 = v361 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1276 = v1274 < v1;
-  const bool v1277 = v1275 && v1276;
-  if (v1277) {
-    const float v1278 = v22.m[3][4].thread_elements()[1];
-    const uint v1279 = v1271 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1280 = v1279 + v1274;
-    const bfloat v1281 = residual[v1280];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1282 = float(v1281);
-    const float v1283 = fma(v1278, v3, v1282);
-    const bfloat v1284 = bfloat(v1283);
-    out[v1280] = v1284;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1285 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1287 = v358 + v1285;
-  const uint v1288 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1290 = v361 + v1288;
-  const bool v1291 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1292 = v1290 < v1;
-  const bool v1293 = v1291 && v1292;
-  if (v1293) {
-    const float v1294 = v22.m[3][5].thread_elements()[0];
-    const uint v1295 = v1287 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1296 = v1295 + v1290;
-    const bfloat v1297 = residual[v1296];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1298 = float(v1297);
-    const float v1299 = fma(v1294, v3, v1298);
-    const bfloat v1300 = bfloat(v1299);
-    out[v1296] = v1300;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1301 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1303 = v358 + v1301;
-  const uint v1304 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1306 = v361 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v22.m[3][5].thread_elements()[1];
-    const uint v1311 = v1303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1312 = v1311 + v1306;
-    const bfloat v1313 = residual[v1312];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1314 = float(v1313);
-    const float v1315 = fma(v1310, v3, v1314);
-    const bfloat v1316 = bfloat(v1315);
-    out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1317 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1319 = v358 + v1317;
-  const uint v1320 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1322 = v361 + v1320;
-  const bool v1323 = v1319 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1324 = v1322 < v1;
-  const bool v1325 = v1323 && v1324;
-  if (v1325) {
-    const float v1326 = v22.m[3][6].thread_elements()[0];
-    const uint v1327 = v1319 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1328 = v1327 + v1322;
-    const bfloat v1329 = residual[v1328];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1330 = float(v1329);
-    const float v1331 = fma(v1326, v3, v1330);
-    const bfloat v1332 = bfloat(v1331);
-    out[v1328] = v1332;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1335 = v358 + v1333;
-  const uint v1336 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1338 = v361 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1340 = v1338 < v1;
-  const bool v1341 = v1339 && v1340;
-  if (v1341) {
-    const float v1342 = v22.m[3][6].thread_elements()[1];
-    const uint v1343 = v1335 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1344 = v1343 + v1338;
-    const bfloat v1345 = residual[v1344];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1346 = float(v1345);
-    const float v1347 = fma(v1342, v3, v1346);
-    const bfloat v1348 = bfloat(v1347);
-    out[v1344] = v1348;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1349 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1351 = v358 + v1349;
-  const uint v1352 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1354 = v361 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v22.m[3][7].thread_elements()[0];
-    const uint v1359 = v1351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1360 = v1359 + v1354;
-    const bfloat v1361 = residual[v1360];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1362 = float(v1361);
-    const float v1363 = fma(v1358, v3, v1362);
-    const bfloat v1364 = bfloat(v1363);
-    out[v1360] = v1364;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1365 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1367 = v358 + v1365;
-  const uint v1368 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1370 = v361 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v22.m[3][7].thread_elements()[1];
-    const uint v1375 = v1367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1376 = v1375 + v1370;
-    const bfloat v1377 = residual[v1376];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1378 = float(v1377);
-    const float v1379 = fma(v1374, v3, v1378);
-    const bfloat v1380 = bfloat(v1379);
-    out[v1376] = v1380;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1381 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1383 = v358 + v1381;
-  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1386 = v361 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1388 = v1386 < v1;
-  const bool v1389 = v1387 && v1388;
-  if (v1389) {
-    const float v1390 = v22.m[4][0].thread_elements()[0];
-    const uint v1391 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1392 = v1391 + v1386;
-    const bfloat v1393 = residual[v1392];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1394 = float(v1393);
-    const float v1395 = fma(v1390, v3, v1394);
-    const bfloat v1396 = bfloat(v1395);
-    out[v1392] = v1396;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1399 = v358 + v1397;
-  const uint v1400 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1402 = v361 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1404 = v1402 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v22.m[4][0].thread_elements()[1];
-    const uint v1407 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1408 = v1407 + v1402;
-    const bfloat v1409 = residual[v1408];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1410 = float(v1409);
-    const float v1411 = fma(v1406, v3, v1410);
-    const bfloat v1412 = bfloat(v1411);
-    out[v1408] = v1412;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1413 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1415 = v358 + v1413;
-  const uint v1416 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1418 = v361 + v1416;
-  const bool v1419 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1420 = v1418 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v22.m[4][1].thread_elements()[0];
-    const uint v1423 = v1415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1424 = v1423 + v1418;
-    const bfloat v1425 = residual[v1424];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1426 = float(v1425);
-    const float v1427 = fma(v1422, v3, v1426);
-    const bfloat v1428 = bfloat(v1427);
-    out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1429 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1431 = v358 + v1429;
-  const uint v1432 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1434 = v361 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1436 = v1434 < v1;
-  const bool v1437 = v1435 && v1436;
-  if (v1437) {
-    const float v1438 = v22.m[4][1].thread_elements()[1];
-    const uint v1439 = v1431 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1440 = v1439 + v1434;
-    const bfloat v1441 = residual[v1440];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1442 = float(v1441);
-    const float v1443 = fma(v1438, v3, v1442);
-    const bfloat v1444 = bfloat(v1443);
-    out[v1440] = v1444;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1445 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1447 = v358 + v1445;
-  const uint v1448 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1450 = v361 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1452 = v1450 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v22.m[4][2].thread_elements()[0];
-    const uint v1455 = v1447 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1456 = v1455 + v1450;
-    const bfloat v1457 = residual[v1456];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1458 = float(v1457);
-    const float v1459 = fma(v1454, v3, v1458);
-    const bfloat v1460 = bfloat(v1459);
-    out[v1456] = v1460;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1461 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1463 = v358 + v1461;
-  const uint v1464 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1466 = v361 + v1464;
-  const bool v1467 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1468 = v1466 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v22.m[4][2].thread_elements()[1];
-    const uint v1471 = v1463 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1472 = v1471 + v1466;
-    const bfloat v1473 = residual[v1472];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1474 = float(v1473);
-    const float v1475 = fma(v1470, v3, v1474);
-    const bfloat v1476 = bfloat(v1475);
-    out[v1472] = v1476;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1477 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1479 = v358 + v1477;
-  const uint v1480 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1482 = v361 + v1480;
-  const bool v1483 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1484 = v1482 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v22.m[4][3].thread_elements()[0];
-    const uint v1487 = v1479 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1488 = v1487 + v1482;
-    const bfloat v1489 = residual[v1488];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1490 = float(v1489);
-    const float v1491 = fma(v1486, v3, v1490);
-    const bfloat v1492 = bfloat(v1491);
-    out[v1488] = v1492;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1493 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1495 = v358 + v1493;
-  const uint v1496 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1498 = v361 + v1496;
-  const bool v1499 = v1495 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1500 = v1498 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v22.m[4][3].thread_elements()[1];
-    const uint v1503 = v1495 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1504 = v1503 + v1498;
-    const bfloat v1505 = residual[v1504];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1506 = float(v1505);
-    const float v1507 = fma(v1502, v3, v1506);
-    const bfloat v1508 = bfloat(v1507);
-    out[v1504] = v1508;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1509 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1511 = v358 + v1509;
-  const uint v1512 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1514 = v361 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v22.m[4][4].thread_elements()[0];
-    const uint v1519 = v1511 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1520 = v1519 + v1514;
-    const bfloat v1521 = residual[v1520];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1522 = float(v1521);
-    const float v1523 = fma(v1518, v3, v1522);
-    const bfloat v1524 = bfloat(v1523);
-    out[v1520] = v1524;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1525 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1527 = v358 + v1525;
-  const uint v1528 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1530 = v361 + v1528;
-  const bool v1531 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1532 = v1530 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v22.m[4][4].thread_elements()[1];
-    const uint v1535 = v1527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1536 = v1535 + v1530;
-    const bfloat v1537 = residual[v1536];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1538 = float(v1537);
-    const float v1539 = fma(v1534, v3, v1538);
-    const bfloat v1540 = bfloat(v1539);
-    out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1543 = v358 + v1541;
-  const uint v1544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1546 = v361 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1548 = v1546 < v1;
-  const bool v1549 = v1547 && v1548;
-  if (v1549) {
-    const float v1550 = v22.m[4][5].thread_elements()[0];
-    const uint v1551 = v1543 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1552 = v1551 + v1546;
-    const bfloat v1553 = residual[v1552];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1554 = float(v1553);
-    const float v1555 = fma(v1550, v3, v1554);
-    const bfloat v1556 = bfloat(v1555);
-    out[v1552] = v1556;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1557 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1559 = v358 + v1557;
-  const uint v1560 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1562 = v361 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1564 = v1562 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v22.m[4][5].thread_elements()[1];
-    const uint v1567 = v1559 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1568 = v1567 + v1562;
-    const bfloat v1569 = residual[v1568];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1570 = float(v1569);
-    const float v1571 = fma(v1566, v3, v1570);
-    const bfloat v1572 = bfloat(v1571);
-    out[v1568] = v1572;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1573 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1575 = v358 + v1573;
-  const uint v1576 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1578 = v361 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1580 = v1578 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v22.m[4][6].thread_elements()[0];
-    const uint v1583 = v1575 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1584 = v1583 + v1578;
-    const bfloat v1585 = residual[v1584];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1586 = float(v1585);
-    const float v1587 = fma(v1582, v3, v1586);
-    const bfloat v1588 = bfloat(v1587);
-    out[v1584] = v1588;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1589 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1591 = v358 + v1589;
-  const uint v1592 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1594 = v361 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v22.m[4][6].thread_elements()[1];
-    const uint v1599 = v1591 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1600 = v1599 + v1594;
-    const bfloat v1601 = residual[v1600];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1602 = float(v1601);
-    const float v1603 = fma(v1598, v3, v1602);
-    const bfloat v1604 = bfloat(v1603);
-    out[v1600] = v1604;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1605 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1607 = v358 + v1605;
-  const uint v1608 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1610 = v361 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1612 = v1610 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v22.m[4][7].thread_elements()[0];
-    const uint v1615 = v1607 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1616 = v1615 + v1610;
-    const bfloat v1617 = residual[v1616];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1618 = float(v1617);
-    const float v1619 = fma(v1614, v3, v1618);
-    const bfloat v1620 = bfloat(v1619);
-    out[v1616] = v1620;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1621 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1623 = v358 + v1621;
-  const uint v1624 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1626 = v361 + v1624;
-  const bool v1627 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1628 = v1626 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v22.m[4][7].thread_elements()[1];
-    const uint v1631 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1632 = v1631 + v1626;
-    const bfloat v1633 = residual[v1632];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1634 = float(v1633);
-    const float v1635 = fma(v1630, v3, v1634);
-    const bfloat v1636 = bfloat(v1635);
-    out[v1632] = v1636;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1637 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1639 = v358 + v1637;
-  const uint v1640 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1642 = v361 + v1640;
-  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1644 = v1642 < v1;
-  const bool v1645 = v1643 && v1644;
-  if (v1645) {
-    const float v1646 = v22.m[5][0].thread_elements()[0];
-    const uint v1647 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1648 = v1647 + v1642;
-    const bfloat v1649 = residual[v1648];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1650 = float(v1649);
-    const float v1651 = fma(v1646, v3, v1650);
-    const bfloat v1652 = bfloat(v1651);
-    out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1653 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1655 = v358 + v1653;
-  const uint v1656 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1658 = v361 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1660 = v1658 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v22.m[5][0].thread_elements()[1];
-    const uint v1663 = v1655 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1664 = v1663 + v1658;
-    const bfloat v1665 = residual[v1664];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1666 = float(v1665);
-    const float v1667 = fma(v1662, v3, v1666);
-    const bfloat v1668 = bfloat(v1667);
-    out[v1664] = v1668;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1671 = v358 + v1669;
-  const uint v1672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1674 = v361 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v22.m[5][1].thread_elements()[0];
-    const uint v1679 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1680 = v1679 + v1674;
-    const bfloat v1681 = residual[v1680];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1682 = float(v1681);
-    const float v1683 = fma(v1678, v3, v1682);
-    const bfloat v1684 = bfloat(v1683);
-    out[v1680] = v1684;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1685 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1687 = v358 + v1685;
-  const uint v1688 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1690 = v361 + v1688;
-  const bool v1691 = v1687 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1692 = v1690 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v22.m[5][1].thread_elements()[1];
-    const uint v1695 = v1687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1696 = v1695 + v1690;
-    const bfloat v1697 = residual[v1696];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1698 = float(v1697);
-    const float v1699 = fma(v1694, v3, v1698);
-    const bfloat v1700 = bfloat(v1699);
-    out[v1696] = v1700;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1701 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1703 = v358 + v1701;
-  const uint v1704 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1706 = v361 + v1704;
-  const bool v1707 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1708 = v1706 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v22.m[5][2].thread_elements()[0];
-    const uint v1711 = v1703 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1712 = v1711 + v1706;
-    const bfloat v1713 = residual[v1712];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1714 = float(v1713);
-    const float v1715 = fma(v1710, v3, v1714);
-    const bfloat v1716 = bfloat(v1715);
-    out[v1712] = v1716;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1717 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1719 = v358 + v1717;
-  const uint v1720 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1722 = v361 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1724 = v1722 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v22.m[5][2].thread_elements()[1];
-    const uint v1727 = v1719 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1728 = v1727 + v1722;
-    const bfloat v1729 = residual[v1728];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1730 = float(v1729);
-    const float v1731 = fma(v1726, v3, v1730);
-    const bfloat v1732 = bfloat(v1731);
-    out[v1728] = v1732;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1733 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1735 = v358 + v1733;
-  const uint v1736 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1738 = v361 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1740 = v1738 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v22.m[5][3].thread_elements()[0];
-    const uint v1743 = v1735 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1744 = v1743 + v1738;
-    const bfloat v1745 = residual[v1744];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1746 = float(v1745);
-    const float v1747 = fma(v1742, v3, v1746);
-    const bfloat v1748 = bfloat(v1747);
-    out[v1744] = v1748;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1749 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1751 = v358 + v1749;
-  const uint v1752 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1754 = v361 + v1752;
-  const bool v1755 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1756 = v1754 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v22.m[5][3].thread_elements()[1];
-    const uint v1759 = v1751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1760 = v1759 + v1754;
-    const bfloat v1761 = residual[v1760];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1762 = float(v1761);
-    const float v1763 = fma(v1758, v3, v1762);
-    const bfloat v1764 = bfloat(v1763);
-    out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1765 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1767 = v358 + v1765;
-  const uint v1768 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1770 = v361 + v1768;
-  const bool v1771 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1772 = v1770 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v22.m[5][4].thread_elements()[0];
-    const uint v1775 = v1767 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1776 = v1775 + v1770;
-    const bfloat v1777 = residual[v1776];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1778 = float(v1777);
-    const float v1779 = fma(v1774, v3, v1778);
-    const bfloat v1780 = bfloat(v1779);
-    out[v1776] = v1780;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1781 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1783 = v358 + v1781;
-  const uint v1784 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1786 = v361 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1788 = v1786 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v22.m[5][4].thread_elements()[1];
-    const uint v1791 = v1783 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1792 = v1791 + v1786;
-    const bfloat v1793 = residual[v1792];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1794 = float(v1793);
-    const float v1795 = fma(v1790, v3, v1794);
-    const bfloat v1796 = bfloat(v1795);
-    out[v1792] = v1796;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1797 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1799 = v358 + v1797;
-  const uint v1800 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1802 = v361 + v1800;
-  const bool v1803 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1804 = v1802 < v1;
-  const bool v1805 = v1803 && v1804;
-  if (v1805) {
-    const float v1806 = v22.m[5][5].thread_elements()[0];
-    const uint v1807 = v1799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1808 = v1807 + v1802;
-    const bfloat v1809 = residual[v1808];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1810 = float(v1809);
-    const float v1811 = fma(v1806, v3, v1810);
-    const bfloat v1812 = bfloat(v1811);
-    out[v1808] = v1812;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1813 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1815 = v358 + v1813;
-  const uint v1816 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1818 = v361 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1820 = v1818 < v1;
-  const bool v1821 = v1819 && v1820;
-  if (v1821) {
-    const float v1822 = v22.m[5][5].thread_elements()[1];
-    const uint v1823 = v1815 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1824 = v1823 + v1818;
-    const bfloat v1825 = residual[v1824];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1826 = float(v1825);
-    const float v1827 = fma(v1822, v3, v1826);
-    const bfloat v1828 = bfloat(v1827);
-    out[v1824] = v1828;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1829 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1831 = v358 + v1829;
-  const uint v1832 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1834 = v361 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v22.m[5][6].thread_elements()[0];
-    const uint v1839 = v1831 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1840 = v1839 + v1834;
-    const bfloat v1841 = residual[v1840];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1842 = float(v1841);
-    const float v1843 = fma(v1838, v3, v1842);
-    const bfloat v1844 = bfloat(v1843);
-    out[v1840] = v1844;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1845 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1847 = v358 + v1845;
-  const uint v1848 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1850 = v361 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v22.m[5][6].thread_elements()[1];
-    const uint v1855 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1856 = v1855 + v1850;
-    const bfloat v1857 = residual[v1856];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1858 = float(v1857);
-    const float v1859 = fma(v1854, v3, v1858);
-    const bfloat v1860 = bfloat(v1859);
-    out[v1856] = v1860;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1861 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1863 = v358 + v1861;
-  const uint v1864 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1866 = v361 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v22.m[5][7].thread_elements()[0];
-    const uint v1871 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1872 = v1871 + v1866;
-    const bfloat v1873 = residual[v1872];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1874 = float(v1873);
-    const float v1875 = fma(v1870, v3, v1874);
-    const bfloat v1876 = bfloat(v1875);
-    out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1877 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1879 = v358 + v1877;
-  const uint v1880 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1882 = v361 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1884 = v1882 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v22.m[5][7].thread_elements()[1];
-    const uint v1887 = v1879 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1888 = v1887 + v1882;
-    const bfloat v1889 = residual[v1888];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1890 = float(v1889);
-    const float v1891 = fma(v1886, v3, v1890);
-    const bfloat v1892 = bfloat(v1891);
-    out[v1888] = v1892;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1893 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1895 = v358 + v1893;
-  const uint v1896 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1898 = v361 + v1896;
-  const bool v1899 = v1895 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1900 = v1898 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v22.m[6][0].thread_elements()[0];
-    const uint v1903 = v1895 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1904 = v1903 + v1898;
-    const bfloat v1905 = residual[v1904];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1906 = float(v1905);
-    const float v1907 = fma(v1902, v3, v1906);
-    const bfloat v1908 = bfloat(v1907);
-    out[v1904] = v1908;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1909 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1911 = v358 + v1909;
-  const uint v1912 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1914 = v361 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v22.m[6][0].thread_elements()[1];
-    const uint v1919 = v1911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1920 = v1919 + v1914;
-    const bfloat v1921 = residual[v1920];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1922 = float(v1921);
-    const float v1923 = fma(v1918, v3, v1922);
-    const bfloat v1924 = bfloat(v1923);
-    out[v1920] = v1924;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1925 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1927 = v358 + v1925;
-  const uint v1928 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1930 = v361 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v22.m[6][1].thread_elements()[0];
-    const uint v1935 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1936 = v1935 + v1930;
-    const bfloat v1937 = residual[v1936];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1938 = float(v1937);
-    const float v1939 = fma(v1934, v3, v1938);
-    const bfloat v1940 = bfloat(v1939);
-    out[v1936] = v1940;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1941 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1943 = v358 + v1941;
-  const uint v1944 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1946 = v361 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v22.m[6][1].thread_elements()[1];
-    const uint v1951 = v1943 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1952 = v1951 + v1946;
-    const bfloat v1953 = residual[v1952];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1954 = float(v1953);
-    const float v1955 = fma(v1950, v3, v1954);
-    const bfloat v1956 = bfloat(v1955);
-    out[v1952] = v1956;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1957 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1959 = v358 + v1957;
-  const uint v1960 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1962 = v361 + v1960;
-  const bool v1963 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1964 = v1962 < v1;
-  const bool v1965 = v1963 && v1964;
-  if (v1965) {
-    const float v1966 = v22.m[6][2].thread_elements()[0];
-    const uint v1967 = v1959 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1968 = v1967 + v1962;
-    const bfloat v1969 = residual[v1968];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1970 = float(v1969);
-    const float v1971 = fma(v1966, v3, v1970);
-    const bfloat v1972 = bfloat(v1971);
-    out[v1968] = v1972;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1973 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1975 = v358 + v1973;
-  const uint v1976 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1978 = v361 + v1976;
-  const bool v1979 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1980 = v1978 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v22.m[6][2].thread_elements()[1];
-    const uint v1983 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1984 = v1983 + v1978;
-    const bfloat v1985 = residual[v1984];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1986 = float(v1985);
-    const float v1987 = fma(v1982, v3, v1986);
-    const bfloat v1988 = bfloat(v1987);
-    out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1989 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v1991 = v358 + v1989;
-  const uint v1992 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v1994 = v361 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v22.m[6][3].thread_elements()[0];
-    const uint v1999 = v1991 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2000 = v1999 + v1994;
-    const bfloat v2001 = residual[v2000];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2002 = float(v2001);
-    const float v2003 = fma(v1998, v3, v2002);
-    const bfloat v2004 = bfloat(v2003);
-    out[v2000] = v2004;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2005 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2007 = v358 + v2005;
-  const uint v2008 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2010 = v361 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2012 = v2010 < v1;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v22.m[6][3].thread_elements()[1];
-    const uint v2015 = v2007 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2016 = v2015 + v2010;
-    const bfloat v2017 = residual[v2016];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2018 = float(v2017);
-    const float v2019 = fma(v2014, v3, v2018);
-    const bfloat v2020 = bfloat(v2019);
-    out[v2016] = v2020;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2021 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2023 = v358 + v2021;
-  const uint v2024 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2026 = v361 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2028 = v2026 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v22.m[6][4].thread_elements()[0];
-    const uint v2031 = v2023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2032 = v2031 + v2026;
-    const bfloat v2033 = residual[v2032];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2034 = float(v2033);
-    const float v2035 = fma(v2030, v3, v2034);
-    const bfloat v2036 = bfloat(v2035);
-    out[v2032] = v2036;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2037 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2039 = v358 + v2037;
-  const uint v2040 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2042 = v361 + v2040;
-  const bool v2043 = v2039 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2044 = v2042 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v22.m[6][4].thread_elements()[1];
-    const uint v2047 = v2039 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2048 = v2047 + v2042;
-    const bfloat v2049 = residual[v2048];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2050 = float(v2049);
-    const float v2051 = fma(v2046, v3, v2050);
-    const bfloat v2052 = bfloat(v2051);
-    out[v2048] = v2052;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2053 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2055 = v358 + v2053;
-  const uint v2056 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2058 = v361 + v2056;
-  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2060 = v2058 < v1;
-  const bool v2061 = v2059 && v2060;
-  if (v2061) {
-    const float v2062 = v22.m[6][5].thread_elements()[0];
-    const uint v2063 = v2055 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2064 = v2063 + v2058;
-    const bfloat v2065 = residual[v2064];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2066 = float(v2065);
-    const float v2067 = fma(v2062, v3, v2066);
-    const bfloat v2068 = bfloat(v2067);
-    out[v2064] = v2068;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2069 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2071 = v358 + v2069;
-  const uint v2072 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2074 = v361 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v22.m[6][5].thread_elements()[1];
-    const uint v2079 = v2071 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2080 = v2079 + v2074;
-    const bfloat v2081 = residual[v2080];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2082 = float(v2081);
-    const float v2083 = fma(v2078, v3, v2082);
-    const bfloat v2084 = bfloat(v2083);
-    out[v2080] = v2084;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2085 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2087 = v358 + v2085;
-  const uint v2088 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2090 = v361 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v22.m[6][6].thread_elements()[0];
-    const uint v2095 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2096 = v2095 + v2090;
-    const bfloat v2097 = residual[v2096];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2098 = float(v2097);
-    const float v2099 = fma(v2094, v3, v2098);
-    const bfloat v2100 = bfloat(v2099);
-    out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2101 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2103 = v358 + v2101;
-  const uint v2104 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2106 = v361 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2108 = v2106 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v22.m[6][6].thread_elements()[1];
-    const uint v2111 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2112 = v2111 + v2106;
-    const bfloat v2113 = residual[v2112];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2114 = float(v2113);
-    const float v2115 = fma(v2110, v3, v2114);
-    const bfloat v2116 = bfloat(v2115);
-    out[v2112] = v2116;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2117 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2119 = v358 + v2117;
-  const uint v2120 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2122 = v361 + v2120;
-  const bool v2123 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2124 = v2122 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v22.m[6][7].thread_elements()[0];
-    const uint v2127 = v2119 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2128 = v2127 + v2122;
-    const bfloat v2129 = residual[v2128];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2130 = float(v2129);
-    const float v2131 = fma(v2126, v3, v2130);
-    const bfloat v2132 = bfloat(v2131);
-    out[v2128] = v2132;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2133 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2135 = v358 + v2133;
-  const uint v2136 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2138 = v361 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2140 = v2138 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v22.m[6][7].thread_elements()[1];
-    const uint v2143 = v2135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2144 = v2143 + v2138;
-    const bfloat v2145 = residual[v2144];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2146 = float(v2145);
-    const float v2147 = fma(v2142, v3, v2146);
-    const bfloat v2148 = bfloat(v2147);
-    out[v2144] = v2148;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2149 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2151 = v358 + v2149;
-  const uint v2152 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2154 = v361 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2156 = v2154 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v22.m[7][0].thread_elements()[0];
-    const uint v2159 = v2151 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2160 = v2159 + v2154;
-    const bfloat v2161 = residual[v2160];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2162 = float(v2161);
-    const float v2163 = fma(v2158, v3, v2162);
-    const bfloat v2164 = bfloat(v2163);
-    out[v2160] = v2164;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2165 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2167 = v358 + v2165;
-  const uint v2168 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2170 = v361 + v2168;
-  const bool v2171 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2172 = v2170 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v22.m[7][0].thread_elements()[1];
-    const uint v2175 = v2167 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2176 = v2175 + v2170;
-    const bfloat v2177 = residual[v2176];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2178 = float(v2177);
-    const float v2179 = fma(v2174, v3, v2178);
-    const bfloat v2180 = bfloat(v2179);
-    out[v2176] = v2180;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2181 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2183 = v358 + v2181;
-  const uint v2184 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2186 = v361 + v2184;
-  const bool v2187 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2188 = v2186 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v22.m[7][1].thread_elements()[0];
-    const uint v2191 = v2183 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2192 = v2191 + v2186;
-    const bfloat v2193 = residual[v2192];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2194 = float(v2193);
-    const float v2195 = fma(v2190, v3, v2194);
-    const bfloat v2196 = bfloat(v2195);
-    out[v2192] = v2196;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2197 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2199 = v358 + v2197;
-  const uint v2200 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2202 = v361 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v22.m[7][1].thread_elements()[1];
-    const uint v2207 = v2199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2208 = v2207 + v2202;
-    const bfloat v2209 = residual[v2208];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2210 = float(v2209);
-    const float v2211 = fma(v2206, v3, v2210);
-    const bfloat v2212 = bfloat(v2211);
-    out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2213 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2215 = v358 + v2213;
-  const uint v2216 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2218 = v361 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2220 = v2218 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v22.m[7][2].thread_elements()[0];
-    const uint v2223 = v2215 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2224 = v2223 + v2218;
-    const bfloat v2225 = residual[v2224];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2226 = float(v2225);
-    const float v2227 = fma(v2222, v3, v2226);
-    const bfloat v2228 = bfloat(v2227);
-    out[v2224] = v2228;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2229 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2231 = v358 + v2229;
-  const uint v2232 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2234 = v361 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2236 = v2234 < v1;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v22.m[7][2].thread_elements()[1];
-    const uint v2239 = v2231 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2240 = v2239 + v2234;
-    const bfloat v2241 = residual[v2240];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2242 = float(v2241);
-    const float v2243 = fma(v2238, v3, v2242);
-    const bfloat v2244 = bfloat(v2243);
-    out[v2240] = v2244;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2245 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2247 = v358 + v2245;
-  const uint v2248 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2250 = v361 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2252 = v2250 < v1;
-  const bool v2253 = v2251 && v2252;
-  if (v2253) {
-    const float v2254 = v22.m[7][3].thread_elements()[0];
-    const uint v2255 = v2247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2256 = v2255 + v2250;
-    const bfloat v2257 = residual[v2256];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2258 = float(v2257);
-    const float v2259 = fma(v2254, v3, v2258);
-    const bfloat v2260 = bfloat(v2259);
-    out[v2256] = v2260;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2261 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2263 = v358 + v2261;
-  const uint v2264 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2266 = v361 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v22.m[7][3].thread_elements()[1];
-    const uint v2271 = v2263 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2272 = v2271 + v2266;
-    const bfloat v2273 = residual[v2272];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2274 = float(v2273);
-    const float v2275 = fma(v2270, v3, v2274);
-    const bfloat v2276 = bfloat(v2275);
-    out[v2272] = v2276;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2277 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2279 = v358 + v2277;
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2282 = v361 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v22.m[7][4].thread_elements()[0];
-    const uint v2287 = v2279 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2288 = v2287 + v2282;
-    const bfloat v2289 = residual[v2288];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2290 = float(v2289);
-    const float v2291 = fma(v2286, v3, v2290);
-    const bfloat v2292 = bfloat(v2291);
-    out[v2288] = v2292;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2293 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2295 = v358 + v2293;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2298 = v361 + v2296;
-  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2300 = v2298 < v1;
-  const bool v2301 = v2299 && v2300;
-  if (v2301) {
-    const float v2302 = v22.m[7][4].thread_elements()[1];
-    const uint v2303 = v2295 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2304 = v2303 + v2298;
-    const bfloat v2305 = residual[v2304];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2306 = float(v2305);
-    const float v2307 = fma(v2302, v3, v2306);
-    const bfloat v2308 = bfloat(v2307);
-    out[v2304] = v2308;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2311 = v358 + v2309;
-  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2314 = v361 + v2312;
-  const bool v2315 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v22.m[7][5].thread_elements()[0];
-    const uint v2319 = v2311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2320 = v2319 + v2314;
-    const bfloat v2321 = residual[v2320];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2322 = float(v2321);
-    const float v2323 = fma(v2318, v3, v2322);
-    const bfloat v2324 = bfloat(v2323);
-    out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2327 = v358 + v2325;
-  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2330 = v361 + v2328;
-  const bool v2331 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v22.m[7][5].thread_elements()[1];
-    const uint v2335 = v2327 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2336 = v2335 + v2330;
-    const bfloat v2337 = residual[v2336];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2338 = float(v2337);
-    const float v2339 = fma(v2334, v3, v2338);
-    const bfloat v2340 = bfloat(v2339);
-    out[v2336] = v2340;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2343 = v358 + v2341;
-  const uint v2344 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2346 = v361 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v22.m[7][6].thread_elements()[0];
-    const uint v2351 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2352 = v2351 + v2346;
-    const bfloat v2353 = residual[v2352];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2354 = float(v2353);
-    const float v2355 = fma(v2350, v3, v2354);
-    const bfloat v2356 = bfloat(v2355);
-    out[v2352] = v2356;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2359 = v358 + v2357;
-  const uint v2360 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2362 = v361 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2364 = v2362 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v22.m[7][6].thread_elements()[1];
-    const uint v2367 = v2359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2368 = v2367 + v2362;
-    const bfloat v2369 = residual[v2368];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2370 = float(v2369);
-    const float v2371 = fma(v2366, v3, v2370);
-    const bfloat v2372 = bfloat(v2371);
-    out[v2368] = v2372;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2373 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2375 = v358 + v2373;
-  const uint v2376 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2378 = v361 + v2376;
-  const bool v2379 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2380 = v2378 < v1;
-  const bool v2381 = v2379 && v2380;
-  if (v2381) {
-    const float v2382 = v22.m[7][7].thread_elements()[0];
-    const uint v2383 = v2375 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2384 = v2383 + v2378;
-    const bfloat v2385 = residual[v2384];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2386 = float(v2385);
-    const float v2387 = fma(v2382, v3, v2386);
-    const bfloat v2388 = bfloat(v2387);
-    out[v2384] = v2388;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2389 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:201
-  const uint v2391 = v358 + v2389;
-  const uint v2392 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:202
-  const uint v2394 = v361 + v2392;
-  const bool v2395 = v2391 < v0;  // kernels/gemm/gemm_tiles.hpp:203
-  const bool v2396 = v2394 < v1;
-  const bool v2397 = v2395 && v2396;
-  if (v2397) {
-    const float v2398 = v22.m[7][7].thread_elements()[1];
-    const uint v2399 = v2391 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2400 = v2399 + v2394;
-    const bfloat v2401 = residual[v2400];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2402 = float(v2401);
-    const float v2403 = fma(v2398, v3, v2402);
-    const bfloat v2404 = bfloat(v2403);
-    out[v2400] = v2404;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v374 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v375 = v24 + v33;
+  const uint v376 = v375 + v374;
+  const uint v377 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v378 = v28 + v37;
+  const uint v379 = v378 + v377;
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v381 = v379 < v1;
+  const bool v382 = v380 && v381;
+  if (v382) {
+    const float v383 = v39.m[0][0].thread_elements()[0];
+    const uint v384 = v376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v385 = v384 + v379;
+    const bfloat v386 = residual[v385];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v387 = float(v386);
+    const float v388 = fma(v383, v3, v387);
+    const bfloat v389 = bfloat(v388);
+    out[v385] = v389;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v390 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v392 = v375 + v390;
+  const uint v393 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v395 = v378 + v393;
+  const bool v396 = v392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v397 = v395 < v1;
+  const bool v398 = v396 && v397;
+  if (v398) {
+    const float v399 = v39.m[0][0].thread_elements()[1];
+    const uint v400 = v392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v401 = v400 + v395;
+    const bfloat v402 = residual[v401];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v403 = float(v402);
+    const float v404 = fma(v399, v3, v403);
+    const bfloat v405 = bfloat(v404);
+    out[v401] = v405;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v406 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v408 = v375 + v406;
+  const uint v409 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v411 = v378 + v409;
+  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v413 = v411 < v1;
+  const bool v414 = v412 && v413;
+  if (v414) {
+    const float v415 = v39.m[0][1].thread_elements()[0];
+    const uint v416 = v408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v417 = v416 + v411;
+    const bfloat v418 = residual[v417];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v419 = float(v418);
+    const float v420 = fma(v415, v3, v419);
+    const bfloat v421 = bfloat(v420);
+    out[v417] = v421;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v422 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v424 = v375 + v422;
+  const uint v425 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v427 = v378 + v425;
+  const bool v428 = v424 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v429 = v427 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v39.m[0][1].thread_elements()[1];
+    const uint v432 = v424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v433 = v432 + v427;
+    const bfloat v434 = residual[v433];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v435 = float(v434);
+    const float v436 = fma(v431, v3, v435);
+    const bfloat v437 = bfloat(v436);
+    out[v433] = v437;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v438 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v440 = v375 + v438;
+  const uint v441 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v443 = v378 + v441;
+  const bool v444 = v440 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v445 = v443 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v39.m[0][2].thread_elements()[0];
+    const uint v448 = v440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v449 = v448 + v443;
+    const bfloat v450 = residual[v449];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v451 = float(v450);
+    const float v452 = fma(v447, v3, v451);
+    const bfloat v453 = bfloat(v452);
+    out[v449] = v453;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v454 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v456 = v375 + v454;
+  const uint v457 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v459 = v378 + v457;
+  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v461 = v459 < v1;
+  const bool v462 = v460 && v461;
+  if (v462) {
+    const float v463 = v39.m[0][2].thread_elements()[1];
+    const uint v464 = v456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v465 = v464 + v459;
+    const bfloat v466 = residual[v465];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v467 = float(v466);
+    const float v468 = fma(v463, v3, v467);
+    const bfloat v469 = bfloat(v468);
+    out[v465] = v469;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v470 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v472 = v375 + v470;
+  const uint v473 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v475 = v378 + v473;
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v477 = v475 < v1;
+  const bool v478 = v476 && v477;
+  if (v478) {
+    const float v479 = v39.m[0][3].thread_elements()[0];
+    const uint v480 = v472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v481 = v480 + v475;
+    const bfloat v482 = residual[v481];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v483 = float(v482);
+    const float v484 = fma(v479, v3, v483);
+    const bfloat v485 = bfloat(v484);
+    out[v481] = v485;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v486 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v488 = v375 + v486;
+  const uint v489 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v491 = v378 + v489;
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v493 = v491 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v39.m[0][3].thread_elements()[1];
+    const uint v496 = v488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v497 = v496 + v491;
+    const bfloat v498 = residual[v497];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v499 = float(v498);
+    const float v500 = fma(v495, v3, v499);
+    const bfloat v501 = bfloat(v500);
+    out[v497] = v501;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v502 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v504 = v375 + v502;
+  const uint v505 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v507 = v378 + v505;
+  const bool v508 = v504 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v509 = v507 < v1;
+  const bool v510 = v508 && v509;
+  if (v510) {
+    const float v511 = v39.m[0][4].thread_elements()[0];
+    const uint v512 = v504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v513 = v512 + v507;
+    const bfloat v514 = residual[v513];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v515 = float(v514);
+    const float v516 = fma(v511, v3, v515);
+    const bfloat v517 = bfloat(v516);
+    out[v513] = v517;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v518 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v520 = v375 + v518;
+  const uint v521 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v523 = v378 + v521;
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v525 = v523 < v1;
+  const bool v526 = v524 && v525;
+  if (v526) {
+    const float v527 = v39.m[0][4].thread_elements()[1];
+    const uint v528 = v520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v529 = v528 + v523;
+    const bfloat v530 = residual[v529];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v531 = float(v530);
+    const float v532 = fma(v527, v3, v531);
+    const bfloat v533 = bfloat(v532);
+    out[v529] = v533;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v534 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v536 = v375 + v534;
+  const uint v537 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v539 = v378 + v537;
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v541 = v539 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v39.m[0][5].thread_elements()[0];
+    const uint v544 = v536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v545 = v544 + v539;
+    const bfloat v546 = residual[v545];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v547 = float(v546);
+    const float v548 = fma(v543, v3, v547);
+    const bfloat v549 = bfloat(v548);
+    out[v545] = v549;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v550 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v552 = v375 + v550;
+  const uint v553 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v555 = v378 + v553;
+  const bool v556 = v552 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v557 = v555 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v39.m[0][5].thread_elements()[1];
+    const uint v560 = v552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v561 = v560 + v555;
+    const bfloat v562 = residual[v561];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v563 = float(v562);
+    const float v564 = fma(v559, v3, v563);
+    const bfloat v565 = bfloat(v564);
+    out[v561] = v565;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v566 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v568 = v375 + v566;
+  const uint v569 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v571 = v378 + v569;
+  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v573 = v571 < v1;
+  const bool v574 = v572 && v573;
+  if (v574) {
+    const float v575 = v39.m[0][6].thread_elements()[0];
+    const uint v576 = v568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v577 = v576 + v571;
+    const bfloat v578 = residual[v577];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v579 = float(v578);
+    const float v580 = fma(v575, v3, v579);
+    const bfloat v581 = bfloat(v580);
+    out[v577] = v581;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v582 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v584 = v375 + v582;
+  const uint v585 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v587 = v378 + v585;
+  const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v589 = v587 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v39.m[0][6].thread_elements()[1];
+    const uint v592 = v584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v593 = v592 + v587;
+    const bfloat v594 = residual[v593];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v595 = float(v594);
+    const float v596 = fma(v591, v3, v595);
+    const bfloat v597 = bfloat(v596);
+    out[v593] = v597;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v598 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v600 = v375 + v598;
+  const uint v601 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v603 = v378 + v601;
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v605 = v603 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v39.m[0][7].thread_elements()[0];
+    const uint v608 = v600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v609 = v608 + v603;
+    const bfloat v610 = residual[v609];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v611 = float(v610);
+    const float v612 = fma(v607, v3, v611);
+    const bfloat v613 = bfloat(v612);
+    out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v614 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v616 = v375 + v614;
+  const uint v617 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v619 = v378 + v617;
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v621 = v619 < v1;
+  const bool v622 = v620 && v621;
+  if (v622) {
+    const float v623 = v39.m[0][7].thread_elements()[1];
+    const uint v624 = v616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v625 = v624 + v619;
+    const bfloat v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v627 = float(v626);
+    const float v628 = fma(v623, v3, v627);
+    const bfloat v629 = bfloat(v628);
+    out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v630 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v632 = v375 + v630;
+  const uint v633 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v635 = v378 + v633;
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v39.m[1][0].thread_elements()[0];
+    const uint v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v641 = v640 + v635;
+    const bfloat v642 = residual[v641];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v643 = float(v642);
+    const float v644 = fma(v639, v3, v643);
+    const bfloat v645 = bfloat(v644);
+    out[v641] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v646 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v648 = v375 + v646;
+  const uint v649 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v651 = v378 + v649;
+  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v39.m[1][0].thread_elements()[1];
+    const uint v656 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v657 = v656 + v651;
+    const bfloat v658 = residual[v657];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v659 = float(v658);
+    const float v660 = fma(v655, v3, v659);
+    const bfloat v661 = bfloat(v660);
+    out[v657] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v662 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v664 = v375 + v662;
+  const uint v665 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v667 = v378 + v665;
+  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v669 = v667 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v39.m[1][1].thread_elements()[0];
+    const uint v672 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v673 = v672 + v667;
+    const bfloat v674 = residual[v673];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v675 = float(v674);
+    const float v676 = fma(v671, v3, v675);
+    const bfloat v677 = bfloat(v676);
+    out[v673] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v678 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v680 = v375 + v678;
+  const uint v681 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v683 = v378 + v681;
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v685 = v683 < v1;
+  const bool v686 = v684 && v685;
+  if (v686) {
+    const float v687 = v39.m[1][1].thread_elements()[1];
+    const uint v688 = v680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v689 = v688 + v683;
+    const bfloat v690 = residual[v689];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v691 = float(v690);
+    const float v692 = fma(v687, v3, v691);
+    const bfloat v693 = bfloat(v692);
+    out[v689] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v694 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v696 = v375 + v694;
+  const uint v697 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v699 = v378 + v697;
+  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v701 = v699 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v39.m[1][2].thread_elements()[0];
+    const uint v704 = v696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v705 = v704 + v699;
+    const bfloat v706 = residual[v705];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v707 = float(v706);
+    const float v708 = fma(v703, v3, v707);
+    const bfloat v709 = bfloat(v708);
+    out[v705] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v710 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v712 = v375 + v710;
+  const uint v713 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v715 = v378 + v713;
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v717 = v715 < v1;
+  const bool v718 = v716 && v717;
+  if (v718) {
+    const float v719 = v39.m[1][2].thread_elements()[1];
+    const uint v720 = v712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v721 = v720 + v715;
+    const bfloat v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v723 = float(v722);
+    const float v724 = fma(v719, v3, v723);
+    const bfloat v725 = bfloat(v724);
+    out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v726 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v728 = v375 + v726;
+  const uint v729 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v731 = v378 + v729;
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v733 = v731 < v1;
+  const bool v734 = v732 && v733;
+  if (v734) {
+    const float v735 = v39.m[1][3].thread_elements()[0];
+    const uint v736 = v728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v737 = v736 + v731;
+    const bfloat v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v739 = float(v738);
+    const float v740 = fma(v735, v3, v739);
+    const bfloat v741 = bfloat(v740);
+    out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v742 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v744 = v375 + v742;
+  const uint v745 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v747 = v378 + v745;
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.m[1][3].thread_elements()[1];
+    const uint v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v753 = v752 + v747;
+    const bfloat v754 = residual[v753];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v755 = float(v754);
+    const float v756 = fma(v751, v3, v755);
+    const bfloat v757 = bfloat(v756);
+    out[v753] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v758 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v760 = v375 + v758;
+  const uint v761 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v763 = v378 + v761;
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v765 = v763 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v39.m[1][4].thread_elements()[0];
+    const uint v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v769 = v768 + v763;
+    const bfloat v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v771 = float(v770);
+    const float v772 = fma(v767, v3, v771);
+    const bfloat v773 = bfloat(v772);
+    out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v774 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v776 = v375 + v774;
+  const uint v777 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v779 = v378 + v777;
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v781 = v779 < v1;
+  const bool v782 = v780 && v781;
+  if (v782) {
+    const float v783 = v39.m[1][4].thread_elements()[1];
+    const uint v784 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v785 = v784 + v779;
+    const bfloat v786 = residual[v785];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v787 = float(v786);
+    const float v788 = fma(v783, v3, v787);
+    const bfloat v789 = bfloat(v788);
+    out[v785] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v790 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v792 = v375 + v790;
+  const uint v793 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v795 = v378 + v793;
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v797 = v795 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v39.m[1][5].thread_elements()[0];
+    const uint v800 = v792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v801 = v800 + v795;
+    const bfloat v802 = residual[v801];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v803 = float(v802);
+    const float v804 = fma(v799, v3, v803);
+    const bfloat v805 = bfloat(v804);
+    out[v801] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v806 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v808 = v375 + v806;
+  const uint v809 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v811 = v378 + v809;
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v813 = v811 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v39.m[1][5].thread_elements()[1];
+    const uint v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v817 = v816 + v811;
+    const bfloat v818 = residual[v817];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v819 = float(v818);
+    const float v820 = fma(v815, v3, v819);
+    const bfloat v821 = bfloat(v820);
+    out[v817] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v822 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v824 = v375 + v822;
+  const uint v825 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v827 = v378 + v825;
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v829 = v827 < v1;
+  const bool v830 = v828 && v829;
+  if (v830) {
+    const float v831 = v39.m[1][6].thread_elements()[0];
+    const uint v832 = v824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v833 = v832 + v827;
+    const bfloat v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v835 = float(v834);
+    const float v836 = fma(v831, v3, v835);
+    const bfloat v837 = bfloat(v836);
+    out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v838 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v840 = v375 + v838;
+  const uint v841 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v843 = v378 + v841;
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v845 = v843 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v39.m[1][6].thread_elements()[1];
+    const uint v848 = v840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v849 = v848 + v843;
+    const bfloat v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v851 = float(v850);
+    const float v852 = fma(v847, v3, v851);
+    const bfloat v853 = bfloat(v852);
+    out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v854 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v856 = v375 + v854;
+  const uint v857 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v859 = v378 + v857;
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.m[1][7].thread_elements()[0];
+    const uint v864 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v865 = v864 + v859;
+    const bfloat v866 = residual[v865];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v867 = float(v866);
+    const float v868 = fma(v863, v3, v867);
+    const bfloat v869 = bfloat(v868);
+    out[v865] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v870 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v872 = v375 + v870;
+  const uint v873 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v875 = v378 + v873;
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v877 = v875 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v39.m[1][7].thread_elements()[1];
+    const uint v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v881 = v880 + v875;
+    const bfloat v882 = residual[v881];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v883 = float(v882);
+    const float v884 = fma(v879, v3, v883);
+    const bfloat v885 = bfloat(v884);
+    out[v881] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v886 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v888 = v375 + v886;
+  const uint v889 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v891 = v378 + v889;
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v39.m[2][0].thread_elements()[0];
+    const uint v896 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v897 = v896 + v891;
+    const bfloat v898 = residual[v897];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v899 = float(v898);
+    const float v900 = fma(v895, v3, v899);
+    const bfloat v901 = bfloat(v900);
+    out[v897] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v902 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v904 = v375 + v902;
+  const uint v905 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v907 = v378 + v905;
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v909 = v907 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v39.m[2][0].thread_elements()[1];
+    const uint v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v913 = v912 + v907;
+    const bfloat v914 = residual[v913];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v915 = float(v914);
+    const float v916 = fma(v911, v3, v915);
+    const bfloat v917 = bfloat(v916);
+    out[v913] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v918 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v920 = v375 + v918;
+  const uint v921 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v923 = v378 + v921;
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v925 = v923 < v1;
+  const bool v926 = v924 && v925;
+  if (v926) {
+    const float v927 = v39.m[2][1].thread_elements()[0];
+    const uint v928 = v920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v929 = v928 + v923;
+    const bfloat v930 = residual[v929];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v931 = float(v930);
+    const float v932 = fma(v927, v3, v931);
+    const bfloat v933 = bfloat(v932);
+    out[v929] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v934 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v936 = v375 + v934;
+  const uint v937 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v939 = v378 + v937;
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v941 = v939 < v1;
+  const bool v942 = v940 && v941;
+  if (v942) {
+    const float v943 = v39.m[2][1].thread_elements()[1];
+    const uint v944 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v945 = v944 + v939;
+    const bfloat v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v947 = float(v946);
+    const float v948 = fma(v943, v3, v947);
+    const bfloat v949 = bfloat(v948);
+    out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v950 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v952 = v375 + v950;
+  const uint v953 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v955 = v378 + v953;
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v957 = v955 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v39.m[2][2].thread_elements()[0];
+    const uint v960 = v952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v961 = v960 + v955;
+    const bfloat v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v963 = float(v962);
+    const float v964 = fma(v959, v3, v963);
+    const bfloat v965 = bfloat(v964);
+    out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v966 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v968 = v375 + v966;
+  const uint v969 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v971 = v378 + v969;
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v973 = v971 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v39.m[2][2].thread_elements()[1];
+    const uint v976 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v977 = v976 + v971;
+    const bfloat v978 = residual[v977];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v979 = float(v978);
+    const float v980 = fma(v975, v3, v979);
+    const bfloat v981 = bfloat(v980);
+    out[v977] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v982 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v984 = v375 + v982;
+  const uint v985 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v987 = v378 + v985;
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v989 = v987 < v1;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v39.m[2][3].thread_elements()[0];
+    const uint v992 = v984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v993 = v992 + v987;
+    const bfloat v994 = residual[v993];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v995 = float(v994);
+    const float v996 = fma(v991, v3, v995);
+    const bfloat v997 = bfloat(v996);
+    out[v993] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v998 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1000 = v375 + v998;
+  const uint v1001 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1003 = v378 + v1001;
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1005 = v1003 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v39.m[2][3].thread_elements()[1];
+    const uint v1008 = v1000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1009 = v1008 + v1003;
+    const bfloat v1010 = residual[v1009];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1011 = float(v1010);
+    const float v1012 = fma(v1007, v3, v1011);
+    const bfloat v1013 = bfloat(v1012);
+    out[v1009] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1014 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1016 = v375 + v1014;
+  const uint v1017 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1019 = v378 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1021 = v1019 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v39.m[2][4].thread_elements()[0];
+    const uint v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1025 = v1024 + v1019;
+    const bfloat v1026 = residual[v1025];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1027 = float(v1026);
+    const float v1028 = fma(v1023, v3, v1027);
+    const bfloat v1029 = bfloat(v1028);
+    out[v1025] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1030 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1032 = v375 + v1030;
+  const uint v1033 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1035 = v378 + v1033;
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1037 = v1035 < v1;
+  const bool v1038 = v1036 && v1037;
+  if (v1038) {
+    const float v1039 = v39.m[2][4].thread_elements()[1];
+    const uint v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1041 = v1040 + v1035;
+    const bfloat v1042 = residual[v1041];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1043 = float(v1042);
+    const float v1044 = fma(v1039, v3, v1043);
+    const bfloat v1045 = bfloat(v1044);
+    out[v1041] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1046 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1048 = v375 + v1046;
+  const uint v1049 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1051 = v378 + v1049;
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1053 = v1051 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v39.m[2][5].thread_elements()[0];
+    const uint v1056 = v1048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1057 = v1056 + v1051;
+    const bfloat v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1059 = float(v1058);
+    const float v1060 = fma(v1055, v3, v1059);
+    const bfloat v1061 = bfloat(v1060);
+    out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1062 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1064 = v375 + v1062;
+  const uint v1065 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1067 = v378 + v1065;
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1069 = v1067 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v39.m[2][5].thread_elements()[1];
+    const uint v1072 = v1064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1073 = v1072 + v1067;
+    const bfloat v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1075 = float(v1074);
+    const float v1076 = fma(v1071, v3, v1075);
+    const bfloat v1077 = bfloat(v1076);
+    out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1078 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1080 = v375 + v1078;
+  const uint v1081 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1083 = v378 + v1081;
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1085 = v1083 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v39.m[2][6].thread_elements()[0];
+    const uint v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1089 = v1088 + v1083;
+    const bfloat v1090 = residual[v1089];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1091 = float(v1090);
+    const float v1092 = fma(v1087, v3, v1091);
+    const bfloat v1093 = bfloat(v1092);
+    out[v1089] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1094 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1096 = v375 + v1094;
+  const uint v1097 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1099 = v378 + v1097;
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v39.m[2][6].thread_elements()[1];
+    const uint v1104 = v1096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1105 = v1104 + v1099;
+    const bfloat v1106 = residual[v1105];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1107 = float(v1106);
+    const float v1108 = fma(v1103, v3, v1107);
+    const bfloat v1109 = bfloat(v1108);
+    out[v1105] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1110 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1112 = v375 + v1110;
+  const uint v1113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1115 = v378 + v1113;
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v39.m[2][7].thread_elements()[0];
+    const uint v1120 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1121 = v1120 + v1115;
+    const bfloat v1122 = residual[v1121];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1123 = float(v1122);
+    const float v1124 = fma(v1119, v3, v1123);
+    const bfloat v1125 = bfloat(v1124);
+    out[v1121] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1126 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1128 = v375 + v1126;
+  const uint v1129 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1131 = v378 + v1129;
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v39.m[2][7].thread_elements()[1];
+    const uint v1136 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1137 = v1136 + v1131;
+    const bfloat v1138 = residual[v1137];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1139 = float(v1138);
+    const float v1140 = fma(v1135, v3, v1139);
+    const bfloat v1141 = bfloat(v1140);
+    out[v1137] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1142 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1144 = v375 + v1142;
+  const uint v1145 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1147 = v378 + v1145;
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1149 = v1147 < v1;
+  const bool v1150 = v1148 && v1149;
+  if (v1150) {
+    const float v1151 = v39.m[3][0].thread_elements()[0];
+    const uint v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1153 = v1152 + v1147;
+    const bfloat v1154 = residual[v1153];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1155 = float(v1154);
+    const float v1156 = fma(v1151, v3, v1155);
+    const bfloat v1157 = bfloat(v1156);
+    out[v1153] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1158 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1160 = v375 + v1158;
+  const uint v1161 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1163 = v378 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v39.m[3][0].thread_elements()[1];
+    const uint v1168 = v1160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1169 = v1168 + v1163;
+    const bfloat v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1171 = float(v1170);
+    const float v1172 = fma(v1167, v3, v1171);
+    const bfloat v1173 = bfloat(v1172);
+    out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1174 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1176 = v375 + v1174;
+  const uint v1177 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1179 = v378 + v1177;
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1181 = v1179 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v39.m[3][1].thread_elements()[0];
+    const uint v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1185 = v1184 + v1179;
+    const bfloat v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1187 = float(v1186);
+    const float v1188 = fma(v1183, v3, v1187);
+    const bfloat v1189 = bfloat(v1188);
+    out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1190 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1192 = v375 + v1190;
+  const uint v1193 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1195 = v378 + v1193;
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.m[3][1].thread_elements()[1];
+    const uint v1200 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1201 = v1200 + v1195;
+    const bfloat v1202 = residual[v1201];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1203 = float(v1202);
+    const float v1204 = fma(v1199, v3, v1203);
+    const bfloat v1205 = bfloat(v1204);
+    out[v1201] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1206 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1208 = v375 + v1206;
+  const uint v1209 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1211 = v378 + v1209;
+  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1213 = v1211 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v39.m[3][2].thread_elements()[0];
+    const uint v1216 = v1208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1217 = v1216 + v1211;
+    const bfloat v1218 = residual[v1217];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1219 = float(v1218);
+    const float v1220 = fma(v1215, v3, v1219);
+    const bfloat v1221 = bfloat(v1220);
+    out[v1217] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1222 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1224 = v375 + v1222;
+  const uint v1225 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1227 = v378 + v1225;
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v39.m[3][2].thread_elements()[1];
+    const uint v1232 = v1224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1233 = v1232 + v1227;
+    const bfloat v1234 = residual[v1233];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1235 = float(v1234);
+    const float v1236 = fma(v1231, v3, v1235);
+    const bfloat v1237 = bfloat(v1236);
+    out[v1233] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1238 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1240 = v375 + v1238;
+  const uint v1241 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1243 = v378 + v1241;
+  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1245 = v1243 < v1;
+  const bool v1246 = v1244 && v1245;
+  if (v1246) {
+    const float v1247 = v39.m[3][3].thread_elements()[0];
+    const uint v1248 = v1240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1249 = v1248 + v1243;
+    const bfloat v1250 = residual[v1249];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1251 = float(v1250);
+    const float v1252 = fma(v1247, v3, v1251);
+    const bfloat v1253 = bfloat(v1252);
+    out[v1249] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1254 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1256 = v375 + v1254;
+  const uint v1257 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1259 = v378 + v1257;
+  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1261 = v1259 < v1;
+  const bool v1262 = v1260 && v1261;
+  if (v1262) {
+    const float v1263 = v39.m[3][3].thread_elements()[1];
+    const uint v1264 = v1256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1265 = v1264 + v1259;
+    const bfloat v1266 = residual[v1265];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1267 = float(v1266);
+    const float v1268 = fma(v1263, v3, v1267);
+    const bfloat v1269 = bfloat(v1268);
+    out[v1265] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1270 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1272 = v375 + v1270;
+  const uint v1273 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1275 = v378 + v1273;
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1277 = v1275 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v39.m[3][4].thread_elements()[0];
+    const uint v1280 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1281 = v1280 + v1275;
+    const bfloat v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1283 = float(v1282);
+    const float v1284 = fma(v1279, v3, v1283);
+    const bfloat v1285 = bfloat(v1284);
+    out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1286 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1288 = v375 + v1286;
+  const uint v1289 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1291 = v378 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1293 = v1291 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v39.m[3][4].thread_elements()[1];
+    const uint v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1297 = v1296 + v1291;
+    const bfloat v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1299 = float(v1298);
+    const float v1300 = fma(v1295, v3, v1299);
+    const bfloat v1301 = bfloat(v1300);
+    out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1302 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1304 = v375 + v1302;
+  const uint v1305 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1307 = v378 + v1305;
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1309 = v1307 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v39.m[3][5].thread_elements()[0];
+    const uint v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1313 = v1312 + v1307;
+    const bfloat v1314 = residual[v1313];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1315 = float(v1314);
+    const float v1316 = fma(v1311, v3, v1315);
+    const bfloat v1317 = bfloat(v1316);
+    out[v1313] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1318 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1320 = v375 + v1318;
+  const uint v1321 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1323 = v378 + v1321;
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1325 = v1323 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v39.m[3][5].thread_elements()[1];
+    const uint v1328 = v1320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1329 = v1328 + v1323;
+    const bfloat v1330 = residual[v1329];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1331 = float(v1330);
+    const float v1332 = fma(v1327, v3, v1331);
+    const bfloat v1333 = bfloat(v1332);
+    out[v1329] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1334 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1336 = v375 + v1334;
+  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1339 = v378 + v1337;
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1341 = v1339 < v1;
+  const bool v1342 = v1340 && v1341;
+  if (v1342) {
+    const float v1343 = v39.m[3][6].thread_elements()[0];
+    const uint v1344 = v1336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1345 = v1344 + v1339;
+    const bfloat v1346 = residual[v1345];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1347 = float(v1346);
+    const float v1348 = fma(v1343, v3, v1347);
+    const bfloat v1349 = bfloat(v1348);
+    out[v1345] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1352 = v375 + v1350;
+  const uint v1353 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1355 = v378 + v1353;
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v39.m[3][6].thread_elements()[1];
+    const uint v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1361 = v1360 + v1355;
+    const bfloat v1362 = residual[v1361];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1363 = float(v1362);
+    const float v1364 = fma(v1359, v3, v1363);
+    const bfloat v1365 = bfloat(v1364);
+    out[v1361] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1366 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1368 = v375 + v1366;
+  const uint v1369 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1371 = v378 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v39.m[3][7].thread_elements()[0];
+    const uint v1376 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1377 = v1376 + v1371;
+    const bfloat v1378 = residual[v1377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1379 = float(v1378);
+    const float v1380 = fma(v1375, v3, v1379);
+    const bfloat v1381 = bfloat(v1380);
+    out[v1377] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1382 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1384 = v375 + v1382;
+  const uint v1385 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1387 = v378 + v1385;
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1389 = v1387 < v1;
+  const bool v1390 = v1388 && v1389;
+  if (v1390) {
+    const float v1391 = v39.m[3][7].thread_elements()[1];
+    const uint v1392 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1393 = v1392 + v1387;
+    const bfloat v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1395 = float(v1394);
+    const float v1396 = fma(v1391, v3, v1395);
+    const bfloat v1397 = bfloat(v1396);
+    out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1398 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1400 = v375 + v1398;
+  const uint v1401 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1403 = v378 + v1401;
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1405 = v1403 < v1;
+  const bool v1406 = v1404 && v1405;
+  if (v1406) {
+    const float v1407 = v39.m[4][0].thread_elements()[0];
+    const uint v1408 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1409 = v1408 + v1403;
+    const bfloat v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1411 = float(v1410);
+    const float v1412 = fma(v1407, v3, v1411);
+    const bfloat v1413 = bfloat(v1412);
+    out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1414 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1416 = v375 + v1414;
+  const uint v1417 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1419 = v378 + v1417;
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1421 = v1419 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v39.m[4][0].thread_elements()[1];
+    const uint v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1425 = v1424 + v1419;
+    const bfloat v1426 = residual[v1425];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1427 = float(v1426);
+    const float v1428 = fma(v1423, v3, v1427);
+    const bfloat v1429 = bfloat(v1428);
+    out[v1425] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1430 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1432 = v375 + v1430;
+  const uint v1433 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1435 = v378 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v39.m[4][1].thread_elements()[0];
+    const uint v1440 = v1432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1441 = v1440 + v1435;
+    const bfloat v1442 = residual[v1441];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1443 = float(v1442);
+    const float v1444 = fma(v1439, v3, v1443);
+    const bfloat v1445 = bfloat(v1444);
+    out[v1441] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1446 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1448 = v375 + v1446;
+  const uint v1449 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1451 = v378 + v1449;
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1453 = v1451 < v1;
+  const bool v1454 = v1452 && v1453;
+  if (v1454) {
+    const float v1455 = v39.m[4][1].thread_elements()[1];
+    const uint v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1457 = v1456 + v1451;
+    const bfloat v1458 = residual[v1457];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1459 = float(v1458);
+    const float v1460 = fma(v1455, v3, v1459);
+    const bfloat v1461 = bfloat(v1460);
+    out[v1457] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1462 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1464 = v375 + v1462;
+  const uint v1465 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1467 = v378 + v1465;
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1469 = v1467 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v39.m[4][2].thread_elements()[0];
+    const uint v1472 = v1464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1473 = v1472 + v1467;
+    const bfloat v1474 = residual[v1473];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1475 = float(v1474);
+    const float v1476 = fma(v1471, v3, v1475);
+    const bfloat v1477 = bfloat(v1476);
+    out[v1473] = v1477;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1478 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1480 = v375 + v1478;
+  const uint v1481 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1483 = v378 + v1481;
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.m[4][2].thread_elements()[1];
+    const uint v1488 = v1480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1489 = v1488 + v1483;
+    const bfloat v1490 = residual[v1489];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1491 = float(v1490);
+    const float v1492 = fma(v1487, v3, v1491);
+    const bfloat v1493 = bfloat(v1492);
+    out[v1489] = v1493;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1494 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1496 = v375 + v1494;
+  const uint v1497 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1499 = v378 + v1497;
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1501 = v1499 < v1;
+  const bool v1502 = v1500 && v1501;
+  if (v1502) {
+    const float v1503 = v39.m[4][3].thread_elements()[0];
+    const uint v1504 = v1496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1505 = v1504 + v1499;
+    const bfloat v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1507 = float(v1506);
+    const float v1508 = fma(v1503, v3, v1507);
+    const bfloat v1509 = bfloat(v1508);
+    out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1510 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1512 = v375 + v1510;
+  const uint v1513 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1515 = v378 + v1513;
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v39.m[4][3].thread_elements()[1];
+    const uint v1520 = v1512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1521 = v1520 + v1515;
+    const bfloat v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1523 = float(v1522);
+    const float v1524 = fma(v1519, v3, v1523);
+    const bfloat v1525 = bfloat(v1524);
+    out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1526 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1528 = v375 + v1526;
+  const uint v1529 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1531 = v378 + v1529;
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.m[4][4].thread_elements()[0];
+    const uint v1536 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1537 = v1536 + v1531;
+    const bfloat v1538 = residual[v1537];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1539 = float(v1538);
+    const float v1540 = fma(v1535, v3, v1539);
+    const bfloat v1541 = bfloat(v1540);
+    out[v1537] = v1541;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1542 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1544 = v375 + v1542;
+  const uint v1545 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1547 = v378 + v1545;
+  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1549 = v1547 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v39.m[4][4].thread_elements()[1];
+    const uint v1552 = v1544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1553 = v1552 + v1547;
+    const bfloat v1554 = residual[v1553];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1555 = float(v1554);
+    const float v1556 = fma(v1551, v3, v1555);
+    const bfloat v1557 = bfloat(v1556);
+    out[v1553] = v1557;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1558 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1560 = v375 + v1558;
+  const uint v1561 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1563 = v378 + v1561;
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1565 = v1563 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v39.m[4][5].thread_elements()[0];
+    const uint v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1569 = v1568 + v1563;
+    const bfloat v1570 = residual[v1569];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1571 = float(v1570);
+    const float v1572 = fma(v1567, v3, v1571);
+    const bfloat v1573 = bfloat(v1572);
+    out[v1569] = v1573;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1574 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1576 = v375 + v1574;
+  const uint v1577 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1579 = v378 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v39.m[4][5].thread_elements()[1];
+    const uint v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1585 = v1584 + v1579;
+    const bfloat v1586 = residual[v1585];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1587 = float(v1586);
+    const float v1588 = fma(v1583, v3, v1587);
+    const bfloat v1589 = bfloat(v1588);
+    out[v1585] = v1589;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1590 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1592 = v375 + v1590;
+  const uint v1593 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1595 = v378 + v1593;
+  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v39.m[4][6].thread_elements()[0];
+    const uint v1600 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1601 = v1600 + v1595;
+    const bfloat v1602 = residual[v1601];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1603 = float(v1602);
+    const float v1604 = fma(v1599, v3, v1603);
+    const bfloat v1605 = bfloat(v1604);
+    out[v1601] = v1605;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1606 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1608 = v375 + v1606;
+  const uint v1609 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1611 = v378 + v1609;
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v39.m[4][6].thread_elements()[1];
+    const uint v1616 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1617 = v1616 + v1611;
+    const bfloat v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1619 = float(v1618);
+    const float v1620 = fma(v1615, v3, v1619);
+    const bfloat v1621 = bfloat(v1620);
+    out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1622 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1624 = v375 + v1622;
+  const uint v1625 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1627 = v378 + v1625;
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1629 = v1627 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v39.m[4][7].thread_elements()[0];
+    const uint v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1633 = v1632 + v1627;
+    const bfloat v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1635 = float(v1634);
+    const float v1636 = fma(v1631, v3, v1635);
+    const bfloat v1637 = bfloat(v1636);
+    out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1638 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1640 = v375 + v1638;
+  const uint v1641 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1643 = v378 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v39.m[4][7].thread_elements()[1];
+    const uint v1648 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1649 = v1648 + v1643;
+    const bfloat v1650 = residual[v1649];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1651 = float(v1650);
+    const float v1652 = fma(v1647, v3, v1651);
+    const bfloat v1653 = bfloat(v1652);
+    out[v1649] = v1653;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1654 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1656 = v375 + v1654;
+  const uint v1657 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1659 = v378 + v1657;
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1661 = v1659 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v39.m[5][0].thread_elements()[0];
+    const uint v1664 = v1656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1665 = v1664 + v1659;
+    const bfloat v1666 = residual[v1665];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1667 = float(v1666);
+    const float v1668 = fma(v1663, v3, v1667);
+    const bfloat v1669 = bfloat(v1668);
+    out[v1665] = v1669;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1670 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1672 = v375 + v1670;
+  const uint v1673 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1675 = v378 + v1673;
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v39.m[5][0].thread_elements()[1];
+    const uint v1680 = v1672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1681 = v1680 + v1675;
+    const bfloat v1682 = residual[v1681];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1683 = float(v1682);
+    const float v1684 = fma(v1679, v3, v1683);
+    const bfloat v1685 = bfloat(v1684);
+    out[v1681] = v1685;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1686 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1688 = v375 + v1686;
+  const uint v1689 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1691 = v378 + v1689;
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1693 = v1691 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v39.m[5][1].thread_elements()[0];
+    const uint v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1697 = v1696 + v1691;
+    const bfloat v1698 = residual[v1697];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1699 = float(v1698);
+    const float v1700 = fma(v1695, v3, v1699);
+    const bfloat v1701 = bfloat(v1700);
+    out[v1697] = v1701;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1702 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1704 = v375 + v1702;
+  const uint v1705 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1707 = v378 + v1705;
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v39.m[5][1].thread_elements()[1];
+    const uint v1712 = v1704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1713 = v1712 + v1707;
+    const bfloat v1714 = residual[v1713];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1715 = float(v1714);
+    const float v1716 = fma(v1711, v3, v1715);
+    const bfloat v1717 = bfloat(v1716);
+    out[v1713] = v1717;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1718 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1720 = v375 + v1718;
+  const uint v1721 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1723 = v378 + v1721;
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v39.m[5][2].thread_elements()[0];
+    const uint v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1729 = v1728 + v1723;
+    const bfloat v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1731 = float(v1730);
+    const float v1732 = fma(v1727, v3, v1731);
+    const bfloat v1733 = bfloat(v1732);
+    out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1734 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1736 = v375 + v1734;
+  const uint v1737 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1739 = v378 + v1737;
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1741 = v1739 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v39.m[5][2].thread_elements()[1];
+    const uint v1744 = v1736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1745 = v1744 + v1739;
+    const bfloat v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1747 = float(v1746);
+    const float v1748 = fma(v1743, v3, v1747);
+    const bfloat v1749 = bfloat(v1748);
+    out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1752 = v375 + v1750;
+  const uint v1753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1755 = v378 + v1753;
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1757 = v1755 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v39.m[5][3].thread_elements()[0];
+    const uint v1760 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1761 = v1760 + v1755;
+    const bfloat v1762 = residual[v1761];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1763 = float(v1762);
+    const float v1764 = fma(v1759, v3, v1763);
+    const bfloat v1765 = bfloat(v1764);
+    out[v1761] = v1765;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1766 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1768 = v375 + v1766;
+  const uint v1769 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1771 = v378 + v1769;
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v39.m[5][3].thread_elements()[1];
+    const uint v1776 = v1768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1777 = v1776 + v1771;
+    const bfloat v1778 = residual[v1777];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1779 = float(v1778);
+    const float v1780 = fma(v1775, v3, v1779);
+    const bfloat v1781 = bfloat(v1780);
+    out[v1777] = v1781;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1782 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1784 = v375 + v1782;
+  const uint v1785 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1787 = v378 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v39.m[5][4].thread_elements()[0];
+    const uint v1792 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1793 = v1792 + v1787;
+    const bfloat v1794 = residual[v1793];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1795 = float(v1794);
+    const float v1796 = fma(v1791, v3, v1795);
+    const bfloat v1797 = bfloat(v1796);
+    out[v1793] = v1797;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1798 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1800 = v375 + v1798;
+  const uint v1801 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1803 = v378 + v1801;
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v39.m[5][4].thread_elements()[1];
+    const uint v1808 = v1800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1809 = v1808 + v1803;
+    const bfloat v1810 = residual[v1809];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1811 = float(v1810);
+    const float v1812 = fma(v1807, v3, v1811);
+    const bfloat v1813 = bfloat(v1812);
+    out[v1809] = v1813;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1814 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1816 = v375 + v1814;
+  const uint v1817 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1819 = v378 + v1817;
+  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v39.m[5][5].thread_elements()[0];
+    const uint v1824 = v1816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1825 = v1824 + v1819;
+    const bfloat v1826 = residual[v1825];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1827 = float(v1826);
+    const float v1828 = fma(v1823, v3, v1827);
+    const bfloat v1829 = bfloat(v1828);
+    out[v1825] = v1829;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1830 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1832 = v375 + v1830;
+  const uint v1833 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1835 = v378 + v1833;
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v39.m[5][5].thread_elements()[1];
+    const uint v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1841 = v1840 + v1835;
+    const bfloat v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1843 = float(v1842);
+    const float v1844 = fma(v1839, v3, v1843);
+    const bfloat v1845 = bfloat(v1844);
+    out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1846 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1848 = v375 + v1846;
+  const uint v1849 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1851 = v378 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.m[5][6].thread_elements()[0];
+    const uint v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1857 = v1856 + v1851;
+    const bfloat v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1859 = float(v1858);
+    const float v1860 = fma(v1855, v3, v1859);
+    const bfloat v1861 = bfloat(v1860);
+    out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1862 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1864 = v375 + v1862;
+  const uint v1865 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1867 = v378 + v1865;
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.m[5][6].thread_elements()[1];
+    const uint v1872 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1873 = v1872 + v1867;
+    const bfloat v1874 = residual[v1873];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1875 = float(v1874);
+    const float v1876 = fma(v1871, v3, v1875);
+    const bfloat v1877 = bfloat(v1876);
+    out[v1873] = v1877;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1878 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1880 = v375 + v1878;
+  const uint v1881 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1883 = v378 + v1881;
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1885 = v1883 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v39.m[5][7].thread_elements()[0];
+    const uint v1888 = v1880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1889 = v1888 + v1883;
+    const bfloat v1890 = residual[v1889];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1891 = float(v1890);
+    const float v1892 = fma(v1887, v3, v1891);
+    const bfloat v1893 = bfloat(v1892);
+    out[v1889] = v1893;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1894 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1896 = v375 + v1894;
+  const uint v1897 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1899 = v378 + v1897;
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1901 = v1899 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v39.m[5][7].thread_elements()[1];
+    const uint v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1905 = v1904 + v1899;
+    const bfloat v1906 = residual[v1905];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1907 = float(v1906);
+    const float v1908 = fma(v1903, v3, v1907);
+    const bfloat v1909 = bfloat(v1908);
+    out[v1905] = v1909;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1910 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1912 = v375 + v1910;
+  const uint v1913 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1915 = v378 + v1913;
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v39.m[6][0].thread_elements()[0];
+    const uint v1920 = v1912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1921 = v1920 + v1915;
+    const bfloat v1922 = residual[v1921];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1923 = float(v1922);
+    const float v1924 = fma(v1919, v3, v1923);
+    const bfloat v1925 = bfloat(v1924);
+    out[v1921] = v1925;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1926 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1928 = v375 + v1926;
+  const uint v1929 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1931 = v378 + v1929;
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1933 = v1931 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v39.m[6][0].thread_elements()[1];
+    const uint v1936 = v1928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1937 = v1936 + v1931;
+    const bfloat v1938 = residual[v1937];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1939 = float(v1938);
+    const float v1940 = fma(v1935, v3, v1939);
+    const bfloat v1941 = bfloat(v1940);
+    out[v1937] = v1941;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1942 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1944 = v375 + v1942;
+  const uint v1945 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1947 = v378 + v1945;
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v39.m[6][1].thread_elements()[0];
+    const uint v1952 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1953 = v1952 + v1947;
+    const bfloat v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1955 = float(v1954);
+    const float v1956 = fma(v1951, v3, v1955);
+    const bfloat v1957 = bfloat(v1956);
+    out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1958 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1960 = v375 + v1958;
+  const uint v1961 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1963 = v378 + v1961;
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1965 = v1963 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v39.m[6][1].thread_elements()[1];
+    const uint v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1969 = v1968 + v1963;
+    const bfloat v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1971 = float(v1970);
+    const float v1972 = fma(v1967, v3, v1971);
+    const bfloat v1973 = bfloat(v1972);
+    out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1974 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1976 = v375 + v1974;
+  const uint v1977 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1979 = v378 + v1977;
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1981 = v1979 < v1;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v39.m[6][2].thread_elements()[0];
+    const uint v1984 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1985 = v1984 + v1979;
+    const bfloat v1986 = residual[v1985];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1987 = float(v1986);
+    const float v1988 = fma(v1983, v3, v1987);
+    const bfloat v1989 = bfloat(v1988);
+    out[v1985] = v1989;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1990 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v1992 = v375 + v1990;
+  const uint v1993 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v1995 = v378 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v39.m[6][2].thread_elements()[1];
+    const uint v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2001 = v2000 + v1995;
+    const bfloat v2002 = residual[v2001];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2003 = float(v2002);
+    const float v2004 = fma(v1999, v3, v2003);
+    const bfloat v2005 = bfloat(v2004);
+    out[v2001] = v2005;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2006 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2008 = v375 + v2006;
+  const uint v2009 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2011 = v378 + v2009;
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v39.m[6][3].thread_elements()[0];
+    const uint v2016 = v2008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2017 = v2016 + v2011;
+    const bfloat v2018 = residual[v2017];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2019 = float(v2018);
+    const float v2020 = fma(v2015, v3, v2019);
+    const bfloat v2021 = bfloat(v2020);
+    out[v2017] = v2021;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2022 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2024 = v375 + v2022;
+  const uint v2025 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2027 = v378 + v2025;
+  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2029 = v2027 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v39.m[6][3].thread_elements()[1];
+    const uint v2032 = v2024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2033 = v2032 + v2027;
+    const bfloat v2034 = residual[v2033];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2035 = float(v2034);
+    const float v2036 = fma(v2031, v3, v2035);
+    const bfloat v2037 = bfloat(v2036);
+    out[v2033] = v2037;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2038 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2040 = v375 + v2038;
+  const uint v2041 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2043 = v378 + v2041;
+  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2045 = v2043 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v39.m[6][4].thread_elements()[0];
+    const uint v2048 = v2040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2049 = v2048 + v2043;
+    const bfloat v2050 = residual[v2049];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2051 = float(v2050);
+    const float v2052 = fma(v2047, v3, v2051);
+    const bfloat v2053 = bfloat(v2052);
+    out[v2049] = v2053;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2054 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2056 = v375 + v2054;
+  const uint v2057 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2059 = v378 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v39.m[6][4].thread_elements()[1];
+    const uint v2064 = v2056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2065 = v2064 + v2059;
+    const bfloat v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2067 = float(v2066);
+    const float v2068 = fma(v2063, v3, v2067);
+    const bfloat v2069 = bfloat(v2068);
+    out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2070 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2072 = v375 + v2070;
+  const uint v2073 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2075 = v378 + v2073;
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v39.m[6][5].thread_elements()[0];
+    const uint v2080 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2081 = v2080 + v2075;
+    const bfloat v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2083 = float(v2082);
+    const float v2084 = fma(v2079, v3, v2083);
+    const bfloat v2085 = bfloat(v2084);
+    out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2086 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2088 = v375 + v2086;
+  const uint v2089 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2091 = v378 + v2089;
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v39.m[6][5].thread_elements()[1];
+    const uint v2096 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2097 = v2096 + v2091;
+    const bfloat v2098 = residual[v2097];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2099 = float(v2098);
+    const float v2100 = fma(v2095, v3, v2099);
+    const bfloat v2101 = bfloat(v2100);
+    out[v2097] = v2101;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2102 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2104 = v375 + v2102;
+  const uint v2105 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2107 = v378 + v2105;
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v39.m[6][6].thread_elements()[0];
+    const uint v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2113 = v2112 + v2107;
+    const bfloat v2114 = residual[v2113];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2115 = float(v2114);
+    const float v2116 = fma(v2111, v3, v2115);
+    const bfloat v2117 = bfloat(v2116);
+    out[v2113] = v2117;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2118 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2120 = v375 + v2118;
+  const uint v2121 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2123 = v378 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v39.m[6][6].thread_elements()[1];
+    const uint v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2129 = v2128 + v2123;
+    const bfloat v2130 = residual[v2129];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2131 = float(v2130);
+    const float v2132 = fma(v2127, v3, v2131);
+    const bfloat v2133 = bfloat(v2132);
+    out[v2129] = v2133;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2134 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2136 = v375 + v2134;
+  const uint v2137 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2139 = v378 + v2137;
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2141 = v2139 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v39.m[6][7].thread_elements()[0];
+    const uint v2144 = v2136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2145 = v2144 + v2139;
+    const bfloat v2146 = residual[v2145];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2147 = float(v2146);
+    const float v2148 = fma(v2143, v3, v2147);
+    const bfloat v2149 = bfloat(v2148);
+    out[v2145] = v2149;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2150 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2152 = v375 + v2150;
+  const uint v2153 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2155 = v378 + v2153;
+  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2157 = v2155 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v39.m[6][7].thread_elements()[1];
+    const uint v2160 = v2152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2161 = v2160 + v2155;
+    const bfloat v2162 = residual[v2161];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2163 = float(v2162);
+    const float v2164 = fma(v2159, v3, v2163);
+    const bfloat v2165 = bfloat(v2164);
+    out[v2161] = v2165;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2166 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2168 = v375 + v2166;
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2171 = v378 + v2169;
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2173 = v2171 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v39.m[7][0].thread_elements()[0];
+    const uint v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2177 = v2176 + v2171;
+    const bfloat v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2179 = float(v2178);
+    const float v2180 = fma(v2175, v3, v2179);
+    const bfloat v2181 = bfloat(v2180);
+    out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2184 = v375 + v2182;
+  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2187 = v378 + v2185;
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2189 = v2187 < v1;
+  const bool v2190 = v2188 && v2189;
+  if (v2190) {
+    const float v2191 = v39.m[7][0].thread_elements()[1];
+    const uint v2192 = v2184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2193 = v2192 + v2187;
+    const bfloat v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2195 = float(v2194);
+    const float v2196 = fma(v2191, v3, v2195);
+    const bfloat v2197 = bfloat(v2196);
+    out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2200 = v375 + v2198;
+  const uint v2201 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2203 = v378 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v39.m[7][1].thread_elements()[0];
+    const uint v2208 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2209 = v2208 + v2203;
+    const bfloat v2210 = residual[v2209];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2211 = float(v2210);
+    const float v2212 = fma(v2207, v3, v2211);
+    const bfloat v2213 = bfloat(v2212);
+    out[v2209] = v2213;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2216 = v375 + v2214;
+  const uint v2217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2219 = v378 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v39.m[7][1].thread_elements()[1];
+    const uint v2224 = v2216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2225 = v2224 + v2219;
+    const bfloat v2226 = residual[v2225];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2227 = float(v2226);
+    const float v2228 = fma(v2223, v3, v2227);
+    const bfloat v2229 = bfloat(v2228);
+    out[v2225] = v2229;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2232 = v375 + v2230;
+  const uint v2233 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2235 = v378 + v2233;
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2237 = v2235 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v39.m[7][2].thread_elements()[0];
+    const uint v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2241 = v2240 + v2235;
+    const bfloat v2242 = residual[v2241];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2243 = float(v2242);
+    const float v2244 = fma(v2239, v3, v2243);
+    const bfloat v2245 = bfloat(v2244);
+    out[v2241] = v2245;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2246 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2248 = v375 + v2246;
+  const uint v2249 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2251 = v378 + v2249;
+  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2253 = v2251 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v39.m[7][2].thread_elements()[1];
+    const uint v2256 = v2248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2257 = v2256 + v2251;
+    const bfloat v2258 = residual[v2257];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2259 = float(v2258);
+    const float v2260 = fma(v2255, v3, v2259);
+    const bfloat v2261 = bfloat(v2260);
+    out[v2257] = v2261;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2262 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2264 = v375 + v2262;
+  const uint v2265 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2267 = v378 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v39.m[7][3].thread_elements()[0];
+    const uint v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2273 = v2272 + v2267;
+    const bfloat v2274 = residual[v2273];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2275 = float(v2274);
+    const float v2276 = fma(v2271, v3, v2275);
+    const bfloat v2277 = bfloat(v2276);
+    out[v2273] = v2277;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2278 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2280 = v375 + v2278;
+  const uint v2281 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2283 = v378 + v2281;
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2285 = v2283 < v1;
+  const bool v2286 = v2284 && v2285;
+  if (v2286) {
+    const float v2287 = v39.m[7][3].thread_elements()[1];
+    const uint v2288 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2289 = v2288 + v2283;
+    const bfloat v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2291 = float(v2290);
+    const float v2292 = fma(v2287, v3, v2291);
+    const bfloat v2293 = bfloat(v2292);
+    out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2296 = v375 + v2294;
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2299 = v378 + v2297;
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v39.m[7][4].thread_elements()[0];
+    const uint v2304 = v2296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2305 = v2304 + v2299;
+    const bfloat v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2307 = float(v2306);
+    const float v2308 = fma(v2303, v3, v2307);
+    const bfloat v2309 = bfloat(v2308);
+    out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2312 = v375 + v2310;
+  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2315 = v378 + v2313;
+  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v39.m[7][4].thread_elements()[1];
+    const uint v2320 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2321 = v2320 + v2315;
+    const bfloat v2322 = residual[v2321];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2323 = float(v2322);
+    const float v2324 = fma(v2319, v3, v2323);
+    const bfloat v2325 = bfloat(v2324);
+    out[v2321] = v2325;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2328 = v375 + v2326;
+  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2331 = v378 + v2329;
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v39.m[7][5].thread_elements()[0];
+    const uint v2336 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2337 = v2336 + v2331;
+    const bfloat v2338 = residual[v2337];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2339 = float(v2338);
+    const float v2340 = fma(v2335, v3, v2339);
+    const bfloat v2341 = bfloat(v2340);
+    out[v2337] = v2341;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2344 = v375 + v2342;
+  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2347 = v378 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v39.m[7][5].thread_elements()[1];
+    const uint v2352 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2353 = v2352 + v2347;
+    const bfloat v2354 = residual[v2353];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2355 = float(v2354);
+    const float v2356 = fma(v2351, v3, v2355);
+    const bfloat v2357 = bfloat(v2356);
+    out[v2353] = v2357;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2360 = v375 + v2358;
+  const uint v2361 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2363 = v378 + v2361;
+  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2365 = v2363 < v1;
+  const bool v2366 = v2364 && v2365;
+  if (v2366) {
+    const float v2367 = v39.m[7][6].thread_elements()[0];
+    const uint v2368 = v2360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2369 = v2368 + v2363;
+    const bfloat v2370 = residual[v2369];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2371 = float(v2370);
+    const float v2372 = fma(v2367, v3, v2371);
+    const bfloat v2373 = bfloat(v2372);
+    out[v2369] = v2373;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2374 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2376 = v375 + v2374;
+  const uint v2377 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2379 = v378 + v2377;
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2381 = v2379 < v1;
+  const bool v2382 = v2380 && v2381;
+  if (v2382) {
+    const float v2383 = v39.m[7][6].thread_elements()[1];
+    const uint v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2385 = v2384 + v2379;
+    const bfloat v2386 = residual[v2385];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2387 = float(v2386);
+    const float v2388 = fma(v2383, v3, v2387);
+    const bfloat v2389 = bfloat(v2388);
+    out[v2385] = v2389;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2390 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2392 = v375 + v2390;
+  const uint v2393 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2395 = v378 + v2393;
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2397 = v2395 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v39.m[7][7].thread_elements()[0];
+    const uint v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2401 = v2400 + v2395;
+    const bfloat v2402 = residual[v2401];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2403 = float(v2402);
+    const float v2404 = fma(v2399, v3, v2403);
+    const bfloat v2405 = bfloat(v2404);
+    out[v2401] = v2405;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2406 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:209
+  const uint v2408 = v375 + v2406;
+  const uint v2409 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:210
+  const uint v2411 = v378 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:211
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v39.m[7][7].thread_elements()[1];
+    const uint v2416 = v2408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2417 = v2416 + v2411;
+    const bfloat v2418 = residual[v2417];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2419 = float(v2418);
+    const float v2420 = fma(v2415, v3, v2419);
+    const bfloat v2421 = bfloat(v2420);
+    out[v2417] = v2421;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }
