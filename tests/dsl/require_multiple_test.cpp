@@ -218,6 +218,17 @@ TEST(RequireMultiple, LibraryKernelsRefuseSizesThatBreakTheirRules) {
                          "constexpr words (37) must be a multiple of 4 (require_multiple_of(...) "
                          "at kernels/quant/dequant_"));
   }
+  // The quantized matrix products: k is whole groups of the weight's format.
+  const std::map<std::string, std::int64_t> gemm = {{"m", 1}, {"n", 1}, {"k", 96}};
+  for (const char* kernel : {"iron_gemm_affine_b4_g64", "iron_gemv_affine_b4_g64"}) {
+    EXPECT_TRUE(contains(refusal(kernel, gemm), "constexpr k (96) must be a multiple of 64"))
+        << kernel;
+  }
+  for (const char* kernel : {"iron_gemm_mxfp4", "iron_gemv_mxfp4"}) {
+    EXPECT_TRUE(contains(refusal(kernel, {{"m", 1}, {"n", 1}, {"k", 48}}),
+                         "constexpr k (48) must be a multiple of 32"))
+        << kernel;
+  }
 }
 
 }  // namespace
