@@ -65,62 +65,55 @@ TEST(PassExpandPipelines, PrologueSteadyLoopAndARingPerStage) {
   param constexpr n: u32
   shared r: f32[96]
   rule exactly 32
-  values 51
+  values 47
 {
   %0 = builtin thread_id.x : u32
   %1 = const 0 : u32
   %2 = constexpr n : u32
   %3 = const 32 : u32
   %16 = const 0 : u32
-  %17 = lt %1, %2 : bool
-  if %17 {
-    %18 = add %1, %0 : u32
-    %19 = load x[%18] : f32
-    %20 = mul %16, %3 : u32
-    %21 = add %20, %0 : u32
-    shared.store @r[%21], %19 : f32
-  }
-  async.commit
-  %22 = const 1 : u32
-  %23 = mul %22, %3 : u32
-  %24 = add %1, %23 : u32
-  %25 = const 1 : u32
-  %26 = lt %24, %2 : bool
-  if %26 {
-    %27 = add %24, %0 : u32
-    %28 = load x[%27] : f32
-    %29 = mul %25, %3 : u32
-    %30 = add %29, %0 : u32
-    shared.store @r[%30], %28 : f32
-  }
-  async.commit
-  for %31 = %1 to %2 step %3 : u32 {
-    %32 = sub %31, %1 : u32
-    %33 = div %32, %3 : u32
-    %34 = const 3 : u32
-    %35 = rem %33, %34 : u32
-    async.wait 1
-    barrier
-    %36 = const 2 : u32
-    %37 = mul %36, %3 : u32
-    %38 = add %31, %37 : u32
-    %39 = const 2 : u32
-    %40 = add %33, %39 : u32
-    %41 = rem %40, %34 : u32
-    %42 = lt %38, %2 : bool
-    if %42 {
-      %43 = add %38, %0 : u32
-      %44 = load x[%43] : f32
-      %45 = mul %41, %3 : u32
-      %46 = add %45, %0 : u32
-      shared.store @r[%46], %44 : f32
+  %17 = const 1 : u32
+  %18 = const 2 : u32
+  for %19 = %16 to %18 step %17 : u32 {
+    %20 = mul %19, %3 : u32
+    %21 = add %1, %20 : u32
+    %22 = lt %21, %2 : bool
+    if %22 {
+      %23 = add %21, %0 : u32
+      %24 = load x[%23] : f32
+      %25 = mul %19, %3 : u32
+      %26 = add %25, %0 : u32
+      shared.store @r[%26], %24 : f32
     }
     async.commit
-    %47 = mul %35, %3 : u32
-    %48 = add %47, %0 : u32
-    %49 = shared.load @r[%48] : f32
-    %50 = add %31, %0 : u32
-    store out[%50], %49 : f32
+  }
+  for %27 = %1 to %2 step %3 : u32 {
+    %28 = sub %27, %1 : u32
+    %29 = div %28, %3 : u32
+    %30 = const 3 : u32
+    %31 = rem %29, %30 : u32
+    async.wait 1
+    barrier
+    %32 = const 2 : u32
+    %33 = mul %32, %3 : u32
+    %34 = add %27, %33 : u32
+    %35 = const 2 : u32
+    %36 = add %29, %35 : u32
+    %37 = rem %36, %30 : u32
+    %38 = lt %34, %2 : bool
+    if %38 {
+      %39 = add %34, %0 : u32
+      %40 = load x[%39] : f32
+      %41 = mul %37, %3 : u32
+      %42 = add %41, %0 : u32
+      shared.store @r[%42], %40 : f32
+    }
+    async.commit
+    %43 = mul %31, %3 : u32
+    %44 = add %43, %0 : u32
+    %45 = shared.load @r[%44] : f32
+    %46 = add %27, %0 : u32
+    store out[%46], %45 : f32
   }
   barrier
 }

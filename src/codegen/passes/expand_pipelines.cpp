@@ -1,6 +1,6 @@
 /// expand_pipelines: a pipeline of S stages over steps p = start, start + step, … < end becomes
 ///
-///   for s in 0 … S-2:  if (start + s·step < end) load(start + s·step, slot s);  commit
+///   for s in 0 … S-2:  if (start + s·step < end) load(start + s·step, slot s); commit  (a loop)
 ///   for p:             wait until S-2 groups remain; barrier
 ///                      if (p + (S-1)·step < end) load(p + (S-1)·step, slot (i + S-1) % S); commit
 ///                      compute(p, slot i % S)            (i = (p - start) / step)
@@ -95,16 +95,22 @@ class Expander {
     const std::uint32_t s_count = stages_;
     Builder b(kernel_, out);
     b.at(pipe.loc);
-    // The prologue: stages 0 … S-2 start loading.
-    for (std::uint32_t s = 0; s + 1 < s_count; ++s) {
-      ValueId first = start;
-      if (s > 0) {
-        const ValueId offset = b.make(OpKind::Mul, u32, {b.constant(u32, s), step}).result;
-        first = b.make(OpKind::Add, u32, {start, offset}).result;
+    // The prologue: a loop over slots 0 … S-2 starts their steps' loads (unroll_loops copies it
+    // out when the load block is small; one copy of a large one stays).
+    if (s_count >= 2) {
+      std::vector<ir::Op> prologue;
+      const ValueId zero = b.constant(u32, 0);
+      const ValueId slot =
+          b.loop(zero, b.constant(u32, s_count - 1), b.constant(u32, 1), u32).result;
+      {
+        Builder l(kernel_, prologue);
+        l.at(pipe.loc);
+        const ValueId offset = l.make(OpKind::Mul, u32, {slot, step}).result;
+        const ValueId first = l.make(OpKind::Add, u32, {start, offset}).result;
+        guarded_load(l, prologue, pipe, first, slot);
+        commit(l);
       }
-      const ValueId slot = b.constant(u32, s);
-      guarded_load(b, out, pipe, first, slot);
-      commit(b);
+      out.back().blocks[0].ops = std::move(prologue);
     }
     // The steady loop, built apart and moved into its For.
     std::vector<ir::Op> body;

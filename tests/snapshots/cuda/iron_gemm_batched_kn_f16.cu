@@ -238,599 +238,335 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
   iron_frag_fill(v45, __float2half_rn(0.0f));
   iron_frag<__half, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v47, __float2half_rn(0.0f));
-  unsigned int v48 = 0u;  // kernels/gemm/gemm_tiles.hpp:187
-  const unsigned int v50 = v3 & 7u;
-  const bool v51 = v50 == v48;
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
-  const bool v55 = v54 == v48;
+  const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
   const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v60 = v59 == v48;
+  const bool v60 = v59 == 0u;
   const unsigned int v63 = v9 & 7u;
-  const bool v64 = v63 == v48;
+  const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:187
   if (v66) {
-    const bool v2419 = v48 < v3;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2419) {
-      const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2426 = v2423 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2429 = v2423 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2430 = v2429 << 3u;
-      const unsigned int v2431 = v28 + v2426;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2432 = v2431 < v1;
-      const bool v2434 = v2430 < v3;
-      const bool v2435 = v2432 && v2434;
-      const unsigned int v2437 = v2431 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2438 = v8 + v2437;
-      const unsigned int v2440 = v2438 + v2430;
-      const unsigned int v2441 = v2435 ? v2440 : v8;
-      const unsigned int v2443 = v2426 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2445 = v2443 + v2430;
-      iron_copy_async(shm0 + v2445, a + v2441, v2435);
-      const unsigned int v2448 = v2423 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2450 = v2448 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2453 = v2448 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2454 = v2453 << 3u;
-      const unsigned int v2455 = v28 + v2450;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2456 = v2455 < v1;
-      const bool v2458 = v2454 < v3;
-      const bool v2459 = v2456 && v2458;
-      const unsigned int v2461 = v2455 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2462 = v8 + v2461;
-      const unsigned int v2464 = v2462 + v2454;
-      const unsigned int v2465 = v2459 ? v2464 : v8;
-      const unsigned int v2467 = v2450 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2469 = v2467 + v2454;
-      iron_copy_async(shm0 + v2469, a + v2465, v2459);
-      const unsigned int v2472 = v2423 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2474 = v2472 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2477 = v2472 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2478 = v2477 << 3u;
-      const unsigned int v2479 = v28 + v2474;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2480 = v2479 < v1;
-      const bool v2482 = v2478 < v3;
-      const bool v2483 = v2480 && v2482;
-      const unsigned int v2485 = v2479 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2486 = v8 + v2485;
-      const unsigned int v2488 = v2486 + v2478;
-      const unsigned int v2489 = v2483 ? v2488 : v8;
-      const unsigned int v2491 = v2474 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2493 = v2491 + v2478;
-      iron_copy_async(shm0 + v2493, a + v2489, v2483);
-      const unsigned int v2496 = v2423 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2498 = v2496 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2501 = v2496 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2502 = v2501 << 3u;
-      const unsigned int v2503 = v28 + v2498;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2504 = v2503 < v1;
-      const bool v2506 = v2502 < v3;
-      const bool v2507 = v2504 && v2506;
-      const unsigned int v2509 = v2503 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2510 = v8 + v2509;
-      const unsigned int v2512 = v2510 + v2502;
-      const unsigned int v2513 = v2507 ? v2512 : v8;
-      const unsigned int v2515 = v2498 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2517 = v2515 + v2502;
-      iron_copy_async(shm0 + v2517, a + v2513, v2507);
-      const unsigned int v2524 = v2423 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2527 = v2423 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2528 = v2527 << 3u;
-      const bool v2530 = v2524 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2531 = v32 + v2528;
-      const bool v2532 = v2531 < v2;
-      const bool v2533 = v2530 && v2532;
-      const unsigned int v2535 = v2524 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2536 = v9 + v2535;
-      const unsigned int v2537 = v2536 + v32;
-      const unsigned int v2538 = v2537 + v2528;
-      const unsigned int v2539 = v2533 ? v2538 : v9;
-      const unsigned int v2541 = v2524 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2543 = v2541 + v2528;
-      iron_copy_async(shm1 + v2543, b + v2539, v2533);
-      const unsigned int v2548 = v2448 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2551 = v2448 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2552 = v2551 << 3u;
-      const bool v2554 = v2548 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2555 = v32 + v2552;
-      const bool v2556 = v2555 < v2;
-      const bool v2557 = v2554 && v2556;
-      const unsigned int v2559 = v2548 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2560 = v9 + v2559;
-      const unsigned int v2561 = v2560 + v32;
-      const unsigned int v2562 = v2561 + v2552;
-      const unsigned int v2563 = v2557 ? v2562 : v9;
-      const unsigned int v2565 = v2548 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2567 = v2565 + v2552;
-      iron_copy_async(shm1 + v2567, b + v2563, v2557);
-      const unsigned int v2572 = v2472 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2575 = v2472 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2576 = v2575 << 3u;
-      const bool v2578 = v2572 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2579 = v32 + v2576;
-      const bool v2580 = v2579 < v2;
-      const bool v2581 = v2578 && v2580;
-      const unsigned int v2583 = v2572 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2584 = v9 + v2583;
-      const unsigned int v2585 = v2584 + v32;
-      const unsigned int v2586 = v2585 + v2576;
-      const unsigned int v2587 = v2581 ? v2586 : v9;
-      const unsigned int v2589 = v2572 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2591 = v2589 + v2576;
-      iron_copy_async(shm1 + v2591, b + v2587, v2581);
-      const unsigned int v2596 = v2496 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2599 = v2496 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2600 = v2599 << 3u;
-      const bool v2602 = v2596 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2603 = v32 + v2600;
-      const bool v2604 = v2603 < v2;
-      const bool v2605 = v2602 && v2604;
-      const unsigned int v2607 = v2596 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2608 = v9 + v2607;
-      const unsigned int v2609 = v2608 + v32;
-      const unsigned int v2610 = v2609 + v2600;
-      const unsigned int v2611 = v2605 ? v2610 : v9;
-      const unsigned int v2613 = v2596 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2615 = v2613 + v2600;
-      iron_copy_async(shm1 + v2615, b + v2611, v2605);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2620 = 32u < v3;
-    if (v2620) {
-      const unsigned int v2624 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2627 = v2624 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2630 = v2624 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2631 = v2630 << 3u;
-      const unsigned int v2632 = v28 + v2627;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2633 = v2632 < v1;
-      const unsigned int v2634 = 32u + v2631;
-      const bool v2635 = v2634 < v3;
-      const bool v2636 = v2633 && v2635;
-      const unsigned int v2638 = v2632 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2639 = v8 + v2638;
-      const unsigned int v2640 = v2639 + 32u;
-      const unsigned int v2641 = v2640 + v2631;
-      const unsigned int v2642 = v2636 ? v2641 : v8;
-      const unsigned int v2644 = v2627 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2645 = 5120u + v2644;
-      const unsigned int v2646 = v2645 + v2631;
-      iron_copy_async(shm0 + v2646, a + v2642, v2636);
-      const unsigned int v2649 = v2624 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2651 = v2649 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2654 = v2649 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2655 = v2654 << 3u;
-      const unsigned int v2656 = v28 + v2651;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2657 = v2656 < v1;
-      const unsigned int v2658 = 32u + v2655;
-      const bool v2659 = v2658 < v3;
-      const bool v2660 = v2657 && v2659;
-      const unsigned int v2662 = v2656 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2663 = v8 + v2662;
-      const unsigned int v2664 = v2663 + 32u;
-      const unsigned int v2665 = v2664 + v2655;
-      const unsigned int v2666 = v2660 ? v2665 : v8;
-      const unsigned int v2668 = v2651 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2669 = 5120u + v2668;
-      const unsigned int v2670 = v2669 + v2655;
-      iron_copy_async(shm0 + v2670, a + v2666, v2660);
-      const unsigned int v2673 = v2624 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2675 = v2673 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2678 = v2673 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2679 = v2678 << 3u;
-      const unsigned int v2680 = v28 + v2675;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2681 = v2680 < v1;
-      const unsigned int v2682 = 32u + v2679;
-      const bool v2683 = v2682 < v3;
-      const bool v2684 = v2681 && v2683;
-      const unsigned int v2686 = v2680 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2687 = v8 + v2686;
-      const unsigned int v2688 = v2687 + 32u;
-      const unsigned int v2689 = v2688 + v2679;
-      const unsigned int v2690 = v2684 ? v2689 : v8;
-      const unsigned int v2692 = v2675 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2693 = 5120u + v2692;
-      const unsigned int v2694 = v2693 + v2679;
-      iron_copy_async(shm0 + v2694, a + v2690, v2684);
-      const unsigned int v2697 = v2624 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2699 = v2697 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2702 = v2697 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2703 = v2702 << 3u;
-      const unsigned int v2704 = v28 + v2699;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2705 = v2704 < v1;
-      const unsigned int v2706 = 32u + v2703;
-      const bool v2707 = v2706 < v3;
-      const bool v2708 = v2705 && v2707;
-      const unsigned int v2710 = v2704 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2711 = v8 + v2710;
-      const unsigned int v2712 = v2711 + 32u;
-      const unsigned int v2713 = v2712 + v2703;
-      const unsigned int v2714 = v2708 ? v2713 : v8;
-      const unsigned int v2716 = v2699 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2717 = 5120u + v2716;
-      const unsigned int v2718 = v2717 + v2703;
-      iron_copy_async(shm0 + v2718, a + v2714, v2708);
-      const unsigned int v2725 = v2624 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2728 = v2624 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2729 = v2728 << 3u;
-      const unsigned int v2730 = 32u + v2725;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2731 = v2730 < v3;
-      const unsigned int v2732 = v32 + v2729;
-      const bool v2733 = v2732 < v2;
-      const bool v2734 = v2731 && v2733;
-      const unsigned int v2736 = v2730 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2737 = v9 + v2736;
-      const unsigned int v2738 = v2737 + v32;
-      const unsigned int v2739 = v2738 + v2729;
-      const unsigned int v2740 = v2734 ? v2739 : v9;
-      const unsigned int v2742 = v2725 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2743 = 4352u + v2742;
-      const unsigned int v2744 = v2743 + v2729;
-      iron_copy_async(shm1 + v2744, b + v2740, v2734);
-      const unsigned int v2749 = v2649 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2752 = v2649 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2753 = v2752 << 3u;
-      const unsigned int v2754 = 32u + v2749;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2755 = v2754 < v3;
-      const unsigned int v2756 = v32 + v2753;
-      const bool v2757 = v2756 < v2;
-      const bool v2758 = v2755 && v2757;
-      const unsigned int v2760 = v2754 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2761 = v9 + v2760;
-      const unsigned int v2762 = v2761 + v32;
-      const unsigned int v2763 = v2762 + v2753;
-      const unsigned int v2764 = v2758 ? v2763 : v9;
-      const unsigned int v2766 = v2749 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2767 = 4352u + v2766;
-      const unsigned int v2768 = v2767 + v2753;
-      iron_copy_async(shm1 + v2768, b + v2764, v2758);
-      const unsigned int v2773 = v2673 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2776 = v2673 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2777 = v2776 << 3u;
-      const unsigned int v2778 = 32u + v2773;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2779 = v2778 < v3;
-      const unsigned int v2780 = v32 + v2777;
-      const bool v2781 = v2780 < v2;
-      const bool v2782 = v2779 && v2781;
-      const unsigned int v2784 = v2778 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2785 = v9 + v2784;
-      const unsigned int v2786 = v2785 + v32;
-      const unsigned int v2787 = v2786 + v2777;
-      const unsigned int v2788 = v2782 ? v2787 : v9;
-      const unsigned int v2790 = v2773 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2791 = 4352u + v2790;
-      const unsigned int v2792 = v2791 + v2777;
-      iron_copy_async(shm1 + v2792, b + v2788, v2782);
-      const unsigned int v2797 = v2697 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2800 = v2697 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2801 = v2800 << 3u;
-      const unsigned int v2802 = 32u + v2797;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2803 = v2802 < v3;
-      const unsigned int v2804 = v32 + v2801;
-      const bool v2805 = v2804 < v2;
-      const bool v2806 = v2803 && v2805;
-      const unsigned int v2808 = v2802 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2809 = v9 + v2808;
-      const unsigned int v2810 = v2809 + v32;
-      const unsigned int v2811 = v2810 + v2801;
-      const unsigned int v2812 = v2806 ? v2811 : v9;
-      const unsigned int v2814 = v2797 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2815 = 4352u + v2814;
-      const unsigned int v2816 = v2815 + v2801;
-      iron_copy_async(shm1 + v2816, b + v2812, v2806);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2821 = 64u < v3;
-    if (v2821) {
-      const unsigned int v2825 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2828 = v2825 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2831 = v2825 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2832 = v2831 << 3u;
-      const unsigned int v2833 = v28 + v2828;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2834 = v2833 < v1;
-      const unsigned int v2835 = 64u + v2832;
-      const bool v2836 = v2835 < v3;
-      const bool v2837 = v2834 && v2836;
-      const unsigned int v2839 = v2833 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2840 = v8 + v2839;
-      const unsigned int v2841 = v2840 + 64u;
-      const unsigned int v2842 = v2841 + v2832;
-      const unsigned int v2843 = v2837 ? v2842 : v8;
-      const unsigned int v2845 = v2828 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2846 = 10240u + v2845;
-      const unsigned int v2847 = v2846 + v2832;
-      iron_copy_async(shm0 + v2847, a + v2843, v2837);
-      const unsigned int v2850 = v2825 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2852 = v2850 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2855 = v2850 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2856 = v2855 << 3u;
-      const unsigned int v2857 = v28 + v2852;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2858 = v2857 < v1;
-      const unsigned int v2859 = 64u + v2856;
-      const bool v2860 = v2859 < v3;
-      const bool v2861 = v2858 && v2860;
-      const unsigned int v2863 = v2857 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2864 = v8 + v2863;
-      const unsigned int v2865 = v2864 + 64u;
-      const unsigned int v2866 = v2865 + v2856;
-      const unsigned int v2867 = v2861 ? v2866 : v8;
-      const unsigned int v2869 = v2852 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2870 = 10240u + v2869;
-      const unsigned int v2871 = v2870 + v2856;
-      iron_copy_async(shm0 + v2871, a + v2867, v2861);
-      const unsigned int v2874 = v2825 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2876 = v2874 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2879 = v2874 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2880 = v2879 << 3u;
-      const unsigned int v2881 = v28 + v2876;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2882 = v2881 < v1;
-      const unsigned int v2883 = 64u + v2880;
-      const bool v2884 = v2883 < v3;
-      const bool v2885 = v2882 && v2884;
-      const unsigned int v2887 = v2881 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2888 = v8 + v2887;
-      const unsigned int v2889 = v2888 + 64u;
-      const unsigned int v2890 = v2889 + v2880;
-      const unsigned int v2891 = v2885 ? v2890 : v8;
-      const unsigned int v2893 = v2876 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2894 = 10240u + v2893;
-      const unsigned int v2895 = v2894 + v2880;
-      iron_copy_async(shm0 + v2895, a + v2891, v2885);
-      const unsigned int v2898 = v2825 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2900 = v2898 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2903 = v2898 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2904 = v2903 << 3u;
-      const unsigned int v2905 = v28 + v2900;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2906 = v2905 < v1;
-      const unsigned int v2907 = 64u + v2904;
-      const bool v2908 = v2907 < v3;
-      const bool v2909 = v2906 && v2908;
-      const unsigned int v2911 = v2905 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2912 = v8 + v2911;
-      const unsigned int v2913 = v2912 + 64u;
-      const unsigned int v2914 = v2913 + v2904;
-      const unsigned int v2915 = v2909 ? v2914 : v8;
-      const unsigned int v2917 = v2900 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2918 = 10240u + v2917;
-      const unsigned int v2919 = v2918 + v2904;
-      iron_copy_async(shm0 + v2919, a + v2915, v2909);
-      const unsigned int v2926 = v2825 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2929 = v2825 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2930 = v2929 << 3u;
-      const unsigned int v2931 = 64u + v2926;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2932 = v2931 < v3;
-      const unsigned int v2933 = v32 + v2930;
-      const bool v2934 = v2933 < v2;
-      const bool v2935 = v2932 && v2934;
-      const unsigned int v2937 = v2931 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2938 = v9 + v2937;
-      const unsigned int v2939 = v2938 + v32;
-      const unsigned int v2940 = v2939 + v2930;
-      const unsigned int v2941 = v2935 ? v2940 : v9;
-      const unsigned int v2943 = v2926 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2944 = 8704u + v2943;
-      const unsigned int v2945 = v2944 + v2930;
-      iron_copy_async(shm1 + v2945, b + v2941, v2935);
-      const unsigned int v2950 = v2850 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2953 = v2850 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2954 = v2953 << 3u;
-      const unsigned int v2955 = 64u + v2950;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2956 = v2955 < v3;
-      const unsigned int v2957 = v32 + v2954;
-      const bool v2958 = v2957 < v2;
-      const bool v2959 = v2956 && v2958;
-      const unsigned int v2961 = v2955 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2962 = v9 + v2961;
-      const unsigned int v2963 = v2962 + v32;
-      const unsigned int v2964 = v2963 + v2954;
-      const unsigned int v2965 = v2959 ? v2964 : v9;
-      const unsigned int v2967 = v2950 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2968 = 8704u + v2967;
-      const unsigned int v2969 = v2968 + v2954;
-      iron_copy_async(shm1 + v2969, b + v2965, v2959);
-      const unsigned int v2974 = v2874 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2977 = v2874 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2978 = v2977 << 3u;
-      const unsigned int v2979 = 64u + v2974;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2980 = v2979 < v3;
-      const unsigned int v2981 = v32 + v2978;
-      const bool v2982 = v2981 < v2;
-      const bool v2983 = v2980 && v2982;
-      const unsigned int v2985 = v2979 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2986 = v9 + v2985;
-      const unsigned int v2987 = v2986 + v32;
-      const unsigned int v2988 = v2987 + v2978;
-      const unsigned int v2989 = v2983 ? v2988 : v9;
-      const unsigned int v2991 = v2974 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2992 = 8704u + v2991;
-      const unsigned int v2993 = v2992 + v2978;
-      iron_copy_async(shm1 + v2993, b + v2989, v2983);
-      const unsigned int v2998 = v2898 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3001 = v2898 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3002 = v3001 << 3u;
-      const unsigned int v3003 = 64u + v2998;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3004 = v3003 < v3;
-      const unsigned int v3005 = v32 + v3002;
-      const bool v3006 = v3005 < v2;
-      const bool v3007 = v3004 && v3006;
-      const unsigned int v3009 = v3003 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3010 = v9 + v3009;
-      const unsigned int v3011 = v3010 + v32;
-      const unsigned int v3012 = v3011 + v3002;
-      const unsigned int v3013 = v3007 ? v3012 : v9;
-      const unsigned int v3015 = v2998 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3016 = 8704u + v3015;
-      const unsigned int v3017 = v3016 + v3002;
-      iron_copy_async(shm1 + v3017, b + v3013, v3007);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3233 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3018 = v48; v3018 < v3; v3018 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3020 = v3018 >> 5u;
-      const unsigned int v3022 = v3020 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3025 = v3018 + 96u;
-      const unsigned int v3027 = v3020 + 3u;
-      const unsigned int v3028 = v3027 & 3u;
-      const bool v3029 = v3025 < v3;
-      if (v3029) {
-        const unsigned int v3031 = v3028 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3033 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3036 = v3033 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3039 = v3033 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3040 = v3039 << 3u;
-        const unsigned int v3041 = v28 + v3036;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3042 = v3041 < v1;
-        const unsigned int v3043 = v3025 + v3040;
-        const bool v3044 = v3043 < v3;
-        const bool v3045 = v3042 && v3044;
-        const unsigned int v3047 = v3041 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3048 = v8 + v3047;
-        const unsigned int v3049 = v3048 + v3025;
-        const unsigned int v3050 = v3049 + v3040;
-        const unsigned int v3051 = v3045 ? v3050 : v8;
-        const unsigned int v3053 = v3036 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3054 = v3031 + v3053;
-        const unsigned int v3055 = v3054 + v3040;
-        iron_copy_async(shm0 + v3055, a + v3051, v3045);
-        const unsigned int v3058 = v3033 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3060 = v3058 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3063 = v3058 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3064 = v3063 << 3u;
-        const unsigned int v3065 = v28 + v3060;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3066 = v3065 < v1;
-        const unsigned int v3067 = v3025 + v3064;
-        const bool v3068 = v3067 < v3;
-        const bool v3069 = v3066 && v3068;
-        const unsigned int v3071 = v3065 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3072 = v8 + v3071;
-        const unsigned int v3073 = v3072 + v3025;
-        const unsigned int v3074 = v3073 + v3064;
-        const unsigned int v3075 = v3069 ? v3074 : v8;
-        const unsigned int v3077 = v3060 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3078 = v3031 + v3077;
-        const unsigned int v3079 = v3078 + v3064;
-        iron_copy_async(shm0 + v3079, a + v3075, v3069);
-        const unsigned int v3082 = v3033 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3084 = v3082 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3087 = v3082 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3088 = v3087 << 3u;
-        const unsigned int v3089 = v28 + v3084;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3090 = v3089 < v1;
-        const unsigned int v3091 = v3025 + v3088;
-        const bool v3092 = v3091 < v3;
-        const bool v3093 = v3090 && v3092;
-        const unsigned int v3095 = v3089 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3096 = v8 + v3095;
-        const unsigned int v3097 = v3096 + v3025;
-        const unsigned int v3098 = v3097 + v3088;
-        const unsigned int v3099 = v3093 ? v3098 : v8;
-        const unsigned int v3101 = v3084 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3102 = v3031 + v3101;
-        const unsigned int v3103 = v3102 + v3088;
-        iron_copy_async(shm0 + v3103, a + v3099, v3093);
-        const unsigned int v3106 = v3033 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3108 = v3106 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3111 = v3106 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3112 = v3111 << 3u;
-        const unsigned int v3113 = v28 + v3108;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3114 = v3113 < v1;
-        const unsigned int v3115 = v3025 + v3112;
-        const bool v3116 = v3115 < v3;
-        const bool v3117 = v3114 && v3116;
-        const unsigned int v3119 = v3113 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3120 = v8 + v3119;
-        const unsigned int v3121 = v3120 + v3025;
-        const unsigned int v3122 = v3121 + v3112;
-        const unsigned int v3123 = v3117 ? v3122 : v8;
-        const unsigned int v3125 = v3108 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3126 = v3031 + v3125;
-        const unsigned int v3127 = v3126 + v3112;
-        iron_copy_async(shm0 + v3127, a + v3123, v3117);
-        const unsigned int v3129 = v3028 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3134 = v3033 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3137 = v3033 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3138 = v3137 << 3u;
-        const unsigned int v3139 = v3025 + v3134;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3140 = v3139 < v3;
-        const unsigned int v3141 = v32 + v3138;
-        const bool v3142 = v3141 < v2;
-        const bool v3143 = v3140 && v3142;
-        const unsigned int v3145 = v3139 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3146 = v9 + v3145;
-        const unsigned int v3147 = v3146 + v32;
-        const unsigned int v3148 = v3147 + v3138;
-        const unsigned int v3149 = v3143 ? v3148 : v9;
-        const unsigned int v3151 = v3134 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3152 = v3129 + v3151;
-        const unsigned int v3153 = v3152 + v3138;
-        iron_copy_async(shm1 + v3153, b + v3149, v3143);
-        const unsigned int v3158 = v3058 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3161 = v3058 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3162 = v3161 << 3u;
-        const unsigned int v3163 = v3025 + v3158;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3164 = v3163 < v3;
-        const unsigned int v3165 = v32 + v3162;
-        const bool v3166 = v3165 < v2;
-        const bool v3167 = v3164 && v3166;
-        const unsigned int v3169 = v3163 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3170 = v9 + v3169;
-        const unsigned int v3171 = v3170 + v32;
-        const unsigned int v3172 = v3171 + v3162;
-        const unsigned int v3173 = v3167 ? v3172 : v9;
-        const unsigned int v3175 = v3158 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3176 = v3129 + v3175;
-        const unsigned int v3177 = v3176 + v3162;
-        iron_copy_async(shm1 + v3177, b + v3173, v3167);
-        const unsigned int v3182 = v3082 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3185 = v3082 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3186 = v3185 << 3u;
-        const unsigned int v3187 = v3025 + v3182;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3188 = v3187 < v3;
-        const unsigned int v3189 = v32 + v3186;
-        const bool v3190 = v3189 < v2;
-        const bool v3191 = v3188 && v3190;
-        const unsigned int v3193 = v3187 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3194 = v9 + v3193;
-        const unsigned int v3195 = v3194 + v32;
-        const unsigned int v3196 = v3195 + v3186;
-        const unsigned int v3197 = v3191 ? v3196 : v9;
-        const unsigned int v3199 = v3182 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3200 = v3129 + v3199;
-        const unsigned int v3201 = v3200 + v3186;
-        iron_copy_async(shm1 + v3201, b + v3197, v3191);
-        const unsigned int v3206 = v3106 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3209 = v3106 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3210 = v3209 << 3u;
-        const unsigned int v3211 = v3025 + v3206;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3212 = v3211 < v3;
-        const unsigned int v3213 = v32 + v3210;
-        const bool v3214 = v3213 < v2;
-        const bool v3215 = v3212 && v3214;
-        const unsigned int v3217 = v3211 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3218 = v9 + v3217;
-        const unsigned int v3219 = v3218 + v32;
-        const unsigned int v3220 = v3219 + v3210;
-        const unsigned int v3221 = v3215 ? v3220 : v9;
-        const unsigned int v3223 = v3206 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3224 = v3129 + v3223;
-        const unsigned int v3225 = v3224 + v3210;
-        iron_copy_async(shm1 + v3225, b + v3221, v3215);
+    for (unsigned int v2421 = 0u; v2421 < 3u; v2421 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2422 = v2421 << 5u;
+      const bool v2424 = v2422 < v3;
+      if (v2424) {
+        const unsigned int v2426 = v2421 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2428 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2431 = v2428 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2434 = v2428 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2435 = v2434 << 3u;
+        const unsigned int v2436 = v28 + v2431;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2437 = v2436 < v1;
+        const unsigned int v2438 = v2422 + v2435;
+        const bool v2439 = v2438 < v3;
+        const bool v2440 = v2437 && v2439;
+        const unsigned int v2442 = v2436 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2443 = v8 + v2442;
+        const unsigned int v2444 = v2443 + v2422;
+        const unsigned int v2445 = v2444 + v2435;
+        const unsigned int v2446 = v2440 ? v2445 : v8;
+        const unsigned int v2448 = v2431 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2449 = v2426 + v2448;
+        const unsigned int v2450 = v2449 + v2435;
+        iron_copy_async(shm0 + v2450, a + v2446, v2440);
+        const unsigned int v2453 = v2428 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2455 = v2453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2458 = v2453 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2459 = v2458 << 3u;
+        const unsigned int v2460 = v28 + v2455;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2461 = v2460 < v1;
+        const unsigned int v2462 = v2422 + v2459;
+        const bool v2463 = v2462 < v3;
+        const bool v2464 = v2461 && v2463;
+        const unsigned int v2466 = v2460 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2467 = v8 + v2466;
+        const unsigned int v2468 = v2467 + v2422;
+        const unsigned int v2469 = v2468 + v2459;
+        const unsigned int v2470 = v2464 ? v2469 : v8;
+        const unsigned int v2472 = v2455 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2473 = v2426 + v2472;
+        const unsigned int v2474 = v2473 + v2459;
+        iron_copy_async(shm0 + v2474, a + v2470, v2464);
+        const unsigned int v2477 = v2428 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2479 = v2477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2482 = v2477 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2483 = v2482 << 3u;
+        const unsigned int v2484 = v28 + v2479;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2485 = v2484 < v1;
+        const unsigned int v2486 = v2422 + v2483;
+        const bool v2487 = v2486 < v3;
+        const bool v2488 = v2485 && v2487;
+        const unsigned int v2490 = v2484 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2491 = v8 + v2490;
+        const unsigned int v2492 = v2491 + v2422;
+        const unsigned int v2493 = v2492 + v2483;
+        const unsigned int v2494 = v2488 ? v2493 : v8;
+        const unsigned int v2496 = v2479 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2497 = v2426 + v2496;
+        const unsigned int v2498 = v2497 + v2483;
+        iron_copy_async(shm0 + v2498, a + v2494, v2488);
+        const unsigned int v2501 = v2428 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2503 = v2501 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2506 = v2501 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2507 = v2506 << 3u;
+        const unsigned int v2508 = v28 + v2503;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2509 = v2508 < v1;
+        const unsigned int v2510 = v2422 + v2507;
+        const bool v2511 = v2510 < v3;
+        const bool v2512 = v2509 && v2511;
+        const unsigned int v2514 = v2508 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2515 = v8 + v2514;
+        const unsigned int v2516 = v2515 + v2422;
+        const unsigned int v2517 = v2516 + v2507;
+        const unsigned int v2518 = v2512 ? v2517 : v8;
+        const unsigned int v2520 = v2503 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2521 = v2426 + v2520;
+        const unsigned int v2522 = v2521 + v2507;
+        iron_copy_async(shm0 + v2522, a + v2518, v2512);
+        const unsigned int v2524 = v2421 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2529 = v2428 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2532 = v2428 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2533 = v2532 << 3u;
+        const unsigned int v2534 = v2422 + v2529;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2535 = v2534 < v3;
+        const unsigned int v2536 = v32 + v2533;
+        const bool v2537 = v2536 < v2;
+        const bool v2538 = v2535 && v2537;
+        const unsigned int v2540 = v2534 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2541 = v9 + v2540;
+        const unsigned int v2542 = v2541 + v32;
+        const unsigned int v2543 = v2542 + v2533;
+        const unsigned int v2544 = v2538 ? v2543 : v9;
+        const unsigned int v2546 = v2529 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2547 = v2524 + v2546;
+        const unsigned int v2548 = v2547 + v2533;
+        iron_copy_async(shm1 + v2548, b + v2544, v2538);
+        const unsigned int v2553 = v2453 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2556 = v2453 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2557 = v2556 << 3u;
+        const unsigned int v2558 = v2422 + v2553;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2559 = v2558 < v3;
+        const unsigned int v2560 = v32 + v2557;
+        const bool v2561 = v2560 < v2;
+        const bool v2562 = v2559 && v2561;
+        const unsigned int v2564 = v2558 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2565 = v9 + v2564;
+        const unsigned int v2566 = v2565 + v32;
+        const unsigned int v2567 = v2566 + v2557;
+        const unsigned int v2568 = v2562 ? v2567 : v9;
+        const unsigned int v2570 = v2553 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2571 = v2524 + v2570;
+        const unsigned int v2572 = v2571 + v2557;
+        iron_copy_async(shm1 + v2572, b + v2568, v2562);
+        const unsigned int v2577 = v2477 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2580 = v2477 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2581 = v2580 << 3u;
+        const unsigned int v2582 = v2422 + v2577;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2583 = v2582 < v3;
+        const unsigned int v2584 = v32 + v2581;
+        const bool v2585 = v2584 < v2;
+        const bool v2586 = v2583 && v2585;
+        const unsigned int v2588 = v2582 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2589 = v9 + v2588;
+        const unsigned int v2590 = v2589 + v32;
+        const unsigned int v2591 = v2590 + v2581;
+        const unsigned int v2592 = v2586 ? v2591 : v9;
+        const unsigned int v2594 = v2577 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2595 = v2524 + v2594;
+        const unsigned int v2596 = v2595 + v2581;
+        iron_copy_async(shm1 + v2596, b + v2592, v2586);
+        const unsigned int v2601 = v2501 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2604 = v2501 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2605 = v2604 << 3u;
+        const unsigned int v2606 = v2422 + v2601;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2607 = v2606 < v3;
+        const unsigned int v2608 = v32 + v2605;
+        const bool v2609 = v2608 < v2;
+        const bool v2610 = v2607 && v2609;
+        const unsigned int v2612 = v2606 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2613 = v9 + v2612;
+        const unsigned int v2614 = v2613 + v32;
+        const unsigned int v2615 = v2614 + v2605;
+        const unsigned int v2616 = v2610 ? v2615 : v9;
+        const unsigned int v2618 = v2601 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2619 = v2524 + v2618;
+        const unsigned int v2620 = v2619 + v2605;
+        iron_copy_async(shm1 + v2620, b + v2616, v2610);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3227 = v3022 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3229 = v3022 * 5120u;
-      const unsigned int v3234 = v3229 + v3233;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v45, shm0, v3234, 40u);
-      const unsigned int v3239 = v3227 + v41;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v47, shm1, v3239, 136u);
+    }
+    const unsigned int v2836 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2621 = 0u; v2621 < v3; v2621 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2623 = v2621 >> 5u;
+      const unsigned int v2625 = v2623 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2628 = v2621 + 96u;
+      const unsigned int v2630 = v2623 + 3u;
+      const unsigned int v2631 = v2630 & 3u;
+      const bool v2632 = v2628 < v3;
+      if (v2632) {
+        const unsigned int v2634 = v2631 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2639 = v2636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2642 = v2636 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2643 = v2642 << 3u;
+        const unsigned int v2644 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2645 = v2644 < v1;
+        const unsigned int v2646 = v2628 + v2643;
+        const bool v2647 = v2646 < v3;
+        const bool v2648 = v2645 && v2647;
+        const unsigned int v2650 = v2644 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2651 = v8 + v2650;
+        const unsigned int v2652 = v2651 + v2628;
+        const unsigned int v2653 = v2652 + v2643;
+        const unsigned int v2654 = v2648 ? v2653 : v8;
+        const unsigned int v2656 = v2639 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2657 = v2634 + v2656;
+        const unsigned int v2658 = v2657 + v2643;
+        iron_copy_async(shm0 + v2658, a + v2654, v2648);
+        const unsigned int v2661 = v2636 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2663 = v2661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2666 = v2661 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2667 = v2666 << 3u;
+        const unsigned int v2668 = v28 + v2663;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2669 = v2668 < v1;
+        const unsigned int v2670 = v2628 + v2667;
+        const bool v2671 = v2670 < v3;
+        const bool v2672 = v2669 && v2671;
+        const unsigned int v2674 = v2668 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2675 = v8 + v2674;
+        const unsigned int v2676 = v2675 + v2628;
+        const unsigned int v2677 = v2676 + v2667;
+        const unsigned int v2678 = v2672 ? v2677 : v8;
+        const unsigned int v2680 = v2663 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2681 = v2634 + v2680;
+        const unsigned int v2682 = v2681 + v2667;
+        iron_copy_async(shm0 + v2682, a + v2678, v2672);
+        const unsigned int v2685 = v2636 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2687 = v2685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2690 = v2685 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2691 = v2690 << 3u;
+        const unsigned int v2692 = v28 + v2687;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2693 = v2692 < v1;
+        const unsigned int v2694 = v2628 + v2691;
+        const bool v2695 = v2694 < v3;
+        const bool v2696 = v2693 && v2695;
+        const unsigned int v2698 = v2692 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2699 = v8 + v2698;
+        const unsigned int v2700 = v2699 + v2628;
+        const unsigned int v2701 = v2700 + v2691;
+        const unsigned int v2702 = v2696 ? v2701 : v8;
+        const unsigned int v2704 = v2687 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2705 = v2634 + v2704;
+        const unsigned int v2706 = v2705 + v2691;
+        iron_copy_async(shm0 + v2706, a + v2702, v2696);
+        const unsigned int v2709 = v2636 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2711 = v2709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2714 = v2709 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2715 = v2714 << 3u;
+        const unsigned int v2716 = v28 + v2711;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2717 = v2716 < v1;
+        const unsigned int v2718 = v2628 + v2715;
+        const bool v2719 = v2718 < v3;
+        const bool v2720 = v2717 && v2719;
+        const unsigned int v2722 = v2716 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2723 = v8 + v2722;
+        const unsigned int v2724 = v2723 + v2628;
+        const unsigned int v2725 = v2724 + v2715;
+        const unsigned int v2726 = v2720 ? v2725 : v8;
+        const unsigned int v2728 = v2711 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2729 = v2634 + v2728;
+        const unsigned int v2730 = v2729 + v2715;
+        iron_copy_async(shm0 + v2730, a + v2726, v2720);
+        const unsigned int v2732 = v2631 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2737 = v2636 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2740 = v2636 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2741 = v2740 << 3u;
+        const unsigned int v2742 = v2628 + v2737;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2743 = v2742 < v3;
+        const unsigned int v2744 = v32 + v2741;
+        const bool v2745 = v2744 < v2;
+        const bool v2746 = v2743 && v2745;
+        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2749 = v9 + v2748;
+        const unsigned int v2750 = v2749 + v32;
+        const unsigned int v2751 = v2750 + v2741;
+        const unsigned int v2752 = v2746 ? v2751 : v9;
+        const unsigned int v2754 = v2737 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2755 = v2732 + v2754;
+        const unsigned int v2756 = v2755 + v2741;
+        iron_copy_async(shm1 + v2756, b + v2752, v2746);
+        const unsigned int v2761 = v2661 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2764 = v2661 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2765 = v2764 << 3u;
+        const unsigned int v2766 = v2628 + v2761;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2767 = v2766 < v3;
+        const unsigned int v2768 = v32 + v2765;
+        const bool v2769 = v2768 < v2;
+        const bool v2770 = v2767 && v2769;
+        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2773 = v9 + v2772;
+        const unsigned int v2774 = v2773 + v32;
+        const unsigned int v2775 = v2774 + v2765;
+        const unsigned int v2776 = v2770 ? v2775 : v9;
+        const unsigned int v2778 = v2761 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2779 = v2732 + v2778;
+        const unsigned int v2780 = v2779 + v2765;
+        iron_copy_async(shm1 + v2780, b + v2776, v2770);
+        const unsigned int v2785 = v2685 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2788 = v2685 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2789 = v2788 << 3u;
+        const unsigned int v2790 = v2628 + v2785;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2791 = v2790 < v3;
+        const unsigned int v2792 = v32 + v2789;
+        const bool v2793 = v2792 < v2;
+        const bool v2794 = v2791 && v2793;
+        const unsigned int v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2797 = v9 + v2796;
+        const unsigned int v2798 = v2797 + v32;
+        const unsigned int v2799 = v2798 + v2789;
+        const unsigned int v2800 = v2794 ? v2799 : v9;
+        const unsigned int v2802 = v2785 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2803 = v2732 + v2802;
+        const unsigned int v2804 = v2803 + v2789;
+        iron_copy_async(shm1 + v2804, b + v2800, v2794);
+        const unsigned int v2809 = v2709 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2812 = v2709 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2813 = v2812 << 3u;
+        const unsigned int v2814 = v2628 + v2809;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2815 = v2814 < v3;
+        const unsigned int v2816 = v32 + v2813;
+        const bool v2817 = v2816 < v2;
+        const bool v2818 = v2815 && v2817;
+        const unsigned int v2820 = v2814 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2821 = v9 + v2820;
+        const unsigned int v2822 = v2821 + v32;
+        const unsigned int v2823 = v2822 + v2813;
+        const unsigned int v2824 = v2818 ? v2823 : v9;
+        const unsigned int v2826 = v2809 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2827 = v2732 + v2826;
+        const unsigned int v2828 = v2827 + v2813;
+        iron_copy_async(shm1 + v2828, b + v2824, v2818);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2830 = v2625 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2832 = v2625 * 5120u;
+      const unsigned int v2837 = v2832 + v2836;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v45, shm0, v2837, 40u);
+      const unsigned int v2842 = v2830 + v41;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v47, shm1, v2842, 136u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v3245 = v3234 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v45, shm0, v3245, 40u);
-      const unsigned int v3248 = v3227 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v3249 = v3248 + v41;
-      iron_frag_load_shared<false>(v47, shm1, v3249, 136u);
+      const unsigned int v2848 = v2837 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v45, shm0, v2848, 40u);
+      const unsigned int v2851 = v2830 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v2852 = v2851 + v41;
+      iron_frag_load_shared<false>(v47, shm1, v2852, 136u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -841,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
     const unsigned int v365 = v353 + 16u;
     const unsigned int v369 = 2176u + v41;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v295 = v48; v295 < v3; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v295 = 0u; v295 < v3; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

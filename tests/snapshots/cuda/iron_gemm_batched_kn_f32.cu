@@ -236,593 +236,329 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
   iron_frag_fill(v45, 0.0f);
   iron_frag<float, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v47, 0.0f);
-  unsigned int v48 = 0u;  // kernels/gemm/gemm_tiles.hpp:187
-  const unsigned int v50 = v3 & 7u;
-  const bool v51 = v50 == v48;
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
-  const bool v55 = v54 == v48;
+  const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
   const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v60 = v59 == v48;
+  const bool v60 = v59 == 0u;
   const unsigned int v63 = v9 & 7u;
-  const bool v64 = v63 == v48;
+  const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:187
   if (v66) {
-    const bool v2399 = v48 < v3;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2399) {
-      const unsigned int v2403 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2406 = v2403 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2409 = v2403 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2410 = v2409 << 2u;
-      const unsigned int v2411 = v28 + v2406;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2412 = v2411 < v1;
-      const bool v2414 = v2410 < v3;
-      const bool v2415 = v2412 && v2414;
-      const unsigned int v2417 = v2411 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2418 = v8 + v2417;
-      const unsigned int v2420 = v2418 + v2410;
-      const unsigned int v2421 = v2415 ? v2420 : v8;
-      const unsigned int v2423 = v2406 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2425 = v2423 + v2410;
-      iron_copy_async(shm0 + v2425, a + v2421, v2415);
-      const unsigned int v2428 = v2403 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2430 = v2428 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2433 = v2428 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2434 = v2433 << 2u;
-      const unsigned int v2435 = v28 + v2430;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2436 = v2435 < v1;
-      const bool v2438 = v2434 < v3;
-      const bool v2439 = v2436 && v2438;
-      const unsigned int v2441 = v2435 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2442 = v8 + v2441;
-      const unsigned int v2444 = v2442 + v2434;
-      const unsigned int v2445 = v2439 ? v2444 : v8;
-      const unsigned int v2447 = v2430 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2449 = v2447 + v2434;
-      iron_copy_async(shm0 + v2449, a + v2445, v2439);
-      const unsigned int v2452 = v2403 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2454 = v2452 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2457 = v2452 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2458 = v2457 << 2u;
-      const unsigned int v2459 = v28 + v2454;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2460 = v2459 < v1;
-      const bool v2462 = v2458 < v3;
-      const bool v2463 = v2460 && v2462;
-      const unsigned int v2465 = v2459 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2466 = v8 + v2465;
-      const unsigned int v2468 = v2466 + v2458;
-      const unsigned int v2469 = v2463 ? v2468 : v8;
-      const unsigned int v2471 = v2454 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2473 = v2471 + v2458;
-      iron_copy_async(shm0 + v2473, a + v2469, v2463);
-      const unsigned int v2476 = v2403 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2478 = v2476 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2481 = v2476 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2482 = v2481 << 2u;
-      const unsigned int v2483 = v28 + v2478;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2484 = v2483 < v1;
-      const bool v2486 = v2482 < v3;
-      const bool v2487 = v2484 && v2486;
-      const unsigned int v2489 = v2483 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2490 = v8 + v2489;
-      const unsigned int v2492 = v2490 + v2482;
-      const unsigned int v2493 = v2487 ? v2492 : v8;
-      const unsigned int v2495 = v2478 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2497 = v2495 + v2482;
-      iron_copy_async(shm0 + v2497, a + v2493, v2487);
-      const unsigned int v2504 = v2403 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2507 = v2403 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2508 = v2507 << 2u;
-      const bool v2510 = v2504 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2511 = v32 + v2508;
-      const bool v2512 = v2511 < v2;
-      const bool v2513 = v2510 && v2512;
-      const unsigned int v2515 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2516 = v9 + v2515;
-      const unsigned int v2517 = v2516 + v32;
-      const unsigned int v2518 = v2517 + v2508;
-      const unsigned int v2519 = v2513 ? v2518 : v9;
-      const unsigned int v2521 = v2504 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2523 = v2521 + v2508;
-      iron_copy_async(shm1 + v2523, b + v2519, v2513);
-      const unsigned int v2528 = v2428 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2531 = v2428 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2532 = v2531 << 2u;
-      const bool v2534 = v2528 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2535 = v32 + v2532;
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2534 && v2536;
-      const unsigned int v2539 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2540 = v9 + v2539;
-      const unsigned int v2541 = v2540 + v32;
-      const unsigned int v2542 = v2541 + v2532;
-      const unsigned int v2543 = v2537 ? v2542 : v9;
-      const unsigned int v2545 = v2528 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2547 = v2545 + v2532;
-      iron_copy_async(shm1 + v2547, b + v2543, v2537);
-      const unsigned int v2552 = v2452 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2555 = v2452 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2556 = v2555 << 2u;
-      const bool v2558 = v2552 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2559 = v32 + v2556;
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2558 && v2560;
-      const unsigned int v2563 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2564 = v9 + v2563;
-      const unsigned int v2565 = v2564 + v32;
-      const unsigned int v2566 = v2565 + v2556;
-      const unsigned int v2567 = v2561 ? v2566 : v9;
-      const unsigned int v2569 = v2552 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2571 = v2569 + v2556;
-      iron_copy_async(shm1 + v2571, b + v2567, v2561);
-      const unsigned int v2576 = v2476 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2579 = v2476 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2580 = v2579 << 2u;
-      const bool v2582 = v2576 < v3;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2583 = v32 + v2580;
-      const bool v2584 = v2583 < v2;
-      const bool v2585 = v2582 && v2584;
-      const unsigned int v2587 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2588 = v9 + v2587;
-      const unsigned int v2589 = v2588 + v32;
-      const unsigned int v2590 = v2589 + v2580;
-      const unsigned int v2591 = v2585 ? v2590 : v9;
-      const unsigned int v2593 = v2576 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2595 = v2593 + v2580;
-      iron_copy_async(shm1 + v2595, b + v2591, v2585);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2600 = 16u < v3;
-    if (v2600) {
-      const unsigned int v2604 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2607 = v2604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2610 = v2604 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2611 = v2610 << 2u;
-      const unsigned int v2612 = v28 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2613 = v2612 < v1;
-      const unsigned int v2614 = 16u + v2611;
-      const bool v2615 = v2614 < v3;
-      const bool v2616 = v2613 && v2615;
-      const unsigned int v2618 = v2612 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2619 = v8 + v2618;
-      const unsigned int v2620 = v2619 + 16u;
-      const unsigned int v2621 = v2620 + v2611;
-      const unsigned int v2622 = v2616 ? v2621 : v8;
-      const unsigned int v2624 = v2607 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2625 = 2560u + v2624;
-      const unsigned int v2626 = v2625 + v2611;
-      iron_copy_async(shm0 + v2626, a + v2622, v2616);
-      const unsigned int v2629 = v2604 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2631 = v2629 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2634 = v2629 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2635 = v2634 << 2u;
-      const unsigned int v2636 = v28 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2637 = v2636 < v1;
-      const unsigned int v2638 = 16u + v2635;
-      const bool v2639 = v2638 < v3;
-      const bool v2640 = v2637 && v2639;
-      const unsigned int v2642 = v2636 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2643 = v8 + v2642;
-      const unsigned int v2644 = v2643 + 16u;
-      const unsigned int v2645 = v2644 + v2635;
-      const unsigned int v2646 = v2640 ? v2645 : v8;
-      const unsigned int v2648 = v2631 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2649 = 2560u + v2648;
-      const unsigned int v2650 = v2649 + v2635;
-      iron_copy_async(shm0 + v2650, a + v2646, v2640);
-      const unsigned int v2653 = v2604 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2655 = v2653 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2658 = v2653 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2659 = v2658 << 2u;
-      const unsigned int v2660 = v28 + v2655;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2661 = v2660 < v1;
-      const unsigned int v2662 = 16u + v2659;
-      const bool v2663 = v2662 < v3;
-      const bool v2664 = v2661 && v2663;
-      const unsigned int v2666 = v2660 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2667 = v8 + v2666;
-      const unsigned int v2668 = v2667 + 16u;
-      const unsigned int v2669 = v2668 + v2659;
-      const unsigned int v2670 = v2664 ? v2669 : v8;
-      const unsigned int v2672 = v2655 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2673 = 2560u + v2672;
-      const unsigned int v2674 = v2673 + v2659;
-      iron_copy_async(shm0 + v2674, a + v2670, v2664);
-      const unsigned int v2677 = v2604 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2679 = v2677 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2682 = v2677 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2683 = v2682 << 2u;
-      const unsigned int v2684 = v28 + v2679;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2685 = v2684 < v1;
-      const unsigned int v2686 = 16u + v2683;
-      const bool v2687 = v2686 < v3;
-      const bool v2688 = v2685 && v2687;
-      const unsigned int v2690 = v2684 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2691 = v8 + v2690;
-      const unsigned int v2692 = v2691 + 16u;
-      const unsigned int v2693 = v2692 + v2683;
-      const unsigned int v2694 = v2688 ? v2693 : v8;
-      const unsigned int v2696 = v2679 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2697 = 2560u + v2696;
-      const unsigned int v2698 = v2697 + v2683;
-      iron_copy_async(shm0 + v2698, a + v2694, v2688);
-      const unsigned int v2705 = v2604 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2708 = v2604 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2709 = v2708 << 2u;
-      const unsigned int v2710 = 16u + v2705;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2711 = v2710 < v3;
-      const unsigned int v2712 = v32 + v2709;
-      const bool v2713 = v2712 < v2;
-      const bool v2714 = v2711 && v2713;
-      const unsigned int v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2717 = v9 + v2716;
-      const unsigned int v2718 = v2717 + v32;
-      const unsigned int v2719 = v2718 + v2709;
-      const unsigned int v2720 = v2714 ? v2719 : v9;
-      const unsigned int v2722 = v2705 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2723 = 2112u + v2722;
-      const unsigned int v2724 = v2723 + v2709;
-      iron_copy_async(shm1 + v2724, b + v2720, v2714);
-      const unsigned int v2729 = v2629 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2732 = v2629 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2733 = v2732 << 2u;
-      const unsigned int v2734 = 16u + v2729;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2735 = v2734 < v3;
-      const unsigned int v2736 = v32 + v2733;
-      const bool v2737 = v2736 < v2;
-      const bool v2738 = v2735 && v2737;
-      const unsigned int v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2741 = v9 + v2740;
-      const unsigned int v2742 = v2741 + v32;
-      const unsigned int v2743 = v2742 + v2733;
-      const unsigned int v2744 = v2738 ? v2743 : v9;
-      const unsigned int v2746 = v2729 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2747 = 2112u + v2746;
-      const unsigned int v2748 = v2747 + v2733;
-      iron_copy_async(shm1 + v2748, b + v2744, v2738);
-      const unsigned int v2753 = v2653 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2756 = v2653 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2757 = v2756 << 2u;
-      const unsigned int v2758 = 16u + v2753;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2759 = v2758 < v3;
-      const unsigned int v2760 = v32 + v2757;
-      const bool v2761 = v2760 < v2;
-      const bool v2762 = v2759 && v2761;
-      const unsigned int v2764 = v2758 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2765 = v9 + v2764;
-      const unsigned int v2766 = v2765 + v32;
-      const unsigned int v2767 = v2766 + v2757;
-      const unsigned int v2768 = v2762 ? v2767 : v9;
-      const unsigned int v2770 = v2753 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2771 = 2112u + v2770;
-      const unsigned int v2772 = v2771 + v2757;
-      iron_copy_async(shm1 + v2772, b + v2768, v2762);
-      const unsigned int v2777 = v2677 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2780 = v2677 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2781 = v2780 << 2u;
-      const unsigned int v2782 = 16u + v2777;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2783 = v2782 < v3;
-      const unsigned int v2784 = v32 + v2781;
-      const bool v2785 = v2784 < v2;
-      const bool v2786 = v2783 && v2785;
-      const unsigned int v2788 = v2782 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2789 = v9 + v2788;
-      const unsigned int v2790 = v2789 + v32;
-      const unsigned int v2791 = v2790 + v2781;
-      const unsigned int v2792 = v2786 ? v2791 : v9;
-      const unsigned int v2794 = v2777 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2795 = 2112u + v2794;
-      const unsigned int v2796 = v2795 + v2781;
-      iron_copy_async(shm1 + v2796, b + v2792, v2786);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2801 = 32u < v3;
-    if (v2801) {
-      const unsigned int v2805 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2808 = v2805 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2811 = v2805 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2812 = v2811 << 2u;
-      const unsigned int v2813 = v28 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2814 = v2813 < v1;
-      const unsigned int v2815 = 32u + v2812;
-      const bool v2816 = v2815 < v3;
-      const bool v2817 = v2814 && v2816;
-      const unsigned int v2819 = v2813 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2820 = v8 + v2819;
-      const unsigned int v2821 = v2820 + 32u;
-      const unsigned int v2822 = v2821 + v2812;
-      const unsigned int v2823 = v2817 ? v2822 : v8;
-      const unsigned int v2825 = v2808 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2826 = 5120u + v2825;
-      const unsigned int v2827 = v2826 + v2812;
-      iron_copy_async(shm0 + v2827, a + v2823, v2817);
-      const unsigned int v2830 = v2805 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2832 = v2830 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2835 = v2830 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2836 = v2835 << 2u;
-      const unsigned int v2837 = v28 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2838 = v2837 < v1;
-      const unsigned int v2839 = 32u + v2836;
-      const bool v2840 = v2839 < v3;
-      const bool v2841 = v2838 && v2840;
-      const unsigned int v2843 = v2837 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2844 = v8 + v2843;
-      const unsigned int v2845 = v2844 + 32u;
-      const unsigned int v2846 = v2845 + v2836;
-      const unsigned int v2847 = v2841 ? v2846 : v8;
-      const unsigned int v2849 = v2832 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2850 = 5120u + v2849;
-      const unsigned int v2851 = v2850 + v2836;
-      iron_copy_async(shm0 + v2851, a + v2847, v2841);
-      const unsigned int v2854 = v2805 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2856 = v2854 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2859 = v2854 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2860 = v2859 << 2u;
-      const unsigned int v2861 = v28 + v2856;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2862 = v2861 < v1;
-      const unsigned int v2863 = 32u + v2860;
-      const bool v2864 = v2863 < v3;
-      const bool v2865 = v2862 && v2864;
-      const unsigned int v2867 = v2861 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2868 = v8 + v2867;
-      const unsigned int v2869 = v2868 + 32u;
-      const unsigned int v2870 = v2869 + v2860;
-      const unsigned int v2871 = v2865 ? v2870 : v8;
-      const unsigned int v2873 = v2856 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2874 = 5120u + v2873;
-      const unsigned int v2875 = v2874 + v2860;
-      iron_copy_async(shm0 + v2875, a + v2871, v2865);
-      const unsigned int v2878 = v2805 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2880 = v2878 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2883 = v2878 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2884 = v2883 << 2u;
-      const unsigned int v2885 = v28 + v2880;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2886 = v2885 < v1;
-      const unsigned int v2887 = 32u + v2884;
-      const bool v2888 = v2887 < v3;
-      const bool v2889 = v2886 && v2888;
-      const unsigned int v2891 = v2885 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2892 = v8 + v2891;
-      const unsigned int v2893 = v2892 + 32u;
-      const unsigned int v2894 = v2893 + v2884;
-      const unsigned int v2895 = v2889 ? v2894 : v8;
-      const unsigned int v2897 = v2880 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2898 = 5120u + v2897;
-      const unsigned int v2899 = v2898 + v2884;
-      iron_copy_async(shm0 + v2899, a + v2895, v2889);
-      const unsigned int v2906 = v2805 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2909 = v2805 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2910 = v2909 << 2u;
-      const unsigned int v2911 = 32u + v2906;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2912 = v2911 < v3;
-      const unsigned int v2913 = v32 + v2910;
-      const bool v2914 = v2913 < v2;
-      const bool v2915 = v2912 && v2914;
-      const unsigned int v2917 = v2911 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2918 = v9 + v2917;
-      const unsigned int v2919 = v2918 + v32;
-      const unsigned int v2920 = v2919 + v2910;
-      const unsigned int v2921 = v2915 ? v2920 : v9;
-      const unsigned int v2923 = v2906 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2924 = 4224u + v2923;
-      const unsigned int v2925 = v2924 + v2910;
-      iron_copy_async(shm1 + v2925, b + v2921, v2915);
-      const unsigned int v2930 = v2830 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2933 = v2830 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2934 = v2933 << 2u;
-      const unsigned int v2935 = 32u + v2930;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2936 = v2935 < v3;
-      const unsigned int v2937 = v32 + v2934;
-      const bool v2938 = v2937 < v2;
-      const bool v2939 = v2936 && v2938;
-      const unsigned int v2941 = v2935 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2942 = v9 + v2941;
-      const unsigned int v2943 = v2942 + v32;
-      const unsigned int v2944 = v2943 + v2934;
-      const unsigned int v2945 = v2939 ? v2944 : v9;
-      const unsigned int v2947 = v2930 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2948 = 4224u + v2947;
-      const unsigned int v2949 = v2948 + v2934;
-      iron_copy_async(shm1 + v2949, b + v2945, v2939);
-      const unsigned int v2954 = v2854 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2957 = v2854 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2958 = v2957 << 2u;
-      const unsigned int v2959 = 32u + v2954;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2960 = v2959 < v3;
-      const unsigned int v2961 = v32 + v2958;
-      const bool v2962 = v2961 < v2;
-      const bool v2963 = v2960 && v2962;
-      const unsigned int v2965 = v2959 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2966 = v9 + v2965;
-      const unsigned int v2967 = v2966 + v32;
-      const unsigned int v2968 = v2967 + v2958;
-      const unsigned int v2969 = v2963 ? v2968 : v9;
-      const unsigned int v2971 = v2954 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2972 = 4224u + v2971;
-      const unsigned int v2973 = v2972 + v2958;
-      iron_copy_async(shm1 + v2973, b + v2969, v2963);
-      const unsigned int v2978 = v2878 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2981 = v2878 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2982 = v2981 << 2u;
-      const unsigned int v2983 = 32u + v2978;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2984 = v2983 < v3;
-      const unsigned int v2985 = v32 + v2982;
-      const bool v2986 = v2985 < v2;
-      const bool v2987 = v2984 && v2986;
-      const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2990 = v9 + v2989;
-      const unsigned int v2991 = v2990 + v32;
-      const unsigned int v2992 = v2991 + v2982;
-      const unsigned int v2993 = v2987 ? v2992 : v9;
-      const unsigned int v2995 = v2978 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2996 = 4224u + v2995;
-      const unsigned int v2997 = v2996 + v2982;
-      iron_copy_async(shm1 + v2997, b + v2993, v2987);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3213 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v2998 = v48; v2998 < v3; v2998 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3000 = v2998 >> 4u;
-      const unsigned int v3002 = v3000 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3005 = v2998 + 48u;
-      const unsigned int v3007 = v3000 + 3u;
-      const unsigned int v3008 = v3007 & 3u;
-      const bool v3009 = v3005 < v3;
-      if (v3009) {
-        const unsigned int v3011 = v3008 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3013 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3016 = v3013 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3019 = v3013 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3020 = v3019 << 2u;
-        const unsigned int v3021 = v28 + v3016;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3022 = v3021 < v1;
-        const unsigned int v3023 = v3005 + v3020;
-        const bool v3024 = v3023 < v3;
-        const bool v3025 = v3022 && v3024;
-        const unsigned int v3027 = v3021 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3028 = v8 + v3027;
-        const unsigned int v3029 = v3028 + v3005;
-        const unsigned int v3030 = v3029 + v3020;
-        const unsigned int v3031 = v3025 ? v3030 : v8;
-        const unsigned int v3033 = v3016 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3034 = v3011 + v3033;
-        const unsigned int v3035 = v3034 + v3020;
-        iron_copy_async(shm0 + v3035, a + v3031, v3025);
-        const unsigned int v3038 = v3013 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3040 = v3038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3043 = v3038 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3044 = v3043 << 2u;
-        const unsigned int v3045 = v28 + v3040;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3046 = v3045 < v1;
-        const unsigned int v3047 = v3005 + v3044;
-        const bool v3048 = v3047 < v3;
-        const bool v3049 = v3046 && v3048;
-        const unsigned int v3051 = v3045 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3052 = v8 + v3051;
-        const unsigned int v3053 = v3052 + v3005;
-        const unsigned int v3054 = v3053 + v3044;
-        const unsigned int v3055 = v3049 ? v3054 : v8;
-        const unsigned int v3057 = v3040 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3058 = v3011 + v3057;
-        const unsigned int v3059 = v3058 + v3044;
-        iron_copy_async(shm0 + v3059, a + v3055, v3049);
-        const unsigned int v3062 = v3013 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3068 = v3067 << 2u;
-        const unsigned int v3069 = v28 + v3064;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3070 = v3069 < v1;
-        const unsigned int v3071 = v3005 + v3068;
-        const bool v3072 = v3071 < v3;
-        const bool v3073 = v3070 && v3072;
-        const unsigned int v3075 = v3069 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3076 = v8 + v3075;
-        const unsigned int v3077 = v3076 + v3005;
-        const unsigned int v3078 = v3077 + v3068;
-        const unsigned int v3079 = v3073 ? v3078 : v8;
-        const unsigned int v3081 = v3064 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3082 = v3011 + v3081;
-        const unsigned int v3083 = v3082 + v3068;
-        iron_copy_async(shm0 + v3083, a + v3079, v3073);
-        const unsigned int v3086 = v3013 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3092 = v3091 << 2u;
-        const unsigned int v3093 = v28 + v3088;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3094 = v3093 < v1;
-        const unsigned int v3095 = v3005 + v3092;
-        const bool v3096 = v3095 < v3;
-        const bool v3097 = v3094 && v3096;
-        const unsigned int v3099 = v3093 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3100 = v8 + v3099;
-        const unsigned int v3101 = v3100 + v3005;
-        const unsigned int v3102 = v3101 + v3092;
-        const unsigned int v3103 = v3097 ? v3102 : v8;
-        const unsigned int v3105 = v3088 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3106 = v3011 + v3105;
-        const unsigned int v3107 = v3106 + v3092;
-        iron_copy_async(shm0 + v3107, a + v3103, v3097);
-        const unsigned int v3109 = v3008 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3114 = v3013 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3117 = v3013 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3118 = v3117 << 2u;
-        const unsigned int v3119 = v3005 + v3114;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3120 = v3119 < v3;
-        const unsigned int v3121 = v32 + v3118;
-        const bool v3122 = v3121 < v2;
-        const bool v3123 = v3120 && v3122;
-        const unsigned int v3125 = v3119 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3126 = v9 + v3125;
-        const unsigned int v3127 = v3126 + v32;
-        const unsigned int v3128 = v3127 + v3118;
-        const unsigned int v3129 = v3123 ? v3128 : v9;
-        const unsigned int v3131 = v3114 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3132 = v3109 + v3131;
-        const unsigned int v3133 = v3132 + v3118;
-        iron_copy_async(shm1 + v3133, b + v3129, v3123);
-        const unsigned int v3138 = v3038 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3141 = v3038 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3142 = v3141 << 2u;
-        const unsigned int v3143 = v3005 + v3138;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3144 = v3143 < v3;
-        const unsigned int v3145 = v32 + v3142;
-        const bool v3146 = v3145 < v2;
-        const bool v3147 = v3144 && v3146;
-        const unsigned int v3149 = v3143 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3150 = v9 + v3149;
-        const unsigned int v3151 = v3150 + v32;
-        const unsigned int v3152 = v3151 + v3142;
-        const unsigned int v3153 = v3147 ? v3152 : v9;
-        const unsigned int v3155 = v3138 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3156 = v3109 + v3155;
-        const unsigned int v3157 = v3156 + v3142;
-        iron_copy_async(shm1 + v3157, b + v3153, v3147);
-        const unsigned int v3162 = v3062 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3165 = v3062 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3166 = v3165 << 2u;
-        const unsigned int v3167 = v3005 + v3162;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3168 = v3167 < v3;
-        const unsigned int v3169 = v32 + v3166;
-        const bool v3170 = v3169 < v2;
-        const bool v3171 = v3168 && v3170;
-        const unsigned int v3173 = v3167 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3174 = v9 + v3173;
-        const unsigned int v3175 = v3174 + v32;
-        const unsigned int v3176 = v3175 + v3166;
-        const unsigned int v3177 = v3171 ? v3176 : v9;
-        const unsigned int v3179 = v3162 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3180 = v3109 + v3179;
-        const unsigned int v3181 = v3180 + v3166;
-        iron_copy_async(shm1 + v3181, b + v3177, v3171);
-        const unsigned int v3186 = v3086 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3189 = v3086 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3190 = v3189 << 2u;
-        const unsigned int v3191 = v3005 + v3186;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3192 = v3191 < v3;
-        const unsigned int v3193 = v32 + v3190;
-        const bool v3194 = v3193 < v2;
-        const bool v3195 = v3192 && v3194;
-        const unsigned int v3197 = v3191 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3198 = v9 + v3197;
-        const unsigned int v3199 = v3198 + v32;
-        const unsigned int v3200 = v3199 + v3190;
-        const unsigned int v3201 = v3195 ? v3200 : v9;
-        const unsigned int v3203 = v3186 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3204 = v3109 + v3203;
-        const unsigned int v3205 = v3204 + v3190;
-        iron_copy_async(shm1 + v3205, b + v3201, v3195);
+    for (unsigned int v2401 = 0u; v2401 < 3u; v2401 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2402 = v2401 << 4u;
+      const bool v2404 = v2402 < v3;
+      if (v2404) {
+        const unsigned int v2406 = v2401 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2408 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2411 = v2408 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2414 = v2408 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2415 = v2414 << 2u;
+        const unsigned int v2416 = v28 + v2411;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2417 = v2416 < v1;
+        const unsigned int v2418 = v2402 + v2415;
+        const bool v2419 = v2418 < v3;
+        const bool v2420 = v2417 && v2419;
+        const unsigned int v2422 = v2416 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2423 = v8 + v2422;
+        const unsigned int v2424 = v2423 + v2402;
+        const unsigned int v2425 = v2424 + v2415;
+        const unsigned int v2426 = v2420 ? v2425 : v8;
+        const unsigned int v2428 = v2411 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2429 = v2406 + v2428;
+        const unsigned int v2430 = v2429 + v2415;
+        iron_copy_async(shm0 + v2430, a + v2426, v2420);
+        const unsigned int v2433 = v2408 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2435 = v2433 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2438 = v2433 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2439 = v2438 << 2u;
+        const unsigned int v2440 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2441 = v2440 < v1;
+        const unsigned int v2442 = v2402 + v2439;
+        const bool v2443 = v2442 < v3;
+        const bool v2444 = v2441 && v2443;
+        const unsigned int v2446 = v2440 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2447 = v8 + v2446;
+        const unsigned int v2448 = v2447 + v2402;
+        const unsigned int v2449 = v2448 + v2439;
+        const unsigned int v2450 = v2444 ? v2449 : v8;
+        const unsigned int v2452 = v2435 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2453 = v2406 + v2452;
+        const unsigned int v2454 = v2453 + v2439;
+        iron_copy_async(shm0 + v2454, a + v2450, v2444);
+        const unsigned int v2457 = v2408 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2459 = v2457 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2462 = v2457 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2463 = v2462 << 2u;
+        const unsigned int v2464 = v28 + v2459;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2465 = v2464 < v1;
+        const unsigned int v2466 = v2402 + v2463;
+        const bool v2467 = v2466 < v3;
+        const bool v2468 = v2465 && v2467;
+        const unsigned int v2470 = v2464 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2471 = v8 + v2470;
+        const unsigned int v2472 = v2471 + v2402;
+        const unsigned int v2473 = v2472 + v2463;
+        const unsigned int v2474 = v2468 ? v2473 : v8;
+        const unsigned int v2476 = v2459 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2477 = v2406 + v2476;
+        const unsigned int v2478 = v2477 + v2463;
+        iron_copy_async(shm0 + v2478, a + v2474, v2468);
+        const unsigned int v2481 = v2408 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2483 = v2481 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2486 = v2481 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2487 = v2486 << 2u;
+        const unsigned int v2488 = v28 + v2483;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2489 = v2488 < v1;
+        const unsigned int v2490 = v2402 + v2487;
+        const bool v2491 = v2490 < v3;
+        const bool v2492 = v2489 && v2491;
+        const unsigned int v2494 = v2488 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2495 = v8 + v2494;
+        const unsigned int v2496 = v2495 + v2402;
+        const unsigned int v2497 = v2496 + v2487;
+        const unsigned int v2498 = v2492 ? v2497 : v8;
+        const unsigned int v2500 = v2483 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2501 = v2406 + v2500;
+        const unsigned int v2502 = v2501 + v2487;
+        iron_copy_async(shm0 + v2502, a + v2498, v2492);
+        const unsigned int v2504 = v2401 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2509 = v2408 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2512 = v2408 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2513 = v2512 << 2u;
+        const unsigned int v2514 = v2402 + v2509;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2515 = v2514 < v3;
+        const unsigned int v2516 = v32 + v2513;
+        const bool v2517 = v2516 < v2;
+        const bool v2518 = v2515 && v2517;
+        const unsigned int v2520 = v2514 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2521 = v9 + v2520;
+        const unsigned int v2522 = v2521 + v32;
+        const unsigned int v2523 = v2522 + v2513;
+        const unsigned int v2524 = v2518 ? v2523 : v9;
+        const unsigned int v2526 = v2509 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2527 = v2504 + v2526;
+        const unsigned int v2528 = v2527 + v2513;
+        iron_copy_async(shm1 + v2528, b + v2524, v2518);
+        const unsigned int v2533 = v2433 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2536 = v2433 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2537 = v2536 << 2u;
+        const unsigned int v2538 = v2402 + v2533;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2539 = v2538 < v3;
+        const unsigned int v2540 = v32 + v2537;
+        const bool v2541 = v2540 < v2;
+        const bool v2542 = v2539 && v2541;
+        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2545 = v9 + v2544;
+        const unsigned int v2546 = v2545 + v32;
+        const unsigned int v2547 = v2546 + v2537;
+        const unsigned int v2548 = v2542 ? v2547 : v9;
+        const unsigned int v2550 = v2533 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2551 = v2504 + v2550;
+        const unsigned int v2552 = v2551 + v2537;
+        iron_copy_async(shm1 + v2552, b + v2548, v2542);
+        const unsigned int v2557 = v2457 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2560 = v2457 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2561 = v2560 << 2u;
+        const unsigned int v2562 = v2402 + v2557;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2563 = v2562 < v3;
+        const unsigned int v2564 = v32 + v2561;
+        const bool v2565 = v2564 < v2;
+        const bool v2566 = v2563 && v2565;
+        const unsigned int v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2569 = v9 + v2568;
+        const unsigned int v2570 = v2569 + v32;
+        const unsigned int v2571 = v2570 + v2561;
+        const unsigned int v2572 = v2566 ? v2571 : v9;
+        const unsigned int v2574 = v2557 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2575 = v2504 + v2574;
+        const unsigned int v2576 = v2575 + v2561;
+        iron_copy_async(shm1 + v2576, b + v2572, v2566);
+        const unsigned int v2581 = v2481 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2584 = v2481 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2585 = v2584 << 2u;
+        const unsigned int v2586 = v2402 + v2581;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2587 = v2586 < v3;
+        const unsigned int v2588 = v32 + v2585;
+        const bool v2589 = v2588 < v2;
+        const bool v2590 = v2587 && v2589;
+        const unsigned int v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2593 = v9 + v2592;
+        const unsigned int v2594 = v2593 + v32;
+        const unsigned int v2595 = v2594 + v2585;
+        const unsigned int v2596 = v2590 ? v2595 : v9;
+        const unsigned int v2598 = v2581 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2599 = v2504 + v2598;
+        const unsigned int v2600 = v2599 + v2585;
+        iron_copy_async(shm1 + v2600, b + v2596, v2590);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3207 = v3002 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3209 = v3002 * 2560u;
-      const unsigned int v3214 = v3209 + v3213;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v45, shm0, v3214, 20u);
-      const unsigned int v3219 = v3207 + v41;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v47, shm1, v3219, 132u);
+    }
+    const unsigned int v2816 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2601 = 0u; v2601 < v3; v2601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2603 = v2601 >> 4u;
+      const unsigned int v2605 = v2603 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2608 = v2601 + 48u;
+      const unsigned int v2610 = v2603 + 3u;
+      const unsigned int v2611 = v2610 & 3u;
+      const bool v2612 = v2608 < v3;
+      if (v2612) {
+        const unsigned int v2614 = v2611 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2616 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2619 = v2616 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2622 = v2616 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2623 = v2622 << 2u;
+        const unsigned int v2624 = v28 + v2619;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2625 = v2624 < v1;
+        const unsigned int v2626 = v2608 + v2623;
+        const bool v2627 = v2626 < v3;
+        const bool v2628 = v2625 && v2627;
+        const unsigned int v2630 = v2624 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2631 = v8 + v2630;
+        const unsigned int v2632 = v2631 + v2608;
+        const unsigned int v2633 = v2632 + v2623;
+        const unsigned int v2634 = v2628 ? v2633 : v8;
+        const unsigned int v2636 = v2619 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2637 = v2614 + v2636;
+        const unsigned int v2638 = v2637 + v2623;
+        iron_copy_async(shm0 + v2638, a + v2634, v2628);
+        const unsigned int v2641 = v2616 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2643 = v2641 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2646 = v2641 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2647 = v2646 << 2u;
+        const unsigned int v2648 = v28 + v2643;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2649 = v2648 < v1;
+        const unsigned int v2650 = v2608 + v2647;
+        const bool v2651 = v2650 < v3;
+        const bool v2652 = v2649 && v2651;
+        const unsigned int v2654 = v2648 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2655 = v8 + v2654;
+        const unsigned int v2656 = v2655 + v2608;
+        const unsigned int v2657 = v2656 + v2647;
+        const unsigned int v2658 = v2652 ? v2657 : v8;
+        const unsigned int v2660 = v2643 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2661 = v2614 + v2660;
+        const unsigned int v2662 = v2661 + v2647;
+        iron_copy_async(shm0 + v2662, a + v2658, v2652);
+        const unsigned int v2665 = v2616 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2667 = v2665 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2670 = v2665 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2671 = v2670 << 2u;
+        const unsigned int v2672 = v28 + v2667;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2673 = v2672 < v1;
+        const unsigned int v2674 = v2608 + v2671;
+        const bool v2675 = v2674 < v3;
+        const bool v2676 = v2673 && v2675;
+        const unsigned int v2678 = v2672 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2679 = v8 + v2678;
+        const unsigned int v2680 = v2679 + v2608;
+        const unsigned int v2681 = v2680 + v2671;
+        const unsigned int v2682 = v2676 ? v2681 : v8;
+        const unsigned int v2684 = v2667 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2685 = v2614 + v2684;
+        const unsigned int v2686 = v2685 + v2671;
+        iron_copy_async(shm0 + v2686, a + v2682, v2676);
+        const unsigned int v2689 = v2616 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2691 = v2689 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2694 = v2689 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2695 = v2694 << 2u;
+        const unsigned int v2696 = v28 + v2691;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2697 = v2696 < v1;
+        const unsigned int v2698 = v2608 + v2695;
+        const bool v2699 = v2698 < v3;
+        const bool v2700 = v2697 && v2699;
+        const unsigned int v2702 = v2696 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2703 = v8 + v2702;
+        const unsigned int v2704 = v2703 + v2608;
+        const unsigned int v2705 = v2704 + v2695;
+        const unsigned int v2706 = v2700 ? v2705 : v8;
+        const unsigned int v2708 = v2691 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2709 = v2614 + v2708;
+        const unsigned int v2710 = v2709 + v2695;
+        iron_copy_async(shm0 + v2710, a + v2706, v2700);
+        const unsigned int v2712 = v2611 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2717 = v2616 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2720 = v2616 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2721 = v2720 << 2u;
+        const unsigned int v2722 = v2608 + v2717;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2723 = v2722 < v3;
+        const unsigned int v2724 = v32 + v2721;
+        const bool v2725 = v2724 < v2;
+        const bool v2726 = v2723 && v2725;
+        const unsigned int v2728 = v2722 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2729 = v9 + v2728;
+        const unsigned int v2730 = v2729 + v32;
+        const unsigned int v2731 = v2730 + v2721;
+        const unsigned int v2732 = v2726 ? v2731 : v9;
+        const unsigned int v2734 = v2717 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2735 = v2712 + v2734;
+        const unsigned int v2736 = v2735 + v2721;
+        iron_copy_async(shm1 + v2736, b + v2732, v2726);
+        const unsigned int v2741 = v2641 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2744 = v2641 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2745 = v2744 << 2u;
+        const unsigned int v2746 = v2608 + v2741;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2747 = v2746 < v3;
+        const unsigned int v2748 = v32 + v2745;
+        const bool v2749 = v2748 < v2;
+        const bool v2750 = v2747 && v2749;
+        const unsigned int v2752 = v2746 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2753 = v9 + v2752;
+        const unsigned int v2754 = v2753 + v32;
+        const unsigned int v2755 = v2754 + v2745;
+        const unsigned int v2756 = v2750 ? v2755 : v9;
+        const unsigned int v2758 = v2741 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2759 = v2712 + v2758;
+        const unsigned int v2760 = v2759 + v2745;
+        iron_copy_async(shm1 + v2760, b + v2756, v2750);
+        const unsigned int v2765 = v2665 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2768 = v2665 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2769 = v2768 << 2u;
+        const unsigned int v2770 = v2608 + v2765;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2771 = v2770 < v3;
+        const unsigned int v2772 = v32 + v2769;
+        const bool v2773 = v2772 < v2;
+        const bool v2774 = v2771 && v2773;
+        const unsigned int v2776 = v2770 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2777 = v9 + v2776;
+        const unsigned int v2778 = v2777 + v32;
+        const unsigned int v2779 = v2778 + v2769;
+        const unsigned int v2780 = v2774 ? v2779 : v9;
+        const unsigned int v2782 = v2765 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2783 = v2712 + v2782;
+        const unsigned int v2784 = v2783 + v2769;
+        iron_copy_async(shm1 + v2784, b + v2780, v2774);
+        const unsigned int v2789 = v2689 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2792 = v2689 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2793 = v2792 << 2u;
+        const unsigned int v2794 = v2608 + v2789;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2795 = v2794 < v3;
+        const unsigned int v2796 = v32 + v2793;
+        const bool v2797 = v2796 < v2;
+        const bool v2798 = v2795 && v2797;
+        const unsigned int v2800 = v2794 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2801 = v9 + v2800;
+        const unsigned int v2802 = v2801 + v32;
+        const unsigned int v2803 = v2802 + v2793;
+        const unsigned int v2804 = v2798 ? v2803 : v9;
+        const unsigned int v2806 = v2789 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2807 = v2712 + v2806;
+        const unsigned int v2808 = v2807 + v2793;
+        iron_copy_async(shm1 + v2808, b + v2804, v2798);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2810 = v2605 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2812 = v2605 * 2560u;
+      const unsigned int v2817 = v2812 + v2816;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v45, shm0, v2817, 20u);
+      const unsigned int v2822 = v2810 + v41;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v47, shm1, v2822, 132u);
       iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -831,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v287 = threadIdx.x;
     const unsigned int v343 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v285 = v48; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v285 = 0u; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v289 = v287; v289 < 2048u; v289 += v286) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v291 = v289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v293 = v289 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

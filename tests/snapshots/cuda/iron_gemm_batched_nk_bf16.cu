@@ -238,471 +238,266 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   iron_frag_fill(v45, __float2bfloat16_rn(0.0f));
   iron_frag<__nv_bfloat16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v47, __float2bfloat16_rn(0.0f));
-  unsigned int v48 = 0u;  // kernels/gemm/gemm_tiles.hpp:187
-  const unsigned int v50 = v3 & 7u;
-  const bool v51 = v50 == v48;
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
+  const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
-  const bool v55 = v54 == v48;
+  const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
   const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v64 = v63 == v48;
+  const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:187
   if (v66) {
-    const bool v2427 = v48 < v3;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2427) {
-      const unsigned int v2431 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2434 = v2431 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2437 = v2431 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2438 = v2437 << 3u;
-      const unsigned int v2439 = v28 + v2434;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2440 = v2439 < v1;
-      const bool v2442 = v2438 < v3;
-      const bool v2443 = v2440 && v2442;
-      const unsigned int v2445 = v2439 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2446 = v8 + v2445;
-      const unsigned int v2448 = v2446 + v2438;
-      const unsigned int v2449 = v2443 ? v2448 : v8;
-      const unsigned int v2451 = v2434 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2453 = v2451 + v2438;
-      iron_copy_async(shm0 + v2453, a + v2449, v2443);
-      const unsigned int v2456 = v2431 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2458 = v2456 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2461 = v2456 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2462 = v2461 << 3u;
-      const unsigned int v2463 = v28 + v2458;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2464 = v2463 < v1;
-      const bool v2466 = v2462 < v3;
-      const bool v2467 = v2464 && v2466;
-      const unsigned int v2469 = v2463 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2470 = v8 + v2469;
-      const unsigned int v2472 = v2470 + v2462;
-      const unsigned int v2473 = v2467 ? v2472 : v8;
-      const unsigned int v2475 = v2458 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2477 = v2475 + v2462;
-      iron_copy_async(shm0 + v2477, a + v2473, v2467);
-      const unsigned int v2480 = v2431 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2482 = v2480 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2485 = v2480 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2486 = v2485 << 3u;
-      const unsigned int v2487 = v28 + v2482;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2488 = v2487 < v1;
-      const bool v2490 = v2486 < v3;
-      const bool v2491 = v2488 && v2490;
-      const unsigned int v2493 = v2487 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2494 = v8 + v2493;
-      const unsigned int v2496 = v2494 + v2486;
-      const unsigned int v2497 = v2491 ? v2496 : v8;
-      const unsigned int v2499 = v2482 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2501 = v2499 + v2486;
-      iron_copy_async(shm0 + v2501, a + v2497, v2491);
-      const unsigned int v2504 = v2431 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2506 = v2504 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2509 = v2504 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2510 = v2509 << 3u;
-      const unsigned int v2511 = v28 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2512 = v2511 < v1;
-      const bool v2514 = v2510 < v3;
-      const bool v2515 = v2512 && v2514;
-      const unsigned int v2517 = v2511 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2518 = v8 + v2517;
-      const unsigned int v2520 = v2518 + v2510;
-      const unsigned int v2521 = v2515 ? v2520 : v8;
-      const unsigned int v2523 = v2506 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2525 = v2523 + v2510;
-      iron_copy_async(shm0 + v2525, a + v2521, v2515);
-      const unsigned int v2537 = v32 + v2434;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2538 = v2537 < v2;
-      const bool v2541 = v2538 && v2442;
-      const unsigned int v2543 = v2537 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2544 = v9 + v2543;
-      const unsigned int v2546 = v2544 + v2438;
-      const unsigned int v2547 = v2541 ? v2546 : v9;
-      iron_copy_async(shm1 + v2453, b + v2547, v2541);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2561 = v32 + v2458;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2562 = v2561 < v2;
-      const bool v2565 = v2562 && v2466;
-      const unsigned int v2567 = v2561 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2568 = v9 + v2567;
-      const unsigned int v2570 = v2568 + v2462;
-      const unsigned int v2571 = v2565 ? v2570 : v9;
-      iron_copy_async(shm1 + v2477, b + v2571, v2565);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2585 = v32 + v2482;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2586 = v2585 < v2;
-      const bool v2589 = v2586 && v2490;
-      const unsigned int v2591 = v2585 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2592 = v9 + v2591;
-      const unsigned int v2594 = v2592 + v2486;
-      const unsigned int v2595 = v2589 ? v2594 : v9;
-      iron_copy_async(shm1 + v2501, b + v2595, v2589);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2609 = v32 + v2506;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2610 = v2609 < v2;
-      const bool v2613 = v2610 && v2514;
-      const unsigned int v2615 = v2609 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2616 = v9 + v2615;
-      const unsigned int v2618 = v2616 + v2510;
-      const unsigned int v2619 = v2613 ? v2618 : v9;
-      iron_copy_async(shm1 + v2525, b + v2619, v2613);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2628 = 32u < v3;
-    if (v2628) {
-      const unsigned int v2632 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2635 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2638 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2639 = v2638 << 3u;
-      const unsigned int v2640 = v28 + v2635;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2641 = v2640 < v1;
-      const unsigned int v2642 = 32u + v2639;
-      const bool v2643 = v2642 < v3;
-      const bool v2644 = v2641 && v2643;
-      const unsigned int v2646 = v2640 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2647 = v8 + v2646;
-      const unsigned int v2648 = v2647 + 32u;
-      const unsigned int v2649 = v2648 + v2639;
-      const unsigned int v2650 = v2644 ? v2649 : v8;
-      const unsigned int v2652 = v2635 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2653 = 5120u + v2652;
-      const unsigned int v2654 = v2653 + v2639;
-      iron_copy_async(shm0 + v2654, a + v2650, v2644);
-      const unsigned int v2657 = v2632 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2659 = v2657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2662 = v2657 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2663 = v2662 << 3u;
-      const unsigned int v2664 = v28 + v2659;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2665 = v2664 < v1;
-      const unsigned int v2666 = 32u + v2663;
-      const bool v2667 = v2666 < v3;
-      const bool v2668 = v2665 && v2667;
-      const unsigned int v2670 = v2664 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2671 = v8 + v2670;
-      const unsigned int v2672 = v2671 + 32u;
-      const unsigned int v2673 = v2672 + v2663;
-      const unsigned int v2674 = v2668 ? v2673 : v8;
-      const unsigned int v2676 = v2659 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2677 = 5120u + v2676;
-      const unsigned int v2678 = v2677 + v2663;
-      iron_copy_async(shm0 + v2678, a + v2674, v2668);
-      const unsigned int v2681 = v2632 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2683 = v2681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2686 = v2681 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2687 = v2686 << 3u;
-      const unsigned int v2688 = v28 + v2683;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2689 = v2688 < v1;
-      const unsigned int v2690 = 32u + v2687;
-      const bool v2691 = v2690 < v3;
-      const bool v2692 = v2689 && v2691;
-      const unsigned int v2694 = v2688 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2695 = v8 + v2694;
-      const unsigned int v2696 = v2695 + 32u;
-      const unsigned int v2697 = v2696 + v2687;
-      const unsigned int v2698 = v2692 ? v2697 : v8;
-      const unsigned int v2700 = v2683 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2701 = 5120u + v2700;
-      const unsigned int v2702 = v2701 + v2687;
-      iron_copy_async(shm0 + v2702, a + v2698, v2692);
-      const unsigned int v2705 = v2632 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2707 = v2705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2710 = v2705 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2711 = v2710 << 3u;
-      const unsigned int v2712 = v28 + v2707;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2713 = v2712 < v1;
-      const unsigned int v2714 = 32u + v2711;
-      const bool v2715 = v2714 < v3;
-      const bool v2716 = v2713 && v2715;
-      const unsigned int v2718 = v2712 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2719 = v8 + v2718;
-      const unsigned int v2720 = v2719 + 32u;
-      const unsigned int v2721 = v2720 + v2711;
-      const unsigned int v2722 = v2716 ? v2721 : v8;
-      const unsigned int v2724 = v2707 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2725 = 5120u + v2724;
-      const unsigned int v2726 = v2725 + v2711;
-      iron_copy_async(shm0 + v2726, a + v2722, v2716);
-      const unsigned int v2738 = v32 + v2635;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2739 = v2738 < v2;
-      const bool v2742 = v2739 && v2643;
-      const unsigned int v2744 = v2738 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2745 = v9 + v2744;
-      const unsigned int v2746 = v2745 + 32u;
-      const unsigned int v2747 = v2746 + v2639;
-      const unsigned int v2748 = v2742 ? v2747 : v9;
-      iron_copy_async(shm1 + v2654, b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2762 = v32 + v2659;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2763 = v2762 < v2;
-      const bool v2766 = v2763 && v2667;
-      const unsigned int v2768 = v2762 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2769 = v9 + v2768;
-      const unsigned int v2770 = v2769 + 32u;
-      const unsigned int v2771 = v2770 + v2663;
-      const unsigned int v2772 = v2766 ? v2771 : v9;
-      iron_copy_async(shm1 + v2678, b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2786 = v32 + v2683;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2787 = v2786 < v2;
-      const bool v2790 = v2787 && v2691;
-      const unsigned int v2792 = v2786 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2793 = v9 + v2792;
-      const unsigned int v2794 = v2793 + 32u;
-      const unsigned int v2795 = v2794 + v2687;
-      const unsigned int v2796 = v2790 ? v2795 : v9;
-      iron_copy_async(shm1 + v2702, b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2810 = v32 + v2707;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2811 = v2810 < v2;
-      const bool v2814 = v2811 && v2715;
-      const unsigned int v2816 = v2810 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2817 = v9 + v2816;
-      const unsigned int v2818 = v2817 + 32u;
-      const unsigned int v2819 = v2818 + v2711;
-      const unsigned int v2820 = v2814 ? v2819 : v9;
-      iron_copy_async(shm1 + v2726, b + v2820, v2814);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2829 = 64u < v3;
-    if (v2829) {
-      const unsigned int v2833 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2836 = v2833 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2839 = v2833 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2840 = v2839 << 3u;
-      const unsigned int v2841 = v28 + v2836;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2842 = v2841 < v1;
-      const unsigned int v2843 = 64u + v2840;
-      const bool v2844 = v2843 < v3;
-      const bool v2845 = v2842 && v2844;
-      const unsigned int v2847 = v2841 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2848 = v8 + v2847;
-      const unsigned int v2849 = v2848 + 64u;
-      const unsigned int v2850 = v2849 + v2840;
-      const unsigned int v2851 = v2845 ? v2850 : v8;
-      const unsigned int v2853 = v2836 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2854 = 10240u + v2853;
-      const unsigned int v2855 = v2854 + v2840;
-      iron_copy_async(shm0 + v2855, a + v2851, v2845);
-      const unsigned int v2858 = v2833 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2860 = v2858 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2863 = v2858 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2864 = v2863 << 3u;
-      const unsigned int v2865 = v28 + v2860;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2866 = v2865 < v1;
-      const unsigned int v2867 = 64u + v2864;
-      const bool v2868 = v2867 < v3;
-      const bool v2869 = v2866 && v2868;
-      const unsigned int v2871 = v2865 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2872 = v8 + v2871;
-      const unsigned int v2873 = v2872 + 64u;
-      const unsigned int v2874 = v2873 + v2864;
-      const unsigned int v2875 = v2869 ? v2874 : v8;
-      const unsigned int v2877 = v2860 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2878 = 10240u + v2877;
-      const unsigned int v2879 = v2878 + v2864;
-      iron_copy_async(shm0 + v2879, a + v2875, v2869);
-      const unsigned int v2882 = v2833 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2884 = v2882 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2887 = v2882 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2888 = v2887 << 3u;
-      const unsigned int v2889 = v28 + v2884;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2890 = v2889 < v1;
-      const unsigned int v2891 = 64u + v2888;
-      const bool v2892 = v2891 < v3;
-      const bool v2893 = v2890 && v2892;
-      const unsigned int v2895 = v2889 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2896 = v8 + v2895;
-      const unsigned int v2897 = v2896 + 64u;
-      const unsigned int v2898 = v2897 + v2888;
-      const unsigned int v2899 = v2893 ? v2898 : v8;
-      const unsigned int v2901 = v2884 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2902 = 10240u + v2901;
-      const unsigned int v2903 = v2902 + v2888;
-      iron_copy_async(shm0 + v2903, a + v2899, v2893);
-      const unsigned int v2906 = v2833 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2908 = v2906 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2911 = v2906 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2912 = v2911 << 3u;
-      const unsigned int v2913 = v28 + v2908;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2914 = v2913 < v1;
-      const unsigned int v2915 = 64u + v2912;
-      const bool v2916 = v2915 < v3;
-      const bool v2917 = v2914 && v2916;
-      const unsigned int v2919 = v2913 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2920 = v8 + v2919;
-      const unsigned int v2921 = v2920 + 64u;
-      const unsigned int v2922 = v2921 + v2912;
-      const unsigned int v2923 = v2917 ? v2922 : v8;
-      const unsigned int v2925 = v2908 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2926 = 10240u + v2925;
-      const unsigned int v2927 = v2926 + v2912;
-      iron_copy_async(shm0 + v2927, a + v2923, v2917);
-      const unsigned int v2939 = v32 + v2836;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2940 = v2939 < v2;
-      const bool v2943 = v2940 && v2844;
-      const unsigned int v2945 = v2939 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2946 = v9 + v2945;
-      const unsigned int v2947 = v2946 + 64u;
-      const unsigned int v2948 = v2947 + v2840;
-      const unsigned int v2949 = v2943 ? v2948 : v9;
-      iron_copy_async(shm1 + v2855, b + v2949, v2943);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2963 = v32 + v2860;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2964 = v2963 < v2;
-      const bool v2967 = v2964 && v2868;
-      const unsigned int v2969 = v2963 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2970 = v9 + v2969;
-      const unsigned int v2971 = v2970 + 64u;
-      const unsigned int v2972 = v2971 + v2864;
-      const unsigned int v2973 = v2967 ? v2972 : v9;
-      iron_copy_async(shm1 + v2879, b + v2973, v2967);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2987 = v32 + v2884;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2988 = v2987 < v2;
-      const bool v2991 = v2988 && v2892;
-      const unsigned int v2993 = v2987 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2994 = v9 + v2993;
-      const unsigned int v2995 = v2994 + 64u;
-      const unsigned int v2996 = v2995 + v2888;
-      const unsigned int v2997 = v2991 ? v2996 : v9;
-      iron_copy_async(shm1 + v2903, b + v2997, v2991);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3011 = v32 + v2908;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3012 = v3011 < v2;
-      const bool v3015 = v3012 && v2916;
-      const unsigned int v3017 = v3011 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3018 = v9 + v3017;
-      const unsigned int v3019 = v3018 + 64u;
-      const unsigned int v3020 = v3019 + v2912;
-      const unsigned int v3021 = v3015 ? v3020 : v9;
-      iron_copy_async(shm1 + v2927, b + v3021, v3015);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3241 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v3247 = v41 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v3026 = v48; v3026 < v3; v3026 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3028 = v3026 >> 5u;
-      const unsigned int v3030 = v3028 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3033 = v3026 + 96u;
-      const unsigned int v3035 = v3028 + 3u;
-      const unsigned int v3036 = v3035 & 3u;
-      const bool v3037 = v3033 < v3;
-      if (v3037) {
-        const unsigned int v3039 = v3036 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3041 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3044 = v3041 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3047 = v3041 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3048 = v3047 << 3u;
-        const unsigned int v3049 = v28 + v3044;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3050 = v3049 < v1;
-        const unsigned int v3051 = v3033 + v3048;
-        const bool v3052 = v3051 < v3;
-        const bool v3053 = v3050 && v3052;
-        const unsigned int v3055 = v3049 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3056 = v8 + v3055;
-        const unsigned int v3057 = v3056 + v3033;
-        const unsigned int v3058 = v3057 + v3048;
-        const unsigned int v3059 = v3053 ? v3058 : v8;
-        const unsigned int v3061 = v3044 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3062 = v3039 + v3061;
-        const unsigned int v3063 = v3062 + v3048;
-        iron_copy_async(shm0 + v3063, a + v3059, v3053);
-        const unsigned int v3066 = v3041 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3068 = v3066 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3071 = v3066 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3072 = v3071 << 3u;
-        const unsigned int v3073 = v28 + v3068;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3074 = v3073 < v1;
-        const unsigned int v3075 = v3033 + v3072;
-        const bool v3076 = v3075 < v3;
-        const bool v3077 = v3074 && v3076;
-        const unsigned int v3079 = v3073 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3080 = v8 + v3079;
-        const unsigned int v3081 = v3080 + v3033;
-        const unsigned int v3082 = v3081 + v3072;
-        const unsigned int v3083 = v3077 ? v3082 : v8;
-        const unsigned int v3085 = v3068 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3086 = v3039 + v3085;
-        const unsigned int v3087 = v3086 + v3072;
-        iron_copy_async(shm0 + v3087, a + v3083, v3077);
-        const unsigned int v3090 = v3041 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3092 = v3090 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3095 = v3090 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3096 = v3095 << 3u;
-        const unsigned int v3097 = v28 + v3092;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3098 = v3097 < v1;
-        const unsigned int v3099 = v3033 + v3096;
-        const bool v3100 = v3099 < v3;
-        const bool v3101 = v3098 && v3100;
-        const unsigned int v3103 = v3097 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3104 = v8 + v3103;
-        const unsigned int v3105 = v3104 + v3033;
-        const unsigned int v3106 = v3105 + v3096;
-        const unsigned int v3107 = v3101 ? v3106 : v8;
-        const unsigned int v3109 = v3092 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3110 = v3039 + v3109;
-        const unsigned int v3111 = v3110 + v3096;
-        iron_copy_async(shm0 + v3111, a + v3107, v3101);
-        const unsigned int v3114 = v3041 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3116 = v3114 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3119 = v3114 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3120 = v3119 << 3u;
-        const unsigned int v3121 = v28 + v3116;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3122 = v3121 < v1;
-        const unsigned int v3123 = v3033 + v3120;
-        const bool v3124 = v3123 < v3;
-        const bool v3125 = v3122 && v3124;
-        const unsigned int v3127 = v3121 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3128 = v8 + v3127;
-        const unsigned int v3129 = v3128 + v3033;
-        const unsigned int v3130 = v3129 + v3120;
-        const unsigned int v3131 = v3125 ? v3130 : v8;
-        const unsigned int v3133 = v3116 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3134 = v3039 + v3133;
-        const unsigned int v3135 = v3134 + v3120;
-        iron_copy_async(shm0 + v3135, a + v3131, v3125);
-        const unsigned int v3147 = v32 + v3044;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3148 = v3147 < v2;
-        const bool v3151 = v3148 && v3052;
-        const unsigned int v3153 = v3147 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3154 = v9 + v3153;
-        const unsigned int v3155 = v3154 + v3033;
-        const unsigned int v3156 = v3155 + v3048;
-        const unsigned int v3157 = v3151 ? v3156 : v9;
-        iron_copy_async(shm1 + v3063, b + v3157, v3151);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3171 = v32 + v3068;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3172 = v3171 < v2;
-        const bool v3175 = v3172 && v3076;
-        const unsigned int v3177 = v3171 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3178 = v9 + v3177;
-        const unsigned int v3179 = v3178 + v3033;
-        const unsigned int v3180 = v3179 + v3072;
-        const unsigned int v3181 = v3175 ? v3180 : v9;
-        iron_copy_async(shm1 + v3087, b + v3181, v3175);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3195 = v32 + v3092;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3196 = v3195 < v2;
-        const bool v3199 = v3196 && v3100;
-        const unsigned int v3201 = v3195 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3202 = v9 + v3201;
-        const unsigned int v3203 = v3202 + v3033;
-        const unsigned int v3204 = v3203 + v3096;
-        const unsigned int v3205 = v3199 ? v3204 : v9;
-        iron_copy_async(shm1 + v3111, b + v3205, v3199);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3219 = v32 + v3116;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3220 = v3219 < v2;
-        const bool v3223 = v3220 && v3124;
-        const unsigned int v3225 = v3219 * v3;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3226 = v9 + v3225;
-        const unsigned int v3227 = v3226 + v3033;
-        const unsigned int v3228 = v3227 + v3120;
-        const unsigned int v3229 = v3223 ? v3228 : v9;
-        iron_copy_async(shm1 + v3135, b + v3229, v3223);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v2429 = 0u; v2429 < 3u; v2429 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2430 = v2429 << 5u;
+      const bool v2432 = v2430 < v3;
+      if (v2432) {
+        const unsigned int v2434 = v2429 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2436 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2439 = v2436 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2442 = v2436 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2443 = v2442 << 3u;
+        const unsigned int v2444 = v28 + v2439;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2445 = v2444 < v1;
+        const unsigned int v2446 = v2430 + v2443;
+        const bool v2447 = v2446 < v3;
+        const bool v2448 = v2445 && v2447;
+        const unsigned int v2450 = v2444 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2451 = v8 + v2450;
+        const unsigned int v2452 = v2451 + v2430;
+        const unsigned int v2453 = v2452 + v2443;
+        const unsigned int v2454 = v2448 ? v2453 : v8;
+        const unsigned int v2456 = v2439 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2457 = v2434 + v2456;
+        const unsigned int v2458 = v2457 + v2443;
+        iron_copy_async(shm0 + v2458, a + v2454, v2448);
+        const unsigned int v2461 = v2436 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2463 = v2461 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2466 = v2461 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2467 = v2466 << 3u;
+        const unsigned int v2468 = v28 + v2463;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2469 = v2468 < v1;
+        const unsigned int v2470 = v2430 + v2467;
+        const bool v2471 = v2470 < v3;
+        const bool v2472 = v2469 && v2471;
+        const unsigned int v2474 = v2468 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2475 = v8 + v2474;
+        const unsigned int v2476 = v2475 + v2430;
+        const unsigned int v2477 = v2476 + v2467;
+        const unsigned int v2478 = v2472 ? v2477 : v8;
+        const unsigned int v2480 = v2463 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2481 = v2434 + v2480;
+        const unsigned int v2482 = v2481 + v2467;
+        iron_copy_async(shm0 + v2482, a + v2478, v2472);
+        const unsigned int v2485 = v2436 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2487 = v2485 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2490 = v2485 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2491 = v2490 << 3u;
+        const unsigned int v2492 = v28 + v2487;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2493 = v2492 < v1;
+        const unsigned int v2494 = v2430 + v2491;
+        const bool v2495 = v2494 < v3;
+        const bool v2496 = v2493 && v2495;
+        const unsigned int v2498 = v2492 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2499 = v8 + v2498;
+        const unsigned int v2500 = v2499 + v2430;
+        const unsigned int v2501 = v2500 + v2491;
+        const unsigned int v2502 = v2496 ? v2501 : v8;
+        const unsigned int v2504 = v2487 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2505 = v2434 + v2504;
+        const unsigned int v2506 = v2505 + v2491;
+        iron_copy_async(shm0 + v2506, a + v2502, v2496);
+        const unsigned int v2509 = v2436 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2511 = v2509 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2514 = v2509 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2515 = v2514 << 3u;
+        const unsigned int v2516 = v28 + v2511;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2517 = v2516 < v1;
+        const unsigned int v2518 = v2430 + v2515;
+        const bool v2519 = v2518 < v3;
+        const bool v2520 = v2517 && v2519;
+        const unsigned int v2522 = v2516 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2523 = v8 + v2522;
+        const unsigned int v2524 = v2523 + v2430;
+        const unsigned int v2525 = v2524 + v2515;
+        const unsigned int v2526 = v2520 ? v2525 : v8;
+        const unsigned int v2528 = v2511 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2529 = v2434 + v2528;
+        const unsigned int v2530 = v2529 + v2515;
+        iron_copy_async(shm0 + v2530, a + v2526, v2520);
+        const unsigned int v2542 = v32 + v2439;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2543 = v2542 < v2;
+        const bool v2546 = v2543 && v2447;
+        const unsigned int v2548 = v2542 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2549 = v9 + v2548;
+        const unsigned int v2550 = v2549 + v2430;
+        const unsigned int v2551 = v2550 + v2443;
+        const unsigned int v2552 = v2546 ? v2551 : v9;
+        iron_copy_async(shm1 + v2458, b + v2552, v2546);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2566 = v32 + v2463;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2567 = v2566 < v2;
+        const bool v2570 = v2567 && v2471;
+        const unsigned int v2572 = v2566 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2573 = v9 + v2572;
+        const unsigned int v2574 = v2573 + v2430;
+        const unsigned int v2575 = v2574 + v2467;
+        const unsigned int v2576 = v2570 ? v2575 : v9;
+        iron_copy_async(shm1 + v2482, b + v2576, v2570);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2590 = v32 + v2487;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2591 = v2590 < v2;
+        const bool v2594 = v2591 && v2495;
+        const unsigned int v2596 = v2590 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2597 = v9 + v2596;
+        const unsigned int v2598 = v2597 + v2430;
+        const unsigned int v2599 = v2598 + v2491;
+        const unsigned int v2600 = v2594 ? v2599 : v9;
+        iron_copy_async(shm1 + v2506, b + v2600, v2594);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2614 = v32 + v2511;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2615 = v2614 < v2;
+        const bool v2618 = v2615 && v2519;
+        const unsigned int v2620 = v2614 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2621 = v9 + v2620;
+        const unsigned int v2622 = v2621 + v2430;
+        const unsigned int v2623 = v2622 + v2515;
+        const unsigned int v2624 = v2618 ? v2623 : v9;
+        iron_copy_async(shm1 + v2530, b + v2624, v2618);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3235 = v3030 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3242 = v3235 + v3241;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v45, shm0, v3242, 40u);
-      const unsigned int v3248 = v3235 + v3247;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v47, shm1, v3248, 40u);
+    }
+    const unsigned int v2844 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v2850 = v41 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v2629 = 0u; v2629 < v3; v2629 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2631 = v2629 >> 5u;
+      const unsigned int v2633 = v2631 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2636 = v2629 + 96u;
+      const unsigned int v2638 = v2631 + 3u;
+      const unsigned int v2639 = v2638 & 3u;
+      const bool v2640 = v2636 < v3;
+      if (v2640) {
+        const unsigned int v2642 = v2639 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2644 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2647 = v2644 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2650 = v2644 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2651 = v2650 << 3u;
+        const unsigned int v2652 = v28 + v2647;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2653 = v2652 < v1;
+        const unsigned int v2654 = v2636 + v2651;
+        const bool v2655 = v2654 < v3;
+        const bool v2656 = v2653 && v2655;
+        const unsigned int v2658 = v2652 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2659 = v8 + v2658;
+        const unsigned int v2660 = v2659 + v2636;
+        const unsigned int v2661 = v2660 + v2651;
+        const unsigned int v2662 = v2656 ? v2661 : v8;
+        const unsigned int v2664 = v2647 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2665 = v2642 + v2664;
+        const unsigned int v2666 = v2665 + v2651;
+        iron_copy_async(shm0 + v2666, a + v2662, v2656);
+        const unsigned int v2669 = v2644 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2671 = v2669 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2674 = v2669 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2675 = v2674 << 3u;
+        const unsigned int v2676 = v28 + v2671;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2677 = v2676 < v1;
+        const unsigned int v2678 = v2636 + v2675;
+        const bool v2679 = v2678 < v3;
+        const bool v2680 = v2677 && v2679;
+        const unsigned int v2682 = v2676 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2683 = v8 + v2682;
+        const unsigned int v2684 = v2683 + v2636;
+        const unsigned int v2685 = v2684 + v2675;
+        const unsigned int v2686 = v2680 ? v2685 : v8;
+        const unsigned int v2688 = v2671 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2689 = v2642 + v2688;
+        const unsigned int v2690 = v2689 + v2675;
+        iron_copy_async(shm0 + v2690, a + v2686, v2680);
+        const unsigned int v2693 = v2644 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2695 = v2693 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2698 = v2693 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2699 = v2698 << 3u;
+        const unsigned int v2700 = v28 + v2695;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2701 = v2700 < v1;
+        const unsigned int v2702 = v2636 + v2699;
+        const bool v2703 = v2702 < v3;
+        const bool v2704 = v2701 && v2703;
+        const unsigned int v2706 = v2700 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2707 = v8 + v2706;
+        const unsigned int v2708 = v2707 + v2636;
+        const unsigned int v2709 = v2708 + v2699;
+        const unsigned int v2710 = v2704 ? v2709 : v8;
+        const unsigned int v2712 = v2695 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2713 = v2642 + v2712;
+        const unsigned int v2714 = v2713 + v2699;
+        iron_copy_async(shm0 + v2714, a + v2710, v2704);
+        const unsigned int v2717 = v2644 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2719 = v2717 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2722 = v2717 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2723 = v2722 << 3u;
+        const unsigned int v2724 = v28 + v2719;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2725 = v2724 < v1;
+        const unsigned int v2726 = v2636 + v2723;
+        const bool v2727 = v2726 < v3;
+        const bool v2728 = v2725 && v2727;
+        const unsigned int v2730 = v2724 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2731 = v8 + v2730;
+        const unsigned int v2732 = v2731 + v2636;
+        const unsigned int v2733 = v2732 + v2723;
+        const unsigned int v2734 = v2728 ? v2733 : v8;
+        const unsigned int v2736 = v2719 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2737 = v2642 + v2736;
+        const unsigned int v2738 = v2737 + v2723;
+        iron_copy_async(shm0 + v2738, a + v2734, v2728);
+        const unsigned int v2750 = v32 + v2647;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2751 = v2750 < v2;
+        const bool v2754 = v2751 && v2655;
+        const unsigned int v2756 = v2750 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2757 = v9 + v2756;
+        const unsigned int v2758 = v2757 + v2636;
+        const unsigned int v2759 = v2758 + v2651;
+        const unsigned int v2760 = v2754 ? v2759 : v9;
+        iron_copy_async(shm1 + v2666, b + v2760, v2754);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2774 = v32 + v2671;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2775 = v2774 < v2;
+        const bool v2778 = v2775 && v2679;
+        const unsigned int v2780 = v2774 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2781 = v9 + v2780;
+        const unsigned int v2782 = v2781 + v2636;
+        const unsigned int v2783 = v2782 + v2675;
+        const unsigned int v2784 = v2778 ? v2783 : v9;
+        iron_copy_async(shm1 + v2690, b + v2784, v2778);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2798 = v32 + v2695;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2799 = v2798 < v2;
+        const bool v2802 = v2799 && v2703;
+        const unsigned int v2804 = v2798 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2805 = v9 + v2804;
+        const unsigned int v2806 = v2805 + v2636;
+        const unsigned int v2807 = v2806 + v2699;
+        const unsigned int v2808 = v2802 ? v2807 : v9;
+        iron_copy_async(shm1 + v2714, b + v2808, v2802);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2822 = v32 + v2719;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2823 = v2822 < v2;
+        const bool v2826 = v2823 && v2727;
+        const unsigned int v2828 = v2822 * v3;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2829 = v9 + v2828;
+        const unsigned int v2830 = v2829 + v2636;
+        const unsigned int v2831 = v2830 + v2723;
+        const unsigned int v2832 = v2826 ? v2831 : v9;
+        iron_copy_async(shm1 + v2738, b + v2832, v2826);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2838 = v2633 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2845 = v2838 + v2844;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v45, shm0, v2845, 40u);
+      const unsigned int v2851 = v2838 + v2850;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v47, shm1, v2851, 40u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v3255 = v3242 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v45, shm0, v3255, 40u);
-      const unsigned int v3261 = v3248 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v47, shm1, v3261, 40u);
+      const unsigned int v2858 = v2845 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v45, shm0, v2858, 40u);
+      const unsigned int v2864 = v2851 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v47, shm1, v2864, 40u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -714,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v371 = v357 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v377 = v363 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v299 = v48; v299 < v3; v299 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v299 = 0u; v299 < v3; v299 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v303 = v301; v303 < 4096u; v303 += v300) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v305 = v303 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v307 = v303 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

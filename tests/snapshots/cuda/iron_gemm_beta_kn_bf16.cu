@@ -202,7 +202,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
   const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v9 = blockIdx.y;
@@ -232,559 +231,312 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   iron_frag<__nv_bfloat16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v44, __float2bfloat16_rn(0.0f));
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v48 = v47 == v5;
+  const bool v48 = v47 == 0u;
   const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v57 = v56 == v5;
+  const bool v57 = v56 == 0u;
   const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
   if (v63) {
-    const bool v2544 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2544) {
-      const unsigned int v2548 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2551 = v2548 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2554 = v2548 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2555 = v2554 << 3u;
-      const unsigned int v2556 = v25 + v2551;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2557 = v2556 < v0;
-      const bool v2559 = v2555 < v2;
-      const bool v2560 = v2557 && v2559;
-      const unsigned int v2562 = v2556 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2565 = v2562 + v2555;
-      const unsigned int v2566 = v2560 ? v2565 : v5;
-      const unsigned int v2568 = v2551 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2570 = v2568 + v2555;
-      iron_copy_async(shm0 + v2570, a + v2566, v2560);
-      const unsigned int v2573 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2575 = v2573 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2578 = v2573 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2579 = v2578 << 3u;
-      const unsigned int v2580 = v25 + v2575;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2581 = v2580 < v0;
-      const bool v2583 = v2579 < v2;
-      const bool v2584 = v2581 && v2583;
-      const unsigned int v2586 = v2580 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2589 = v2586 + v2579;
-      const unsigned int v2590 = v2584 ? v2589 : v5;
-      const unsigned int v2592 = v2575 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2594 = v2592 + v2579;
-      iron_copy_async(shm0 + v2594, a + v2590, v2584);
-      const unsigned int v2597 = v2548 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2599 = v2597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2602 = v2597 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2603 = v2602 << 3u;
-      const unsigned int v2604 = v25 + v2599;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2605 = v2604 < v0;
-      const bool v2607 = v2603 < v2;
-      const bool v2608 = v2605 && v2607;
-      const unsigned int v2610 = v2604 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2613 = v2610 + v2603;
-      const unsigned int v2614 = v2608 ? v2613 : v5;
-      const unsigned int v2616 = v2599 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2618 = v2616 + v2603;
-      iron_copy_async(shm0 + v2618, a + v2614, v2608);
-      const unsigned int v2621 = v2548 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2623 = v2621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2626 = v2621 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2627 = v2626 << 3u;
-      const unsigned int v2628 = v25 + v2623;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2629 = v2628 < v0;
-      const bool v2631 = v2627 < v2;
-      const bool v2632 = v2629 && v2631;
-      const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2637 = v2634 + v2627;
-      const unsigned int v2638 = v2632 ? v2637 : v5;
-      const unsigned int v2640 = v2623 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2642 = v2640 + v2627;
-      iron_copy_async(shm0 + v2642, a + v2638, v2632);
-      const unsigned int v2649 = v2548 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2652 = v2548 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2653 = v2652 << 3u;
-      const bool v2655 = v2649 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2656 = v29 + v2653;
-      const bool v2657 = v2656 < v1;
-      const bool v2658 = v2655 && v2657;
-      const unsigned int v2660 = v2649 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2662 = v2660 + v29;
-      const unsigned int v2663 = v2662 + v2653;
-      const unsigned int v2664 = v2658 ? v2663 : v5;
-      const unsigned int v2666 = v2649 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2668 = v2666 + v2653;
-      iron_copy_async(shm1 + v2668, b + v2664, v2658);
-      const unsigned int v2673 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2676 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2677 = v2676 << 3u;
-      const bool v2679 = v2673 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2680 = v29 + v2677;
-      const bool v2681 = v2680 < v1;
-      const bool v2682 = v2679 && v2681;
-      const unsigned int v2684 = v2673 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2686 = v2684 + v29;
-      const unsigned int v2687 = v2686 + v2677;
-      const unsigned int v2688 = v2682 ? v2687 : v5;
-      const unsigned int v2690 = v2673 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2692 = v2690 + v2677;
-      iron_copy_async(shm1 + v2692, b + v2688, v2682);
-      const unsigned int v2697 = v2597 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2700 = v2597 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2701 = v2700 << 3u;
-      const bool v2703 = v2697 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2704 = v29 + v2701;
-      const bool v2705 = v2704 < v1;
-      const bool v2706 = v2703 && v2705;
-      const unsigned int v2708 = v2697 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2710 = v2708 + v29;
-      const unsigned int v2711 = v2710 + v2701;
-      const unsigned int v2712 = v2706 ? v2711 : v5;
-      const unsigned int v2714 = v2697 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2716 = v2714 + v2701;
-      iron_copy_async(shm1 + v2716, b + v2712, v2706);
-      const unsigned int v2721 = v2621 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2724 = v2621 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2725 = v2724 << 3u;
-      const bool v2727 = v2721 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2728 = v29 + v2725;
-      const bool v2729 = v2728 < v1;
-      const bool v2730 = v2727 && v2729;
-      const unsigned int v2732 = v2721 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2734 = v2732 + v29;
-      const unsigned int v2735 = v2734 + v2725;
-      const unsigned int v2736 = v2730 ? v2735 : v5;
-      const unsigned int v2738 = v2721 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2740 = v2738 + v2725;
-      iron_copy_async(shm1 + v2740, b + v2736, v2730);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2745 = 32u < v2;
-    if (v2745) {
-      const unsigned int v2749 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2752 = v2749 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2755 = v2749 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2756 = v2755 << 3u;
-      const unsigned int v2757 = v25 + v2752;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2758 = v2757 < v0;
-      const unsigned int v2759 = 32u + v2756;
-      const bool v2760 = v2759 < v2;
-      const bool v2761 = v2758 && v2760;
-      const unsigned int v2763 = v2757 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2765 = v2763 + 32u;
-      const unsigned int v2766 = v2765 + v2756;
-      const unsigned int v2767 = v2761 ? v2766 : v5;
-      const unsigned int v2769 = v2752 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2770 = 5120u + v2769;
-      const unsigned int v2771 = v2770 + v2756;
-      iron_copy_async(shm0 + v2771, a + v2767, v2761);
-      const unsigned int v2774 = v2749 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2776 = v2774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2779 = v2774 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2780 = v2779 << 3u;
-      const unsigned int v2781 = v25 + v2776;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2782 = v2781 < v0;
-      const unsigned int v2783 = 32u + v2780;
-      const bool v2784 = v2783 < v2;
-      const bool v2785 = v2782 && v2784;
-      const unsigned int v2787 = v2781 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2789 = v2787 + 32u;
-      const unsigned int v2790 = v2789 + v2780;
-      const unsigned int v2791 = v2785 ? v2790 : v5;
-      const unsigned int v2793 = v2776 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2794 = 5120u + v2793;
-      const unsigned int v2795 = v2794 + v2780;
-      iron_copy_async(shm0 + v2795, a + v2791, v2785);
-      const unsigned int v2798 = v2749 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2800 = v2798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2803 = v2798 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2804 = v2803 << 3u;
-      const unsigned int v2805 = v25 + v2800;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2806 = v2805 < v0;
-      const unsigned int v2807 = 32u + v2804;
-      const bool v2808 = v2807 < v2;
-      const bool v2809 = v2806 && v2808;
-      const unsigned int v2811 = v2805 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2813 = v2811 + 32u;
-      const unsigned int v2814 = v2813 + v2804;
-      const unsigned int v2815 = v2809 ? v2814 : v5;
-      const unsigned int v2817 = v2800 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2818 = 5120u + v2817;
-      const unsigned int v2819 = v2818 + v2804;
-      iron_copy_async(shm0 + v2819, a + v2815, v2809);
-      const unsigned int v2822 = v2749 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2824 = v2822 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2827 = v2822 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2828 = v2827 << 3u;
-      const unsigned int v2829 = v25 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2830 = v2829 < v0;
-      const unsigned int v2831 = 32u + v2828;
-      const bool v2832 = v2831 < v2;
-      const bool v2833 = v2830 && v2832;
-      const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2837 = v2835 + 32u;
-      const unsigned int v2838 = v2837 + v2828;
-      const unsigned int v2839 = v2833 ? v2838 : v5;
-      const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2842 = 5120u + v2841;
-      const unsigned int v2843 = v2842 + v2828;
-      iron_copy_async(shm0 + v2843, a + v2839, v2833);
-      const unsigned int v2850 = v2749 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2853 = v2749 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2854 = v2853 << 3u;
-      const unsigned int v2855 = 32u + v2850;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2856 = v2855 < v2;
-      const unsigned int v2857 = v29 + v2854;
-      const bool v2858 = v2857 < v1;
-      const bool v2859 = v2856 && v2858;
-      const unsigned int v2861 = v2855 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2863 = v2861 + v29;
-      const unsigned int v2864 = v2863 + v2854;
-      const unsigned int v2865 = v2859 ? v2864 : v5;
-      const unsigned int v2867 = v2850 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2868 = 4352u + v2867;
-      const unsigned int v2869 = v2868 + v2854;
-      iron_copy_async(shm1 + v2869, b + v2865, v2859);
-      const unsigned int v2874 = v2774 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2877 = v2774 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2878 = v2877 << 3u;
-      const unsigned int v2879 = 32u + v2874;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2880 = v2879 < v2;
-      const unsigned int v2881 = v29 + v2878;
-      const bool v2882 = v2881 < v1;
-      const bool v2883 = v2880 && v2882;
-      const unsigned int v2885 = v2879 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2887 = v2885 + v29;
-      const unsigned int v2888 = v2887 + v2878;
-      const unsigned int v2889 = v2883 ? v2888 : v5;
-      const unsigned int v2891 = v2874 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2892 = 4352u + v2891;
-      const unsigned int v2893 = v2892 + v2878;
-      iron_copy_async(shm1 + v2893, b + v2889, v2883);
-      const unsigned int v2898 = v2798 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2901 = v2798 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2902 = v2901 << 3u;
-      const unsigned int v2903 = 32u + v2898;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2904 = v2903 < v2;
-      const unsigned int v2905 = v29 + v2902;
-      const bool v2906 = v2905 < v1;
-      const bool v2907 = v2904 && v2906;
-      const unsigned int v2909 = v2903 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2911 = v2909 + v29;
-      const unsigned int v2912 = v2911 + v2902;
-      const unsigned int v2913 = v2907 ? v2912 : v5;
-      const unsigned int v2915 = v2898 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2916 = 4352u + v2915;
-      const unsigned int v2917 = v2916 + v2902;
-      iron_copy_async(shm1 + v2917, b + v2913, v2907);
-      const unsigned int v2922 = v2822 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2925 = v2822 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2926 = v2925 << 3u;
-      const unsigned int v2927 = 32u + v2922;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2928 = v2927 < v2;
-      const unsigned int v2929 = v29 + v2926;
-      const bool v2930 = v2929 < v1;
-      const bool v2931 = v2928 && v2930;
-      const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2935 = v2933 + v29;
-      const unsigned int v2936 = v2935 + v2926;
-      const unsigned int v2937 = v2931 ? v2936 : v5;
-      const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2940 = 4352u + v2939;
-      const unsigned int v2941 = v2940 + v2926;
-      iron_copy_async(shm1 + v2941, b + v2937, v2931);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2946 = 64u < v2;
-    if (v2946) {
-      const unsigned int v2950 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2953 = v2950 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2956 = v2950 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2957 = v2956 << 3u;
-      const unsigned int v2958 = v25 + v2953;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2959 = v2958 < v0;
-      const unsigned int v2960 = 64u + v2957;
-      const bool v2961 = v2960 < v2;
-      const bool v2962 = v2959 && v2961;
-      const unsigned int v2964 = v2958 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2966 = v2964 + 64u;
-      const unsigned int v2967 = v2966 + v2957;
-      const unsigned int v2968 = v2962 ? v2967 : v5;
-      const unsigned int v2970 = v2953 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2971 = 10240u + v2970;
-      const unsigned int v2972 = v2971 + v2957;
-      iron_copy_async(shm0 + v2972, a + v2968, v2962);
-      const unsigned int v2975 = v2950 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2977 = v2975 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2980 = v2975 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2981 = v2980 << 3u;
-      const unsigned int v2982 = v25 + v2977;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2983 = v2982 < v0;
-      const unsigned int v2984 = 64u + v2981;
-      const bool v2985 = v2984 < v2;
-      const bool v2986 = v2983 && v2985;
-      const unsigned int v2988 = v2982 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2990 = v2988 + 64u;
-      const unsigned int v2991 = v2990 + v2981;
-      const unsigned int v2992 = v2986 ? v2991 : v5;
-      const unsigned int v2994 = v2977 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2995 = 10240u + v2994;
-      const unsigned int v2996 = v2995 + v2981;
-      iron_copy_async(shm0 + v2996, a + v2992, v2986);
-      const unsigned int v2999 = v2950 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3001 = v2999 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3004 = v2999 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3005 = v3004 << 3u;
-      const unsigned int v3006 = v25 + v3001;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3007 = v3006 < v0;
-      const unsigned int v3008 = 64u + v3005;
-      const bool v3009 = v3008 < v2;
-      const bool v3010 = v3007 && v3009;
-      const unsigned int v3012 = v3006 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3014 = v3012 + 64u;
-      const unsigned int v3015 = v3014 + v3005;
-      const unsigned int v3016 = v3010 ? v3015 : v5;
-      const unsigned int v3018 = v3001 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3019 = 10240u + v3018;
-      const unsigned int v3020 = v3019 + v3005;
-      iron_copy_async(shm0 + v3020, a + v3016, v3010);
-      const unsigned int v3023 = v2950 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3025 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3028 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3029 = v3028 << 3u;
-      const unsigned int v3030 = v25 + v3025;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3031 = v3030 < v0;
-      const unsigned int v3032 = 64u + v3029;
-      const bool v3033 = v3032 < v2;
-      const bool v3034 = v3031 && v3033;
-      const unsigned int v3036 = v3030 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3038 = v3036 + 64u;
-      const unsigned int v3039 = v3038 + v3029;
-      const unsigned int v3040 = v3034 ? v3039 : v5;
-      const unsigned int v3042 = v3025 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3043 = 10240u + v3042;
-      const unsigned int v3044 = v3043 + v3029;
-      iron_copy_async(shm0 + v3044, a + v3040, v3034);
-      const unsigned int v3051 = v2950 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3054 = v2950 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3055 = v3054 << 3u;
-      const unsigned int v3056 = 64u + v3051;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3057 = v3056 < v2;
-      const unsigned int v3058 = v29 + v3055;
-      const bool v3059 = v3058 < v1;
-      const bool v3060 = v3057 && v3059;
-      const unsigned int v3062 = v3056 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3064 = v3062 + v29;
-      const unsigned int v3065 = v3064 + v3055;
-      const unsigned int v3066 = v3060 ? v3065 : v5;
-      const unsigned int v3068 = v3051 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3069 = 8704u + v3068;
-      const unsigned int v3070 = v3069 + v3055;
-      iron_copy_async(shm1 + v3070, b + v3066, v3060);
-      const unsigned int v3075 = v2975 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3078 = v2975 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3079 = v3078 << 3u;
-      const unsigned int v3080 = 64u + v3075;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3081 = v3080 < v2;
-      const unsigned int v3082 = v29 + v3079;
-      const bool v3083 = v3082 < v1;
-      const bool v3084 = v3081 && v3083;
-      const unsigned int v3086 = v3080 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3088 = v3086 + v29;
-      const unsigned int v3089 = v3088 + v3079;
-      const unsigned int v3090 = v3084 ? v3089 : v5;
-      const unsigned int v3092 = v3075 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3093 = 8704u + v3092;
-      const unsigned int v3094 = v3093 + v3079;
-      iron_copy_async(shm1 + v3094, b + v3090, v3084);
-      const unsigned int v3099 = v2999 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3102 = v2999 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3103 = v3102 << 3u;
-      const unsigned int v3104 = 64u + v3099;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3105 = v3104 < v2;
-      const unsigned int v3106 = v29 + v3103;
-      const bool v3107 = v3106 < v1;
-      const bool v3108 = v3105 && v3107;
-      const unsigned int v3110 = v3104 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3112 = v3110 + v29;
-      const unsigned int v3113 = v3112 + v3103;
-      const unsigned int v3114 = v3108 ? v3113 : v5;
-      const unsigned int v3116 = v3099 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3117 = 8704u + v3116;
-      const unsigned int v3118 = v3117 + v3103;
-      iron_copy_async(shm1 + v3118, b + v3114, v3108);
-      const unsigned int v3123 = v3023 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3126 = v3023 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3127 = v3126 << 3u;
-      const unsigned int v3128 = 64u + v3123;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3129 = v3128 < v2;
-      const unsigned int v3130 = v29 + v3127;
-      const bool v3131 = v3130 < v1;
-      const bool v3132 = v3129 && v3131;
-      const unsigned int v3134 = v3128 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3136 = v3134 + v29;
-      const unsigned int v3137 = v3136 + v3127;
-      const unsigned int v3138 = v3132 ? v3137 : v5;
-      const unsigned int v3140 = v3123 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3141 = 8704u + v3140;
-      const unsigned int v3142 = v3141 + v3127;
-      iron_copy_async(shm1 + v3142, b + v3138, v3132);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3358 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3143 = v5; v3143 < v2; v3143 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3145 = v3143 >> 5u;
-      const unsigned int v3147 = v3145 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3150 = v3143 + 96u;
-      const unsigned int v3152 = v3145 + 3u;
-      const unsigned int v3153 = v3152 & 3u;
-      const bool v3154 = v3150 < v2;
-      if (v3154) {
-        const unsigned int v3156 = v3153 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3158 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3161 = v3158 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3164 = v3158 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3165 = v3164 << 3u;
-        const unsigned int v3166 = v25 + v3161;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3167 = v3166 < v0;
-        const unsigned int v3168 = v3150 + v3165;
-        const bool v3169 = v3168 < v2;
-        const bool v3170 = v3167 && v3169;
-        const unsigned int v3172 = v3166 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3174 = v3172 + v3150;
-        const unsigned int v3175 = v3174 + v3165;
-        const unsigned int v3176 = v3170 ? v3175 : v5;
-        const unsigned int v3178 = v3161 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3179 = v3156 + v3178;
-        const unsigned int v3180 = v3179 + v3165;
-        iron_copy_async(shm0 + v3180, a + v3176, v3170);
-        const unsigned int v3183 = v3158 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3185 = v3183 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3188 = v3183 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3189 = v3188 << 3u;
-        const unsigned int v3190 = v25 + v3185;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3191 = v3190 < v0;
-        const unsigned int v3192 = v3150 + v3189;
-        const bool v3193 = v3192 < v2;
-        const bool v3194 = v3191 && v3193;
-        const unsigned int v3196 = v3190 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3198 = v3196 + v3150;
-        const unsigned int v3199 = v3198 + v3189;
-        const unsigned int v3200 = v3194 ? v3199 : v5;
-        const unsigned int v3202 = v3185 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3203 = v3156 + v3202;
-        const unsigned int v3204 = v3203 + v3189;
-        iron_copy_async(shm0 + v3204, a + v3200, v3194);
-        const unsigned int v3207 = v3158 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3209 = v3207 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3212 = v3207 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3213 = v3212 << 3u;
-        const unsigned int v3214 = v25 + v3209;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3215 = v3214 < v0;
-        const unsigned int v3216 = v3150 + v3213;
-        const bool v3217 = v3216 < v2;
-        const bool v3218 = v3215 && v3217;
-        const unsigned int v3220 = v3214 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3222 = v3220 + v3150;
-        const unsigned int v3223 = v3222 + v3213;
-        const unsigned int v3224 = v3218 ? v3223 : v5;
-        const unsigned int v3226 = v3209 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3227 = v3156 + v3226;
-        const unsigned int v3228 = v3227 + v3213;
-        iron_copy_async(shm0 + v3228, a + v3224, v3218);
-        const unsigned int v3231 = v3158 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3233 = v3231 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3236 = v3231 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3237 = v3236 << 3u;
-        const unsigned int v3238 = v25 + v3233;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3239 = v3238 < v0;
-        const unsigned int v3240 = v3150 + v3237;
-        const bool v3241 = v3240 < v2;
-        const bool v3242 = v3239 && v3241;
-        const unsigned int v3244 = v3238 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3246 = v3244 + v3150;
-        const unsigned int v3247 = v3246 + v3237;
-        const unsigned int v3248 = v3242 ? v3247 : v5;
-        const unsigned int v3250 = v3233 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3251 = v3156 + v3250;
-        const unsigned int v3252 = v3251 + v3237;
-        iron_copy_async(shm0 + v3252, a + v3248, v3242);
-        const unsigned int v3254 = v3153 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3259 = v3158 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3262 = v3158 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3263 = v3262 << 3u;
-        const unsigned int v3264 = v3150 + v3259;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3265 = v3264 < v2;
-        const unsigned int v3266 = v29 + v3263;
-        const bool v3267 = v3266 < v1;
-        const bool v3268 = v3265 && v3267;
-        const unsigned int v3270 = v3264 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3272 = v3270 + v29;
-        const unsigned int v3273 = v3272 + v3263;
-        const unsigned int v3274 = v3268 ? v3273 : v5;
-        const unsigned int v3276 = v3259 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3277 = v3254 + v3276;
-        const unsigned int v3278 = v3277 + v3263;
-        iron_copy_async(shm1 + v3278, b + v3274, v3268);
-        const unsigned int v3283 = v3183 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3286 = v3183 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3287 = v3286 << 3u;
-        const unsigned int v3288 = v3150 + v3283;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3289 = v3288 < v2;
-        const unsigned int v3290 = v29 + v3287;
-        const bool v3291 = v3290 < v1;
-        const bool v3292 = v3289 && v3291;
-        const unsigned int v3294 = v3288 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3296 = v3294 + v29;
-        const unsigned int v3297 = v3296 + v3287;
-        const unsigned int v3298 = v3292 ? v3297 : v5;
-        const unsigned int v3300 = v3283 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3301 = v3254 + v3300;
-        const unsigned int v3302 = v3301 + v3287;
-        iron_copy_async(shm1 + v3302, b + v3298, v3292);
-        const unsigned int v3307 = v3207 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3310 = v3207 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3311 = v3310 << 3u;
-        const unsigned int v3312 = v3150 + v3307;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3313 = v3312 < v2;
-        const unsigned int v3314 = v29 + v3311;
-        const bool v3315 = v3314 < v1;
-        const bool v3316 = v3313 && v3315;
-        const unsigned int v3318 = v3312 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3320 = v3318 + v29;
-        const unsigned int v3321 = v3320 + v3311;
-        const unsigned int v3322 = v3316 ? v3321 : v5;
-        const unsigned int v3324 = v3307 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3325 = v3254 + v3324;
-        const unsigned int v3326 = v3325 + v3311;
-        iron_copy_async(shm1 + v3326, b + v3322, v3316);
-        const unsigned int v3331 = v3231 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3334 = v3231 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3335 = v3334 << 3u;
-        const unsigned int v3336 = v3150 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3337 = v3336 < v2;
-        const unsigned int v3338 = v29 + v3335;
-        const bool v3339 = v3338 < v1;
-        const bool v3340 = v3337 && v3339;
-        const unsigned int v3342 = v3336 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3344 = v3342 + v29;
-        const unsigned int v3345 = v3344 + v3335;
-        const unsigned int v3346 = v3340 ? v3345 : v5;
-        const unsigned int v3348 = v3331 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3349 = v3254 + v3348;
-        const unsigned int v3350 = v3349 + v3335;
-        iron_copy_async(shm1 + v3350, b + v3346, v3340);
+    for (unsigned int v2546 = 0u; v2546 < 3u; v2546 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2547 = v2546 << 5u;
+      const bool v2549 = v2547 < v2;
+      if (v2549) {
+        const unsigned int v2551 = v2546 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2553 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2556 = v2553 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2559 = v2553 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2560 = v2559 << 3u;
+        const unsigned int v2561 = v25 + v2556;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2562 = v2561 < v0;
+        const unsigned int v2563 = v2547 + v2560;
+        const bool v2564 = v2563 < v2;
+        const bool v2565 = v2562 && v2564;
+        const unsigned int v2567 = v2561 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2569 = v2567 + v2547;
+        const unsigned int v2570 = v2569 + v2560;
+        const unsigned int v2571 = v2565 ? v2570 : 0u;
+        const unsigned int v2573 = v2556 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2574 = v2551 + v2573;
+        const unsigned int v2575 = v2574 + v2560;
+        iron_copy_async(shm0 + v2575, a + v2571, v2565);
+        const unsigned int v2578 = v2553 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2580 = v2578 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2583 = v2578 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2584 = v2583 << 3u;
+        const unsigned int v2585 = v25 + v2580;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2586 = v2585 < v0;
+        const unsigned int v2587 = v2547 + v2584;
+        const bool v2588 = v2587 < v2;
+        const bool v2589 = v2586 && v2588;
+        const unsigned int v2591 = v2585 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2593 = v2591 + v2547;
+        const unsigned int v2594 = v2593 + v2584;
+        const unsigned int v2595 = v2589 ? v2594 : 0u;
+        const unsigned int v2597 = v2580 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2598 = v2551 + v2597;
+        const unsigned int v2599 = v2598 + v2584;
+        iron_copy_async(shm0 + v2599, a + v2595, v2589);
+        const unsigned int v2602 = v2553 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2604 = v2602 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2607 = v2602 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2608 = v2607 << 3u;
+        const unsigned int v2609 = v25 + v2604;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2610 = v2609 < v0;
+        const unsigned int v2611 = v2547 + v2608;
+        const bool v2612 = v2611 < v2;
+        const bool v2613 = v2610 && v2612;
+        const unsigned int v2615 = v2609 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2617 = v2615 + v2547;
+        const unsigned int v2618 = v2617 + v2608;
+        const unsigned int v2619 = v2613 ? v2618 : 0u;
+        const unsigned int v2621 = v2604 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2622 = v2551 + v2621;
+        const unsigned int v2623 = v2622 + v2608;
+        iron_copy_async(shm0 + v2623, a + v2619, v2613);
+        const unsigned int v2626 = v2553 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2628 = v2626 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2631 = v2626 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2632 = v2631 << 3u;
+        const unsigned int v2633 = v25 + v2628;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2634 = v2633 < v0;
+        const unsigned int v2635 = v2547 + v2632;
+        const bool v2636 = v2635 < v2;
+        const bool v2637 = v2634 && v2636;
+        const unsigned int v2639 = v2633 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2641 = v2639 + v2547;
+        const unsigned int v2642 = v2641 + v2632;
+        const unsigned int v2643 = v2637 ? v2642 : 0u;
+        const unsigned int v2645 = v2628 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2646 = v2551 + v2645;
+        const unsigned int v2647 = v2646 + v2632;
+        iron_copy_async(shm0 + v2647, a + v2643, v2637);
+        const unsigned int v2649 = v2546 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2654 = v2553 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2657 = v2553 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2658 = v2657 << 3u;
+        const unsigned int v2659 = v2547 + v2654;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2660 = v2659 < v2;
+        const unsigned int v2661 = v29 + v2658;
+        const bool v2662 = v2661 < v1;
+        const bool v2663 = v2660 && v2662;
+        const unsigned int v2665 = v2659 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2667 = v2665 + v29;
+        const unsigned int v2668 = v2667 + v2658;
+        const unsigned int v2669 = v2663 ? v2668 : 0u;
+        const unsigned int v2671 = v2654 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2672 = v2649 + v2671;
+        const unsigned int v2673 = v2672 + v2658;
+        iron_copy_async(shm1 + v2673, b + v2669, v2663);
+        const unsigned int v2678 = v2578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2681 = v2578 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2682 = v2681 << 3u;
+        const unsigned int v2683 = v2547 + v2678;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2684 = v2683 < v2;
+        const unsigned int v2685 = v29 + v2682;
+        const bool v2686 = v2685 < v1;
+        const bool v2687 = v2684 && v2686;
+        const unsigned int v2689 = v2683 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2691 = v2689 + v29;
+        const unsigned int v2692 = v2691 + v2682;
+        const unsigned int v2693 = v2687 ? v2692 : 0u;
+        const unsigned int v2695 = v2678 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2696 = v2649 + v2695;
+        const unsigned int v2697 = v2696 + v2682;
+        iron_copy_async(shm1 + v2697, b + v2693, v2687);
+        const unsigned int v2702 = v2602 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2705 = v2602 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2706 = v2705 << 3u;
+        const unsigned int v2707 = v2547 + v2702;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2708 = v2707 < v2;
+        const unsigned int v2709 = v29 + v2706;
+        const bool v2710 = v2709 < v1;
+        const bool v2711 = v2708 && v2710;
+        const unsigned int v2713 = v2707 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2715 = v2713 + v29;
+        const unsigned int v2716 = v2715 + v2706;
+        const unsigned int v2717 = v2711 ? v2716 : 0u;
+        const unsigned int v2719 = v2702 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2720 = v2649 + v2719;
+        const unsigned int v2721 = v2720 + v2706;
+        iron_copy_async(shm1 + v2721, b + v2717, v2711);
+        const unsigned int v2726 = v2626 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2729 = v2626 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2730 = v2729 << 3u;
+        const unsigned int v2731 = v2547 + v2726;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2732 = v2731 < v2;
+        const unsigned int v2733 = v29 + v2730;
+        const bool v2734 = v2733 < v1;
+        const bool v2735 = v2732 && v2734;
+        const unsigned int v2737 = v2731 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2739 = v2737 + v29;
+        const unsigned int v2740 = v2739 + v2730;
+        const unsigned int v2741 = v2735 ? v2740 : 0u;
+        const unsigned int v2743 = v2726 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2744 = v2649 + v2743;
+        const unsigned int v2745 = v2744 + v2730;
+        iron_copy_async(shm1 + v2745, b + v2741, v2735);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3352 = v3147 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3354 = v3147 * 5120u;
-      const unsigned int v3359 = v3354 + v3358;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v42, shm0, v3359, 40u);
-      const unsigned int v3364 = v3352 + v38;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v44, shm1, v3364, 136u);
+    }
+    const unsigned int v2961 = v34 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2746 = 0u; v2746 < v2; v2746 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2748 = v2746 >> 5u;
+      const unsigned int v2750 = v2748 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2753 = v2746 + 96u;
+      const unsigned int v2755 = v2748 + 3u;
+      const unsigned int v2756 = v2755 & 3u;
+      const bool v2757 = v2753 < v2;
+      if (v2757) {
+        const unsigned int v2759 = v2756 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2761 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2764 = v2761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2767 = v2761 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2768 = v2767 << 3u;
+        const unsigned int v2769 = v25 + v2764;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2770 = v2769 < v0;
+        const unsigned int v2771 = v2753 + v2768;
+        const bool v2772 = v2771 < v2;
+        const bool v2773 = v2770 && v2772;
+        const unsigned int v2775 = v2769 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2777 = v2775 + v2753;
+        const unsigned int v2778 = v2777 + v2768;
+        const unsigned int v2779 = v2773 ? v2778 : 0u;
+        const unsigned int v2781 = v2764 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2782 = v2759 + v2781;
+        const unsigned int v2783 = v2782 + v2768;
+        iron_copy_async(shm0 + v2783, a + v2779, v2773);
+        const unsigned int v2786 = v2761 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2788 = v2786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2791 = v2786 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2792 = v2791 << 3u;
+        const unsigned int v2793 = v25 + v2788;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2794 = v2793 < v0;
+        const unsigned int v2795 = v2753 + v2792;
+        const bool v2796 = v2795 < v2;
+        const bool v2797 = v2794 && v2796;
+        const unsigned int v2799 = v2793 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2801 = v2799 + v2753;
+        const unsigned int v2802 = v2801 + v2792;
+        const unsigned int v2803 = v2797 ? v2802 : 0u;
+        const unsigned int v2805 = v2788 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2806 = v2759 + v2805;
+        const unsigned int v2807 = v2806 + v2792;
+        iron_copy_async(shm0 + v2807, a + v2803, v2797);
+        const unsigned int v2810 = v2761 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2812 = v2810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2815 = v2810 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2816 = v2815 << 3u;
+        const unsigned int v2817 = v25 + v2812;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2818 = v2817 < v0;
+        const unsigned int v2819 = v2753 + v2816;
+        const bool v2820 = v2819 < v2;
+        const bool v2821 = v2818 && v2820;
+        const unsigned int v2823 = v2817 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2825 = v2823 + v2753;
+        const unsigned int v2826 = v2825 + v2816;
+        const unsigned int v2827 = v2821 ? v2826 : 0u;
+        const unsigned int v2829 = v2812 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2830 = v2759 + v2829;
+        const unsigned int v2831 = v2830 + v2816;
+        iron_copy_async(shm0 + v2831, a + v2827, v2821);
+        const unsigned int v2834 = v2761 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2836 = v2834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2839 = v2834 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2840 = v2839 << 3u;
+        const unsigned int v2841 = v25 + v2836;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2842 = v2841 < v0;
+        const unsigned int v2843 = v2753 + v2840;
+        const bool v2844 = v2843 < v2;
+        const bool v2845 = v2842 && v2844;
+        const unsigned int v2847 = v2841 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2849 = v2847 + v2753;
+        const unsigned int v2850 = v2849 + v2840;
+        const unsigned int v2851 = v2845 ? v2850 : 0u;
+        const unsigned int v2853 = v2836 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2854 = v2759 + v2853;
+        const unsigned int v2855 = v2854 + v2840;
+        iron_copy_async(shm0 + v2855, a + v2851, v2845);
+        const unsigned int v2857 = v2756 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2862 = v2761 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2865 = v2761 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2866 = v2865 << 3u;
+        const unsigned int v2867 = v2753 + v2862;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2868 = v2867 < v2;
+        const unsigned int v2869 = v29 + v2866;
+        const bool v2870 = v2869 < v1;
+        const bool v2871 = v2868 && v2870;
+        const unsigned int v2873 = v2867 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2875 = v2873 + v29;
+        const unsigned int v2876 = v2875 + v2866;
+        const unsigned int v2877 = v2871 ? v2876 : 0u;
+        const unsigned int v2879 = v2862 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2880 = v2857 + v2879;
+        const unsigned int v2881 = v2880 + v2866;
+        iron_copy_async(shm1 + v2881, b + v2877, v2871);
+        const unsigned int v2886 = v2786 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2889 = v2786 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2890 = v2889 << 3u;
+        const unsigned int v2891 = v2753 + v2886;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2892 = v2891 < v2;
+        const unsigned int v2893 = v29 + v2890;
+        const bool v2894 = v2893 < v1;
+        const bool v2895 = v2892 && v2894;
+        const unsigned int v2897 = v2891 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2899 = v2897 + v29;
+        const unsigned int v2900 = v2899 + v2890;
+        const unsigned int v2901 = v2895 ? v2900 : 0u;
+        const unsigned int v2903 = v2886 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2904 = v2857 + v2903;
+        const unsigned int v2905 = v2904 + v2890;
+        iron_copy_async(shm1 + v2905, b + v2901, v2895);
+        const unsigned int v2910 = v2810 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2913 = v2810 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2914 = v2913 << 3u;
+        const unsigned int v2915 = v2753 + v2910;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2916 = v2915 < v2;
+        const unsigned int v2917 = v29 + v2914;
+        const bool v2918 = v2917 < v1;
+        const bool v2919 = v2916 && v2918;
+        const unsigned int v2921 = v2915 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2923 = v2921 + v29;
+        const unsigned int v2924 = v2923 + v2914;
+        const unsigned int v2925 = v2919 ? v2924 : 0u;
+        const unsigned int v2927 = v2910 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2928 = v2857 + v2927;
+        const unsigned int v2929 = v2928 + v2914;
+        iron_copy_async(shm1 + v2929, b + v2925, v2919);
+        const unsigned int v2934 = v2834 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2937 = v2834 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2938 = v2937 << 3u;
+        const unsigned int v2939 = v2753 + v2934;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2940 = v2939 < v2;
+        const unsigned int v2941 = v29 + v2938;
+        const bool v2942 = v2941 < v1;
+        const bool v2943 = v2940 && v2942;
+        const unsigned int v2945 = v2939 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2947 = v2945 + v29;
+        const unsigned int v2948 = v2947 + v2938;
+        const unsigned int v2949 = v2943 ? v2948 : 0u;
+        const unsigned int v2951 = v2934 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2952 = v2857 + v2951;
+        const unsigned int v2953 = v2952 + v2938;
+        iron_copy_async(shm1 + v2953, b + v2949, v2943);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2955 = v2750 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2957 = v2750 * 5120u;
+      const unsigned int v2962 = v2957 + v2961;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v2962, 40u);
+      const unsigned int v2967 = v2955 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v44, shm1, v2967, 136u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v3370 = v3359 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v42, shm0, v3370, 40u);
-      const unsigned int v3373 = v3352 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v3374 = v3373 + v38;
-      iron_frag_load_shared<false>(v44, shm1, v3374, 136u);
+      const unsigned int v2973 = v2962 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v2973, 40u);
+      const unsigned int v2976 = v2955 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v2977 = v2976 + v38;
+      iron_frag_load_shared<false>(v44, shm1, v2977, 136u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -795,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const unsigned int v362 = v350 + 16u;
     const unsigned int v366 = 2176u + v38;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v292 = v5; v292 < v2; v292 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v292 = 0u; v292 < v2; v292 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v296 = v294; v296 < 4096u; v296 += v293) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v298 = v296 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v300 = v296 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -200,7 +200,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
   const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v9 = blockIdx.y;
@@ -230,553 +229,306 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
   iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v44, 0.0f);
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v48 = v47 == v5;
+  const bool v48 = v47 == 0u;
   const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v57 = v56 == v5;
+  const bool v57 = v56 == 0u;
   const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:187
   if (v63) {
-    const bool v2524 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2524) {
-      const unsigned int v2528 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2531 = v2528 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2534 = v2528 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2535 = v2534 << 2u;
-      const unsigned int v2536 = v25 + v2531;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2537 = v2536 < v0;
-      const bool v2539 = v2535 < v2;
-      const bool v2540 = v2537 && v2539;
-      const unsigned int v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2545 = v2542 + v2535;
-      const unsigned int v2546 = v2540 ? v2545 : v5;
-      const unsigned int v2548 = v2531 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2550 = v2548 + v2535;
-      iron_copy_async(shm0 + v2550, a + v2546, v2540);
-      const unsigned int v2553 = v2528 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2555 = v2553 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2558 = v2553 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2559 = v2558 << 2u;
-      const unsigned int v2560 = v25 + v2555;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2561 = v2560 < v0;
-      const bool v2563 = v2559 < v2;
-      const bool v2564 = v2561 && v2563;
-      const unsigned int v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2569 = v2566 + v2559;
-      const unsigned int v2570 = v2564 ? v2569 : v5;
-      const unsigned int v2572 = v2555 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2574 = v2572 + v2559;
-      iron_copy_async(shm0 + v2574, a + v2570, v2564);
-      const unsigned int v2577 = v2528 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2579 = v2577 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2582 = v2577 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2583 = v2582 << 2u;
-      const unsigned int v2584 = v25 + v2579;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2585 = v2584 < v0;
-      const bool v2587 = v2583 < v2;
-      const bool v2588 = v2585 && v2587;
-      const unsigned int v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2593 = v2590 + v2583;
-      const unsigned int v2594 = v2588 ? v2593 : v5;
-      const unsigned int v2596 = v2579 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2598 = v2596 + v2583;
-      iron_copy_async(shm0 + v2598, a + v2594, v2588);
-      const unsigned int v2601 = v2528 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2603 = v2601 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2606 = v2601 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2607 = v2606 << 2u;
-      const unsigned int v2608 = v25 + v2603;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2609 = v2608 < v0;
-      const bool v2611 = v2607 < v2;
-      const bool v2612 = v2609 && v2611;
-      const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2617 = v2614 + v2607;
-      const unsigned int v2618 = v2612 ? v2617 : v5;
-      const unsigned int v2620 = v2603 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2622 = v2620 + v2607;
-      iron_copy_async(shm0 + v2622, a + v2618, v2612);
-      const unsigned int v2629 = v2528 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2632 = v2528 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2633 = v2632 << 2u;
-      const bool v2635 = v2629 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2636 = v29 + v2633;
-      const bool v2637 = v2636 < v1;
-      const bool v2638 = v2635 && v2637;
-      const unsigned int v2640 = v2629 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2642 = v2640 + v29;
-      const unsigned int v2643 = v2642 + v2633;
-      const unsigned int v2644 = v2638 ? v2643 : v5;
-      const unsigned int v2646 = v2629 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2648 = v2646 + v2633;
-      iron_copy_async(shm1 + v2648, b + v2644, v2638);
-      const unsigned int v2653 = v2553 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2656 = v2553 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2657 = v2656 << 2u;
-      const bool v2659 = v2653 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2660 = v29 + v2657;
-      const bool v2661 = v2660 < v1;
-      const bool v2662 = v2659 && v2661;
-      const unsigned int v2664 = v2653 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2666 = v2664 + v29;
-      const unsigned int v2667 = v2666 + v2657;
-      const unsigned int v2668 = v2662 ? v2667 : v5;
-      const unsigned int v2670 = v2653 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2672 = v2670 + v2657;
-      iron_copy_async(shm1 + v2672, b + v2668, v2662);
-      const unsigned int v2677 = v2577 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2680 = v2577 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2681 = v2680 << 2u;
-      const bool v2683 = v2677 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2684 = v29 + v2681;
-      const bool v2685 = v2684 < v1;
-      const bool v2686 = v2683 && v2685;
-      const unsigned int v2688 = v2677 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2690 = v2688 + v29;
-      const unsigned int v2691 = v2690 + v2681;
-      const unsigned int v2692 = v2686 ? v2691 : v5;
-      const unsigned int v2694 = v2677 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2696 = v2694 + v2681;
-      iron_copy_async(shm1 + v2696, b + v2692, v2686);
-      const unsigned int v2701 = v2601 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2704 = v2601 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2705 = v2704 << 2u;
-      const bool v2707 = v2701 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2708 = v29 + v2705;
-      const bool v2709 = v2708 < v1;
-      const bool v2710 = v2707 && v2709;
-      const unsigned int v2712 = v2701 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2714 = v2712 + v29;
-      const unsigned int v2715 = v2714 + v2705;
-      const unsigned int v2716 = v2710 ? v2715 : v5;
-      const unsigned int v2718 = v2701 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2720 = v2718 + v2705;
-      iron_copy_async(shm1 + v2720, b + v2716, v2710);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2725 = 16u < v2;
-    if (v2725) {
-      const unsigned int v2729 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2736 = v2735 << 2u;
-      const unsigned int v2737 = v25 + v2732;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2738 = v2737 < v0;
-      const unsigned int v2739 = 16u + v2736;
-      const bool v2740 = v2739 < v2;
-      const bool v2741 = v2738 && v2740;
-      const unsigned int v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2745 = v2743 + 16u;
-      const unsigned int v2746 = v2745 + v2736;
-      const unsigned int v2747 = v2741 ? v2746 : v5;
-      const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2750 = 2560u + v2749;
-      const unsigned int v2751 = v2750 + v2736;
-      iron_copy_async(shm0 + v2751, a + v2747, v2741);
-      const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2760 = v2759 << 2u;
-      const unsigned int v2761 = v25 + v2756;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2762 = v2761 < v0;
-      const unsigned int v2763 = 16u + v2760;
-      const bool v2764 = v2763 < v2;
-      const bool v2765 = v2762 && v2764;
-      const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2769 = v2767 + 16u;
-      const unsigned int v2770 = v2769 + v2760;
-      const unsigned int v2771 = v2765 ? v2770 : v5;
-      const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2774 = 2560u + v2773;
-      const unsigned int v2775 = v2774 + v2760;
-      iron_copy_async(shm0 + v2775, a + v2771, v2765);
-      const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2784 = v2783 << 2u;
-      const unsigned int v2785 = v25 + v2780;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2786 = v2785 < v0;
-      const unsigned int v2787 = 16u + v2784;
-      const bool v2788 = v2787 < v2;
-      const bool v2789 = v2786 && v2788;
-      const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2793 = v2791 + 16u;
-      const unsigned int v2794 = v2793 + v2784;
-      const unsigned int v2795 = v2789 ? v2794 : v5;
-      const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2798 = 2560u + v2797;
-      const unsigned int v2799 = v2798 + v2784;
-      iron_copy_async(shm0 + v2799, a + v2795, v2789);
-      const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2808 = v2807 << 2u;
-      const unsigned int v2809 = v25 + v2804;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2810 = v2809 < v0;
-      const unsigned int v2811 = 16u + v2808;
-      const bool v2812 = v2811 < v2;
-      const bool v2813 = v2810 && v2812;
-      const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2817 = v2815 + 16u;
-      const unsigned int v2818 = v2817 + v2808;
-      const unsigned int v2819 = v2813 ? v2818 : v5;
-      const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2822 = 2560u + v2821;
-      const unsigned int v2823 = v2822 + v2808;
-      iron_copy_async(shm0 + v2823, a + v2819, v2813);
-      const unsigned int v2830 = v2729 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2833 = v2729 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2834 = v2833 << 2u;
-      const unsigned int v2835 = 16u + v2830;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2836 = v2835 < v2;
-      const unsigned int v2837 = v29 + v2834;
-      const bool v2838 = v2837 < v1;
-      const bool v2839 = v2836 && v2838;
-      const unsigned int v2841 = v2835 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2843 = v2841 + v29;
-      const unsigned int v2844 = v2843 + v2834;
-      const unsigned int v2845 = v2839 ? v2844 : v5;
-      const unsigned int v2847 = v2830 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2848 = 2112u + v2847;
-      const unsigned int v2849 = v2848 + v2834;
-      iron_copy_async(shm1 + v2849, b + v2845, v2839);
-      const unsigned int v2854 = v2754 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2857 = v2754 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2858 = v2857 << 2u;
-      const unsigned int v2859 = 16u + v2854;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2860 = v2859 < v2;
-      const unsigned int v2861 = v29 + v2858;
-      const bool v2862 = v2861 < v1;
-      const bool v2863 = v2860 && v2862;
-      const unsigned int v2865 = v2859 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2867 = v2865 + v29;
-      const unsigned int v2868 = v2867 + v2858;
-      const unsigned int v2869 = v2863 ? v2868 : v5;
-      const unsigned int v2871 = v2854 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2872 = 2112u + v2871;
-      const unsigned int v2873 = v2872 + v2858;
-      iron_copy_async(shm1 + v2873, b + v2869, v2863);
-      const unsigned int v2878 = v2778 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2881 = v2778 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2882 = v2881 << 2u;
-      const unsigned int v2883 = 16u + v2878;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2884 = v2883 < v2;
-      const unsigned int v2885 = v29 + v2882;
-      const bool v2886 = v2885 < v1;
-      const bool v2887 = v2884 && v2886;
-      const unsigned int v2889 = v2883 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2891 = v2889 + v29;
-      const unsigned int v2892 = v2891 + v2882;
-      const unsigned int v2893 = v2887 ? v2892 : v5;
-      const unsigned int v2895 = v2878 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2896 = 2112u + v2895;
-      const unsigned int v2897 = v2896 + v2882;
-      iron_copy_async(shm1 + v2897, b + v2893, v2887);
-      const unsigned int v2902 = v2802 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2905 = v2802 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2906 = v2905 << 2u;
-      const unsigned int v2907 = 16u + v2902;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2908 = v2907 < v2;
-      const unsigned int v2909 = v29 + v2906;
-      const bool v2910 = v2909 < v1;
-      const bool v2911 = v2908 && v2910;
-      const unsigned int v2913 = v2907 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2915 = v2913 + v29;
-      const unsigned int v2916 = v2915 + v2906;
-      const unsigned int v2917 = v2911 ? v2916 : v5;
-      const unsigned int v2919 = v2902 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2920 = 2112u + v2919;
-      const unsigned int v2921 = v2920 + v2906;
-      iron_copy_async(shm1 + v2921, b + v2917, v2911);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2926 = 32u < v2;
-    if (v2926) {
-      const unsigned int v2930 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2933 = v2930 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2936 = v2930 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2937 = v2936 << 2u;
-      const unsigned int v2938 = v25 + v2933;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2939 = v2938 < v0;
-      const unsigned int v2940 = 32u + v2937;
-      const bool v2941 = v2940 < v2;
-      const bool v2942 = v2939 && v2941;
-      const unsigned int v2944 = v2938 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2946 = v2944 + 32u;
-      const unsigned int v2947 = v2946 + v2937;
-      const unsigned int v2948 = v2942 ? v2947 : v5;
-      const unsigned int v2950 = v2933 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2951 = 5120u + v2950;
-      const unsigned int v2952 = v2951 + v2937;
-      iron_copy_async(shm0 + v2952, a + v2948, v2942);
-      const unsigned int v2955 = v2930 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2957 = v2955 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2960 = v2955 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2961 = v2960 << 2u;
-      const unsigned int v2962 = v25 + v2957;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2963 = v2962 < v0;
-      const unsigned int v2964 = 32u + v2961;
-      const bool v2965 = v2964 < v2;
-      const bool v2966 = v2963 && v2965;
-      const unsigned int v2968 = v2962 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2970 = v2968 + 32u;
-      const unsigned int v2971 = v2970 + v2961;
-      const unsigned int v2972 = v2966 ? v2971 : v5;
-      const unsigned int v2974 = v2957 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2975 = 5120u + v2974;
-      const unsigned int v2976 = v2975 + v2961;
-      iron_copy_async(shm0 + v2976, a + v2972, v2966);
-      const unsigned int v2979 = v2930 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2981 = v2979 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2984 = v2979 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2985 = v2984 << 2u;
-      const unsigned int v2986 = v25 + v2981;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2987 = v2986 < v0;
-      const unsigned int v2988 = 32u + v2985;
-      const bool v2989 = v2988 < v2;
-      const bool v2990 = v2987 && v2989;
-      const unsigned int v2992 = v2986 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2994 = v2992 + 32u;
-      const unsigned int v2995 = v2994 + v2985;
-      const unsigned int v2996 = v2990 ? v2995 : v5;
-      const unsigned int v2998 = v2981 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2999 = 5120u + v2998;
-      const unsigned int v3000 = v2999 + v2985;
-      iron_copy_async(shm0 + v3000, a + v2996, v2990);
-      const unsigned int v3003 = v2930 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3005 = v3003 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3008 = v3003 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3009 = v3008 << 2u;
-      const unsigned int v3010 = v25 + v3005;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3011 = v3010 < v0;
-      const unsigned int v3012 = 32u + v3009;
-      const bool v3013 = v3012 < v2;
-      const bool v3014 = v3011 && v3013;
-      const unsigned int v3016 = v3010 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3018 = v3016 + 32u;
-      const unsigned int v3019 = v3018 + v3009;
-      const unsigned int v3020 = v3014 ? v3019 : v5;
-      const unsigned int v3022 = v3005 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3023 = 5120u + v3022;
-      const unsigned int v3024 = v3023 + v3009;
-      iron_copy_async(shm0 + v3024, a + v3020, v3014);
-      const unsigned int v3031 = v2930 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3034 = v2930 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3035 = v3034 << 2u;
-      const unsigned int v3036 = 32u + v3031;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3037 = v3036 < v2;
-      const unsigned int v3038 = v29 + v3035;
-      const bool v3039 = v3038 < v1;
-      const bool v3040 = v3037 && v3039;
-      const unsigned int v3042 = v3036 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3044 = v3042 + v29;
-      const unsigned int v3045 = v3044 + v3035;
-      const unsigned int v3046 = v3040 ? v3045 : v5;
-      const unsigned int v3048 = v3031 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3049 = 4224u + v3048;
-      const unsigned int v3050 = v3049 + v3035;
-      iron_copy_async(shm1 + v3050, b + v3046, v3040);
-      const unsigned int v3055 = v2955 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3058 = v2955 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3059 = v3058 << 2u;
-      const unsigned int v3060 = 32u + v3055;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3061 = v3060 < v2;
-      const unsigned int v3062 = v29 + v3059;
-      const bool v3063 = v3062 < v1;
-      const bool v3064 = v3061 && v3063;
-      const unsigned int v3066 = v3060 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3068 = v3066 + v29;
-      const unsigned int v3069 = v3068 + v3059;
-      const unsigned int v3070 = v3064 ? v3069 : v5;
-      const unsigned int v3072 = v3055 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3073 = 4224u + v3072;
-      const unsigned int v3074 = v3073 + v3059;
-      iron_copy_async(shm1 + v3074, b + v3070, v3064);
-      const unsigned int v3079 = v2979 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3082 = v2979 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3083 = v3082 << 2u;
-      const unsigned int v3084 = 32u + v3079;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3085 = v3084 < v2;
-      const unsigned int v3086 = v29 + v3083;
-      const bool v3087 = v3086 < v1;
-      const bool v3088 = v3085 && v3087;
-      const unsigned int v3090 = v3084 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3092 = v3090 + v29;
-      const unsigned int v3093 = v3092 + v3083;
-      const unsigned int v3094 = v3088 ? v3093 : v5;
-      const unsigned int v3096 = v3079 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3097 = 4224u + v3096;
-      const unsigned int v3098 = v3097 + v3083;
-      iron_copy_async(shm1 + v3098, b + v3094, v3088);
-      const unsigned int v3103 = v3003 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3106 = v3003 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3107 = v3106 << 2u;
-      const unsigned int v3108 = 32u + v3103;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3109 = v3108 < v2;
-      const unsigned int v3110 = v29 + v3107;
-      const bool v3111 = v3110 < v1;
-      const bool v3112 = v3109 && v3111;
-      const unsigned int v3114 = v3108 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3116 = v3114 + v29;
-      const unsigned int v3117 = v3116 + v3107;
-      const unsigned int v3118 = v3112 ? v3117 : v5;
-      const unsigned int v3120 = v3103 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3121 = 4224u + v3120;
-      const unsigned int v3122 = v3121 + v3107;
-      iron_copy_async(shm1 + v3122, b + v3118, v3112);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3338 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3123 = v5; v3123 < v2; v3123 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3125 = v3123 >> 4u;
-      const unsigned int v3127 = v3125 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3130 = v3123 + 48u;
-      const unsigned int v3132 = v3125 + 3u;
-      const unsigned int v3133 = v3132 & 3u;
-      const bool v3134 = v3130 < v2;
-      if (v3134) {
-        const unsigned int v3136 = v3133 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3138 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3141 = v3138 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3144 = v3138 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3145 = v3144 << 2u;
-        const unsigned int v3146 = v25 + v3141;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3147 = v3146 < v0;
-        const unsigned int v3148 = v3130 + v3145;
-        const bool v3149 = v3148 < v2;
-        const bool v3150 = v3147 && v3149;
-        const unsigned int v3152 = v3146 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3154 = v3152 + v3130;
-        const unsigned int v3155 = v3154 + v3145;
-        const unsigned int v3156 = v3150 ? v3155 : v5;
-        const unsigned int v3158 = v3141 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3159 = v3136 + v3158;
-        const unsigned int v3160 = v3159 + v3145;
-        iron_copy_async(shm0 + v3160, a + v3156, v3150);
-        const unsigned int v3163 = v3138 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3165 = v3163 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3168 = v3163 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3169 = v3168 << 2u;
-        const unsigned int v3170 = v25 + v3165;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3171 = v3170 < v0;
-        const unsigned int v3172 = v3130 + v3169;
-        const bool v3173 = v3172 < v2;
-        const bool v3174 = v3171 && v3173;
-        const unsigned int v3176 = v3170 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3178 = v3176 + v3130;
-        const unsigned int v3179 = v3178 + v3169;
-        const unsigned int v3180 = v3174 ? v3179 : v5;
-        const unsigned int v3182 = v3165 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3183 = v3136 + v3182;
-        const unsigned int v3184 = v3183 + v3169;
-        iron_copy_async(shm0 + v3184, a + v3180, v3174);
-        const unsigned int v3187 = v3138 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3189 = v3187 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3192 = v3187 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3193 = v3192 << 2u;
-        const unsigned int v3194 = v25 + v3189;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3195 = v3194 < v0;
-        const unsigned int v3196 = v3130 + v3193;
-        const bool v3197 = v3196 < v2;
-        const bool v3198 = v3195 && v3197;
-        const unsigned int v3200 = v3194 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3202 = v3200 + v3130;
-        const unsigned int v3203 = v3202 + v3193;
-        const unsigned int v3204 = v3198 ? v3203 : v5;
-        const unsigned int v3206 = v3189 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3207 = v3136 + v3206;
-        const unsigned int v3208 = v3207 + v3193;
-        iron_copy_async(shm0 + v3208, a + v3204, v3198);
-        const unsigned int v3211 = v3138 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3213 = v3211 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3216 = v3211 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3217 = v3216 << 2u;
-        const unsigned int v3218 = v25 + v3213;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3219 = v3218 < v0;
-        const unsigned int v3220 = v3130 + v3217;
-        const bool v3221 = v3220 < v2;
-        const bool v3222 = v3219 && v3221;
-        const unsigned int v3224 = v3218 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3226 = v3224 + v3130;
-        const unsigned int v3227 = v3226 + v3217;
-        const unsigned int v3228 = v3222 ? v3227 : v5;
-        const unsigned int v3230 = v3213 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3231 = v3136 + v3230;
-        const unsigned int v3232 = v3231 + v3217;
-        iron_copy_async(shm0 + v3232, a + v3228, v3222);
-        const unsigned int v3234 = v3133 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3239 = v3138 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3242 = v3138 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3243 = v3242 << 2u;
-        const unsigned int v3244 = v3130 + v3239;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3245 = v3244 < v2;
-        const unsigned int v3246 = v29 + v3243;
-        const bool v3247 = v3246 < v1;
-        const bool v3248 = v3245 && v3247;
-        const unsigned int v3250 = v3244 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3252 = v3250 + v29;
-        const unsigned int v3253 = v3252 + v3243;
-        const unsigned int v3254 = v3248 ? v3253 : v5;
-        const unsigned int v3256 = v3239 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3257 = v3234 + v3256;
-        const unsigned int v3258 = v3257 + v3243;
-        iron_copy_async(shm1 + v3258, b + v3254, v3248);
-        const unsigned int v3263 = v3163 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3266 = v3163 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3267 = v3266 << 2u;
-        const unsigned int v3268 = v3130 + v3263;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3269 = v3268 < v2;
-        const unsigned int v3270 = v29 + v3267;
-        const bool v3271 = v3270 < v1;
-        const bool v3272 = v3269 && v3271;
-        const unsigned int v3274 = v3268 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3276 = v3274 + v29;
-        const unsigned int v3277 = v3276 + v3267;
-        const unsigned int v3278 = v3272 ? v3277 : v5;
-        const unsigned int v3280 = v3263 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3281 = v3234 + v3280;
-        const unsigned int v3282 = v3281 + v3267;
-        iron_copy_async(shm1 + v3282, b + v3278, v3272);
-        const unsigned int v3287 = v3187 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3290 = v3187 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3291 = v3290 << 2u;
-        const unsigned int v3292 = v3130 + v3287;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3293 = v3292 < v2;
-        const unsigned int v3294 = v29 + v3291;
-        const bool v3295 = v3294 < v1;
-        const bool v3296 = v3293 && v3295;
-        const unsigned int v3298 = v3292 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3300 = v3298 + v29;
-        const unsigned int v3301 = v3300 + v3291;
-        const unsigned int v3302 = v3296 ? v3301 : v5;
-        const unsigned int v3304 = v3287 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3305 = v3234 + v3304;
-        const unsigned int v3306 = v3305 + v3291;
-        iron_copy_async(shm1 + v3306, b + v3302, v3296);
-        const unsigned int v3311 = v3211 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3314 = v3211 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3315 = v3314 << 2u;
-        const unsigned int v3316 = v3130 + v3311;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3317 = v3316 < v2;
-        const unsigned int v3318 = v29 + v3315;
-        const bool v3319 = v3318 < v1;
-        const bool v3320 = v3317 && v3319;
-        const unsigned int v3322 = v3316 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3324 = v3322 + v29;
-        const unsigned int v3325 = v3324 + v3315;
-        const unsigned int v3326 = v3320 ? v3325 : v5;
-        const unsigned int v3328 = v3311 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3329 = v3234 + v3328;
-        const unsigned int v3330 = v3329 + v3315;
-        iron_copy_async(shm1 + v3330, b + v3326, v3320);
+    for (unsigned int v2526 = 0u; v2526 < 3u; v2526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2527 = v2526 << 4u;
+      const bool v2529 = v2527 < v2;
+      if (v2529) {
+        const unsigned int v2531 = v2526 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2536 = v2533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2539 = v2533 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2540 = v2539 << 2u;
+        const unsigned int v2541 = v25 + v2536;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2542 = v2541 < v0;
+        const unsigned int v2543 = v2527 + v2540;
+        const bool v2544 = v2543 < v2;
+        const bool v2545 = v2542 && v2544;
+        const unsigned int v2547 = v2541 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2549 = v2547 + v2527;
+        const unsigned int v2550 = v2549 + v2540;
+        const unsigned int v2551 = v2545 ? v2550 : 0u;
+        const unsigned int v2553 = v2536 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2554 = v2531 + v2553;
+        const unsigned int v2555 = v2554 + v2540;
+        iron_copy_async(shm0 + v2555, a + v2551, v2545);
+        const unsigned int v2558 = v2533 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2560 = v2558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2563 = v2558 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2564 = v2563 << 2u;
+        const unsigned int v2565 = v25 + v2560;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2566 = v2565 < v0;
+        const unsigned int v2567 = v2527 + v2564;
+        const bool v2568 = v2567 < v2;
+        const bool v2569 = v2566 && v2568;
+        const unsigned int v2571 = v2565 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2573 = v2571 + v2527;
+        const unsigned int v2574 = v2573 + v2564;
+        const unsigned int v2575 = v2569 ? v2574 : 0u;
+        const unsigned int v2577 = v2560 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2578 = v2531 + v2577;
+        const unsigned int v2579 = v2578 + v2564;
+        iron_copy_async(shm0 + v2579, a + v2575, v2569);
+        const unsigned int v2582 = v2533 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2584 = v2582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2587 = v2582 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2588 = v2587 << 2u;
+        const unsigned int v2589 = v25 + v2584;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2590 = v2589 < v0;
+        const unsigned int v2591 = v2527 + v2588;
+        const bool v2592 = v2591 < v2;
+        const bool v2593 = v2590 && v2592;
+        const unsigned int v2595 = v2589 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2597 = v2595 + v2527;
+        const unsigned int v2598 = v2597 + v2588;
+        const unsigned int v2599 = v2593 ? v2598 : 0u;
+        const unsigned int v2601 = v2584 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2602 = v2531 + v2601;
+        const unsigned int v2603 = v2602 + v2588;
+        iron_copy_async(shm0 + v2603, a + v2599, v2593);
+        const unsigned int v2606 = v2533 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2608 = v2606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2611 = v2606 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2612 = v2611 << 2u;
+        const unsigned int v2613 = v25 + v2608;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2614 = v2613 < v0;
+        const unsigned int v2615 = v2527 + v2612;
+        const bool v2616 = v2615 < v2;
+        const bool v2617 = v2614 && v2616;
+        const unsigned int v2619 = v2613 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2621 = v2619 + v2527;
+        const unsigned int v2622 = v2621 + v2612;
+        const unsigned int v2623 = v2617 ? v2622 : 0u;
+        const unsigned int v2625 = v2608 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2626 = v2531 + v2625;
+        const unsigned int v2627 = v2626 + v2612;
+        iron_copy_async(shm0 + v2627, a + v2623, v2617);
+        const unsigned int v2629 = v2526 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2634 = v2533 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2637 = v2533 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2638 = v2637 << 2u;
+        const unsigned int v2639 = v2527 + v2634;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2640 = v2639 < v2;
+        const unsigned int v2641 = v29 + v2638;
+        const bool v2642 = v2641 < v1;
+        const bool v2643 = v2640 && v2642;
+        const unsigned int v2645 = v2639 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2647 = v2645 + v29;
+        const unsigned int v2648 = v2647 + v2638;
+        const unsigned int v2649 = v2643 ? v2648 : 0u;
+        const unsigned int v2651 = v2634 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2652 = v2629 + v2651;
+        const unsigned int v2653 = v2652 + v2638;
+        iron_copy_async(shm1 + v2653, b + v2649, v2643);
+        const unsigned int v2658 = v2558 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2661 = v2558 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2662 = v2661 << 2u;
+        const unsigned int v2663 = v2527 + v2658;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2664 = v2663 < v2;
+        const unsigned int v2665 = v29 + v2662;
+        const bool v2666 = v2665 < v1;
+        const bool v2667 = v2664 && v2666;
+        const unsigned int v2669 = v2663 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2671 = v2669 + v29;
+        const unsigned int v2672 = v2671 + v2662;
+        const unsigned int v2673 = v2667 ? v2672 : 0u;
+        const unsigned int v2675 = v2658 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2676 = v2629 + v2675;
+        const unsigned int v2677 = v2676 + v2662;
+        iron_copy_async(shm1 + v2677, b + v2673, v2667);
+        const unsigned int v2682 = v2582 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2685 = v2582 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2686 = v2685 << 2u;
+        const unsigned int v2687 = v2527 + v2682;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2688 = v2687 < v2;
+        const unsigned int v2689 = v29 + v2686;
+        const bool v2690 = v2689 < v1;
+        const bool v2691 = v2688 && v2690;
+        const unsigned int v2693 = v2687 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2695 = v2693 + v29;
+        const unsigned int v2696 = v2695 + v2686;
+        const unsigned int v2697 = v2691 ? v2696 : 0u;
+        const unsigned int v2699 = v2682 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2700 = v2629 + v2699;
+        const unsigned int v2701 = v2700 + v2686;
+        iron_copy_async(shm1 + v2701, b + v2697, v2691);
+        const unsigned int v2706 = v2606 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2709 = v2606 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2710 = v2709 << 2u;
+        const unsigned int v2711 = v2527 + v2706;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2712 = v2711 < v2;
+        const unsigned int v2713 = v29 + v2710;
+        const bool v2714 = v2713 < v1;
+        const bool v2715 = v2712 && v2714;
+        const unsigned int v2717 = v2711 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2719 = v2717 + v29;
+        const unsigned int v2720 = v2719 + v2710;
+        const unsigned int v2721 = v2715 ? v2720 : 0u;
+        const unsigned int v2723 = v2706 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2724 = v2629 + v2723;
+        const unsigned int v2725 = v2724 + v2710;
+        iron_copy_async(shm1 + v2725, b + v2721, v2715);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3332 = v3127 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3334 = v3127 * 2560u;
-      const unsigned int v3339 = v3334 + v3338;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v42, shm0, v3339, 20u);
-      const unsigned int v3344 = v3332 + v38;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v44, shm1, v3344, 132u);
+    }
+    const unsigned int v2941 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2726 = 0u; v2726 < v2; v2726 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2728 = v2726 >> 4u;
+      const unsigned int v2730 = v2728 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2733 = v2726 + 48u;
+      const unsigned int v2735 = v2728 + 3u;
+      const unsigned int v2736 = v2735 & 3u;
+      const bool v2737 = v2733 < v2;
+      if (v2737) {
+        const unsigned int v2739 = v2736 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2741 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2744 = v2741 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2747 = v2741 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2748 = v2747 << 2u;
+        const unsigned int v2749 = v25 + v2744;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2750 = v2749 < v0;
+        const unsigned int v2751 = v2733 + v2748;
+        const bool v2752 = v2751 < v2;
+        const bool v2753 = v2750 && v2752;
+        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2757 = v2755 + v2733;
+        const unsigned int v2758 = v2757 + v2748;
+        const unsigned int v2759 = v2753 ? v2758 : 0u;
+        const unsigned int v2761 = v2744 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2762 = v2739 + v2761;
+        const unsigned int v2763 = v2762 + v2748;
+        iron_copy_async(shm0 + v2763, a + v2759, v2753);
+        const unsigned int v2766 = v2741 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2768 = v2766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2771 = v2766 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2772 = v2771 << 2u;
+        const unsigned int v2773 = v25 + v2768;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2774 = v2773 < v0;
+        const unsigned int v2775 = v2733 + v2772;
+        const bool v2776 = v2775 < v2;
+        const bool v2777 = v2774 && v2776;
+        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2781 = v2779 + v2733;
+        const unsigned int v2782 = v2781 + v2772;
+        const unsigned int v2783 = v2777 ? v2782 : 0u;
+        const unsigned int v2785 = v2768 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2786 = v2739 + v2785;
+        const unsigned int v2787 = v2786 + v2772;
+        iron_copy_async(shm0 + v2787, a + v2783, v2777);
+        const unsigned int v2790 = v2741 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2792 = v2790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2795 = v2790 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2796 = v2795 << 2u;
+        const unsigned int v2797 = v25 + v2792;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2798 = v2797 < v0;
+        const unsigned int v2799 = v2733 + v2796;
+        const bool v2800 = v2799 < v2;
+        const bool v2801 = v2798 && v2800;
+        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2805 = v2803 + v2733;
+        const unsigned int v2806 = v2805 + v2796;
+        const unsigned int v2807 = v2801 ? v2806 : 0u;
+        const unsigned int v2809 = v2792 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2810 = v2739 + v2809;
+        const unsigned int v2811 = v2810 + v2796;
+        iron_copy_async(shm0 + v2811, a + v2807, v2801);
+        const unsigned int v2814 = v2741 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2816 = v2814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2819 = v2814 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2820 = v2819 << 2u;
+        const unsigned int v2821 = v25 + v2816;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2822 = v2821 < v0;
+        const unsigned int v2823 = v2733 + v2820;
+        const bool v2824 = v2823 < v2;
+        const bool v2825 = v2822 && v2824;
+        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2829 = v2827 + v2733;
+        const unsigned int v2830 = v2829 + v2820;
+        const unsigned int v2831 = v2825 ? v2830 : 0u;
+        const unsigned int v2833 = v2816 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2834 = v2739 + v2833;
+        const unsigned int v2835 = v2834 + v2820;
+        iron_copy_async(shm0 + v2835, a + v2831, v2825);
+        const unsigned int v2837 = v2736 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2842 = v2741 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2845 = v2741 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2846 = v2845 << 2u;
+        const unsigned int v2847 = v2733 + v2842;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2848 = v2847 < v2;
+        const unsigned int v2849 = v29 + v2846;
+        const bool v2850 = v2849 < v1;
+        const bool v2851 = v2848 && v2850;
+        const unsigned int v2853 = v2847 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2855 = v2853 + v29;
+        const unsigned int v2856 = v2855 + v2846;
+        const unsigned int v2857 = v2851 ? v2856 : 0u;
+        const unsigned int v2859 = v2842 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2860 = v2837 + v2859;
+        const unsigned int v2861 = v2860 + v2846;
+        iron_copy_async(shm1 + v2861, b + v2857, v2851);
+        const unsigned int v2866 = v2766 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2869 = v2766 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2870 = v2869 << 2u;
+        const unsigned int v2871 = v2733 + v2866;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2872 = v2871 < v2;
+        const unsigned int v2873 = v29 + v2870;
+        const bool v2874 = v2873 < v1;
+        const bool v2875 = v2872 && v2874;
+        const unsigned int v2877 = v2871 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2879 = v2877 + v29;
+        const unsigned int v2880 = v2879 + v2870;
+        const unsigned int v2881 = v2875 ? v2880 : 0u;
+        const unsigned int v2883 = v2866 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2884 = v2837 + v2883;
+        const unsigned int v2885 = v2884 + v2870;
+        iron_copy_async(shm1 + v2885, b + v2881, v2875);
+        const unsigned int v2890 = v2790 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2893 = v2790 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2894 = v2893 << 2u;
+        const unsigned int v2895 = v2733 + v2890;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2896 = v2895 < v2;
+        const unsigned int v2897 = v29 + v2894;
+        const bool v2898 = v2897 < v1;
+        const bool v2899 = v2896 && v2898;
+        const unsigned int v2901 = v2895 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2903 = v2901 + v29;
+        const unsigned int v2904 = v2903 + v2894;
+        const unsigned int v2905 = v2899 ? v2904 : 0u;
+        const unsigned int v2907 = v2890 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2908 = v2837 + v2907;
+        const unsigned int v2909 = v2908 + v2894;
+        iron_copy_async(shm1 + v2909, b + v2905, v2899);
+        const unsigned int v2914 = v2814 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2917 = v2814 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2918 = v2917 << 2u;
+        const unsigned int v2919 = v2733 + v2914;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2920 = v2919 < v2;
+        const unsigned int v2921 = v29 + v2918;
+        const bool v2922 = v2921 < v1;
+        const bool v2923 = v2920 && v2922;
+        const unsigned int v2925 = v2919 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2927 = v2925 + v29;
+        const unsigned int v2928 = v2927 + v2918;
+        const unsigned int v2929 = v2923 ? v2928 : 0u;
+        const unsigned int v2931 = v2914 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2932 = v2837 + v2931;
+        const unsigned int v2933 = v2932 + v2918;
+        iron_copy_async(shm1 + v2933, b + v2929, v2923);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2935 = v2730 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2937 = v2730 * 2560u;
+      const unsigned int v2942 = v2937 + v2941;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v2942, 20u);
+      const unsigned int v2947 = v2935 + v38;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v44, shm1, v2947, 132u);
       iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -785,7 +537,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const unsigned int v284 = threadIdx.x;
     const unsigned int v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v282 = v5; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

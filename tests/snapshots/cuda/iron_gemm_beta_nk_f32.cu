@@ -200,7 +200,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
   const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v9 = blockIdx.y;
@@ -230,426 +229,238 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
   iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v44, 0.0f);
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v48 = v47 == v5;
+  const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;
   if (v63) {
-    const bool v2528 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2528) {
-      const unsigned int v2532 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2535 = v2532 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2538 = v2532 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2539 = v2538 << 2u;
-      const unsigned int v2540 = v25 + v2535;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2541 = v2540 < v0;
-      const bool v2543 = v2539 < v2;
-      const bool v2544 = v2541 && v2543;
-      const unsigned int v2546 = v2540 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2549 = v2546 + v2539;
-      const unsigned int v2550 = v2544 ? v2549 : v5;
-      const unsigned int v2552 = v2535 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2554 = v2552 + v2539;
-      iron_copy_async(shm0 + v2554, a + v2550, v2544);
-      const unsigned int v2557 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2559 = v2557 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2562 = v2557 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2563 = v2562 << 2u;
-      const unsigned int v2564 = v25 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2565 = v2564 < v0;
-      const bool v2567 = v2563 < v2;
-      const bool v2568 = v2565 && v2567;
-      const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2573 = v2570 + v2563;
-      const unsigned int v2574 = v2568 ? v2573 : v5;
-      const unsigned int v2576 = v2559 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2578 = v2576 + v2563;
-      iron_copy_async(shm0 + v2578, a + v2574, v2568);
-      const unsigned int v2581 = v2532 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2583 = v2581 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2586 = v2581 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2587 = v2586 << 2u;
-      const unsigned int v2588 = v25 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2589 = v2588 < v0;
-      const bool v2591 = v2587 < v2;
-      const bool v2592 = v2589 && v2591;
-      const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2597 = v2594 + v2587;
-      const unsigned int v2598 = v2592 ? v2597 : v5;
-      const unsigned int v2600 = v2583 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2602 = v2600 + v2587;
-      iron_copy_async(shm0 + v2602, a + v2598, v2592);
-      const unsigned int v2605 = v2532 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2607 = v2605 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2610 = v2605 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2611 = v2610 << 2u;
-      const unsigned int v2612 = v25 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2613 = v2612 < v0;
-      const bool v2615 = v2611 < v2;
-      const bool v2616 = v2613 && v2615;
-      const unsigned int v2618 = v2612 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2621 = v2618 + v2611;
-      const unsigned int v2622 = v2616 ? v2621 : v5;
-      const unsigned int v2624 = v2607 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2626 = v2624 + v2611;
-      iron_copy_async(shm0 + v2626, a + v2622, v2616);
-      const unsigned int v2638 = v29 + v2535;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2639 = v2638 < v1;
-      const bool v2642 = v2639 && v2543;
-      const unsigned int v2644 = v2638 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2647 = v2644 + v2539;
-      const unsigned int v2648 = v2642 ? v2647 : v5;
-      iron_copy_async(shm1 + v2554, b + v2648, v2642);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2662 = v29 + v2559;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2663 = v2662 < v1;
-      const bool v2666 = v2663 && v2567;
-      const unsigned int v2668 = v2662 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2671 = v2668 + v2563;
-      const unsigned int v2672 = v2666 ? v2671 : v5;
-      iron_copy_async(shm1 + v2578, b + v2672, v2666);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2686 = v29 + v2583;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2687 = v2686 < v1;
-      const bool v2690 = v2687 && v2591;
-      const unsigned int v2692 = v2686 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2695 = v2692 + v2587;
-      const unsigned int v2696 = v2690 ? v2695 : v5;
-      iron_copy_async(shm1 + v2602, b + v2696, v2690);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2710 = v29 + v2607;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2711 = v2710 < v1;
-      const bool v2714 = v2711 && v2615;
-      const unsigned int v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2719 = v2716 + v2611;
-      const unsigned int v2720 = v2714 ? v2719 : v5;
-      iron_copy_async(shm1 + v2626, b + v2720, v2714);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2729 = 16u < v2;
-    if (v2729) {
-      const unsigned int v2733 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2736 = v2733 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2739 = v2733 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2740 = v2739 << 2u;
-      const unsigned int v2741 = v25 + v2736;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2742 = v2741 < v0;
-      const unsigned int v2743 = 16u + v2740;
-      const bool v2744 = v2743 < v2;
-      const bool v2745 = v2742 && v2744;
-      const unsigned int v2747 = v2741 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2749 = v2747 + 16u;
-      const unsigned int v2750 = v2749 + v2740;
-      const unsigned int v2751 = v2745 ? v2750 : v5;
-      const unsigned int v2753 = v2736 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2754 = 2560u + v2753;
-      const unsigned int v2755 = v2754 + v2740;
-      iron_copy_async(shm0 + v2755, a + v2751, v2745);
-      const unsigned int v2758 = v2733 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2760 = v2758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2763 = v2758 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2764 = v2763 << 2u;
-      const unsigned int v2765 = v25 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2766 = v2765 < v0;
-      const unsigned int v2767 = 16u + v2764;
-      const bool v2768 = v2767 < v2;
-      const bool v2769 = v2766 && v2768;
-      const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2773 = v2771 + 16u;
-      const unsigned int v2774 = v2773 + v2764;
-      const unsigned int v2775 = v2769 ? v2774 : v5;
-      const unsigned int v2777 = v2760 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2778 = 2560u + v2777;
-      const unsigned int v2779 = v2778 + v2764;
-      iron_copy_async(shm0 + v2779, a + v2775, v2769);
-      const unsigned int v2782 = v2733 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2784 = v2782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2787 = v2782 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2788 = v2787 << 2u;
-      const unsigned int v2789 = v25 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2790 = v2789 < v0;
-      const unsigned int v2791 = 16u + v2788;
-      const bool v2792 = v2791 < v2;
-      const bool v2793 = v2790 && v2792;
-      const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2797 = v2795 + 16u;
-      const unsigned int v2798 = v2797 + v2788;
-      const unsigned int v2799 = v2793 ? v2798 : v5;
-      const unsigned int v2801 = v2784 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2802 = 2560u + v2801;
-      const unsigned int v2803 = v2802 + v2788;
-      iron_copy_async(shm0 + v2803, a + v2799, v2793);
-      const unsigned int v2806 = v2733 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2808 = v2806 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2811 = v2806 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2812 = v2811 << 2u;
-      const unsigned int v2813 = v25 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2814 = v2813 < v0;
-      const unsigned int v2815 = 16u + v2812;
-      const bool v2816 = v2815 < v2;
-      const bool v2817 = v2814 && v2816;
-      const unsigned int v2819 = v2813 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2821 = v2819 + 16u;
-      const unsigned int v2822 = v2821 + v2812;
-      const unsigned int v2823 = v2817 ? v2822 : v5;
-      const unsigned int v2825 = v2808 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2826 = 2560u + v2825;
-      const unsigned int v2827 = v2826 + v2812;
-      iron_copy_async(shm0 + v2827, a + v2823, v2817);
-      const unsigned int v2839 = v29 + v2736;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2840 = v2839 < v1;
-      const bool v2843 = v2840 && v2744;
-      const unsigned int v2845 = v2839 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2847 = v2845 + 16u;
-      const unsigned int v2848 = v2847 + v2740;
-      const unsigned int v2849 = v2843 ? v2848 : v5;
-      iron_copy_async(shm1 + v2755, b + v2849, v2843);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2863 = v29 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2864 = v2863 < v1;
-      const bool v2867 = v2864 && v2768;
-      const unsigned int v2869 = v2863 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2871 = v2869 + 16u;
-      const unsigned int v2872 = v2871 + v2764;
-      const unsigned int v2873 = v2867 ? v2872 : v5;
-      iron_copy_async(shm1 + v2779, b + v2873, v2867);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2887 = v29 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2888 = v2887 < v1;
-      const bool v2891 = v2888 && v2792;
-      const unsigned int v2893 = v2887 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2895 = v2893 + 16u;
-      const unsigned int v2896 = v2895 + v2788;
-      const unsigned int v2897 = v2891 ? v2896 : v5;
-      iron_copy_async(shm1 + v2803, b + v2897, v2891);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2911 = v29 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2912 = v2911 < v1;
-      const bool v2915 = v2912 && v2816;
-      const unsigned int v2917 = v2911 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2919 = v2917 + 16u;
-      const unsigned int v2920 = v2919 + v2812;
-      const unsigned int v2921 = v2915 ? v2920 : v5;
-      iron_copy_async(shm1 + v2827, b + v2921, v2915);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2930 = 32u < v2;
-    if (v2930) {
-      const unsigned int v2934 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2937 = v2934 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2940 = v2934 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2941 = v2940 << 2u;
-      const unsigned int v2942 = v25 + v2937;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2943 = v2942 < v0;
-      const unsigned int v2944 = 32u + v2941;
-      const bool v2945 = v2944 < v2;
-      const bool v2946 = v2943 && v2945;
-      const unsigned int v2948 = v2942 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2950 = v2948 + 32u;
-      const unsigned int v2951 = v2950 + v2941;
-      const unsigned int v2952 = v2946 ? v2951 : v5;
-      const unsigned int v2954 = v2937 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2955 = 5120u + v2954;
-      const unsigned int v2956 = v2955 + v2941;
-      iron_copy_async(shm0 + v2956, a + v2952, v2946);
-      const unsigned int v2959 = v2934 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2961 = v2959 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2964 = v2959 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2965 = v2964 << 2u;
-      const unsigned int v2966 = v25 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2967 = v2966 < v0;
-      const unsigned int v2968 = 32u + v2965;
-      const bool v2969 = v2968 < v2;
-      const bool v2970 = v2967 && v2969;
-      const unsigned int v2972 = v2966 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2974 = v2972 + 32u;
-      const unsigned int v2975 = v2974 + v2965;
-      const unsigned int v2976 = v2970 ? v2975 : v5;
-      const unsigned int v2978 = v2961 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2979 = 5120u + v2978;
-      const unsigned int v2980 = v2979 + v2965;
-      iron_copy_async(shm0 + v2980, a + v2976, v2970);
-      const unsigned int v2983 = v2934 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2985 = v2983 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2988 = v2983 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2989 = v2988 << 2u;
-      const unsigned int v2990 = v25 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2991 = v2990 < v0;
-      const unsigned int v2992 = 32u + v2989;
-      const bool v2993 = v2992 < v2;
-      const bool v2994 = v2991 && v2993;
-      const unsigned int v2996 = v2990 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2998 = v2996 + 32u;
-      const unsigned int v2999 = v2998 + v2989;
-      const unsigned int v3000 = v2994 ? v2999 : v5;
-      const unsigned int v3002 = v2985 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3003 = 5120u + v3002;
-      const unsigned int v3004 = v3003 + v2989;
-      iron_copy_async(shm0 + v3004, a + v3000, v2994);
-      const unsigned int v3007 = v2934 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3009 = v3007 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3012 = v3007 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3013 = v3012 << 2u;
-      const unsigned int v3014 = v25 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3015 = v3014 < v0;
-      const unsigned int v3016 = 32u + v3013;
-      const bool v3017 = v3016 < v2;
-      const bool v3018 = v3015 && v3017;
-      const unsigned int v3020 = v3014 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3022 = v3020 + 32u;
-      const unsigned int v3023 = v3022 + v3013;
-      const unsigned int v3024 = v3018 ? v3023 : v5;
-      const unsigned int v3026 = v3009 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3027 = 5120u + v3026;
-      const unsigned int v3028 = v3027 + v3013;
-      iron_copy_async(shm0 + v3028, a + v3024, v3018);
-      const unsigned int v3040 = v29 + v2937;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3041 = v3040 < v1;
-      const bool v3044 = v3041 && v2945;
-      const unsigned int v3046 = v3040 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3048 = v3046 + 32u;
-      const unsigned int v3049 = v3048 + v2941;
-      const unsigned int v3050 = v3044 ? v3049 : v5;
-      iron_copy_async(shm1 + v2956, b + v3050, v3044);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3064 = v29 + v2961;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3065 = v3064 < v1;
-      const bool v3068 = v3065 && v2969;
-      const unsigned int v3070 = v3064 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3072 = v3070 + 32u;
-      const unsigned int v3073 = v3072 + v2965;
-      const unsigned int v3074 = v3068 ? v3073 : v5;
-      iron_copy_async(shm1 + v2980, b + v3074, v3068);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3088 = v29 + v2985;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3089 = v3088 < v1;
-      const bool v3092 = v3089 && v2993;
-      const unsigned int v3094 = v3088 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3096 = v3094 + 32u;
-      const unsigned int v3097 = v3096 + v2989;
-      const unsigned int v3098 = v3092 ? v3097 : v5;
-      iron_copy_async(shm1 + v3004, b + v3098, v3092);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3112 = v29 + v3009;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3113 = v3112 < v1;
-      const bool v3116 = v3113 && v3017;
-      const unsigned int v3118 = v3112 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3120 = v3118 + 32u;
-      const unsigned int v3121 = v3120 + v3013;
-      const unsigned int v3122 = v3116 ? v3121 : v5;
-      iron_copy_async(shm1 + v3028, b + v3122, v3116);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v3348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v3127 = v5; v3127 < v2; v3127 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3129 = v3127 >> 4u;
-      const unsigned int v3131 = v3129 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3134 = v3127 + 48u;
-      const unsigned int v3136 = v3129 + 3u;
-      const unsigned int v3137 = v3136 & 3u;
-      const bool v3138 = v3134 < v2;
-      if (v3138) {
-        const unsigned int v3140 = v3137 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3142 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3145 = v3142 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3148 = v3142 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3149 = v3148 << 2u;
-        const unsigned int v3150 = v25 + v3145;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3151 = v3150 < v0;
-        const unsigned int v3152 = v3134 + v3149;
-        const bool v3153 = v3152 < v2;
-        const bool v3154 = v3151 && v3153;
-        const unsigned int v3156 = v3150 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3158 = v3156 + v3134;
-        const unsigned int v3159 = v3158 + v3149;
-        const unsigned int v3160 = v3154 ? v3159 : v5;
-        const unsigned int v3162 = v3145 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3163 = v3140 + v3162;
-        const unsigned int v3164 = v3163 + v3149;
-        iron_copy_async(shm0 + v3164, a + v3160, v3154);
-        const unsigned int v3167 = v3142 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3169 = v3167 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3172 = v3167 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3173 = v3172 << 2u;
-        const unsigned int v3174 = v25 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3175 = v3174 < v0;
-        const unsigned int v3176 = v3134 + v3173;
-        const bool v3177 = v3176 < v2;
-        const bool v3178 = v3175 && v3177;
-        const unsigned int v3180 = v3174 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3182 = v3180 + v3134;
-        const unsigned int v3183 = v3182 + v3173;
-        const unsigned int v3184 = v3178 ? v3183 : v5;
-        const unsigned int v3186 = v3169 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3187 = v3140 + v3186;
-        const unsigned int v3188 = v3187 + v3173;
-        iron_copy_async(shm0 + v3188, a + v3184, v3178);
-        const unsigned int v3191 = v3142 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3193 = v3191 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3196 = v3191 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3197 = v3196 << 2u;
-        const unsigned int v3198 = v25 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3199 = v3198 < v0;
-        const unsigned int v3200 = v3134 + v3197;
-        const bool v3201 = v3200 < v2;
-        const bool v3202 = v3199 && v3201;
-        const unsigned int v3204 = v3198 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3206 = v3204 + v3134;
-        const unsigned int v3207 = v3206 + v3197;
-        const unsigned int v3208 = v3202 ? v3207 : v5;
-        const unsigned int v3210 = v3193 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3211 = v3140 + v3210;
-        const unsigned int v3212 = v3211 + v3197;
-        iron_copy_async(shm0 + v3212, a + v3208, v3202);
-        const unsigned int v3215 = v3142 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3217 = v3215 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3220 = v3215 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3221 = v3220 << 2u;
-        const unsigned int v3222 = v25 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3223 = v3222 < v0;
-        const unsigned int v3224 = v3134 + v3221;
-        const bool v3225 = v3224 < v2;
-        const bool v3226 = v3223 && v3225;
-        const unsigned int v3228 = v3222 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3230 = v3228 + v3134;
-        const unsigned int v3231 = v3230 + v3221;
-        const unsigned int v3232 = v3226 ? v3231 : v5;
-        const unsigned int v3234 = v3217 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3235 = v3140 + v3234;
-        const unsigned int v3236 = v3235 + v3221;
-        iron_copy_async(shm0 + v3236, a + v3232, v3226);
-        const unsigned int v3248 = v29 + v3145;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3249 = v3248 < v1;
-        const bool v3252 = v3249 && v3153;
-        const unsigned int v3254 = v3248 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3256 = v3254 + v3134;
-        const unsigned int v3257 = v3256 + v3149;
-        const unsigned int v3258 = v3252 ? v3257 : v5;
-        iron_copy_async(shm1 + v3164, b + v3258, v3252);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3272 = v29 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3273 = v3272 < v1;
-        const bool v3276 = v3273 && v3177;
-        const unsigned int v3278 = v3272 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3280 = v3278 + v3134;
-        const unsigned int v3281 = v3280 + v3173;
-        const unsigned int v3282 = v3276 ? v3281 : v5;
-        iron_copy_async(shm1 + v3188, b + v3282, v3276);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3296 = v29 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3297 = v3296 < v1;
-        const bool v3300 = v3297 && v3201;
-        const unsigned int v3302 = v3296 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3304 = v3302 + v3134;
-        const unsigned int v3305 = v3304 + v3197;
-        const unsigned int v3306 = v3300 ? v3305 : v5;
-        iron_copy_async(shm1 + v3212, b + v3306, v3300);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3320 = v29 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3321 = v3320 < v1;
-        const bool v3324 = v3321 && v3225;
-        const unsigned int v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3328 = v3326 + v3134;
-        const unsigned int v3329 = v3328 + v3221;
-        const unsigned int v3330 = v3324 ? v3329 : v5;
-        iron_copy_async(shm1 + v3236, b + v3330, v3324);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v2530 = 0u; v2530 < 3u; v2530 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2531 = v2530 << 4u;
+      const bool v2533 = v2531 < v2;
+      if (v2533) {
+        const unsigned int v2535 = v2530 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2537 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2540 = v2537 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2543 = v2537 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2544 = v2543 << 2u;
+        const unsigned int v2545 = v25 + v2540;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2546 = v2545 < v0;
+        const unsigned int v2547 = v2531 + v2544;
+        const bool v2548 = v2547 < v2;
+        const bool v2549 = v2546 && v2548;
+        const unsigned int v2551 = v2545 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2553 = v2551 + v2531;
+        const unsigned int v2554 = v2553 + v2544;
+        const unsigned int v2555 = v2549 ? v2554 : 0u;
+        const unsigned int v2557 = v2540 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2558 = v2535 + v2557;
+        const unsigned int v2559 = v2558 + v2544;
+        iron_copy_async(shm0 + v2559, a + v2555, v2549);
+        const unsigned int v2562 = v2537 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2564 = v2562 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2567 = v2562 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2568 = v2567 << 2u;
+        const unsigned int v2569 = v25 + v2564;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2570 = v2569 < v0;
+        const unsigned int v2571 = v2531 + v2568;
+        const bool v2572 = v2571 < v2;
+        const bool v2573 = v2570 && v2572;
+        const unsigned int v2575 = v2569 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2577 = v2575 + v2531;
+        const unsigned int v2578 = v2577 + v2568;
+        const unsigned int v2579 = v2573 ? v2578 : 0u;
+        const unsigned int v2581 = v2564 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2582 = v2535 + v2581;
+        const unsigned int v2583 = v2582 + v2568;
+        iron_copy_async(shm0 + v2583, a + v2579, v2573);
+        const unsigned int v2586 = v2537 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2588 = v2586 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2591 = v2586 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2592 = v2591 << 2u;
+        const unsigned int v2593 = v25 + v2588;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2594 = v2593 < v0;
+        const unsigned int v2595 = v2531 + v2592;
+        const bool v2596 = v2595 < v2;
+        const bool v2597 = v2594 && v2596;
+        const unsigned int v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2601 = v2599 + v2531;
+        const unsigned int v2602 = v2601 + v2592;
+        const unsigned int v2603 = v2597 ? v2602 : 0u;
+        const unsigned int v2605 = v2588 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2606 = v2535 + v2605;
+        const unsigned int v2607 = v2606 + v2592;
+        iron_copy_async(shm0 + v2607, a + v2603, v2597);
+        const unsigned int v2610 = v2537 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2612 = v2610 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2615 = v2610 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2616 = v2615 << 2u;
+        const unsigned int v2617 = v25 + v2612;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2618 = v2617 < v0;
+        const unsigned int v2619 = v2531 + v2616;
+        const bool v2620 = v2619 < v2;
+        const bool v2621 = v2618 && v2620;
+        const unsigned int v2623 = v2617 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2625 = v2623 + v2531;
+        const unsigned int v2626 = v2625 + v2616;
+        const unsigned int v2627 = v2621 ? v2626 : 0u;
+        const unsigned int v2629 = v2612 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2630 = v2535 + v2629;
+        const unsigned int v2631 = v2630 + v2616;
+        iron_copy_async(shm0 + v2631, a + v2627, v2621);
+        const unsigned int v2643 = v29 + v2540;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2644 = v2643 < v1;
+        const bool v2647 = v2644 && v2548;
+        const unsigned int v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2651 = v2649 + v2531;
+        const unsigned int v2652 = v2651 + v2544;
+        const unsigned int v2653 = v2647 ? v2652 : 0u;
+        iron_copy_async(shm1 + v2559, b + v2653, v2647);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2667 = v29 + v2564;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2668 = v2667 < v1;
+        const bool v2671 = v2668 && v2572;
+        const unsigned int v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2675 = v2673 + v2531;
+        const unsigned int v2676 = v2675 + v2568;
+        const unsigned int v2677 = v2671 ? v2676 : 0u;
+        iron_copy_async(shm1 + v2583, b + v2677, v2671);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2691 = v29 + v2588;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2692 = v2691 < v1;
+        const bool v2695 = v2692 && v2596;
+        const unsigned int v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2699 = v2697 + v2531;
+        const unsigned int v2700 = v2699 + v2592;
+        const unsigned int v2701 = v2695 ? v2700 : 0u;
+        iron_copy_async(shm1 + v2607, b + v2701, v2695);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2715 = v29 + v2612;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2716 = v2715 < v1;
+        const bool v2719 = v2716 && v2620;
+        const unsigned int v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2723 = v2721 + v2531;
+        const unsigned int v2724 = v2723 + v2616;
+        const unsigned int v2725 = v2719 ? v2724 : 0u;
+        iron_copy_async(shm1 + v2631, b + v2725, v2719);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3336 = v3131 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3343 = v3336 + v3342;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v42, shm0, v3343, 20u);
-      const unsigned int v3349 = v3336 + v3348;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v44, shm1, v3349, 20u);
+    }
+    const unsigned int v2945 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v2951 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v2730 = 0u; v2730 < v2; v2730 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2732 = v2730 >> 4u;
+      const unsigned int v2734 = v2732 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2737 = v2730 + 48u;
+      const unsigned int v2739 = v2732 + 3u;
+      const unsigned int v2740 = v2739 & 3u;
+      const bool v2741 = v2737 < v2;
+      if (v2741) {
+        const unsigned int v2743 = v2740 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2745 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2748 = v2745 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2751 = v2745 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2752 = v2751 << 2u;
+        const unsigned int v2753 = v25 + v2748;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2754 = v2753 < v0;
+        const unsigned int v2755 = v2737 + v2752;
+        const bool v2756 = v2755 < v2;
+        const bool v2757 = v2754 && v2756;
+        const unsigned int v2759 = v2753 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2761 = v2759 + v2737;
+        const unsigned int v2762 = v2761 + v2752;
+        const unsigned int v2763 = v2757 ? v2762 : 0u;
+        const unsigned int v2765 = v2748 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2766 = v2743 + v2765;
+        const unsigned int v2767 = v2766 + v2752;
+        iron_copy_async(shm0 + v2767, a + v2763, v2757);
+        const unsigned int v2770 = v2745 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2772 = v2770 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2775 = v2770 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2776 = v2775 << 2u;
+        const unsigned int v2777 = v25 + v2772;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2778 = v2777 < v0;
+        const unsigned int v2779 = v2737 + v2776;
+        const bool v2780 = v2779 < v2;
+        const bool v2781 = v2778 && v2780;
+        const unsigned int v2783 = v2777 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2785 = v2783 + v2737;
+        const unsigned int v2786 = v2785 + v2776;
+        const unsigned int v2787 = v2781 ? v2786 : 0u;
+        const unsigned int v2789 = v2772 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2790 = v2743 + v2789;
+        const unsigned int v2791 = v2790 + v2776;
+        iron_copy_async(shm0 + v2791, a + v2787, v2781);
+        const unsigned int v2794 = v2745 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2796 = v2794 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2799 = v2794 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2800 = v2799 << 2u;
+        const unsigned int v2801 = v25 + v2796;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2802 = v2801 < v0;
+        const unsigned int v2803 = v2737 + v2800;
+        const bool v2804 = v2803 < v2;
+        const bool v2805 = v2802 && v2804;
+        const unsigned int v2807 = v2801 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2809 = v2807 + v2737;
+        const unsigned int v2810 = v2809 + v2800;
+        const unsigned int v2811 = v2805 ? v2810 : 0u;
+        const unsigned int v2813 = v2796 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2814 = v2743 + v2813;
+        const unsigned int v2815 = v2814 + v2800;
+        iron_copy_async(shm0 + v2815, a + v2811, v2805);
+        const unsigned int v2818 = v2745 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2820 = v2818 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2823 = v2818 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2824 = v2823 << 2u;
+        const unsigned int v2825 = v25 + v2820;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2826 = v2825 < v0;
+        const unsigned int v2827 = v2737 + v2824;
+        const bool v2828 = v2827 < v2;
+        const bool v2829 = v2826 && v2828;
+        const unsigned int v2831 = v2825 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2833 = v2831 + v2737;
+        const unsigned int v2834 = v2833 + v2824;
+        const unsigned int v2835 = v2829 ? v2834 : 0u;
+        const unsigned int v2837 = v2820 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2838 = v2743 + v2837;
+        const unsigned int v2839 = v2838 + v2824;
+        iron_copy_async(shm0 + v2839, a + v2835, v2829);
+        const unsigned int v2851 = v29 + v2748;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2852 = v2851 < v1;
+        const bool v2855 = v2852 && v2756;
+        const unsigned int v2857 = v2851 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2859 = v2857 + v2737;
+        const unsigned int v2860 = v2859 + v2752;
+        const unsigned int v2861 = v2855 ? v2860 : 0u;
+        iron_copy_async(shm1 + v2767, b + v2861, v2855);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2875 = v29 + v2772;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2876 = v2875 < v1;
+        const bool v2879 = v2876 && v2780;
+        const unsigned int v2881 = v2875 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2883 = v2881 + v2737;
+        const unsigned int v2884 = v2883 + v2776;
+        const unsigned int v2885 = v2879 ? v2884 : 0u;
+        iron_copy_async(shm1 + v2791, b + v2885, v2879);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2899 = v29 + v2796;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2900 = v2899 < v1;
+        const bool v2903 = v2900 && v2804;
+        const unsigned int v2905 = v2899 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2907 = v2905 + v2737;
+        const unsigned int v2908 = v2907 + v2800;
+        const unsigned int v2909 = v2903 ? v2908 : 0u;
+        iron_copy_async(shm1 + v2815, b + v2909, v2903);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2923 = v29 + v2820;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2924 = v2923 < v1;
+        const bool v2927 = v2924 && v2828;
+        const unsigned int v2929 = v2923 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2931 = v2929 + v2737;
+        const unsigned int v2932 = v2931 + v2824;
+        const unsigned int v2933 = v2927 ? v2932 : 0u;
+        iron_copy_async(shm1 + v2839, b + v2933, v2927);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2939 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2946 = v2939 + v2945;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v42, shm0, v2946, 20u);
+      const unsigned int v2952 = v2939 + v2951;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v44, shm1, v2952, 20u);
       iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -659,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const unsigned int v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v284 = v5; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v284 = 0u; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

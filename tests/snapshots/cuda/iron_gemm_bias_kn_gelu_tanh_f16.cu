@@ -217,7 +217,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -247,559 +246,312 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2half_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v3823 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3823) {
-      const unsigned int v3827 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3830 = v3827 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3833 = v3827 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3834 = v3833 << 3u;
-      const unsigned int v3835 = v24 + v3830;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3836 = v3835 < v0;
-      const bool v3838 = v3834 < v2;
-      const bool v3839 = v3836 && v3838;
-      const unsigned int v3841 = v3835 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3844 = v3841 + v3834;
-      const unsigned int v3845 = v3839 ? v3844 : v4;
-      const unsigned int v3847 = v3830 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3849 = v3847 + v3834;
-      iron_copy_async(shm0 + v3849, a + v3845, v3839);
-      const unsigned int v3852 = v3827 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3854 = v3852 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3857 = v3852 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3858 = v3857 << 3u;
-      const unsigned int v3859 = v24 + v3854;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3860 = v3859 < v0;
-      const bool v3862 = v3858 < v2;
-      const bool v3863 = v3860 && v3862;
-      const unsigned int v3865 = v3859 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3868 = v3865 + v3858;
-      const unsigned int v3869 = v3863 ? v3868 : v4;
-      const unsigned int v3871 = v3854 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3873 = v3871 + v3858;
-      iron_copy_async(shm0 + v3873, a + v3869, v3863);
-      const unsigned int v3876 = v3827 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3878 = v3876 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3881 = v3876 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3882 = v3881 << 3u;
-      const unsigned int v3883 = v24 + v3878;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3884 = v3883 < v0;
-      const bool v3886 = v3882 < v2;
-      const bool v3887 = v3884 && v3886;
-      const unsigned int v3889 = v3883 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3892 = v3889 + v3882;
-      const unsigned int v3893 = v3887 ? v3892 : v4;
-      const unsigned int v3895 = v3878 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3897 = v3895 + v3882;
-      iron_copy_async(shm0 + v3897, a + v3893, v3887);
-      const unsigned int v3900 = v3827 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3902 = v3900 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3905 = v3900 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3906 = v3905 << 3u;
-      const unsigned int v3907 = v24 + v3902;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3908 = v3907 < v0;
-      const bool v3910 = v3906 < v2;
-      const bool v3911 = v3908 && v3910;
-      const unsigned int v3913 = v3907 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3916 = v3913 + v3906;
-      const unsigned int v3917 = v3911 ? v3916 : v4;
-      const unsigned int v3919 = v3902 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3921 = v3919 + v3906;
-      iron_copy_async(shm0 + v3921, a + v3917, v3911);
-      const unsigned int v3928 = v3827 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3931 = v3827 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3932 = v3931 << 3u;
-      const bool v3934 = v3928 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3935 = v28 + v3932;
-      const bool v3936 = v3935 < v1;
-      const bool v3937 = v3934 && v3936;
-      const unsigned int v3939 = v3928 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3941 = v3939 + v28;
-      const unsigned int v3942 = v3941 + v3932;
-      const unsigned int v3943 = v3937 ? v3942 : v4;
-      const unsigned int v3945 = v3928 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3947 = v3945 + v3932;
-      iron_copy_async(shm1 + v3947, b + v3943, v3937);
-      const unsigned int v3952 = v3852 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3955 = v3852 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3956 = v3955 << 3u;
-      const bool v3958 = v3952 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3959 = v28 + v3956;
-      const bool v3960 = v3959 < v1;
-      const bool v3961 = v3958 && v3960;
-      const unsigned int v3963 = v3952 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3965 = v3963 + v28;
-      const unsigned int v3966 = v3965 + v3956;
-      const unsigned int v3967 = v3961 ? v3966 : v4;
-      const unsigned int v3969 = v3952 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3971 = v3969 + v3956;
-      iron_copy_async(shm1 + v3971, b + v3967, v3961);
-      const unsigned int v3976 = v3876 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3979 = v3876 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3980 = v3979 << 3u;
-      const bool v3982 = v3976 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3983 = v28 + v3980;
-      const bool v3984 = v3983 < v1;
-      const bool v3985 = v3982 && v3984;
-      const unsigned int v3987 = v3976 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3989 = v3987 + v28;
-      const unsigned int v3990 = v3989 + v3980;
-      const unsigned int v3991 = v3985 ? v3990 : v4;
-      const unsigned int v3993 = v3976 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3995 = v3993 + v3980;
-      iron_copy_async(shm1 + v3995, b + v3991, v3985);
-      const unsigned int v4000 = v3900 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4003 = v3900 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4004 = v4003 << 3u;
-      const bool v4006 = v4000 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v4007 = v28 + v4004;
-      const bool v4008 = v4007 < v1;
-      const bool v4009 = v4006 && v4008;
-      const unsigned int v4011 = v4000 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4013 = v4011 + v28;
-      const unsigned int v4014 = v4013 + v4004;
-      const unsigned int v4015 = v4009 ? v4014 : v4;
-      const unsigned int v4017 = v4000 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4019 = v4017 + v4004;
-      iron_copy_async(shm1 + v4019, b + v4015, v4009);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4024 = 32u < v2;
-    if (v4024) {
-      const unsigned int v4028 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4031 = v4028 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4034 = v4028 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4035 = v4034 << 3u;
-      const unsigned int v4036 = v24 + v4031;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4037 = v4036 < v0;
-      const unsigned int v4038 = 32u + v4035;
-      const bool v4039 = v4038 < v2;
-      const bool v4040 = v4037 && v4039;
-      const unsigned int v4042 = v4036 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4044 = v4042 + 32u;
-      const unsigned int v4045 = v4044 + v4035;
-      const unsigned int v4046 = v4040 ? v4045 : v4;
-      const unsigned int v4048 = v4031 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4049 = 5120u + v4048;
-      const unsigned int v4050 = v4049 + v4035;
-      iron_copy_async(shm0 + v4050, a + v4046, v4040);
-      const unsigned int v4053 = v4028 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4055 = v4053 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4058 = v4053 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4059 = v4058 << 3u;
-      const unsigned int v4060 = v24 + v4055;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4061 = v4060 < v0;
-      const unsigned int v4062 = 32u + v4059;
-      const bool v4063 = v4062 < v2;
-      const bool v4064 = v4061 && v4063;
-      const unsigned int v4066 = v4060 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4068 = v4066 + 32u;
-      const unsigned int v4069 = v4068 + v4059;
-      const unsigned int v4070 = v4064 ? v4069 : v4;
-      const unsigned int v4072 = v4055 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4073 = 5120u + v4072;
-      const unsigned int v4074 = v4073 + v4059;
-      iron_copy_async(shm0 + v4074, a + v4070, v4064);
-      const unsigned int v4077 = v4028 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4079 = v4077 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4082 = v4077 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4083 = v4082 << 3u;
-      const unsigned int v4084 = v24 + v4079;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4085 = v4084 < v0;
-      const unsigned int v4086 = 32u + v4083;
-      const bool v4087 = v4086 < v2;
-      const bool v4088 = v4085 && v4087;
-      const unsigned int v4090 = v4084 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4092 = v4090 + 32u;
-      const unsigned int v4093 = v4092 + v4083;
-      const unsigned int v4094 = v4088 ? v4093 : v4;
-      const unsigned int v4096 = v4079 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4097 = 5120u + v4096;
-      const unsigned int v4098 = v4097 + v4083;
-      iron_copy_async(shm0 + v4098, a + v4094, v4088);
-      const unsigned int v4101 = v4028 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4103 = v4101 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4106 = v4101 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4107 = v4106 << 3u;
-      const unsigned int v4108 = v24 + v4103;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4109 = v4108 < v0;
-      const unsigned int v4110 = 32u + v4107;
-      const bool v4111 = v4110 < v2;
-      const bool v4112 = v4109 && v4111;
-      const unsigned int v4114 = v4108 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4116 = v4114 + 32u;
-      const unsigned int v4117 = v4116 + v4107;
-      const unsigned int v4118 = v4112 ? v4117 : v4;
-      const unsigned int v4120 = v4103 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4121 = 5120u + v4120;
-      const unsigned int v4122 = v4121 + v4107;
-      iron_copy_async(shm0 + v4122, a + v4118, v4112);
-      const unsigned int v4129 = v4028 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4132 = v4028 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4133 = v4132 << 3u;
-      const unsigned int v4134 = 32u + v4129;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4135 = v4134 < v2;
-      const unsigned int v4136 = v28 + v4133;
-      const bool v4137 = v4136 < v1;
-      const bool v4138 = v4135 && v4137;
-      const unsigned int v4140 = v4134 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4142 = v4140 + v28;
-      const unsigned int v4143 = v4142 + v4133;
-      const unsigned int v4144 = v4138 ? v4143 : v4;
-      const unsigned int v4146 = v4129 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4147 = 4352u + v4146;
-      const unsigned int v4148 = v4147 + v4133;
-      iron_copy_async(shm1 + v4148, b + v4144, v4138);
-      const unsigned int v4153 = v4053 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4156 = v4053 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4157 = v4156 << 3u;
-      const unsigned int v4158 = 32u + v4153;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4159 = v4158 < v2;
-      const unsigned int v4160 = v28 + v4157;
-      const bool v4161 = v4160 < v1;
-      const bool v4162 = v4159 && v4161;
-      const unsigned int v4164 = v4158 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4166 = v4164 + v28;
-      const unsigned int v4167 = v4166 + v4157;
-      const unsigned int v4168 = v4162 ? v4167 : v4;
-      const unsigned int v4170 = v4153 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4171 = 4352u + v4170;
-      const unsigned int v4172 = v4171 + v4157;
-      iron_copy_async(shm1 + v4172, b + v4168, v4162);
-      const unsigned int v4177 = v4077 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4180 = v4077 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4181 = v4180 << 3u;
-      const unsigned int v4182 = 32u + v4177;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4183 = v4182 < v2;
-      const unsigned int v4184 = v28 + v4181;
-      const bool v4185 = v4184 < v1;
-      const bool v4186 = v4183 && v4185;
-      const unsigned int v4188 = v4182 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4190 = v4188 + v28;
-      const unsigned int v4191 = v4190 + v4181;
-      const unsigned int v4192 = v4186 ? v4191 : v4;
-      const unsigned int v4194 = v4177 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4195 = 4352u + v4194;
-      const unsigned int v4196 = v4195 + v4181;
-      iron_copy_async(shm1 + v4196, b + v4192, v4186);
-      const unsigned int v4201 = v4101 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4204 = v4101 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4205 = v4204 << 3u;
-      const unsigned int v4206 = 32u + v4201;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4207 = v4206 < v2;
-      const unsigned int v4208 = v28 + v4205;
-      const bool v4209 = v4208 < v1;
-      const bool v4210 = v4207 && v4209;
-      const unsigned int v4212 = v4206 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4214 = v4212 + v28;
-      const unsigned int v4215 = v4214 + v4205;
-      const unsigned int v4216 = v4210 ? v4215 : v4;
-      const unsigned int v4218 = v4201 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4219 = 4352u + v4218;
-      const unsigned int v4220 = v4219 + v4205;
-      iron_copy_async(shm1 + v4220, b + v4216, v4210);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4225 = 64u < v2;
-    if (v4225) {
-      const unsigned int v4229 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4232 = v4229 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4235 = v4229 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4236 = v4235 << 3u;
-      const unsigned int v4237 = v24 + v4232;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4238 = v4237 < v0;
-      const unsigned int v4239 = 64u + v4236;
-      const bool v4240 = v4239 < v2;
-      const bool v4241 = v4238 && v4240;
-      const unsigned int v4243 = v4237 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4245 = v4243 + 64u;
-      const unsigned int v4246 = v4245 + v4236;
-      const unsigned int v4247 = v4241 ? v4246 : v4;
-      const unsigned int v4249 = v4232 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4250 = 10240u + v4249;
-      const unsigned int v4251 = v4250 + v4236;
-      iron_copy_async(shm0 + v4251, a + v4247, v4241);
-      const unsigned int v4254 = v4229 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4256 = v4254 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4259 = v4254 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4260 = v4259 << 3u;
-      const unsigned int v4261 = v24 + v4256;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4262 = v4261 < v0;
-      const unsigned int v4263 = 64u + v4260;
-      const bool v4264 = v4263 < v2;
-      const bool v4265 = v4262 && v4264;
-      const unsigned int v4267 = v4261 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4269 = v4267 + 64u;
-      const unsigned int v4270 = v4269 + v4260;
-      const unsigned int v4271 = v4265 ? v4270 : v4;
-      const unsigned int v4273 = v4256 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4274 = 10240u + v4273;
-      const unsigned int v4275 = v4274 + v4260;
-      iron_copy_async(shm0 + v4275, a + v4271, v4265);
-      const unsigned int v4278 = v4229 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4280 = v4278 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4283 = v4278 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4284 = v4283 << 3u;
-      const unsigned int v4285 = v24 + v4280;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4286 = v4285 < v0;
-      const unsigned int v4287 = 64u + v4284;
-      const bool v4288 = v4287 < v2;
-      const bool v4289 = v4286 && v4288;
-      const unsigned int v4291 = v4285 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4293 = v4291 + 64u;
-      const unsigned int v4294 = v4293 + v4284;
-      const unsigned int v4295 = v4289 ? v4294 : v4;
-      const unsigned int v4297 = v4280 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4298 = 10240u + v4297;
-      const unsigned int v4299 = v4298 + v4284;
-      iron_copy_async(shm0 + v4299, a + v4295, v4289);
-      const unsigned int v4302 = v4229 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4304 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4307 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4308 = v4307 << 3u;
-      const unsigned int v4309 = v24 + v4304;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4310 = v4309 < v0;
-      const unsigned int v4311 = 64u + v4308;
-      const bool v4312 = v4311 < v2;
-      const bool v4313 = v4310 && v4312;
-      const unsigned int v4315 = v4309 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4317 = v4315 + 64u;
-      const unsigned int v4318 = v4317 + v4308;
-      const unsigned int v4319 = v4313 ? v4318 : v4;
-      const unsigned int v4321 = v4304 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4322 = 10240u + v4321;
-      const unsigned int v4323 = v4322 + v4308;
-      iron_copy_async(shm0 + v4323, a + v4319, v4313);
-      const unsigned int v4330 = v4229 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4333 = v4229 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4334 = v4333 << 3u;
-      const unsigned int v4335 = 64u + v4330;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4336 = v4335 < v2;
-      const unsigned int v4337 = v28 + v4334;
-      const bool v4338 = v4337 < v1;
-      const bool v4339 = v4336 && v4338;
-      const unsigned int v4341 = v4335 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4343 = v4341 + v28;
-      const unsigned int v4344 = v4343 + v4334;
-      const unsigned int v4345 = v4339 ? v4344 : v4;
-      const unsigned int v4347 = v4330 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4348 = 8704u + v4347;
-      const unsigned int v4349 = v4348 + v4334;
-      iron_copy_async(shm1 + v4349, b + v4345, v4339);
-      const unsigned int v4354 = v4254 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4357 = v4254 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4358 = v4357 << 3u;
-      const unsigned int v4359 = 64u + v4354;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4360 = v4359 < v2;
-      const unsigned int v4361 = v28 + v4358;
-      const bool v4362 = v4361 < v1;
-      const bool v4363 = v4360 && v4362;
-      const unsigned int v4365 = v4359 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4367 = v4365 + v28;
-      const unsigned int v4368 = v4367 + v4358;
-      const unsigned int v4369 = v4363 ? v4368 : v4;
-      const unsigned int v4371 = v4354 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4372 = 8704u + v4371;
-      const unsigned int v4373 = v4372 + v4358;
-      iron_copy_async(shm1 + v4373, b + v4369, v4363);
-      const unsigned int v4378 = v4278 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4381 = v4278 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4382 = v4381 << 3u;
-      const unsigned int v4383 = 64u + v4378;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4384 = v4383 < v2;
-      const unsigned int v4385 = v28 + v4382;
-      const bool v4386 = v4385 < v1;
-      const bool v4387 = v4384 && v4386;
-      const unsigned int v4389 = v4383 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4391 = v4389 + v28;
-      const unsigned int v4392 = v4391 + v4382;
-      const unsigned int v4393 = v4387 ? v4392 : v4;
-      const unsigned int v4395 = v4378 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4396 = 8704u + v4395;
-      const unsigned int v4397 = v4396 + v4382;
-      iron_copy_async(shm1 + v4397, b + v4393, v4387);
-      const unsigned int v4402 = v4302 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4405 = v4302 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4406 = v4405 << 3u;
-      const unsigned int v4407 = 64u + v4402;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4408 = v4407 < v2;
-      const unsigned int v4409 = v28 + v4406;
-      const bool v4410 = v4409 < v1;
-      const bool v4411 = v4408 && v4410;
-      const unsigned int v4413 = v4407 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4415 = v4413 + v28;
-      const unsigned int v4416 = v4415 + v4406;
-      const unsigned int v4417 = v4411 ? v4416 : v4;
-      const unsigned int v4419 = v4402 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4420 = 8704u + v4419;
-      const unsigned int v4421 = v4420 + v4406;
-      iron_copy_async(shm1 + v4421, b + v4417, v4411);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4637 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v4422 = v4; v4422 < v2; v4422 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4424 = v4422 >> 5u;
-      const unsigned int v4426 = v4424 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v4429 = v4422 + 96u;
-      const unsigned int v4431 = v4424 + 3u;
-      const unsigned int v4432 = v4431 & 3u;
-      const bool v4433 = v4429 < v2;
-      if (v4433) {
-        const unsigned int v4435 = v4432 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v4437 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4440 = v4437 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4443 = v4437 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4444 = v4443 << 3u;
-        const unsigned int v4445 = v24 + v4440;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4446 = v4445 < v0;
-        const unsigned int v4447 = v4429 + v4444;
-        const bool v4448 = v4447 < v2;
-        const bool v4449 = v4446 && v4448;
-        const unsigned int v4451 = v4445 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4453 = v4451 + v4429;
-        const unsigned int v4454 = v4453 + v4444;
-        const unsigned int v4455 = v4449 ? v4454 : v4;
-        const unsigned int v4457 = v4440 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4458 = v4435 + v4457;
-        const unsigned int v4459 = v4458 + v4444;
-        iron_copy_async(shm0 + v4459, a + v4455, v4449);
-        const unsigned int v4462 = v4437 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4464 = v4462 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4467 = v4462 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4468 = v4467 << 3u;
-        const unsigned int v4469 = v24 + v4464;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4470 = v4469 < v0;
-        const unsigned int v4471 = v4429 + v4468;
-        const bool v4472 = v4471 < v2;
-        const bool v4473 = v4470 && v4472;
-        const unsigned int v4475 = v4469 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4477 = v4475 + v4429;
-        const unsigned int v4478 = v4477 + v4468;
-        const unsigned int v4479 = v4473 ? v4478 : v4;
-        const unsigned int v4481 = v4464 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4482 = v4435 + v4481;
-        const unsigned int v4483 = v4482 + v4468;
-        iron_copy_async(shm0 + v4483, a + v4479, v4473);
-        const unsigned int v4486 = v4437 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4488 = v4486 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4491 = v4486 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4492 = v4491 << 3u;
-        const unsigned int v4493 = v24 + v4488;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4494 = v4493 < v0;
-        const unsigned int v4495 = v4429 + v4492;
-        const bool v4496 = v4495 < v2;
-        const bool v4497 = v4494 && v4496;
-        const unsigned int v4499 = v4493 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4501 = v4499 + v4429;
-        const unsigned int v4502 = v4501 + v4492;
-        const unsigned int v4503 = v4497 ? v4502 : v4;
-        const unsigned int v4505 = v4488 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4506 = v4435 + v4505;
-        const unsigned int v4507 = v4506 + v4492;
-        iron_copy_async(shm0 + v4507, a + v4503, v4497);
-        const unsigned int v4510 = v4437 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4512 = v4510 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4515 = v4510 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4516 = v4515 << 3u;
-        const unsigned int v4517 = v24 + v4512;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4518 = v4517 < v0;
-        const unsigned int v4519 = v4429 + v4516;
-        const bool v4520 = v4519 < v2;
-        const bool v4521 = v4518 && v4520;
-        const unsigned int v4523 = v4517 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4525 = v4523 + v4429;
-        const unsigned int v4526 = v4525 + v4516;
-        const unsigned int v4527 = v4521 ? v4526 : v4;
-        const unsigned int v4529 = v4512 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4530 = v4435 + v4529;
-        const unsigned int v4531 = v4530 + v4516;
-        iron_copy_async(shm0 + v4531, a + v4527, v4521);
-        const unsigned int v4533 = v4432 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v4538 = v4437 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4541 = v4437 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4542 = v4541 << 3u;
-        const unsigned int v4543 = v4429 + v4538;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4544 = v4543 < v2;
-        const unsigned int v4545 = v28 + v4542;
-        const bool v4546 = v4545 < v1;
-        const bool v4547 = v4544 && v4546;
-        const unsigned int v4549 = v4543 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4551 = v4549 + v28;
-        const unsigned int v4552 = v4551 + v4542;
-        const unsigned int v4553 = v4547 ? v4552 : v4;
-        const unsigned int v4555 = v4538 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4556 = v4533 + v4555;
-        const unsigned int v4557 = v4556 + v4542;
-        iron_copy_async(shm1 + v4557, b + v4553, v4547);
-        const unsigned int v4562 = v4462 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4565 = v4462 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4566 = v4565 << 3u;
-        const unsigned int v4567 = v4429 + v4562;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4568 = v4567 < v2;
-        const unsigned int v4569 = v28 + v4566;
-        const bool v4570 = v4569 < v1;
-        const bool v4571 = v4568 && v4570;
-        const unsigned int v4573 = v4567 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4575 = v4573 + v28;
-        const unsigned int v4576 = v4575 + v4566;
-        const unsigned int v4577 = v4571 ? v4576 : v4;
-        const unsigned int v4579 = v4562 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4580 = v4533 + v4579;
-        const unsigned int v4581 = v4580 + v4566;
-        iron_copy_async(shm1 + v4581, b + v4577, v4571);
-        const unsigned int v4586 = v4486 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4589 = v4486 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4590 = v4589 << 3u;
-        const unsigned int v4591 = v4429 + v4586;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4592 = v4591 < v2;
-        const unsigned int v4593 = v28 + v4590;
-        const bool v4594 = v4593 < v1;
-        const bool v4595 = v4592 && v4594;
-        const unsigned int v4597 = v4591 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4599 = v4597 + v28;
-        const unsigned int v4600 = v4599 + v4590;
-        const unsigned int v4601 = v4595 ? v4600 : v4;
-        const unsigned int v4603 = v4586 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4604 = v4533 + v4603;
-        const unsigned int v4605 = v4604 + v4590;
-        iron_copy_async(shm1 + v4605, b + v4601, v4595);
-        const unsigned int v4610 = v4510 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4613 = v4510 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4614 = v4613 << 3u;
-        const unsigned int v4615 = v4429 + v4610;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4616 = v4615 < v2;
-        const unsigned int v4617 = v28 + v4614;
-        const bool v4618 = v4617 < v1;
-        const bool v4619 = v4616 && v4618;
-        const unsigned int v4621 = v4615 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4623 = v4621 + v28;
-        const unsigned int v4624 = v4623 + v4614;
-        const unsigned int v4625 = v4619 ? v4624 : v4;
-        const unsigned int v4627 = v4610 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4628 = v4533 + v4627;
-        const unsigned int v4629 = v4628 + v4614;
-        iron_copy_async(shm1 + v4629, b + v4625, v4619);
+    for (unsigned int v3825 = 0u; v3825 < 3u; v3825 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3826 = v3825 << 5u;
+      const bool v3828 = v3826 < v2;
+      if (v3828) {
+        const unsigned int v3830 = v3825 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3832 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3835 = v3832 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3838 = v3832 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3839 = v3838 << 3u;
+        const unsigned int v3840 = v24 + v3835;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3841 = v3840 < v0;
+        const unsigned int v3842 = v3826 + v3839;
+        const bool v3843 = v3842 < v2;
+        const bool v3844 = v3841 && v3843;
+        const unsigned int v3846 = v3840 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3848 = v3846 + v3826;
+        const unsigned int v3849 = v3848 + v3839;
+        const unsigned int v3850 = v3844 ? v3849 : 0u;
+        const unsigned int v3852 = v3835 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3853 = v3830 + v3852;
+        const unsigned int v3854 = v3853 + v3839;
+        iron_copy_async(shm0 + v3854, a + v3850, v3844);
+        const unsigned int v3857 = v3832 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3859 = v3857 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3862 = v3857 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3863 = v3862 << 3u;
+        const unsigned int v3864 = v24 + v3859;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3865 = v3864 < v0;
+        const unsigned int v3866 = v3826 + v3863;
+        const bool v3867 = v3866 < v2;
+        const bool v3868 = v3865 && v3867;
+        const unsigned int v3870 = v3864 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3872 = v3870 + v3826;
+        const unsigned int v3873 = v3872 + v3863;
+        const unsigned int v3874 = v3868 ? v3873 : 0u;
+        const unsigned int v3876 = v3859 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3877 = v3830 + v3876;
+        const unsigned int v3878 = v3877 + v3863;
+        iron_copy_async(shm0 + v3878, a + v3874, v3868);
+        const unsigned int v3881 = v3832 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3883 = v3881 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3886 = v3881 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3887 = v3886 << 3u;
+        const unsigned int v3888 = v24 + v3883;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3889 = v3888 < v0;
+        const unsigned int v3890 = v3826 + v3887;
+        const bool v3891 = v3890 < v2;
+        const bool v3892 = v3889 && v3891;
+        const unsigned int v3894 = v3888 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3896 = v3894 + v3826;
+        const unsigned int v3897 = v3896 + v3887;
+        const unsigned int v3898 = v3892 ? v3897 : 0u;
+        const unsigned int v3900 = v3883 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3901 = v3830 + v3900;
+        const unsigned int v3902 = v3901 + v3887;
+        iron_copy_async(shm0 + v3902, a + v3898, v3892);
+        const unsigned int v3905 = v3832 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3907 = v3905 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3910 = v3905 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3911 = v3910 << 3u;
+        const unsigned int v3912 = v24 + v3907;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3913 = v3912 < v0;
+        const unsigned int v3914 = v3826 + v3911;
+        const bool v3915 = v3914 < v2;
+        const bool v3916 = v3913 && v3915;
+        const unsigned int v3918 = v3912 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3920 = v3918 + v3826;
+        const unsigned int v3921 = v3920 + v3911;
+        const unsigned int v3922 = v3916 ? v3921 : 0u;
+        const unsigned int v3924 = v3907 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3925 = v3830 + v3924;
+        const unsigned int v3926 = v3925 + v3911;
+        iron_copy_async(shm0 + v3926, a + v3922, v3916);
+        const unsigned int v3928 = v3825 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3933 = v3832 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3936 = v3832 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3937 = v3936 << 3u;
+        const unsigned int v3938 = v3826 + v3933;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3939 = v3938 < v2;
+        const unsigned int v3940 = v28 + v3937;
+        const bool v3941 = v3940 < v1;
+        const bool v3942 = v3939 && v3941;
+        const unsigned int v3944 = v3938 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3946 = v3944 + v28;
+        const unsigned int v3947 = v3946 + v3937;
+        const unsigned int v3948 = v3942 ? v3947 : 0u;
+        const unsigned int v3950 = v3933 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3951 = v3928 + v3950;
+        const unsigned int v3952 = v3951 + v3937;
+        iron_copy_async(shm1 + v3952, b + v3948, v3942);
+        const unsigned int v3957 = v3857 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3960 = v3857 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3961 = v3960 << 3u;
+        const unsigned int v3962 = v3826 + v3957;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3963 = v3962 < v2;
+        const unsigned int v3964 = v28 + v3961;
+        const bool v3965 = v3964 < v1;
+        const bool v3966 = v3963 && v3965;
+        const unsigned int v3968 = v3962 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3970 = v3968 + v28;
+        const unsigned int v3971 = v3970 + v3961;
+        const unsigned int v3972 = v3966 ? v3971 : 0u;
+        const unsigned int v3974 = v3957 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3975 = v3928 + v3974;
+        const unsigned int v3976 = v3975 + v3961;
+        iron_copy_async(shm1 + v3976, b + v3972, v3966);
+        const unsigned int v3981 = v3881 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3984 = v3881 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3985 = v3984 << 3u;
+        const unsigned int v3986 = v3826 + v3981;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3987 = v3986 < v2;
+        const unsigned int v3988 = v28 + v3985;
+        const bool v3989 = v3988 < v1;
+        const bool v3990 = v3987 && v3989;
+        const unsigned int v3992 = v3986 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3994 = v3992 + v28;
+        const unsigned int v3995 = v3994 + v3985;
+        const unsigned int v3996 = v3990 ? v3995 : 0u;
+        const unsigned int v3998 = v3981 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3999 = v3928 + v3998;
+        const unsigned int v4000 = v3999 + v3985;
+        iron_copy_async(shm1 + v4000, b + v3996, v3990);
+        const unsigned int v4005 = v3905 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4008 = v3905 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4009 = v4008 << 3u;
+        const unsigned int v4010 = v3826 + v4005;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4011 = v4010 < v2;
+        const unsigned int v4012 = v28 + v4009;
+        const bool v4013 = v4012 < v1;
+        const bool v4014 = v4011 && v4013;
+        const unsigned int v4016 = v4010 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4018 = v4016 + v28;
+        const unsigned int v4019 = v4018 + v4009;
+        const unsigned int v4020 = v4014 ? v4019 : 0u;
+        const unsigned int v4022 = v4005 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4023 = v3928 + v4022;
+        const unsigned int v4024 = v4023 + v4009;
+        iron_copy_async(shm1 + v4024, b + v4020, v4014);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4631 = v4426 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4633 = v4426 * 5120u;
-      const unsigned int v4638 = v4633 + v4637;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4638, 40u);
-      const unsigned int v4643 = v4631 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v4643, 136u);
+    }
+    const unsigned int v4240 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v4025 = 0u; v4025 < v2; v4025 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4027 = v4025 >> 5u;
+      const unsigned int v4029 = v4027 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v4032 = v4025 + 96u;
+      const unsigned int v4034 = v4027 + 3u;
+      const unsigned int v4035 = v4034 & 3u;
+      const bool v4036 = v4032 < v2;
+      if (v4036) {
+        const unsigned int v4038 = v4035 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4040 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4043 = v4040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4046 = v4040 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4047 = v4046 << 3u;
+        const unsigned int v4048 = v24 + v4043;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4049 = v4048 < v0;
+        const unsigned int v4050 = v4032 + v4047;
+        const bool v4051 = v4050 < v2;
+        const bool v4052 = v4049 && v4051;
+        const unsigned int v4054 = v4048 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4056 = v4054 + v4032;
+        const unsigned int v4057 = v4056 + v4047;
+        const unsigned int v4058 = v4052 ? v4057 : 0u;
+        const unsigned int v4060 = v4043 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4061 = v4038 + v4060;
+        const unsigned int v4062 = v4061 + v4047;
+        iron_copy_async(shm0 + v4062, a + v4058, v4052);
+        const unsigned int v4065 = v4040 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4067 = v4065 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4070 = v4065 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4071 = v4070 << 3u;
+        const unsigned int v4072 = v24 + v4067;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4073 = v4072 < v0;
+        const unsigned int v4074 = v4032 + v4071;
+        const bool v4075 = v4074 < v2;
+        const bool v4076 = v4073 && v4075;
+        const unsigned int v4078 = v4072 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4080 = v4078 + v4032;
+        const unsigned int v4081 = v4080 + v4071;
+        const unsigned int v4082 = v4076 ? v4081 : 0u;
+        const unsigned int v4084 = v4067 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4085 = v4038 + v4084;
+        const unsigned int v4086 = v4085 + v4071;
+        iron_copy_async(shm0 + v4086, a + v4082, v4076);
+        const unsigned int v4089 = v4040 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4091 = v4089 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4094 = v4089 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4095 = v4094 << 3u;
+        const unsigned int v4096 = v24 + v4091;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4097 = v4096 < v0;
+        const unsigned int v4098 = v4032 + v4095;
+        const bool v4099 = v4098 < v2;
+        const bool v4100 = v4097 && v4099;
+        const unsigned int v4102 = v4096 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4104 = v4102 + v4032;
+        const unsigned int v4105 = v4104 + v4095;
+        const unsigned int v4106 = v4100 ? v4105 : 0u;
+        const unsigned int v4108 = v4091 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4109 = v4038 + v4108;
+        const unsigned int v4110 = v4109 + v4095;
+        iron_copy_async(shm0 + v4110, a + v4106, v4100);
+        const unsigned int v4113 = v4040 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4115 = v4113 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4118 = v4113 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4119 = v4118 << 3u;
+        const unsigned int v4120 = v24 + v4115;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4121 = v4120 < v0;
+        const unsigned int v4122 = v4032 + v4119;
+        const bool v4123 = v4122 < v2;
+        const bool v4124 = v4121 && v4123;
+        const unsigned int v4126 = v4120 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4128 = v4126 + v4032;
+        const unsigned int v4129 = v4128 + v4119;
+        const unsigned int v4130 = v4124 ? v4129 : 0u;
+        const unsigned int v4132 = v4115 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4133 = v4038 + v4132;
+        const unsigned int v4134 = v4133 + v4119;
+        iron_copy_async(shm0 + v4134, a + v4130, v4124);
+        const unsigned int v4136 = v4035 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v4141 = v4040 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4144 = v4040 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4145 = v4144 << 3u;
+        const unsigned int v4146 = v4032 + v4141;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4147 = v4146 < v2;
+        const unsigned int v4148 = v28 + v4145;
+        const bool v4149 = v4148 < v1;
+        const bool v4150 = v4147 && v4149;
+        const unsigned int v4152 = v4146 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4154 = v4152 + v28;
+        const unsigned int v4155 = v4154 + v4145;
+        const unsigned int v4156 = v4150 ? v4155 : 0u;
+        const unsigned int v4158 = v4141 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4159 = v4136 + v4158;
+        const unsigned int v4160 = v4159 + v4145;
+        iron_copy_async(shm1 + v4160, b + v4156, v4150);
+        const unsigned int v4165 = v4065 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4168 = v4065 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4169 = v4168 << 3u;
+        const unsigned int v4170 = v4032 + v4165;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4171 = v4170 < v2;
+        const unsigned int v4172 = v28 + v4169;
+        const bool v4173 = v4172 < v1;
+        const bool v4174 = v4171 && v4173;
+        const unsigned int v4176 = v4170 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4178 = v4176 + v28;
+        const unsigned int v4179 = v4178 + v4169;
+        const unsigned int v4180 = v4174 ? v4179 : 0u;
+        const unsigned int v4182 = v4165 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4183 = v4136 + v4182;
+        const unsigned int v4184 = v4183 + v4169;
+        iron_copy_async(shm1 + v4184, b + v4180, v4174);
+        const unsigned int v4189 = v4089 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4192 = v4089 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4193 = v4192 << 3u;
+        const unsigned int v4194 = v4032 + v4189;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4195 = v4194 < v2;
+        const unsigned int v4196 = v28 + v4193;
+        const bool v4197 = v4196 < v1;
+        const bool v4198 = v4195 && v4197;
+        const unsigned int v4200 = v4194 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4202 = v4200 + v28;
+        const unsigned int v4203 = v4202 + v4193;
+        const unsigned int v4204 = v4198 ? v4203 : 0u;
+        const unsigned int v4206 = v4189 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4207 = v4136 + v4206;
+        const unsigned int v4208 = v4207 + v4193;
+        iron_copy_async(shm1 + v4208, b + v4204, v4198);
+        const unsigned int v4213 = v4113 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4216 = v4113 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4217 = v4216 << 3u;
+        const unsigned int v4218 = v4032 + v4213;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4219 = v4218 < v2;
+        const unsigned int v4220 = v28 + v4217;
+        const bool v4221 = v4220 < v1;
+        const bool v4222 = v4219 && v4221;
+        const unsigned int v4224 = v4218 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4226 = v4224 + v28;
+        const unsigned int v4227 = v4226 + v4217;
+        const unsigned int v4228 = v4222 ? v4227 : 0u;
+        const unsigned int v4230 = v4213 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4231 = v4136 + v4230;
+        const unsigned int v4232 = v4231 + v4217;
+        iron_copy_async(shm1 + v4232, b + v4228, v4222);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4234 = v4029 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4236 = v4029 * 5120u;
+      const unsigned int v4241 = v4236 + v4240;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4241, 40u);
+      const unsigned int v4246 = v4234 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v4246, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v4649 = v4638 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4649, 40u);
-      const unsigned int v4652 = v4631 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v4653 = v4652 + v37;
-      iron_frag_load_shared<false>(v43, shm1, v4653, 136u);
+      const unsigned int v4252 = v4241 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4252, 40u);
+      const unsigned int v4255 = v4234 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v4256 = v4255 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v4256, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -810,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const unsigned int v361 = v349 + 16u;
     const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,553 +228,306 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v3803 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3803) {
-      const unsigned int v3807 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3810 = v3807 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3813 = v3807 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3814 = v3813 << 2u;
-      const unsigned int v3815 = v24 + v3810;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3816 = v3815 < v0;
-      const bool v3818 = v3814 < v2;
-      const bool v3819 = v3816 && v3818;
-      const unsigned int v3821 = v3815 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3824 = v3821 + v3814;
-      const unsigned int v3825 = v3819 ? v3824 : v4;
-      const unsigned int v3827 = v3810 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3829 = v3827 + v3814;
-      iron_copy_async(shm0 + v3829, a + v3825, v3819);
-      const unsigned int v3832 = v3807 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3834 = v3832 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3837 = v3832 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3838 = v3837 << 2u;
-      const unsigned int v3839 = v24 + v3834;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3840 = v3839 < v0;
-      const bool v3842 = v3838 < v2;
-      const bool v3843 = v3840 && v3842;
-      const unsigned int v3845 = v3839 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3848 = v3845 + v3838;
-      const unsigned int v3849 = v3843 ? v3848 : v4;
-      const unsigned int v3851 = v3834 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3853 = v3851 + v3838;
-      iron_copy_async(shm0 + v3853, a + v3849, v3843);
-      const unsigned int v3856 = v3807 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3858 = v3856 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3861 = v3856 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3862 = v3861 << 2u;
-      const unsigned int v3863 = v24 + v3858;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3864 = v3863 < v0;
-      const bool v3866 = v3862 < v2;
-      const bool v3867 = v3864 && v3866;
-      const unsigned int v3869 = v3863 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3872 = v3869 + v3862;
-      const unsigned int v3873 = v3867 ? v3872 : v4;
-      const unsigned int v3875 = v3858 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3877 = v3875 + v3862;
-      iron_copy_async(shm0 + v3877, a + v3873, v3867);
-      const unsigned int v3880 = v3807 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3882 = v3880 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3885 = v3880 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3886 = v3885 << 2u;
-      const unsigned int v3887 = v24 + v3882;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3888 = v3887 < v0;
-      const bool v3890 = v3886 < v2;
-      const bool v3891 = v3888 && v3890;
-      const unsigned int v3893 = v3887 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3896 = v3893 + v3886;
-      const unsigned int v3897 = v3891 ? v3896 : v4;
-      const unsigned int v3899 = v3882 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3901 = v3899 + v3886;
-      iron_copy_async(shm0 + v3901, a + v3897, v3891);
-      const unsigned int v3908 = v3807 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3911 = v3807 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3912 = v3911 << 2u;
-      const bool v3914 = v3908 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3915 = v28 + v3912;
-      const bool v3916 = v3915 < v1;
-      const bool v3917 = v3914 && v3916;
-      const unsigned int v3919 = v3908 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3921 = v3919 + v28;
-      const unsigned int v3922 = v3921 + v3912;
-      const unsigned int v3923 = v3917 ? v3922 : v4;
-      const unsigned int v3925 = v3908 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3927 = v3925 + v3912;
-      iron_copy_async(shm1 + v3927, b + v3923, v3917);
-      const unsigned int v3932 = v3832 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3935 = v3832 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3936 = v3935 << 2u;
-      const bool v3938 = v3932 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3939 = v28 + v3936;
-      const bool v3940 = v3939 < v1;
-      const bool v3941 = v3938 && v3940;
-      const unsigned int v3943 = v3932 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3945 = v3943 + v28;
-      const unsigned int v3946 = v3945 + v3936;
-      const unsigned int v3947 = v3941 ? v3946 : v4;
-      const unsigned int v3949 = v3932 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3951 = v3949 + v3936;
-      iron_copy_async(shm1 + v3951, b + v3947, v3941);
-      const unsigned int v3956 = v3856 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3959 = v3856 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3960 = v3959 << 2u;
-      const bool v3962 = v3956 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3963 = v28 + v3960;
-      const bool v3964 = v3963 < v1;
-      const bool v3965 = v3962 && v3964;
-      const unsigned int v3967 = v3956 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3969 = v3967 + v28;
-      const unsigned int v3970 = v3969 + v3960;
-      const unsigned int v3971 = v3965 ? v3970 : v4;
-      const unsigned int v3973 = v3956 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3975 = v3973 + v3960;
-      iron_copy_async(shm1 + v3975, b + v3971, v3965);
-      const unsigned int v3980 = v3880 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3983 = v3880 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3984 = v3983 << 2u;
-      const bool v3986 = v3980 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3987 = v28 + v3984;
-      const bool v3988 = v3987 < v1;
-      const bool v3989 = v3986 && v3988;
-      const unsigned int v3991 = v3980 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3993 = v3991 + v28;
-      const unsigned int v3994 = v3993 + v3984;
-      const unsigned int v3995 = v3989 ? v3994 : v4;
-      const unsigned int v3997 = v3980 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3999 = v3997 + v3984;
-      iron_copy_async(shm1 + v3999, b + v3995, v3989);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4004 = 16u < v2;
-    if (v4004) {
-      const unsigned int v4008 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4011 = v4008 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4014 = v4008 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4015 = v4014 << 2u;
-      const unsigned int v4016 = v24 + v4011;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4017 = v4016 < v0;
-      const unsigned int v4018 = 16u + v4015;
-      const bool v4019 = v4018 < v2;
-      const bool v4020 = v4017 && v4019;
-      const unsigned int v4022 = v4016 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4024 = v4022 + 16u;
-      const unsigned int v4025 = v4024 + v4015;
-      const unsigned int v4026 = v4020 ? v4025 : v4;
-      const unsigned int v4028 = v4011 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4029 = 2560u + v4028;
-      const unsigned int v4030 = v4029 + v4015;
-      iron_copy_async(shm0 + v4030, a + v4026, v4020);
-      const unsigned int v4033 = v4008 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4035 = v4033 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4038 = v4033 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4039 = v4038 << 2u;
-      const unsigned int v4040 = v24 + v4035;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4041 = v4040 < v0;
-      const unsigned int v4042 = 16u + v4039;
-      const bool v4043 = v4042 < v2;
-      const bool v4044 = v4041 && v4043;
-      const unsigned int v4046 = v4040 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4048 = v4046 + 16u;
-      const unsigned int v4049 = v4048 + v4039;
-      const unsigned int v4050 = v4044 ? v4049 : v4;
-      const unsigned int v4052 = v4035 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4053 = 2560u + v4052;
-      const unsigned int v4054 = v4053 + v4039;
-      iron_copy_async(shm0 + v4054, a + v4050, v4044);
-      const unsigned int v4057 = v4008 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4059 = v4057 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4062 = v4057 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4063 = v4062 << 2u;
-      const unsigned int v4064 = v24 + v4059;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4065 = v4064 < v0;
-      const unsigned int v4066 = 16u + v4063;
-      const bool v4067 = v4066 < v2;
-      const bool v4068 = v4065 && v4067;
-      const unsigned int v4070 = v4064 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4072 = v4070 + 16u;
-      const unsigned int v4073 = v4072 + v4063;
-      const unsigned int v4074 = v4068 ? v4073 : v4;
-      const unsigned int v4076 = v4059 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4077 = 2560u + v4076;
-      const unsigned int v4078 = v4077 + v4063;
-      iron_copy_async(shm0 + v4078, a + v4074, v4068);
-      const unsigned int v4081 = v4008 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4083 = v4081 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4086 = v4081 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4087 = v4086 << 2u;
-      const unsigned int v4088 = v24 + v4083;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4089 = v4088 < v0;
-      const unsigned int v4090 = 16u + v4087;
-      const bool v4091 = v4090 < v2;
-      const bool v4092 = v4089 && v4091;
-      const unsigned int v4094 = v4088 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4096 = v4094 + 16u;
-      const unsigned int v4097 = v4096 + v4087;
-      const unsigned int v4098 = v4092 ? v4097 : v4;
-      const unsigned int v4100 = v4083 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4101 = 2560u + v4100;
-      const unsigned int v4102 = v4101 + v4087;
-      iron_copy_async(shm0 + v4102, a + v4098, v4092);
-      const unsigned int v4109 = v4008 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4112 = v4008 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4113 = v4112 << 2u;
-      const unsigned int v4114 = 16u + v4109;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4115 = v4114 < v2;
-      const unsigned int v4116 = v28 + v4113;
-      const bool v4117 = v4116 < v1;
-      const bool v4118 = v4115 && v4117;
-      const unsigned int v4120 = v4114 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4122 = v4120 + v28;
-      const unsigned int v4123 = v4122 + v4113;
-      const unsigned int v4124 = v4118 ? v4123 : v4;
-      const unsigned int v4126 = v4109 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4127 = 2112u + v4126;
-      const unsigned int v4128 = v4127 + v4113;
-      iron_copy_async(shm1 + v4128, b + v4124, v4118);
-      const unsigned int v4133 = v4033 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4136 = v4033 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4137 = v4136 << 2u;
-      const unsigned int v4138 = 16u + v4133;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4139 = v4138 < v2;
-      const unsigned int v4140 = v28 + v4137;
-      const bool v4141 = v4140 < v1;
-      const bool v4142 = v4139 && v4141;
-      const unsigned int v4144 = v4138 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4146 = v4144 + v28;
-      const unsigned int v4147 = v4146 + v4137;
-      const unsigned int v4148 = v4142 ? v4147 : v4;
-      const unsigned int v4150 = v4133 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4151 = 2112u + v4150;
-      const unsigned int v4152 = v4151 + v4137;
-      iron_copy_async(shm1 + v4152, b + v4148, v4142);
-      const unsigned int v4157 = v4057 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4160 = v4057 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4161 = v4160 << 2u;
-      const unsigned int v4162 = 16u + v4157;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4163 = v4162 < v2;
-      const unsigned int v4164 = v28 + v4161;
-      const bool v4165 = v4164 < v1;
-      const bool v4166 = v4163 && v4165;
-      const unsigned int v4168 = v4162 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4170 = v4168 + v28;
-      const unsigned int v4171 = v4170 + v4161;
-      const unsigned int v4172 = v4166 ? v4171 : v4;
-      const unsigned int v4174 = v4157 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4175 = 2112u + v4174;
-      const unsigned int v4176 = v4175 + v4161;
-      iron_copy_async(shm1 + v4176, b + v4172, v4166);
-      const unsigned int v4181 = v4081 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4184 = v4081 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4185 = v4184 << 2u;
-      const unsigned int v4186 = 16u + v4181;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4187 = v4186 < v2;
-      const unsigned int v4188 = v28 + v4185;
-      const bool v4189 = v4188 < v1;
-      const bool v4190 = v4187 && v4189;
-      const unsigned int v4192 = v4186 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4194 = v4192 + v28;
-      const unsigned int v4195 = v4194 + v4185;
-      const unsigned int v4196 = v4190 ? v4195 : v4;
-      const unsigned int v4198 = v4181 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4199 = 2112u + v4198;
-      const unsigned int v4200 = v4199 + v4185;
-      iron_copy_async(shm1 + v4200, b + v4196, v4190);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4205 = 32u < v2;
-    if (v4205) {
-      const unsigned int v4209 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4212 = v4209 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4215 = v4209 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4216 = v4215 << 2u;
-      const unsigned int v4217 = v24 + v4212;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4218 = v4217 < v0;
-      const unsigned int v4219 = 32u + v4216;
-      const bool v4220 = v4219 < v2;
-      const bool v4221 = v4218 && v4220;
-      const unsigned int v4223 = v4217 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4225 = v4223 + 32u;
-      const unsigned int v4226 = v4225 + v4216;
-      const unsigned int v4227 = v4221 ? v4226 : v4;
-      const unsigned int v4229 = v4212 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4230 = 5120u + v4229;
-      const unsigned int v4231 = v4230 + v4216;
-      iron_copy_async(shm0 + v4231, a + v4227, v4221);
-      const unsigned int v4234 = v4209 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4236 = v4234 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4239 = v4234 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4240 = v4239 << 2u;
-      const unsigned int v4241 = v24 + v4236;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4242 = v4241 < v0;
-      const unsigned int v4243 = 32u + v4240;
-      const bool v4244 = v4243 < v2;
-      const bool v4245 = v4242 && v4244;
-      const unsigned int v4247 = v4241 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4249 = v4247 + 32u;
-      const unsigned int v4250 = v4249 + v4240;
-      const unsigned int v4251 = v4245 ? v4250 : v4;
-      const unsigned int v4253 = v4236 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4254 = 5120u + v4253;
-      const unsigned int v4255 = v4254 + v4240;
-      iron_copy_async(shm0 + v4255, a + v4251, v4245);
-      const unsigned int v4258 = v4209 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4260 = v4258 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4263 = v4258 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4264 = v4263 << 2u;
-      const unsigned int v4265 = v24 + v4260;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4266 = v4265 < v0;
-      const unsigned int v4267 = 32u + v4264;
-      const bool v4268 = v4267 < v2;
-      const bool v4269 = v4266 && v4268;
-      const unsigned int v4271 = v4265 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4273 = v4271 + 32u;
-      const unsigned int v4274 = v4273 + v4264;
-      const unsigned int v4275 = v4269 ? v4274 : v4;
-      const unsigned int v4277 = v4260 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4278 = 5120u + v4277;
-      const unsigned int v4279 = v4278 + v4264;
-      iron_copy_async(shm0 + v4279, a + v4275, v4269);
-      const unsigned int v4282 = v4209 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4284 = v4282 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4287 = v4282 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4288 = v4287 << 2u;
-      const unsigned int v4289 = v24 + v4284;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4290 = v4289 < v0;
-      const unsigned int v4291 = 32u + v4288;
-      const bool v4292 = v4291 < v2;
-      const bool v4293 = v4290 && v4292;
-      const unsigned int v4295 = v4289 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4297 = v4295 + 32u;
-      const unsigned int v4298 = v4297 + v4288;
-      const unsigned int v4299 = v4293 ? v4298 : v4;
-      const unsigned int v4301 = v4284 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4302 = 5120u + v4301;
-      const unsigned int v4303 = v4302 + v4288;
-      iron_copy_async(shm0 + v4303, a + v4299, v4293);
-      const unsigned int v4310 = v4209 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4313 = v4209 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4314 = v4313 << 2u;
-      const unsigned int v4315 = 32u + v4310;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4316 = v4315 < v2;
-      const unsigned int v4317 = v28 + v4314;
-      const bool v4318 = v4317 < v1;
-      const bool v4319 = v4316 && v4318;
-      const unsigned int v4321 = v4315 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4323 = v4321 + v28;
-      const unsigned int v4324 = v4323 + v4314;
-      const unsigned int v4325 = v4319 ? v4324 : v4;
-      const unsigned int v4327 = v4310 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4328 = 4224u + v4327;
-      const unsigned int v4329 = v4328 + v4314;
-      iron_copy_async(shm1 + v4329, b + v4325, v4319);
-      const unsigned int v4334 = v4234 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4337 = v4234 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4338 = v4337 << 2u;
-      const unsigned int v4339 = 32u + v4334;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4340 = v4339 < v2;
-      const unsigned int v4341 = v28 + v4338;
-      const bool v4342 = v4341 < v1;
-      const bool v4343 = v4340 && v4342;
-      const unsigned int v4345 = v4339 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4347 = v4345 + v28;
-      const unsigned int v4348 = v4347 + v4338;
-      const unsigned int v4349 = v4343 ? v4348 : v4;
-      const unsigned int v4351 = v4334 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4352 = 4224u + v4351;
-      const unsigned int v4353 = v4352 + v4338;
-      iron_copy_async(shm1 + v4353, b + v4349, v4343);
-      const unsigned int v4358 = v4258 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4361 = v4258 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4362 = v4361 << 2u;
-      const unsigned int v4363 = 32u + v4358;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4364 = v4363 < v2;
-      const unsigned int v4365 = v28 + v4362;
-      const bool v4366 = v4365 < v1;
-      const bool v4367 = v4364 && v4366;
-      const unsigned int v4369 = v4363 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4371 = v4369 + v28;
-      const unsigned int v4372 = v4371 + v4362;
-      const unsigned int v4373 = v4367 ? v4372 : v4;
-      const unsigned int v4375 = v4358 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4376 = 4224u + v4375;
-      const unsigned int v4377 = v4376 + v4362;
-      iron_copy_async(shm1 + v4377, b + v4373, v4367);
-      const unsigned int v4382 = v4282 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4385 = v4282 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4386 = v4385 << 2u;
-      const unsigned int v4387 = 32u + v4382;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4388 = v4387 < v2;
-      const unsigned int v4389 = v28 + v4386;
-      const bool v4390 = v4389 < v1;
-      const bool v4391 = v4388 && v4390;
-      const unsigned int v4393 = v4387 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4395 = v4393 + v28;
-      const unsigned int v4396 = v4395 + v4386;
-      const unsigned int v4397 = v4391 ? v4396 : v4;
-      const unsigned int v4399 = v4382 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4400 = 4224u + v4399;
-      const unsigned int v4401 = v4400 + v4386;
-      iron_copy_async(shm1 + v4401, b + v4397, v4391);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4617 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v4402 = v4; v4402 < v2; v4402 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4404 = v4402 >> 4u;
-      const unsigned int v4406 = v4404 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v4409 = v4402 + 48u;
-      const unsigned int v4411 = v4404 + 3u;
-      const unsigned int v4412 = v4411 & 3u;
-      const bool v4413 = v4409 < v2;
-      if (v4413) {
-        const unsigned int v4415 = v4412 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v4417 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4420 = v4417 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4423 = v4417 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4424 = v4423 << 2u;
-        const unsigned int v4425 = v24 + v4420;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4426 = v4425 < v0;
-        const unsigned int v4427 = v4409 + v4424;
-        const bool v4428 = v4427 < v2;
-        const bool v4429 = v4426 && v4428;
-        const unsigned int v4431 = v4425 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4433 = v4431 + v4409;
-        const unsigned int v4434 = v4433 + v4424;
-        const unsigned int v4435 = v4429 ? v4434 : v4;
-        const unsigned int v4437 = v4420 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4438 = v4415 + v4437;
-        const unsigned int v4439 = v4438 + v4424;
-        iron_copy_async(shm0 + v4439, a + v4435, v4429);
-        const unsigned int v4442 = v4417 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4444 = v4442 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4447 = v4442 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4448 = v4447 << 2u;
-        const unsigned int v4449 = v24 + v4444;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4450 = v4449 < v0;
-        const unsigned int v4451 = v4409 + v4448;
-        const bool v4452 = v4451 < v2;
-        const bool v4453 = v4450 && v4452;
-        const unsigned int v4455 = v4449 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4457 = v4455 + v4409;
-        const unsigned int v4458 = v4457 + v4448;
-        const unsigned int v4459 = v4453 ? v4458 : v4;
-        const unsigned int v4461 = v4444 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4462 = v4415 + v4461;
-        const unsigned int v4463 = v4462 + v4448;
-        iron_copy_async(shm0 + v4463, a + v4459, v4453);
-        const unsigned int v4466 = v4417 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4468 = v4466 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4471 = v4466 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4472 = v4471 << 2u;
-        const unsigned int v4473 = v24 + v4468;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4474 = v4473 < v0;
-        const unsigned int v4475 = v4409 + v4472;
-        const bool v4476 = v4475 < v2;
-        const bool v4477 = v4474 && v4476;
-        const unsigned int v4479 = v4473 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4481 = v4479 + v4409;
-        const unsigned int v4482 = v4481 + v4472;
-        const unsigned int v4483 = v4477 ? v4482 : v4;
-        const unsigned int v4485 = v4468 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4486 = v4415 + v4485;
-        const unsigned int v4487 = v4486 + v4472;
-        iron_copy_async(shm0 + v4487, a + v4483, v4477);
-        const unsigned int v4490 = v4417 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4492 = v4490 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4495 = v4490 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4496 = v4495 << 2u;
-        const unsigned int v4497 = v24 + v4492;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4498 = v4497 < v0;
-        const unsigned int v4499 = v4409 + v4496;
-        const bool v4500 = v4499 < v2;
-        const bool v4501 = v4498 && v4500;
-        const unsigned int v4503 = v4497 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4505 = v4503 + v4409;
-        const unsigned int v4506 = v4505 + v4496;
-        const unsigned int v4507 = v4501 ? v4506 : v4;
-        const unsigned int v4509 = v4492 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4510 = v4415 + v4509;
-        const unsigned int v4511 = v4510 + v4496;
-        iron_copy_async(shm0 + v4511, a + v4507, v4501);
-        const unsigned int v4513 = v4412 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v4518 = v4417 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4521 = v4417 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4522 = v4521 << 2u;
-        const unsigned int v4523 = v4409 + v4518;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4524 = v4523 < v2;
-        const unsigned int v4525 = v28 + v4522;
-        const bool v4526 = v4525 < v1;
-        const bool v4527 = v4524 && v4526;
-        const unsigned int v4529 = v4523 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4531 = v4529 + v28;
-        const unsigned int v4532 = v4531 + v4522;
-        const unsigned int v4533 = v4527 ? v4532 : v4;
-        const unsigned int v4535 = v4518 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4536 = v4513 + v4535;
-        const unsigned int v4537 = v4536 + v4522;
-        iron_copy_async(shm1 + v4537, b + v4533, v4527);
-        const unsigned int v4542 = v4442 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4545 = v4442 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4546 = v4545 << 2u;
-        const unsigned int v4547 = v4409 + v4542;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4548 = v4547 < v2;
-        const unsigned int v4549 = v28 + v4546;
-        const bool v4550 = v4549 < v1;
-        const bool v4551 = v4548 && v4550;
-        const unsigned int v4553 = v4547 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4555 = v4553 + v28;
-        const unsigned int v4556 = v4555 + v4546;
-        const unsigned int v4557 = v4551 ? v4556 : v4;
-        const unsigned int v4559 = v4542 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4560 = v4513 + v4559;
-        const unsigned int v4561 = v4560 + v4546;
-        iron_copy_async(shm1 + v4561, b + v4557, v4551);
-        const unsigned int v4566 = v4466 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4569 = v4466 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4570 = v4569 << 2u;
-        const unsigned int v4571 = v4409 + v4566;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4572 = v4571 < v2;
-        const unsigned int v4573 = v28 + v4570;
-        const bool v4574 = v4573 < v1;
-        const bool v4575 = v4572 && v4574;
-        const unsigned int v4577 = v4571 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4579 = v4577 + v28;
-        const unsigned int v4580 = v4579 + v4570;
-        const unsigned int v4581 = v4575 ? v4580 : v4;
-        const unsigned int v4583 = v4566 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4584 = v4513 + v4583;
-        const unsigned int v4585 = v4584 + v4570;
-        iron_copy_async(shm1 + v4585, b + v4581, v4575);
-        const unsigned int v4590 = v4490 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4593 = v4490 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4594 = v4593 << 2u;
-        const unsigned int v4595 = v4409 + v4590;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4596 = v4595 < v2;
-        const unsigned int v4597 = v28 + v4594;
-        const bool v4598 = v4597 < v1;
-        const bool v4599 = v4596 && v4598;
-        const unsigned int v4601 = v4595 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4603 = v4601 + v28;
-        const unsigned int v4604 = v4603 + v4594;
-        const unsigned int v4605 = v4599 ? v4604 : v4;
-        const unsigned int v4607 = v4590 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4608 = v4513 + v4607;
-        const unsigned int v4609 = v4608 + v4594;
-        iron_copy_async(shm1 + v4609, b + v4605, v4599);
+    for (unsigned int v3805 = 0u; v3805 < 3u; v3805 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3806 = v3805 << 4u;
+      const bool v3808 = v3806 < v2;
+      if (v3808) {
+        const unsigned int v3810 = v3805 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3812 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3815 = v3812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3818 = v3812 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3819 = v3818 << 2u;
+        const unsigned int v3820 = v24 + v3815;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3821 = v3820 < v0;
+        const unsigned int v3822 = v3806 + v3819;
+        const bool v3823 = v3822 < v2;
+        const bool v3824 = v3821 && v3823;
+        const unsigned int v3826 = v3820 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3828 = v3826 + v3806;
+        const unsigned int v3829 = v3828 + v3819;
+        const unsigned int v3830 = v3824 ? v3829 : 0u;
+        const unsigned int v3832 = v3815 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3833 = v3810 + v3832;
+        const unsigned int v3834 = v3833 + v3819;
+        iron_copy_async(shm0 + v3834, a + v3830, v3824);
+        const unsigned int v3837 = v3812 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3839 = v3837 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3842 = v3837 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3843 = v3842 << 2u;
+        const unsigned int v3844 = v24 + v3839;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3845 = v3844 < v0;
+        const unsigned int v3846 = v3806 + v3843;
+        const bool v3847 = v3846 < v2;
+        const bool v3848 = v3845 && v3847;
+        const unsigned int v3850 = v3844 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3852 = v3850 + v3806;
+        const unsigned int v3853 = v3852 + v3843;
+        const unsigned int v3854 = v3848 ? v3853 : 0u;
+        const unsigned int v3856 = v3839 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3857 = v3810 + v3856;
+        const unsigned int v3858 = v3857 + v3843;
+        iron_copy_async(shm0 + v3858, a + v3854, v3848);
+        const unsigned int v3861 = v3812 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3863 = v3861 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3866 = v3861 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3867 = v3866 << 2u;
+        const unsigned int v3868 = v24 + v3863;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3869 = v3868 < v0;
+        const unsigned int v3870 = v3806 + v3867;
+        const bool v3871 = v3870 < v2;
+        const bool v3872 = v3869 && v3871;
+        const unsigned int v3874 = v3868 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3876 = v3874 + v3806;
+        const unsigned int v3877 = v3876 + v3867;
+        const unsigned int v3878 = v3872 ? v3877 : 0u;
+        const unsigned int v3880 = v3863 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3881 = v3810 + v3880;
+        const unsigned int v3882 = v3881 + v3867;
+        iron_copy_async(shm0 + v3882, a + v3878, v3872);
+        const unsigned int v3885 = v3812 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3887 = v3885 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3890 = v3885 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3891 = v3890 << 2u;
+        const unsigned int v3892 = v24 + v3887;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3893 = v3892 < v0;
+        const unsigned int v3894 = v3806 + v3891;
+        const bool v3895 = v3894 < v2;
+        const bool v3896 = v3893 && v3895;
+        const unsigned int v3898 = v3892 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3900 = v3898 + v3806;
+        const unsigned int v3901 = v3900 + v3891;
+        const unsigned int v3902 = v3896 ? v3901 : 0u;
+        const unsigned int v3904 = v3887 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3905 = v3810 + v3904;
+        const unsigned int v3906 = v3905 + v3891;
+        iron_copy_async(shm0 + v3906, a + v3902, v3896);
+        const unsigned int v3908 = v3805 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3913 = v3812 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3916 = v3812 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3917 = v3916 << 2u;
+        const unsigned int v3918 = v3806 + v3913;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3919 = v3918 < v2;
+        const unsigned int v3920 = v28 + v3917;
+        const bool v3921 = v3920 < v1;
+        const bool v3922 = v3919 && v3921;
+        const unsigned int v3924 = v3918 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3926 = v3924 + v28;
+        const unsigned int v3927 = v3926 + v3917;
+        const unsigned int v3928 = v3922 ? v3927 : 0u;
+        const unsigned int v3930 = v3913 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3931 = v3908 + v3930;
+        const unsigned int v3932 = v3931 + v3917;
+        iron_copy_async(shm1 + v3932, b + v3928, v3922);
+        const unsigned int v3937 = v3837 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3940 = v3837 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3941 = v3940 << 2u;
+        const unsigned int v3942 = v3806 + v3937;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3943 = v3942 < v2;
+        const unsigned int v3944 = v28 + v3941;
+        const bool v3945 = v3944 < v1;
+        const bool v3946 = v3943 && v3945;
+        const unsigned int v3948 = v3942 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3950 = v3948 + v28;
+        const unsigned int v3951 = v3950 + v3941;
+        const unsigned int v3952 = v3946 ? v3951 : 0u;
+        const unsigned int v3954 = v3937 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3955 = v3908 + v3954;
+        const unsigned int v3956 = v3955 + v3941;
+        iron_copy_async(shm1 + v3956, b + v3952, v3946);
+        const unsigned int v3961 = v3861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3964 = v3861 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3965 = v3964 << 2u;
+        const unsigned int v3966 = v3806 + v3961;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3967 = v3966 < v2;
+        const unsigned int v3968 = v28 + v3965;
+        const bool v3969 = v3968 < v1;
+        const bool v3970 = v3967 && v3969;
+        const unsigned int v3972 = v3966 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3974 = v3972 + v28;
+        const unsigned int v3975 = v3974 + v3965;
+        const unsigned int v3976 = v3970 ? v3975 : 0u;
+        const unsigned int v3978 = v3961 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3979 = v3908 + v3978;
+        const unsigned int v3980 = v3979 + v3965;
+        iron_copy_async(shm1 + v3980, b + v3976, v3970);
+        const unsigned int v3985 = v3885 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3988 = v3885 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3989 = v3988 << 2u;
+        const unsigned int v3990 = v3806 + v3985;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3991 = v3990 < v2;
+        const unsigned int v3992 = v28 + v3989;
+        const bool v3993 = v3992 < v1;
+        const bool v3994 = v3991 && v3993;
+        const unsigned int v3996 = v3990 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3998 = v3996 + v28;
+        const unsigned int v3999 = v3998 + v3989;
+        const unsigned int v4000 = v3994 ? v3999 : 0u;
+        const unsigned int v4002 = v3985 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4003 = v3908 + v4002;
+        const unsigned int v4004 = v4003 + v3989;
+        iron_copy_async(shm1 + v4004, b + v4000, v3994);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4611 = v4406 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4613 = v4406 * 2560u;
-      const unsigned int v4618 = v4613 + v4617;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4618, 20u);
-      const unsigned int v4623 = v4611 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v4623, 132u);
+    }
+    const unsigned int v4220 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v4005 = 0u; v4005 < v2; v4005 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4007 = v4005 >> 4u;
+      const unsigned int v4009 = v4007 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v4012 = v4005 + 48u;
+      const unsigned int v4014 = v4007 + 3u;
+      const unsigned int v4015 = v4014 & 3u;
+      const bool v4016 = v4012 < v2;
+      if (v4016) {
+        const unsigned int v4018 = v4015 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4020 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4023 = v4020 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4026 = v4020 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4027 = v4026 << 2u;
+        const unsigned int v4028 = v24 + v4023;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4029 = v4028 < v0;
+        const unsigned int v4030 = v4012 + v4027;
+        const bool v4031 = v4030 < v2;
+        const bool v4032 = v4029 && v4031;
+        const unsigned int v4034 = v4028 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4036 = v4034 + v4012;
+        const unsigned int v4037 = v4036 + v4027;
+        const unsigned int v4038 = v4032 ? v4037 : 0u;
+        const unsigned int v4040 = v4023 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4041 = v4018 + v4040;
+        const unsigned int v4042 = v4041 + v4027;
+        iron_copy_async(shm0 + v4042, a + v4038, v4032);
+        const unsigned int v4045 = v4020 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4047 = v4045 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4050 = v4045 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4051 = v4050 << 2u;
+        const unsigned int v4052 = v24 + v4047;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4053 = v4052 < v0;
+        const unsigned int v4054 = v4012 + v4051;
+        const bool v4055 = v4054 < v2;
+        const bool v4056 = v4053 && v4055;
+        const unsigned int v4058 = v4052 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4060 = v4058 + v4012;
+        const unsigned int v4061 = v4060 + v4051;
+        const unsigned int v4062 = v4056 ? v4061 : 0u;
+        const unsigned int v4064 = v4047 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4065 = v4018 + v4064;
+        const unsigned int v4066 = v4065 + v4051;
+        iron_copy_async(shm0 + v4066, a + v4062, v4056);
+        const unsigned int v4069 = v4020 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4071 = v4069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4074 = v4069 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4075 = v4074 << 2u;
+        const unsigned int v4076 = v24 + v4071;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4077 = v4076 < v0;
+        const unsigned int v4078 = v4012 + v4075;
+        const bool v4079 = v4078 < v2;
+        const bool v4080 = v4077 && v4079;
+        const unsigned int v4082 = v4076 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4084 = v4082 + v4012;
+        const unsigned int v4085 = v4084 + v4075;
+        const unsigned int v4086 = v4080 ? v4085 : 0u;
+        const unsigned int v4088 = v4071 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4089 = v4018 + v4088;
+        const unsigned int v4090 = v4089 + v4075;
+        iron_copy_async(shm0 + v4090, a + v4086, v4080);
+        const unsigned int v4093 = v4020 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4095 = v4093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4098 = v4093 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4099 = v4098 << 2u;
+        const unsigned int v4100 = v24 + v4095;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4101 = v4100 < v0;
+        const unsigned int v4102 = v4012 + v4099;
+        const bool v4103 = v4102 < v2;
+        const bool v4104 = v4101 && v4103;
+        const unsigned int v4106 = v4100 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4108 = v4106 + v4012;
+        const unsigned int v4109 = v4108 + v4099;
+        const unsigned int v4110 = v4104 ? v4109 : 0u;
+        const unsigned int v4112 = v4095 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4113 = v4018 + v4112;
+        const unsigned int v4114 = v4113 + v4099;
+        iron_copy_async(shm0 + v4114, a + v4110, v4104);
+        const unsigned int v4116 = v4015 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v4121 = v4020 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4124 = v4020 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4125 = v4124 << 2u;
+        const unsigned int v4126 = v4012 + v4121;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4127 = v4126 < v2;
+        const unsigned int v4128 = v28 + v4125;
+        const bool v4129 = v4128 < v1;
+        const bool v4130 = v4127 && v4129;
+        const unsigned int v4132 = v4126 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4134 = v4132 + v28;
+        const unsigned int v4135 = v4134 + v4125;
+        const unsigned int v4136 = v4130 ? v4135 : 0u;
+        const unsigned int v4138 = v4121 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4139 = v4116 + v4138;
+        const unsigned int v4140 = v4139 + v4125;
+        iron_copy_async(shm1 + v4140, b + v4136, v4130);
+        const unsigned int v4145 = v4045 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4148 = v4045 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4149 = v4148 << 2u;
+        const unsigned int v4150 = v4012 + v4145;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4151 = v4150 < v2;
+        const unsigned int v4152 = v28 + v4149;
+        const bool v4153 = v4152 < v1;
+        const bool v4154 = v4151 && v4153;
+        const unsigned int v4156 = v4150 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4158 = v4156 + v28;
+        const unsigned int v4159 = v4158 + v4149;
+        const unsigned int v4160 = v4154 ? v4159 : 0u;
+        const unsigned int v4162 = v4145 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4163 = v4116 + v4162;
+        const unsigned int v4164 = v4163 + v4149;
+        iron_copy_async(shm1 + v4164, b + v4160, v4154);
+        const unsigned int v4169 = v4069 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4172 = v4069 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4173 = v4172 << 2u;
+        const unsigned int v4174 = v4012 + v4169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4175 = v4174 < v2;
+        const unsigned int v4176 = v28 + v4173;
+        const bool v4177 = v4176 < v1;
+        const bool v4178 = v4175 && v4177;
+        const unsigned int v4180 = v4174 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4182 = v4180 + v28;
+        const unsigned int v4183 = v4182 + v4173;
+        const unsigned int v4184 = v4178 ? v4183 : 0u;
+        const unsigned int v4186 = v4169 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4187 = v4116 + v4186;
+        const unsigned int v4188 = v4187 + v4173;
+        iron_copy_async(shm1 + v4188, b + v4184, v4178);
+        const unsigned int v4193 = v4093 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4196 = v4093 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4197 = v4196 << 2u;
+        const unsigned int v4198 = v4012 + v4193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4199 = v4198 < v2;
+        const unsigned int v4200 = v28 + v4197;
+        const bool v4201 = v4200 < v1;
+        const bool v4202 = v4199 && v4201;
+        const unsigned int v4204 = v4198 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4206 = v4204 + v28;
+        const unsigned int v4207 = v4206 + v4197;
+        const unsigned int v4208 = v4202 ? v4207 : 0u;
+        const unsigned int v4210 = v4193 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4211 = v4116 + v4210;
+        const unsigned int v4212 = v4211 + v4197;
+        iron_copy_async(shm1 + v4212, b + v4208, v4202);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4214 = v4009 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4216 = v4009 * 2560u;
+      const unsigned int v4221 = v4216 + v4220;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4221, 20u);
+      const unsigned int v4226 = v4214 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v4226, 132u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -784,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v283 = threadIdx.x;
     const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -217,7 +217,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -247,559 +246,312 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v3311 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3311) {
-      const unsigned int v3315 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3318 = v3315 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3321 = v3315 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3322 = v3321 << 3u;
-      const unsigned int v3323 = v24 + v3318;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3324 = v3323 < v0;
-      const bool v3326 = v3322 < v2;
-      const bool v3327 = v3324 && v3326;
-      const unsigned int v3329 = v3323 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3332 = v3329 + v3322;
-      const unsigned int v3333 = v3327 ? v3332 : v4;
-      const unsigned int v3335 = v3318 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3337 = v3335 + v3322;
-      iron_copy_async(shm0 + v3337, a + v3333, v3327);
-      const unsigned int v3340 = v3315 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3342 = v3340 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3345 = v3340 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3346 = v3345 << 3u;
-      const unsigned int v3347 = v24 + v3342;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3348 = v3347 < v0;
-      const bool v3350 = v3346 < v2;
-      const bool v3351 = v3348 && v3350;
-      const unsigned int v3353 = v3347 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3356 = v3353 + v3346;
-      const unsigned int v3357 = v3351 ? v3356 : v4;
-      const unsigned int v3359 = v3342 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3361 = v3359 + v3346;
-      iron_copy_async(shm0 + v3361, a + v3357, v3351);
-      const unsigned int v3364 = v3315 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3366 = v3364 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3369 = v3364 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3370 = v3369 << 3u;
-      const unsigned int v3371 = v24 + v3366;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3372 = v3371 < v0;
-      const bool v3374 = v3370 < v2;
-      const bool v3375 = v3372 && v3374;
-      const unsigned int v3377 = v3371 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3380 = v3377 + v3370;
-      const unsigned int v3381 = v3375 ? v3380 : v4;
-      const unsigned int v3383 = v3366 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3385 = v3383 + v3370;
-      iron_copy_async(shm0 + v3385, a + v3381, v3375);
-      const unsigned int v3388 = v3315 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3390 = v3388 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3393 = v3388 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3394 = v3393 << 3u;
-      const unsigned int v3395 = v24 + v3390;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3396 = v3395 < v0;
-      const bool v3398 = v3394 < v2;
-      const bool v3399 = v3396 && v3398;
-      const unsigned int v3401 = v3395 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3404 = v3401 + v3394;
-      const unsigned int v3405 = v3399 ? v3404 : v4;
-      const unsigned int v3407 = v3390 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3409 = v3407 + v3394;
-      iron_copy_async(shm0 + v3409, a + v3405, v3399);
-      const unsigned int v3416 = v3315 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3419 = v3315 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3420 = v3419 << 3u;
-      const bool v3422 = v3416 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3423 = v28 + v3420;
-      const bool v3424 = v3423 < v1;
-      const bool v3425 = v3422 && v3424;
-      const unsigned int v3427 = v3416 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3429 = v3427 + v28;
-      const unsigned int v3430 = v3429 + v3420;
-      const unsigned int v3431 = v3425 ? v3430 : v4;
-      const unsigned int v3433 = v3416 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3435 = v3433 + v3420;
-      iron_copy_async(shm1 + v3435, b + v3431, v3425);
-      const unsigned int v3440 = v3340 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3443 = v3340 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3444 = v3443 << 3u;
-      const bool v3446 = v3440 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3447 = v28 + v3444;
-      const bool v3448 = v3447 < v1;
-      const bool v3449 = v3446 && v3448;
-      const unsigned int v3451 = v3440 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3453 = v3451 + v28;
-      const unsigned int v3454 = v3453 + v3444;
-      const unsigned int v3455 = v3449 ? v3454 : v4;
-      const unsigned int v3457 = v3440 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3459 = v3457 + v3444;
-      iron_copy_async(shm1 + v3459, b + v3455, v3449);
-      const unsigned int v3464 = v3364 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3467 = v3364 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3468 = v3467 << 3u;
-      const bool v3470 = v3464 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3471 = v28 + v3468;
-      const bool v3472 = v3471 < v1;
-      const bool v3473 = v3470 && v3472;
-      const unsigned int v3475 = v3464 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3477 = v3475 + v28;
-      const unsigned int v3478 = v3477 + v3468;
-      const unsigned int v3479 = v3473 ? v3478 : v4;
-      const unsigned int v3481 = v3464 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3483 = v3481 + v3468;
-      iron_copy_async(shm1 + v3483, b + v3479, v3473);
-      const unsigned int v3488 = v3388 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3491 = v3388 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3492 = v3491 << 3u;
-      const bool v3494 = v3488 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3495 = v28 + v3492;
-      const bool v3496 = v3495 < v1;
-      const bool v3497 = v3494 && v3496;
-      const unsigned int v3499 = v3488 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3501 = v3499 + v28;
-      const unsigned int v3502 = v3501 + v3492;
-      const unsigned int v3503 = v3497 ? v3502 : v4;
-      const unsigned int v3505 = v3488 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3507 = v3505 + v3492;
-      iron_copy_async(shm1 + v3507, b + v3503, v3497);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3512 = 32u < v2;
-    if (v3512) {
-      const unsigned int v3516 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3519 = v3516 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3522 = v3516 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3523 = v3522 << 3u;
-      const unsigned int v3524 = v24 + v3519;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3525 = v3524 < v0;
-      const unsigned int v3526 = 32u + v3523;
-      const bool v3527 = v3526 < v2;
-      const bool v3528 = v3525 && v3527;
-      const unsigned int v3530 = v3524 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3532 = v3530 + 32u;
-      const unsigned int v3533 = v3532 + v3523;
-      const unsigned int v3534 = v3528 ? v3533 : v4;
-      const unsigned int v3536 = v3519 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3537 = 5120u + v3536;
-      const unsigned int v3538 = v3537 + v3523;
-      iron_copy_async(shm0 + v3538, a + v3534, v3528);
-      const unsigned int v3541 = v3516 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3543 = v3541 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3546 = v3541 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3547 = v3546 << 3u;
-      const unsigned int v3548 = v24 + v3543;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3549 = v3548 < v0;
-      const unsigned int v3550 = 32u + v3547;
-      const bool v3551 = v3550 < v2;
-      const bool v3552 = v3549 && v3551;
-      const unsigned int v3554 = v3548 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3556 = v3554 + 32u;
-      const unsigned int v3557 = v3556 + v3547;
-      const unsigned int v3558 = v3552 ? v3557 : v4;
-      const unsigned int v3560 = v3543 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3561 = 5120u + v3560;
-      const unsigned int v3562 = v3561 + v3547;
-      iron_copy_async(shm0 + v3562, a + v3558, v3552);
-      const unsigned int v3565 = v3516 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3567 = v3565 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3570 = v3565 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3571 = v3570 << 3u;
-      const unsigned int v3572 = v24 + v3567;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3573 = v3572 < v0;
-      const unsigned int v3574 = 32u + v3571;
-      const bool v3575 = v3574 < v2;
-      const bool v3576 = v3573 && v3575;
-      const unsigned int v3578 = v3572 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3580 = v3578 + 32u;
-      const unsigned int v3581 = v3580 + v3571;
-      const unsigned int v3582 = v3576 ? v3581 : v4;
-      const unsigned int v3584 = v3567 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3585 = 5120u + v3584;
-      const unsigned int v3586 = v3585 + v3571;
-      iron_copy_async(shm0 + v3586, a + v3582, v3576);
-      const unsigned int v3589 = v3516 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3591 = v3589 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3594 = v3589 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3595 = v3594 << 3u;
-      const unsigned int v3596 = v24 + v3591;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3597 = v3596 < v0;
-      const unsigned int v3598 = 32u + v3595;
-      const bool v3599 = v3598 < v2;
-      const bool v3600 = v3597 && v3599;
-      const unsigned int v3602 = v3596 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3604 = v3602 + 32u;
-      const unsigned int v3605 = v3604 + v3595;
-      const unsigned int v3606 = v3600 ? v3605 : v4;
-      const unsigned int v3608 = v3591 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3609 = 5120u + v3608;
-      const unsigned int v3610 = v3609 + v3595;
-      iron_copy_async(shm0 + v3610, a + v3606, v3600);
-      const unsigned int v3617 = v3516 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3620 = v3516 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3621 = v3620 << 3u;
-      const unsigned int v3622 = 32u + v3617;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3623 = v3622 < v2;
-      const unsigned int v3624 = v28 + v3621;
-      const bool v3625 = v3624 < v1;
-      const bool v3626 = v3623 && v3625;
-      const unsigned int v3628 = v3622 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3630 = v3628 + v28;
-      const unsigned int v3631 = v3630 + v3621;
-      const unsigned int v3632 = v3626 ? v3631 : v4;
-      const unsigned int v3634 = v3617 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3635 = 4352u + v3634;
-      const unsigned int v3636 = v3635 + v3621;
-      iron_copy_async(shm1 + v3636, b + v3632, v3626);
-      const unsigned int v3641 = v3541 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3644 = v3541 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3645 = v3644 << 3u;
-      const unsigned int v3646 = 32u + v3641;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3647 = v3646 < v2;
-      const unsigned int v3648 = v28 + v3645;
-      const bool v3649 = v3648 < v1;
-      const bool v3650 = v3647 && v3649;
-      const unsigned int v3652 = v3646 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3654 = v3652 + v28;
-      const unsigned int v3655 = v3654 + v3645;
-      const unsigned int v3656 = v3650 ? v3655 : v4;
-      const unsigned int v3658 = v3641 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3659 = 4352u + v3658;
-      const unsigned int v3660 = v3659 + v3645;
-      iron_copy_async(shm1 + v3660, b + v3656, v3650);
-      const unsigned int v3665 = v3565 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3668 = v3565 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3669 = v3668 << 3u;
-      const unsigned int v3670 = 32u + v3665;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3671 = v3670 < v2;
-      const unsigned int v3672 = v28 + v3669;
-      const bool v3673 = v3672 < v1;
-      const bool v3674 = v3671 && v3673;
-      const unsigned int v3676 = v3670 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3678 = v3676 + v28;
-      const unsigned int v3679 = v3678 + v3669;
-      const unsigned int v3680 = v3674 ? v3679 : v4;
-      const unsigned int v3682 = v3665 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3683 = 4352u + v3682;
-      const unsigned int v3684 = v3683 + v3669;
-      iron_copy_async(shm1 + v3684, b + v3680, v3674);
-      const unsigned int v3689 = v3589 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3692 = v3589 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3693 = v3692 << 3u;
-      const unsigned int v3694 = 32u + v3689;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3695 = v3694 < v2;
-      const unsigned int v3696 = v28 + v3693;
-      const bool v3697 = v3696 < v1;
-      const bool v3698 = v3695 && v3697;
-      const unsigned int v3700 = v3694 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3702 = v3700 + v28;
-      const unsigned int v3703 = v3702 + v3693;
-      const unsigned int v3704 = v3698 ? v3703 : v4;
-      const unsigned int v3706 = v3689 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3707 = 4352u + v3706;
-      const unsigned int v3708 = v3707 + v3693;
-      iron_copy_async(shm1 + v3708, b + v3704, v3698);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3713 = 64u < v2;
-    if (v3713) {
-      const unsigned int v3717 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3720 = v3717 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3723 = v3717 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3724 = v3723 << 3u;
-      const unsigned int v3725 = v24 + v3720;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3726 = v3725 < v0;
-      const unsigned int v3727 = 64u + v3724;
-      const bool v3728 = v3727 < v2;
-      const bool v3729 = v3726 && v3728;
-      const unsigned int v3731 = v3725 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3733 = v3731 + 64u;
-      const unsigned int v3734 = v3733 + v3724;
-      const unsigned int v3735 = v3729 ? v3734 : v4;
-      const unsigned int v3737 = v3720 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3738 = 10240u + v3737;
-      const unsigned int v3739 = v3738 + v3724;
-      iron_copy_async(shm0 + v3739, a + v3735, v3729);
-      const unsigned int v3742 = v3717 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3744 = v3742 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3747 = v3742 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3748 = v3747 << 3u;
-      const unsigned int v3749 = v24 + v3744;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3750 = v3749 < v0;
-      const unsigned int v3751 = 64u + v3748;
-      const bool v3752 = v3751 < v2;
-      const bool v3753 = v3750 && v3752;
-      const unsigned int v3755 = v3749 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3757 = v3755 + 64u;
-      const unsigned int v3758 = v3757 + v3748;
-      const unsigned int v3759 = v3753 ? v3758 : v4;
-      const unsigned int v3761 = v3744 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3762 = 10240u + v3761;
-      const unsigned int v3763 = v3762 + v3748;
-      iron_copy_async(shm0 + v3763, a + v3759, v3753);
-      const unsigned int v3766 = v3717 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3768 = v3766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3771 = v3766 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3772 = v3771 << 3u;
-      const unsigned int v3773 = v24 + v3768;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3774 = v3773 < v0;
-      const unsigned int v3775 = 64u + v3772;
-      const bool v3776 = v3775 < v2;
-      const bool v3777 = v3774 && v3776;
-      const unsigned int v3779 = v3773 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3781 = v3779 + 64u;
-      const unsigned int v3782 = v3781 + v3772;
-      const unsigned int v3783 = v3777 ? v3782 : v4;
-      const unsigned int v3785 = v3768 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3786 = 10240u + v3785;
-      const unsigned int v3787 = v3786 + v3772;
-      iron_copy_async(shm0 + v3787, a + v3783, v3777);
-      const unsigned int v3790 = v3717 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3792 = v3790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3795 = v3790 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3796 = v3795 << 3u;
-      const unsigned int v3797 = v24 + v3792;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3798 = v3797 < v0;
-      const unsigned int v3799 = 64u + v3796;
-      const bool v3800 = v3799 < v2;
-      const bool v3801 = v3798 && v3800;
-      const unsigned int v3803 = v3797 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3805 = v3803 + 64u;
-      const unsigned int v3806 = v3805 + v3796;
-      const unsigned int v3807 = v3801 ? v3806 : v4;
-      const unsigned int v3809 = v3792 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3810 = 10240u + v3809;
-      const unsigned int v3811 = v3810 + v3796;
-      iron_copy_async(shm0 + v3811, a + v3807, v3801);
-      const unsigned int v3818 = v3717 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3821 = v3717 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3822 = v3821 << 3u;
-      const unsigned int v3823 = 64u + v3818;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3824 = v3823 < v2;
-      const unsigned int v3825 = v28 + v3822;
-      const bool v3826 = v3825 < v1;
-      const bool v3827 = v3824 && v3826;
-      const unsigned int v3829 = v3823 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3831 = v3829 + v28;
-      const unsigned int v3832 = v3831 + v3822;
-      const unsigned int v3833 = v3827 ? v3832 : v4;
-      const unsigned int v3835 = v3818 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3836 = 8704u + v3835;
-      const unsigned int v3837 = v3836 + v3822;
-      iron_copy_async(shm1 + v3837, b + v3833, v3827);
-      const unsigned int v3842 = v3742 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3845 = v3742 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3846 = v3845 << 3u;
-      const unsigned int v3847 = 64u + v3842;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3848 = v3847 < v2;
-      const unsigned int v3849 = v28 + v3846;
-      const bool v3850 = v3849 < v1;
-      const bool v3851 = v3848 && v3850;
-      const unsigned int v3853 = v3847 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3855 = v3853 + v28;
-      const unsigned int v3856 = v3855 + v3846;
-      const unsigned int v3857 = v3851 ? v3856 : v4;
-      const unsigned int v3859 = v3842 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3860 = 8704u + v3859;
-      const unsigned int v3861 = v3860 + v3846;
-      iron_copy_async(shm1 + v3861, b + v3857, v3851);
-      const unsigned int v3866 = v3766 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3869 = v3766 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3870 = v3869 << 3u;
-      const unsigned int v3871 = 64u + v3866;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3872 = v3871 < v2;
-      const unsigned int v3873 = v28 + v3870;
-      const bool v3874 = v3873 < v1;
-      const bool v3875 = v3872 && v3874;
-      const unsigned int v3877 = v3871 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3879 = v3877 + v28;
-      const unsigned int v3880 = v3879 + v3870;
-      const unsigned int v3881 = v3875 ? v3880 : v4;
-      const unsigned int v3883 = v3866 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3884 = 8704u + v3883;
-      const unsigned int v3885 = v3884 + v3870;
-      iron_copy_async(shm1 + v3885, b + v3881, v3875);
-      const unsigned int v3890 = v3790 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3893 = v3790 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3894 = v3893 << 3u;
-      const unsigned int v3895 = 64u + v3890;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3896 = v3895 < v2;
-      const unsigned int v3897 = v28 + v3894;
-      const bool v3898 = v3897 < v1;
-      const bool v3899 = v3896 && v3898;
-      const unsigned int v3901 = v3895 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3903 = v3901 + v28;
-      const unsigned int v3904 = v3903 + v3894;
-      const unsigned int v3905 = v3899 ? v3904 : v4;
-      const unsigned int v3907 = v3890 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3908 = 8704u + v3907;
-      const unsigned int v3909 = v3908 + v3894;
-      iron_copy_async(shm1 + v3909, b + v3905, v3899);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4125 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3910 = v4; v3910 < v2; v3910 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3912 = v3910 >> 5u;
-      const unsigned int v3914 = v3912 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3917 = v3910 + 96u;
-      const unsigned int v3919 = v3912 + 3u;
-      const unsigned int v3920 = v3919 & 3u;
-      const bool v3921 = v3917 < v2;
-      if (v3921) {
-        const unsigned int v3923 = v3920 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3925 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3928 = v3925 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3931 = v3925 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3932 = v3931 << 3u;
-        const unsigned int v3933 = v24 + v3928;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3934 = v3933 < v0;
-        const unsigned int v3935 = v3917 + v3932;
-        const bool v3936 = v3935 < v2;
-        const bool v3937 = v3934 && v3936;
-        const unsigned int v3939 = v3933 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3941 = v3939 + v3917;
-        const unsigned int v3942 = v3941 + v3932;
-        const unsigned int v3943 = v3937 ? v3942 : v4;
-        const unsigned int v3945 = v3928 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3946 = v3923 + v3945;
-        const unsigned int v3947 = v3946 + v3932;
-        iron_copy_async(shm0 + v3947, a + v3943, v3937);
-        const unsigned int v3950 = v3925 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3952 = v3950 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3955 = v3950 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3956 = v3955 << 3u;
-        const unsigned int v3957 = v24 + v3952;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3958 = v3957 < v0;
-        const unsigned int v3959 = v3917 + v3956;
-        const bool v3960 = v3959 < v2;
-        const bool v3961 = v3958 && v3960;
-        const unsigned int v3963 = v3957 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3965 = v3963 + v3917;
-        const unsigned int v3966 = v3965 + v3956;
-        const unsigned int v3967 = v3961 ? v3966 : v4;
-        const unsigned int v3969 = v3952 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3970 = v3923 + v3969;
-        const unsigned int v3971 = v3970 + v3956;
-        iron_copy_async(shm0 + v3971, a + v3967, v3961);
-        const unsigned int v3974 = v3925 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3976 = v3974 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3979 = v3974 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3980 = v3979 << 3u;
-        const unsigned int v3981 = v24 + v3976;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3982 = v3981 < v0;
-        const unsigned int v3983 = v3917 + v3980;
-        const bool v3984 = v3983 < v2;
-        const bool v3985 = v3982 && v3984;
-        const unsigned int v3987 = v3981 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3989 = v3987 + v3917;
-        const unsigned int v3990 = v3989 + v3980;
-        const unsigned int v3991 = v3985 ? v3990 : v4;
-        const unsigned int v3993 = v3976 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3994 = v3923 + v3993;
-        const unsigned int v3995 = v3994 + v3980;
-        iron_copy_async(shm0 + v3995, a + v3991, v3985);
-        const unsigned int v3998 = v3925 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4000 = v3998 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4003 = v3998 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4004 = v4003 << 3u;
-        const unsigned int v4005 = v24 + v4000;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4006 = v4005 < v0;
-        const unsigned int v4007 = v3917 + v4004;
-        const bool v4008 = v4007 < v2;
-        const bool v4009 = v4006 && v4008;
-        const unsigned int v4011 = v4005 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4013 = v4011 + v3917;
-        const unsigned int v4014 = v4013 + v4004;
-        const unsigned int v4015 = v4009 ? v4014 : v4;
-        const unsigned int v4017 = v4000 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4018 = v3923 + v4017;
-        const unsigned int v4019 = v4018 + v4004;
-        iron_copy_async(shm0 + v4019, a + v4015, v4009);
-        const unsigned int v4021 = v3920 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v4026 = v3925 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4029 = v3925 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4030 = v4029 << 3u;
-        const unsigned int v4031 = v3917 + v4026;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4032 = v4031 < v2;
-        const unsigned int v4033 = v28 + v4030;
-        const bool v4034 = v4033 < v1;
-        const bool v4035 = v4032 && v4034;
-        const unsigned int v4037 = v4031 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4039 = v4037 + v28;
-        const unsigned int v4040 = v4039 + v4030;
-        const unsigned int v4041 = v4035 ? v4040 : v4;
-        const unsigned int v4043 = v4026 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4044 = v4021 + v4043;
-        const unsigned int v4045 = v4044 + v4030;
-        iron_copy_async(shm1 + v4045, b + v4041, v4035);
-        const unsigned int v4050 = v3950 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4053 = v3950 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4054 = v4053 << 3u;
-        const unsigned int v4055 = v3917 + v4050;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4056 = v4055 < v2;
-        const unsigned int v4057 = v28 + v4054;
-        const bool v4058 = v4057 < v1;
-        const bool v4059 = v4056 && v4058;
-        const unsigned int v4061 = v4055 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4063 = v4061 + v28;
-        const unsigned int v4064 = v4063 + v4054;
-        const unsigned int v4065 = v4059 ? v4064 : v4;
-        const unsigned int v4067 = v4050 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4068 = v4021 + v4067;
-        const unsigned int v4069 = v4068 + v4054;
-        iron_copy_async(shm1 + v4069, b + v4065, v4059);
-        const unsigned int v4074 = v3974 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4077 = v3974 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4078 = v4077 << 3u;
-        const unsigned int v4079 = v3917 + v4074;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4080 = v4079 < v2;
-        const unsigned int v4081 = v28 + v4078;
-        const bool v4082 = v4081 < v1;
-        const bool v4083 = v4080 && v4082;
-        const unsigned int v4085 = v4079 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4087 = v4085 + v28;
-        const unsigned int v4088 = v4087 + v4078;
-        const unsigned int v4089 = v4083 ? v4088 : v4;
-        const unsigned int v4091 = v4074 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4092 = v4021 + v4091;
-        const unsigned int v4093 = v4092 + v4078;
-        iron_copy_async(shm1 + v4093, b + v4089, v4083);
-        const unsigned int v4098 = v3998 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4101 = v3998 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4102 = v4101 << 3u;
-        const unsigned int v4103 = v3917 + v4098;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4104 = v4103 < v2;
-        const unsigned int v4105 = v28 + v4102;
-        const bool v4106 = v4105 < v1;
-        const bool v4107 = v4104 && v4106;
-        const unsigned int v4109 = v4103 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4111 = v4109 + v28;
-        const unsigned int v4112 = v4111 + v4102;
-        const unsigned int v4113 = v4107 ? v4112 : v4;
-        const unsigned int v4115 = v4098 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4116 = v4021 + v4115;
-        const unsigned int v4117 = v4116 + v4102;
-        iron_copy_async(shm1 + v4117, b + v4113, v4107);
+    for (unsigned int v3313 = 0u; v3313 < 3u; v3313 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3314 = v3313 << 5u;
+      const bool v3316 = v3314 < v2;
+      if (v3316) {
+        const unsigned int v3318 = v3313 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3320 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3323 = v3320 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3326 = v3320 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3327 = v3326 << 3u;
+        const unsigned int v3328 = v24 + v3323;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3329 = v3328 < v0;
+        const unsigned int v3330 = v3314 + v3327;
+        const bool v3331 = v3330 < v2;
+        const bool v3332 = v3329 && v3331;
+        const unsigned int v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3336 = v3334 + v3314;
+        const unsigned int v3337 = v3336 + v3327;
+        const unsigned int v3338 = v3332 ? v3337 : 0u;
+        const unsigned int v3340 = v3323 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3341 = v3318 + v3340;
+        const unsigned int v3342 = v3341 + v3327;
+        iron_copy_async(shm0 + v3342, a + v3338, v3332);
+        const unsigned int v3345 = v3320 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3347 = v3345 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3350 = v3345 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3351 = v3350 << 3u;
+        const unsigned int v3352 = v24 + v3347;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3353 = v3352 < v0;
+        const unsigned int v3354 = v3314 + v3351;
+        const bool v3355 = v3354 < v2;
+        const bool v3356 = v3353 && v3355;
+        const unsigned int v3358 = v3352 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3360 = v3358 + v3314;
+        const unsigned int v3361 = v3360 + v3351;
+        const unsigned int v3362 = v3356 ? v3361 : 0u;
+        const unsigned int v3364 = v3347 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3365 = v3318 + v3364;
+        const unsigned int v3366 = v3365 + v3351;
+        iron_copy_async(shm0 + v3366, a + v3362, v3356);
+        const unsigned int v3369 = v3320 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3371 = v3369 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3374 = v3369 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3375 = v3374 << 3u;
+        const unsigned int v3376 = v24 + v3371;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3377 = v3376 < v0;
+        const unsigned int v3378 = v3314 + v3375;
+        const bool v3379 = v3378 < v2;
+        const bool v3380 = v3377 && v3379;
+        const unsigned int v3382 = v3376 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3384 = v3382 + v3314;
+        const unsigned int v3385 = v3384 + v3375;
+        const unsigned int v3386 = v3380 ? v3385 : 0u;
+        const unsigned int v3388 = v3371 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3389 = v3318 + v3388;
+        const unsigned int v3390 = v3389 + v3375;
+        iron_copy_async(shm0 + v3390, a + v3386, v3380);
+        const unsigned int v3393 = v3320 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3395 = v3393 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3398 = v3393 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3399 = v3398 << 3u;
+        const unsigned int v3400 = v24 + v3395;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3401 = v3400 < v0;
+        const unsigned int v3402 = v3314 + v3399;
+        const bool v3403 = v3402 < v2;
+        const bool v3404 = v3401 && v3403;
+        const unsigned int v3406 = v3400 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3408 = v3406 + v3314;
+        const unsigned int v3409 = v3408 + v3399;
+        const unsigned int v3410 = v3404 ? v3409 : 0u;
+        const unsigned int v3412 = v3395 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3413 = v3318 + v3412;
+        const unsigned int v3414 = v3413 + v3399;
+        iron_copy_async(shm0 + v3414, a + v3410, v3404);
+        const unsigned int v3416 = v3313 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3421 = v3320 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3424 = v3320 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3425 = v3424 << 3u;
+        const unsigned int v3426 = v3314 + v3421;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3427 = v3426 < v2;
+        const unsigned int v3428 = v28 + v3425;
+        const bool v3429 = v3428 < v1;
+        const bool v3430 = v3427 && v3429;
+        const unsigned int v3432 = v3426 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3434 = v3432 + v28;
+        const unsigned int v3435 = v3434 + v3425;
+        const unsigned int v3436 = v3430 ? v3435 : 0u;
+        const unsigned int v3438 = v3421 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3439 = v3416 + v3438;
+        const unsigned int v3440 = v3439 + v3425;
+        iron_copy_async(shm1 + v3440, b + v3436, v3430);
+        const unsigned int v3445 = v3345 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3448 = v3345 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3449 = v3448 << 3u;
+        const unsigned int v3450 = v3314 + v3445;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3451 = v3450 < v2;
+        const unsigned int v3452 = v28 + v3449;
+        const bool v3453 = v3452 < v1;
+        const bool v3454 = v3451 && v3453;
+        const unsigned int v3456 = v3450 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3458 = v3456 + v28;
+        const unsigned int v3459 = v3458 + v3449;
+        const unsigned int v3460 = v3454 ? v3459 : 0u;
+        const unsigned int v3462 = v3445 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3463 = v3416 + v3462;
+        const unsigned int v3464 = v3463 + v3449;
+        iron_copy_async(shm1 + v3464, b + v3460, v3454);
+        const unsigned int v3469 = v3369 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3472 = v3369 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3473 = v3472 << 3u;
+        const unsigned int v3474 = v3314 + v3469;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3475 = v3474 < v2;
+        const unsigned int v3476 = v28 + v3473;
+        const bool v3477 = v3476 < v1;
+        const bool v3478 = v3475 && v3477;
+        const unsigned int v3480 = v3474 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3482 = v3480 + v28;
+        const unsigned int v3483 = v3482 + v3473;
+        const unsigned int v3484 = v3478 ? v3483 : 0u;
+        const unsigned int v3486 = v3469 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3487 = v3416 + v3486;
+        const unsigned int v3488 = v3487 + v3473;
+        iron_copy_async(shm1 + v3488, b + v3484, v3478);
+        const unsigned int v3493 = v3393 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3496 = v3393 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3497 = v3496 << 3u;
+        const unsigned int v3498 = v3314 + v3493;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3499 = v3498 < v2;
+        const unsigned int v3500 = v28 + v3497;
+        const bool v3501 = v3500 < v1;
+        const bool v3502 = v3499 && v3501;
+        const unsigned int v3504 = v3498 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3506 = v3504 + v28;
+        const unsigned int v3507 = v3506 + v3497;
+        const unsigned int v3508 = v3502 ? v3507 : 0u;
+        const unsigned int v3510 = v3493 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3511 = v3416 + v3510;
+        const unsigned int v3512 = v3511 + v3497;
+        iron_copy_async(shm1 + v3512, b + v3508, v3502);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4119 = v3914 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4121 = v3914 * 5120u;
-      const unsigned int v4126 = v4121 + v4125;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4126, 40u);
-      const unsigned int v4131 = v4119 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v4131, 136u);
+    }
+    const unsigned int v3728 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v3513 = 0u; v3513 < v2; v3513 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3515 = v3513 >> 5u;
+      const unsigned int v3517 = v3515 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v3520 = v3513 + 96u;
+      const unsigned int v3522 = v3515 + 3u;
+      const unsigned int v3523 = v3522 & 3u;
+      const bool v3524 = v3520 < v2;
+      if (v3524) {
+        const unsigned int v3526 = v3523 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3528 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3531 = v3528 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3534 = v3528 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3535 = v3534 << 3u;
+        const unsigned int v3536 = v24 + v3531;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3537 = v3536 < v0;
+        const unsigned int v3538 = v3520 + v3535;
+        const bool v3539 = v3538 < v2;
+        const bool v3540 = v3537 && v3539;
+        const unsigned int v3542 = v3536 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3544 = v3542 + v3520;
+        const unsigned int v3545 = v3544 + v3535;
+        const unsigned int v3546 = v3540 ? v3545 : 0u;
+        const unsigned int v3548 = v3531 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3549 = v3526 + v3548;
+        const unsigned int v3550 = v3549 + v3535;
+        iron_copy_async(shm0 + v3550, a + v3546, v3540);
+        const unsigned int v3553 = v3528 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3555 = v3553 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3558 = v3553 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3559 = v3558 << 3u;
+        const unsigned int v3560 = v24 + v3555;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3561 = v3560 < v0;
+        const unsigned int v3562 = v3520 + v3559;
+        const bool v3563 = v3562 < v2;
+        const bool v3564 = v3561 && v3563;
+        const unsigned int v3566 = v3560 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3568 = v3566 + v3520;
+        const unsigned int v3569 = v3568 + v3559;
+        const unsigned int v3570 = v3564 ? v3569 : 0u;
+        const unsigned int v3572 = v3555 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3573 = v3526 + v3572;
+        const unsigned int v3574 = v3573 + v3559;
+        iron_copy_async(shm0 + v3574, a + v3570, v3564);
+        const unsigned int v3577 = v3528 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3579 = v3577 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3582 = v3577 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3583 = v3582 << 3u;
+        const unsigned int v3584 = v24 + v3579;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3585 = v3584 < v0;
+        const unsigned int v3586 = v3520 + v3583;
+        const bool v3587 = v3586 < v2;
+        const bool v3588 = v3585 && v3587;
+        const unsigned int v3590 = v3584 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3592 = v3590 + v3520;
+        const unsigned int v3593 = v3592 + v3583;
+        const unsigned int v3594 = v3588 ? v3593 : 0u;
+        const unsigned int v3596 = v3579 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3597 = v3526 + v3596;
+        const unsigned int v3598 = v3597 + v3583;
+        iron_copy_async(shm0 + v3598, a + v3594, v3588);
+        const unsigned int v3601 = v3528 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3603 = v3601 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3606 = v3601 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3607 = v3606 << 3u;
+        const unsigned int v3608 = v24 + v3603;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3609 = v3608 < v0;
+        const unsigned int v3610 = v3520 + v3607;
+        const bool v3611 = v3610 < v2;
+        const bool v3612 = v3609 && v3611;
+        const unsigned int v3614 = v3608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3616 = v3614 + v3520;
+        const unsigned int v3617 = v3616 + v3607;
+        const unsigned int v3618 = v3612 ? v3617 : 0u;
+        const unsigned int v3620 = v3603 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3621 = v3526 + v3620;
+        const unsigned int v3622 = v3621 + v3607;
+        iron_copy_async(shm0 + v3622, a + v3618, v3612);
+        const unsigned int v3624 = v3523 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3629 = v3528 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3632 = v3528 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3633 = v3632 << 3u;
+        const unsigned int v3634 = v3520 + v3629;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3635 = v3634 < v2;
+        const unsigned int v3636 = v28 + v3633;
+        const bool v3637 = v3636 < v1;
+        const bool v3638 = v3635 && v3637;
+        const unsigned int v3640 = v3634 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3642 = v3640 + v28;
+        const unsigned int v3643 = v3642 + v3633;
+        const unsigned int v3644 = v3638 ? v3643 : 0u;
+        const unsigned int v3646 = v3629 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3647 = v3624 + v3646;
+        const unsigned int v3648 = v3647 + v3633;
+        iron_copy_async(shm1 + v3648, b + v3644, v3638);
+        const unsigned int v3653 = v3553 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3656 = v3553 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3657 = v3656 << 3u;
+        const unsigned int v3658 = v3520 + v3653;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3659 = v3658 < v2;
+        const unsigned int v3660 = v28 + v3657;
+        const bool v3661 = v3660 < v1;
+        const bool v3662 = v3659 && v3661;
+        const unsigned int v3664 = v3658 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3666 = v3664 + v28;
+        const unsigned int v3667 = v3666 + v3657;
+        const unsigned int v3668 = v3662 ? v3667 : 0u;
+        const unsigned int v3670 = v3653 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3671 = v3624 + v3670;
+        const unsigned int v3672 = v3671 + v3657;
+        iron_copy_async(shm1 + v3672, b + v3668, v3662);
+        const unsigned int v3677 = v3577 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3680 = v3577 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3681 = v3680 << 3u;
+        const unsigned int v3682 = v3520 + v3677;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3683 = v3682 < v2;
+        const unsigned int v3684 = v28 + v3681;
+        const bool v3685 = v3684 < v1;
+        const bool v3686 = v3683 && v3685;
+        const unsigned int v3688 = v3682 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3690 = v3688 + v28;
+        const unsigned int v3691 = v3690 + v3681;
+        const unsigned int v3692 = v3686 ? v3691 : 0u;
+        const unsigned int v3694 = v3677 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3695 = v3624 + v3694;
+        const unsigned int v3696 = v3695 + v3681;
+        iron_copy_async(shm1 + v3696, b + v3692, v3686);
+        const unsigned int v3701 = v3601 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3704 = v3601 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3705 = v3704 << 3u;
+        const unsigned int v3706 = v3520 + v3701;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3707 = v3706 < v2;
+        const unsigned int v3708 = v28 + v3705;
+        const bool v3709 = v3708 < v1;
+        const bool v3710 = v3707 && v3709;
+        const unsigned int v3712 = v3706 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3714 = v3712 + v28;
+        const unsigned int v3715 = v3714 + v3705;
+        const unsigned int v3716 = v3710 ? v3715 : 0u;
+        const unsigned int v3718 = v3701 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3719 = v3624 + v3718;
+        const unsigned int v3720 = v3719 + v3705;
+        iron_copy_async(shm1 + v3720, b + v3716, v3710);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3722 = v3517 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3724 = v3517 * 5120u;
+      const unsigned int v3729 = v3724 + v3728;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3729, 40u);
+      const unsigned int v3734 = v3722 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3734, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v4137 = v4126 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4137, 40u);
-      const unsigned int v4140 = v4119 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v4141 = v4140 + v37;
-      iron_frag_load_shared<false>(v43, shm1, v4141, 136u);
+      const unsigned int v3740 = v3729 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3740, 40u);
+      const unsigned int v3743 = v3722 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v3744 = v3743 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v3744, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -810,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v361 = v349 + 16u;
     const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,553 +228,306 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v3035 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3035) {
-      const unsigned int v3039 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3042 = v3039 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3045 = v3039 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3046 = v3045 << 2u;
-      const unsigned int v3047 = v24 + v3042;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3048 = v3047 < v0;
-      const bool v3050 = v3046 < v2;
-      const bool v3051 = v3048 && v3050;
-      const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3056 = v3053 + v3046;
-      const unsigned int v3057 = v3051 ? v3056 : v4;
-      const unsigned int v3059 = v3042 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3061 = v3059 + v3046;
-      iron_copy_async(shm0 + v3061, a + v3057, v3051);
-      const unsigned int v3064 = v3039 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3066 = v3064 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3069 = v3064 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3070 = v3069 << 2u;
-      const unsigned int v3071 = v24 + v3066;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3072 = v3071 < v0;
-      const bool v3074 = v3070 < v2;
-      const bool v3075 = v3072 && v3074;
-      const unsigned int v3077 = v3071 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3080 = v3077 + v3070;
-      const unsigned int v3081 = v3075 ? v3080 : v4;
-      const unsigned int v3083 = v3066 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3085 = v3083 + v3070;
-      iron_copy_async(shm0 + v3085, a + v3081, v3075);
-      const unsigned int v3088 = v3039 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3090 = v3088 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3093 = v3088 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3094 = v3093 << 2u;
-      const unsigned int v3095 = v24 + v3090;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3096 = v3095 < v0;
-      const bool v3098 = v3094 < v2;
-      const bool v3099 = v3096 && v3098;
-      const unsigned int v3101 = v3095 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3104 = v3101 + v3094;
-      const unsigned int v3105 = v3099 ? v3104 : v4;
-      const unsigned int v3107 = v3090 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3109 = v3107 + v3094;
-      iron_copy_async(shm0 + v3109, a + v3105, v3099);
-      const unsigned int v3112 = v3039 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3114 = v3112 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3117 = v3112 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3118 = v3117 << 2u;
-      const unsigned int v3119 = v24 + v3114;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3120 = v3119 < v0;
-      const bool v3122 = v3118 < v2;
-      const bool v3123 = v3120 && v3122;
-      const unsigned int v3125 = v3119 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3128 = v3125 + v3118;
-      const unsigned int v3129 = v3123 ? v3128 : v4;
-      const unsigned int v3131 = v3114 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3133 = v3131 + v3118;
-      iron_copy_async(shm0 + v3133, a + v3129, v3123);
-      const unsigned int v3140 = v3039 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3143 = v3039 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3144 = v3143 << 2u;
-      const bool v3146 = v3140 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3147 = v28 + v3144;
-      const bool v3148 = v3147 < v1;
-      const bool v3149 = v3146 && v3148;
-      const unsigned int v3151 = v3140 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3153 = v3151 + v28;
-      const unsigned int v3154 = v3153 + v3144;
-      const unsigned int v3155 = v3149 ? v3154 : v4;
-      const unsigned int v3157 = v3140 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3159 = v3157 + v3144;
-      iron_copy_async(shm1 + v3159, b + v3155, v3149);
-      const unsigned int v3164 = v3064 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3167 = v3064 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3168 = v3167 << 2u;
-      const bool v3170 = v3164 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3171 = v28 + v3168;
-      const bool v3172 = v3171 < v1;
-      const bool v3173 = v3170 && v3172;
-      const unsigned int v3175 = v3164 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3177 = v3175 + v28;
-      const unsigned int v3178 = v3177 + v3168;
-      const unsigned int v3179 = v3173 ? v3178 : v4;
-      const unsigned int v3181 = v3164 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3183 = v3181 + v3168;
-      iron_copy_async(shm1 + v3183, b + v3179, v3173);
-      const unsigned int v3188 = v3088 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3191 = v3088 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3192 = v3191 << 2u;
-      const bool v3194 = v3188 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3195 = v28 + v3192;
-      const bool v3196 = v3195 < v1;
-      const bool v3197 = v3194 && v3196;
-      const unsigned int v3199 = v3188 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3201 = v3199 + v28;
-      const unsigned int v3202 = v3201 + v3192;
-      const unsigned int v3203 = v3197 ? v3202 : v4;
-      const unsigned int v3205 = v3188 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3207 = v3205 + v3192;
-      iron_copy_async(shm1 + v3207, b + v3203, v3197);
-      const unsigned int v3212 = v3112 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3215 = v3112 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3216 = v3215 << 2u;
-      const bool v3218 = v3212 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v3219 = v28 + v3216;
-      const bool v3220 = v3219 < v1;
-      const bool v3221 = v3218 && v3220;
-      const unsigned int v3223 = v3212 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3225 = v3223 + v28;
-      const unsigned int v3226 = v3225 + v3216;
-      const unsigned int v3227 = v3221 ? v3226 : v4;
-      const unsigned int v3229 = v3212 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3231 = v3229 + v3216;
-      iron_copy_async(shm1 + v3231, b + v3227, v3221);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3236 = 16u < v2;
-    if (v3236) {
-      const unsigned int v3240 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3243 = v3240 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3246 = v3240 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3247 = v3246 << 2u;
-      const unsigned int v3248 = v24 + v3243;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3249 = v3248 < v0;
-      const unsigned int v3250 = 16u + v3247;
-      const bool v3251 = v3250 < v2;
-      const bool v3252 = v3249 && v3251;
-      const unsigned int v3254 = v3248 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3256 = v3254 + 16u;
-      const unsigned int v3257 = v3256 + v3247;
-      const unsigned int v3258 = v3252 ? v3257 : v4;
-      const unsigned int v3260 = v3243 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3261 = 2560u + v3260;
-      const unsigned int v3262 = v3261 + v3247;
-      iron_copy_async(shm0 + v3262, a + v3258, v3252);
-      const unsigned int v3265 = v3240 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3267 = v3265 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3270 = v3265 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3271 = v3270 << 2u;
-      const unsigned int v3272 = v24 + v3267;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3273 = v3272 < v0;
-      const unsigned int v3274 = 16u + v3271;
-      const bool v3275 = v3274 < v2;
-      const bool v3276 = v3273 && v3275;
-      const unsigned int v3278 = v3272 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3280 = v3278 + 16u;
-      const unsigned int v3281 = v3280 + v3271;
-      const unsigned int v3282 = v3276 ? v3281 : v4;
-      const unsigned int v3284 = v3267 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3285 = 2560u + v3284;
-      const unsigned int v3286 = v3285 + v3271;
-      iron_copy_async(shm0 + v3286, a + v3282, v3276);
-      const unsigned int v3289 = v3240 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3291 = v3289 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3294 = v3289 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3295 = v3294 << 2u;
-      const unsigned int v3296 = v24 + v3291;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3297 = v3296 < v0;
-      const unsigned int v3298 = 16u + v3295;
-      const bool v3299 = v3298 < v2;
-      const bool v3300 = v3297 && v3299;
-      const unsigned int v3302 = v3296 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3304 = v3302 + 16u;
-      const unsigned int v3305 = v3304 + v3295;
-      const unsigned int v3306 = v3300 ? v3305 : v4;
-      const unsigned int v3308 = v3291 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3309 = 2560u + v3308;
-      const unsigned int v3310 = v3309 + v3295;
-      iron_copy_async(shm0 + v3310, a + v3306, v3300);
-      const unsigned int v3313 = v3240 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3315 = v3313 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3318 = v3313 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3319 = v3318 << 2u;
-      const unsigned int v3320 = v24 + v3315;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3321 = v3320 < v0;
-      const unsigned int v3322 = 16u + v3319;
-      const bool v3323 = v3322 < v2;
-      const bool v3324 = v3321 && v3323;
-      const unsigned int v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3328 = v3326 + 16u;
-      const unsigned int v3329 = v3328 + v3319;
-      const unsigned int v3330 = v3324 ? v3329 : v4;
-      const unsigned int v3332 = v3315 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3333 = 2560u + v3332;
-      const unsigned int v3334 = v3333 + v3319;
-      iron_copy_async(shm0 + v3334, a + v3330, v3324);
-      const unsigned int v3341 = v3240 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3344 = v3240 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3345 = v3344 << 2u;
-      const unsigned int v3346 = 16u + v3341;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3347 = v3346 < v2;
-      const unsigned int v3348 = v28 + v3345;
-      const bool v3349 = v3348 < v1;
-      const bool v3350 = v3347 && v3349;
-      const unsigned int v3352 = v3346 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3354 = v3352 + v28;
-      const unsigned int v3355 = v3354 + v3345;
-      const unsigned int v3356 = v3350 ? v3355 : v4;
-      const unsigned int v3358 = v3341 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3359 = 2112u + v3358;
-      const unsigned int v3360 = v3359 + v3345;
-      iron_copy_async(shm1 + v3360, b + v3356, v3350);
-      const unsigned int v3365 = v3265 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3368 = v3265 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3369 = v3368 << 2u;
-      const unsigned int v3370 = 16u + v3365;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3371 = v3370 < v2;
-      const unsigned int v3372 = v28 + v3369;
-      const bool v3373 = v3372 < v1;
-      const bool v3374 = v3371 && v3373;
-      const unsigned int v3376 = v3370 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3378 = v3376 + v28;
-      const unsigned int v3379 = v3378 + v3369;
-      const unsigned int v3380 = v3374 ? v3379 : v4;
-      const unsigned int v3382 = v3365 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3383 = 2112u + v3382;
-      const unsigned int v3384 = v3383 + v3369;
-      iron_copy_async(shm1 + v3384, b + v3380, v3374);
-      const unsigned int v3389 = v3289 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3392 = v3289 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3393 = v3392 << 2u;
-      const unsigned int v3394 = 16u + v3389;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3395 = v3394 < v2;
-      const unsigned int v3396 = v28 + v3393;
-      const bool v3397 = v3396 < v1;
-      const bool v3398 = v3395 && v3397;
-      const unsigned int v3400 = v3394 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3402 = v3400 + v28;
-      const unsigned int v3403 = v3402 + v3393;
-      const unsigned int v3404 = v3398 ? v3403 : v4;
-      const unsigned int v3406 = v3389 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3407 = 2112u + v3406;
-      const unsigned int v3408 = v3407 + v3393;
-      iron_copy_async(shm1 + v3408, b + v3404, v3398);
-      const unsigned int v3413 = v3313 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3416 = v3313 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3417 = v3416 << 2u;
-      const unsigned int v3418 = 16u + v3413;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3419 = v3418 < v2;
-      const unsigned int v3420 = v28 + v3417;
-      const bool v3421 = v3420 < v1;
-      const bool v3422 = v3419 && v3421;
-      const unsigned int v3424 = v3418 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3426 = v3424 + v28;
-      const unsigned int v3427 = v3426 + v3417;
-      const unsigned int v3428 = v3422 ? v3427 : v4;
-      const unsigned int v3430 = v3413 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3431 = 2112u + v3430;
-      const unsigned int v3432 = v3431 + v3417;
-      iron_copy_async(shm1 + v3432, b + v3428, v3422);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3437 = 32u < v2;
-    if (v3437) {
-      const unsigned int v3441 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3444 = v3441 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3447 = v3441 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3448 = v3447 << 2u;
-      const unsigned int v3449 = v24 + v3444;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3450 = v3449 < v0;
-      const unsigned int v3451 = 32u + v3448;
-      const bool v3452 = v3451 < v2;
-      const bool v3453 = v3450 && v3452;
-      const unsigned int v3455 = v3449 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3457 = v3455 + 32u;
-      const unsigned int v3458 = v3457 + v3448;
-      const unsigned int v3459 = v3453 ? v3458 : v4;
-      const unsigned int v3461 = v3444 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3462 = 5120u + v3461;
-      const unsigned int v3463 = v3462 + v3448;
-      iron_copy_async(shm0 + v3463, a + v3459, v3453);
-      const unsigned int v3466 = v3441 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3468 = v3466 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3471 = v3466 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3472 = v3471 << 2u;
-      const unsigned int v3473 = v24 + v3468;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3474 = v3473 < v0;
-      const unsigned int v3475 = 32u + v3472;
-      const bool v3476 = v3475 < v2;
-      const bool v3477 = v3474 && v3476;
-      const unsigned int v3479 = v3473 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3481 = v3479 + 32u;
-      const unsigned int v3482 = v3481 + v3472;
-      const unsigned int v3483 = v3477 ? v3482 : v4;
-      const unsigned int v3485 = v3468 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3486 = 5120u + v3485;
-      const unsigned int v3487 = v3486 + v3472;
-      iron_copy_async(shm0 + v3487, a + v3483, v3477);
-      const unsigned int v3490 = v3441 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3492 = v3490 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3495 = v3490 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3496 = v3495 << 2u;
-      const unsigned int v3497 = v24 + v3492;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3498 = v3497 < v0;
-      const unsigned int v3499 = 32u + v3496;
-      const bool v3500 = v3499 < v2;
-      const bool v3501 = v3498 && v3500;
-      const unsigned int v3503 = v3497 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3505 = v3503 + 32u;
-      const unsigned int v3506 = v3505 + v3496;
-      const unsigned int v3507 = v3501 ? v3506 : v4;
-      const unsigned int v3509 = v3492 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3510 = 5120u + v3509;
-      const unsigned int v3511 = v3510 + v3496;
-      iron_copy_async(shm0 + v3511, a + v3507, v3501);
-      const unsigned int v3514 = v3441 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3516 = v3514 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3519 = v3514 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3520 = v3519 << 2u;
-      const unsigned int v3521 = v24 + v3516;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3522 = v3521 < v0;
-      const unsigned int v3523 = 32u + v3520;
-      const bool v3524 = v3523 < v2;
-      const bool v3525 = v3522 && v3524;
-      const unsigned int v3527 = v3521 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3529 = v3527 + 32u;
-      const unsigned int v3530 = v3529 + v3520;
-      const unsigned int v3531 = v3525 ? v3530 : v4;
-      const unsigned int v3533 = v3516 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3534 = 5120u + v3533;
-      const unsigned int v3535 = v3534 + v3520;
-      iron_copy_async(shm0 + v3535, a + v3531, v3525);
-      const unsigned int v3542 = v3441 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3545 = v3441 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3546 = v3545 << 2u;
-      const unsigned int v3547 = 32u + v3542;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3548 = v3547 < v2;
-      const unsigned int v3549 = v28 + v3546;
-      const bool v3550 = v3549 < v1;
-      const bool v3551 = v3548 && v3550;
-      const unsigned int v3553 = v3547 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3555 = v3553 + v28;
-      const unsigned int v3556 = v3555 + v3546;
-      const unsigned int v3557 = v3551 ? v3556 : v4;
-      const unsigned int v3559 = v3542 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3560 = 4224u + v3559;
-      const unsigned int v3561 = v3560 + v3546;
-      iron_copy_async(shm1 + v3561, b + v3557, v3551);
-      const unsigned int v3566 = v3466 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3569 = v3466 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3570 = v3569 << 2u;
-      const unsigned int v3571 = 32u + v3566;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3572 = v3571 < v2;
-      const unsigned int v3573 = v28 + v3570;
-      const bool v3574 = v3573 < v1;
-      const bool v3575 = v3572 && v3574;
-      const unsigned int v3577 = v3571 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3579 = v3577 + v28;
-      const unsigned int v3580 = v3579 + v3570;
-      const unsigned int v3581 = v3575 ? v3580 : v4;
-      const unsigned int v3583 = v3566 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3584 = 4224u + v3583;
-      const unsigned int v3585 = v3584 + v3570;
-      iron_copy_async(shm1 + v3585, b + v3581, v3575);
-      const unsigned int v3590 = v3490 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3593 = v3490 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3594 = v3593 << 2u;
-      const unsigned int v3595 = 32u + v3590;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3596 = v3595 < v2;
-      const unsigned int v3597 = v28 + v3594;
-      const bool v3598 = v3597 < v1;
-      const bool v3599 = v3596 && v3598;
-      const unsigned int v3601 = v3595 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3603 = v3601 + v28;
-      const unsigned int v3604 = v3603 + v3594;
-      const unsigned int v3605 = v3599 ? v3604 : v4;
-      const unsigned int v3607 = v3590 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3608 = 4224u + v3607;
-      const unsigned int v3609 = v3608 + v3594;
-      iron_copy_async(shm1 + v3609, b + v3605, v3599);
-      const unsigned int v3614 = v3514 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3617 = v3514 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3618 = v3617 << 2u;
-      const unsigned int v3619 = 32u + v3614;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3620 = v3619 < v2;
-      const unsigned int v3621 = v28 + v3618;
-      const bool v3622 = v3621 < v1;
-      const bool v3623 = v3620 && v3622;
-      const unsigned int v3625 = v3619 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3627 = v3625 + v28;
-      const unsigned int v3628 = v3627 + v3618;
-      const unsigned int v3629 = v3623 ? v3628 : v4;
-      const unsigned int v3631 = v3614 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3632 = 4224u + v3631;
-      const unsigned int v3633 = v3632 + v3618;
-      iron_copy_async(shm1 + v3633, b + v3629, v3623);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3849 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3634 = v4; v3634 < v2; v3634 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3636 = v3634 >> 4u;
-      const unsigned int v3638 = v3636 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3641 = v3634 + 48u;
-      const unsigned int v3643 = v3636 + 3u;
-      const unsigned int v3644 = v3643 & 3u;
-      const bool v3645 = v3641 < v2;
-      if (v3645) {
-        const unsigned int v3647 = v3644 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3652 = v3649 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3655 = v3649 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3656 = v3655 << 2u;
-        const unsigned int v3657 = v24 + v3652;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3658 = v3657 < v0;
-        const unsigned int v3659 = v3641 + v3656;
-        const bool v3660 = v3659 < v2;
-        const bool v3661 = v3658 && v3660;
-        const unsigned int v3663 = v3657 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3665 = v3663 + v3641;
-        const unsigned int v3666 = v3665 + v3656;
-        const unsigned int v3667 = v3661 ? v3666 : v4;
-        const unsigned int v3669 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3670 = v3647 + v3669;
-        const unsigned int v3671 = v3670 + v3656;
-        iron_copy_async(shm0 + v3671, a + v3667, v3661);
-        const unsigned int v3674 = v3649 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3676 = v3674 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3679 = v3674 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3680 = v3679 << 2u;
-        const unsigned int v3681 = v24 + v3676;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3682 = v3681 < v0;
-        const unsigned int v3683 = v3641 + v3680;
-        const bool v3684 = v3683 < v2;
-        const bool v3685 = v3682 && v3684;
-        const unsigned int v3687 = v3681 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3689 = v3687 + v3641;
-        const unsigned int v3690 = v3689 + v3680;
-        const unsigned int v3691 = v3685 ? v3690 : v4;
-        const unsigned int v3693 = v3676 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3694 = v3647 + v3693;
-        const unsigned int v3695 = v3694 + v3680;
-        iron_copy_async(shm0 + v3695, a + v3691, v3685);
-        const unsigned int v3698 = v3649 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3700 = v3698 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3703 = v3698 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3704 = v3703 << 2u;
-        const unsigned int v3705 = v24 + v3700;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3706 = v3705 < v0;
-        const unsigned int v3707 = v3641 + v3704;
-        const bool v3708 = v3707 < v2;
-        const bool v3709 = v3706 && v3708;
-        const unsigned int v3711 = v3705 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3713 = v3711 + v3641;
-        const unsigned int v3714 = v3713 + v3704;
-        const unsigned int v3715 = v3709 ? v3714 : v4;
-        const unsigned int v3717 = v3700 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3718 = v3647 + v3717;
-        const unsigned int v3719 = v3718 + v3704;
-        iron_copy_async(shm0 + v3719, a + v3715, v3709);
-        const unsigned int v3722 = v3649 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3724 = v3722 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3727 = v3722 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3728 = v3727 << 2u;
-        const unsigned int v3729 = v24 + v3724;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3730 = v3729 < v0;
-        const unsigned int v3731 = v3641 + v3728;
-        const bool v3732 = v3731 < v2;
-        const bool v3733 = v3730 && v3732;
-        const unsigned int v3735 = v3729 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3737 = v3735 + v3641;
-        const unsigned int v3738 = v3737 + v3728;
-        const unsigned int v3739 = v3733 ? v3738 : v4;
-        const unsigned int v3741 = v3724 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3742 = v3647 + v3741;
-        const unsigned int v3743 = v3742 + v3728;
-        iron_copy_async(shm0 + v3743, a + v3739, v3733);
-        const unsigned int v3745 = v3644 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3750 = v3649 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3753 = v3649 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3754 = v3753 << 2u;
-        const unsigned int v3755 = v3641 + v3750;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3756 = v3755 < v2;
-        const unsigned int v3757 = v28 + v3754;
-        const bool v3758 = v3757 < v1;
-        const bool v3759 = v3756 && v3758;
-        const unsigned int v3761 = v3755 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3763 = v3761 + v28;
-        const unsigned int v3764 = v3763 + v3754;
-        const unsigned int v3765 = v3759 ? v3764 : v4;
-        const unsigned int v3767 = v3750 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3768 = v3745 + v3767;
-        const unsigned int v3769 = v3768 + v3754;
-        iron_copy_async(shm1 + v3769, b + v3765, v3759);
-        const unsigned int v3774 = v3674 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3777 = v3674 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3778 = v3777 << 2u;
-        const unsigned int v3779 = v3641 + v3774;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3780 = v3779 < v2;
-        const unsigned int v3781 = v28 + v3778;
-        const bool v3782 = v3781 < v1;
-        const bool v3783 = v3780 && v3782;
-        const unsigned int v3785 = v3779 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3787 = v3785 + v28;
-        const unsigned int v3788 = v3787 + v3778;
-        const unsigned int v3789 = v3783 ? v3788 : v4;
-        const unsigned int v3791 = v3774 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3792 = v3745 + v3791;
-        const unsigned int v3793 = v3792 + v3778;
-        iron_copy_async(shm1 + v3793, b + v3789, v3783);
-        const unsigned int v3798 = v3698 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3801 = v3698 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3802 = v3801 << 2u;
-        const unsigned int v3803 = v3641 + v3798;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3804 = v3803 < v2;
-        const unsigned int v3805 = v28 + v3802;
-        const bool v3806 = v3805 < v1;
-        const bool v3807 = v3804 && v3806;
-        const unsigned int v3809 = v3803 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3811 = v3809 + v28;
-        const unsigned int v3812 = v3811 + v3802;
-        const unsigned int v3813 = v3807 ? v3812 : v4;
-        const unsigned int v3815 = v3798 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3816 = v3745 + v3815;
-        const unsigned int v3817 = v3816 + v3802;
-        iron_copy_async(shm1 + v3817, b + v3813, v3807);
-        const unsigned int v3822 = v3722 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3825 = v3722 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3826 = v3825 << 2u;
-        const unsigned int v3827 = v3641 + v3822;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3828 = v3827 < v2;
-        const unsigned int v3829 = v28 + v3826;
-        const bool v3830 = v3829 < v1;
-        const bool v3831 = v3828 && v3830;
-        const unsigned int v3833 = v3827 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3835 = v3833 + v28;
-        const unsigned int v3836 = v3835 + v3826;
-        const unsigned int v3837 = v3831 ? v3836 : v4;
-        const unsigned int v3839 = v3822 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3840 = v3745 + v3839;
-        const unsigned int v3841 = v3840 + v3826;
-        iron_copy_async(shm1 + v3841, b + v3837, v3831);
+    for (unsigned int v3037 = 0u; v3037 < 3u; v3037 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3038 = v3037 << 4u;
+      const bool v3040 = v3038 < v2;
+      if (v3040) {
+        const unsigned int v3042 = v3037 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3044 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3047 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3050 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3051 = v3050 << 2u;
+        const unsigned int v3052 = v24 + v3047;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3053 = v3052 < v0;
+        const unsigned int v3054 = v3038 + v3051;
+        const bool v3055 = v3054 < v2;
+        const bool v3056 = v3053 && v3055;
+        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3060 = v3058 + v3038;
+        const unsigned int v3061 = v3060 + v3051;
+        const unsigned int v3062 = v3056 ? v3061 : 0u;
+        const unsigned int v3064 = v3047 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3065 = v3042 + v3064;
+        const unsigned int v3066 = v3065 + v3051;
+        iron_copy_async(shm0 + v3066, a + v3062, v3056);
+        const unsigned int v3069 = v3044 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3071 = v3069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3074 = v3069 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3075 = v3074 << 2u;
+        const unsigned int v3076 = v24 + v3071;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3077 = v3076 < v0;
+        const unsigned int v3078 = v3038 + v3075;
+        const bool v3079 = v3078 < v2;
+        const bool v3080 = v3077 && v3079;
+        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3084 = v3082 + v3038;
+        const unsigned int v3085 = v3084 + v3075;
+        const unsigned int v3086 = v3080 ? v3085 : 0u;
+        const unsigned int v3088 = v3071 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3089 = v3042 + v3088;
+        const unsigned int v3090 = v3089 + v3075;
+        iron_copy_async(shm0 + v3090, a + v3086, v3080);
+        const unsigned int v3093 = v3044 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3095 = v3093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3098 = v3093 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3099 = v3098 << 2u;
+        const unsigned int v3100 = v24 + v3095;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3101 = v3100 < v0;
+        const unsigned int v3102 = v3038 + v3099;
+        const bool v3103 = v3102 < v2;
+        const bool v3104 = v3101 && v3103;
+        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3108 = v3106 + v3038;
+        const unsigned int v3109 = v3108 + v3099;
+        const unsigned int v3110 = v3104 ? v3109 : 0u;
+        const unsigned int v3112 = v3095 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3113 = v3042 + v3112;
+        const unsigned int v3114 = v3113 + v3099;
+        iron_copy_async(shm0 + v3114, a + v3110, v3104);
+        const unsigned int v3117 = v3044 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3119 = v3117 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3122 = v3117 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3123 = v3122 << 2u;
+        const unsigned int v3124 = v24 + v3119;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3125 = v3124 < v0;
+        const unsigned int v3126 = v3038 + v3123;
+        const bool v3127 = v3126 < v2;
+        const bool v3128 = v3125 && v3127;
+        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3132 = v3130 + v3038;
+        const unsigned int v3133 = v3132 + v3123;
+        const unsigned int v3134 = v3128 ? v3133 : 0u;
+        const unsigned int v3136 = v3119 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3137 = v3042 + v3136;
+        const unsigned int v3138 = v3137 + v3123;
+        iron_copy_async(shm0 + v3138, a + v3134, v3128);
+        const unsigned int v3140 = v3037 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3145 = v3044 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3148 = v3044 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3149 = v3148 << 2u;
+        const unsigned int v3150 = v3038 + v3145;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3151 = v3150 < v2;
+        const unsigned int v3152 = v28 + v3149;
+        const bool v3153 = v3152 < v1;
+        const bool v3154 = v3151 && v3153;
+        const unsigned int v3156 = v3150 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3158 = v3156 + v28;
+        const unsigned int v3159 = v3158 + v3149;
+        const unsigned int v3160 = v3154 ? v3159 : 0u;
+        const unsigned int v3162 = v3145 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3163 = v3140 + v3162;
+        const unsigned int v3164 = v3163 + v3149;
+        iron_copy_async(shm1 + v3164, b + v3160, v3154);
+        const unsigned int v3169 = v3069 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3172 = v3069 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3173 = v3172 << 2u;
+        const unsigned int v3174 = v3038 + v3169;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3175 = v3174 < v2;
+        const unsigned int v3176 = v28 + v3173;
+        const bool v3177 = v3176 < v1;
+        const bool v3178 = v3175 && v3177;
+        const unsigned int v3180 = v3174 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3182 = v3180 + v28;
+        const unsigned int v3183 = v3182 + v3173;
+        const unsigned int v3184 = v3178 ? v3183 : 0u;
+        const unsigned int v3186 = v3169 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3187 = v3140 + v3186;
+        const unsigned int v3188 = v3187 + v3173;
+        iron_copy_async(shm1 + v3188, b + v3184, v3178);
+        const unsigned int v3193 = v3093 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3196 = v3093 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3197 = v3196 << 2u;
+        const unsigned int v3198 = v3038 + v3193;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3199 = v3198 < v2;
+        const unsigned int v3200 = v28 + v3197;
+        const bool v3201 = v3200 < v1;
+        const bool v3202 = v3199 && v3201;
+        const unsigned int v3204 = v3198 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3206 = v3204 + v28;
+        const unsigned int v3207 = v3206 + v3197;
+        const unsigned int v3208 = v3202 ? v3207 : 0u;
+        const unsigned int v3210 = v3193 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3211 = v3140 + v3210;
+        const unsigned int v3212 = v3211 + v3197;
+        iron_copy_async(shm1 + v3212, b + v3208, v3202);
+        const unsigned int v3217 = v3117 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3220 = v3117 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3221 = v3220 << 2u;
+        const unsigned int v3222 = v3038 + v3217;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3223 = v3222 < v2;
+        const unsigned int v3224 = v28 + v3221;
+        const bool v3225 = v3224 < v1;
+        const bool v3226 = v3223 && v3225;
+        const unsigned int v3228 = v3222 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3230 = v3228 + v28;
+        const unsigned int v3231 = v3230 + v3221;
+        const unsigned int v3232 = v3226 ? v3231 : 0u;
+        const unsigned int v3234 = v3217 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3235 = v3140 + v3234;
+        const unsigned int v3236 = v3235 + v3221;
+        iron_copy_async(shm1 + v3236, b + v3232, v3226);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3843 = v3638 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3845 = v3638 * 2560u;
-      const unsigned int v3850 = v3845 + v3849;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3850, 20u);
-      const unsigned int v3855 = v3843 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v3855, 132u);
+    }
+    const unsigned int v3452 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v3237 = 0u; v3237 < v2; v3237 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3239 = v3237 >> 4u;
+      const unsigned int v3241 = v3239 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v3244 = v3237 + 48u;
+      const unsigned int v3246 = v3239 + 3u;
+      const unsigned int v3247 = v3246 & 3u;
+      const bool v3248 = v3244 < v2;
+      if (v3248) {
+        const unsigned int v3250 = v3247 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3252 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3255 = v3252 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3258 = v3252 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3259 = v3258 << 2u;
+        const unsigned int v3260 = v24 + v3255;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3261 = v3260 < v0;
+        const unsigned int v3262 = v3244 + v3259;
+        const bool v3263 = v3262 < v2;
+        const bool v3264 = v3261 && v3263;
+        const unsigned int v3266 = v3260 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3268 = v3266 + v3244;
+        const unsigned int v3269 = v3268 + v3259;
+        const unsigned int v3270 = v3264 ? v3269 : 0u;
+        const unsigned int v3272 = v3255 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3273 = v3250 + v3272;
+        const unsigned int v3274 = v3273 + v3259;
+        iron_copy_async(shm0 + v3274, a + v3270, v3264);
+        const unsigned int v3277 = v3252 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3279 = v3277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3282 = v3277 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3283 = v3282 << 2u;
+        const unsigned int v3284 = v24 + v3279;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3285 = v3284 < v0;
+        const unsigned int v3286 = v3244 + v3283;
+        const bool v3287 = v3286 < v2;
+        const bool v3288 = v3285 && v3287;
+        const unsigned int v3290 = v3284 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3292 = v3290 + v3244;
+        const unsigned int v3293 = v3292 + v3283;
+        const unsigned int v3294 = v3288 ? v3293 : 0u;
+        const unsigned int v3296 = v3279 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3297 = v3250 + v3296;
+        const unsigned int v3298 = v3297 + v3283;
+        iron_copy_async(shm0 + v3298, a + v3294, v3288);
+        const unsigned int v3301 = v3252 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3303 = v3301 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3306 = v3301 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3307 = v3306 << 2u;
+        const unsigned int v3308 = v24 + v3303;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3309 = v3308 < v0;
+        const unsigned int v3310 = v3244 + v3307;
+        const bool v3311 = v3310 < v2;
+        const bool v3312 = v3309 && v3311;
+        const unsigned int v3314 = v3308 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3316 = v3314 + v3244;
+        const unsigned int v3317 = v3316 + v3307;
+        const unsigned int v3318 = v3312 ? v3317 : 0u;
+        const unsigned int v3320 = v3303 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3321 = v3250 + v3320;
+        const unsigned int v3322 = v3321 + v3307;
+        iron_copy_async(shm0 + v3322, a + v3318, v3312);
+        const unsigned int v3325 = v3252 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3327 = v3325 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3330 = v3325 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3331 = v3330 << 2u;
+        const unsigned int v3332 = v24 + v3327;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3333 = v3332 < v0;
+        const unsigned int v3334 = v3244 + v3331;
+        const bool v3335 = v3334 < v2;
+        const bool v3336 = v3333 && v3335;
+        const unsigned int v3338 = v3332 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3340 = v3338 + v3244;
+        const unsigned int v3341 = v3340 + v3331;
+        const unsigned int v3342 = v3336 ? v3341 : 0u;
+        const unsigned int v3344 = v3327 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3345 = v3250 + v3344;
+        const unsigned int v3346 = v3345 + v3331;
+        iron_copy_async(shm0 + v3346, a + v3342, v3336);
+        const unsigned int v3348 = v3247 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v3353 = v3252 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3356 = v3252 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3357 = v3356 << 2u;
+        const unsigned int v3358 = v3244 + v3353;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3359 = v3358 < v2;
+        const unsigned int v3360 = v28 + v3357;
+        const bool v3361 = v3360 < v1;
+        const bool v3362 = v3359 && v3361;
+        const unsigned int v3364 = v3358 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3366 = v3364 + v28;
+        const unsigned int v3367 = v3366 + v3357;
+        const unsigned int v3368 = v3362 ? v3367 : 0u;
+        const unsigned int v3370 = v3353 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3371 = v3348 + v3370;
+        const unsigned int v3372 = v3371 + v3357;
+        iron_copy_async(shm1 + v3372, b + v3368, v3362);
+        const unsigned int v3377 = v3277 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3380 = v3277 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3381 = v3380 << 2u;
+        const unsigned int v3382 = v3244 + v3377;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3383 = v3382 < v2;
+        const unsigned int v3384 = v28 + v3381;
+        const bool v3385 = v3384 < v1;
+        const bool v3386 = v3383 && v3385;
+        const unsigned int v3388 = v3382 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3390 = v3388 + v28;
+        const unsigned int v3391 = v3390 + v3381;
+        const unsigned int v3392 = v3386 ? v3391 : 0u;
+        const unsigned int v3394 = v3377 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3395 = v3348 + v3394;
+        const unsigned int v3396 = v3395 + v3381;
+        iron_copy_async(shm1 + v3396, b + v3392, v3386);
+        const unsigned int v3401 = v3301 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3404 = v3301 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3405 = v3404 << 2u;
+        const unsigned int v3406 = v3244 + v3401;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3407 = v3406 < v2;
+        const unsigned int v3408 = v28 + v3405;
+        const bool v3409 = v3408 < v1;
+        const bool v3410 = v3407 && v3409;
+        const unsigned int v3412 = v3406 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3414 = v3412 + v28;
+        const unsigned int v3415 = v3414 + v3405;
+        const unsigned int v3416 = v3410 ? v3415 : 0u;
+        const unsigned int v3418 = v3401 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3419 = v3348 + v3418;
+        const unsigned int v3420 = v3419 + v3405;
+        iron_copy_async(shm1 + v3420, b + v3416, v3410);
+        const unsigned int v3425 = v3325 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3428 = v3325 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3429 = v3428 << 2u;
+        const unsigned int v3430 = v3244 + v3425;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3431 = v3430 < v2;
+        const unsigned int v3432 = v28 + v3429;
+        const bool v3433 = v3432 < v1;
+        const bool v3434 = v3431 && v3433;
+        const unsigned int v3436 = v3430 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3438 = v3436 + v28;
+        const unsigned int v3439 = v3438 + v3429;
+        const unsigned int v3440 = v3434 ? v3439 : 0u;
+        const unsigned int v3442 = v3425 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3443 = v3348 + v3442;
+        const unsigned int v3444 = v3443 + v3429;
+        iron_copy_async(shm1 + v3444, b + v3440, v3434);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3446 = v3241 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3448 = v3241 * 2560u;
+      const unsigned int v3453 = v3448 + v3452;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3453, 20u);
+      const unsigned int v3458 = v3446 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v3458, 132u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -784,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v283 = threadIdx.x;
     const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

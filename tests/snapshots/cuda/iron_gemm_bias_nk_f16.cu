@@ -201,7 +201,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -231,431 +230,243 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2half_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v2423 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2423) {
-      const unsigned int v2427 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2430 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2433 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2434 = v2433 << 3u;
-      const unsigned int v2435 = v24 + v2430;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2436 = v2435 < v0;
-      const bool v2438 = v2434 < v2;
-      const bool v2439 = v2436 && v2438;
-      const unsigned int v2441 = v2435 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2444 = v2441 + v2434;
-      const unsigned int v2445 = v2439 ? v2444 : v4;
-      const unsigned int v2447 = v2430 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2449 = v2447 + v2434;
-      iron_copy_async(shm0 + v2449, a + v2445, v2439);
-      const unsigned int v2452 = v2427 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2454 = v2452 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2457 = v2452 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2458 = v2457 << 3u;
-      const unsigned int v2459 = v24 + v2454;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2460 = v2459 < v0;
-      const bool v2462 = v2458 < v2;
-      const bool v2463 = v2460 && v2462;
-      const unsigned int v2465 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2468 = v2465 + v2458;
-      const unsigned int v2469 = v2463 ? v2468 : v4;
-      const unsigned int v2471 = v2454 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2473 = v2471 + v2458;
-      iron_copy_async(shm0 + v2473, a + v2469, v2463);
-      const unsigned int v2476 = v2427 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2478 = v2476 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2481 = v2476 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2482 = v2481 << 3u;
-      const unsigned int v2483 = v24 + v2478;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2484 = v2483 < v0;
-      const bool v2486 = v2482 < v2;
-      const bool v2487 = v2484 && v2486;
-      const unsigned int v2489 = v2483 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2492 = v2489 + v2482;
-      const unsigned int v2493 = v2487 ? v2492 : v4;
-      const unsigned int v2495 = v2478 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2497 = v2495 + v2482;
-      iron_copy_async(shm0 + v2497, a + v2493, v2487);
-      const unsigned int v2500 = v2427 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2502 = v2500 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2505 = v2500 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2506 = v2505 << 3u;
-      const unsigned int v2507 = v24 + v2502;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2508 = v2507 < v0;
-      const bool v2510 = v2506 < v2;
-      const bool v2511 = v2508 && v2510;
-      const unsigned int v2513 = v2507 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2516 = v2513 + v2506;
-      const unsigned int v2517 = v2511 ? v2516 : v4;
-      const unsigned int v2519 = v2502 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2521 = v2519 + v2506;
-      iron_copy_async(shm0 + v2521, a + v2517, v2511);
-      const unsigned int v2533 = v28 + v2430;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2534 = v2533 < v1;
-      const bool v2537 = v2534 && v2438;
-      const unsigned int v2539 = v2533 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2542 = v2539 + v2434;
-      const unsigned int v2543 = v2537 ? v2542 : v4;
-      iron_copy_async(shm1 + v2449, b + v2543, v2537);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2557 = v28 + v2454;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2558 = v2557 < v1;
-      const bool v2561 = v2558 && v2462;
-      const unsigned int v2563 = v2557 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2566 = v2563 + v2458;
-      const unsigned int v2567 = v2561 ? v2566 : v4;
-      iron_copy_async(shm1 + v2473, b + v2567, v2561);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2581 = v28 + v2478;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2582 = v2581 < v1;
-      const bool v2585 = v2582 && v2486;
-      const unsigned int v2587 = v2581 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2590 = v2587 + v2482;
-      const unsigned int v2591 = v2585 ? v2590 : v4;
-      iron_copy_async(shm1 + v2497, b + v2591, v2585);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2605 = v28 + v2502;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2606 = v2605 < v1;
-      const bool v2609 = v2606 && v2510;
-      const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2614 = v2611 + v2506;
-      const unsigned int v2615 = v2609 ? v2614 : v4;
-      iron_copy_async(shm1 + v2521, b + v2615, v2609);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2624 = 32u < v2;
-    if (v2624) {
-      const unsigned int v2628 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2631 = v2628 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2634 = v2628 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2635 = v2634 << 3u;
-      const unsigned int v2636 = v24 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2637 = v2636 < v0;
-      const unsigned int v2638 = 32u + v2635;
-      const bool v2639 = v2638 < v2;
-      const bool v2640 = v2637 && v2639;
-      const unsigned int v2642 = v2636 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2644 = v2642 + 32u;
-      const unsigned int v2645 = v2644 + v2635;
-      const unsigned int v2646 = v2640 ? v2645 : v4;
-      const unsigned int v2648 = v2631 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2649 = 5120u + v2648;
-      const unsigned int v2650 = v2649 + v2635;
-      iron_copy_async(shm0 + v2650, a + v2646, v2640);
-      const unsigned int v2653 = v2628 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2655 = v2653 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2658 = v2653 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2659 = v2658 << 3u;
-      const unsigned int v2660 = v24 + v2655;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2661 = v2660 < v0;
-      const unsigned int v2662 = 32u + v2659;
-      const bool v2663 = v2662 < v2;
-      const bool v2664 = v2661 && v2663;
-      const unsigned int v2666 = v2660 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2668 = v2666 + 32u;
-      const unsigned int v2669 = v2668 + v2659;
-      const unsigned int v2670 = v2664 ? v2669 : v4;
-      const unsigned int v2672 = v2655 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2673 = 5120u + v2672;
-      const unsigned int v2674 = v2673 + v2659;
-      iron_copy_async(shm0 + v2674, a + v2670, v2664);
-      const unsigned int v2677 = v2628 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2679 = v2677 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2682 = v2677 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2683 = v2682 << 3u;
-      const unsigned int v2684 = v24 + v2679;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2685 = v2684 < v0;
-      const unsigned int v2686 = 32u + v2683;
-      const bool v2687 = v2686 < v2;
-      const bool v2688 = v2685 && v2687;
-      const unsigned int v2690 = v2684 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2692 = v2690 + 32u;
-      const unsigned int v2693 = v2692 + v2683;
-      const unsigned int v2694 = v2688 ? v2693 : v4;
-      const unsigned int v2696 = v2679 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2697 = 5120u + v2696;
-      const unsigned int v2698 = v2697 + v2683;
-      iron_copy_async(shm0 + v2698, a + v2694, v2688);
-      const unsigned int v2701 = v2628 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2703 = v2701 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2706 = v2701 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2707 = v2706 << 3u;
-      const unsigned int v2708 = v24 + v2703;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2709 = v2708 < v0;
-      const unsigned int v2710 = 32u + v2707;
-      const bool v2711 = v2710 < v2;
-      const bool v2712 = v2709 && v2711;
-      const unsigned int v2714 = v2708 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2716 = v2714 + 32u;
-      const unsigned int v2717 = v2716 + v2707;
-      const unsigned int v2718 = v2712 ? v2717 : v4;
-      const unsigned int v2720 = v2703 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2721 = 5120u + v2720;
-      const unsigned int v2722 = v2721 + v2707;
-      iron_copy_async(shm0 + v2722, a + v2718, v2712);
-      const unsigned int v2734 = v28 + v2631;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2735 = v2734 < v1;
-      const bool v2738 = v2735 && v2639;
-      const unsigned int v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2742 = v2740 + 32u;
-      const unsigned int v2743 = v2742 + v2635;
-      const unsigned int v2744 = v2738 ? v2743 : v4;
-      iron_copy_async(shm1 + v2650, b + v2744, v2738);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2758 = v28 + v2655;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2759 = v2758 < v1;
-      const bool v2762 = v2759 && v2663;
-      const unsigned int v2764 = v2758 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2766 = v2764 + 32u;
-      const unsigned int v2767 = v2766 + v2659;
-      const unsigned int v2768 = v2762 ? v2767 : v4;
-      iron_copy_async(shm1 + v2674, b + v2768, v2762);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2782 = v28 + v2679;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2783 = v2782 < v1;
-      const bool v2786 = v2783 && v2687;
-      const unsigned int v2788 = v2782 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2790 = v2788 + 32u;
-      const unsigned int v2791 = v2790 + v2683;
-      const unsigned int v2792 = v2786 ? v2791 : v4;
-      iron_copy_async(shm1 + v2698, b + v2792, v2786);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2806 = v28 + v2703;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2807 = v2806 < v1;
-      const bool v2810 = v2807 && v2711;
-      const unsigned int v2812 = v2806 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2814 = v2812 + 32u;
-      const unsigned int v2815 = v2814 + v2707;
-      const unsigned int v2816 = v2810 ? v2815 : v4;
-      iron_copy_async(shm1 + v2722, b + v2816, v2810);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2825 = 64u < v2;
-    if (v2825) {
-      const unsigned int v2829 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2832 = v2829 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2835 = v2829 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2836 = v2835 << 3u;
-      const unsigned int v2837 = v24 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2838 = v2837 < v0;
-      const unsigned int v2839 = 64u + v2836;
-      const bool v2840 = v2839 < v2;
-      const bool v2841 = v2838 && v2840;
-      const unsigned int v2843 = v2837 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2845 = v2843 + 64u;
-      const unsigned int v2846 = v2845 + v2836;
-      const unsigned int v2847 = v2841 ? v2846 : v4;
-      const unsigned int v2849 = v2832 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2850 = 10240u + v2849;
-      const unsigned int v2851 = v2850 + v2836;
-      iron_copy_async(shm0 + v2851, a + v2847, v2841);
-      const unsigned int v2854 = v2829 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2856 = v2854 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2859 = v2854 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2860 = v2859 << 3u;
-      const unsigned int v2861 = v24 + v2856;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2862 = v2861 < v0;
-      const unsigned int v2863 = 64u + v2860;
-      const bool v2864 = v2863 < v2;
-      const bool v2865 = v2862 && v2864;
-      const unsigned int v2867 = v2861 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2869 = v2867 + 64u;
-      const unsigned int v2870 = v2869 + v2860;
-      const unsigned int v2871 = v2865 ? v2870 : v4;
-      const unsigned int v2873 = v2856 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2874 = 10240u + v2873;
-      const unsigned int v2875 = v2874 + v2860;
-      iron_copy_async(shm0 + v2875, a + v2871, v2865);
-      const unsigned int v2878 = v2829 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2880 = v2878 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2883 = v2878 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2884 = v2883 << 3u;
-      const unsigned int v2885 = v24 + v2880;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2886 = v2885 < v0;
-      const unsigned int v2887 = 64u + v2884;
-      const bool v2888 = v2887 < v2;
-      const bool v2889 = v2886 && v2888;
-      const unsigned int v2891 = v2885 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2893 = v2891 + 64u;
-      const unsigned int v2894 = v2893 + v2884;
-      const unsigned int v2895 = v2889 ? v2894 : v4;
-      const unsigned int v2897 = v2880 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2898 = 10240u + v2897;
-      const unsigned int v2899 = v2898 + v2884;
-      iron_copy_async(shm0 + v2899, a + v2895, v2889);
-      const unsigned int v2902 = v2829 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2904 = v2902 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2907 = v2902 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2908 = v2907 << 3u;
-      const unsigned int v2909 = v24 + v2904;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2910 = v2909 < v0;
-      const unsigned int v2911 = 64u + v2908;
-      const bool v2912 = v2911 < v2;
-      const bool v2913 = v2910 && v2912;
-      const unsigned int v2915 = v2909 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2917 = v2915 + 64u;
-      const unsigned int v2918 = v2917 + v2908;
-      const unsigned int v2919 = v2913 ? v2918 : v4;
-      const unsigned int v2921 = v2904 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2922 = 10240u + v2921;
-      const unsigned int v2923 = v2922 + v2908;
-      iron_copy_async(shm0 + v2923, a + v2919, v2913);
-      const unsigned int v2935 = v28 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2936 = v2935 < v1;
-      const bool v2939 = v2936 && v2840;
-      const unsigned int v2941 = v2935 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2943 = v2941 + 64u;
-      const unsigned int v2944 = v2943 + v2836;
-      const unsigned int v2945 = v2939 ? v2944 : v4;
-      iron_copy_async(shm1 + v2851, b + v2945, v2939);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2959 = v28 + v2856;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2960 = v2959 < v1;
-      const bool v2963 = v2960 && v2864;
-      const unsigned int v2965 = v2959 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2967 = v2965 + 64u;
-      const unsigned int v2968 = v2967 + v2860;
-      const unsigned int v2969 = v2963 ? v2968 : v4;
-      iron_copy_async(shm1 + v2875, b + v2969, v2963);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2983 = v28 + v2880;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2984 = v2983 < v1;
-      const bool v2987 = v2984 && v2888;
-      const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2991 = v2989 + 64u;
-      const unsigned int v2992 = v2991 + v2884;
-      const unsigned int v2993 = v2987 ? v2992 : v4;
-      iron_copy_async(shm1 + v2899, b + v2993, v2987);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3007 = v28 + v2904;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3008 = v3007 < v1;
-      const bool v3011 = v3008 && v2912;
-      const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3015 = v3013 + 64u;
-      const unsigned int v3016 = v3015 + v2908;
-      const unsigned int v3017 = v3011 ? v3016 : v4;
-      iron_copy_async(shm1 + v2923, b + v3017, v3011);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3237 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v3243 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v3022 = v4; v3022 < v2; v3022 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3024 = v3022 >> 5u;
-      const unsigned int v3026 = v3024 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3029 = v3022 + 96u;
-      const unsigned int v3031 = v3024 + 3u;
-      const unsigned int v3032 = v3031 & 3u;
-      const bool v3033 = v3029 < v2;
-      if (v3033) {
-        const unsigned int v3035 = v3032 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3037 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3040 = v3037 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3043 = v3037 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3044 = v3043 << 3u;
-        const unsigned int v3045 = v24 + v3040;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3046 = v3045 < v0;
-        const unsigned int v3047 = v3029 + v3044;
-        const bool v3048 = v3047 < v2;
-        const bool v3049 = v3046 && v3048;
-        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3053 = v3051 + v3029;
-        const unsigned int v3054 = v3053 + v3044;
-        const unsigned int v3055 = v3049 ? v3054 : v4;
-        const unsigned int v3057 = v3040 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3058 = v3035 + v3057;
-        const unsigned int v3059 = v3058 + v3044;
-        iron_copy_async(shm0 + v3059, a + v3055, v3049);
-        const unsigned int v3062 = v3037 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3068 = v3067 << 3u;
-        const unsigned int v3069 = v24 + v3064;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3070 = v3069 < v0;
-        const unsigned int v3071 = v3029 + v3068;
-        const bool v3072 = v3071 < v2;
-        const bool v3073 = v3070 && v3072;
-        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3077 = v3075 + v3029;
-        const unsigned int v3078 = v3077 + v3068;
-        const unsigned int v3079 = v3073 ? v3078 : v4;
-        const unsigned int v3081 = v3064 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3082 = v3035 + v3081;
-        const unsigned int v3083 = v3082 + v3068;
-        iron_copy_async(shm0 + v3083, a + v3079, v3073);
-        const unsigned int v3086 = v3037 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3092 = v3091 << 3u;
-        const unsigned int v3093 = v24 + v3088;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3094 = v3093 < v0;
-        const unsigned int v3095 = v3029 + v3092;
-        const bool v3096 = v3095 < v2;
-        const bool v3097 = v3094 && v3096;
-        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3101 = v3099 + v3029;
-        const unsigned int v3102 = v3101 + v3092;
-        const unsigned int v3103 = v3097 ? v3102 : v4;
-        const unsigned int v3105 = v3088 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3106 = v3035 + v3105;
-        const unsigned int v3107 = v3106 + v3092;
-        iron_copy_async(shm0 + v3107, a + v3103, v3097);
-        const unsigned int v3110 = v3037 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3112 = v3110 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3115 = v3110 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3116 = v3115 << 3u;
-        const unsigned int v3117 = v24 + v3112;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3118 = v3117 < v0;
-        const unsigned int v3119 = v3029 + v3116;
-        const bool v3120 = v3119 < v2;
-        const bool v3121 = v3118 && v3120;
-        const unsigned int v3123 = v3117 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3125 = v3123 + v3029;
-        const unsigned int v3126 = v3125 + v3116;
-        const unsigned int v3127 = v3121 ? v3126 : v4;
-        const unsigned int v3129 = v3112 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3130 = v3035 + v3129;
-        const unsigned int v3131 = v3130 + v3116;
-        iron_copy_async(shm0 + v3131, a + v3127, v3121);
-        const unsigned int v3143 = v28 + v3040;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3144 = v3143 < v1;
-        const bool v3147 = v3144 && v3048;
-        const unsigned int v3149 = v3143 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3151 = v3149 + v3029;
-        const unsigned int v3152 = v3151 + v3044;
-        const unsigned int v3153 = v3147 ? v3152 : v4;
-        iron_copy_async(shm1 + v3059, b + v3153, v3147);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3167 = v28 + v3064;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3168 = v3167 < v1;
-        const bool v3171 = v3168 && v3072;
-        const unsigned int v3173 = v3167 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3175 = v3173 + v3029;
-        const unsigned int v3176 = v3175 + v3068;
-        const unsigned int v3177 = v3171 ? v3176 : v4;
-        iron_copy_async(shm1 + v3083, b + v3177, v3171);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3191 = v28 + v3088;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3192 = v3191 < v1;
-        const bool v3195 = v3192 && v3096;
-        const unsigned int v3197 = v3191 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3199 = v3197 + v3029;
-        const unsigned int v3200 = v3199 + v3092;
-        const unsigned int v3201 = v3195 ? v3200 : v4;
-        iron_copy_async(shm1 + v3107, b + v3201, v3195);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3215 = v28 + v3112;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3216 = v3215 < v1;
-        const bool v3219 = v3216 && v3120;
-        const unsigned int v3221 = v3215 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3223 = v3221 + v3029;
-        const unsigned int v3224 = v3223 + v3116;
-        const unsigned int v3225 = v3219 ? v3224 : v4;
-        iron_copy_async(shm1 + v3131, b + v3225, v3219);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v2425 = 0u; v2425 < 3u; v2425 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2426 = v2425 << 5u;
+      const bool v2428 = v2426 < v2;
+      if (v2428) {
+        const unsigned int v2430 = v2425 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2432 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2435 = v2432 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2438 = v2432 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2439 = v2438 << 3u;
+        const unsigned int v2440 = v24 + v2435;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2441 = v2440 < v0;
+        const unsigned int v2442 = v2426 + v2439;
+        const bool v2443 = v2442 < v2;
+        const bool v2444 = v2441 && v2443;
+        const unsigned int v2446 = v2440 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2448 = v2446 + v2426;
+        const unsigned int v2449 = v2448 + v2439;
+        const unsigned int v2450 = v2444 ? v2449 : 0u;
+        const unsigned int v2452 = v2435 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2453 = v2430 + v2452;
+        const unsigned int v2454 = v2453 + v2439;
+        iron_copy_async(shm0 + v2454, a + v2450, v2444);
+        const unsigned int v2457 = v2432 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2459 = v2457 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2462 = v2457 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2463 = v2462 << 3u;
+        const unsigned int v2464 = v24 + v2459;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2465 = v2464 < v0;
+        const unsigned int v2466 = v2426 + v2463;
+        const bool v2467 = v2466 < v2;
+        const bool v2468 = v2465 && v2467;
+        const unsigned int v2470 = v2464 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2472 = v2470 + v2426;
+        const unsigned int v2473 = v2472 + v2463;
+        const unsigned int v2474 = v2468 ? v2473 : 0u;
+        const unsigned int v2476 = v2459 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2477 = v2430 + v2476;
+        const unsigned int v2478 = v2477 + v2463;
+        iron_copy_async(shm0 + v2478, a + v2474, v2468);
+        const unsigned int v2481 = v2432 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2483 = v2481 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2486 = v2481 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2487 = v2486 << 3u;
+        const unsigned int v2488 = v24 + v2483;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2489 = v2488 < v0;
+        const unsigned int v2490 = v2426 + v2487;
+        const bool v2491 = v2490 < v2;
+        const bool v2492 = v2489 && v2491;
+        const unsigned int v2494 = v2488 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2496 = v2494 + v2426;
+        const unsigned int v2497 = v2496 + v2487;
+        const unsigned int v2498 = v2492 ? v2497 : 0u;
+        const unsigned int v2500 = v2483 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2501 = v2430 + v2500;
+        const unsigned int v2502 = v2501 + v2487;
+        iron_copy_async(shm0 + v2502, a + v2498, v2492);
+        const unsigned int v2505 = v2432 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2507 = v2505 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2510 = v2505 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2511 = v2510 << 3u;
+        const unsigned int v2512 = v24 + v2507;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2513 = v2512 < v0;
+        const unsigned int v2514 = v2426 + v2511;
+        const bool v2515 = v2514 < v2;
+        const bool v2516 = v2513 && v2515;
+        const unsigned int v2518 = v2512 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2520 = v2518 + v2426;
+        const unsigned int v2521 = v2520 + v2511;
+        const unsigned int v2522 = v2516 ? v2521 : 0u;
+        const unsigned int v2524 = v2507 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2525 = v2430 + v2524;
+        const unsigned int v2526 = v2525 + v2511;
+        iron_copy_async(shm0 + v2526, a + v2522, v2516);
+        const unsigned int v2538 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2539 = v2538 < v1;
+        const bool v2542 = v2539 && v2443;
+        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2546 = v2544 + v2426;
+        const unsigned int v2547 = v2546 + v2439;
+        const unsigned int v2548 = v2542 ? v2547 : 0u;
+        iron_copy_async(shm1 + v2454, b + v2548, v2542);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2562 = v28 + v2459;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2563 = v2562 < v1;
+        const bool v2566 = v2563 && v2467;
+        const unsigned int v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2570 = v2568 + v2426;
+        const unsigned int v2571 = v2570 + v2463;
+        const unsigned int v2572 = v2566 ? v2571 : 0u;
+        iron_copy_async(shm1 + v2478, b + v2572, v2566);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2586 = v28 + v2483;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2587 = v2586 < v1;
+        const bool v2590 = v2587 && v2491;
+        const unsigned int v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2594 = v2592 + v2426;
+        const unsigned int v2595 = v2594 + v2487;
+        const unsigned int v2596 = v2590 ? v2595 : 0u;
+        iron_copy_async(shm1 + v2502, b + v2596, v2590);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2610 = v28 + v2507;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2611 = v2610 < v1;
+        const bool v2614 = v2611 && v2515;
+        const unsigned int v2616 = v2610 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2618 = v2616 + v2426;
+        const unsigned int v2619 = v2618 + v2511;
+        const unsigned int v2620 = v2614 ? v2619 : 0u;
+        iron_copy_async(shm1 + v2526, b + v2620, v2614);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3231 = v3026 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3238 = v3231 + v3237;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3238, 40u);
-      const unsigned int v3244 = v3231 + v3243;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v3244, 40u);
+    }
+    const unsigned int v2840 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v2846 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v2625 = 0u; v2625 < v2; v2625 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2627 = v2625 >> 5u;
+      const unsigned int v2629 = v2627 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2632 = v2625 + 96u;
+      const unsigned int v2634 = v2627 + 3u;
+      const unsigned int v2635 = v2634 & 3u;
+      const bool v2636 = v2632 < v2;
+      if (v2636) {
+        const unsigned int v2638 = v2635 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2640 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2643 = v2640 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2646 = v2640 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2647 = v2646 << 3u;
+        const unsigned int v2648 = v24 + v2643;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2649 = v2648 < v0;
+        const unsigned int v2650 = v2632 + v2647;
+        const bool v2651 = v2650 < v2;
+        const bool v2652 = v2649 && v2651;
+        const unsigned int v2654 = v2648 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2656 = v2654 + v2632;
+        const unsigned int v2657 = v2656 + v2647;
+        const unsigned int v2658 = v2652 ? v2657 : 0u;
+        const unsigned int v2660 = v2643 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2661 = v2638 + v2660;
+        const unsigned int v2662 = v2661 + v2647;
+        iron_copy_async(shm0 + v2662, a + v2658, v2652);
+        const unsigned int v2665 = v2640 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2667 = v2665 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2670 = v2665 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2671 = v2670 << 3u;
+        const unsigned int v2672 = v24 + v2667;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2673 = v2672 < v0;
+        const unsigned int v2674 = v2632 + v2671;
+        const bool v2675 = v2674 < v2;
+        const bool v2676 = v2673 && v2675;
+        const unsigned int v2678 = v2672 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2680 = v2678 + v2632;
+        const unsigned int v2681 = v2680 + v2671;
+        const unsigned int v2682 = v2676 ? v2681 : 0u;
+        const unsigned int v2684 = v2667 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2685 = v2638 + v2684;
+        const unsigned int v2686 = v2685 + v2671;
+        iron_copy_async(shm0 + v2686, a + v2682, v2676);
+        const unsigned int v2689 = v2640 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2691 = v2689 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2694 = v2689 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2695 = v2694 << 3u;
+        const unsigned int v2696 = v24 + v2691;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2697 = v2696 < v0;
+        const unsigned int v2698 = v2632 + v2695;
+        const bool v2699 = v2698 < v2;
+        const bool v2700 = v2697 && v2699;
+        const unsigned int v2702 = v2696 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2704 = v2702 + v2632;
+        const unsigned int v2705 = v2704 + v2695;
+        const unsigned int v2706 = v2700 ? v2705 : 0u;
+        const unsigned int v2708 = v2691 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2709 = v2638 + v2708;
+        const unsigned int v2710 = v2709 + v2695;
+        iron_copy_async(shm0 + v2710, a + v2706, v2700);
+        const unsigned int v2713 = v2640 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2715 = v2713 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2718 = v2713 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2719 = v2718 << 3u;
+        const unsigned int v2720 = v24 + v2715;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2721 = v2720 < v0;
+        const unsigned int v2722 = v2632 + v2719;
+        const bool v2723 = v2722 < v2;
+        const bool v2724 = v2721 && v2723;
+        const unsigned int v2726 = v2720 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2728 = v2726 + v2632;
+        const unsigned int v2729 = v2728 + v2719;
+        const unsigned int v2730 = v2724 ? v2729 : 0u;
+        const unsigned int v2732 = v2715 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2733 = v2638 + v2732;
+        const unsigned int v2734 = v2733 + v2719;
+        iron_copy_async(shm0 + v2734, a + v2730, v2724);
+        const unsigned int v2746 = v28 + v2643;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2747 = v2746 < v1;
+        const bool v2750 = v2747 && v2651;
+        const unsigned int v2752 = v2746 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2754 = v2752 + v2632;
+        const unsigned int v2755 = v2754 + v2647;
+        const unsigned int v2756 = v2750 ? v2755 : 0u;
+        iron_copy_async(shm1 + v2662, b + v2756, v2750);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2770 = v28 + v2667;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2771 = v2770 < v1;
+        const bool v2774 = v2771 && v2675;
+        const unsigned int v2776 = v2770 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2778 = v2776 + v2632;
+        const unsigned int v2779 = v2778 + v2671;
+        const unsigned int v2780 = v2774 ? v2779 : 0u;
+        iron_copy_async(shm1 + v2686, b + v2780, v2774);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2794 = v28 + v2691;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2795 = v2794 < v1;
+        const bool v2798 = v2795 && v2699;
+        const unsigned int v2800 = v2794 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2802 = v2800 + v2632;
+        const unsigned int v2803 = v2802 + v2695;
+        const unsigned int v2804 = v2798 ? v2803 : 0u;
+        iron_copy_async(shm1 + v2710, b + v2804, v2798);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2818 = v28 + v2715;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2819 = v2818 < v1;
+        const bool v2822 = v2819 && v2723;
+        const unsigned int v2824 = v2818 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2826 = v2824 + v2632;
+        const unsigned int v2827 = v2826 + v2719;
+        const unsigned int v2828 = v2822 ? v2827 : 0u;
+        iron_copy_async(shm1 + v2734, b + v2828, v2822);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2834 = v2629 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2841 = v2834 + v2840;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2841, 40u);
+      const unsigned int v2847 = v2834 + v2846;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v2847, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v3251 = v3238 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3251, 40u);
-      const unsigned int v3257 = v3244 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v3257, 40u);
+      const unsigned int v2854 = v2841 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2854, 40u);
+      const unsigned int v2860 = v2847 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v2860, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -667,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
     const unsigned int v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v295 = v4; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v295 = 0u; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

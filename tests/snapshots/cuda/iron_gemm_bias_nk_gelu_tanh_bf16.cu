@@ -217,7 +217,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -247,431 +246,243 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v3831 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3831) {
-      const unsigned int v3835 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3838 = v3835 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3841 = v3835 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3842 = v3841 << 3u;
-      const unsigned int v3843 = v24 + v3838;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3844 = v3843 < v0;
-      const bool v3846 = v3842 < v2;
-      const bool v3847 = v3844 && v3846;
-      const unsigned int v3849 = v3843 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3852 = v3849 + v3842;
-      const unsigned int v3853 = v3847 ? v3852 : v4;
-      const unsigned int v3855 = v3838 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3857 = v3855 + v3842;
-      iron_copy_async(shm0 + v3857, a + v3853, v3847);
-      const unsigned int v3860 = v3835 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3862 = v3860 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3865 = v3860 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3866 = v3865 << 3u;
-      const unsigned int v3867 = v24 + v3862;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3868 = v3867 < v0;
-      const bool v3870 = v3866 < v2;
-      const bool v3871 = v3868 && v3870;
-      const unsigned int v3873 = v3867 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3876 = v3873 + v3866;
-      const unsigned int v3877 = v3871 ? v3876 : v4;
-      const unsigned int v3879 = v3862 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3881 = v3879 + v3866;
-      iron_copy_async(shm0 + v3881, a + v3877, v3871);
-      const unsigned int v3884 = v3835 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3886 = v3884 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3889 = v3884 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3890 = v3889 << 3u;
-      const unsigned int v3891 = v24 + v3886;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3892 = v3891 < v0;
-      const bool v3894 = v3890 < v2;
-      const bool v3895 = v3892 && v3894;
-      const unsigned int v3897 = v3891 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3900 = v3897 + v3890;
-      const unsigned int v3901 = v3895 ? v3900 : v4;
-      const unsigned int v3903 = v3886 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3905 = v3903 + v3890;
-      iron_copy_async(shm0 + v3905, a + v3901, v3895);
-      const unsigned int v3908 = v3835 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3910 = v3908 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3913 = v3908 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3914 = v3913 << 3u;
-      const unsigned int v3915 = v24 + v3910;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3916 = v3915 < v0;
-      const bool v3918 = v3914 < v2;
-      const bool v3919 = v3916 && v3918;
-      const unsigned int v3921 = v3915 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3924 = v3921 + v3914;
-      const unsigned int v3925 = v3919 ? v3924 : v4;
-      const unsigned int v3927 = v3910 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3929 = v3927 + v3914;
-      iron_copy_async(shm0 + v3929, a + v3925, v3919);
-      const unsigned int v3941 = v28 + v3838;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3942 = v3941 < v1;
-      const bool v3945 = v3942 && v3846;
-      const unsigned int v3947 = v3941 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3950 = v3947 + v3842;
-      const unsigned int v3951 = v3945 ? v3950 : v4;
-      iron_copy_async(shm1 + v3857, b + v3951, v3945);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3965 = v28 + v3862;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3966 = v3965 < v1;
-      const bool v3969 = v3966 && v3870;
-      const unsigned int v3971 = v3965 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3974 = v3971 + v3866;
-      const unsigned int v3975 = v3969 ? v3974 : v4;
-      iron_copy_async(shm1 + v3881, b + v3975, v3969);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3989 = v28 + v3886;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3990 = v3989 < v1;
-      const bool v3993 = v3990 && v3894;
-      const unsigned int v3995 = v3989 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3998 = v3995 + v3890;
-      const unsigned int v3999 = v3993 ? v3998 : v4;
-      iron_copy_async(shm1 + v3905, b + v3999, v3993);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4013 = v28 + v3910;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4014 = v4013 < v1;
-      const bool v4017 = v4014 && v3918;
-      const unsigned int v4019 = v4013 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4022 = v4019 + v3914;
-      const unsigned int v4023 = v4017 ? v4022 : v4;
-      iron_copy_async(shm1 + v3929, b + v4023, v4017);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4032 = 32u < v2;
-    if (v4032) {
-      const unsigned int v4036 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4039 = v4036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4042 = v4036 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4043 = v4042 << 3u;
-      const unsigned int v4044 = v24 + v4039;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4045 = v4044 < v0;
-      const unsigned int v4046 = 32u + v4043;
-      const bool v4047 = v4046 < v2;
-      const bool v4048 = v4045 && v4047;
-      const unsigned int v4050 = v4044 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4052 = v4050 + 32u;
-      const unsigned int v4053 = v4052 + v4043;
-      const unsigned int v4054 = v4048 ? v4053 : v4;
-      const unsigned int v4056 = v4039 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4057 = 5120u + v4056;
-      const unsigned int v4058 = v4057 + v4043;
-      iron_copy_async(shm0 + v4058, a + v4054, v4048);
-      const unsigned int v4061 = v4036 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4063 = v4061 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4066 = v4061 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4067 = v4066 << 3u;
-      const unsigned int v4068 = v24 + v4063;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4069 = v4068 < v0;
-      const unsigned int v4070 = 32u + v4067;
-      const bool v4071 = v4070 < v2;
-      const bool v4072 = v4069 && v4071;
-      const unsigned int v4074 = v4068 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4076 = v4074 + 32u;
-      const unsigned int v4077 = v4076 + v4067;
-      const unsigned int v4078 = v4072 ? v4077 : v4;
-      const unsigned int v4080 = v4063 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4081 = 5120u + v4080;
-      const unsigned int v4082 = v4081 + v4067;
-      iron_copy_async(shm0 + v4082, a + v4078, v4072);
-      const unsigned int v4085 = v4036 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4087 = v4085 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4090 = v4085 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4091 = v4090 << 3u;
-      const unsigned int v4092 = v24 + v4087;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4093 = v4092 < v0;
-      const unsigned int v4094 = 32u + v4091;
-      const bool v4095 = v4094 < v2;
-      const bool v4096 = v4093 && v4095;
-      const unsigned int v4098 = v4092 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4100 = v4098 + 32u;
-      const unsigned int v4101 = v4100 + v4091;
-      const unsigned int v4102 = v4096 ? v4101 : v4;
-      const unsigned int v4104 = v4087 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4105 = 5120u + v4104;
-      const unsigned int v4106 = v4105 + v4091;
-      iron_copy_async(shm0 + v4106, a + v4102, v4096);
-      const unsigned int v4109 = v4036 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4111 = v4109 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4114 = v4109 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4115 = v4114 << 3u;
-      const unsigned int v4116 = v24 + v4111;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4117 = v4116 < v0;
-      const unsigned int v4118 = 32u + v4115;
-      const bool v4119 = v4118 < v2;
-      const bool v4120 = v4117 && v4119;
-      const unsigned int v4122 = v4116 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4124 = v4122 + 32u;
-      const unsigned int v4125 = v4124 + v4115;
-      const unsigned int v4126 = v4120 ? v4125 : v4;
-      const unsigned int v4128 = v4111 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4129 = 5120u + v4128;
-      const unsigned int v4130 = v4129 + v4115;
-      iron_copy_async(shm0 + v4130, a + v4126, v4120);
-      const unsigned int v4142 = v28 + v4039;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4143 = v4142 < v1;
-      const bool v4146 = v4143 && v4047;
-      const unsigned int v4148 = v4142 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4150 = v4148 + 32u;
-      const unsigned int v4151 = v4150 + v4043;
-      const unsigned int v4152 = v4146 ? v4151 : v4;
-      iron_copy_async(shm1 + v4058, b + v4152, v4146);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4166 = v28 + v4063;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4167 = v4166 < v1;
-      const bool v4170 = v4167 && v4071;
-      const unsigned int v4172 = v4166 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4174 = v4172 + 32u;
-      const unsigned int v4175 = v4174 + v4067;
-      const unsigned int v4176 = v4170 ? v4175 : v4;
-      iron_copy_async(shm1 + v4082, b + v4176, v4170);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4190 = v28 + v4087;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4191 = v4190 < v1;
-      const bool v4194 = v4191 && v4095;
-      const unsigned int v4196 = v4190 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4198 = v4196 + 32u;
-      const unsigned int v4199 = v4198 + v4091;
-      const unsigned int v4200 = v4194 ? v4199 : v4;
-      iron_copy_async(shm1 + v4106, b + v4200, v4194);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4214 = v28 + v4111;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4215 = v4214 < v1;
-      const bool v4218 = v4215 && v4119;
-      const unsigned int v4220 = v4214 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4222 = v4220 + 32u;
-      const unsigned int v4223 = v4222 + v4115;
-      const unsigned int v4224 = v4218 ? v4223 : v4;
-      iron_copy_async(shm1 + v4130, b + v4224, v4218);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4233 = 64u < v2;
-    if (v4233) {
-      const unsigned int v4237 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4240 = v4237 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4243 = v4237 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4244 = v4243 << 3u;
-      const unsigned int v4245 = v24 + v4240;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4246 = v4245 < v0;
-      const unsigned int v4247 = 64u + v4244;
-      const bool v4248 = v4247 < v2;
-      const bool v4249 = v4246 && v4248;
-      const unsigned int v4251 = v4245 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4253 = v4251 + 64u;
-      const unsigned int v4254 = v4253 + v4244;
-      const unsigned int v4255 = v4249 ? v4254 : v4;
-      const unsigned int v4257 = v4240 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4258 = 10240u + v4257;
-      const unsigned int v4259 = v4258 + v4244;
-      iron_copy_async(shm0 + v4259, a + v4255, v4249);
-      const unsigned int v4262 = v4237 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4264 = v4262 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4267 = v4262 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4268 = v4267 << 3u;
-      const unsigned int v4269 = v24 + v4264;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4270 = v4269 < v0;
-      const unsigned int v4271 = 64u + v4268;
-      const bool v4272 = v4271 < v2;
-      const bool v4273 = v4270 && v4272;
-      const unsigned int v4275 = v4269 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4277 = v4275 + 64u;
-      const unsigned int v4278 = v4277 + v4268;
-      const unsigned int v4279 = v4273 ? v4278 : v4;
-      const unsigned int v4281 = v4264 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4282 = 10240u + v4281;
-      const unsigned int v4283 = v4282 + v4268;
-      iron_copy_async(shm0 + v4283, a + v4279, v4273);
-      const unsigned int v4286 = v4237 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4288 = v4286 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4291 = v4286 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4292 = v4291 << 3u;
-      const unsigned int v4293 = v24 + v4288;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4294 = v4293 < v0;
-      const unsigned int v4295 = 64u + v4292;
-      const bool v4296 = v4295 < v2;
-      const bool v4297 = v4294 && v4296;
-      const unsigned int v4299 = v4293 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4301 = v4299 + 64u;
-      const unsigned int v4302 = v4301 + v4292;
-      const unsigned int v4303 = v4297 ? v4302 : v4;
-      const unsigned int v4305 = v4288 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4306 = 10240u + v4305;
-      const unsigned int v4307 = v4306 + v4292;
-      iron_copy_async(shm0 + v4307, a + v4303, v4297);
-      const unsigned int v4310 = v4237 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4312 = v4310 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4315 = v4310 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4316 = v4315 << 3u;
-      const unsigned int v4317 = v24 + v4312;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4318 = v4317 < v0;
-      const unsigned int v4319 = 64u + v4316;
-      const bool v4320 = v4319 < v2;
-      const bool v4321 = v4318 && v4320;
-      const unsigned int v4323 = v4317 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4325 = v4323 + 64u;
-      const unsigned int v4326 = v4325 + v4316;
-      const unsigned int v4327 = v4321 ? v4326 : v4;
-      const unsigned int v4329 = v4312 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4330 = 10240u + v4329;
-      const unsigned int v4331 = v4330 + v4316;
-      iron_copy_async(shm0 + v4331, a + v4327, v4321);
-      const unsigned int v4343 = v28 + v4240;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4344 = v4343 < v1;
-      const bool v4347 = v4344 && v4248;
-      const unsigned int v4349 = v4343 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4351 = v4349 + 64u;
-      const unsigned int v4352 = v4351 + v4244;
-      const unsigned int v4353 = v4347 ? v4352 : v4;
-      iron_copy_async(shm1 + v4259, b + v4353, v4347);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4367 = v28 + v4264;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4368 = v4367 < v1;
-      const bool v4371 = v4368 && v4272;
-      const unsigned int v4373 = v4367 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4375 = v4373 + 64u;
-      const unsigned int v4376 = v4375 + v4268;
-      const unsigned int v4377 = v4371 ? v4376 : v4;
-      iron_copy_async(shm1 + v4283, b + v4377, v4371);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4391 = v28 + v4288;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4392 = v4391 < v1;
-      const bool v4395 = v4392 && v4296;
-      const unsigned int v4397 = v4391 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4399 = v4397 + 64u;
-      const unsigned int v4400 = v4399 + v4292;
-      const unsigned int v4401 = v4395 ? v4400 : v4;
-      iron_copy_async(shm1 + v4307, b + v4401, v4395);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4415 = v28 + v4312;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4416 = v4415 < v1;
-      const bool v4419 = v4416 && v4320;
-      const unsigned int v4421 = v4415 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4423 = v4421 + 64u;
-      const unsigned int v4424 = v4423 + v4316;
-      const unsigned int v4425 = v4419 ? v4424 : v4;
-      iron_copy_async(shm1 + v4331, b + v4425, v4419);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4645 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v4651 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v4430 = v4; v4430 < v2; v4430 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4432 = v4430 >> 5u;
-      const unsigned int v4434 = v4432 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v4437 = v4430 + 96u;
-      const unsigned int v4439 = v4432 + 3u;
-      const unsigned int v4440 = v4439 & 3u;
-      const bool v4441 = v4437 < v2;
-      if (v4441) {
-        const unsigned int v4443 = v4440 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v4445 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4448 = v4445 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4451 = v4445 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4452 = v4451 << 3u;
-        const unsigned int v4453 = v24 + v4448;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4454 = v4453 < v0;
-        const unsigned int v4455 = v4437 + v4452;
-        const bool v4456 = v4455 < v2;
-        const bool v4457 = v4454 && v4456;
-        const unsigned int v4459 = v4453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4461 = v4459 + v4437;
-        const unsigned int v4462 = v4461 + v4452;
-        const unsigned int v4463 = v4457 ? v4462 : v4;
-        const unsigned int v4465 = v4448 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4466 = v4443 + v4465;
-        const unsigned int v4467 = v4466 + v4452;
-        iron_copy_async(shm0 + v4467, a + v4463, v4457);
-        const unsigned int v4470 = v4445 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4472 = v4470 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4475 = v4470 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4476 = v4475 << 3u;
-        const unsigned int v4477 = v24 + v4472;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4478 = v4477 < v0;
-        const unsigned int v4479 = v4437 + v4476;
-        const bool v4480 = v4479 < v2;
-        const bool v4481 = v4478 && v4480;
-        const unsigned int v4483 = v4477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4485 = v4483 + v4437;
-        const unsigned int v4486 = v4485 + v4476;
-        const unsigned int v4487 = v4481 ? v4486 : v4;
-        const unsigned int v4489 = v4472 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4490 = v4443 + v4489;
-        const unsigned int v4491 = v4490 + v4476;
-        iron_copy_async(shm0 + v4491, a + v4487, v4481);
-        const unsigned int v4494 = v4445 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4496 = v4494 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4499 = v4494 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4500 = v4499 << 3u;
-        const unsigned int v4501 = v24 + v4496;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4502 = v4501 < v0;
-        const unsigned int v4503 = v4437 + v4500;
-        const bool v4504 = v4503 < v2;
-        const bool v4505 = v4502 && v4504;
-        const unsigned int v4507 = v4501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4509 = v4507 + v4437;
-        const unsigned int v4510 = v4509 + v4500;
-        const unsigned int v4511 = v4505 ? v4510 : v4;
-        const unsigned int v4513 = v4496 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4514 = v4443 + v4513;
-        const unsigned int v4515 = v4514 + v4500;
-        iron_copy_async(shm0 + v4515, a + v4511, v4505);
-        const unsigned int v4518 = v4445 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4520 = v4518 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4523 = v4518 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4524 = v4523 << 3u;
-        const unsigned int v4525 = v24 + v4520;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4526 = v4525 < v0;
-        const unsigned int v4527 = v4437 + v4524;
-        const bool v4528 = v4527 < v2;
-        const bool v4529 = v4526 && v4528;
-        const unsigned int v4531 = v4525 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4533 = v4531 + v4437;
-        const unsigned int v4534 = v4533 + v4524;
-        const unsigned int v4535 = v4529 ? v4534 : v4;
-        const unsigned int v4537 = v4520 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4538 = v4443 + v4537;
-        const unsigned int v4539 = v4538 + v4524;
-        iron_copy_async(shm0 + v4539, a + v4535, v4529);
-        const unsigned int v4551 = v28 + v4448;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4552 = v4551 < v1;
-        const bool v4555 = v4552 && v4456;
-        const unsigned int v4557 = v4551 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4559 = v4557 + v4437;
-        const unsigned int v4560 = v4559 + v4452;
-        const unsigned int v4561 = v4555 ? v4560 : v4;
-        iron_copy_async(shm1 + v4467, b + v4561, v4555);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4575 = v28 + v4472;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4576 = v4575 < v1;
-        const bool v4579 = v4576 && v4480;
-        const unsigned int v4581 = v4575 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4583 = v4581 + v4437;
-        const unsigned int v4584 = v4583 + v4476;
-        const unsigned int v4585 = v4579 ? v4584 : v4;
-        iron_copy_async(shm1 + v4491, b + v4585, v4579);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4599 = v28 + v4496;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4600 = v4599 < v1;
-        const bool v4603 = v4600 && v4504;
-        const unsigned int v4605 = v4599 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4607 = v4605 + v4437;
-        const unsigned int v4608 = v4607 + v4500;
-        const unsigned int v4609 = v4603 ? v4608 : v4;
-        iron_copy_async(shm1 + v4515, b + v4609, v4603);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4623 = v28 + v4520;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4624 = v4623 < v1;
-        const bool v4627 = v4624 && v4528;
-        const unsigned int v4629 = v4623 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4631 = v4629 + v4437;
-        const unsigned int v4632 = v4631 + v4524;
-        const unsigned int v4633 = v4627 ? v4632 : v4;
-        iron_copy_async(shm1 + v4539, b + v4633, v4627);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v3833 = 0u; v3833 < 3u; v3833 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3834 = v3833 << 5u;
+      const bool v3836 = v3834 < v2;
+      if (v3836) {
+        const unsigned int v3838 = v3833 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3840 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3843 = v3840 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3846 = v3840 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3847 = v3846 << 3u;
+        const unsigned int v3848 = v24 + v3843;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3849 = v3848 < v0;
+        const unsigned int v3850 = v3834 + v3847;
+        const bool v3851 = v3850 < v2;
+        const bool v3852 = v3849 && v3851;
+        const unsigned int v3854 = v3848 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3856 = v3854 + v3834;
+        const unsigned int v3857 = v3856 + v3847;
+        const unsigned int v3858 = v3852 ? v3857 : 0u;
+        const unsigned int v3860 = v3843 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3861 = v3838 + v3860;
+        const unsigned int v3862 = v3861 + v3847;
+        iron_copy_async(shm0 + v3862, a + v3858, v3852);
+        const unsigned int v3865 = v3840 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3867 = v3865 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3870 = v3865 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3871 = v3870 << 3u;
+        const unsigned int v3872 = v24 + v3867;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3873 = v3872 < v0;
+        const unsigned int v3874 = v3834 + v3871;
+        const bool v3875 = v3874 < v2;
+        const bool v3876 = v3873 && v3875;
+        const unsigned int v3878 = v3872 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3880 = v3878 + v3834;
+        const unsigned int v3881 = v3880 + v3871;
+        const unsigned int v3882 = v3876 ? v3881 : 0u;
+        const unsigned int v3884 = v3867 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3885 = v3838 + v3884;
+        const unsigned int v3886 = v3885 + v3871;
+        iron_copy_async(shm0 + v3886, a + v3882, v3876);
+        const unsigned int v3889 = v3840 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3891 = v3889 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3894 = v3889 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3895 = v3894 << 3u;
+        const unsigned int v3896 = v24 + v3891;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3897 = v3896 < v0;
+        const unsigned int v3898 = v3834 + v3895;
+        const bool v3899 = v3898 < v2;
+        const bool v3900 = v3897 && v3899;
+        const unsigned int v3902 = v3896 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3904 = v3902 + v3834;
+        const unsigned int v3905 = v3904 + v3895;
+        const unsigned int v3906 = v3900 ? v3905 : 0u;
+        const unsigned int v3908 = v3891 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3909 = v3838 + v3908;
+        const unsigned int v3910 = v3909 + v3895;
+        iron_copy_async(shm0 + v3910, a + v3906, v3900);
+        const unsigned int v3913 = v3840 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3915 = v3913 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3918 = v3913 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3919 = v3918 << 3u;
+        const unsigned int v3920 = v24 + v3915;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3921 = v3920 < v0;
+        const unsigned int v3922 = v3834 + v3919;
+        const bool v3923 = v3922 < v2;
+        const bool v3924 = v3921 && v3923;
+        const unsigned int v3926 = v3920 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3928 = v3926 + v3834;
+        const unsigned int v3929 = v3928 + v3919;
+        const unsigned int v3930 = v3924 ? v3929 : 0u;
+        const unsigned int v3932 = v3915 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3933 = v3838 + v3932;
+        const unsigned int v3934 = v3933 + v3919;
+        iron_copy_async(shm0 + v3934, a + v3930, v3924);
+        const unsigned int v3946 = v28 + v3843;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3947 = v3946 < v1;
+        const bool v3950 = v3947 && v3851;
+        const unsigned int v3952 = v3946 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3954 = v3952 + v3834;
+        const unsigned int v3955 = v3954 + v3847;
+        const unsigned int v3956 = v3950 ? v3955 : 0u;
+        iron_copy_async(shm1 + v3862, b + v3956, v3950);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3970 = v28 + v3867;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3971 = v3970 < v1;
+        const bool v3974 = v3971 && v3875;
+        const unsigned int v3976 = v3970 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3978 = v3976 + v3834;
+        const unsigned int v3979 = v3978 + v3871;
+        const unsigned int v3980 = v3974 ? v3979 : 0u;
+        iron_copy_async(shm1 + v3886, b + v3980, v3974);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3994 = v28 + v3891;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3995 = v3994 < v1;
+        const bool v3998 = v3995 && v3899;
+        const unsigned int v4000 = v3994 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4002 = v4000 + v3834;
+        const unsigned int v4003 = v4002 + v3895;
+        const unsigned int v4004 = v3998 ? v4003 : 0u;
+        iron_copy_async(shm1 + v3910, b + v4004, v3998);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4018 = v28 + v3915;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4019 = v4018 < v1;
+        const bool v4022 = v4019 && v3923;
+        const unsigned int v4024 = v4018 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4026 = v4024 + v3834;
+        const unsigned int v4027 = v4026 + v3919;
+        const unsigned int v4028 = v4022 ? v4027 : 0u;
+        iron_copy_async(shm1 + v3934, b + v4028, v4022);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4639 = v4434 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4646 = v4639 + v4645;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4646, 40u);
-      const unsigned int v4652 = v4639 + v4651;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v4652, 40u);
+    }
+    const unsigned int v4248 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v4254 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v4033 = 0u; v4033 < v2; v4033 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4035 = v4033 >> 5u;
+      const unsigned int v4037 = v4035 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v4040 = v4033 + 96u;
+      const unsigned int v4042 = v4035 + 3u;
+      const unsigned int v4043 = v4042 & 3u;
+      const bool v4044 = v4040 < v2;
+      if (v4044) {
+        const unsigned int v4046 = v4043 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4048 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4051 = v4048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4054 = v4048 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4055 = v4054 << 3u;
+        const unsigned int v4056 = v24 + v4051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4057 = v4056 < v0;
+        const unsigned int v4058 = v4040 + v4055;
+        const bool v4059 = v4058 < v2;
+        const bool v4060 = v4057 && v4059;
+        const unsigned int v4062 = v4056 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4064 = v4062 + v4040;
+        const unsigned int v4065 = v4064 + v4055;
+        const unsigned int v4066 = v4060 ? v4065 : 0u;
+        const unsigned int v4068 = v4051 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4069 = v4046 + v4068;
+        const unsigned int v4070 = v4069 + v4055;
+        iron_copy_async(shm0 + v4070, a + v4066, v4060);
+        const unsigned int v4073 = v4048 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4075 = v4073 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4078 = v4073 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4079 = v4078 << 3u;
+        const unsigned int v4080 = v24 + v4075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4081 = v4080 < v0;
+        const unsigned int v4082 = v4040 + v4079;
+        const bool v4083 = v4082 < v2;
+        const bool v4084 = v4081 && v4083;
+        const unsigned int v4086 = v4080 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4088 = v4086 + v4040;
+        const unsigned int v4089 = v4088 + v4079;
+        const unsigned int v4090 = v4084 ? v4089 : 0u;
+        const unsigned int v4092 = v4075 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4093 = v4046 + v4092;
+        const unsigned int v4094 = v4093 + v4079;
+        iron_copy_async(shm0 + v4094, a + v4090, v4084);
+        const unsigned int v4097 = v4048 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4099 = v4097 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4102 = v4097 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4103 = v4102 << 3u;
+        const unsigned int v4104 = v24 + v4099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4105 = v4104 < v0;
+        const unsigned int v4106 = v4040 + v4103;
+        const bool v4107 = v4106 < v2;
+        const bool v4108 = v4105 && v4107;
+        const unsigned int v4110 = v4104 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4112 = v4110 + v4040;
+        const unsigned int v4113 = v4112 + v4103;
+        const unsigned int v4114 = v4108 ? v4113 : 0u;
+        const unsigned int v4116 = v4099 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4117 = v4046 + v4116;
+        const unsigned int v4118 = v4117 + v4103;
+        iron_copy_async(shm0 + v4118, a + v4114, v4108);
+        const unsigned int v4121 = v4048 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4123 = v4121 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4126 = v4121 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4127 = v4126 << 3u;
+        const unsigned int v4128 = v24 + v4123;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4129 = v4128 < v0;
+        const unsigned int v4130 = v4040 + v4127;
+        const bool v4131 = v4130 < v2;
+        const bool v4132 = v4129 && v4131;
+        const unsigned int v4134 = v4128 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4136 = v4134 + v4040;
+        const unsigned int v4137 = v4136 + v4127;
+        const unsigned int v4138 = v4132 ? v4137 : 0u;
+        const unsigned int v4140 = v4123 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4141 = v4046 + v4140;
+        const unsigned int v4142 = v4141 + v4127;
+        iron_copy_async(shm0 + v4142, a + v4138, v4132);
+        const unsigned int v4154 = v28 + v4051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4155 = v4154 < v1;
+        const bool v4158 = v4155 && v4059;
+        const unsigned int v4160 = v4154 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4162 = v4160 + v4040;
+        const unsigned int v4163 = v4162 + v4055;
+        const unsigned int v4164 = v4158 ? v4163 : 0u;
+        iron_copy_async(shm1 + v4070, b + v4164, v4158);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4178 = v28 + v4075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4179 = v4178 < v1;
+        const bool v4182 = v4179 && v4083;
+        const unsigned int v4184 = v4178 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4186 = v4184 + v4040;
+        const unsigned int v4187 = v4186 + v4079;
+        const unsigned int v4188 = v4182 ? v4187 : 0u;
+        iron_copy_async(shm1 + v4094, b + v4188, v4182);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4202 = v28 + v4099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4203 = v4202 < v1;
+        const bool v4206 = v4203 && v4107;
+        const unsigned int v4208 = v4202 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4210 = v4208 + v4040;
+        const unsigned int v4211 = v4210 + v4103;
+        const unsigned int v4212 = v4206 ? v4211 : 0u;
+        iron_copy_async(shm1 + v4118, b + v4212, v4206);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4226 = v28 + v4123;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4227 = v4226 < v1;
+        const bool v4230 = v4227 && v4131;
+        const unsigned int v4232 = v4226 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4234 = v4232 + v4040;
+        const unsigned int v4235 = v4234 + v4127;
+        const unsigned int v4236 = v4230 ? v4235 : 0u;
+        iron_copy_async(shm1 + v4142, b + v4236, v4230);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4242 = v4037 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4249 = v4242 + v4248;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4249, 40u);
+      const unsigned int v4255 = v4242 + v4254;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v4255, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v4659 = v4646 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4659, 40u);
-      const unsigned int v4665 = v4652 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v4665, 40u);
+      const unsigned int v4262 = v4249 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4262, 40u);
+      const unsigned int v4268 = v4255 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v4268, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -683,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v295 = v4; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v295 = 0u; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

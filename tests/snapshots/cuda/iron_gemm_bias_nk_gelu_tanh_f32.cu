@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,426 +228,238 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v3807 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3807) {
-      const unsigned int v3811 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3814 = v3811 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3817 = v3811 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3818 = v3817 << 2u;
-      const unsigned int v3819 = v24 + v3814;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3820 = v3819 < v0;
-      const bool v3822 = v3818 < v2;
-      const bool v3823 = v3820 && v3822;
-      const unsigned int v3825 = v3819 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3828 = v3825 + v3818;
-      const unsigned int v3829 = v3823 ? v3828 : v4;
-      const unsigned int v3831 = v3814 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3833 = v3831 + v3818;
-      iron_copy_async(shm0 + v3833, a + v3829, v3823);
-      const unsigned int v3836 = v3811 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3838 = v3836 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3841 = v3836 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3842 = v3841 << 2u;
-      const unsigned int v3843 = v24 + v3838;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3844 = v3843 < v0;
-      const bool v3846 = v3842 < v2;
-      const bool v3847 = v3844 && v3846;
-      const unsigned int v3849 = v3843 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3852 = v3849 + v3842;
-      const unsigned int v3853 = v3847 ? v3852 : v4;
-      const unsigned int v3855 = v3838 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3857 = v3855 + v3842;
-      iron_copy_async(shm0 + v3857, a + v3853, v3847);
-      const unsigned int v3860 = v3811 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3862 = v3860 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3865 = v3860 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3866 = v3865 << 2u;
-      const unsigned int v3867 = v24 + v3862;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3868 = v3867 < v0;
-      const bool v3870 = v3866 < v2;
-      const bool v3871 = v3868 && v3870;
-      const unsigned int v3873 = v3867 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3876 = v3873 + v3866;
-      const unsigned int v3877 = v3871 ? v3876 : v4;
-      const unsigned int v3879 = v3862 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3881 = v3879 + v3866;
-      iron_copy_async(shm0 + v3881, a + v3877, v3871);
-      const unsigned int v3884 = v3811 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3886 = v3884 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3889 = v3884 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3890 = v3889 << 2u;
-      const unsigned int v3891 = v24 + v3886;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3892 = v3891 < v0;
-      const bool v3894 = v3890 < v2;
-      const bool v3895 = v3892 && v3894;
-      const unsigned int v3897 = v3891 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3900 = v3897 + v3890;
-      const unsigned int v3901 = v3895 ? v3900 : v4;
-      const unsigned int v3903 = v3886 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3905 = v3903 + v3890;
-      iron_copy_async(shm0 + v3905, a + v3901, v3895);
-      const unsigned int v3917 = v28 + v3814;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3918 = v3917 < v1;
-      const bool v3921 = v3918 && v3822;
-      const unsigned int v3923 = v3917 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3926 = v3923 + v3818;
-      const unsigned int v3927 = v3921 ? v3926 : v4;
-      iron_copy_async(shm1 + v3833, b + v3927, v3921);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3941 = v28 + v3838;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3942 = v3941 < v1;
-      const bool v3945 = v3942 && v3846;
-      const unsigned int v3947 = v3941 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3950 = v3947 + v3842;
-      const unsigned int v3951 = v3945 ? v3950 : v4;
-      iron_copy_async(shm1 + v3857, b + v3951, v3945);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3965 = v28 + v3862;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3966 = v3965 < v1;
-      const bool v3969 = v3966 && v3870;
-      const unsigned int v3971 = v3965 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3974 = v3971 + v3866;
-      const unsigned int v3975 = v3969 ? v3974 : v4;
-      iron_copy_async(shm1 + v3881, b + v3975, v3969);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3989 = v28 + v3886;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3990 = v3989 < v1;
-      const bool v3993 = v3990 && v3894;
-      const unsigned int v3995 = v3989 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3998 = v3995 + v3890;
-      const unsigned int v3999 = v3993 ? v3998 : v4;
-      iron_copy_async(shm1 + v3905, b + v3999, v3993);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4008 = 16u < v2;
-    if (v4008) {
-      const unsigned int v4012 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4015 = v4012 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4018 = v4012 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4019 = v4018 << 2u;
-      const unsigned int v4020 = v24 + v4015;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4021 = v4020 < v0;
-      const unsigned int v4022 = 16u + v4019;
-      const bool v4023 = v4022 < v2;
-      const bool v4024 = v4021 && v4023;
-      const unsigned int v4026 = v4020 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4028 = v4026 + 16u;
-      const unsigned int v4029 = v4028 + v4019;
-      const unsigned int v4030 = v4024 ? v4029 : v4;
-      const unsigned int v4032 = v4015 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4033 = 2560u + v4032;
-      const unsigned int v4034 = v4033 + v4019;
-      iron_copy_async(shm0 + v4034, a + v4030, v4024);
-      const unsigned int v4037 = v4012 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4039 = v4037 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4042 = v4037 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4043 = v4042 << 2u;
-      const unsigned int v4044 = v24 + v4039;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4045 = v4044 < v0;
-      const unsigned int v4046 = 16u + v4043;
-      const bool v4047 = v4046 < v2;
-      const bool v4048 = v4045 && v4047;
-      const unsigned int v4050 = v4044 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4052 = v4050 + 16u;
-      const unsigned int v4053 = v4052 + v4043;
-      const unsigned int v4054 = v4048 ? v4053 : v4;
-      const unsigned int v4056 = v4039 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4057 = 2560u + v4056;
-      const unsigned int v4058 = v4057 + v4043;
-      iron_copy_async(shm0 + v4058, a + v4054, v4048);
-      const unsigned int v4061 = v4012 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4063 = v4061 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4066 = v4061 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4067 = v4066 << 2u;
-      const unsigned int v4068 = v24 + v4063;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4069 = v4068 < v0;
-      const unsigned int v4070 = 16u + v4067;
-      const bool v4071 = v4070 < v2;
-      const bool v4072 = v4069 && v4071;
-      const unsigned int v4074 = v4068 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4076 = v4074 + 16u;
-      const unsigned int v4077 = v4076 + v4067;
-      const unsigned int v4078 = v4072 ? v4077 : v4;
-      const unsigned int v4080 = v4063 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4081 = 2560u + v4080;
-      const unsigned int v4082 = v4081 + v4067;
-      iron_copy_async(shm0 + v4082, a + v4078, v4072);
-      const unsigned int v4085 = v4012 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4087 = v4085 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4090 = v4085 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4091 = v4090 << 2u;
-      const unsigned int v4092 = v24 + v4087;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4093 = v4092 < v0;
-      const unsigned int v4094 = 16u + v4091;
-      const bool v4095 = v4094 < v2;
-      const bool v4096 = v4093 && v4095;
-      const unsigned int v4098 = v4092 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4100 = v4098 + 16u;
-      const unsigned int v4101 = v4100 + v4091;
-      const unsigned int v4102 = v4096 ? v4101 : v4;
-      const unsigned int v4104 = v4087 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4105 = 2560u + v4104;
-      const unsigned int v4106 = v4105 + v4091;
-      iron_copy_async(shm0 + v4106, a + v4102, v4096);
-      const unsigned int v4118 = v28 + v4015;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4119 = v4118 < v1;
-      const bool v4122 = v4119 && v4023;
-      const unsigned int v4124 = v4118 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4126 = v4124 + 16u;
-      const unsigned int v4127 = v4126 + v4019;
-      const unsigned int v4128 = v4122 ? v4127 : v4;
-      iron_copy_async(shm1 + v4034, b + v4128, v4122);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4142 = v28 + v4039;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4143 = v4142 < v1;
-      const bool v4146 = v4143 && v4047;
-      const unsigned int v4148 = v4142 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4150 = v4148 + 16u;
-      const unsigned int v4151 = v4150 + v4043;
-      const unsigned int v4152 = v4146 ? v4151 : v4;
-      iron_copy_async(shm1 + v4058, b + v4152, v4146);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4166 = v28 + v4063;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4167 = v4166 < v1;
-      const bool v4170 = v4167 && v4071;
-      const unsigned int v4172 = v4166 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4174 = v4172 + 16u;
-      const unsigned int v4175 = v4174 + v4067;
-      const unsigned int v4176 = v4170 ? v4175 : v4;
-      iron_copy_async(shm1 + v4082, b + v4176, v4170);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4190 = v28 + v4087;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4191 = v4190 < v1;
-      const bool v4194 = v4191 && v4095;
-      const unsigned int v4196 = v4190 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4198 = v4196 + 16u;
-      const unsigned int v4199 = v4198 + v4091;
-      const unsigned int v4200 = v4194 ? v4199 : v4;
-      iron_copy_async(shm1 + v4106, b + v4200, v4194);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v4209 = 32u < v2;
-    if (v4209) {
-      const unsigned int v4213 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4216 = v4213 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4219 = v4213 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4220 = v4219 << 2u;
-      const unsigned int v4221 = v24 + v4216;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4222 = v4221 < v0;
-      const unsigned int v4223 = 32u + v4220;
-      const bool v4224 = v4223 < v2;
-      const bool v4225 = v4222 && v4224;
-      const unsigned int v4227 = v4221 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4229 = v4227 + 32u;
-      const unsigned int v4230 = v4229 + v4220;
-      const unsigned int v4231 = v4225 ? v4230 : v4;
-      const unsigned int v4233 = v4216 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4234 = 5120u + v4233;
-      const unsigned int v4235 = v4234 + v4220;
-      iron_copy_async(shm0 + v4235, a + v4231, v4225);
-      const unsigned int v4238 = v4213 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4240 = v4238 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4243 = v4238 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4244 = v4243 << 2u;
-      const unsigned int v4245 = v24 + v4240;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4246 = v4245 < v0;
-      const unsigned int v4247 = 32u + v4244;
-      const bool v4248 = v4247 < v2;
-      const bool v4249 = v4246 && v4248;
-      const unsigned int v4251 = v4245 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4253 = v4251 + 32u;
-      const unsigned int v4254 = v4253 + v4244;
-      const unsigned int v4255 = v4249 ? v4254 : v4;
-      const unsigned int v4257 = v4240 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4258 = 5120u + v4257;
-      const unsigned int v4259 = v4258 + v4244;
-      iron_copy_async(shm0 + v4259, a + v4255, v4249);
-      const unsigned int v4262 = v4213 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4264 = v4262 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4267 = v4262 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4268 = v4267 << 2u;
-      const unsigned int v4269 = v24 + v4264;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4270 = v4269 < v0;
-      const unsigned int v4271 = 32u + v4268;
-      const bool v4272 = v4271 < v2;
-      const bool v4273 = v4270 && v4272;
-      const unsigned int v4275 = v4269 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4277 = v4275 + 32u;
-      const unsigned int v4278 = v4277 + v4268;
-      const unsigned int v4279 = v4273 ? v4278 : v4;
-      const unsigned int v4281 = v4264 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4282 = 5120u + v4281;
-      const unsigned int v4283 = v4282 + v4268;
-      iron_copy_async(shm0 + v4283, a + v4279, v4273);
-      const unsigned int v4286 = v4213 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v4288 = v4286 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v4291 = v4286 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v4292 = v4291 << 2u;
-      const unsigned int v4293 = v24 + v4288;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4294 = v4293 < v0;
-      const unsigned int v4295 = 32u + v4292;
-      const bool v4296 = v4295 < v2;
-      const bool v4297 = v4294 && v4296;
-      const unsigned int v4299 = v4293 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4301 = v4299 + 32u;
-      const unsigned int v4302 = v4301 + v4292;
-      const unsigned int v4303 = v4297 ? v4302 : v4;
-      const unsigned int v4305 = v4288 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4306 = 5120u + v4305;
-      const unsigned int v4307 = v4306 + v4292;
-      iron_copy_async(shm0 + v4307, a + v4303, v4297);
-      const unsigned int v4319 = v28 + v4216;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4320 = v4319 < v1;
-      const bool v4323 = v4320 && v4224;
-      const unsigned int v4325 = v4319 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4327 = v4325 + 32u;
-      const unsigned int v4328 = v4327 + v4220;
-      const unsigned int v4329 = v4323 ? v4328 : v4;
-      iron_copy_async(shm1 + v4235, b + v4329, v4323);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4343 = v28 + v4240;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4344 = v4343 < v1;
-      const bool v4347 = v4344 && v4248;
-      const unsigned int v4349 = v4343 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4351 = v4349 + 32u;
-      const unsigned int v4352 = v4351 + v4244;
-      const unsigned int v4353 = v4347 ? v4352 : v4;
-      iron_copy_async(shm1 + v4259, b + v4353, v4347);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4367 = v28 + v4264;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4368 = v4367 < v1;
-      const bool v4371 = v4368 && v4272;
-      const unsigned int v4373 = v4367 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4375 = v4373 + 32u;
-      const unsigned int v4376 = v4375 + v4268;
-      const unsigned int v4377 = v4371 ? v4376 : v4;
-      iron_copy_async(shm1 + v4283, b + v4377, v4371);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v4391 = v28 + v4288;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v4392 = v4391 < v1;
-      const bool v4395 = v4392 && v4296;
-      const unsigned int v4397 = v4391 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v4399 = v4397 + 32u;
-      const unsigned int v4400 = v4399 + v4292;
-      const unsigned int v4401 = v4395 ? v4400 : v4;
-      iron_copy_async(shm1 + v4307, b + v4401, v4395);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4621 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v4627 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v4406 = v4; v4406 < v2; v4406 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4408 = v4406 >> 4u;
-      const unsigned int v4410 = v4408 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v4413 = v4406 + 48u;
-      const unsigned int v4415 = v4408 + 3u;
-      const unsigned int v4416 = v4415 & 3u;
-      const bool v4417 = v4413 < v2;
-      if (v4417) {
-        const unsigned int v4419 = v4416 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v4421 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4424 = v4421 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4427 = v4421 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4428 = v4427 << 2u;
-        const unsigned int v4429 = v24 + v4424;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4430 = v4429 < v0;
-        const unsigned int v4431 = v4413 + v4428;
-        const bool v4432 = v4431 < v2;
-        const bool v4433 = v4430 && v4432;
-        const unsigned int v4435 = v4429 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4437 = v4435 + v4413;
-        const unsigned int v4438 = v4437 + v4428;
-        const unsigned int v4439 = v4433 ? v4438 : v4;
-        const unsigned int v4441 = v4424 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4442 = v4419 + v4441;
-        const unsigned int v4443 = v4442 + v4428;
-        iron_copy_async(shm0 + v4443, a + v4439, v4433);
-        const unsigned int v4446 = v4421 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4448 = v4446 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4451 = v4446 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4452 = v4451 << 2u;
-        const unsigned int v4453 = v24 + v4448;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4454 = v4453 < v0;
-        const unsigned int v4455 = v4413 + v4452;
-        const bool v4456 = v4455 < v2;
-        const bool v4457 = v4454 && v4456;
-        const unsigned int v4459 = v4453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4461 = v4459 + v4413;
-        const unsigned int v4462 = v4461 + v4452;
-        const unsigned int v4463 = v4457 ? v4462 : v4;
-        const unsigned int v4465 = v4448 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4466 = v4419 + v4465;
-        const unsigned int v4467 = v4466 + v4452;
-        iron_copy_async(shm0 + v4467, a + v4463, v4457);
-        const unsigned int v4470 = v4421 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4472 = v4470 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4475 = v4470 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4476 = v4475 << 2u;
-        const unsigned int v4477 = v24 + v4472;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4478 = v4477 < v0;
-        const unsigned int v4479 = v4413 + v4476;
-        const bool v4480 = v4479 < v2;
-        const bool v4481 = v4478 && v4480;
-        const unsigned int v4483 = v4477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4485 = v4483 + v4413;
-        const unsigned int v4486 = v4485 + v4476;
-        const unsigned int v4487 = v4481 ? v4486 : v4;
-        const unsigned int v4489 = v4472 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4490 = v4419 + v4489;
-        const unsigned int v4491 = v4490 + v4476;
-        iron_copy_async(shm0 + v4491, a + v4487, v4481);
-        const unsigned int v4494 = v4421 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4496 = v4494 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4499 = v4494 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4500 = v4499 << 2u;
-        const unsigned int v4501 = v24 + v4496;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4502 = v4501 < v0;
-        const unsigned int v4503 = v4413 + v4500;
-        const bool v4504 = v4503 < v2;
-        const bool v4505 = v4502 && v4504;
-        const unsigned int v4507 = v4501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4509 = v4507 + v4413;
-        const unsigned int v4510 = v4509 + v4500;
-        const unsigned int v4511 = v4505 ? v4510 : v4;
-        const unsigned int v4513 = v4496 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4514 = v4419 + v4513;
-        const unsigned int v4515 = v4514 + v4500;
-        iron_copy_async(shm0 + v4515, a + v4511, v4505);
-        const unsigned int v4527 = v28 + v4424;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4528 = v4527 < v1;
-        const bool v4531 = v4528 && v4432;
-        const unsigned int v4533 = v4527 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4535 = v4533 + v4413;
-        const unsigned int v4536 = v4535 + v4428;
-        const unsigned int v4537 = v4531 ? v4536 : v4;
-        iron_copy_async(shm1 + v4443, b + v4537, v4531);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4551 = v28 + v4448;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4552 = v4551 < v1;
-        const bool v4555 = v4552 && v4456;
-        const unsigned int v4557 = v4551 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4559 = v4557 + v4413;
-        const unsigned int v4560 = v4559 + v4452;
-        const unsigned int v4561 = v4555 ? v4560 : v4;
-        iron_copy_async(shm1 + v4467, b + v4561, v4555);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4575 = v28 + v4472;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4576 = v4575 < v1;
-        const bool v4579 = v4576 && v4480;
-        const unsigned int v4581 = v4575 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4583 = v4581 + v4413;
-        const unsigned int v4584 = v4583 + v4476;
-        const unsigned int v4585 = v4579 ? v4584 : v4;
-        iron_copy_async(shm1 + v4491, b + v4585, v4579);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4599 = v28 + v4496;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4600 = v4599 < v1;
-        const bool v4603 = v4600 && v4504;
-        const unsigned int v4605 = v4599 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4607 = v4605 + v4413;
-        const unsigned int v4608 = v4607 + v4500;
-        const unsigned int v4609 = v4603 ? v4608 : v4;
-        iron_copy_async(shm1 + v4515, b + v4609, v4603);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v3809 = 0u; v3809 < 3u; v3809 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3810 = v3809 << 4u;
+      const bool v3812 = v3810 < v2;
+      if (v3812) {
+        const unsigned int v3814 = v3809 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3816 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3819 = v3816 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3822 = v3816 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3823 = v3822 << 2u;
+        const unsigned int v3824 = v24 + v3819;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3825 = v3824 < v0;
+        const unsigned int v3826 = v3810 + v3823;
+        const bool v3827 = v3826 < v2;
+        const bool v3828 = v3825 && v3827;
+        const unsigned int v3830 = v3824 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3832 = v3830 + v3810;
+        const unsigned int v3833 = v3832 + v3823;
+        const unsigned int v3834 = v3828 ? v3833 : 0u;
+        const unsigned int v3836 = v3819 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3837 = v3814 + v3836;
+        const unsigned int v3838 = v3837 + v3823;
+        iron_copy_async(shm0 + v3838, a + v3834, v3828);
+        const unsigned int v3841 = v3816 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3843 = v3841 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3846 = v3841 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3847 = v3846 << 2u;
+        const unsigned int v3848 = v24 + v3843;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3849 = v3848 < v0;
+        const unsigned int v3850 = v3810 + v3847;
+        const bool v3851 = v3850 < v2;
+        const bool v3852 = v3849 && v3851;
+        const unsigned int v3854 = v3848 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3856 = v3854 + v3810;
+        const unsigned int v3857 = v3856 + v3847;
+        const unsigned int v3858 = v3852 ? v3857 : 0u;
+        const unsigned int v3860 = v3843 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3861 = v3814 + v3860;
+        const unsigned int v3862 = v3861 + v3847;
+        iron_copy_async(shm0 + v3862, a + v3858, v3852);
+        const unsigned int v3865 = v3816 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3867 = v3865 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3870 = v3865 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3871 = v3870 << 2u;
+        const unsigned int v3872 = v24 + v3867;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3873 = v3872 < v0;
+        const unsigned int v3874 = v3810 + v3871;
+        const bool v3875 = v3874 < v2;
+        const bool v3876 = v3873 && v3875;
+        const unsigned int v3878 = v3872 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3880 = v3878 + v3810;
+        const unsigned int v3881 = v3880 + v3871;
+        const unsigned int v3882 = v3876 ? v3881 : 0u;
+        const unsigned int v3884 = v3867 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3885 = v3814 + v3884;
+        const unsigned int v3886 = v3885 + v3871;
+        iron_copy_async(shm0 + v3886, a + v3882, v3876);
+        const unsigned int v3889 = v3816 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3891 = v3889 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3894 = v3889 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3895 = v3894 << 2u;
+        const unsigned int v3896 = v24 + v3891;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3897 = v3896 < v0;
+        const unsigned int v3898 = v3810 + v3895;
+        const bool v3899 = v3898 < v2;
+        const bool v3900 = v3897 && v3899;
+        const unsigned int v3902 = v3896 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3904 = v3902 + v3810;
+        const unsigned int v3905 = v3904 + v3895;
+        const unsigned int v3906 = v3900 ? v3905 : 0u;
+        const unsigned int v3908 = v3891 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3909 = v3814 + v3908;
+        const unsigned int v3910 = v3909 + v3895;
+        iron_copy_async(shm0 + v3910, a + v3906, v3900);
+        const unsigned int v3922 = v28 + v3819;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3923 = v3922 < v1;
+        const bool v3926 = v3923 && v3827;
+        const unsigned int v3928 = v3922 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3930 = v3928 + v3810;
+        const unsigned int v3931 = v3930 + v3823;
+        const unsigned int v3932 = v3926 ? v3931 : 0u;
+        iron_copy_async(shm1 + v3838, b + v3932, v3926);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3946 = v28 + v3843;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3947 = v3946 < v1;
+        const bool v3950 = v3947 && v3851;
+        const unsigned int v3952 = v3946 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3954 = v3952 + v3810;
+        const unsigned int v3955 = v3954 + v3847;
+        const unsigned int v3956 = v3950 ? v3955 : 0u;
+        iron_copy_async(shm1 + v3862, b + v3956, v3950);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3970 = v28 + v3867;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3971 = v3970 < v1;
+        const bool v3974 = v3971 && v3875;
+        const unsigned int v3976 = v3970 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3978 = v3976 + v3810;
+        const unsigned int v3979 = v3978 + v3871;
+        const unsigned int v3980 = v3974 ? v3979 : 0u;
+        iron_copy_async(shm1 + v3886, b + v3980, v3974);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3994 = v28 + v3891;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3995 = v3994 < v1;
+        const bool v3998 = v3995 && v3899;
+        const unsigned int v4000 = v3994 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4002 = v4000 + v3810;
+        const unsigned int v4003 = v4002 + v3895;
+        const unsigned int v4004 = v3998 ? v4003 : 0u;
+        iron_copy_async(shm1 + v3910, b + v4004, v3998);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4615 = v4410 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4622 = v4615 + v4621;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4622, 20u);
-      const unsigned int v4628 = v4615 + v4627;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v4628, 20u);
+    }
+    const unsigned int v4224 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v4230 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v4009 = 0u; v4009 < v2; v4009 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4011 = v4009 >> 4u;
+      const unsigned int v4013 = v4011 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v4016 = v4009 + 48u;
+      const unsigned int v4018 = v4011 + 3u;
+      const unsigned int v4019 = v4018 & 3u;
+      const bool v4020 = v4016 < v2;
+      if (v4020) {
+        const unsigned int v4022 = v4019 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v4024 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4027 = v4024 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4030 = v4024 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4031 = v4030 << 2u;
+        const unsigned int v4032 = v24 + v4027;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4033 = v4032 < v0;
+        const unsigned int v4034 = v4016 + v4031;
+        const bool v4035 = v4034 < v2;
+        const bool v4036 = v4033 && v4035;
+        const unsigned int v4038 = v4032 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4040 = v4038 + v4016;
+        const unsigned int v4041 = v4040 + v4031;
+        const unsigned int v4042 = v4036 ? v4041 : 0u;
+        const unsigned int v4044 = v4027 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4045 = v4022 + v4044;
+        const unsigned int v4046 = v4045 + v4031;
+        iron_copy_async(shm0 + v4046, a + v4042, v4036);
+        const unsigned int v4049 = v4024 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4051 = v4049 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4054 = v4049 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4055 = v4054 << 2u;
+        const unsigned int v4056 = v24 + v4051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4057 = v4056 < v0;
+        const unsigned int v4058 = v4016 + v4055;
+        const bool v4059 = v4058 < v2;
+        const bool v4060 = v4057 && v4059;
+        const unsigned int v4062 = v4056 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4064 = v4062 + v4016;
+        const unsigned int v4065 = v4064 + v4055;
+        const unsigned int v4066 = v4060 ? v4065 : 0u;
+        const unsigned int v4068 = v4051 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4069 = v4022 + v4068;
+        const unsigned int v4070 = v4069 + v4055;
+        iron_copy_async(shm0 + v4070, a + v4066, v4060);
+        const unsigned int v4073 = v4024 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4075 = v4073 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4078 = v4073 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4079 = v4078 << 2u;
+        const unsigned int v4080 = v24 + v4075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4081 = v4080 < v0;
+        const unsigned int v4082 = v4016 + v4079;
+        const bool v4083 = v4082 < v2;
+        const bool v4084 = v4081 && v4083;
+        const unsigned int v4086 = v4080 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4088 = v4086 + v4016;
+        const unsigned int v4089 = v4088 + v4079;
+        const unsigned int v4090 = v4084 ? v4089 : 0u;
+        const unsigned int v4092 = v4075 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4093 = v4022 + v4092;
+        const unsigned int v4094 = v4093 + v4079;
+        iron_copy_async(shm0 + v4094, a + v4090, v4084);
+        const unsigned int v4097 = v4024 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v4099 = v4097 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v4102 = v4097 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v4103 = v4102 << 2u;
+        const unsigned int v4104 = v24 + v4099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4105 = v4104 < v0;
+        const unsigned int v4106 = v4016 + v4103;
+        const bool v4107 = v4106 < v2;
+        const bool v4108 = v4105 && v4107;
+        const unsigned int v4110 = v4104 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4112 = v4110 + v4016;
+        const unsigned int v4113 = v4112 + v4103;
+        const unsigned int v4114 = v4108 ? v4113 : 0u;
+        const unsigned int v4116 = v4099 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4117 = v4022 + v4116;
+        const unsigned int v4118 = v4117 + v4103;
+        iron_copy_async(shm0 + v4118, a + v4114, v4108);
+        const unsigned int v4130 = v28 + v4027;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4131 = v4130 < v1;
+        const bool v4134 = v4131 && v4035;
+        const unsigned int v4136 = v4130 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4138 = v4136 + v4016;
+        const unsigned int v4139 = v4138 + v4031;
+        const unsigned int v4140 = v4134 ? v4139 : 0u;
+        iron_copy_async(shm1 + v4046, b + v4140, v4134);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4154 = v28 + v4051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4155 = v4154 < v1;
+        const bool v4158 = v4155 && v4059;
+        const unsigned int v4160 = v4154 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4162 = v4160 + v4016;
+        const unsigned int v4163 = v4162 + v4055;
+        const unsigned int v4164 = v4158 ? v4163 : 0u;
+        iron_copy_async(shm1 + v4070, b + v4164, v4158);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4178 = v28 + v4075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4179 = v4178 < v1;
+        const bool v4182 = v4179 && v4083;
+        const unsigned int v4184 = v4178 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4186 = v4184 + v4016;
+        const unsigned int v4187 = v4186 + v4079;
+        const unsigned int v4188 = v4182 ? v4187 : 0u;
+        iron_copy_async(shm1 + v4094, b + v4188, v4182);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v4202 = v28 + v4099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v4203 = v4202 < v1;
+        const bool v4206 = v4203 && v4107;
+        const unsigned int v4208 = v4202 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v4210 = v4208 + v4016;
+        const unsigned int v4211 = v4210 + v4103;
+        const unsigned int v4212 = v4206 ? v4211 : 0u;
+        iron_copy_async(shm1 + v4118, b + v4212, v4206);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v4218 = v4013 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v4225 = v4218 + v4224;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v4225, 20u);
+      const unsigned int v4231 = v4218 + v4230;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v4231, 20u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -658,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -217,7 +217,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -247,431 +246,243 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v3319 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3319) {
-      const unsigned int v3323 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3326 = v3323 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3329 = v3323 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3330 = v3329 << 3u;
-      const unsigned int v3331 = v24 + v3326;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3332 = v3331 < v0;
-      const bool v3334 = v3330 < v2;
-      const bool v3335 = v3332 && v3334;
-      const unsigned int v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3340 = v3337 + v3330;
-      const unsigned int v3341 = v3335 ? v3340 : v4;
-      const unsigned int v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3345 = v3343 + v3330;
-      iron_copy_async(shm0 + v3345, a + v3341, v3335);
-      const unsigned int v3348 = v3323 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3354 = v3353 << 3u;
-      const unsigned int v3355 = v24 + v3350;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3356 = v3355 < v0;
-      const bool v3358 = v3354 < v2;
-      const bool v3359 = v3356 && v3358;
-      const unsigned int v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3364 = v3361 + v3354;
-      const unsigned int v3365 = v3359 ? v3364 : v4;
-      const unsigned int v3367 = v3350 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3369 = v3367 + v3354;
-      iron_copy_async(shm0 + v3369, a + v3365, v3359);
-      const unsigned int v3372 = v3323 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3374 = v3372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3377 = v3372 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3378 = v3377 << 3u;
-      const unsigned int v3379 = v24 + v3374;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3380 = v3379 < v0;
-      const bool v3382 = v3378 < v2;
-      const bool v3383 = v3380 && v3382;
-      const unsigned int v3385 = v3379 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3388 = v3385 + v3378;
-      const unsigned int v3389 = v3383 ? v3388 : v4;
-      const unsigned int v3391 = v3374 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3393 = v3391 + v3378;
-      iron_copy_async(shm0 + v3393, a + v3389, v3383);
-      const unsigned int v3396 = v3323 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3398 = v3396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3401 = v3396 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3402 = v3401 << 3u;
-      const unsigned int v3403 = v24 + v3398;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3404 = v3403 < v0;
-      const bool v3406 = v3402 < v2;
-      const bool v3407 = v3404 && v3406;
-      const unsigned int v3409 = v3403 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3412 = v3409 + v3402;
-      const unsigned int v3413 = v3407 ? v3412 : v4;
-      const unsigned int v3415 = v3398 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3417 = v3415 + v3402;
-      iron_copy_async(shm0 + v3417, a + v3413, v3407);
-      const unsigned int v3429 = v28 + v3326;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3430 = v3429 < v1;
-      const bool v3433 = v3430 && v3334;
-      const unsigned int v3435 = v3429 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3438 = v3435 + v3330;
-      const unsigned int v3439 = v3433 ? v3438 : v4;
-      iron_copy_async(shm1 + v3345, b + v3439, v3433);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3453 = v28 + v3350;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3454 = v3453 < v1;
-      const bool v3457 = v3454 && v3358;
-      const unsigned int v3459 = v3453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3462 = v3459 + v3354;
-      const unsigned int v3463 = v3457 ? v3462 : v4;
-      iron_copy_async(shm1 + v3369, b + v3463, v3457);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3477 = v28 + v3374;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3478 = v3477 < v1;
-      const bool v3481 = v3478 && v3382;
-      const unsigned int v3483 = v3477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3486 = v3483 + v3378;
-      const unsigned int v3487 = v3481 ? v3486 : v4;
-      iron_copy_async(shm1 + v3393, b + v3487, v3481);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3501 = v28 + v3398;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3502 = v3501 < v1;
-      const bool v3505 = v3502 && v3406;
-      const unsigned int v3507 = v3501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3510 = v3507 + v3402;
-      const unsigned int v3511 = v3505 ? v3510 : v4;
-      iron_copy_async(shm1 + v3417, b + v3511, v3505);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3520 = 32u < v2;
-    if (v3520) {
-      const unsigned int v3524 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3527 = v3524 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3530 = v3524 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3531 = v3530 << 3u;
-      const unsigned int v3532 = v24 + v3527;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3533 = v3532 < v0;
-      const unsigned int v3534 = 32u + v3531;
-      const bool v3535 = v3534 < v2;
-      const bool v3536 = v3533 && v3535;
-      const unsigned int v3538 = v3532 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3540 = v3538 + 32u;
-      const unsigned int v3541 = v3540 + v3531;
-      const unsigned int v3542 = v3536 ? v3541 : v4;
-      const unsigned int v3544 = v3527 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3545 = 5120u + v3544;
-      const unsigned int v3546 = v3545 + v3531;
-      iron_copy_async(shm0 + v3546, a + v3542, v3536);
-      const unsigned int v3549 = v3524 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3551 = v3549 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3554 = v3549 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3555 = v3554 << 3u;
-      const unsigned int v3556 = v24 + v3551;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3557 = v3556 < v0;
-      const unsigned int v3558 = 32u + v3555;
-      const bool v3559 = v3558 < v2;
-      const bool v3560 = v3557 && v3559;
-      const unsigned int v3562 = v3556 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3564 = v3562 + 32u;
-      const unsigned int v3565 = v3564 + v3555;
-      const unsigned int v3566 = v3560 ? v3565 : v4;
-      const unsigned int v3568 = v3551 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3569 = 5120u + v3568;
-      const unsigned int v3570 = v3569 + v3555;
-      iron_copy_async(shm0 + v3570, a + v3566, v3560);
-      const unsigned int v3573 = v3524 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3575 = v3573 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3578 = v3573 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3579 = v3578 << 3u;
-      const unsigned int v3580 = v24 + v3575;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3581 = v3580 < v0;
-      const unsigned int v3582 = 32u + v3579;
-      const bool v3583 = v3582 < v2;
-      const bool v3584 = v3581 && v3583;
-      const unsigned int v3586 = v3580 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3588 = v3586 + 32u;
-      const unsigned int v3589 = v3588 + v3579;
-      const unsigned int v3590 = v3584 ? v3589 : v4;
-      const unsigned int v3592 = v3575 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3593 = 5120u + v3592;
-      const unsigned int v3594 = v3593 + v3579;
-      iron_copy_async(shm0 + v3594, a + v3590, v3584);
-      const unsigned int v3597 = v3524 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3599 = v3597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3602 = v3597 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3603 = v3602 << 3u;
-      const unsigned int v3604 = v24 + v3599;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3605 = v3604 < v0;
-      const unsigned int v3606 = 32u + v3603;
-      const bool v3607 = v3606 < v2;
-      const bool v3608 = v3605 && v3607;
-      const unsigned int v3610 = v3604 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3612 = v3610 + 32u;
-      const unsigned int v3613 = v3612 + v3603;
-      const unsigned int v3614 = v3608 ? v3613 : v4;
-      const unsigned int v3616 = v3599 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3617 = 5120u + v3616;
-      const unsigned int v3618 = v3617 + v3603;
-      iron_copy_async(shm0 + v3618, a + v3614, v3608);
-      const unsigned int v3630 = v28 + v3527;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3631 = v3630 < v1;
-      const bool v3634 = v3631 && v3535;
-      const unsigned int v3636 = v3630 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3638 = v3636 + 32u;
-      const unsigned int v3639 = v3638 + v3531;
-      const unsigned int v3640 = v3634 ? v3639 : v4;
-      iron_copy_async(shm1 + v3546, b + v3640, v3634);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3654 = v28 + v3551;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3655 = v3654 < v1;
-      const bool v3658 = v3655 && v3559;
-      const unsigned int v3660 = v3654 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3662 = v3660 + 32u;
-      const unsigned int v3663 = v3662 + v3555;
-      const unsigned int v3664 = v3658 ? v3663 : v4;
-      iron_copy_async(shm1 + v3570, b + v3664, v3658);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3678 = v28 + v3575;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3679 = v3678 < v1;
-      const bool v3682 = v3679 && v3583;
-      const unsigned int v3684 = v3678 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3686 = v3684 + 32u;
-      const unsigned int v3687 = v3686 + v3579;
-      const unsigned int v3688 = v3682 ? v3687 : v4;
-      iron_copy_async(shm1 + v3594, b + v3688, v3682);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3702 = v28 + v3599;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3703 = v3702 < v1;
-      const bool v3706 = v3703 && v3607;
-      const unsigned int v3708 = v3702 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3710 = v3708 + 32u;
-      const unsigned int v3711 = v3710 + v3603;
-      const unsigned int v3712 = v3706 ? v3711 : v4;
-      iron_copy_async(shm1 + v3618, b + v3712, v3706);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3721 = 64u < v2;
-    if (v3721) {
-      const unsigned int v3725 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3728 = v3725 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3731 = v3725 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3732 = v3731 << 3u;
-      const unsigned int v3733 = v24 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3734 = v3733 < v0;
-      const unsigned int v3735 = 64u + v3732;
-      const bool v3736 = v3735 < v2;
-      const bool v3737 = v3734 && v3736;
-      const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3741 = v3739 + 64u;
-      const unsigned int v3742 = v3741 + v3732;
-      const unsigned int v3743 = v3737 ? v3742 : v4;
-      const unsigned int v3745 = v3728 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3746 = 10240u + v3745;
-      const unsigned int v3747 = v3746 + v3732;
-      iron_copy_async(shm0 + v3747, a + v3743, v3737);
-      const unsigned int v3750 = v3725 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3756 = v3755 << 3u;
-      const unsigned int v3757 = v24 + v3752;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3758 = v3757 < v0;
-      const unsigned int v3759 = 64u + v3756;
-      const bool v3760 = v3759 < v2;
-      const bool v3761 = v3758 && v3760;
-      const unsigned int v3763 = v3757 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3765 = v3763 + 64u;
-      const unsigned int v3766 = v3765 + v3756;
-      const unsigned int v3767 = v3761 ? v3766 : v4;
-      const unsigned int v3769 = v3752 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3770 = 10240u + v3769;
-      const unsigned int v3771 = v3770 + v3756;
-      iron_copy_async(shm0 + v3771, a + v3767, v3761);
-      const unsigned int v3774 = v3725 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3780 = v3779 << 3u;
-      const unsigned int v3781 = v24 + v3776;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3782 = v3781 < v0;
-      const unsigned int v3783 = 64u + v3780;
-      const bool v3784 = v3783 < v2;
-      const bool v3785 = v3782 && v3784;
-      const unsigned int v3787 = v3781 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3789 = v3787 + 64u;
-      const unsigned int v3790 = v3789 + v3780;
-      const unsigned int v3791 = v3785 ? v3790 : v4;
-      const unsigned int v3793 = v3776 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3794 = 10240u + v3793;
-      const unsigned int v3795 = v3794 + v3780;
-      iron_copy_async(shm0 + v3795, a + v3791, v3785);
-      const unsigned int v3798 = v3725 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3800 = v3798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3803 = v3798 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3804 = v3803 << 3u;
-      const unsigned int v3805 = v24 + v3800;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3806 = v3805 < v0;
-      const unsigned int v3807 = 64u + v3804;
-      const bool v3808 = v3807 < v2;
-      const bool v3809 = v3806 && v3808;
-      const unsigned int v3811 = v3805 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3813 = v3811 + 64u;
-      const unsigned int v3814 = v3813 + v3804;
-      const unsigned int v3815 = v3809 ? v3814 : v4;
-      const unsigned int v3817 = v3800 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3818 = 10240u + v3817;
-      const unsigned int v3819 = v3818 + v3804;
-      iron_copy_async(shm0 + v3819, a + v3815, v3809);
-      const unsigned int v3831 = v28 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3832 = v3831 < v1;
-      const bool v3835 = v3832 && v3736;
-      const unsigned int v3837 = v3831 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3839 = v3837 + 64u;
-      const unsigned int v3840 = v3839 + v3732;
-      const unsigned int v3841 = v3835 ? v3840 : v4;
-      iron_copy_async(shm1 + v3747, b + v3841, v3835);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3855 = v28 + v3752;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3856 = v3855 < v1;
-      const bool v3859 = v3856 && v3760;
-      const unsigned int v3861 = v3855 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3863 = v3861 + 64u;
-      const unsigned int v3864 = v3863 + v3756;
-      const unsigned int v3865 = v3859 ? v3864 : v4;
-      iron_copy_async(shm1 + v3771, b + v3865, v3859);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3879 = v28 + v3776;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3880 = v3879 < v1;
-      const bool v3883 = v3880 && v3784;
-      const unsigned int v3885 = v3879 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3887 = v3885 + 64u;
-      const unsigned int v3888 = v3887 + v3780;
-      const unsigned int v3889 = v3883 ? v3888 : v4;
-      iron_copy_async(shm1 + v3795, b + v3889, v3883);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3903 = v28 + v3800;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3904 = v3903 < v1;
-      const bool v3907 = v3904 && v3808;
-      const unsigned int v3909 = v3903 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3911 = v3909 + 64u;
-      const unsigned int v3912 = v3911 + v3804;
-      const unsigned int v3913 = v3907 ? v3912 : v4;
-      iron_copy_async(shm1 + v3819, b + v3913, v3907);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v4133 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v4139 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v3918 = v4; v3918 < v2; v3918 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3920 = v3918 >> 5u;
-      const unsigned int v3922 = v3920 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3925 = v3918 + 96u;
-      const unsigned int v3927 = v3920 + 3u;
-      const unsigned int v3928 = v3927 & 3u;
-      const bool v3929 = v3925 < v2;
-      if (v3929) {
-        const unsigned int v3931 = v3928 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3933 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3936 = v3933 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3939 = v3933 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3940 = v3939 << 3u;
-        const unsigned int v3941 = v24 + v3936;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3942 = v3941 < v0;
-        const unsigned int v3943 = v3925 + v3940;
-        const bool v3944 = v3943 < v2;
-        const bool v3945 = v3942 && v3944;
-        const unsigned int v3947 = v3941 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3949 = v3947 + v3925;
-        const unsigned int v3950 = v3949 + v3940;
-        const unsigned int v3951 = v3945 ? v3950 : v4;
-        const unsigned int v3953 = v3936 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3954 = v3931 + v3953;
-        const unsigned int v3955 = v3954 + v3940;
-        iron_copy_async(shm0 + v3955, a + v3951, v3945);
-        const unsigned int v3958 = v3933 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3960 = v3958 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3963 = v3958 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3964 = v3963 << 3u;
-        const unsigned int v3965 = v24 + v3960;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3966 = v3965 < v0;
-        const unsigned int v3967 = v3925 + v3964;
-        const bool v3968 = v3967 < v2;
-        const bool v3969 = v3966 && v3968;
-        const unsigned int v3971 = v3965 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3973 = v3971 + v3925;
-        const unsigned int v3974 = v3973 + v3964;
-        const unsigned int v3975 = v3969 ? v3974 : v4;
-        const unsigned int v3977 = v3960 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3978 = v3931 + v3977;
-        const unsigned int v3979 = v3978 + v3964;
-        iron_copy_async(shm0 + v3979, a + v3975, v3969);
-        const unsigned int v3982 = v3933 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3984 = v3982 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3987 = v3982 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3988 = v3987 << 3u;
-        const unsigned int v3989 = v24 + v3984;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3990 = v3989 < v0;
-        const unsigned int v3991 = v3925 + v3988;
-        const bool v3992 = v3991 < v2;
-        const bool v3993 = v3990 && v3992;
-        const unsigned int v3995 = v3989 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3997 = v3995 + v3925;
-        const unsigned int v3998 = v3997 + v3988;
-        const unsigned int v3999 = v3993 ? v3998 : v4;
-        const unsigned int v4001 = v3984 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4002 = v3931 + v4001;
-        const unsigned int v4003 = v4002 + v3988;
-        iron_copy_async(shm0 + v4003, a + v3999, v3993);
-        const unsigned int v4006 = v3933 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v4008 = v4006 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v4011 = v4006 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v4012 = v4011 << 3u;
-        const unsigned int v4013 = v24 + v4008;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4014 = v4013 < v0;
-        const unsigned int v4015 = v3925 + v4012;
-        const bool v4016 = v4015 < v2;
-        const bool v4017 = v4014 && v4016;
-        const unsigned int v4019 = v4013 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4021 = v4019 + v3925;
-        const unsigned int v4022 = v4021 + v4012;
-        const unsigned int v4023 = v4017 ? v4022 : v4;
-        const unsigned int v4025 = v4008 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4026 = v3931 + v4025;
-        const unsigned int v4027 = v4026 + v4012;
-        iron_copy_async(shm0 + v4027, a + v4023, v4017);
-        const unsigned int v4039 = v28 + v3936;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4040 = v4039 < v1;
-        const bool v4043 = v4040 && v3944;
-        const unsigned int v4045 = v4039 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4047 = v4045 + v3925;
-        const unsigned int v4048 = v4047 + v3940;
-        const unsigned int v4049 = v4043 ? v4048 : v4;
-        iron_copy_async(shm1 + v3955, b + v4049, v4043);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4063 = v28 + v3960;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4064 = v4063 < v1;
-        const bool v4067 = v4064 && v3968;
-        const unsigned int v4069 = v4063 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4071 = v4069 + v3925;
-        const unsigned int v4072 = v4071 + v3964;
-        const unsigned int v4073 = v4067 ? v4072 : v4;
-        iron_copy_async(shm1 + v3979, b + v4073, v4067);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4087 = v28 + v3984;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4088 = v4087 < v1;
-        const bool v4091 = v4088 && v3992;
-        const unsigned int v4093 = v4087 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4095 = v4093 + v3925;
-        const unsigned int v4096 = v4095 + v3988;
-        const unsigned int v4097 = v4091 ? v4096 : v4;
-        iron_copy_async(shm1 + v4003, b + v4097, v4091);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v4111 = v28 + v4008;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v4112 = v4111 < v1;
-        const bool v4115 = v4112 && v4016;
-        const unsigned int v4117 = v4111 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v4119 = v4117 + v3925;
-        const unsigned int v4120 = v4119 + v4012;
-        const unsigned int v4121 = v4115 ? v4120 : v4;
-        iron_copy_async(shm1 + v4027, b + v4121, v4115);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v3321 = 0u; v3321 < 3u; v3321 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3322 = v3321 << 5u;
+      const bool v3324 = v3322 < v2;
+      if (v3324) {
+        const unsigned int v3326 = v3321 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3328 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3331 = v3328 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3334 = v3328 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3335 = v3334 << 3u;
+        const unsigned int v3336 = v24 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3337 = v3336 < v0;
+        const unsigned int v3338 = v3322 + v3335;
+        const bool v3339 = v3338 < v2;
+        const bool v3340 = v3337 && v3339;
+        const unsigned int v3342 = v3336 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3344 = v3342 + v3322;
+        const unsigned int v3345 = v3344 + v3335;
+        const unsigned int v3346 = v3340 ? v3345 : 0u;
+        const unsigned int v3348 = v3331 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3349 = v3326 + v3348;
+        const unsigned int v3350 = v3349 + v3335;
+        iron_copy_async(shm0 + v3350, a + v3346, v3340);
+        const unsigned int v3353 = v3328 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3355 = v3353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3358 = v3353 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3359 = v3358 << 3u;
+        const unsigned int v3360 = v24 + v3355;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3361 = v3360 < v0;
+        const unsigned int v3362 = v3322 + v3359;
+        const bool v3363 = v3362 < v2;
+        const bool v3364 = v3361 && v3363;
+        const unsigned int v3366 = v3360 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3368 = v3366 + v3322;
+        const unsigned int v3369 = v3368 + v3359;
+        const unsigned int v3370 = v3364 ? v3369 : 0u;
+        const unsigned int v3372 = v3355 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3373 = v3326 + v3372;
+        const unsigned int v3374 = v3373 + v3359;
+        iron_copy_async(shm0 + v3374, a + v3370, v3364);
+        const unsigned int v3377 = v3328 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3379 = v3377 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3382 = v3377 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3383 = v3382 << 3u;
+        const unsigned int v3384 = v24 + v3379;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3385 = v3384 < v0;
+        const unsigned int v3386 = v3322 + v3383;
+        const bool v3387 = v3386 < v2;
+        const bool v3388 = v3385 && v3387;
+        const unsigned int v3390 = v3384 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3392 = v3390 + v3322;
+        const unsigned int v3393 = v3392 + v3383;
+        const unsigned int v3394 = v3388 ? v3393 : 0u;
+        const unsigned int v3396 = v3379 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3397 = v3326 + v3396;
+        const unsigned int v3398 = v3397 + v3383;
+        iron_copy_async(shm0 + v3398, a + v3394, v3388);
+        const unsigned int v3401 = v3328 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3403 = v3401 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3406 = v3401 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3407 = v3406 << 3u;
+        const unsigned int v3408 = v24 + v3403;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3409 = v3408 < v0;
+        const unsigned int v3410 = v3322 + v3407;
+        const bool v3411 = v3410 < v2;
+        const bool v3412 = v3409 && v3411;
+        const unsigned int v3414 = v3408 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3416 = v3414 + v3322;
+        const unsigned int v3417 = v3416 + v3407;
+        const unsigned int v3418 = v3412 ? v3417 : 0u;
+        const unsigned int v3420 = v3403 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3421 = v3326 + v3420;
+        const unsigned int v3422 = v3421 + v3407;
+        iron_copy_async(shm0 + v3422, a + v3418, v3412);
+        const unsigned int v3434 = v28 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3435 = v3434 < v1;
+        const bool v3438 = v3435 && v3339;
+        const unsigned int v3440 = v3434 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3442 = v3440 + v3322;
+        const unsigned int v3443 = v3442 + v3335;
+        const unsigned int v3444 = v3438 ? v3443 : 0u;
+        iron_copy_async(shm1 + v3350, b + v3444, v3438);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3458 = v28 + v3355;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3459 = v3458 < v1;
+        const bool v3462 = v3459 && v3363;
+        const unsigned int v3464 = v3458 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3466 = v3464 + v3322;
+        const unsigned int v3467 = v3466 + v3359;
+        const unsigned int v3468 = v3462 ? v3467 : 0u;
+        iron_copy_async(shm1 + v3374, b + v3468, v3462);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3482 = v28 + v3379;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3483 = v3482 < v1;
+        const bool v3486 = v3483 && v3387;
+        const unsigned int v3488 = v3482 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3490 = v3488 + v3322;
+        const unsigned int v3491 = v3490 + v3383;
+        const unsigned int v3492 = v3486 ? v3491 : 0u;
+        iron_copy_async(shm1 + v3398, b + v3492, v3486);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3506 = v28 + v3403;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3507 = v3506 < v1;
+        const bool v3510 = v3507 && v3411;
+        const unsigned int v3512 = v3506 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3514 = v3512 + v3322;
+        const unsigned int v3515 = v3514 + v3407;
+        const unsigned int v3516 = v3510 ? v3515 : 0u;
+        iron_copy_async(shm1 + v3422, b + v3516, v3510);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v4127 = v3922 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v4134 = v4127 + v4133;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4134, 40u);
-      const unsigned int v4140 = v4127 + v4139;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v4140, 40u);
+    }
+    const unsigned int v3736 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3742 = v37 * 40u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v3521 = 0u; v3521 < v2; v3521 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3523 = v3521 >> 5u;
+      const unsigned int v3525 = v3523 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v3528 = v3521 + 96u;
+      const unsigned int v3530 = v3523 + 3u;
+      const unsigned int v3531 = v3530 & 3u;
+      const bool v3532 = v3528 < v2;
+      if (v3532) {
+        const unsigned int v3534 = v3531 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3536 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3539 = v3536 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3542 = v3536 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3543 = v3542 << 3u;
+        const unsigned int v3544 = v24 + v3539;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3545 = v3544 < v0;
+        const unsigned int v3546 = v3528 + v3543;
+        const bool v3547 = v3546 < v2;
+        const bool v3548 = v3545 && v3547;
+        const unsigned int v3550 = v3544 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3552 = v3550 + v3528;
+        const unsigned int v3553 = v3552 + v3543;
+        const unsigned int v3554 = v3548 ? v3553 : 0u;
+        const unsigned int v3556 = v3539 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3557 = v3534 + v3556;
+        const unsigned int v3558 = v3557 + v3543;
+        iron_copy_async(shm0 + v3558, a + v3554, v3548);
+        const unsigned int v3561 = v3536 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3563 = v3561 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3566 = v3561 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3567 = v3566 << 3u;
+        const unsigned int v3568 = v24 + v3563;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3569 = v3568 < v0;
+        const unsigned int v3570 = v3528 + v3567;
+        const bool v3571 = v3570 < v2;
+        const bool v3572 = v3569 && v3571;
+        const unsigned int v3574 = v3568 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3576 = v3574 + v3528;
+        const unsigned int v3577 = v3576 + v3567;
+        const unsigned int v3578 = v3572 ? v3577 : 0u;
+        const unsigned int v3580 = v3563 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3581 = v3534 + v3580;
+        const unsigned int v3582 = v3581 + v3567;
+        iron_copy_async(shm0 + v3582, a + v3578, v3572);
+        const unsigned int v3585 = v3536 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3587 = v3585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3590 = v3585 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3591 = v3590 << 3u;
+        const unsigned int v3592 = v24 + v3587;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3593 = v3592 < v0;
+        const unsigned int v3594 = v3528 + v3591;
+        const bool v3595 = v3594 < v2;
+        const bool v3596 = v3593 && v3595;
+        const unsigned int v3598 = v3592 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3600 = v3598 + v3528;
+        const unsigned int v3601 = v3600 + v3591;
+        const unsigned int v3602 = v3596 ? v3601 : 0u;
+        const unsigned int v3604 = v3587 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3605 = v3534 + v3604;
+        const unsigned int v3606 = v3605 + v3591;
+        iron_copy_async(shm0 + v3606, a + v3602, v3596);
+        const unsigned int v3609 = v3536 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3611 = v3609 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3614 = v3609 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3615 = v3614 << 3u;
+        const unsigned int v3616 = v24 + v3611;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3617 = v3616 < v0;
+        const unsigned int v3618 = v3528 + v3615;
+        const bool v3619 = v3618 < v2;
+        const bool v3620 = v3617 && v3619;
+        const unsigned int v3622 = v3616 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3624 = v3622 + v3528;
+        const unsigned int v3625 = v3624 + v3615;
+        const unsigned int v3626 = v3620 ? v3625 : 0u;
+        const unsigned int v3628 = v3611 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3629 = v3534 + v3628;
+        const unsigned int v3630 = v3629 + v3615;
+        iron_copy_async(shm0 + v3630, a + v3626, v3620);
+        const unsigned int v3642 = v28 + v3539;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3643 = v3642 < v1;
+        const bool v3646 = v3643 && v3547;
+        const unsigned int v3648 = v3642 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3650 = v3648 + v3528;
+        const unsigned int v3651 = v3650 + v3543;
+        const unsigned int v3652 = v3646 ? v3651 : 0u;
+        iron_copy_async(shm1 + v3558, b + v3652, v3646);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3666 = v28 + v3563;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3667 = v3666 < v1;
+        const bool v3670 = v3667 && v3571;
+        const unsigned int v3672 = v3666 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3674 = v3672 + v3528;
+        const unsigned int v3675 = v3674 + v3567;
+        const unsigned int v3676 = v3670 ? v3675 : 0u;
+        iron_copy_async(shm1 + v3582, b + v3676, v3670);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3690 = v28 + v3587;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3691 = v3690 < v1;
+        const bool v3694 = v3691 && v3595;
+        const unsigned int v3696 = v3690 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3698 = v3696 + v3528;
+        const unsigned int v3699 = v3698 + v3591;
+        const unsigned int v3700 = v3694 ? v3699 : 0u;
+        iron_copy_async(shm1 + v3606, b + v3700, v3694);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3714 = v28 + v3611;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3715 = v3714 < v1;
+        const bool v3718 = v3715 && v3619;
+        const unsigned int v3720 = v3714 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3722 = v3720 + v3528;
+        const unsigned int v3723 = v3722 + v3615;
+        const unsigned int v3724 = v3718 ? v3723 : 0u;
+        iron_copy_async(shm1 + v3630, b + v3724, v3718);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3730 = v3525 * 5120u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3737 = v3730 + v3736;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3737, 40u);
+      const unsigned int v3743 = v3730 + v3742;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3743, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v4147 = v4134 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v4147, 40u);
-      const unsigned int v4153 = v4140 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v4153, 40u);
+      const unsigned int v3750 = v3737 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3750, 40u);
+      const unsigned int v3756 = v3743 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3756, 40u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -683,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v367 = v353 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v373 = v359 + 16u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v295 = v4; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v295 = 0u; v295 < v2; v295 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v299 = v297; v299 < 4096u; v299 += v296) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v301 = v299 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v303 = v299 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,426 +228,238 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v3039 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v3039) {
-      const unsigned int v3043 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3046 = v3043 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3049 = v3043 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3050 = v3049 << 2u;
-      const unsigned int v3051 = v24 + v3046;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3052 = v3051 < v0;
-      const bool v3054 = v3050 < v2;
-      const bool v3055 = v3052 && v3054;
-      const unsigned int v3057 = v3051 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3060 = v3057 + v3050;
-      const unsigned int v3061 = v3055 ? v3060 : v4;
-      const unsigned int v3063 = v3046 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3065 = v3063 + v3050;
-      iron_copy_async(shm0 + v3065, a + v3061, v3055);
-      const unsigned int v3068 = v3043 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3070 = v3068 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3073 = v3068 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3074 = v3073 << 2u;
-      const unsigned int v3075 = v24 + v3070;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3076 = v3075 < v0;
-      const bool v3078 = v3074 < v2;
-      const bool v3079 = v3076 && v3078;
-      const unsigned int v3081 = v3075 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3084 = v3081 + v3074;
-      const unsigned int v3085 = v3079 ? v3084 : v4;
-      const unsigned int v3087 = v3070 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3089 = v3087 + v3074;
-      iron_copy_async(shm0 + v3089, a + v3085, v3079);
-      const unsigned int v3092 = v3043 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3094 = v3092 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3097 = v3092 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3098 = v3097 << 2u;
-      const unsigned int v3099 = v24 + v3094;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3100 = v3099 < v0;
-      const bool v3102 = v3098 < v2;
-      const bool v3103 = v3100 && v3102;
-      const unsigned int v3105 = v3099 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3108 = v3105 + v3098;
-      const unsigned int v3109 = v3103 ? v3108 : v4;
-      const unsigned int v3111 = v3094 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3113 = v3111 + v3098;
-      iron_copy_async(shm0 + v3113, a + v3109, v3103);
-      const unsigned int v3116 = v3043 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3118 = v3116 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3121 = v3116 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3122 = v3121 << 2u;
-      const unsigned int v3123 = v24 + v3118;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3124 = v3123 < v0;
-      const bool v3126 = v3122 < v2;
-      const bool v3127 = v3124 && v3126;
-      const unsigned int v3129 = v3123 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3132 = v3129 + v3122;
-      const unsigned int v3133 = v3127 ? v3132 : v4;
-      const unsigned int v3135 = v3118 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3137 = v3135 + v3122;
-      iron_copy_async(shm0 + v3137, a + v3133, v3127);
-      const unsigned int v3149 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3150 = v3149 < v1;
-      const bool v3153 = v3150 && v3054;
-      const unsigned int v3155 = v3149 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3158 = v3155 + v3050;
-      const unsigned int v3159 = v3153 ? v3158 : v4;
-      iron_copy_async(shm1 + v3065, b + v3159, v3153);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3173 = v28 + v3070;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3174 = v3173 < v1;
-      const bool v3177 = v3174 && v3078;
-      const unsigned int v3179 = v3173 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3182 = v3179 + v3074;
-      const unsigned int v3183 = v3177 ? v3182 : v4;
-      iron_copy_async(shm1 + v3089, b + v3183, v3177);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3197 = v28 + v3094;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3198 = v3197 < v1;
-      const bool v3201 = v3198 && v3102;
-      const unsigned int v3203 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3206 = v3203 + v3098;
-      const unsigned int v3207 = v3201 ? v3206 : v4;
-      iron_copy_async(shm1 + v3113, b + v3207, v3201);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3221 = v28 + v3118;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3222 = v3221 < v1;
-      const bool v3225 = v3222 && v3126;
-      const unsigned int v3227 = v3221 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3230 = v3227 + v3122;
-      const unsigned int v3231 = v3225 ? v3230 : v4;
-      iron_copy_async(shm1 + v3137, b + v3231, v3225);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3240 = 16u < v2;
-    if (v3240) {
-      const unsigned int v3244 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3247 = v3244 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3250 = v3244 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3251 = v3250 << 2u;
-      const unsigned int v3252 = v24 + v3247;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3253 = v3252 < v0;
-      const unsigned int v3254 = 16u + v3251;
-      const bool v3255 = v3254 < v2;
-      const bool v3256 = v3253 && v3255;
-      const unsigned int v3258 = v3252 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3260 = v3258 + 16u;
-      const unsigned int v3261 = v3260 + v3251;
-      const unsigned int v3262 = v3256 ? v3261 : v4;
-      const unsigned int v3264 = v3247 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3265 = 2560u + v3264;
-      const unsigned int v3266 = v3265 + v3251;
-      iron_copy_async(shm0 + v3266, a + v3262, v3256);
-      const unsigned int v3269 = v3244 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3271 = v3269 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3274 = v3269 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3275 = v3274 << 2u;
-      const unsigned int v3276 = v24 + v3271;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3277 = v3276 < v0;
-      const unsigned int v3278 = 16u + v3275;
-      const bool v3279 = v3278 < v2;
-      const bool v3280 = v3277 && v3279;
-      const unsigned int v3282 = v3276 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3284 = v3282 + 16u;
-      const unsigned int v3285 = v3284 + v3275;
-      const unsigned int v3286 = v3280 ? v3285 : v4;
-      const unsigned int v3288 = v3271 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3289 = 2560u + v3288;
-      const unsigned int v3290 = v3289 + v3275;
-      iron_copy_async(shm0 + v3290, a + v3286, v3280);
-      const unsigned int v3293 = v3244 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3295 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3298 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3299 = v3298 << 2u;
-      const unsigned int v3300 = v24 + v3295;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3301 = v3300 < v0;
-      const unsigned int v3302 = 16u + v3299;
-      const bool v3303 = v3302 < v2;
-      const bool v3304 = v3301 && v3303;
-      const unsigned int v3306 = v3300 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3308 = v3306 + 16u;
-      const unsigned int v3309 = v3308 + v3299;
-      const unsigned int v3310 = v3304 ? v3309 : v4;
-      const unsigned int v3312 = v3295 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3313 = 2560u + v3312;
-      const unsigned int v3314 = v3313 + v3299;
-      iron_copy_async(shm0 + v3314, a + v3310, v3304);
-      const unsigned int v3317 = v3244 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3319 = v3317 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3322 = v3317 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3323 = v3322 << 2u;
-      const unsigned int v3324 = v24 + v3319;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3325 = v3324 < v0;
-      const unsigned int v3326 = 16u + v3323;
-      const bool v3327 = v3326 < v2;
-      const bool v3328 = v3325 && v3327;
-      const unsigned int v3330 = v3324 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3332 = v3330 + 16u;
-      const unsigned int v3333 = v3332 + v3323;
-      const unsigned int v3334 = v3328 ? v3333 : v4;
-      const unsigned int v3336 = v3319 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3337 = 2560u + v3336;
-      const unsigned int v3338 = v3337 + v3323;
-      iron_copy_async(shm0 + v3338, a + v3334, v3328);
-      const unsigned int v3350 = v28 + v3247;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3351 = v3350 < v1;
-      const bool v3354 = v3351 && v3255;
-      const unsigned int v3356 = v3350 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3358 = v3356 + 16u;
-      const unsigned int v3359 = v3358 + v3251;
-      const unsigned int v3360 = v3354 ? v3359 : v4;
-      iron_copy_async(shm1 + v3266, b + v3360, v3354);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3374 = v28 + v3271;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3375 = v3374 < v1;
-      const bool v3378 = v3375 && v3279;
-      const unsigned int v3380 = v3374 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3382 = v3380 + 16u;
-      const unsigned int v3383 = v3382 + v3275;
-      const unsigned int v3384 = v3378 ? v3383 : v4;
-      iron_copy_async(shm1 + v3290, b + v3384, v3378);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3398 = v28 + v3295;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3399 = v3398 < v1;
-      const bool v3402 = v3399 && v3303;
-      const unsigned int v3404 = v3398 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3406 = v3404 + 16u;
-      const unsigned int v3407 = v3406 + v3299;
-      const unsigned int v3408 = v3402 ? v3407 : v4;
-      iron_copy_async(shm1 + v3314, b + v3408, v3402);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3422 = v28 + v3319;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3423 = v3422 < v1;
-      const bool v3426 = v3423 && v3327;
-      const unsigned int v3428 = v3422 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3430 = v3428 + 16u;
-      const unsigned int v3431 = v3430 + v3323;
-      const unsigned int v3432 = v3426 ? v3431 : v4;
-      iron_copy_async(shm1 + v3338, b + v3432, v3426);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v3441 = 32u < v2;
-    if (v3441) {
-      const unsigned int v3445 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3448 = v3445 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3451 = v3445 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3452 = v3451 << 2u;
-      const unsigned int v3453 = v24 + v3448;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3454 = v3453 < v0;
-      const unsigned int v3455 = 32u + v3452;
-      const bool v3456 = v3455 < v2;
-      const bool v3457 = v3454 && v3456;
-      const unsigned int v3459 = v3453 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3461 = v3459 + 32u;
-      const unsigned int v3462 = v3461 + v3452;
-      const unsigned int v3463 = v3457 ? v3462 : v4;
-      const unsigned int v3465 = v3448 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3466 = 5120u + v3465;
-      const unsigned int v3467 = v3466 + v3452;
-      iron_copy_async(shm0 + v3467, a + v3463, v3457);
-      const unsigned int v3470 = v3445 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3472 = v3470 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3475 = v3470 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3476 = v3475 << 2u;
-      const unsigned int v3477 = v24 + v3472;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3478 = v3477 < v0;
-      const unsigned int v3479 = 32u + v3476;
-      const bool v3480 = v3479 < v2;
-      const bool v3481 = v3478 && v3480;
-      const unsigned int v3483 = v3477 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3485 = v3483 + 32u;
-      const unsigned int v3486 = v3485 + v3476;
-      const unsigned int v3487 = v3481 ? v3486 : v4;
-      const unsigned int v3489 = v3472 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3490 = 5120u + v3489;
-      const unsigned int v3491 = v3490 + v3476;
-      iron_copy_async(shm0 + v3491, a + v3487, v3481);
-      const unsigned int v3494 = v3445 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3496 = v3494 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3499 = v3494 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3500 = v3499 << 2u;
-      const unsigned int v3501 = v24 + v3496;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3502 = v3501 < v0;
-      const unsigned int v3503 = 32u + v3500;
-      const bool v3504 = v3503 < v2;
-      const bool v3505 = v3502 && v3504;
-      const unsigned int v3507 = v3501 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3509 = v3507 + 32u;
-      const unsigned int v3510 = v3509 + v3500;
-      const unsigned int v3511 = v3505 ? v3510 : v4;
-      const unsigned int v3513 = v3496 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3514 = 5120u + v3513;
-      const unsigned int v3515 = v3514 + v3500;
-      iron_copy_async(shm0 + v3515, a + v3511, v3505);
-      const unsigned int v3518 = v3445 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v3520 = v3518 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v3523 = v3518 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v3524 = v3523 << 2u;
-      const unsigned int v3525 = v24 + v3520;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3526 = v3525 < v0;
-      const unsigned int v3527 = 32u + v3524;
-      const bool v3528 = v3527 < v2;
-      const bool v3529 = v3526 && v3528;
-      const unsigned int v3531 = v3525 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3533 = v3531 + 32u;
-      const unsigned int v3534 = v3533 + v3524;
-      const unsigned int v3535 = v3529 ? v3534 : v4;
-      const unsigned int v3537 = v3520 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3538 = 5120u + v3537;
-      const unsigned int v3539 = v3538 + v3524;
-      iron_copy_async(shm0 + v3539, a + v3535, v3529);
-      const unsigned int v3551 = v28 + v3448;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3552 = v3551 < v1;
-      const bool v3555 = v3552 && v3456;
-      const unsigned int v3557 = v3551 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3559 = v3557 + 32u;
-      const unsigned int v3560 = v3559 + v3452;
-      const unsigned int v3561 = v3555 ? v3560 : v4;
-      iron_copy_async(shm1 + v3467, b + v3561, v3555);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3575 = v28 + v3472;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3576 = v3575 < v1;
-      const bool v3579 = v3576 && v3480;
-      const unsigned int v3581 = v3575 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3583 = v3581 + 32u;
-      const unsigned int v3584 = v3583 + v3476;
-      const unsigned int v3585 = v3579 ? v3584 : v4;
-      iron_copy_async(shm1 + v3491, b + v3585, v3579);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3599 = v28 + v3496;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3600 = v3599 < v1;
-      const bool v3603 = v3600 && v3504;
-      const unsigned int v3605 = v3599 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3607 = v3605 + 32u;
-      const unsigned int v3608 = v3607 + v3500;
-      const unsigned int v3609 = v3603 ? v3608 : v4;
-      iron_copy_async(shm1 + v3515, b + v3609, v3603);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3623 = v28 + v3520;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3624 = v3623 < v1;
-      const bool v3627 = v3624 && v3528;
-      const unsigned int v3629 = v3623 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3631 = v3629 + 32u;
-      const unsigned int v3632 = v3631 + v3524;
-      const unsigned int v3633 = v3627 ? v3632 : v4;
-      iron_copy_async(shm1 + v3539, b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3853 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v3859 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v3638 = v4; v3638 < v2; v3638 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3640 = v3638 >> 4u;
-      const unsigned int v3642 = v3640 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3645 = v3638 + 48u;
-      const unsigned int v3647 = v3640 + 3u;
-      const unsigned int v3648 = v3647 & 3u;
-      const bool v3649 = v3645 < v2;
-      if (v3649) {
-        const unsigned int v3651 = v3648 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3653 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3656 = v3653 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3659 = v3653 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3660 = v3659 << 2u;
-        const unsigned int v3661 = v24 + v3656;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3662 = v3661 < v0;
-        const unsigned int v3663 = v3645 + v3660;
-        const bool v3664 = v3663 < v2;
-        const bool v3665 = v3662 && v3664;
-        const unsigned int v3667 = v3661 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3669 = v3667 + v3645;
-        const unsigned int v3670 = v3669 + v3660;
-        const unsigned int v3671 = v3665 ? v3670 : v4;
-        const unsigned int v3673 = v3656 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3674 = v3651 + v3673;
-        const unsigned int v3675 = v3674 + v3660;
-        iron_copy_async(shm0 + v3675, a + v3671, v3665);
-        const unsigned int v3678 = v3653 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3680 = v3678 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3683 = v3678 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3684 = v3683 << 2u;
-        const unsigned int v3685 = v24 + v3680;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3686 = v3685 < v0;
-        const unsigned int v3687 = v3645 + v3684;
-        const bool v3688 = v3687 < v2;
-        const bool v3689 = v3686 && v3688;
-        const unsigned int v3691 = v3685 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3693 = v3691 + v3645;
-        const unsigned int v3694 = v3693 + v3684;
-        const unsigned int v3695 = v3689 ? v3694 : v4;
-        const unsigned int v3697 = v3680 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3698 = v3651 + v3697;
-        const unsigned int v3699 = v3698 + v3684;
-        iron_copy_async(shm0 + v3699, a + v3695, v3689);
-        const unsigned int v3702 = v3653 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3704 = v3702 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3707 = v3702 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3708 = v3707 << 2u;
-        const unsigned int v3709 = v24 + v3704;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3710 = v3709 < v0;
-        const unsigned int v3711 = v3645 + v3708;
-        const bool v3712 = v3711 < v2;
-        const bool v3713 = v3710 && v3712;
-        const unsigned int v3715 = v3709 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3717 = v3715 + v3645;
-        const unsigned int v3718 = v3717 + v3708;
-        const unsigned int v3719 = v3713 ? v3718 : v4;
-        const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3722 = v3651 + v3721;
-        const unsigned int v3723 = v3722 + v3708;
-        iron_copy_async(shm0 + v3723, a + v3719, v3713);
-        const unsigned int v3726 = v3653 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3732 = v3731 << 2u;
-        const unsigned int v3733 = v24 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3734 = v3733 < v0;
-        const unsigned int v3735 = v3645 + v3732;
-        const bool v3736 = v3735 < v2;
-        const bool v3737 = v3734 && v3736;
-        const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3741 = v3739 + v3645;
-        const unsigned int v3742 = v3741 + v3732;
-        const unsigned int v3743 = v3737 ? v3742 : v4;
-        const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3746 = v3651 + v3745;
-        const unsigned int v3747 = v3746 + v3732;
-        iron_copy_async(shm0 + v3747, a + v3743, v3737);
-        const unsigned int v3759 = v28 + v3656;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3760 = v3759 < v1;
-        const bool v3763 = v3760 && v3664;
-        const unsigned int v3765 = v3759 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3767 = v3765 + v3645;
-        const unsigned int v3768 = v3767 + v3660;
-        const unsigned int v3769 = v3763 ? v3768 : v4;
-        iron_copy_async(shm1 + v3675, b + v3769, v3763);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3783 = v28 + v3680;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3784 = v3783 < v1;
-        const bool v3787 = v3784 && v3688;
-        const unsigned int v3789 = v3783 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3791 = v3789 + v3645;
-        const unsigned int v3792 = v3791 + v3684;
-        const unsigned int v3793 = v3787 ? v3792 : v4;
-        iron_copy_async(shm1 + v3699, b + v3793, v3787);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3807 = v28 + v3704;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3808 = v3807 < v1;
-        const bool v3811 = v3808 && v3712;
-        const unsigned int v3813 = v3807 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3815 = v3813 + v3645;
-        const unsigned int v3816 = v3815 + v3708;
-        const unsigned int v3817 = v3811 ? v3816 : v4;
-        iron_copy_async(shm1 + v3723, b + v3817, v3811);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3831 = v28 + v3728;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3832 = v3831 < v1;
-        const bool v3835 = v3832 && v3736;
-        const unsigned int v3837 = v3831 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3839 = v3837 + v3645;
-        const unsigned int v3840 = v3839 + v3732;
-        const unsigned int v3841 = v3835 ? v3840 : v4;
-        iron_copy_async(shm1 + v3747, b + v3841, v3835);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v3041 = 0u; v3041 < 3u; v3041 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3042 = v3041 << 4u;
+      const bool v3044 = v3042 < v2;
+      if (v3044) {
+        const unsigned int v3046 = v3041 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3048 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3051 = v3048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3054 = v3048 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3055 = v3054 << 2u;
+        const unsigned int v3056 = v24 + v3051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3057 = v3056 < v0;
+        const unsigned int v3058 = v3042 + v3055;
+        const bool v3059 = v3058 < v2;
+        const bool v3060 = v3057 && v3059;
+        const unsigned int v3062 = v3056 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3064 = v3062 + v3042;
+        const unsigned int v3065 = v3064 + v3055;
+        const unsigned int v3066 = v3060 ? v3065 : 0u;
+        const unsigned int v3068 = v3051 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3069 = v3046 + v3068;
+        const unsigned int v3070 = v3069 + v3055;
+        iron_copy_async(shm0 + v3070, a + v3066, v3060);
+        const unsigned int v3073 = v3048 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3075 = v3073 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3078 = v3073 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3079 = v3078 << 2u;
+        const unsigned int v3080 = v24 + v3075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3081 = v3080 < v0;
+        const unsigned int v3082 = v3042 + v3079;
+        const bool v3083 = v3082 < v2;
+        const bool v3084 = v3081 && v3083;
+        const unsigned int v3086 = v3080 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3088 = v3086 + v3042;
+        const unsigned int v3089 = v3088 + v3079;
+        const unsigned int v3090 = v3084 ? v3089 : 0u;
+        const unsigned int v3092 = v3075 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3093 = v3046 + v3092;
+        const unsigned int v3094 = v3093 + v3079;
+        iron_copy_async(shm0 + v3094, a + v3090, v3084);
+        const unsigned int v3097 = v3048 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3099 = v3097 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3102 = v3097 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3103 = v3102 << 2u;
+        const unsigned int v3104 = v24 + v3099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3105 = v3104 < v0;
+        const unsigned int v3106 = v3042 + v3103;
+        const bool v3107 = v3106 < v2;
+        const bool v3108 = v3105 && v3107;
+        const unsigned int v3110 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3112 = v3110 + v3042;
+        const unsigned int v3113 = v3112 + v3103;
+        const unsigned int v3114 = v3108 ? v3113 : 0u;
+        const unsigned int v3116 = v3099 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3117 = v3046 + v3116;
+        const unsigned int v3118 = v3117 + v3103;
+        iron_copy_async(shm0 + v3118, a + v3114, v3108);
+        const unsigned int v3121 = v3048 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3123 = v3121 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3126 = v3121 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3127 = v3126 << 2u;
+        const unsigned int v3128 = v24 + v3123;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3129 = v3128 < v0;
+        const unsigned int v3130 = v3042 + v3127;
+        const bool v3131 = v3130 < v2;
+        const bool v3132 = v3129 && v3131;
+        const unsigned int v3134 = v3128 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3136 = v3134 + v3042;
+        const unsigned int v3137 = v3136 + v3127;
+        const unsigned int v3138 = v3132 ? v3137 : 0u;
+        const unsigned int v3140 = v3123 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3141 = v3046 + v3140;
+        const unsigned int v3142 = v3141 + v3127;
+        iron_copy_async(shm0 + v3142, a + v3138, v3132);
+        const unsigned int v3154 = v28 + v3051;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3155 = v3154 < v1;
+        const bool v3158 = v3155 && v3059;
+        const unsigned int v3160 = v3154 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3162 = v3160 + v3042;
+        const unsigned int v3163 = v3162 + v3055;
+        const unsigned int v3164 = v3158 ? v3163 : 0u;
+        iron_copy_async(shm1 + v3070, b + v3164, v3158);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3178 = v28 + v3075;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3179 = v3178 < v1;
+        const bool v3182 = v3179 && v3083;
+        const unsigned int v3184 = v3178 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3186 = v3184 + v3042;
+        const unsigned int v3187 = v3186 + v3079;
+        const unsigned int v3188 = v3182 ? v3187 : 0u;
+        iron_copy_async(shm1 + v3094, b + v3188, v3182);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3202 = v28 + v3099;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3203 = v3202 < v1;
+        const bool v3206 = v3203 && v3107;
+        const unsigned int v3208 = v3202 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3210 = v3208 + v3042;
+        const unsigned int v3211 = v3210 + v3103;
+        const unsigned int v3212 = v3206 ? v3211 : 0u;
+        iron_copy_async(shm1 + v3118, b + v3212, v3206);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3226 = v28 + v3123;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3227 = v3226 < v1;
+        const bool v3230 = v3227 && v3131;
+        const unsigned int v3232 = v3226 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3234 = v3232 + v3042;
+        const unsigned int v3235 = v3234 + v3127;
+        const unsigned int v3236 = v3230 ? v3235 : 0u;
+        iron_copy_async(shm1 + v3142, b + v3236, v3230);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3847 = v3642 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3854 = v3847 + v3853;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3854, 20u);
-      const unsigned int v3860 = v3847 + v3859;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v3860, 20u);
+    }
+    const unsigned int v3456 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v3462 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v3241 = 0u; v3241 < v2; v3241 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3243 = v3241 >> 4u;
+      const unsigned int v3245 = v3243 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v3248 = v3241 + 48u;
+      const unsigned int v3250 = v3243 + 3u;
+      const unsigned int v3251 = v3250 & 3u;
+      const bool v3252 = v3248 < v2;
+      if (v3252) {
+        const unsigned int v3254 = v3251 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v3256 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3259 = v3256 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3262 = v3256 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3263 = v3262 << 2u;
+        const unsigned int v3264 = v24 + v3259;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3265 = v3264 < v0;
+        const unsigned int v3266 = v3248 + v3263;
+        const bool v3267 = v3266 < v2;
+        const bool v3268 = v3265 && v3267;
+        const unsigned int v3270 = v3264 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3272 = v3270 + v3248;
+        const unsigned int v3273 = v3272 + v3263;
+        const unsigned int v3274 = v3268 ? v3273 : 0u;
+        const unsigned int v3276 = v3259 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3277 = v3254 + v3276;
+        const unsigned int v3278 = v3277 + v3263;
+        iron_copy_async(shm0 + v3278, a + v3274, v3268);
+        const unsigned int v3281 = v3256 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3283 = v3281 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3286 = v3281 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3287 = v3286 << 2u;
+        const unsigned int v3288 = v24 + v3283;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3289 = v3288 < v0;
+        const unsigned int v3290 = v3248 + v3287;
+        const bool v3291 = v3290 < v2;
+        const bool v3292 = v3289 && v3291;
+        const unsigned int v3294 = v3288 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3296 = v3294 + v3248;
+        const unsigned int v3297 = v3296 + v3287;
+        const unsigned int v3298 = v3292 ? v3297 : 0u;
+        const unsigned int v3300 = v3283 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3301 = v3254 + v3300;
+        const unsigned int v3302 = v3301 + v3287;
+        iron_copy_async(shm0 + v3302, a + v3298, v3292);
+        const unsigned int v3305 = v3256 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3307 = v3305 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3310 = v3305 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3311 = v3310 << 2u;
+        const unsigned int v3312 = v24 + v3307;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3313 = v3312 < v0;
+        const unsigned int v3314 = v3248 + v3311;
+        const bool v3315 = v3314 < v2;
+        const bool v3316 = v3313 && v3315;
+        const unsigned int v3318 = v3312 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3320 = v3318 + v3248;
+        const unsigned int v3321 = v3320 + v3311;
+        const unsigned int v3322 = v3316 ? v3321 : 0u;
+        const unsigned int v3324 = v3307 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3325 = v3254 + v3324;
+        const unsigned int v3326 = v3325 + v3311;
+        iron_copy_async(shm0 + v3326, a + v3322, v3316);
+        const unsigned int v3329 = v3256 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v3331 = v3329 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v3334 = v3329 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v3335 = v3334 << 2u;
+        const unsigned int v3336 = v24 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3337 = v3336 < v0;
+        const unsigned int v3338 = v3248 + v3335;
+        const bool v3339 = v3338 < v2;
+        const bool v3340 = v3337 && v3339;
+        const unsigned int v3342 = v3336 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3344 = v3342 + v3248;
+        const unsigned int v3345 = v3344 + v3335;
+        const unsigned int v3346 = v3340 ? v3345 : 0u;
+        const unsigned int v3348 = v3331 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3349 = v3254 + v3348;
+        const unsigned int v3350 = v3349 + v3335;
+        iron_copy_async(shm0 + v3350, a + v3346, v3340);
+        const unsigned int v3362 = v28 + v3259;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3363 = v3362 < v1;
+        const bool v3366 = v3363 && v3267;
+        const unsigned int v3368 = v3362 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3370 = v3368 + v3248;
+        const unsigned int v3371 = v3370 + v3263;
+        const unsigned int v3372 = v3366 ? v3371 : 0u;
+        iron_copy_async(shm1 + v3278, b + v3372, v3366);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3386 = v28 + v3283;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3387 = v3386 < v1;
+        const bool v3390 = v3387 && v3291;
+        const unsigned int v3392 = v3386 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3394 = v3392 + v3248;
+        const unsigned int v3395 = v3394 + v3287;
+        const unsigned int v3396 = v3390 ? v3395 : 0u;
+        iron_copy_async(shm1 + v3302, b + v3396, v3390);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3410 = v28 + v3307;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3411 = v3410 < v1;
+        const bool v3414 = v3411 && v3315;
+        const unsigned int v3416 = v3410 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3418 = v3416 + v3248;
+        const unsigned int v3419 = v3418 + v3311;
+        const unsigned int v3420 = v3414 ? v3419 : 0u;
+        iron_copy_async(shm1 + v3326, b + v3420, v3414);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v3434 = v28 + v3331;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v3435 = v3434 < v1;
+        const bool v3438 = v3435 && v3339;
+        const unsigned int v3440 = v3434 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v3442 = v3440 + v3248;
+        const unsigned int v3443 = v3442 + v3335;
+        const unsigned int v3444 = v3438 ? v3443 : 0u;
+        iron_copy_async(shm1 + v3350, b + v3444, v3438);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v3450 = v3245 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v3457 = v3450 + v3456;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v3457, 20u);
+      const unsigned int v3463 = v3450 + v3462;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v3463, 20u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -658,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm.cpp:45
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,559 +228,312 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v2159 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2159) {
-      const unsigned int v2163 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2166 = v2163 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2169 = v2163 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2170 = v2169 << 3u;
-      const unsigned int v2171 = v24 + v2166;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2172 = v2171 < v0;
-      const bool v2174 = v2170 < v2;
-      const bool v2175 = v2172 && v2174;
-      const unsigned int v2177 = v2171 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2180 = v2177 + v2170;
-      const unsigned int v2181 = v2175 ? v2180 : v4;
-      const unsigned int v2183 = v2166 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2185 = v2183 + v2170;
-      iron_copy_async(shm0 + v2185, a + v2181, v2175);
-      const unsigned int v2188 = v2163 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2190 = v2188 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2193 = v2188 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2194 = v2193 << 3u;
-      const unsigned int v2195 = v24 + v2190;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2196 = v2195 < v0;
-      const bool v2198 = v2194 < v2;
-      const bool v2199 = v2196 && v2198;
-      const unsigned int v2201 = v2195 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2204 = v2201 + v2194;
-      const unsigned int v2205 = v2199 ? v2204 : v4;
-      const unsigned int v2207 = v2190 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2209 = v2207 + v2194;
-      iron_copy_async(shm0 + v2209, a + v2205, v2199);
-      const unsigned int v2212 = v2163 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2214 = v2212 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2217 = v2212 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2218 = v2217 << 3u;
-      const unsigned int v2219 = v24 + v2214;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2220 = v2219 < v0;
-      const bool v2222 = v2218 < v2;
-      const bool v2223 = v2220 && v2222;
-      const unsigned int v2225 = v2219 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2228 = v2225 + v2218;
-      const unsigned int v2229 = v2223 ? v2228 : v4;
-      const unsigned int v2231 = v2214 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2233 = v2231 + v2218;
-      iron_copy_async(shm0 + v2233, a + v2229, v2223);
-      const unsigned int v2236 = v2163 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2238 = v2236 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2241 = v2236 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2242 = v2241 << 3u;
-      const unsigned int v2243 = v24 + v2238;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2244 = v2243 < v0;
-      const bool v2246 = v2242 < v2;
-      const bool v2247 = v2244 && v2246;
-      const unsigned int v2249 = v2243 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2252 = v2249 + v2242;
-      const unsigned int v2253 = v2247 ? v2252 : v4;
-      const unsigned int v2255 = v2238 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2257 = v2255 + v2242;
-      iron_copy_async(shm0 + v2257, a + v2253, v2247);
-      const unsigned int v2264 = v2163 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2267 = v2163 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2268 = v2267 << 3u;
-      const bool v2270 = v2264 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2271 = v28 + v2268;
-      const bool v2272 = v2271 < v1;
-      const bool v2273 = v2270 && v2272;
-      const unsigned int v2275 = v2264 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2277 = v2275 + v28;
-      const unsigned int v2278 = v2277 + v2268;
-      const unsigned int v2279 = v2273 ? v2278 : v4;
-      const unsigned int v2281 = v2264 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2283 = v2281 + v2268;
-      iron_copy_async(shm1 + v2283, b + v2279, v2273);
-      const unsigned int v2288 = v2188 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2291 = v2188 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2292 = v2291 << 3u;
-      const bool v2294 = v2288 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2295 = v28 + v2292;
-      const bool v2296 = v2295 < v1;
-      const bool v2297 = v2294 && v2296;
-      const unsigned int v2299 = v2288 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2301 = v2299 + v28;
-      const unsigned int v2302 = v2301 + v2292;
-      const unsigned int v2303 = v2297 ? v2302 : v4;
-      const unsigned int v2305 = v2288 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2307 = v2305 + v2292;
-      iron_copy_async(shm1 + v2307, b + v2303, v2297);
-      const unsigned int v2312 = v2212 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2315 = v2212 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2316 = v2315 << 3u;
-      const bool v2318 = v2312 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2319 = v28 + v2316;
-      const bool v2320 = v2319 < v1;
-      const bool v2321 = v2318 && v2320;
-      const unsigned int v2323 = v2312 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2325 = v2323 + v28;
-      const unsigned int v2326 = v2325 + v2316;
-      const unsigned int v2327 = v2321 ? v2326 : v4;
-      const unsigned int v2329 = v2312 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2331 = v2329 + v2316;
-      iron_copy_async(shm1 + v2331, b + v2327, v2321);
-      const unsigned int v2336 = v2236 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2339 = v2236 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2340 = v2339 << 3u;
-      const bool v2342 = v2336 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2343 = v28 + v2340;
-      const bool v2344 = v2343 < v1;
-      const bool v2345 = v2342 && v2344;
-      const unsigned int v2347 = v2336 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2349 = v2347 + v28;
-      const unsigned int v2350 = v2349 + v2340;
-      const unsigned int v2351 = v2345 ? v2350 : v4;
-      const unsigned int v2353 = v2336 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2355 = v2353 + v2340;
-      iron_copy_async(shm1 + v2355, b + v2351, v2345);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2360 = 32u < v2;
-    if (v2360) {
-      const unsigned int v2364 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2367 = v2364 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2370 = v2364 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2371 = v2370 << 3u;
-      const unsigned int v2372 = v24 + v2367;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2373 = v2372 < v0;
-      const unsigned int v2374 = 32u + v2371;
-      const bool v2375 = v2374 < v2;
-      const bool v2376 = v2373 && v2375;
-      const unsigned int v2378 = v2372 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2380 = v2378 + 32u;
-      const unsigned int v2381 = v2380 + v2371;
-      const unsigned int v2382 = v2376 ? v2381 : v4;
-      const unsigned int v2384 = v2367 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2385 = 5120u + v2384;
-      const unsigned int v2386 = v2385 + v2371;
-      iron_copy_async(shm0 + v2386, a + v2382, v2376);
-      const unsigned int v2389 = v2364 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2391 = v2389 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2394 = v2389 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2395 = v2394 << 3u;
-      const unsigned int v2396 = v24 + v2391;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2397 = v2396 < v0;
-      const unsigned int v2398 = 32u + v2395;
-      const bool v2399 = v2398 < v2;
-      const bool v2400 = v2397 && v2399;
-      const unsigned int v2402 = v2396 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2404 = v2402 + 32u;
-      const unsigned int v2405 = v2404 + v2395;
-      const unsigned int v2406 = v2400 ? v2405 : v4;
-      const unsigned int v2408 = v2391 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2409 = 5120u + v2408;
-      const unsigned int v2410 = v2409 + v2395;
-      iron_copy_async(shm0 + v2410, a + v2406, v2400);
-      const unsigned int v2413 = v2364 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2415 = v2413 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2418 = v2413 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2419 = v2418 << 3u;
-      const unsigned int v2420 = v24 + v2415;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2421 = v2420 < v0;
-      const unsigned int v2422 = 32u + v2419;
-      const bool v2423 = v2422 < v2;
-      const bool v2424 = v2421 && v2423;
-      const unsigned int v2426 = v2420 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2428 = v2426 + 32u;
-      const unsigned int v2429 = v2428 + v2419;
-      const unsigned int v2430 = v2424 ? v2429 : v4;
-      const unsigned int v2432 = v2415 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2433 = 5120u + v2432;
-      const unsigned int v2434 = v2433 + v2419;
-      iron_copy_async(shm0 + v2434, a + v2430, v2424);
-      const unsigned int v2437 = v2364 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2439 = v2437 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2442 = v2437 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2443 = v2442 << 3u;
-      const unsigned int v2444 = v24 + v2439;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2445 = v2444 < v0;
-      const unsigned int v2446 = 32u + v2443;
-      const bool v2447 = v2446 < v2;
-      const bool v2448 = v2445 && v2447;
-      const unsigned int v2450 = v2444 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2452 = v2450 + 32u;
-      const unsigned int v2453 = v2452 + v2443;
-      const unsigned int v2454 = v2448 ? v2453 : v4;
-      const unsigned int v2456 = v2439 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2457 = 5120u + v2456;
-      const unsigned int v2458 = v2457 + v2443;
-      iron_copy_async(shm0 + v2458, a + v2454, v2448);
-      const unsigned int v2465 = v2364 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2468 = v2364 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2469 = v2468 << 3u;
-      const unsigned int v2470 = 32u + v2465;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2471 = v2470 < v2;
-      const unsigned int v2472 = v28 + v2469;
-      const bool v2473 = v2472 < v1;
-      const bool v2474 = v2471 && v2473;
-      const unsigned int v2476 = v2470 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2478 = v2476 + v28;
-      const unsigned int v2479 = v2478 + v2469;
-      const unsigned int v2480 = v2474 ? v2479 : v4;
-      const unsigned int v2482 = v2465 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2483 = 4352u + v2482;
-      const unsigned int v2484 = v2483 + v2469;
-      iron_copy_async(shm1 + v2484, b + v2480, v2474);
-      const unsigned int v2489 = v2389 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2492 = v2389 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2493 = v2492 << 3u;
-      const unsigned int v2494 = 32u + v2489;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2495 = v2494 < v2;
-      const unsigned int v2496 = v28 + v2493;
-      const bool v2497 = v2496 < v1;
-      const bool v2498 = v2495 && v2497;
-      const unsigned int v2500 = v2494 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2502 = v2500 + v28;
-      const unsigned int v2503 = v2502 + v2493;
-      const unsigned int v2504 = v2498 ? v2503 : v4;
-      const unsigned int v2506 = v2489 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2507 = 4352u + v2506;
-      const unsigned int v2508 = v2507 + v2493;
-      iron_copy_async(shm1 + v2508, b + v2504, v2498);
-      const unsigned int v2513 = v2413 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2516 = v2413 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2517 = v2516 << 3u;
-      const unsigned int v2518 = 32u + v2513;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2519 = v2518 < v2;
-      const unsigned int v2520 = v28 + v2517;
-      const bool v2521 = v2520 < v1;
-      const bool v2522 = v2519 && v2521;
-      const unsigned int v2524 = v2518 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2526 = v2524 + v28;
-      const unsigned int v2527 = v2526 + v2517;
-      const unsigned int v2528 = v2522 ? v2527 : v4;
-      const unsigned int v2530 = v2513 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2531 = 4352u + v2530;
-      const unsigned int v2532 = v2531 + v2517;
-      iron_copy_async(shm1 + v2532, b + v2528, v2522);
-      const unsigned int v2537 = v2437 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2540 = v2437 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2541 = v2540 << 3u;
-      const unsigned int v2542 = 32u + v2537;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2543 = v2542 < v2;
-      const unsigned int v2544 = v28 + v2541;
-      const bool v2545 = v2544 < v1;
-      const bool v2546 = v2543 && v2545;
-      const unsigned int v2548 = v2542 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2550 = v2548 + v28;
-      const unsigned int v2551 = v2550 + v2541;
-      const unsigned int v2552 = v2546 ? v2551 : v4;
-      const unsigned int v2554 = v2537 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2555 = 4352u + v2554;
-      const unsigned int v2556 = v2555 + v2541;
-      iron_copy_async(shm1 + v2556, b + v2552, v2546);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2561 = 64u < v2;
-    if (v2561) {
-      const unsigned int v2565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2568 = v2565 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2571 = v2565 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2572 = v2571 << 3u;
-      const unsigned int v2573 = v24 + v2568;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2574 = v2573 < v0;
-      const unsigned int v2575 = 64u + v2572;
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2574 && v2576;
-      const unsigned int v2579 = v2573 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2581 = v2579 + 64u;
-      const unsigned int v2582 = v2581 + v2572;
-      const unsigned int v2583 = v2577 ? v2582 : v4;
-      const unsigned int v2585 = v2568 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2586 = 10240u + v2585;
-      const unsigned int v2587 = v2586 + v2572;
-      iron_copy_async(shm0 + v2587, a + v2583, v2577);
-      const unsigned int v2590 = v2565 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2592 = v2590 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2595 = v2590 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2596 = v2595 << 3u;
-      const unsigned int v2597 = v24 + v2592;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2598 = v2597 < v0;
-      const unsigned int v2599 = 64u + v2596;
-      const bool v2600 = v2599 < v2;
-      const bool v2601 = v2598 && v2600;
-      const unsigned int v2603 = v2597 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2605 = v2603 + 64u;
-      const unsigned int v2606 = v2605 + v2596;
-      const unsigned int v2607 = v2601 ? v2606 : v4;
-      const unsigned int v2609 = v2592 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2610 = 10240u + v2609;
-      const unsigned int v2611 = v2610 + v2596;
-      iron_copy_async(shm0 + v2611, a + v2607, v2601);
-      const unsigned int v2614 = v2565 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2616 = v2614 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2619 = v2614 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2620 = v2619 << 3u;
-      const unsigned int v2621 = v24 + v2616;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2622 = v2621 < v0;
-      const unsigned int v2623 = 64u + v2620;
-      const bool v2624 = v2623 < v2;
-      const bool v2625 = v2622 && v2624;
-      const unsigned int v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2629 = v2627 + 64u;
-      const unsigned int v2630 = v2629 + v2620;
-      const unsigned int v2631 = v2625 ? v2630 : v4;
-      const unsigned int v2633 = v2616 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2634 = 10240u + v2633;
-      const unsigned int v2635 = v2634 + v2620;
-      iron_copy_async(shm0 + v2635, a + v2631, v2625);
-      const unsigned int v2638 = v2565 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2640 = v2638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2643 = v2638 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2644 = v2643 << 3u;
-      const unsigned int v2645 = v24 + v2640;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2646 = v2645 < v0;
-      const unsigned int v2647 = 64u + v2644;
-      const bool v2648 = v2647 < v2;
-      const bool v2649 = v2646 && v2648;
-      const unsigned int v2651 = v2645 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2653 = v2651 + 64u;
-      const unsigned int v2654 = v2653 + v2644;
-      const unsigned int v2655 = v2649 ? v2654 : v4;
-      const unsigned int v2657 = v2640 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2658 = 10240u + v2657;
-      const unsigned int v2659 = v2658 + v2644;
-      iron_copy_async(shm0 + v2659, a + v2655, v2649);
-      const unsigned int v2666 = v2565 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2669 = v2565 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2670 = v2669 << 3u;
-      const unsigned int v2671 = 64u + v2666;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2672 = v2671 < v2;
-      const unsigned int v2673 = v28 + v2670;
-      const bool v2674 = v2673 < v1;
-      const bool v2675 = v2672 && v2674;
-      const unsigned int v2677 = v2671 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2679 = v2677 + v28;
-      const unsigned int v2680 = v2679 + v2670;
-      const unsigned int v2681 = v2675 ? v2680 : v4;
-      const unsigned int v2683 = v2666 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2684 = 8704u + v2683;
-      const unsigned int v2685 = v2684 + v2670;
-      iron_copy_async(shm1 + v2685, b + v2681, v2675);
-      const unsigned int v2690 = v2590 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2693 = v2590 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2694 = v2693 << 3u;
-      const unsigned int v2695 = 64u + v2690;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2696 = v2695 < v2;
-      const unsigned int v2697 = v28 + v2694;
-      const bool v2698 = v2697 < v1;
-      const bool v2699 = v2696 && v2698;
-      const unsigned int v2701 = v2695 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2703 = v2701 + v28;
-      const unsigned int v2704 = v2703 + v2694;
-      const unsigned int v2705 = v2699 ? v2704 : v4;
-      const unsigned int v2707 = v2690 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2708 = 8704u + v2707;
-      const unsigned int v2709 = v2708 + v2694;
-      iron_copy_async(shm1 + v2709, b + v2705, v2699);
-      const unsigned int v2714 = v2614 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2717 = v2614 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2718 = v2717 << 3u;
-      const unsigned int v2719 = 64u + v2714;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2720 = v2719 < v2;
-      const unsigned int v2721 = v28 + v2718;
-      const bool v2722 = v2721 < v1;
-      const bool v2723 = v2720 && v2722;
-      const unsigned int v2725 = v2719 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2727 = v2725 + v28;
-      const unsigned int v2728 = v2727 + v2718;
-      const unsigned int v2729 = v2723 ? v2728 : v4;
-      const unsigned int v2731 = v2714 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2732 = 8704u + v2731;
-      const unsigned int v2733 = v2732 + v2718;
-      iron_copy_async(shm1 + v2733, b + v2729, v2723);
-      const unsigned int v2738 = v2638 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2741 = v2638 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2742 = v2741 << 3u;
-      const unsigned int v2743 = 64u + v2738;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2744 = v2743 < v2;
-      const unsigned int v2745 = v28 + v2742;
-      const bool v2746 = v2745 < v1;
-      const bool v2747 = v2744 && v2746;
-      const unsigned int v2749 = v2743 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2751 = v2749 + v28;
-      const unsigned int v2752 = v2751 + v2742;
-      const unsigned int v2753 = v2747 ? v2752 : v4;
-      const unsigned int v2755 = v2738 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2756 = 8704u + v2755;
-      const unsigned int v2757 = v2756 + v2742;
-      iron_copy_async(shm1 + v2757, b + v2753, v2747);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v2973 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v2758 = v4; v2758 < v2; v2758 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2760 = v2758 >> 5u;
-      const unsigned int v2762 = v2760 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v2765 = v2758 + 96u;
-      const unsigned int v2767 = v2760 + 3u;
-      const unsigned int v2768 = v2767 & 3u;
-      const bool v2769 = v2765 < v2;
-      if (v2769) {
-        const unsigned int v2771 = v2768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v2773 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2776 = v2773 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2779 = v2773 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2780 = v2779 << 3u;
-        const unsigned int v2781 = v24 + v2776;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2782 = v2781 < v0;
-        const unsigned int v2783 = v2765 + v2780;
-        const bool v2784 = v2783 < v2;
-        const bool v2785 = v2782 && v2784;
-        const unsigned int v2787 = v2781 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2789 = v2787 + v2765;
-        const unsigned int v2790 = v2789 + v2780;
-        const unsigned int v2791 = v2785 ? v2790 : v4;
-        const unsigned int v2793 = v2776 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2794 = v2771 + v2793;
-        const unsigned int v2795 = v2794 + v2780;
-        iron_copy_async(shm0 + v2795, a + v2791, v2785);
-        const unsigned int v2798 = v2773 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2800 = v2798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2803 = v2798 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2804 = v2803 << 3u;
-        const unsigned int v2805 = v24 + v2800;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2806 = v2805 < v0;
-        const unsigned int v2807 = v2765 + v2804;
-        const bool v2808 = v2807 < v2;
-        const bool v2809 = v2806 && v2808;
-        const unsigned int v2811 = v2805 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2813 = v2811 + v2765;
-        const unsigned int v2814 = v2813 + v2804;
-        const unsigned int v2815 = v2809 ? v2814 : v4;
-        const unsigned int v2817 = v2800 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2818 = v2771 + v2817;
-        const unsigned int v2819 = v2818 + v2804;
-        iron_copy_async(shm0 + v2819, a + v2815, v2809);
-        const unsigned int v2822 = v2773 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2824 = v2822 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2827 = v2822 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2828 = v2827 << 3u;
-        const unsigned int v2829 = v24 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2830 = v2829 < v0;
-        const unsigned int v2831 = v2765 + v2828;
-        const bool v2832 = v2831 < v2;
-        const bool v2833 = v2830 && v2832;
-        const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2837 = v2835 + v2765;
-        const unsigned int v2838 = v2837 + v2828;
-        const unsigned int v2839 = v2833 ? v2838 : v4;
-        const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2842 = v2771 + v2841;
-        const unsigned int v2843 = v2842 + v2828;
-        iron_copy_async(shm0 + v2843, a + v2839, v2833);
-        const unsigned int v2846 = v2773 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2848 = v2846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2851 = v2846 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2852 = v2851 << 3u;
-        const unsigned int v2853 = v24 + v2848;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2854 = v2853 < v0;
-        const unsigned int v2855 = v2765 + v2852;
-        const bool v2856 = v2855 < v2;
-        const bool v2857 = v2854 && v2856;
-        const unsigned int v2859 = v2853 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2861 = v2859 + v2765;
-        const unsigned int v2862 = v2861 + v2852;
-        const unsigned int v2863 = v2857 ? v2862 : v4;
-        const unsigned int v2865 = v2848 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2866 = v2771 + v2865;
-        const unsigned int v2867 = v2866 + v2852;
-        iron_copy_async(shm0 + v2867, a + v2863, v2857);
-        const unsigned int v2869 = v2768 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v2874 = v2773 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2877 = v2773 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2878 = v2877 << 3u;
-        const unsigned int v2879 = v2765 + v2874;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2880 = v2879 < v2;
-        const unsigned int v2881 = v28 + v2878;
-        const bool v2882 = v2881 < v1;
-        const bool v2883 = v2880 && v2882;
-        const unsigned int v2885 = v2879 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2887 = v2885 + v28;
-        const unsigned int v2888 = v2887 + v2878;
-        const unsigned int v2889 = v2883 ? v2888 : v4;
-        const unsigned int v2891 = v2874 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2892 = v2869 + v2891;
-        const unsigned int v2893 = v2892 + v2878;
-        iron_copy_async(shm1 + v2893, b + v2889, v2883);
-        const unsigned int v2898 = v2798 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2901 = v2798 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2902 = v2901 << 3u;
-        const unsigned int v2903 = v2765 + v2898;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2904 = v2903 < v2;
-        const unsigned int v2905 = v28 + v2902;
-        const bool v2906 = v2905 < v1;
-        const bool v2907 = v2904 && v2906;
-        const unsigned int v2909 = v2903 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2911 = v2909 + v28;
-        const unsigned int v2912 = v2911 + v2902;
-        const unsigned int v2913 = v2907 ? v2912 : v4;
-        const unsigned int v2915 = v2898 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2916 = v2869 + v2915;
-        const unsigned int v2917 = v2916 + v2902;
-        iron_copy_async(shm1 + v2917, b + v2913, v2907);
-        const unsigned int v2922 = v2822 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2925 = v2822 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2926 = v2925 << 3u;
-        const unsigned int v2927 = v2765 + v2922;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2928 = v2927 < v2;
-        const unsigned int v2929 = v28 + v2926;
-        const bool v2930 = v2929 < v1;
-        const bool v2931 = v2928 && v2930;
-        const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2935 = v2933 + v28;
-        const unsigned int v2936 = v2935 + v2926;
-        const unsigned int v2937 = v2931 ? v2936 : v4;
-        const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2940 = v2869 + v2939;
-        const unsigned int v2941 = v2940 + v2926;
-        iron_copy_async(shm1 + v2941, b + v2937, v2931);
-        const unsigned int v2946 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2949 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2950 = v2949 << 3u;
-        const unsigned int v2951 = v2765 + v2946;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2952 = v2951 < v2;
-        const unsigned int v2953 = v28 + v2950;
-        const bool v2954 = v2953 < v1;
-        const bool v2955 = v2952 && v2954;
-        const unsigned int v2957 = v2951 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2959 = v2957 + v28;
-        const unsigned int v2960 = v2959 + v2950;
-        const unsigned int v2961 = v2955 ? v2960 : v4;
-        const unsigned int v2963 = v2946 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2964 = v2869 + v2963;
-        const unsigned int v2965 = v2964 + v2950;
-        iron_copy_async(shm1 + v2965, b + v2961, v2955);
+    for (unsigned int v2161 = 0u; v2161 < 3u; v2161 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2162 = v2161 << 5u;
+      const bool v2164 = v2162 < v2;
+      if (v2164) {
+        const unsigned int v2166 = v2161 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2168 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2171 = v2168 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2174 = v2168 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2175 = v2174 << 3u;
+        const unsigned int v2176 = v24 + v2171;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2177 = v2176 < v0;
+        const unsigned int v2178 = v2162 + v2175;
+        const bool v2179 = v2178 < v2;
+        const bool v2180 = v2177 && v2179;
+        const unsigned int v2182 = v2176 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2184 = v2182 + v2162;
+        const unsigned int v2185 = v2184 + v2175;
+        const unsigned int v2186 = v2180 ? v2185 : 0u;
+        const unsigned int v2188 = v2171 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2189 = v2166 + v2188;
+        const unsigned int v2190 = v2189 + v2175;
+        iron_copy_async(shm0 + v2190, a + v2186, v2180);
+        const unsigned int v2193 = v2168 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2195 = v2193 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2198 = v2193 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2199 = v2198 << 3u;
+        const unsigned int v2200 = v24 + v2195;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2201 = v2200 < v0;
+        const unsigned int v2202 = v2162 + v2199;
+        const bool v2203 = v2202 < v2;
+        const bool v2204 = v2201 && v2203;
+        const unsigned int v2206 = v2200 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2208 = v2206 + v2162;
+        const unsigned int v2209 = v2208 + v2199;
+        const unsigned int v2210 = v2204 ? v2209 : 0u;
+        const unsigned int v2212 = v2195 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2213 = v2166 + v2212;
+        const unsigned int v2214 = v2213 + v2199;
+        iron_copy_async(shm0 + v2214, a + v2210, v2204);
+        const unsigned int v2217 = v2168 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2219 = v2217 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2222 = v2217 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2223 = v2222 << 3u;
+        const unsigned int v2224 = v24 + v2219;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2225 = v2224 < v0;
+        const unsigned int v2226 = v2162 + v2223;
+        const bool v2227 = v2226 < v2;
+        const bool v2228 = v2225 && v2227;
+        const unsigned int v2230 = v2224 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2232 = v2230 + v2162;
+        const unsigned int v2233 = v2232 + v2223;
+        const unsigned int v2234 = v2228 ? v2233 : 0u;
+        const unsigned int v2236 = v2219 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2237 = v2166 + v2236;
+        const unsigned int v2238 = v2237 + v2223;
+        iron_copy_async(shm0 + v2238, a + v2234, v2228);
+        const unsigned int v2241 = v2168 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2243 = v2241 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2246 = v2241 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2247 = v2246 << 3u;
+        const unsigned int v2248 = v24 + v2243;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2249 = v2248 < v0;
+        const unsigned int v2250 = v2162 + v2247;
+        const bool v2251 = v2250 < v2;
+        const bool v2252 = v2249 && v2251;
+        const unsigned int v2254 = v2248 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2256 = v2254 + v2162;
+        const unsigned int v2257 = v2256 + v2247;
+        const unsigned int v2258 = v2252 ? v2257 : 0u;
+        const unsigned int v2260 = v2243 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2261 = v2166 + v2260;
+        const unsigned int v2262 = v2261 + v2247;
+        iron_copy_async(shm0 + v2262, a + v2258, v2252);
+        const unsigned int v2264 = v2161 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2269 = v2168 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2272 = v2168 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2273 = v2272 << 3u;
+        const unsigned int v2274 = v2162 + v2269;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2275 = v2274 < v2;
+        const unsigned int v2276 = v28 + v2273;
+        const bool v2277 = v2276 < v1;
+        const bool v2278 = v2275 && v2277;
+        const unsigned int v2280 = v2274 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2282 = v2280 + v28;
+        const unsigned int v2283 = v2282 + v2273;
+        const unsigned int v2284 = v2278 ? v2283 : 0u;
+        const unsigned int v2286 = v2269 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2287 = v2264 + v2286;
+        const unsigned int v2288 = v2287 + v2273;
+        iron_copy_async(shm1 + v2288, b + v2284, v2278);
+        const unsigned int v2293 = v2193 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2296 = v2193 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2297 = v2296 << 3u;
+        const unsigned int v2298 = v2162 + v2293;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2299 = v2298 < v2;
+        const unsigned int v2300 = v28 + v2297;
+        const bool v2301 = v2300 < v1;
+        const bool v2302 = v2299 && v2301;
+        const unsigned int v2304 = v2298 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2306 = v2304 + v28;
+        const unsigned int v2307 = v2306 + v2297;
+        const unsigned int v2308 = v2302 ? v2307 : 0u;
+        const unsigned int v2310 = v2293 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2311 = v2264 + v2310;
+        const unsigned int v2312 = v2311 + v2297;
+        iron_copy_async(shm1 + v2312, b + v2308, v2302);
+        const unsigned int v2317 = v2217 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2320 = v2217 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2321 = v2320 << 3u;
+        const unsigned int v2322 = v2162 + v2317;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2323 = v2322 < v2;
+        const unsigned int v2324 = v28 + v2321;
+        const bool v2325 = v2324 < v1;
+        const bool v2326 = v2323 && v2325;
+        const unsigned int v2328 = v2322 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2330 = v2328 + v28;
+        const unsigned int v2331 = v2330 + v2321;
+        const unsigned int v2332 = v2326 ? v2331 : 0u;
+        const unsigned int v2334 = v2317 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2335 = v2264 + v2334;
+        const unsigned int v2336 = v2335 + v2321;
+        iron_copy_async(shm1 + v2336, b + v2332, v2326);
+        const unsigned int v2341 = v2241 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2344 = v2241 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2345 = v2344 << 3u;
+        const unsigned int v2346 = v2162 + v2341;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2347 = v2346 < v2;
+        const unsigned int v2348 = v28 + v2345;
+        const bool v2349 = v2348 < v1;
+        const bool v2350 = v2347 && v2349;
+        const unsigned int v2352 = v2346 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2354 = v2352 + v28;
+        const unsigned int v2355 = v2354 + v2345;
+        const unsigned int v2356 = v2350 ? v2355 : 0u;
+        const unsigned int v2358 = v2341 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2359 = v2264 + v2358;
+        const unsigned int v2360 = v2359 + v2345;
+        iron_copy_async(shm1 + v2360, b + v2356, v2350);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2967 = v2762 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v2969 = v2762 * 5120u;
-      const unsigned int v2974 = v2969 + v2973;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v2974, 40u);
-      const unsigned int v2979 = v2967 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v2979, 136u);
+    }
+    const unsigned int v2576 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2361 = 0u; v2361 < v2; v2361 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2363 = v2361 >> 5u;
+      const unsigned int v2365 = v2363 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2368 = v2361 + 96u;
+      const unsigned int v2370 = v2363 + 3u;
+      const unsigned int v2371 = v2370 & 3u;
+      const bool v2372 = v2368 < v2;
+      if (v2372) {
+        const unsigned int v2374 = v2371 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2376 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2379 = v2376 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2382 = v2376 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2383 = v2382 << 3u;
+        const unsigned int v2384 = v24 + v2379;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2385 = v2384 < v0;
+        const unsigned int v2386 = v2368 + v2383;
+        const bool v2387 = v2386 < v2;
+        const bool v2388 = v2385 && v2387;
+        const unsigned int v2390 = v2384 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2392 = v2390 + v2368;
+        const unsigned int v2393 = v2392 + v2383;
+        const unsigned int v2394 = v2388 ? v2393 : 0u;
+        const unsigned int v2396 = v2379 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2397 = v2374 + v2396;
+        const unsigned int v2398 = v2397 + v2383;
+        iron_copy_async(shm0 + v2398, a + v2394, v2388);
+        const unsigned int v2401 = v2376 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2403 = v2401 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2406 = v2401 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2407 = v2406 << 3u;
+        const unsigned int v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2409 = v2408 < v0;
+        const unsigned int v2410 = v2368 + v2407;
+        const bool v2411 = v2410 < v2;
+        const bool v2412 = v2409 && v2411;
+        const unsigned int v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2416 = v2414 + v2368;
+        const unsigned int v2417 = v2416 + v2407;
+        const unsigned int v2418 = v2412 ? v2417 : 0u;
+        const unsigned int v2420 = v2403 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2421 = v2374 + v2420;
+        const unsigned int v2422 = v2421 + v2407;
+        iron_copy_async(shm0 + v2422, a + v2418, v2412);
+        const unsigned int v2425 = v2376 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2427 = v2425 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2430 = v2425 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2431 = v2430 << 3u;
+        const unsigned int v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2433 = v2432 < v0;
+        const unsigned int v2434 = v2368 + v2431;
+        const bool v2435 = v2434 < v2;
+        const bool v2436 = v2433 && v2435;
+        const unsigned int v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2440 = v2438 + v2368;
+        const unsigned int v2441 = v2440 + v2431;
+        const unsigned int v2442 = v2436 ? v2441 : 0u;
+        const unsigned int v2444 = v2427 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2445 = v2374 + v2444;
+        const unsigned int v2446 = v2445 + v2431;
+        iron_copy_async(shm0 + v2446, a + v2442, v2436);
+        const unsigned int v2449 = v2376 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2451 = v2449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2454 = v2449 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2455 = v2454 << 3u;
+        const unsigned int v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2457 = v2456 < v0;
+        const unsigned int v2458 = v2368 + v2455;
+        const bool v2459 = v2458 < v2;
+        const bool v2460 = v2457 && v2459;
+        const unsigned int v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2464 = v2462 + v2368;
+        const unsigned int v2465 = v2464 + v2455;
+        const unsigned int v2466 = v2460 ? v2465 : 0u;
+        const unsigned int v2468 = v2451 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2469 = v2374 + v2468;
+        const unsigned int v2470 = v2469 + v2455;
+        iron_copy_async(shm0 + v2470, a + v2466, v2460);
+        const unsigned int v2472 = v2371 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2477 = v2376 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2480 = v2376 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2481 = v2480 << 3u;
+        const unsigned int v2482 = v2368 + v2477;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2483 = v2482 < v2;
+        const unsigned int v2484 = v28 + v2481;
+        const bool v2485 = v2484 < v1;
+        const bool v2486 = v2483 && v2485;
+        const unsigned int v2488 = v2482 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2490 = v2488 + v28;
+        const unsigned int v2491 = v2490 + v2481;
+        const unsigned int v2492 = v2486 ? v2491 : 0u;
+        const unsigned int v2494 = v2477 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2495 = v2472 + v2494;
+        const unsigned int v2496 = v2495 + v2481;
+        iron_copy_async(shm1 + v2496, b + v2492, v2486);
+        const unsigned int v2501 = v2401 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2504 = v2401 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2505 = v2504 << 3u;
+        const unsigned int v2506 = v2368 + v2501;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2507 = v2506 < v2;
+        const unsigned int v2508 = v28 + v2505;
+        const bool v2509 = v2508 < v1;
+        const bool v2510 = v2507 && v2509;
+        const unsigned int v2512 = v2506 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2514 = v2512 + v28;
+        const unsigned int v2515 = v2514 + v2505;
+        const unsigned int v2516 = v2510 ? v2515 : 0u;
+        const unsigned int v2518 = v2501 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2519 = v2472 + v2518;
+        const unsigned int v2520 = v2519 + v2505;
+        iron_copy_async(shm1 + v2520, b + v2516, v2510);
+        const unsigned int v2525 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2528 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2529 = v2528 << 3u;
+        const unsigned int v2530 = v2368 + v2525;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2531 = v2530 < v2;
+        const unsigned int v2532 = v28 + v2529;
+        const bool v2533 = v2532 < v1;
+        const bool v2534 = v2531 && v2533;
+        const unsigned int v2536 = v2530 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2538 = v2536 + v28;
+        const unsigned int v2539 = v2538 + v2529;
+        const unsigned int v2540 = v2534 ? v2539 : 0u;
+        const unsigned int v2542 = v2525 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2543 = v2472 + v2542;
+        const unsigned int v2544 = v2543 + v2529;
+        iron_copy_async(shm1 + v2544, b + v2540, v2534);
+        const unsigned int v2549 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2552 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2553 = v2552 << 3u;
+        const unsigned int v2554 = v2368 + v2549;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2555 = v2554 < v2;
+        const unsigned int v2556 = v28 + v2553;
+        const bool v2557 = v2556 < v1;
+        const bool v2558 = v2555 && v2557;
+        const unsigned int v2560 = v2554 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2562 = v2560 + v28;
+        const unsigned int v2563 = v2562 + v2553;
+        const unsigned int v2564 = v2558 ? v2563 : 0u;
+        const unsigned int v2566 = v2549 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2567 = v2472 + v2566;
+        const unsigned int v2568 = v2567 + v2553;
+        iron_copy_async(shm1 + v2568, b + v2564, v2558);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2570 = v2365 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2572 = v2365 * 5120u;
+      const unsigned int v2577 = v2572 + v2576;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2577, 40u);
+      const unsigned int v2582 = v2570 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v2582, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v2985 = v2974 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v2985, 40u);
-      const unsigned int v2988 = v2967 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v2989 = v2988 + v37;
-      iron_frag_load_shared<false>(v43, shm1, v2989, 136u);
+      const unsigned int v2588 = v2577 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2588, 40u);
+      const unsigned int v2591 = v2570 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v2592 = v2591 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v2592, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -792,7 +544,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v361 = v349 + 16u;
     const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -197,7 +197,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm.cpp:45
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -227,553 +226,306 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v2139 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2139) {
-      const unsigned int v2143 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2146 = v2143 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2149 = v2143 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2150 = v2149 << 2u;
-      const unsigned int v2151 = v24 + v2146;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2152 = v2151 < v0;
-      const bool v2154 = v2150 < v2;
-      const bool v2155 = v2152 && v2154;
-      const unsigned int v2157 = v2151 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2160 = v2157 + v2150;
-      const unsigned int v2161 = v2155 ? v2160 : v4;
-      const unsigned int v2163 = v2146 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2165 = v2163 + v2150;
-      iron_copy_async(shm0 + v2165, a + v2161, v2155);
-      const unsigned int v2168 = v2143 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2170 = v2168 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2173 = v2168 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2174 = v2173 << 2u;
-      const unsigned int v2175 = v24 + v2170;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2176 = v2175 < v0;
-      const bool v2178 = v2174 < v2;
-      const bool v2179 = v2176 && v2178;
-      const unsigned int v2181 = v2175 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2184 = v2181 + v2174;
-      const unsigned int v2185 = v2179 ? v2184 : v4;
-      const unsigned int v2187 = v2170 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2189 = v2187 + v2174;
-      iron_copy_async(shm0 + v2189, a + v2185, v2179);
-      const unsigned int v2192 = v2143 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2194 = v2192 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2197 = v2192 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2198 = v2197 << 2u;
-      const unsigned int v2199 = v24 + v2194;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2200 = v2199 < v0;
-      const bool v2202 = v2198 < v2;
-      const bool v2203 = v2200 && v2202;
-      const unsigned int v2205 = v2199 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2208 = v2205 + v2198;
-      const unsigned int v2209 = v2203 ? v2208 : v4;
-      const unsigned int v2211 = v2194 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2213 = v2211 + v2198;
-      iron_copy_async(shm0 + v2213, a + v2209, v2203);
-      const unsigned int v2216 = v2143 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2218 = v2216 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2221 = v2216 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2222 = v2221 << 2u;
-      const unsigned int v2223 = v24 + v2218;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2224 = v2223 < v0;
-      const bool v2226 = v2222 < v2;
-      const bool v2227 = v2224 && v2226;
-      const unsigned int v2229 = v2223 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2232 = v2229 + v2222;
-      const unsigned int v2233 = v2227 ? v2232 : v4;
-      const unsigned int v2235 = v2218 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2237 = v2235 + v2222;
-      iron_copy_async(shm0 + v2237, a + v2233, v2227);
-      const unsigned int v2244 = v2143 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2247 = v2143 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2248 = v2247 << 2u;
-      const bool v2250 = v2244 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2251 = v28 + v2248;
-      const bool v2252 = v2251 < v1;
-      const bool v2253 = v2250 && v2252;
-      const unsigned int v2255 = v2244 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2257 = v2255 + v28;
-      const unsigned int v2258 = v2257 + v2248;
-      const unsigned int v2259 = v2253 ? v2258 : v4;
-      const unsigned int v2261 = v2244 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2263 = v2261 + v2248;
-      iron_copy_async(shm1 + v2263, b + v2259, v2253);
-      const unsigned int v2268 = v2168 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2271 = v2168 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2272 = v2271 << 2u;
-      const bool v2274 = v2268 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2275 = v28 + v2272;
-      const bool v2276 = v2275 < v1;
-      const bool v2277 = v2274 && v2276;
-      const unsigned int v2279 = v2268 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2281 = v2279 + v28;
-      const unsigned int v2282 = v2281 + v2272;
-      const unsigned int v2283 = v2277 ? v2282 : v4;
-      const unsigned int v2285 = v2268 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2287 = v2285 + v2272;
-      iron_copy_async(shm1 + v2287, b + v2283, v2277);
-      const unsigned int v2292 = v2192 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2295 = v2192 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2296 = v2295 << 2u;
-      const bool v2298 = v2292 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2299 = v28 + v2296;
-      const bool v2300 = v2299 < v1;
-      const bool v2301 = v2298 && v2300;
-      const unsigned int v2303 = v2292 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2305 = v2303 + v28;
-      const unsigned int v2306 = v2305 + v2296;
-      const unsigned int v2307 = v2301 ? v2306 : v4;
-      const unsigned int v2309 = v2292 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2311 = v2309 + v2296;
-      iron_copy_async(shm1 + v2311, b + v2307, v2301);
-      const unsigned int v2316 = v2216 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2319 = v2216 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2320 = v2319 << 2u;
-      const bool v2322 = v2316 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2323 = v28 + v2320;
-      const bool v2324 = v2323 < v1;
-      const bool v2325 = v2322 && v2324;
-      const unsigned int v2327 = v2316 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2329 = v2327 + v28;
-      const unsigned int v2330 = v2329 + v2320;
-      const unsigned int v2331 = v2325 ? v2330 : v4;
-      const unsigned int v2333 = v2316 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2335 = v2333 + v2320;
-      iron_copy_async(shm1 + v2335, b + v2331, v2325);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2340 = 16u < v2;
-    if (v2340) {
-      const unsigned int v2344 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2347 = v2344 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2350 = v2344 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2351 = v2350 << 2u;
-      const unsigned int v2352 = v24 + v2347;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2353 = v2352 < v0;
-      const unsigned int v2354 = 16u + v2351;
-      const bool v2355 = v2354 < v2;
-      const bool v2356 = v2353 && v2355;
-      const unsigned int v2358 = v2352 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2360 = v2358 + 16u;
-      const unsigned int v2361 = v2360 + v2351;
-      const unsigned int v2362 = v2356 ? v2361 : v4;
-      const unsigned int v2364 = v2347 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2365 = 2560u + v2364;
-      const unsigned int v2366 = v2365 + v2351;
-      iron_copy_async(shm0 + v2366, a + v2362, v2356);
-      const unsigned int v2369 = v2344 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2371 = v2369 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2374 = v2369 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2375 = v2374 << 2u;
-      const unsigned int v2376 = v24 + v2371;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2377 = v2376 < v0;
-      const unsigned int v2378 = 16u + v2375;
-      const bool v2379 = v2378 < v2;
-      const bool v2380 = v2377 && v2379;
-      const unsigned int v2382 = v2376 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2384 = v2382 + 16u;
-      const unsigned int v2385 = v2384 + v2375;
-      const unsigned int v2386 = v2380 ? v2385 : v4;
-      const unsigned int v2388 = v2371 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2389 = 2560u + v2388;
-      const unsigned int v2390 = v2389 + v2375;
-      iron_copy_async(shm0 + v2390, a + v2386, v2380);
-      const unsigned int v2393 = v2344 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2395 = v2393 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2398 = v2393 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2399 = v2398 << 2u;
-      const unsigned int v2400 = v24 + v2395;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2401 = v2400 < v0;
-      const unsigned int v2402 = 16u + v2399;
-      const bool v2403 = v2402 < v2;
-      const bool v2404 = v2401 && v2403;
-      const unsigned int v2406 = v2400 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2408 = v2406 + 16u;
-      const unsigned int v2409 = v2408 + v2399;
-      const unsigned int v2410 = v2404 ? v2409 : v4;
-      const unsigned int v2412 = v2395 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2413 = 2560u + v2412;
-      const unsigned int v2414 = v2413 + v2399;
-      iron_copy_async(shm0 + v2414, a + v2410, v2404);
-      const unsigned int v2417 = v2344 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2419 = v2417 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2422 = v2417 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2423 = v2422 << 2u;
-      const unsigned int v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2425 = v2424 < v0;
-      const unsigned int v2426 = 16u + v2423;
-      const bool v2427 = v2426 < v2;
-      const bool v2428 = v2425 && v2427;
-      const unsigned int v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2432 = v2430 + 16u;
-      const unsigned int v2433 = v2432 + v2423;
-      const unsigned int v2434 = v2428 ? v2433 : v4;
-      const unsigned int v2436 = v2419 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2437 = 2560u + v2436;
-      const unsigned int v2438 = v2437 + v2423;
-      iron_copy_async(shm0 + v2438, a + v2434, v2428);
-      const unsigned int v2445 = v2344 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2448 = v2344 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2449 = v2448 << 2u;
-      const unsigned int v2450 = 16u + v2445;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2451 = v2450 < v2;
-      const unsigned int v2452 = v28 + v2449;
-      const bool v2453 = v2452 < v1;
-      const bool v2454 = v2451 && v2453;
-      const unsigned int v2456 = v2450 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2458 = v2456 + v28;
-      const unsigned int v2459 = v2458 + v2449;
-      const unsigned int v2460 = v2454 ? v2459 : v4;
-      const unsigned int v2462 = v2445 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2463 = 2112u + v2462;
-      const unsigned int v2464 = v2463 + v2449;
-      iron_copy_async(shm1 + v2464, b + v2460, v2454);
-      const unsigned int v2469 = v2369 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2472 = v2369 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2473 = v2472 << 2u;
-      const unsigned int v2474 = 16u + v2469;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2475 = v2474 < v2;
-      const unsigned int v2476 = v28 + v2473;
-      const bool v2477 = v2476 < v1;
-      const bool v2478 = v2475 && v2477;
-      const unsigned int v2480 = v2474 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2482 = v2480 + v28;
-      const unsigned int v2483 = v2482 + v2473;
-      const unsigned int v2484 = v2478 ? v2483 : v4;
-      const unsigned int v2486 = v2469 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2487 = 2112u + v2486;
-      const unsigned int v2488 = v2487 + v2473;
-      iron_copy_async(shm1 + v2488, b + v2484, v2478);
-      const unsigned int v2493 = v2393 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2496 = v2393 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2497 = v2496 << 2u;
-      const unsigned int v2498 = 16u + v2493;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2499 = v2498 < v2;
-      const unsigned int v2500 = v28 + v2497;
-      const bool v2501 = v2500 < v1;
-      const bool v2502 = v2499 && v2501;
-      const unsigned int v2504 = v2498 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2506 = v2504 + v28;
-      const unsigned int v2507 = v2506 + v2497;
-      const unsigned int v2508 = v2502 ? v2507 : v4;
-      const unsigned int v2510 = v2493 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2511 = 2112u + v2510;
-      const unsigned int v2512 = v2511 + v2497;
-      iron_copy_async(shm1 + v2512, b + v2508, v2502);
-      const unsigned int v2517 = v2417 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2520 = v2417 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2521 = v2520 << 2u;
-      const unsigned int v2522 = 16u + v2517;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2523 = v2522 < v2;
-      const unsigned int v2524 = v28 + v2521;
-      const bool v2525 = v2524 < v1;
-      const bool v2526 = v2523 && v2525;
-      const unsigned int v2528 = v2522 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2530 = v2528 + v28;
-      const unsigned int v2531 = v2530 + v2521;
-      const unsigned int v2532 = v2526 ? v2531 : v4;
-      const unsigned int v2534 = v2517 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2535 = 2112u + v2534;
-      const unsigned int v2536 = v2535 + v2521;
-      iron_copy_async(shm1 + v2536, b + v2532, v2526);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2541 = 32u < v2;
-    if (v2541) {
-      const unsigned int v2545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2548 = v2545 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2551 = v2545 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2552 = v2551 << 2u;
-      const unsigned int v2553 = v24 + v2548;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2554 = v2553 < v0;
-      const unsigned int v2555 = 32u + v2552;
-      const bool v2556 = v2555 < v2;
-      const bool v2557 = v2554 && v2556;
-      const unsigned int v2559 = v2553 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2561 = v2559 + 32u;
-      const unsigned int v2562 = v2561 + v2552;
-      const unsigned int v2563 = v2557 ? v2562 : v4;
-      const unsigned int v2565 = v2548 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2566 = 5120u + v2565;
-      const unsigned int v2567 = v2566 + v2552;
-      iron_copy_async(shm0 + v2567, a + v2563, v2557);
-      const unsigned int v2570 = v2545 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2572 = v2570 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2575 = v2570 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2576 = v2575 << 2u;
-      const unsigned int v2577 = v24 + v2572;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2578 = v2577 < v0;
-      const unsigned int v2579 = 32u + v2576;
-      const bool v2580 = v2579 < v2;
-      const bool v2581 = v2578 && v2580;
-      const unsigned int v2583 = v2577 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2585 = v2583 + 32u;
-      const unsigned int v2586 = v2585 + v2576;
-      const unsigned int v2587 = v2581 ? v2586 : v4;
-      const unsigned int v2589 = v2572 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2590 = 5120u + v2589;
-      const unsigned int v2591 = v2590 + v2576;
-      iron_copy_async(shm0 + v2591, a + v2587, v2581);
-      const unsigned int v2594 = v2545 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2596 = v2594 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2599 = v2594 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2600 = v2599 << 2u;
-      const unsigned int v2601 = v24 + v2596;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2602 = v2601 < v0;
-      const unsigned int v2603 = 32u + v2600;
-      const bool v2604 = v2603 < v2;
-      const bool v2605 = v2602 && v2604;
-      const unsigned int v2607 = v2601 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2609 = v2607 + 32u;
-      const unsigned int v2610 = v2609 + v2600;
-      const unsigned int v2611 = v2605 ? v2610 : v4;
-      const unsigned int v2613 = v2596 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2614 = 5120u + v2613;
-      const unsigned int v2615 = v2614 + v2600;
-      iron_copy_async(shm0 + v2615, a + v2611, v2605);
-      const unsigned int v2618 = v2545 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2620 = v2618 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2623 = v2618 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2624 = v2623 << 2u;
-      const unsigned int v2625 = v24 + v2620;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2626 = v2625 < v0;
-      const unsigned int v2627 = 32u + v2624;
-      const bool v2628 = v2627 < v2;
-      const bool v2629 = v2626 && v2628;
-      const unsigned int v2631 = v2625 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2633 = v2631 + 32u;
-      const unsigned int v2634 = v2633 + v2624;
-      const unsigned int v2635 = v2629 ? v2634 : v4;
-      const unsigned int v2637 = v2620 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2638 = 5120u + v2637;
-      const unsigned int v2639 = v2638 + v2624;
-      iron_copy_async(shm0 + v2639, a + v2635, v2629);
-      const unsigned int v2646 = v2545 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2649 = v2545 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2650 = v2649 << 2u;
-      const unsigned int v2651 = 32u + v2646;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2652 = v2651 < v2;
-      const unsigned int v2653 = v28 + v2650;
-      const bool v2654 = v2653 < v1;
-      const bool v2655 = v2652 && v2654;
-      const unsigned int v2657 = v2651 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2659 = v2657 + v28;
-      const unsigned int v2660 = v2659 + v2650;
-      const unsigned int v2661 = v2655 ? v2660 : v4;
-      const unsigned int v2663 = v2646 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2664 = 4224u + v2663;
-      const unsigned int v2665 = v2664 + v2650;
-      iron_copy_async(shm1 + v2665, b + v2661, v2655);
-      const unsigned int v2670 = v2570 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2673 = v2570 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2674 = v2673 << 2u;
-      const unsigned int v2675 = 32u + v2670;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2676 = v2675 < v2;
-      const unsigned int v2677 = v28 + v2674;
-      const bool v2678 = v2677 < v1;
-      const bool v2679 = v2676 && v2678;
-      const unsigned int v2681 = v2675 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2683 = v2681 + v28;
-      const unsigned int v2684 = v2683 + v2674;
-      const unsigned int v2685 = v2679 ? v2684 : v4;
-      const unsigned int v2687 = v2670 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2688 = 4224u + v2687;
-      const unsigned int v2689 = v2688 + v2674;
-      iron_copy_async(shm1 + v2689, b + v2685, v2679);
-      const unsigned int v2694 = v2594 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2697 = v2594 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2698 = v2697 << 2u;
-      const unsigned int v2699 = 32u + v2694;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2700 = v2699 < v2;
-      const unsigned int v2701 = v28 + v2698;
-      const bool v2702 = v2701 < v1;
-      const bool v2703 = v2700 && v2702;
-      const unsigned int v2705 = v2699 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2707 = v2705 + v28;
-      const unsigned int v2708 = v2707 + v2698;
-      const unsigned int v2709 = v2703 ? v2708 : v4;
-      const unsigned int v2711 = v2694 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2712 = 4224u + v2711;
-      const unsigned int v2713 = v2712 + v2698;
-      iron_copy_async(shm1 + v2713, b + v2709, v2703);
-      const unsigned int v2718 = v2618 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2721 = v2618 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2722 = v2721 << 2u;
-      const unsigned int v2723 = 32u + v2718;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2724 = v2723 < v2;
-      const unsigned int v2725 = v28 + v2722;
-      const bool v2726 = v2725 < v1;
-      const bool v2727 = v2724 && v2726;
-      const unsigned int v2729 = v2723 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2731 = v2729 + v28;
-      const unsigned int v2732 = v2731 + v2722;
-      const unsigned int v2733 = v2727 ? v2732 : v4;
-      const unsigned int v2735 = v2718 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2736 = 4224u + v2735;
-      const unsigned int v2737 = v2736 + v2722;
-      iron_copy_async(shm1 + v2737, b + v2733, v2727);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v2953 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v2738 = v4; v2738 < v2; v2738 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2740 = v2738 >> 4u;
-      const unsigned int v2742 = v2740 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v2745 = v2738 + 48u;
-      const unsigned int v2747 = v2740 + 3u;
-      const unsigned int v2748 = v2747 & 3u;
-      const bool v2749 = v2745 < v2;
-      if (v2749) {
-        const unsigned int v2751 = v2748 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v2753 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2756 = v2753 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2759 = v2753 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2760 = v2759 << 2u;
-        const unsigned int v2761 = v24 + v2756;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2762 = v2761 < v0;
-        const unsigned int v2763 = v2745 + v2760;
-        const bool v2764 = v2763 < v2;
-        const bool v2765 = v2762 && v2764;
-        const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2769 = v2767 + v2745;
-        const unsigned int v2770 = v2769 + v2760;
-        const unsigned int v2771 = v2765 ? v2770 : v4;
-        const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2774 = v2751 + v2773;
-        const unsigned int v2775 = v2774 + v2760;
-        iron_copy_async(shm0 + v2775, a + v2771, v2765);
-        const unsigned int v2778 = v2753 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2784 = v2783 << 2u;
-        const unsigned int v2785 = v24 + v2780;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2786 = v2785 < v0;
-        const unsigned int v2787 = v2745 + v2784;
-        const bool v2788 = v2787 < v2;
-        const bool v2789 = v2786 && v2788;
-        const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2793 = v2791 + v2745;
-        const unsigned int v2794 = v2793 + v2784;
-        const unsigned int v2795 = v2789 ? v2794 : v4;
-        const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2798 = v2751 + v2797;
-        const unsigned int v2799 = v2798 + v2784;
-        iron_copy_async(shm0 + v2799, a + v2795, v2789);
-        const unsigned int v2802 = v2753 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2808 = v2807 << 2u;
-        const unsigned int v2809 = v24 + v2804;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2810 = v2809 < v0;
-        const unsigned int v2811 = v2745 + v2808;
-        const bool v2812 = v2811 < v2;
-        const bool v2813 = v2810 && v2812;
-        const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2817 = v2815 + v2745;
-        const unsigned int v2818 = v2817 + v2808;
-        const unsigned int v2819 = v2813 ? v2818 : v4;
-        const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2822 = v2751 + v2821;
-        const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async(shm0 + v2823, a + v2819, v2813);
-        const unsigned int v2826 = v2753 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2828 = v2826 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2831 = v2826 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2832 = v2831 << 2u;
-        const unsigned int v2833 = v24 + v2828;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2834 = v2833 < v0;
-        const unsigned int v2835 = v2745 + v2832;
-        const bool v2836 = v2835 < v2;
-        const bool v2837 = v2834 && v2836;
-        const unsigned int v2839 = v2833 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2841 = v2839 + v2745;
-        const unsigned int v2842 = v2841 + v2832;
-        const unsigned int v2843 = v2837 ? v2842 : v4;
-        const unsigned int v2845 = v2828 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2846 = v2751 + v2845;
-        const unsigned int v2847 = v2846 + v2832;
-        iron_copy_async(shm0 + v2847, a + v2843, v2837);
-        const unsigned int v2849 = v2748 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v2854 = v2753 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2857 = v2753 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2858 = v2857 << 2u;
-        const unsigned int v2859 = v2745 + v2854;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2860 = v2859 < v2;
-        const unsigned int v2861 = v28 + v2858;
-        const bool v2862 = v2861 < v1;
-        const bool v2863 = v2860 && v2862;
-        const unsigned int v2865 = v2859 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2867 = v2865 + v28;
-        const unsigned int v2868 = v2867 + v2858;
-        const unsigned int v2869 = v2863 ? v2868 : v4;
-        const unsigned int v2871 = v2854 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2872 = v2849 + v2871;
-        const unsigned int v2873 = v2872 + v2858;
-        iron_copy_async(shm1 + v2873, b + v2869, v2863);
-        const unsigned int v2878 = v2778 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2881 = v2778 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2882 = v2881 << 2u;
-        const unsigned int v2883 = v2745 + v2878;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2884 = v2883 < v2;
-        const unsigned int v2885 = v28 + v2882;
-        const bool v2886 = v2885 < v1;
-        const bool v2887 = v2884 && v2886;
-        const unsigned int v2889 = v2883 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2891 = v2889 + v28;
-        const unsigned int v2892 = v2891 + v2882;
-        const unsigned int v2893 = v2887 ? v2892 : v4;
-        const unsigned int v2895 = v2878 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2896 = v2849 + v2895;
-        const unsigned int v2897 = v2896 + v2882;
-        iron_copy_async(shm1 + v2897, b + v2893, v2887);
-        const unsigned int v2902 = v2802 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2905 = v2802 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2906 = v2905 << 2u;
-        const unsigned int v2907 = v2745 + v2902;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2908 = v2907 < v2;
-        const unsigned int v2909 = v28 + v2906;
-        const bool v2910 = v2909 < v1;
-        const bool v2911 = v2908 && v2910;
-        const unsigned int v2913 = v2907 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2915 = v2913 + v28;
-        const unsigned int v2916 = v2915 + v2906;
-        const unsigned int v2917 = v2911 ? v2916 : v4;
-        const unsigned int v2919 = v2902 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2920 = v2849 + v2919;
-        const unsigned int v2921 = v2920 + v2906;
-        iron_copy_async(shm1 + v2921, b + v2917, v2911);
-        const unsigned int v2926 = v2826 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2929 = v2826 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2930 = v2929 << 2u;
-        const unsigned int v2931 = v2745 + v2926;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2932 = v2931 < v2;
-        const unsigned int v2933 = v28 + v2930;
-        const bool v2934 = v2933 < v1;
-        const bool v2935 = v2932 && v2934;
-        const unsigned int v2937 = v2931 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2939 = v2937 + v28;
-        const unsigned int v2940 = v2939 + v2930;
-        const unsigned int v2941 = v2935 ? v2940 : v4;
-        const unsigned int v2943 = v2926 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2944 = v2849 + v2943;
-        const unsigned int v2945 = v2944 + v2930;
-        iron_copy_async(shm1 + v2945, b + v2941, v2935);
+    for (unsigned int v2141 = 0u; v2141 < 3u; v2141 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2142 = v2141 << 4u;
+      const bool v2144 = v2142 < v2;
+      if (v2144) {
+        const unsigned int v2146 = v2141 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2148 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2151 = v2148 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2154 = v2148 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2155 = v2154 << 2u;
+        const unsigned int v2156 = v24 + v2151;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2157 = v2156 < v0;
+        const unsigned int v2158 = v2142 + v2155;
+        const bool v2159 = v2158 < v2;
+        const bool v2160 = v2157 && v2159;
+        const unsigned int v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2164 = v2162 + v2142;
+        const unsigned int v2165 = v2164 + v2155;
+        const unsigned int v2166 = v2160 ? v2165 : 0u;
+        const unsigned int v2168 = v2151 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2169 = v2146 + v2168;
+        const unsigned int v2170 = v2169 + v2155;
+        iron_copy_async(shm0 + v2170, a + v2166, v2160);
+        const unsigned int v2173 = v2148 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2175 = v2173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2178 = v2173 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2179 = v2178 << 2u;
+        const unsigned int v2180 = v24 + v2175;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2181 = v2180 < v0;
+        const unsigned int v2182 = v2142 + v2179;
+        const bool v2183 = v2182 < v2;
+        const bool v2184 = v2181 && v2183;
+        const unsigned int v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2188 = v2186 + v2142;
+        const unsigned int v2189 = v2188 + v2179;
+        const unsigned int v2190 = v2184 ? v2189 : 0u;
+        const unsigned int v2192 = v2175 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2193 = v2146 + v2192;
+        const unsigned int v2194 = v2193 + v2179;
+        iron_copy_async(shm0 + v2194, a + v2190, v2184);
+        const unsigned int v2197 = v2148 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2199 = v2197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2202 = v2197 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2203 = v2202 << 2u;
+        const unsigned int v2204 = v24 + v2199;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2205 = v2204 < v0;
+        const unsigned int v2206 = v2142 + v2203;
+        const bool v2207 = v2206 < v2;
+        const bool v2208 = v2205 && v2207;
+        const unsigned int v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2212 = v2210 + v2142;
+        const unsigned int v2213 = v2212 + v2203;
+        const unsigned int v2214 = v2208 ? v2213 : 0u;
+        const unsigned int v2216 = v2199 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2217 = v2146 + v2216;
+        const unsigned int v2218 = v2217 + v2203;
+        iron_copy_async(shm0 + v2218, a + v2214, v2208);
+        const unsigned int v2221 = v2148 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2223 = v2221 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2226 = v2221 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2227 = v2226 << 2u;
+        const unsigned int v2228 = v24 + v2223;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2229 = v2228 < v0;
+        const unsigned int v2230 = v2142 + v2227;
+        const bool v2231 = v2230 < v2;
+        const bool v2232 = v2229 && v2231;
+        const unsigned int v2234 = v2228 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2236 = v2234 + v2142;
+        const unsigned int v2237 = v2236 + v2227;
+        const unsigned int v2238 = v2232 ? v2237 : 0u;
+        const unsigned int v2240 = v2223 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2241 = v2146 + v2240;
+        const unsigned int v2242 = v2241 + v2227;
+        iron_copy_async(shm0 + v2242, a + v2238, v2232);
+        const unsigned int v2244 = v2141 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2249 = v2148 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2252 = v2148 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2253 = v2252 << 2u;
+        const unsigned int v2254 = v2142 + v2249;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2255 = v2254 < v2;
+        const unsigned int v2256 = v28 + v2253;
+        const bool v2257 = v2256 < v1;
+        const bool v2258 = v2255 && v2257;
+        const unsigned int v2260 = v2254 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2262 = v2260 + v28;
+        const unsigned int v2263 = v2262 + v2253;
+        const unsigned int v2264 = v2258 ? v2263 : 0u;
+        const unsigned int v2266 = v2249 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2267 = v2244 + v2266;
+        const unsigned int v2268 = v2267 + v2253;
+        iron_copy_async(shm1 + v2268, b + v2264, v2258);
+        const unsigned int v2273 = v2173 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2276 = v2173 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2277 = v2276 << 2u;
+        const unsigned int v2278 = v2142 + v2273;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2279 = v2278 < v2;
+        const unsigned int v2280 = v28 + v2277;
+        const bool v2281 = v2280 < v1;
+        const bool v2282 = v2279 && v2281;
+        const unsigned int v2284 = v2278 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2286 = v2284 + v28;
+        const unsigned int v2287 = v2286 + v2277;
+        const unsigned int v2288 = v2282 ? v2287 : 0u;
+        const unsigned int v2290 = v2273 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2291 = v2244 + v2290;
+        const unsigned int v2292 = v2291 + v2277;
+        iron_copy_async(shm1 + v2292, b + v2288, v2282);
+        const unsigned int v2297 = v2197 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2300 = v2197 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2301 = v2300 << 2u;
+        const unsigned int v2302 = v2142 + v2297;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2303 = v2302 < v2;
+        const unsigned int v2304 = v28 + v2301;
+        const bool v2305 = v2304 < v1;
+        const bool v2306 = v2303 && v2305;
+        const unsigned int v2308 = v2302 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2310 = v2308 + v28;
+        const unsigned int v2311 = v2310 + v2301;
+        const unsigned int v2312 = v2306 ? v2311 : 0u;
+        const unsigned int v2314 = v2297 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2315 = v2244 + v2314;
+        const unsigned int v2316 = v2315 + v2301;
+        iron_copy_async(shm1 + v2316, b + v2312, v2306);
+        const unsigned int v2321 = v2221 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2324 = v2221 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2325 = v2324 << 2u;
+        const unsigned int v2326 = v2142 + v2321;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2327 = v2326 < v2;
+        const unsigned int v2328 = v28 + v2325;
+        const bool v2329 = v2328 < v1;
+        const bool v2330 = v2327 && v2329;
+        const unsigned int v2332 = v2326 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2334 = v2332 + v28;
+        const unsigned int v2335 = v2334 + v2325;
+        const unsigned int v2336 = v2330 ? v2335 : 0u;
+        const unsigned int v2338 = v2321 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2339 = v2244 + v2338;
+        const unsigned int v2340 = v2339 + v2325;
+        iron_copy_async(shm1 + v2340, b + v2336, v2330);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2947 = v2742 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v2949 = v2742 * 2560u;
-      const unsigned int v2954 = v2949 + v2953;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v2954, 20u);
-      const unsigned int v2959 = v2947 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v2959, 132u);
+    }
+    const unsigned int v2556 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2341 = 0u; v2341 < v2; v2341 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2343 = v2341 >> 4u;
+      const unsigned int v2345 = v2343 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2348 = v2341 + 48u;
+      const unsigned int v2350 = v2343 + 3u;
+      const unsigned int v2351 = v2350 & 3u;
+      const bool v2352 = v2348 < v2;
+      if (v2352) {
+        const unsigned int v2354 = v2351 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2356 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2359 = v2356 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2362 = v2356 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2363 = v2362 << 2u;
+        const unsigned int v2364 = v24 + v2359;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2365 = v2364 < v0;
+        const unsigned int v2366 = v2348 + v2363;
+        const bool v2367 = v2366 < v2;
+        const bool v2368 = v2365 && v2367;
+        const unsigned int v2370 = v2364 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2372 = v2370 + v2348;
+        const unsigned int v2373 = v2372 + v2363;
+        const unsigned int v2374 = v2368 ? v2373 : 0u;
+        const unsigned int v2376 = v2359 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2377 = v2354 + v2376;
+        const unsigned int v2378 = v2377 + v2363;
+        iron_copy_async(shm0 + v2378, a + v2374, v2368);
+        const unsigned int v2381 = v2356 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2383 = v2381 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2386 = v2381 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2387 = v2386 << 2u;
+        const unsigned int v2388 = v24 + v2383;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2389 = v2388 < v0;
+        const unsigned int v2390 = v2348 + v2387;
+        const bool v2391 = v2390 < v2;
+        const bool v2392 = v2389 && v2391;
+        const unsigned int v2394 = v2388 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2396 = v2394 + v2348;
+        const unsigned int v2397 = v2396 + v2387;
+        const unsigned int v2398 = v2392 ? v2397 : 0u;
+        const unsigned int v2400 = v2383 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2401 = v2354 + v2400;
+        const unsigned int v2402 = v2401 + v2387;
+        iron_copy_async(shm0 + v2402, a + v2398, v2392);
+        const unsigned int v2405 = v2356 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2407 = v2405 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2410 = v2405 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2411 = v2410 << 2u;
+        const unsigned int v2412 = v24 + v2407;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2413 = v2412 < v0;
+        const unsigned int v2414 = v2348 + v2411;
+        const bool v2415 = v2414 < v2;
+        const bool v2416 = v2413 && v2415;
+        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2420 = v2418 + v2348;
+        const unsigned int v2421 = v2420 + v2411;
+        const unsigned int v2422 = v2416 ? v2421 : 0u;
+        const unsigned int v2424 = v2407 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2425 = v2354 + v2424;
+        const unsigned int v2426 = v2425 + v2411;
+        iron_copy_async(shm0 + v2426, a + v2422, v2416);
+        const unsigned int v2429 = v2356 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2431 = v2429 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2434 = v2429 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2435 = v2434 << 2u;
+        const unsigned int v2436 = v24 + v2431;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2437 = v2436 < v0;
+        const unsigned int v2438 = v2348 + v2435;
+        const bool v2439 = v2438 < v2;
+        const bool v2440 = v2437 && v2439;
+        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2444 = v2442 + v2348;
+        const unsigned int v2445 = v2444 + v2435;
+        const unsigned int v2446 = v2440 ? v2445 : 0u;
+        const unsigned int v2448 = v2431 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2449 = v2354 + v2448;
+        const unsigned int v2450 = v2449 + v2435;
+        iron_copy_async(shm0 + v2450, a + v2446, v2440);
+        const unsigned int v2452 = v2351 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2457 = v2356 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2460 = v2356 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2461 = v2460 << 2u;
+        const unsigned int v2462 = v2348 + v2457;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2463 = v2462 < v2;
+        const unsigned int v2464 = v28 + v2461;
+        const bool v2465 = v2464 < v1;
+        const bool v2466 = v2463 && v2465;
+        const unsigned int v2468 = v2462 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2470 = v2468 + v28;
+        const unsigned int v2471 = v2470 + v2461;
+        const unsigned int v2472 = v2466 ? v2471 : 0u;
+        const unsigned int v2474 = v2457 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2475 = v2452 + v2474;
+        const unsigned int v2476 = v2475 + v2461;
+        iron_copy_async(shm1 + v2476, b + v2472, v2466);
+        const unsigned int v2481 = v2381 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2484 = v2381 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2485 = v2484 << 2u;
+        const unsigned int v2486 = v2348 + v2481;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2487 = v2486 < v2;
+        const unsigned int v2488 = v28 + v2485;
+        const bool v2489 = v2488 < v1;
+        const bool v2490 = v2487 && v2489;
+        const unsigned int v2492 = v2486 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2494 = v2492 + v28;
+        const unsigned int v2495 = v2494 + v2485;
+        const unsigned int v2496 = v2490 ? v2495 : 0u;
+        const unsigned int v2498 = v2481 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2499 = v2452 + v2498;
+        const unsigned int v2500 = v2499 + v2485;
+        iron_copy_async(shm1 + v2500, b + v2496, v2490);
+        const unsigned int v2505 = v2405 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2508 = v2405 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2509 = v2508 << 2u;
+        const unsigned int v2510 = v2348 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2511 = v2510 < v2;
+        const unsigned int v2512 = v28 + v2509;
+        const bool v2513 = v2512 < v1;
+        const bool v2514 = v2511 && v2513;
+        const unsigned int v2516 = v2510 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2518 = v2516 + v28;
+        const unsigned int v2519 = v2518 + v2509;
+        const unsigned int v2520 = v2514 ? v2519 : 0u;
+        const unsigned int v2522 = v2505 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2523 = v2452 + v2522;
+        const unsigned int v2524 = v2523 + v2509;
+        iron_copy_async(shm1 + v2524, b + v2520, v2514);
+        const unsigned int v2529 = v2429 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2532 = v2429 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2533 = v2532 << 2u;
+        const unsigned int v2534 = v2348 + v2529;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2535 = v2534 < v2;
+        const unsigned int v2536 = v28 + v2533;
+        const bool v2537 = v2536 < v1;
+        const bool v2538 = v2535 && v2537;
+        const unsigned int v2540 = v2534 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2542 = v2540 + v28;
+        const unsigned int v2543 = v2542 + v2533;
+        const unsigned int v2544 = v2538 ? v2543 : 0u;
+        const unsigned int v2546 = v2529 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2547 = v2452 + v2546;
+        const unsigned int v2548 = v2547 + v2533;
+        iron_copy_async(shm1 + v2548, b + v2544, v2538);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2550 = v2345 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2552 = v2345 * 2560u;
+      const unsigned int v2557 = v2552 + v2556;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2557, 20u);
+      const unsigned int v2562 = v2550 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v2562, 132u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -782,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v283 = threadIdx.x;
     const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -197,7 +197,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm.cpp:45
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -227,426 +226,238 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v2143 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2143) {
-      const unsigned int v2147 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2150 = v2147 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2153 = v2147 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2154 = v2153 << 2u;
-      const unsigned int v2155 = v24 + v2150;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2156 = v2155 < v0;
-      const bool v2158 = v2154 < v2;
-      const bool v2159 = v2156 && v2158;
-      const unsigned int v2161 = v2155 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2164 = v2161 + v2154;
-      const unsigned int v2165 = v2159 ? v2164 : v4;
-      const unsigned int v2167 = v2150 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2169 = v2167 + v2154;
-      iron_copy_async(shm0 + v2169, a + v2165, v2159);
-      const unsigned int v2172 = v2147 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2174 = v2172 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2177 = v2172 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2178 = v2177 << 2u;
-      const unsigned int v2179 = v24 + v2174;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2180 = v2179 < v0;
-      const bool v2182 = v2178 < v2;
-      const bool v2183 = v2180 && v2182;
-      const unsigned int v2185 = v2179 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2188 = v2185 + v2178;
-      const unsigned int v2189 = v2183 ? v2188 : v4;
-      const unsigned int v2191 = v2174 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2193 = v2191 + v2178;
-      iron_copy_async(shm0 + v2193, a + v2189, v2183);
-      const unsigned int v2196 = v2147 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2198 = v2196 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2201 = v2196 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2202 = v2201 << 2u;
-      const unsigned int v2203 = v24 + v2198;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2204 = v2203 < v0;
-      const bool v2206 = v2202 < v2;
-      const bool v2207 = v2204 && v2206;
-      const unsigned int v2209 = v2203 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2212 = v2209 + v2202;
-      const unsigned int v2213 = v2207 ? v2212 : v4;
-      const unsigned int v2215 = v2198 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2217 = v2215 + v2202;
-      iron_copy_async(shm0 + v2217, a + v2213, v2207);
-      const unsigned int v2220 = v2147 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2222 = v2220 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2225 = v2220 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2226 = v2225 << 2u;
-      const unsigned int v2227 = v24 + v2222;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2228 = v2227 < v0;
-      const bool v2230 = v2226 < v2;
-      const bool v2231 = v2228 && v2230;
-      const unsigned int v2233 = v2227 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2236 = v2233 + v2226;
-      const unsigned int v2237 = v2231 ? v2236 : v4;
-      const unsigned int v2239 = v2222 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2241 = v2239 + v2226;
-      iron_copy_async(shm0 + v2241, a + v2237, v2231);
-      const unsigned int v2253 = v28 + v2150;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2254 = v2253 < v1;
-      const bool v2257 = v2254 && v2158;
-      const unsigned int v2259 = v2253 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2262 = v2259 + v2154;
-      const unsigned int v2263 = v2257 ? v2262 : v4;
-      iron_copy_async(shm1 + v2169, b + v2263, v2257);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2277 = v28 + v2174;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2278 = v2277 < v1;
-      const bool v2281 = v2278 && v2182;
-      const unsigned int v2283 = v2277 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2286 = v2283 + v2178;
-      const unsigned int v2287 = v2281 ? v2286 : v4;
-      iron_copy_async(shm1 + v2193, b + v2287, v2281);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2301 = v28 + v2198;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2302 = v2301 < v1;
-      const bool v2305 = v2302 && v2206;
-      const unsigned int v2307 = v2301 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2310 = v2307 + v2202;
-      const unsigned int v2311 = v2305 ? v2310 : v4;
-      iron_copy_async(shm1 + v2217, b + v2311, v2305);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2325 = v28 + v2222;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2326 = v2325 < v1;
-      const bool v2329 = v2326 && v2230;
-      const unsigned int v2331 = v2325 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2334 = v2331 + v2226;
-      const unsigned int v2335 = v2329 ? v2334 : v4;
-      iron_copy_async(shm1 + v2241, b + v2335, v2329);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2344 = 16u < v2;
-    if (v2344) {
-      const unsigned int v2348 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2351 = v2348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2354 = v2348 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2355 = v2354 << 2u;
-      const unsigned int v2356 = v24 + v2351;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2357 = v2356 < v0;
-      const unsigned int v2358 = 16u + v2355;
-      const bool v2359 = v2358 < v2;
-      const bool v2360 = v2357 && v2359;
-      const unsigned int v2362 = v2356 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2364 = v2362 + 16u;
-      const unsigned int v2365 = v2364 + v2355;
-      const unsigned int v2366 = v2360 ? v2365 : v4;
-      const unsigned int v2368 = v2351 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2369 = 2560u + v2368;
-      const unsigned int v2370 = v2369 + v2355;
-      iron_copy_async(shm0 + v2370, a + v2366, v2360);
-      const unsigned int v2373 = v2348 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2375 = v2373 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2378 = v2373 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2379 = v2378 << 2u;
-      const unsigned int v2380 = v24 + v2375;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2381 = v2380 < v0;
-      const unsigned int v2382 = 16u + v2379;
-      const bool v2383 = v2382 < v2;
-      const bool v2384 = v2381 && v2383;
-      const unsigned int v2386 = v2380 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2388 = v2386 + 16u;
-      const unsigned int v2389 = v2388 + v2379;
-      const unsigned int v2390 = v2384 ? v2389 : v4;
-      const unsigned int v2392 = v2375 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2393 = 2560u + v2392;
-      const unsigned int v2394 = v2393 + v2379;
-      iron_copy_async(shm0 + v2394, a + v2390, v2384);
-      const unsigned int v2397 = v2348 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2399 = v2397 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2402 = v2397 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2403 = v2402 << 2u;
-      const unsigned int v2404 = v24 + v2399;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2405 = v2404 < v0;
-      const unsigned int v2406 = 16u + v2403;
-      const bool v2407 = v2406 < v2;
-      const bool v2408 = v2405 && v2407;
-      const unsigned int v2410 = v2404 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2412 = v2410 + 16u;
-      const unsigned int v2413 = v2412 + v2403;
-      const unsigned int v2414 = v2408 ? v2413 : v4;
-      const unsigned int v2416 = v2399 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2417 = 2560u + v2416;
-      const unsigned int v2418 = v2417 + v2403;
-      iron_copy_async(shm0 + v2418, a + v2414, v2408);
-      const unsigned int v2421 = v2348 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2423 = v2421 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2426 = v2421 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2427 = v2426 << 2u;
-      const unsigned int v2428 = v24 + v2423;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2429 = v2428 < v0;
-      const unsigned int v2430 = 16u + v2427;
-      const bool v2431 = v2430 < v2;
-      const bool v2432 = v2429 && v2431;
-      const unsigned int v2434 = v2428 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2436 = v2434 + 16u;
-      const unsigned int v2437 = v2436 + v2427;
-      const unsigned int v2438 = v2432 ? v2437 : v4;
-      const unsigned int v2440 = v2423 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2441 = 2560u + v2440;
-      const unsigned int v2442 = v2441 + v2427;
-      iron_copy_async(shm0 + v2442, a + v2438, v2432);
-      const unsigned int v2454 = v28 + v2351;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2455 = v2454 < v1;
-      const bool v2458 = v2455 && v2359;
-      const unsigned int v2460 = v2454 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2462 = v2460 + 16u;
-      const unsigned int v2463 = v2462 + v2355;
-      const unsigned int v2464 = v2458 ? v2463 : v4;
-      iron_copy_async(shm1 + v2370, b + v2464, v2458);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2478 = v28 + v2375;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2479 = v2478 < v1;
-      const bool v2482 = v2479 && v2383;
-      const unsigned int v2484 = v2478 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2486 = v2484 + 16u;
-      const unsigned int v2487 = v2486 + v2379;
-      const unsigned int v2488 = v2482 ? v2487 : v4;
-      iron_copy_async(shm1 + v2394, b + v2488, v2482);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2502 = v28 + v2399;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2503 = v2502 < v1;
-      const bool v2506 = v2503 && v2407;
-      const unsigned int v2508 = v2502 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2510 = v2508 + 16u;
-      const unsigned int v2511 = v2510 + v2403;
-      const unsigned int v2512 = v2506 ? v2511 : v4;
-      iron_copy_async(shm1 + v2418, b + v2512, v2506);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2526 = v28 + v2423;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2527 = v2526 < v1;
-      const bool v2530 = v2527 && v2431;
-      const unsigned int v2532 = v2526 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2534 = v2532 + 16u;
-      const unsigned int v2535 = v2534 + v2427;
-      const unsigned int v2536 = v2530 ? v2535 : v4;
-      iron_copy_async(shm1 + v2442, b + v2536, v2530);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2545 = 32u < v2;
-    if (v2545) {
-      const unsigned int v2549 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2552 = v2549 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2555 = v2549 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2556 = v2555 << 2u;
-      const unsigned int v2557 = v24 + v2552;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2558 = v2557 < v0;
-      const unsigned int v2559 = 32u + v2556;
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2558 && v2560;
-      const unsigned int v2563 = v2557 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2565 = v2563 + 32u;
-      const unsigned int v2566 = v2565 + v2556;
-      const unsigned int v2567 = v2561 ? v2566 : v4;
-      const unsigned int v2569 = v2552 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2570 = 5120u + v2569;
-      const unsigned int v2571 = v2570 + v2556;
-      iron_copy_async(shm0 + v2571, a + v2567, v2561);
-      const unsigned int v2574 = v2549 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2576 = v2574 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2579 = v2574 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2580 = v2579 << 2u;
-      const unsigned int v2581 = v24 + v2576;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2582 = v2581 < v0;
-      const unsigned int v2583 = 32u + v2580;
-      const bool v2584 = v2583 < v2;
-      const bool v2585 = v2582 && v2584;
-      const unsigned int v2587 = v2581 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2589 = v2587 + 32u;
-      const unsigned int v2590 = v2589 + v2580;
-      const unsigned int v2591 = v2585 ? v2590 : v4;
-      const unsigned int v2593 = v2576 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2594 = 5120u + v2593;
-      const unsigned int v2595 = v2594 + v2580;
-      iron_copy_async(shm0 + v2595, a + v2591, v2585);
-      const unsigned int v2598 = v2549 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2600 = v2598 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2603 = v2598 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2604 = v2603 << 2u;
-      const unsigned int v2605 = v24 + v2600;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2606 = v2605 < v0;
-      const unsigned int v2607 = 32u + v2604;
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2606 && v2608;
-      const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2613 = v2611 + 32u;
-      const unsigned int v2614 = v2613 + v2604;
-      const unsigned int v2615 = v2609 ? v2614 : v4;
-      const unsigned int v2617 = v2600 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2618 = 5120u + v2617;
-      const unsigned int v2619 = v2618 + v2604;
-      iron_copy_async(shm0 + v2619, a + v2615, v2609);
-      const unsigned int v2622 = v2549 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2624 = v2622 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2627 = v2622 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2628 = v2627 << 2u;
-      const unsigned int v2629 = v24 + v2624;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2630 = v2629 < v0;
-      const unsigned int v2631 = 32u + v2628;
-      const bool v2632 = v2631 < v2;
-      const bool v2633 = v2630 && v2632;
-      const unsigned int v2635 = v2629 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2637 = v2635 + 32u;
-      const unsigned int v2638 = v2637 + v2628;
-      const unsigned int v2639 = v2633 ? v2638 : v4;
-      const unsigned int v2641 = v2624 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2642 = 5120u + v2641;
-      const unsigned int v2643 = v2642 + v2628;
-      iron_copy_async(shm0 + v2643, a + v2639, v2633);
-      const unsigned int v2655 = v28 + v2552;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2656 = v2655 < v1;
-      const bool v2659 = v2656 && v2560;
-      const unsigned int v2661 = v2655 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2663 = v2661 + 32u;
-      const unsigned int v2664 = v2663 + v2556;
-      const unsigned int v2665 = v2659 ? v2664 : v4;
-      iron_copy_async(shm1 + v2571, b + v2665, v2659);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2679 = v28 + v2576;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2680 = v2679 < v1;
-      const bool v2683 = v2680 && v2584;
-      const unsigned int v2685 = v2679 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2687 = v2685 + 32u;
-      const unsigned int v2688 = v2687 + v2580;
-      const unsigned int v2689 = v2683 ? v2688 : v4;
-      iron_copy_async(shm1 + v2595, b + v2689, v2683);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2703 = v28 + v2600;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2704 = v2703 < v1;
-      const bool v2707 = v2704 && v2608;
-      const unsigned int v2709 = v2703 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2711 = v2709 + 32u;
-      const unsigned int v2712 = v2711 + v2604;
-      const unsigned int v2713 = v2707 ? v2712 : v4;
-      iron_copy_async(shm1 + v2619, b + v2713, v2707);  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2727 = v28 + v2624;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2728 = v2727 < v1;
-      const bool v2731 = v2728 && v2632;
-      const unsigned int v2733 = v2727 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2735 = v2733 + 32u;
-      const unsigned int v2736 = v2735 + v2628;
-      const unsigned int v2737 = v2731 ? v2736 : v4;
-      iron_copy_async(shm1 + v2643, b + v2737, v2731);  // kernels/gemm/gemm_tiles.hpp:62
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v2957 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-    const unsigned int v2963 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
-
-    for (unsigned int v2742 = v4; v2742 < v2; v2742 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2744 = v2742 >> 4u;
-      const unsigned int v2746 = v2744 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v2749 = v2742 + 48u;
-      const unsigned int v2751 = v2744 + 3u;
-      const unsigned int v2752 = v2751 & 3u;
-      const bool v2753 = v2749 < v2;
-      if (v2753) {
-        const unsigned int v2755 = v2752 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v2757 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2760 = v2757 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2763 = v2757 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2764 = v2763 << 2u;
-        const unsigned int v2765 = v24 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2766 = v2765 < v0;
-        const unsigned int v2767 = v2749 + v2764;
-        const bool v2768 = v2767 < v2;
-        const bool v2769 = v2766 && v2768;
-        const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2773 = v2771 + v2749;
-        const unsigned int v2774 = v2773 + v2764;
-        const unsigned int v2775 = v2769 ? v2774 : v4;
-        const unsigned int v2777 = v2760 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2778 = v2755 + v2777;
-        const unsigned int v2779 = v2778 + v2764;
-        iron_copy_async(shm0 + v2779, a + v2775, v2769);
-        const unsigned int v2782 = v2757 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2784 = v2782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2787 = v2782 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2788 = v2787 << 2u;
-        const unsigned int v2789 = v24 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2790 = v2789 < v0;
-        const unsigned int v2791 = v2749 + v2788;
-        const bool v2792 = v2791 < v2;
-        const bool v2793 = v2790 && v2792;
-        const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2797 = v2795 + v2749;
-        const unsigned int v2798 = v2797 + v2788;
-        const unsigned int v2799 = v2793 ? v2798 : v4;
-        const unsigned int v2801 = v2784 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2802 = v2755 + v2801;
-        const unsigned int v2803 = v2802 + v2788;
-        iron_copy_async(shm0 + v2803, a + v2799, v2793);
-        const unsigned int v2806 = v2757 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2808 = v2806 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2811 = v2806 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2812 = v2811 << 2u;
-        const unsigned int v2813 = v24 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2814 = v2813 < v0;
-        const unsigned int v2815 = v2749 + v2812;
-        const bool v2816 = v2815 < v2;
-        const bool v2817 = v2814 && v2816;
-        const unsigned int v2819 = v2813 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2821 = v2819 + v2749;
-        const unsigned int v2822 = v2821 + v2812;
-        const unsigned int v2823 = v2817 ? v2822 : v4;
-        const unsigned int v2825 = v2808 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2826 = v2755 + v2825;
-        const unsigned int v2827 = v2826 + v2812;
-        iron_copy_async(shm0 + v2827, a + v2823, v2817);
-        const unsigned int v2830 = v2757 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v2832 = v2830 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v2835 = v2830 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v2836 = v2835 << 2u;
-        const unsigned int v2837 = v24 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2838 = v2837 < v0;
-        const unsigned int v2839 = v2749 + v2836;
-        const bool v2840 = v2839 < v2;
-        const bool v2841 = v2838 && v2840;
-        const unsigned int v2843 = v2837 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2845 = v2843 + v2749;
-        const unsigned int v2846 = v2845 + v2836;
-        const unsigned int v2847 = v2841 ? v2846 : v4;
-        const unsigned int v2849 = v2832 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2850 = v2755 + v2849;
-        const unsigned int v2851 = v2850 + v2836;
-        iron_copy_async(shm0 + v2851, a + v2847, v2841);
-        const unsigned int v2863 = v28 + v2760;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2864 = v2863 < v1;
-        const bool v2867 = v2864 && v2768;
-        const unsigned int v2869 = v2863 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2871 = v2869 + v2749;
-        const unsigned int v2872 = v2871 + v2764;
-        const unsigned int v2873 = v2867 ? v2872 : v4;
-        iron_copy_async(shm1 + v2779, b + v2873, v2867);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2887 = v28 + v2784;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2888 = v2887 < v1;
-        const bool v2891 = v2888 && v2792;
-        const unsigned int v2893 = v2887 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2895 = v2893 + v2749;
-        const unsigned int v2896 = v2895 + v2788;
-        const unsigned int v2897 = v2891 ? v2896 : v4;
-        iron_copy_async(shm1 + v2803, b + v2897, v2891);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2911 = v28 + v2808;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2912 = v2911 < v1;
-        const bool v2915 = v2912 && v2816;
-        const unsigned int v2917 = v2911 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2919 = v2917 + v2749;
-        const unsigned int v2920 = v2919 + v2812;
-        const unsigned int v2921 = v2915 ? v2920 : v4;
-        iron_copy_async(shm1 + v2827, b + v2921, v2915);  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v2935 = v28 + v2832;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v2936 = v2935 < v1;
-        const bool v2939 = v2936 && v2840;
-        const unsigned int v2941 = v2935 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v2943 = v2941 + v2749;
-        const unsigned int v2944 = v2943 + v2836;
-        const unsigned int v2945 = v2939 ? v2944 : v4;
-        iron_copy_async(shm1 + v2851, b + v2945, v2939);  // kernels/gemm/gemm_tiles.hpp:62
+    for (unsigned int v2145 = 0u; v2145 < 3u; v2145 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2146 = v2145 << 4u;
+      const bool v2148 = v2146 < v2;
+      if (v2148) {
+        const unsigned int v2150 = v2145 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2152 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2155 = v2152 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2158 = v2152 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2159 = v2158 << 2u;
+        const unsigned int v2160 = v24 + v2155;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2161 = v2160 < v0;
+        const unsigned int v2162 = v2146 + v2159;
+        const bool v2163 = v2162 < v2;
+        const bool v2164 = v2161 && v2163;
+        const unsigned int v2166 = v2160 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2168 = v2166 + v2146;
+        const unsigned int v2169 = v2168 + v2159;
+        const unsigned int v2170 = v2164 ? v2169 : 0u;
+        const unsigned int v2172 = v2155 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2173 = v2150 + v2172;
+        const unsigned int v2174 = v2173 + v2159;
+        iron_copy_async(shm0 + v2174, a + v2170, v2164);
+        const unsigned int v2177 = v2152 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2179 = v2177 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2182 = v2177 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2183 = v2182 << 2u;
+        const unsigned int v2184 = v24 + v2179;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2185 = v2184 < v0;
+        const unsigned int v2186 = v2146 + v2183;
+        const bool v2187 = v2186 < v2;
+        const bool v2188 = v2185 && v2187;
+        const unsigned int v2190 = v2184 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2192 = v2190 + v2146;
+        const unsigned int v2193 = v2192 + v2183;
+        const unsigned int v2194 = v2188 ? v2193 : 0u;
+        const unsigned int v2196 = v2179 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2197 = v2150 + v2196;
+        const unsigned int v2198 = v2197 + v2183;
+        iron_copy_async(shm0 + v2198, a + v2194, v2188);
+        const unsigned int v2201 = v2152 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2203 = v2201 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2206 = v2201 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2207 = v2206 << 2u;
+        const unsigned int v2208 = v24 + v2203;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2209 = v2208 < v0;
+        const unsigned int v2210 = v2146 + v2207;
+        const bool v2211 = v2210 < v2;
+        const bool v2212 = v2209 && v2211;
+        const unsigned int v2214 = v2208 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2216 = v2214 + v2146;
+        const unsigned int v2217 = v2216 + v2207;
+        const unsigned int v2218 = v2212 ? v2217 : 0u;
+        const unsigned int v2220 = v2203 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2221 = v2150 + v2220;
+        const unsigned int v2222 = v2221 + v2207;
+        iron_copy_async(shm0 + v2222, a + v2218, v2212);
+        const unsigned int v2225 = v2152 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2227 = v2225 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2230 = v2225 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2231 = v2230 << 2u;
+        const unsigned int v2232 = v24 + v2227;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2233 = v2232 < v0;
+        const unsigned int v2234 = v2146 + v2231;
+        const bool v2235 = v2234 < v2;
+        const bool v2236 = v2233 && v2235;
+        const unsigned int v2238 = v2232 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2240 = v2238 + v2146;
+        const unsigned int v2241 = v2240 + v2231;
+        const unsigned int v2242 = v2236 ? v2241 : 0u;
+        const unsigned int v2244 = v2227 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2245 = v2150 + v2244;
+        const unsigned int v2246 = v2245 + v2231;
+        iron_copy_async(shm0 + v2246, a + v2242, v2236);
+        const unsigned int v2258 = v28 + v2155;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2259 = v2258 < v1;
+        const bool v2262 = v2259 && v2163;
+        const unsigned int v2264 = v2258 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2266 = v2264 + v2146;
+        const unsigned int v2267 = v2266 + v2159;
+        const unsigned int v2268 = v2262 ? v2267 : 0u;
+        iron_copy_async(shm1 + v2174, b + v2268, v2262);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2282 = v28 + v2179;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2283 = v2282 < v1;
+        const bool v2286 = v2283 && v2187;
+        const unsigned int v2288 = v2282 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2290 = v2288 + v2146;
+        const unsigned int v2291 = v2290 + v2183;
+        const unsigned int v2292 = v2286 ? v2291 : 0u;
+        iron_copy_async(shm1 + v2198, b + v2292, v2286);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2306 = v28 + v2203;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2307 = v2306 < v1;
+        const bool v2310 = v2307 && v2211;
+        const unsigned int v2312 = v2306 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2314 = v2312 + v2146;
+        const unsigned int v2315 = v2314 + v2207;
+        const unsigned int v2316 = v2310 ? v2315 : 0u;
+        iron_copy_async(shm1 + v2222, b + v2316, v2310);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2330 = v28 + v2227;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2331 = v2330 < v1;
+        const bool v2334 = v2331 && v2235;
+        const unsigned int v2336 = v2330 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2338 = v2336 + v2146;
+        const unsigned int v2339 = v2338 + v2231;
+        const unsigned int v2340 = v2334 ? v2339 : 0u;
+        iron_copy_async(shm1 + v2246, b + v2340, v2334);  // kernels/gemm/gemm_tiles.hpp:62
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2951 = v2746 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v2958 = v2951 + v2957;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v2958, 20u);
-      const unsigned int v2964 = v2951 + v2963;  // kernels/gemm/gemm_tiles.hpp:182
-      iron_frag_load_shared<true>(v43, shm1, v2964, 20u);
+    }
+    const unsigned int v2560 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+    const unsigned int v2566 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
+
+    for (unsigned int v2345 = 0u; v2345 < v2; v2345 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2347 = v2345 >> 4u;
+      const unsigned int v2349 = v2347 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2352 = v2345 + 48u;
+      const unsigned int v2354 = v2347 + 3u;
+      const unsigned int v2355 = v2354 & 3u;
+      const bool v2356 = v2352 < v2;
+      if (v2356) {
+        const unsigned int v2358 = v2355 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2360 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2363 = v2360 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2366 = v2360 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2367 = v2366 << 2u;
+        const unsigned int v2368 = v24 + v2363;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2369 = v2368 < v0;
+        const unsigned int v2370 = v2352 + v2367;
+        const bool v2371 = v2370 < v2;
+        const bool v2372 = v2369 && v2371;
+        const unsigned int v2374 = v2368 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2376 = v2374 + v2352;
+        const unsigned int v2377 = v2376 + v2367;
+        const unsigned int v2378 = v2372 ? v2377 : 0u;
+        const unsigned int v2380 = v2363 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2381 = v2358 + v2380;
+        const unsigned int v2382 = v2381 + v2367;
+        iron_copy_async(shm0 + v2382, a + v2378, v2372);
+        const unsigned int v2385 = v2360 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2387 = v2385 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2390 = v2385 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2391 = v2390 << 2u;
+        const unsigned int v2392 = v24 + v2387;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2393 = v2392 < v0;
+        const unsigned int v2394 = v2352 + v2391;
+        const bool v2395 = v2394 < v2;
+        const bool v2396 = v2393 && v2395;
+        const unsigned int v2398 = v2392 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2400 = v2398 + v2352;
+        const unsigned int v2401 = v2400 + v2391;
+        const unsigned int v2402 = v2396 ? v2401 : 0u;
+        const unsigned int v2404 = v2387 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2405 = v2358 + v2404;
+        const unsigned int v2406 = v2405 + v2391;
+        iron_copy_async(shm0 + v2406, a + v2402, v2396);
+        const unsigned int v2409 = v2360 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2411 = v2409 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2414 = v2409 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2415 = v2414 << 2u;
+        const unsigned int v2416 = v24 + v2411;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2417 = v2416 < v0;
+        const unsigned int v2418 = v2352 + v2415;
+        const bool v2419 = v2418 < v2;
+        const bool v2420 = v2417 && v2419;
+        const unsigned int v2422 = v2416 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2424 = v2422 + v2352;
+        const unsigned int v2425 = v2424 + v2415;
+        const unsigned int v2426 = v2420 ? v2425 : 0u;
+        const unsigned int v2428 = v2411 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2429 = v2358 + v2428;
+        const unsigned int v2430 = v2429 + v2415;
+        iron_copy_async(shm0 + v2430, a + v2426, v2420);
+        const unsigned int v2433 = v2360 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2435 = v2433 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2438 = v2433 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2439 = v2438 << 2u;
+        const unsigned int v2440 = v24 + v2435;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2441 = v2440 < v0;
+        const unsigned int v2442 = v2352 + v2439;
+        const bool v2443 = v2442 < v2;
+        const bool v2444 = v2441 && v2443;
+        const unsigned int v2446 = v2440 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2448 = v2446 + v2352;
+        const unsigned int v2449 = v2448 + v2439;
+        const unsigned int v2450 = v2444 ? v2449 : 0u;
+        const unsigned int v2452 = v2435 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2453 = v2358 + v2452;
+        const unsigned int v2454 = v2453 + v2439;
+        iron_copy_async(shm0 + v2454, a + v2450, v2444);
+        const unsigned int v2466 = v28 + v2363;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2467 = v2466 < v1;
+        const bool v2470 = v2467 && v2371;
+        const unsigned int v2472 = v2466 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2474 = v2472 + v2352;
+        const unsigned int v2475 = v2474 + v2367;
+        const unsigned int v2476 = v2470 ? v2475 : 0u;
+        iron_copy_async(shm1 + v2382, b + v2476, v2470);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2490 = v28 + v2387;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2491 = v2490 < v1;
+        const bool v2494 = v2491 && v2395;
+        const unsigned int v2496 = v2490 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2498 = v2496 + v2352;
+        const unsigned int v2499 = v2498 + v2391;
+        const unsigned int v2500 = v2494 ? v2499 : 0u;
+        iron_copy_async(shm1 + v2406, b + v2500, v2494);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2514 = v28 + v2411;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2515 = v2514 < v1;
+        const bool v2518 = v2515 && v2419;
+        const unsigned int v2520 = v2514 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2522 = v2520 + v2352;
+        const unsigned int v2523 = v2522 + v2415;
+        const unsigned int v2524 = v2518 ? v2523 : 0u;
+        iron_copy_async(shm1 + v2430, b + v2524, v2518);  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2538 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2539 = v2538 < v1;
+        const bool v2542 = v2539 && v2443;
+        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2546 = v2544 + v2352;
+        const unsigned int v2547 = v2546 + v2439;
+        const unsigned int v2548 = v2542 ? v2547 : 0u;
+        iron_copy_async(shm1 + v2454, b + v2548, v2542);  // kernels/gemm/gemm_tiles.hpp:62
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2554 = v2349 * 2560u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2561 = v2554 + v2560;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2561, 20u);
+      const unsigned int v2567 = v2554 + v2566;  // kernels/gemm/gemm_tiles.hpp:182
+      iron_frag_load_shared<true>(v43, shm1, v2567, 20u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -656,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
     const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:182
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:75

@@ -201,7 +201,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:83
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -231,559 +230,312 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
   iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v2415 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2415) {
-      const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2422 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2425 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2426 = v2425 << 3u;
-      const unsigned int v2427 = v24 + v2422;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2428 = v2427 < v0;
-      const bool v2430 = v2426 < v2;
-      const bool v2431 = v2428 && v2430;
-      const unsigned int v2433 = v2427 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2436 = v2433 + v2426;
-      const unsigned int v2437 = v2431 ? v2436 : v4;
-      const unsigned int v2439 = v2422 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2441 = v2439 + v2426;
-      iron_copy_async(shm0 + v2441, a + v2437, v2431);
-      const unsigned int v2444 = v2419 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2446 = v2444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2449 = v2444 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2450 = v2449 << 3u;
-      const unsigned int v2451 = v24 + v2446;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2452 = v2451 < v0;
-      const bool v2454 = v2450 < v2;
-      const bool v2455 = v2452 && v2454;
-      const unsigned int v2457 = v2451 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2460 = v2457 + v2450;
-      const unsigned int v2461 = v2455 ? v2460 : v4;
-      const unsigned int v2463 = v2446 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2465 = v2463 + v2450;
-      iron_copy_async(shm0 + v2465, a + v2461, v2455);
-      const unsigned int v2468 = v2419 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2470 = v2468 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2473 = v2468 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2474 = v2473 << 3u;
-      const unsigned int v2475 = v24 + v2470;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2476 = v2475 < v0;
-      const bool v2478 = v2474 < v2;
-      const bool v2479 = v2476 && v2478;
-      const unsigned int v2481 = v2475 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2484 = v2481 + v2474;
-      const unsigned int v2485 = v2479 ? v2484 : v4;
-      const unsigned int v2487 = v2470 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2489 = v2487 + v2474;
-      iron_copy_async(shm0 + v2489, a + v2485, v2479);
-      const unsigned int v2492 = v2419 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2494 = v2492 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2497 = v2492 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2498 = v2497 << 3u;
-      const unsigned int v2499 = v24 + v2494;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2500 = v2499 < v0;
-      const bool v2502 = v2498 < v2;
-      const bool v2503 = v2500 && v2502;
-      const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2508 = v2505 + v2498;
-      const unsigned int v2509 = v2503 ? v2508 : v4;
-      const unsigned int v2511 = v2494 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2513 = v2511 + v2498;
-      iron_copy_async(shm0 + v2513, a + v2509, v2503);
-      const unsigned int v2520 = v2419 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2523 = v2419 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2524 = v2523 << 3u;
-      const bool v2526 = v2520 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2527 = v28 + v2524;
-      const bool v2528 = v2527 < v1;
-      const bool v2529 = v2526 && v2528;
-      const unsigned int v2531 = v2520 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2533 = v2531 + v28;
-      const unsigned int v2534 = v2533 + v2524;
-      const unsigned int v2535 = v2529 ? v2534 : v4;
-      const unsigned int v2537 = v2520 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2539 = v2537 + v2524;
-      iron_copy_async(shm1 + v2539, b + v2535, v2529);
-      const unsigned int v2544 = v2444 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2547 = v2444 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2548 = v2547 << 3u;
-      const bool v2550 = v2544 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2551 = v28 + v2548;
-      const bool v2552 = v2551 < v1;
-      const bool v2553 = v2550 && v2552;
-      const unsigned int v2555 = v2544 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2557 = v2555 + v28;
-      const unsigned int v2558 = v2557 + v2548;
-      const unsigned int v2559 = v2553 ? v2558 : v4;
-      const unsigned int v2561 = v2544 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2563 = v2561 + v2548;
-      iron_copy_async(shm1 + v2563, b + v2559, v2553);
-      const unsigned int v2568 = v2468 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2571 = v2468 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2572 = v2571 << 3u;
-      const bool v2574 = v2568 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2575 = v28 + v2572;
-      const bool v2576 = v2575 < v1;
-      const bool v2577 = v2574 && v2576;
-      const unsigned int v2579 = v2568 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2581 = v2579 + v28;
-      const unsigned int v2582 = v2581 + v2572;
-      const unsigned int v2583 = v2577 ? v2582 : v4;
-      const unsigned int v2585 = v2568 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2587 = v2585 + v2572;
-      iron_copy_async(shm1 + v2587, b + v2583, v2577);
-      const unsigned int v2592 = v2492 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2595 = v2492 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2596 = v2595 << 3u;
-      const bool v2598 = v2592 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2599 = v28 + v2596;
-      const bool v2600 = v2599 < v1;
-      const bool v2601 = v2598 && v2600;
-      const unsigned int v2603 = v2592 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2605 = v2603 + v28;
-      const unsigned int v2606 = v2605 + v2596;
-      const unsigned int v2607 = v2601 ? v2606 : v4;
-      const unsigned int v2609 = v2592 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2611 = v2609 + v2596;
-      iron_copy_async(shm1 + v2611, b + v2607, v2601);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2616 = 32u < v2;
-    if (v2616) {
-      const unsigned int v2620 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2623 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2626 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2627 = v2626 << 3u;
-      const unsigned int v2628 = v24 + v2623;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2629 = v2628 < v0;
-      const unsigned int v2630 = 32u + v2627;
-      const bool v2631 = v2630 < v2;
-      const bool v2632 = v2629 && v2631;
-      const unsigned int v2634 = v2628 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2636 = v2634 + 32u;
-      const unsigned int v2637 = v2636 + v2627;
-      const unsigned int v2638 = v2632 ? v2637 : v4;
-      const unsigned int v2640 = v2623 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2641 = 5120u + v2640;
-      const unsigned int v2642 = v2641 + v2627;
-      iron_copy_async(shm0 + v2642, a + v2638, v2632);
-      const unsigned int v2645 = v2620 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2647 = v2645 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2650 = v2645 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2651 = v2650 << 3u;
-      const unsigned int v2652 = v24 + v2647;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2653 = v2652 < v0;
-      const unsigned int v2654 = 32u + v2651;
-      const bool v2655 = v2654 < v2;
-      const bool v2656 = v2653 && v2655;
-      const unsigned int v2658 = v2652 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2660 = v2658 + 32u;
-      const unsigned int v2661 = v2660 + v2651;
-      const unsigned int v2662 = v2656 ? v2661 : v4;
-      const unsigned int v2664 = v2647 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2665 = 5120u + v2664;
-      const unsigned int v2666 = v2665 + v2651;
-      iron_copy_async(shm0 + v2666, a + v2662, v2656);
-      const unsigned int v2669 = v2620 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2671 = v2669 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2674 = v2669 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2675 = v2674 << 3u;
-      const unsigned int v2676 = v24 + v2671;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2677 = v2676 < v0;
-      const unsigned int v2678 = 32u + v2675;
-      const bool v2679 = v2678 < v2;
-      const bool v2680 = v2677 && v2679;
-      const unsigned int v2682 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2684 = v2682 + 32u;
-      const unsigned int v2685 = v2684 + v2675;
-      const unsigned int v2686 = v2680 ? v2685 : v4;
-      const unsigned int v2688 = v2671 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2689 = 5120u + v2688;
-      const unsigned int v2690 = v2689 + v2675;
-      iron_copy_async(shm0 + v2690, a + v2686, v2680);
-      const unsigned int v2693 = v2620 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2695 = v2693 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2698 = v2693 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2699 = v2698 << 3u;
-      const unsigned int v2700 = v24 + v2695;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2701 = v2700 < v0;
-      const unsigned int v2702 = 32u + v2699;
-      const bool v2703 = v2702 < v2;
-      const bool v2704 = v2701 && v2703;
-      const unsigned int v2706 = v2700 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2708 = v2706 + 32u;
-      const unsigned int v2709 = v2708 + v2699;
-      const unsigned int v2710 = v2704 ? v2709 : v4;
-      const unsigned int v2712 = v2695 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2713 = 5120u + v2712;
-      const unsigned int v2714 = v2713 + v2699;
-      iron_copy_async(shm0 + v2714, a + v2710, v2704);
-      const unsigned int v2721 = v2620 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2724 = v2620 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2725 = v2724 << 3u;
-      const unsigned int v2726 = 32u + v2721;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2727 = v2726 < v2;
-      const unsigned int v2728 = v28 + v2725;
-      const bool v2729 = v2728 < v1;
-      const bool v2730 = v2727 && v2729;
-      const unsigned int v2732 = v2726 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2734 = v2732 + v28;
-      const unsigned int v2735 = v2734 + v2725;
-      const unsigned int v2736 = v2730 ? v2735 : v4;
-      const unsigned int v2738 = v2721 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2739 = 4352u + v2738;
-      const unsigned int v2740 = v2739 + v2725;
-      iron_copy_async(shm1 + v2740, b + v2736, v2730);
-      const unsigned int v2745 = v2645 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2748 = v2645 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2749 = v2748 << 3u;
-      const unsigned int v2750 = 32u + v2745;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2751 = v2750 < v2;
-      const unsigned int v2752 = v28 + v2749;
-      const bool v2753 = v2752 < v1;
-      const bool v2754 = v2751 && v2753;
-      const unsigned int v2756 = v2750 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2758 = v2756 + v28;
-      const unsigned int v2759 = v2758 + v2749;
-      const unsigned int v2760 = v2754 ? v2759 : v4;
-      const unsigned int v2762 = v2745 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2763 = 4352u + v2762;
-      const unsigned int v2764 = v2763 + v2749;
-      iron_copy_async(shm1 + v2764, b + v2760, v2754);
-      const unsigned int v2769 = v2669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2772 = v2669 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2773 = v2772 << 3u;
-      const unsigned int v2774 = 32u + v2769;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2775 = v2774 < v2;
-      const unsigned int v2776 = v28 + v2773;
-      const bool v2777 = v2776 < v1;
-      const bool v2778 = v2775 && v2777;
-      const unsigned int v2780 = v2774 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2782 = v2780 + v28;
-      const unsigned int v2783 = v2782 + v2773;
-      const unsigned int v2784 = v2778 ? v2783 : v4;
-      const unsigned int v2786 = v2769 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2787 = 4352u + v2786;
-      const unsigned int v2788 = v2787 + v2773;
-      iron_copy_async(shm1 + v2788, b + v2784, v2778);
-      const unsigned int v2793 = v2693 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2796 = v2693 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2797 = v2796 << 3u;
-      const unsigned int v2798 = 32u + v2793;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2799 = v2798 < v2;
-      const unsigned int v2800 = v28 + v2797;
-      const bool v2801 = v2800 < v1;
-      const bool v2802 = v2799 && v2801;
-      const unsigned int v2804 = v2798 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2806 = v2804 + v28;
-      const unsigned int v2807 = v2806 + v2797;
-      const unsigned int v2808 = v2802 ? v2807 : v4;
-      const unsigned int v2810 = v2793 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2811 = 4352u + v2810;
-      const unsigned int v2812 = v2811 + v2797;
-      iron_copy_async(shm1 + v2812, b + v2808, v2802);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2817 = 64u < v2;
-    if (v2817) {
-      const unsigned int v2821 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2824 = v2821 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2827 = v2821 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2828 = v2827 << 3u;
-      const unsigned int v2829 = v24 + v2824;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2830 = v2829 < v0;
-      const unsigned int v2831 = 64u + v2828;
-      const bool v2832 = v2831 < v2;
-      const bool v2833 = v2830 && v2832;
-      const unsigned int v2835 = v2829 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2837 = v2835 + 64u;
-      const unsigned int v2838 = v2837 + v2828;
-      const unsigned int v2839 = v2833 ? v2838 : v4;
-      const unsigned int v2841 = v2824 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2842 = 10240u + v2841;
-      const unsigned int v2843 = v2842 + v2828;
-      iron_copy_async(shm0 + v2843, a + v2839, v2833);
-      const unsigned int v2846 = v2821 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2848 = v2846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2851 = v2846 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2852 = v2851 << 3u;
-      const unsigned int v2853 = v24 + v2848;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2854 = v2853 < v0;
-      const unsigned int v2855 = 64u + v2852;
-      const bool v2856 = v2855 < v2;
-      const bool v2857 = v2854 && v2856;
-      const unsigned int v2859 = v2853 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2861 = v2859 + 64u;
-      const unsigned int v2862 = v2861 + v2852;
-      const unsigned int v2863 = v2857 ? v2862 : v4;
-      const unsigned int v2865 = v2848 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2866 = 10240u + v2865;
-      const unsigned int v2867 = v2866 + v2852;
-      iron_copy_async(shm0 + v2867, a + v2863, v2857);
-      const unsigned int v2870 = v2821 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2872 = v2870 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2875 = v2870 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2876 = v2875 << 3u;
-      const unsigned int v2877 = v24 + v2872;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2878 = v2877 < v0;
-      const unsigned int v2879 = 64u + v2876;
-      const bool v2880 = v2879 < v2;
-      const bool v2881 = v2878 && v2880;
-      const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2885 = v2883 + 64u;
-      const unsigned int v2886 = v2885 + v2876;
-      const unsigned int v2887 = v2881 ? v2886 : v4;
-      const unsigned int v2889 = v2872 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2890 = 10240u + v2889;
-      const unsigned int v2891 = v2890 + v2876;
-      iron_copy_async(shm0 + v2891, a + v2887, v2881);
-      const unsigned int v2894 = v2821 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2900 = v2899 << 3u;
-      const unsigned int v2901 = v24 + v2896;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2902 = v2901 < v0;
-      const unsigned int v2903 = 64u + v2900;
-      const bool v2904 = v2903 < v2;
-      const bool v2905 = v2902 && v2904;
-      const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2909 = v2907 + 64u;
-      const unsigned int v2910 = v2909 + v2900;
-      const unsigned int v2911 = v2905 ? v2910 : v4;
-      const unsigned int v2913 = v2896 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2914 = 10240u + v2913;
-      const unsigned int v2915 = v2914 + v2900;
-      iron_copy_async(shm0 + v2915, a + v2911, v2905);
-      const unsigned int v2922 = v2821 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2925 = v2821 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2926 = v2925 << 3u;
-      const unsigned int v2927 = 64u + v2922;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2928 = v2927 < v2;
-      const unsigned int v2929 = v28 + v2926;
-      const bool v2930 = v2929 < v1;
-      const bool v2931 = v2928 && v2930;
-      const unsigned int v2933 = v2927 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2935 = v2933 + v28;
-      const unsigned int v2936 = v2935 + v2926;
-      const unsigned int v2937 = v2931 ? v2936 : v4;
-      const unsigned int v2939 = v2922 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2940 = 8704u + v2939;
-      const unsigned int v2941 = v2940 + v2926;
-      iron_copy_async(shm1 + v2941, b + v2937, v2931);
-      const unsigned int v2946 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2949 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2950 = v2949 << 3u;
-      const unsigned int v2951 = 64u + v2946;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2952 = v2951 < v2;
-      const unsigned int v2953 = v28 + v2950;
-      const bool v2954 = v2953 < v1;
-      const bool v2955 = v2952 && v2954;
-      const unsigned int v2957 = v2951 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2959 = v2957 + v28;
-      const unsigned int v2960 = v2959 + v2950;
-      const unsigned int v2961 = v2955 ? v2960 : v4;
-      const unsigned int v2963 = v2946 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2964 = 8704u + v2963;
-      const unsigned int v2965 = v2964 + v2950;
-      iron_copy_async(shm1 + v2965, b + v2961, v2955);
-      const unsigned int v2970 = v2870 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2973 = v2870 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2974 = v2973 << 3u;
-      const unsigned int v2975 = 64u + v2970;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2976 = v2975 < v2;
-      const unsigned int v2977 = v28 + v2974;
-      const bool v2978 = v2977 < v1;
-      const bool v2979 = v2976 && v2978;
-      const unsigned int v2981 = v2975 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2983 = v2981 + v28;
-      const unsigned int v2984 = v2983 + v2974;
-      const unsigned int v2985 = v2979 ? v2984 : v4;
-      const unsigned int v2987 = v2970 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2988 = 8704u + v2987;
-      const unsigned int v2989 = v2988 + v2974;
-      iron_copy_async(shm1 + v2989, b + v2985, v2979);
-      const unsigned int v2994 = v2894 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2997 = v2894 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2998 = v2997 << 3u;
-      const unsigned int v2999 = 64u + v2994;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v3000 = v2999 < v2;
-      const unsigned int v3001 = v28 + v2998;
-      const bool v3002 = v3001 < v1;
-      const bool v3003 = v3000 && v3002;
-      const unsigned int v3005 = v2999 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v3007 = v3005 + v28;
-      const unsigned int v3008 = v3007 + v2998;
-      const unsigned int v3009 = v3003 ? v3008 : v4;
-      const unsigned int v3011 = v2994 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v3012 = 8704u + v3011;
-      const unsigned int v3013 = v3012 + v2998;
-      iron_copy_async(shm1 + v3013, b + v3009, v3003);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3229 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v3014 = v4; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3016 = v3014 >> 5u;
-      const unsigned int v3018 = v3016 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3021 = v3014 + 96u;
-      const unsigned int v3023 = v3016 + 3u;
-      const unsigned int v3024 = v3023 & 3u;
-      const bool v3025 = v3021 < v2;
-      if (v3025) {
-        const unsigned int v3027 = v3024 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3029 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3032 = v3029 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3035 = v3029 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3036 = v3035 << 3u;
-        const unsigned int v3037 = v24 + v3032;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3038 = v3037 < v0;
-        const unsigned int v3039 = v3021 + v3036;
-        const bool v3040 = v3039 < v2;
-        const bool v3041 = v3038 && v3040;
-        const unsigned int v3043 = v3037 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3045 = v3043 + v3021;
-        const unsigned int v3046 = v3045 + v3036;
-        const unsigned int v3047 = v3041 ? v3046 : v4;
-        const unsigned int v3049 = v3032 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3050 = v3027 + v3049;
-        const unsigned int v3051 = v3050 + v3036;
-        iron_copy_async(shm0 + v3051, a + v3047, v3041);
-        const unsigned int v3054 = v3029 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3056 = v3054 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3059 = v3054 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3060 = v3059 << 3u;
-        const unsigned int v3061 = v24 + v3056;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3062 = v3061 < v0;
-        const unsigned int v3063 = v3021 + v3060;
-        const bool v3064 = v3063 < v2;
-        const bool v3065 = v3062 && v3064;
-        const unsigned int v3067 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3069 = v3067 + v3021;
-        const unsigned int v3070 = v3069 + v3060;
-        const unsigned int v3071 = v3065 ? v3070 : v4;
-        const unsigned int v3073 = v3056 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3074 = v3027 + v3073;
-        const unsigned int v3075 = v3074 + v3060;
-        iron_copy_async(shm0 + v3075, a + v3071, v3065);
-        const unsigned int v3078 = v3029 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3080 = v3078 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3083 = v3078 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3084 = v3083 << 3u;
-        const unsigned int v3085 = v24 + v3080;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3086 = v3085 < v0;
-        const unsigned int v3087 = v3021 + v3084;
-        const bool v3088 = v3087 < v2;
-        const bool v3089 = v3086 && v3088;
-        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3093 = v3091 + v3021;
-        const unsigned int v3094 = v3093 + v3084;
-        const unsigned int v3095 = v3089 ? v3094 : v4;
-        const unsigned int v3097 = v3080 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3098 = v3027 + v3097;
-        const unsigned int v3099 = v3098 + v3084;
-        iron_copy_async(shm0 + v3099, a + v3095, v3089);
-        const unsigned int v3102 = v3029 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3108 = v3107 << 3u;
-        const unsigned int v3109 = v24 + v3104;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3110 = v3109 < v0;
-        const unsigned int v3111 = v3021 + v3108;
-        const bool v3112 = v3111 < v2;
-        const bool v3113 = v3110 && v3112;
-        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3117 = v3115 + v3021;
-        const unsigned int v3118 = v3117 + v3108;
-        const unsigned int v3119 = v3113 ? v3118 : v4;
-        const unsigned int v3121 = v3104 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3122 = v3027 + v3121;
-        const unsigned int v3123 = v3122 + v3108;
-        iron_copy_async(shm0 + v3123, a + v3119, v3113);
-        const unsigned int v3125 = v3024 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3130 = v3029 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3133 = v3029 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3134 = v3133 << 3u;
-        const unsigned int v3135 = v3021 + v3130;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3136 = v3135 < v2;
-        const unsigned int v3137 = v28 + v3134;
-        const bool v3138 = v3137 < v1;
-        const bool v3139 = v3136 && v3138;
-        const unsigned int v3141 = v3135 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3143 = v3141 + v28;
-        const unsigned int v3144 = v3143 + v3134;
-        const unsigned int v3145 = v3139 ? v3144 : v4;
-        const unsigned int v3147 = v3130 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3148 = v3125 + v3147;
-        const unsigned int v3149 = v3148 + v3134;
-        iron_copy_async(shm1 + v3149, b + v3145, v3139);
-        const unsigned int v3154 = v3054 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3157 = v3054 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3158 = v3157 << 3u;
-        const unsigned int v3159 = v3021 + v3154;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3160 = v3159 < v2;
-        const unsigned int v3161 = v28 + v3158;
-        const bool v3162 = v3161 < v1;
-        const bool v3163 = v3160 && v3162;
-        const unsigned int v3165 = v3159 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3167 = v3165 + v28;
-        const unsigned int v3168 = v3167 + v3158;
-        const unsigned int v3169 = v3163 ? v3168 : v4;
-        const unsigned int v3171 = v3154 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3172 = v3125 + v3171;
-        const unsigned int v3173 = v3172 + v3158;
-        iron_copy_async(shm1 + v3173, b + v3169, v3163);
-        const unsigned int v3178 = v3078 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3181 = v3078 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3182 = v3181 << 3u;
-        const unsigned int v3183 = v3021 + v3178;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3184 = v3183 < v2;
-        const unsigned int v3185 = v28 + v3182;
-        const bool v3186 = v3185 < v1;
-        const bool v3187 = v3184 && v3186;
-        const unsigned int v3189 = v3183 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3191 = v3189 + v28;
-        const unsigned int v3192 = v3191 + v3182;
-        const unsigned int v3193 = v3187 ? v3192 : v4;
-        const unsigned int v3195 = v3178 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3196 = v3125 + v3195;
-        const unsigned int v3197 = v3196 + v3182;
-        iron_copy_async(shm1 + v3197, b + v3193, v3187);
-        const unsigned int v3202 = v3102 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3205 = v3102 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3206 = v3205 << 3u;
-        const unsigned int v3207 = v3021 + v3202;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3208 = v3207 < v2;
-        const unsigned int v3209 = v28 + v3206;
-        const bool v3210 = v3209 < v1;
-        const bool v3211 = v3208 && v3210;
-        const unsigned int v3213 = v3207 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3215 = v3213 + v28;
-        const unsigned int v3216 = v3215 + v3206;
-        const unsigned int v3217 = v3211 ? v3216 : v4;
-        const unsigned int v3219 = v3202 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3220 = v3125 + v3219;
-        const unsigned int v3221 = v3220 + v3206;
-        iron_copy_async(shm1 + v3221, b + v3217, v3211);
+    for (unsigned int v2417 = 0u; v2417 < 3u; v2417 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2418 = v2417 << 5u;
+      const bool v2420 = v2418 < v2;
+      if (v2420) {
+        const unsigned int v2422 = v2417 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2424 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2427 = v2424 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2430 = v2424 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2431 = v2430 << 3u;
+        const unsigned int v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2433 = v2432 < v0;
+        const unsigned int v2434 = v2418 + v2431;
+        const bool v2435 = v2434 < v2;
+        const bool v2436 = v2433 && v2435;
+        const unsigned int v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2440 = v2438 + v2418;
+        const unsigned int v2441 = v2440 + v2431;
+        const unsigned int v2442 = v2436 ? v2441 : 0u;
+        const unsigned int v2444 = v2427 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2445 = v2422 + v2444;
+        const unsigned int v2446 = v2445 + v2431;
+        iron_copy_async(shm0 + v2446, a + v2442, v2436);
+        const unsigned int v2449 = v2424 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2451 = v2449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2454 = v2449 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2455 = v2454 << 3u;
+        const unsigned int v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2457 = v2456 < v0;
+        const unsigned int v2458 = v2418 + v2455;
+        const bool v2459 = v2458 < v2;
+        const bool v2460 = v2457 && v2459;
+        const unsigned int v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2464 = v2462 + v2418;
+        const unsigned int v2465 = v2464 + v2455;
+        const unsigned int v2466 = v2460 ? v2465 : 0u;
+        const unsigned int v2468 = v2451 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2469 = v2422 + v2468;
+        const unsigned int v2470 = v2469 + v2455;
+        iron_copy_async(shm0 + v2470, a + v2466, v2460);
+        const unsigned int v2473 = v2424 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2475 = v2473 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2478 = v2473 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2479 = v2478 << 3u;
+        const unsigned int v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2481 = v2480 < v0;
+        const unsigned int v2482 = v2418 + v2479;
+        const bool v2483 = v2482 < v2;
+        const bool v2484 = v2481 && v2483;
+        const unsigned int v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2488 = v2486 + v2418;
+        const unsigned int v2489 = v2488 + v2479;
+        const unsigned int v2490 = v2484 ? v2489 : 0u;
+        const unsigned int v2492 = v2475 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2493 = v2422 + v2492;
+        const unsigned int v2494 = v2493 + v2479;
+        iron_copy_async(shm0 + v2494, a + v2490, v2484);
+        const unsigned int v2497 = v2424 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2499 = v2497 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2502 = v2497 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2503 = v2502 << 3u;
+        const unsigned int v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2505 = v2504 < v0;
+        const unsigned int v2506 = v2418 + v2503;
+        const bool v2507 = v2506 < v2;
+        const bool v2508 = v2505 && v2507;
+        const unsigned int v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2512 = v2510 + v2418;
+        const unsigned int v2513 = v2512 + v2503;
+        const unsigned int v2514 = v2508 ? v2513 : 0u;
+        const unsigned int v2516 = v2499 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2517 = v2422 + v2516;
+        const unsigned int v2518 = v2517 + v2503;
+        iron_copy_async(shm0 + v2518, a + v2514, v2508);
+        const unsigned int v2520 = v2417 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2525 = v2424 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2528 = v2424 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2529 = v2528 << 3u;
+        const unsigned int v2530 = v2418 + v2525;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2531 = v2530 < v2;
+        const unsigned int v2532 = v28 + v2529;
+        const bool v2533 = v2532 < v1;
+        const bool v2534 = v2531 && v2533;
+        const unsigned int v2536 = v2530 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2538 = v2536 + v28;
+        const unsigned int v2539 = v2538 + v2529;
+        const unsigned int v2540 = v2534 ? v2539 : 0u;
+        const unsigned int v2542 = v2525 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2543 = v2520 + v2542;
+        const unsigned int v2544 = v2543 + v2529;
+        iron_copy_async(shm1 + v2544, b + v2540, v2534);
+        const unsigned int v2549 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2552 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2553 = v2552 << 3u;
+        const unsigned int v2554 = v2418 + v2549;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2555 = v2554 < v2;
+        const unsigned int v2556 = v28 + v2553;
+        const bool v2557 = v2556 < v1;
+        const bool v2558 = v2555 && v2557;
+        const unsigned int v2560 = v2554 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2562 = v2560 + v28;
+        const unsigned int v2563 = v2562 + v2553;
+        const unsigned int v2564 = v2558 ? v2563 : 0u;
+        const unsigned int v2566 = v2549 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2567 = v2520 + v2566;
+        const unsigned int v2568 = v2567 + v2553;
+        iron_copy_async(shm1 + v2568, b + v2564, v2558);
+        const unsigned int v2573 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2576 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2577 = v2576 << 3u;
+        const unsigned int v2578 = v2418 + v2573;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2579 = v2578 < v2;
+        const unsigned int v2580 = v28 + v2577;
+        const bool v2581 = v2580 < v1;
+        const bool v2582 = v2579 && v2581;
+        const unsigned int v2584 = v2578 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2586 = v2584 + v28;
+        const unsigned int v2587 = v2586 + v2577;
+        const unsigned int v2588 = v2582 ? v2587 : 0u;
+        const unsigned int v2590 = v2573 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2591 = v2520 + v2590;
+        const unsigned int v2592 = v2591 + v2577;
+        iron_copy_async(shm1 + v2592, b + v2588, v2582);
+        const unsigned int v2597 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2600 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2601 = v2600 << 3u;
+        const unsigned int v2602 = v2418 + v2597;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2603 = v2602 < v2;
+        const unsigned int v2604 = v28 + v2601;
+        const bool v2605 = v2604 < v1;
+        const bool v2606 = v2603 && v2605;
+        const unsigned int v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2610 = v2608 + v28;
+        const unsigned int v2611 = v2610 + v2601;
+        const unsigned int v2612 = v2606 ? v2611 : 0u;
+        const unsigned int v2614 = v2597 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2615 = v2520 + v2614;
+        const unsigned int v2616 = v2615 + v2601;
+        iron_copy_async(shm1 + v2616, b + v2612, v2606);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3223 = v3018 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3225 = v3018 * 5120u;
-      const unsigned int v3230 = v3225 + v3229;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3230, 40u);
-      const unsigned int v3235 = v3223 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v3235, 136u);
+    }
+    const unsigned int v2832 = v33 * 40u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2617 = 0u; v2617 < v2; v2617 += 32u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2619 = v2617 >> 5u;
+      const unsigned int v2621 = v2619 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2624 = v2617 + 96u;
+      const unsigned int v2626 = v2619 + 3u;
+      const unsigned int v2627 = v2626 & 3u;
+      const bool v2628 = v2624 < v2;
+      if (v2628) {
+        const unsigned int v2630 = v2627 * 5120u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2632 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2635 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2638 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2639 = v2638 << 3u;
+        const unsigned int v2640 = v24 + v2635;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2641 = v2640 < v0;
+        const unsigned int v2642 = v2624 + v2639;
+        const bool v2643 = v2642 < v2;
+        const bool v2644 = v2641 && v2643;
+        const unsigned int v2646 = v2640 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2648 = v2646 + v2624;
+        const unsigned int v2649 = v2648 + v2639;
+        const unsigned int v2650 = v2644 ? v2649 : 0u;
+        const unsigned int v2652 = v2635 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2653 = v2630 + v2652;
+        const unsigned int v2654 = v2653 + v2639;
+        iron_copy_async(shm0 + v2654, a + v2650, v2644);
+        const unsigned int v2657 = v2632 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2659 = v2657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2662 = v2657 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2663 = v2662 << 3u;
+        const unsigned int v2664 = v24 + v2659;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2665 = v2664 < v0;
+        const unsigned int v2666 = v2624 + v2663;
+        const bool v2667 = v2666 < v2;
+        const bool v2668 = v2665 && v2667;
+        const unsigned int v2670 = v2664 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2672 = v2670 + v2624;
+        const unsigned int v2673 = v2672 + v2663;
+        const unsigned int v2674 = v2668 ? v2673 : 0u;
+        const unsigned int v2676 = v2659 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2677 = v2630 + v2676;
+        const unsigned int v2678 = v2677 + v2663;
+        iron_copy_async(shm0 + v2678, a + v2674, v2668);
+        const unsigned int v2681 = v2632 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2683 = v2681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2686 = v2681 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2687 = v2686 << 3u;
+        const unsigned int v2688 = v24 + v2683;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2689 = v2688 < v0;
+        const unsigned int v2690 = v2624 + v2687;
+        const bool v2691 = v2690 < v2;
+        const bool v2692 = v2689 && v2691;
+        const unsigned int v2694 = v2688 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2696 = v2694 + v2624;
+        const unsigned int v2697 = v2696 + v2687;
+        const unsigned int v2698 = v2692 ? v2697 : 0u;
+        const unsigned int v2700 = v2683 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2701 = v2630 + v2700;
+        const unsigned int v2702 = v2701 + v2687;
+        iron_copy_async(shm0 + v2702, a + v2698, v2692);
+        const unsigned int v2705 = v2632 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2707 = v2705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2710 = v2705 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2711 = v2710 << 3u;
+        const unsigned int v2712 = v24 + v2707;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2713 = v2712 < v0;
+        const unsigned int v2714 = v2624 + v2711;
+        const bool v2715 = v2714 < v2;
+        const bool v2716 = v2713 && v2715;
+        const unsigned int v2718 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2720 = v2718 + v2624;
+        const unsigned int v2721 = v2720 + v2711;
+        const unsigned int v2722 = v2716 ? v2721 : 0u;
+        const unsigned int v2724 = v2707 * 40u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2725 = v2630 + v2724;
+        const unsigned int v2726 = v2725 + v2711;
+        iron_copy_async(shm0 + v2726, a + v2722, v2716);
+        const unsigned int v2728 = v2627 * 4352u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2733 = v2632 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2736 = v2632 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2737 = v2736 << 3u;
+        const unsigned int v2738 = v2624 + v2733;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2739 = v2738 < v2;
+        const unsigned int v2740 = v28 + v2737;
+        const bool v2741 = v2740 < v1;
+        const bool v2742 = v2739 && v2741;
+        const unsigned int v2744 = v2738 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2746 = v2744 + v28;
+        const unsigned int v2747 = v2746 + v2737;
+        const unsigned int v2748 = v2742 ? v2747 : 0u;
+        const unsigned int v2750 = v2733 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2751 = v2728 + v2750;
+        const unsigned int v2752 = v2751 + v2737;
+        iron_copy_async(shm1 + v2752, b + v2748, v2742);
+        const unsigned int v2757 = v2657 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2760 = v2657 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2761 = v2760 << 3u;
+        const unsigned int v2762 = v2624 + v2757;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2763 = v2762 < v2;
+        const unsigned int v2764 = v28 + v2761;
+        const bool v2765 = v2764 < v1;
+        const bool v2766 = v2763 && v2765;
+        const unsigned int v2768 = v2762 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2770 = v2768 + v28;
+        const unsigned int v2771 = v2770 + v2761;
+        const unsigned int v2772 = v2766 ? v2771 : 0u;
+        const unsigned int v2774 = v2757 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2775 = v2728 + v2774;
+        const unsigned int v2776 = v2775 + v2761;
+        iron_copy_async(shm1 + v2776, b + v2772, v2766);
+        const unsigned int v2781 = v2681 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2784 = v2681 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2785 = v2784 << 3u;
+        const unsigned int v2786 = v2624 + v2781;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2787 = v2786 < v2;
+        const unsigned int v2788 = v28 + v2785;
+        const bool v2789 = v2788 < v1;
+        const bool v2790 = v2787 && v2789;
+        const unsigned int v2792 = v2786 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2794 = v2792 + v28;
+        const unsigned int v2795 = v2794 + v2785;
+        const unsigned int v2796 = v2790 ? v2795 : 0u;
+        const unsigned int v2798 = v2781 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2799 = v2728 + v2798;
+        const unsigned int v2800 = v2799 + v2785;
+        iron_copy_async(shm1 + v2800, b + v2796, v2790);
+        const unsigned int v2805 = v2705 >> 4u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2808 = v2705 & 15u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2809 = v2808 << 3u;
+        const unsigned int v2810 = v2624 + v2805;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2811 = v2810 < v2;
+        const unsigned int v2812 = v28 + v2809;
+        const bool v2813 = v2812 < v1;
+        const bool v2814 = v2811 && v2813;
+        const unsigned int v2816 = v2810 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2818 = v2816 + v28;
+        const unsigned int v2819 = v2818 + v2809;
+        const unsigned int v2820 = v2814 ? v2819 : 0u;
+        const unsigned int v2822 = v2805 * 136u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2823 = v2728 + v2822;
+        const unsigned int v2824 = v2823 + v2809;
+        iron_copy_async(shm1 + v2824, b + v2820, v2814);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2826 = v2621 * 4352u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2828 = v2621 * 5120u;
+      const unsigned int v2833 = v2828 + v2832;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2833, 40u);
+      const unsigned int v2838 = v2826 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v2838, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
-      const unsigned int v3241 = v3230 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3241, 40u);
-      const unsigned int v3244 = v3223 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
-      const unsigned int v3245 = v3244 + v37;
-      iron_frag_load_shared<false>(v43, shm1, v3245, 136u);
+      const unsigned int v2844 = v2833 + 16u;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2844, 40u);
+      const unsigned int v2847 = v2826 + 2176u;  // kernels/gemm/gemm_tiles.hpp:180
+      const unsigned int v2848 = v2847 + v37;
+      iron_frag_load_shared<false>(v43, shm1, v2848, 136u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -794,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const unsigned int v361 = v349 + 16u;
     const unsigned int v365 = 2176u + v37;  // kernels/gemm/gemm_tiles.hpp:180
 
-    for (unsigned int v291 = v4; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v291 = 0u; v291 < v2; v291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v295 = v293; v295 < 4096u; v295 += v292) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v297 = v295 >> 5u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v299 = v295 & 31u;  // kernels/gemm/gemm_tiles.hpp:75

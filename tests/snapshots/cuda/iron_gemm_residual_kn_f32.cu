@@ -199,7 +199,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:83
   const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:160
   const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:161
   const unsigned int v8 = blockIdx.y;
@@ -229,553 +228,306 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
   iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:174
   iron_frag_fill(v43, 0.0f);
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:187
-  const bool v47 = v46 == v4;
+  const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:114
-  const bool v56 = v55 == v4;
+  const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:187
   if (v62) {
-    const bool v2395 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:194
-    if (v2395) {
-      const unsigned int v2399 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2402 = v2399 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2405 = v2399 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2406 = v2405 << 2u;
-      const unsigned int v2407 = v24 + v2402;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2408 = v2407 < v0;
-      const bool v2410 = v2406 < v2;
-      const bool v2411 = v2408 && v2410;
-      const unsigned int v2413 = v2407 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2416 = v2413 + v2406;
-      const unsigned int v2417 = v2411 ? v2416 : v4;
-      const unsigned int v2419 = v2402 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2421 = v2419 + v2406;
-      iron_copy_async(shm0 + v2421, a + v2417, v2411);
-      const unsigned int v2424 = v2399 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2426 = v2424 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2429 = v2424 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2430 = v2429 << 2u;
-      const unsigned int v2431 = v24 + v2426;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2432 = v2431 < v0;
-      const bool v2434 = v2430 < v2;
-      const bool v2435 = v2432 && v2434;
-      const unsigned int v2437 = v2431 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2440 = v2437 + v2430;
-      const unsigned int v2441 = v2435 ? v2440 : v4;
-      const unsigned int v2443 = v2426 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2445 = v2443 + v2430;
-      iron_copy_async(shm0 + v2445, a + v2441, v2435);
-      const unsigned int v2448 = v2399 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2450 = v2448 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2453 = v2448 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2454 = v2453 << 2u;
-      const unsigned int v2455 = v24 + v2450;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2456 = v2455 < v0;
-      const bool v2458 = v2454 < v2;
-      const bool v2459 = v2456 && v2458;
-      const unsigned int v2461 = v2455 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2464 = v2461 + v2454;
-      const unsigned int v2465 = v2459 ? v2464 : v4;
-      const unsigned int v2467 = v2450 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2469 = v2467 + v2454;
-      iron_copy_async(shm0 + v2469, a + v2465, v2459);
-      const unsigned int v2472 = v2399 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2474 = v2472 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2477 = v2472 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2478 = v2477 << 2u;
-      const unsigned int v2479 = v24 + v2474;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2480 = v2479 < v0;
-      const bool v2482 = v2478 < v2;
-      const bool v2483 = v2480 && v2482;
-      const unsigned int v2485 = v2479 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2488 = v2485 + v2478;
-      const unsigned int v2489 = v2483 ? v2488 : v4;
-      const unsigned int v2491 = v2474 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2493 = v2491 + v2478;
-      iron_copy_async(shm0 + v2493, a + v2489, v2483);
-      const unsigned int v2500 = v2399 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2503 = v2399 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2504 = v2503 << 2u;
-      const bool v2506 = v2500 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2507 = v28 + v2504;
-      const bool v2508 = v2507 < v1;
-      const bool v2509 = v2506 && v2508;
-      const unsigned int v2511 = v2500 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2513 = v2511 + v28;
-      const unsigned int v2514 = v2513 + v2504;
-      const unsigned int v2515 = v2509 ? v2514 : v4;
-      const unsigned int v2517 = v2500 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2519 = v2517 + v2504;
-      iron_copy_async(shm1 + v2519, b + v2515, v2509);
-      const unsigned int v2524 = v2424 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2527 = v2424 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2528 = v2527 << 2u;
-      const bool v2530 = v2524 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2531 = v28 + v2528;
-      const bool v2532 = v2531 < v1;
-      const bool v2533 = v2530 && v2532;
-      const unsigned int v2535 = v2524 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2537 = v2535 + v28;
-      const unsigned int v2538 = v2537 + v2528;
-      const unsigned int v2539 = v2533 ? v2538 : v4;
-      const unsigned int v2541 = v2524 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2543 = v2541 + v2528;
-      iron_copy_async(shm1 + v2543, b + v2539, v2533);
-      const unsigned int v2548 = v2448 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2551 = v2448 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2552 = v2551 << 2u;
-      const bool v2554 = v2548 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2555 = v28 + v2552;
-      const bool v2556 = v2555 < v1;
-      const bool v2557 = v2554 && v2556;
-      const unsigned int v2559 = v2548 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2561 = v2559 + v28;
-      const unsigned int v2562 = v2561 + v2552;
-      const unsigned int v2563 = v2557 ? v2562 : v4;
-      const unsigned int v2565 = v2548 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2567 = v2565 + v2552;
-      iron_copy_async(shm1 + v2567, b + v2563, v2557);
-      const unsigned int v2572 = v2472 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2575 = v2472 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2576 = v2575 << 2u;
-      const bool v2578 = v2572 < v2;  // kernels/gemm/gemm_tiles.hpp:60
-      const unsigned int v2579 = v28 + v2576;
-      const bool v2580 = v2579 < v1;
-      const bool v2581 = v2578 && v2580;
-      const unsigned int v2583 = v2572 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2585 = v2583 + v28;
-      const unsigned int v2586 = v2585 + v2576;
-      const unsigned int v2587 = v2581 ? v2586 : v4;
-      const unsigned int v2589 = v2572 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2591 = v2589 + v2576;
-      iron_copy_async(shm1 + v2591, b + v2587, v2581);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2596 = 16u < v2;
-    if (v2596) {
-      const unsigned int v2600 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2603 = v2600 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2606 = v2600 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2607 = v2606 << 2u;
-      const unsigned int v2608 = v24 + v2603;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2609 = v2608 < v0;
-      const unsigned int v2610 = 16u + v2607;
-      const bool v2611 = v2610 < v2;
-      const bool v2612 = v2609 && v2611;
-      const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2616 = v2614 + 16u;
-      const unsigned int v2617 = v2616 + v2607;
-      const unsigned int v2618 = v2612 ? v2617 : v4;
-      const unsigned int v2620 = v2603 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2621 = 2560u + v2620;
-      const unsigned int v2622 = v2621 + v2607;
-      iron_copy_async(shm0 + v2622, a + v2618, v2612);
-      const unsigned int v2625 = v2600 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2627 = v2625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2630 = v2625 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2631 = v2630 << 2u;
-      const unsigned int v2632 = v24 + v2627;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2633 = v2632 < v0;
-      const unsigned int v2634 = 16u + v2631;
-      const bool v2635 = v2634 < v2;
-      const bool v2636 = v2633 && v2635;
-      const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2640 = v2638 + 16u;
-      const unsigned int v2641 = v2640 + v2631;
-      const unsigned int v2642 = v2636 ? v2641 : v4;
-      const unsigned int v2644 = v2627 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2645 = 2560u + v2644;
-      const unsigned int v2646 = v2645 + v2631;
-      iron_copy_async(shm0 + v2646, a + v2642, v2636);
-      const unsigned int v2649 = v2600 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2651 = v2649 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2654 = v2649 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2655 = v2654 << 2u;
-      const unsigned int v2656 = v24 + v2651;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2657 = v2656 < v0;
-      const unsigned int v2658 = 16u + v2655;
-      const bool v2659 = v2658 < v2;
-      const bool v2660 = v2657 && v2659;
-      const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2664 = v2662 + 16u;
-      const unsigned int v2665 = v2664 + v2655;
-      const unsigned int v2666 = v2660 ? v2665 : v4;
-      const unsigned int v2668 = v2651 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2669 = 2560u + v2668;
-      const unsigned int v2670 = v2669 + v2655;
-      iron_copy_async(shm0 + v2670, a + v2666, v2660);
-      const unsigned int v2673 = v2600 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2675 = v2673 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2678 = v2673 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2679 = v2678 << 2u;
-      const unsigned int v2680 = v24 + v2675;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2681 = v2680 < v0;
-      const unsigned int v2682 = 16u + v2679;
-      const bool v2683 = v2682 < v2;
-      const bool v2684 = v2681 && v2683;
-      const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2688 = v2686 + 16u;
-      const unsigned int v2689 = v2688 + v2679;
-      const unsigned int v2690 = v2684 ? v2689 : v4;
-      const unsigned int v2692 = v2675 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2693 = 2560u + v2692;
-      const unsigned int v2694 = v2693 + v2679;
-      iron_copy_async(shm0 + v2694, a + v2690, v2684);
-      const unsigned int v2701 = v2600 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2704 = v2600 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2705 = v2704 << 2u;
-      const unsigned int v2706 = 16u + v2701;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2707 = v2706 < v2;
-      const unsigned int v2708 = v28 + v2705;
-      const bool v2709 = v2708 < v1;
-      const bool v2710 = v2707 && v2709;
-      const unsigned int v2712 = v2706 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2714 = v2712 + v28;
-      const unsigned int v2715 = v2714 + v2705;
-      const unsigned int v2716 = v2710 ? v2715 : v4;
-      const unsigned int v2718 = v2701 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2719 = 2112u + v2718;
-      const unsigned int v2720 = v2719 + v2705;
-      iron_copy_async(shm1 + v2720, b + v2716, v2710);
-      const unsigned int v2725 = v2625 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2728 = v2625 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2729 = v2728 << 2u;
-      const unsigned int v2730 = 16u + v2725;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2731 = v2730 < v2;
-      const unsigned int v2732 = v28 + v2729;
-      const bool v2733 = v2732 < v1;
-      const bool v2734 = v2731 && v2733;
-      const unsigned int v2736 = v2730 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2738 = v2736 + v28;
-      const unsigned int v2739 = v2738 + v2729;
-      const unsigned int v2740 = v2734 ? v2739 : v4;
-      const unsigned int v2742 = v2725 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2743 = 2112u + v2742;
-      const unsigned int v2744 = v2743 + v2729;
-      iron_copy_async(shm1 + v2744, b + v2740, v2734);
-      const unsigned int v2749 = v2649 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2752 = v2649 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2753 = v2752 << 2u;
-      const unsigned int v2754 = 16u + v2749;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2755 = v2754 < v2;
-      const unsigned int v2756 = v28 + v2753;
-      const bool v2757 = v2756 < v1;
-      const bool v2758 = v2755 && v2757;
-      const unsigned int v2760 = v2754 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2762 = v2760 + v28;
-      const unsigned int v2763 = v2762 + v2753;
-      const unsigned int v2764 = v2758 ? v2763 : v4;
-      const unsigned int v2766 = v2749 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2767 = 2112u + v2766;
-      const unsigned int v2768 = v2767 + v2753;
-      iron_copy_async(shm1 + v2768, b + v2764, v2758);
-      const unsigned int v2773 = v2673 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2776 = v2673 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2777 = v2776 << 2u;
-      const unsigned int v2778 = 16u + v2773;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2779 = v2778 < v2;
-      const unsigned int v2780 = v28 + v2777;
-      const bool v2781 = v2780 < v1;
-      const bool v2782 = v2779 && v2781;
-      const unsigned int v2784 = v2778 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2786 = v2784 + v28;
-      const unsigned int v2787 = v2786 + v2777;
-      const unsigned int v2788 = v2782 ? v2787 : v4;
-      const unsigned int v2790 = v2773 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2791 = 2112u + v2790;
-      const unsigned int v2792 = v2791 + v2777;
-      iron_copy_async(shm1 + v2792, b + v2788, v2782);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const bool v2797 = 32u < v2;
-    if (v2797) {
-      const unsigned int v2801 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2804 = v2801 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2807 = v2801 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2808 = v2807 << 2u;
-      const unsigned int v2809 = v24 + v2804;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2810 = v2809 < v0;
-      const unsigned int v2811 = 32u + v2808;
-      const bool v2812 = v2811 < v2;
-      const bool v2813 = v2810 && v2812;
-      const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2817 = v2815 + 32u;
-      const unsigned int v2818 = v2817 + v2808;
-      const unsigned int v2819 = v2813 ? v2818 : v4;
-      const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2822 = 5120u + v2821;
-      const unsigned int v2823 = v2822 + v2808;
-      iron_copy_async(shm0 + v2823, a + v2819, v2813);
-      const unsigned int v2826 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2828 = v2826 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2831 = v2826 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2832 = v2831 << 2u;
-      const unsigned int v2833 = v24 + v2828;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2834 = v2833 < v0;
-      const unsigned int v2835 = 32u + v2832;
-      const bool v2836 = v2835 < v2;
-      const bool v2837 = v2834 && v2836;
-      const unsigned int v2839 = v2833 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2841 = v2839 + 32u;
-      const unsigned int v2842 = v2841 + v2832;
-      const unsigned int v2843 = v2837 ? v2842 : v4;
-      const unsigned int v2845 = v2828 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2846 = 5120u + v2845;
-      const unsigned int v2847 = v2846 + v2832;
-      iron_copy_async(shm0 + v2847, a + v2843, v2837);
-      const unsigned int v2850 = v2801 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2852 = v2850 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2855 = v2850 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2856 = v2855 << 2u;
-      const unsigned int v2857 = v24 + v2852;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2858 = v2857 < v0;
-      const unsigned int v2859 = 32u + v2856;
-      const bool v2860 = v2859 < v2;
-      const bool v2861 = v2858 && v2860;
-      const unsigned int v2863 = v2857 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2865 = v2863 + 32u;
-      const unsigned int v2866 = v2865 + v2856;
-      const unsigned int v2867 = v2861 ? v2866 : v4;
-      const unsigned int v2869 = v2852 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2870 = 5120u + v2869;
-      const unsigned int v2871 = v2870 + v2856;
-      iron_copy_async(shm0 + v2871, a + v2867, v2861);
-      const unsigned int v2874 = v2801 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-      const unsigned int v2876 = v2874 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2879 = v2874 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2880 = v2879 << 2u;
-      const unsigned int v2881 = v24 + v2876;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2882 = v2881 < v0;
-      const unsigned int v2883 = 32u + v2880;
-      const bool v2884 = v2883 < v2;
-      const bool v2885 = v2882 && v2884;
-      const unsigned int v2887 = v2881 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2889 = v2887 + 32u;
-      const unsigned int v2890 = v2889 + v2880;
-      const unsigned int v2891 = v2885 ? v2890 : v4;
-      const unsigned int v2893 = v2876 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2894 = 5120u + v2893;
-      const unsigned int v2895 = v2894 + v2880;
-      iron_copy_async(shm0 + v2895, a + v2891, v2885);
-      const unsigned int v2902 = v2801 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2905 = v2801 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2906 = v2905 << 2u;
-      const unsigned int v2907 = 32u + v2902;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2908 = v2907 < v2;
-      const unsigned int v2909 = v28 + v2906;
-      const bool v2910 = v2909 < v1;
-      const bool v2911 = v2908 && v2910;
-      const unsigned int v2913 = v2907 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2915 = v2913 + v28;
-      const unsigned int v2916 = v2915 + v2906;
-      const unsigned int v2917 = v2911 ? v2916 : v4;
-      const unsigned int v2919 = v2902 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2920 = 4224u + v2919;
-      const unsigned int v2921 = v2920 + v2906;
-      iron_copy_async(shm1 + v2921, b + v2917, v2911);
-      const unsigned int v2926 = v2826 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2929 = v2826 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2930 = v2929 << 2u;
-      const unsigned int v2931 = 32u + v2926;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2932 = v2931 < v2;
-      const unsigned int v2933 = v28 + v2930;
-      const bool v2934 = v2933 < v1;
-      const bool v2935 = v2932 && v2934;
-      const unsigned int v2937 = v2931 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2939 = v2937 + v28;
-      const unsigned int v2940 = v2939 + v2930;
-      const unsigned int v2941 = v2935 ? v2940 : v4;
-      const unsigned int v2943 = v2926 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2944 = 4224u + v2943;
-      const unsigned int v2945 = v2944 + v2930;
-      iron_copy_async(shm1 + v2945, b + v2941, v2935);
-      const unsigned int v2950 = v2850 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2953 = v2850 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2954 = v2953 << 2u;
-      const unsigned int v2955 = 32u + v2950;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2956 = v2955 < v2;
-      const unsigned int v2957 = v28 + v2954;
-      const bool v2958 = v2957 < v1;
-      const bool v2959 = v2956 && v2958;
-      const unsigned int v2961 = v2955 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2963 = v2961 + v28;
-      const unsigned int v2964 = v2963 + v2954;
-      const unsigned int v2965 = v2959 ? v2964 : v4;
-      const unsigned int v2967 = v2950 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2968 = 4224u + v2967;
-      const unsigned int v2969 = v2968 + v2954;
-      iron_copy_async(shm1 + v2969, b + v2965, v2959);
-      const unsigned int v2974 = v2874 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-      const unsigned int v2977 = v2874 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-      const unsigned int v2978 = v2977 << 2u;
-      const unsigned int v2979 = 32u + v2974;  // kernels/gemm/gemm_tiles.hpp:60
-      const bool v2980 = v2979 < v2;
-      const unsigned int v2981 = v28 + v2978;
-      const bool v2982 = v2981 < v1;
-      const bool v2983 = v2980 && v2982;
-      const unsigned int v2985 = v2979 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-      const unsigned int v2987 = v2985 + v28;
-      const unsigned int v2988 = v2987 + v2978;
-      const unsigned int v2989 = v2983 ? v2988 : v4;
-      const unsigned int v2991 = v2974 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-      const unsigned int v2992 = 4224u + v2991;
-      const unsigned int v2993 = v2992 + v2978;
-      iron_copy_async(shm1 + v2993, b + v2989, v2983);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-    const unsigned int v3209 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
-
-    for (unsigned int v2994 = v4; v2994 < v2; v2994 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v2996 = v2994 >> 4u;
-      const unsigned int v2998 = v2996 & 3u;
-      asm volatile("cp.async.wait_group 2;" ::: "memory");
-      __syncthreads();
-      const unsigned int v3001 = v2994 + 48u;
-      const unsigned int v3003 = v2996 + 3u;
-      const unsigned int v3004 = v3003 & 3u;
-      const bool v3005 = v3001 < v2;
-      if (v3005) {
-        const unsigned int v3007 = v3004 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
-        const unsigned int v3009 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3012 = v3009 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3015 = v3009 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3016 = v3015 << 2u;
-        const unsigned int v3017 = v24 + v3012;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3018 = v3017 < v0;
-        const unsigned int v3019 = v3001 + v3016;
-        const bool v3020 = v3019 < v2;
-        const bool v3021 = v3018 && v3020;
-        const unsigned int v3023 = v3017 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3025 = v3023 + v3001;
-        const unsigned int v3026 = v3025 + v3016;
-        const unsigned int v3027 = v3021 ? v3026 : v4;
-        const unsigned int v3029 = v3012 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3030 = v3007 + v3029;
-        const unsigned int v3031 = v3030 + v3016;
-        iron_copy_async(shm0 + v3031, a + v3027, v3021);
-        const unsigned int v3034 = v3009 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3036 = v3034 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3039 = v3034 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3040 = v3039 << 2u;
-        const unsigned int v3041 = v24 + v3036;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3042 = v3041 < v0;
-        const unsigned int v3043 = v3001 + v3040;
-        const bool v3044 = v3043 < v2;
-        const bool v3045 = v3042 && v3044;
-        const unsigned int v3047 = v3041 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3049 = v3047 + v3001;
-        const unsigned int v3050 = v3049 + v3040;
-        const unsigned int v3051 = v3045 ? v3050 : v4;
-        const unsigned int v3053 = v3036 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3054 = v3007 + v3053;
-        const unsigned int v3055 = v3054 + v3040;
-        iron_copy_async(shm0 + v3055, a + v3051, v3045);
-        const unsigned int v3058 = v3009 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3060 = v3058 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3063 = v3058 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3064 = v3063 << 2u;
-        const unsigned int v3065 = v24 + v3060;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3066 = v3065 < v0;
-        const unsigned int v3067 = v3001 + v3064;
-        const bool v3068 = v3067 < v2;
-        const bool v3069 = v3066 && v3068;
-        const unsigned int v3071 = v3065 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3073 = v3071 + v3001;
-        const unsigned int v3074 = v3073 + v3064;
-        const unsigned int v3075 = v3069 ? v3074 : v4;
-        const unsigned int v3077 = v3060 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3078 = v3007 + v3077;
-        const unsigned int v3079 = v3078 + v3064;
-        iron_copy_async(shm0 + v3079, a + v3075, v3069);
-        const unsigned int v3082 = v3009 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
-        const unsigned int v3084 = v3082 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3087 = v3082 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3088 = v3087 << 2u;
-        const unsigned int v3089 = v24 + v3084;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3090 = v3089 < v0;
-        const unsigned int v3091 = v3001 + v3088;
-        const bool v3092 = v3091 < v2;
-        const bool v3093 = v3090 && v3092;
-        const unsigned int v3095 = v3089 * v2;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3097 = v3095 + v3001;
-        const unsigned int v3098 = v3097 + v3088;
-        const unsigned int v3099 = v3093 ? v3098 : v4;
-        const unsigned int v3101 = v3084 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3102 = v3007 + v3101;
-        const unsigned int v3103 = v3102 + v3088;
-        iron_copy_async(shm0 + v3103, a + v3099, v3093);
-        const unsigned int v3105 = v3004 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
-        const unsigned int v3110 = v3009 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3113 = v3009 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3114 = v3113 << 2u;
-        const unsigned int v3115 = v3001 + v3110;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3116 = v3115 < v2;
-        const unsigned int v3117 = v28 + v3114;
-        const bool v3118 = v3117 < v1;
-        const bool v3119 = v3116 && v3118;
-        const unsigned int v3121 = v3115 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3123 = v3121 + v28;
-        const unsigned int v3124 = v3123 + v3114;
-        const unsigned int v3125 = v3119 ? v3124 : v4;
-        const unsigned int v3127 = v3110 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3128 = v3105 + v3127;
-        const unsigned int v3129 = v3128 + v3114;
-        iron_copy_async(shm1 + v3129, b + v3125, v3119);
-        const unsigned int v3134 = v3034 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3137 = v3034 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3138 = v3137 << 2u;
-        const unsigned int v3139 = v3001 + v3134;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3140 = v3139 < v2;
-        const unsigned int v3141 = v28 + v3138;
-        const bool v3142 = v3141 < v1;
-        const bool v3143 = v3140 && v3142;
-        const unsigned int v3145 = v3139 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3147 = v3145 + v28;
-        const unsigned int v3148 = v3147 + v3138;
-        const unsigned int v3149 = v3143 ? v3148 : v4;
-        const unsigned int v3151 = v3134 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3152 = v3105 + v3151;
-        const unsigned int v3153 = v3152 + v3138;
-        iron_copy_async(shm1 + v3153, b + v3149, v3143);
-        const unsigned int v3158 = v3058 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3161 = v3058 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3162 = v3161 << 2u;
-        const unsigned int v3163 = v3001 + v3158;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3164 = v3163 < v2;
-        const unsigned int v3165 = v28 + v3162;
-        const bool v3166 = v3165 < v1;
-        const bool v3167 = v3164 && v3166;
-        const unsigned int v3169 = v3163 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3171 = v3169 + v28;
-        const unsigned int v3172 = v3171 + v3162;
-        const unsigned int v3173 = v3167 ? v3172 : v4;
-        const unsigned int v3175 = v3158 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3176 = v3105 + v3175;
-        const unsigned int v3177 = v3176 + v3162;
-        iron_copy_async(shm1 + v3177, b + v3173, v3167);
-        const unsigned int v3182 = v3082 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
-        const unsigned int v3185 = v3082 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
-        const unsigned int v3186 = v3185 << 2u;
-        const unsigned int v3187 = v3001 + v3182;  // kernels/gemm/gemm_tiles.hpp:60
-        const bool v3188 = v3187 < v2;
-        const unsigned int v3189 = v28 + v3186;
-        const bool v3190 = v3189 < v1;
-        const bool v3191 = v3188 && v3190;
-        const unsigned int v3193 = v3187 * v1;  // kernels/gemm/gemm_tiles.hpp:61
-        const unsigned int v3195 = v3193 + v28;
-        const unsigned int v3196 = v3195 + v3186;
-        const unsigned int v3197 = v3191 ? v3196 : v4;
-        const unsigned int v3199 = v3182 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
-        const unsigned int v3200 = v3105 + v3199;
-        const unsigned int v3201 = v3200 + v3186;
-        iron_copy_async(shm1 + v3201, b + v3197, v3191);
+    for (unsigned int v2397 = 0u; v2397 < 3u; v2397 += 1u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2398 = v2397 << 4u;
+      const bool v2400 = v2398 < v2;
+      if (v2400) {
+        const unsigned int v2402 = v2397 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2404 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2407 = v2404 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2410 = v2404 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2411 = v2410 << 2u;
+        const unsigned int v2412 = v24 + v2407;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2413 = v2412 < v0;
+        const unsigned int v2414 = v2398 + v2411;
+        const bool v2415 = v2414 < v2;
+        const bool v2416 = v2413 && v2415;
+        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2420 = v2418 + v2398;
+        const unsigned int v2421 = v2420 + v2411;
+        const unsigned int v2422 = v2416 ? v2421 : 0u;
+        const unsigned int v2424 = v2407 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2425 = v2402 + v2424;
+        const unsigned int v2426 = v2425 + v2411;
+        iron_copy_async(shm0 + v2426, a + v2422, v2416);
+        const unsigned int v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2431 = v2429 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2434 = v2429 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2435 = v2434 << 2u;
+        const unsigned int v2436 = v24 + v2431;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2437 = v2436 < v0;
+        const unsigned int v2438 = v2398 + v2435;
+        const bool v2439 = v2438 < v2;
+        const bool v2440 = v2437 && v2439;
+        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2444 = v2442 + v2398;
+        const unsigned int v2445 = v2444 + v2435;
+        const unsigned int v2446 = v2440 ? v2445 : 0u;
+        const unsigned int v2448 = v2431 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2449 = v2402 + v2448;
+        const unsigned int v2450 = v2449 + v2435;
+        iron_copy_async(shm0 + v2450, a + v2446, v2440);
+        const unsigned int v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2455 = v2453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2458 = v2453 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2459 = v2458 << 2u;
+        const unsigned int v2460 = v24 + v2455;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2461 = v2460 < v0;
+        const unsigned int v2462 = v2398 + v2459;
+        const bool v2463 = v2462 < v2;
+        const bool v2464 = v2461 && v2463;
+        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2468 = v2466 + v2398;
+        const unsigned int v2469 = v2468 + v2459;
+        const unsigned int v2470 = v2464 ? v2469 : 0u;
+        const unsigned int v2472 = v2455 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2473 = v2402 + v2472;
+        const unsigned int v2474 = v2473 + v2459;
+        iron_copy_async(shm0 + v2474, a + v2470, v2464);
+        const unsigned int v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2479 = v2477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2482 = v2477 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2483 = v2482 << 2u;
+        const unsigned int v2484 = v24 + v2479;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2485 = v2484 < v0;
+        const unsigned int v2486 = v2398 + v2483;
+        const bool v2487 = v2486 < v2;
+        const bool v2488 = v2485 && v2487;
+        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2492 = v2490 + v2398;
+        const unsigned int v2493 = v2492 + v2483;
+        const unsigned int v2494 = v2488 ? v2493 : 0u;
+        const unsigned int v2496 = v2479 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2497 = v2402 + v2496;
+        const unsigned int v2498 = v2497 + v2483;
+        iron_copy_async(shm0 + v2498, a + v2494, v2488);
+        const unsigned int v2500 = v2397 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2505 = v2404 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2508 = v2404 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2509 = v2508 << 2u;
+        const unsigned int v2510 = v2398 + v2505;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2511 = v2510 < v2;
+        const unsigned int v2512 = v28 + v2509;
+        const bool v2513 = v2512 < v1;
+        const bool v2514 = v2511 && v2513;
+        const unsigned int v2516 = v2510 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2518 = v2516 + v28;
+        const unsigned int v2519 = v2518 + v2509;
+        const unsigned int v2520 = v2514 ? v2519 : 0u;
+        const unsigned int v2522 = v2505 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2523 = v2500 + v2522;
+        const unsigned int v2524 = v2523 + v2509;
+        iron_copy_async(shm1 + v2524, b + v2520, v2514);
+        const unsigned int v2529 = v2429 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2532 = v2429 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2533 = v2532 << 2u;
+        const unsigned int v2534 = v2398 + v2529;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2535 = v2534 < v2;
+        const unsigned int v2536 = v28 + v2533;
+        const bool v2537 = v2536 < v1;
+        const bool v2538 = v2535 && v2537;
+        const unsigned int v2540 = v2534 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2542 = v2540 + v28;
+        const unsigned int v2543 = v2542 + v2533;
+        const unsigned int v2544 = v2538 ? v2543 : 0u;
+        const unsigned int v2546 = v2529 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2547 = v2500 + v2546;
+        const unsigned int v2548 = v2547 + v2533;
+        iron_copy_async(shm1 + v2548, b + v2544, v2538);
+        const unsigned int v2553 = v2453 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2556 = v2453 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2557 = v2556 << 2u;
+        const unsigned int v2558 = v2398 + v2553;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2559 = v2558 < v2;
+        const unsigned int v2560 = v28 + v2557;
+        const bool v2561 = v2560 < v1;
+        const bool v2562 = v2559 && v2561;
+        const unsigned int v2564 = v2558 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2566 = v2564 + v28;
+        const unsigned int v2567 = v2566 + v2557;
+        const unsigned int v2568 = v2562 ? v2567 : 0u;
+        const unsigned int v2570 = v2553 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2571 = v2500 + v2570;
+        const unsigned int v2572 = v2571 + v2557;
+        iron_copy_async(shm1 + v2572, b + v2568, v2562);
+        const unsigned int v2577 = v2477 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2580 = v2477 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2581 = v2580 << 2u;
+        const unsigned int v2582 = v2398 + v2577;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2583 = v2582 < v2;
+        const unsigned int v2584 = v28 + v2581;
+        const bool v2585 = v2584 < v1;
+        const bool v2586 = v2583 && v2585;
+        const unsigned int v2588 = v2582 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2590 = v2588 + v28;
+        const unsigned int v2591 = v2590 + v2581;
+        const unsigned int v2592 = v2586 ? v2591 : 0u;
+        const unsigned int v2594 = v2577 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2595 = v2500 + v2594;
+        const unsigned int v2596 = v2595 + v2581;
+        iron_copy_async(shm1 + v2596, b + v2592, v2586);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
-      const unsigned int v3203 = v2998 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
-      const unsigned int v3205 = v2998 * 2560u;
-      const unsigned int v3210 = v3205 + v3209;  // kernels/gemm/gemm_tiles.hpp:178
-      iron_frag_load_shared<false>(v41, shm0, v3210, 20u);
-      const unsigned int v3215 = v3203 + v37;  // kernels/gemm/gemm_tiles.hpp:180
-      iron_frag_load_shared<false>(v43, shm1, v3215, 132u);
+    }
+    const unsigned int v2812 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
+
+    for (unsigned int v2597 = 0u; v2597 < v2; v2597 += 16u) {  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2599 = v2597 >> 4u;
+      const unsigned int v2601 = v2599 & 3u;
+      asm volatile("cp.async.wait_group 2;" ::: "memory");
+      __syncthreads();
+      const unsigned int v2604 = v2597 + 48u;
+      const unsigned int v2606 = v2599 + 3u;
+      const unsigned int v2607 = v2606 & 3u;
+      const bool v2608 = v2604 < v2;
+      if (v2608) {
+        const unsigned int v2610 = v2607 * 2560u;  // kernels/gemm/gemm_tiles.hpp:191
+        const unsigned int v2612 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2615 = v2612 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2618 = v2612 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2619 = v2618 << 2u;
+        const unsigned int v2620 = v24 + v2615;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2621 = v2620 < v0;
+        const unsigned int v2622 = v2604 + v2619;
+        const bool v2623 = v2622 < v2;
+        const bool v2624 = v2621 && v2623;
+        const unsigned int v2626 = v2620 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2628 = v2626 + v2604;
+        const unsigned int v2629 = v2628 + v2619;
+        const unsigned int v2630 = v2624 ? v2629 : 0u;
+        const unsigned int v2632 = v2615 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2633 = v2610 + v2632;
+        const unsigned int v2634 = v2633 + v2619;
+        iron_copy_async(shm0 + v2634, a + v2630, v2624);
+        const unsigned int v2637 = v2612 + 128u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2639 = v2637 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2642 = v2637 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2643 = v2642 << 2u;
+        const unsigned int v2644 = v24 + v2639;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2645 = v2644 < v0;
+        const unsigned int v2646 = v2604 + v2643;
+        const bool v2647 = v2646 < v2;
+        const bool v2648 = v2645 && v2647;
+        const unsigned int v2650 = v2644 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2652 = v2650 + v2604;
+        const unsigned int v2653 = v2652 + v2643;
+        const unsigned int v2654 = v2648 ? v2653 : 0u;
+        const unsigned int v2656 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2657 = v2610 + v2656;
+        const unsigned int v2658 = v2657 + v2643;
+        iron_copy_async(shm0 + v2658, a + v2654, v2648);
+        const unsigned int v2661 = v2612 + 256u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2663 = v2661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2666 = v2661 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2667 = v2666 << 2u;
+        const unsigned int v2668 = v24 + v2663;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2669 = v2668 < v0;
+        const unsigned int v2670 = v2604 + v2667;
+        const bool v2671 = v2670 < v2;
+        const bool v2672 = v2669 && v2671;
+        const unsigned int v2674 = v2668 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2676 = v2674 + v2604;
+        const unsigned int v2677 = v2676 + v2667;
+        const unsigned int v2678 = v2672 ? v2677 : 0u;
+        const unsigned int v2680 = v2663 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2681 = v2610 + v2680;
+        const unsigned int v2682 = v2681 + v2667;
+        iron_copy_async(shm0 + v2682, a + v2678, v2672);
+        const unsigned int v2685 = v2612 + 384u;  // kernels/gemm/gemm_tiles.hpp:57
+        const unsigned int v2687 = v2685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2690 = v2685 & 3u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2691 = v2690 << 2u;
+        const unsigned int v2692 = v24 + v2687;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2693 = v2692 < v0;
+        const unsigned int v2694 = v2604 + v2691;
+        const bool v2695 = v2694 < v2;
+        const bool v2696 = v2693 && v2695;
+        const unsigned int v2698 = v2692 * v2;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2700 = v2698 + v2604;
+        const unsigned int v2701 = v2700 + v2691;
+        const unsigned int v2702 = v2696 ? v2701 : 0u;
+        const unsigned int v2704 = v2687 * 20u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2705 = v2610 + v2704;
+        const unsigned int v2706 = v2705 + v2691;
+        iron_copy_async(shm0 + v2706, a + v2702, v2696);
+        const unsigned int v2708 = v2607 * 2112u;  // kernels/gemm/gemm_tiles.hpp:192
+        const unsigned int v2713 = v2612 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2716 = v2612 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2717 = v2716 << 2u;
+        const unsigned int v2718 = v2604 + v2713;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2719 = v2718 < v2;
+        const unsigned int v2720 = v28 + v2717;
+        const bool v2721 = v2720 < v1;
+        const bool v2722 = v2719 && v2721;
+        const unsigned int v2724 = v2718 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2726 = v2724 + v28;
+        const unsigned int v2727 = v2726 + v2717;
+        const unsigned int v2728 = v2722 ? v2727 : 0u;
+        const unsigned int v2730 = v2713 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2731 = v2708 + v2730;
+        const unsigned int v2732 = v2731 + v2717;
+        iron_copy_async(shm1 + v2732, b + v2728, v2722);
+        const unsigned int v2737 = v2637 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2740 = v2637 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2741 = v2740 << 2u;
+        const unsigned int v2742 = v2604 + v2737;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2743 = v2742 < v2;
+        const unsigned int v2744 = v28 + v2741;
+        const bool v2745 = v2744 < v1;
+        const bool v2746 = v2743 && v2745;
+        const unsigned int v2748 = v2742 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2750 = v2748 + v28;
+        const unsigned int v2751 = v2750 + v2741;
+        const unsigned int v2752 = v2746 ? v2751 : 0u;
+        const unsigned int v2754 = v2737 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2755 = v2708 + v2754;
+        const unsigned int v2756 = v2755 + v2741;
+        iron_copy_async(shm1 + v2756, b + v2752, v2746);
+        const unsigned int v2761 = v2661 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2764 = v2661 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2765 = v2764 << 2u;
+        const unsigned int v2766 = v2604 + v2761;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2767 = v2766 < v2;
+        const unsigned int v2768 = v28 + v2765;
+        const bool v2769 = v2768 < v1;
+        const bool v2770 = v2767 && v2769;
+        const unsigned int v2772 = v2766 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2774 = v2772 + v28;
+        const unsigned int v2775 = v2774 + v2765;
+        const unsigned int v2776 = v2770 ? v2775 : 0u;
+        const unsigned int v2778 = v2761 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2779 = v2708 + v2778;
+        const unsigned int v2780 = v2779 + v2765;
+        iron_copy_async(shm1 + v2780, b + v2776, v2770);
+        const unsigned int v2785 = v2685 >> 5u;  // kernels/gemm/gemm_tiles.hpp:58
+        const unsigned int v2788 = v2685 & 31u;  // kernels/gemm/gemm_tiles.hpp:59
+        const unsigned int v2789 = v2788 << 2u;
+        const unsigned int v2790 = v2604 + v2785;  // kernels/gemm/gemm_tiles.hpp:60
+        const bool v2791 = v2790 < v2;
+        const unsigned int v2792 = v28 + v2789;
+        const bool v2793 = v2792 < v1;
+        const bool v2794 = v2791 && v2793;
+        const unsigned int v2796 = v2790 * v1;  // kernels/gemm/gemm_tiles.hpp:61
+        const unsigned int v2798 = v2796 + v28;
+        const unsigned int v2799 = v2798 + v2789;
+        const unsigned int v2800 = v2794 ? v2799 : 0u;
+        const unsigned int v2802 = v2785 * 132u;  // kernels/gemm/gemm_tiles.hpp:62
+        const unsigned int v2803 = v2708 + v2802;
+        const unsigned int v2804 = v2803 + v2789;
+        iron_copy_async(shm1 + v2804, b + v2800, v2794);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:194
+      const unsigned int v2806 = v2601 * 2112u;  // kernels/gemm/gemm_tiles.hpp:196
+      const unsigned int v2808 = v2601 * 2560u;
+      const unsigned int v2813 = v2808 + v2812;  // kernels/gemm/gemm_tiles.hpp:178
+      iron_frag_load_shared<false>(v41, shm0, v2813, 20u);
+      const unsigned int v2818 = v2806 + v37;  // kernels/gemm/gemm_tiles.hpp:180
+      iron_frag_load_shared<false>(v43, shm1, v2818, 132u);
       iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:184
     }
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:194
@@ -784,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
     const unsigned int v283 = threadIdx.x;
     const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:178
 
-    for (unsigned int v281 = v4; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:199
       for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:73
         const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:74
         const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:75
