@@ -100,8 +100,9 @@ class Expander {
     if (s_count >= 2) {
       std::vector<ir::Op> prologue;
       const ValueId zero = b.constant(u32, 0);
-      const ValueId slot =
-          b.loop(zero, b.constant(u32, s_count - 1), b.constant(u32, 1), u32).result;
+      const ValueId one = b.constant(u32, 1);
+      const ValueId last = b.constant(u32, s_count - 1);
+      const ValueId slot = b.loop(zero, last, one, u32).result;
       {
         Builder l(kernel_, prologue);
         l.at(pipe.loc);
