@@ -214,10 +214,8 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
 
 /// The launch of every form: a group per kBM×kBN tile of out, `batches` along z.
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t batches = 1) {
-  const auto tiles = [](std::uint64_t size, std::uint64_t tile) {
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + tile - 1) / tile, 1));
-  };
-  return {{tiles(q.constant("n"), kBN), tiles(q.constant("m"), kBM), batches}, {kThreads, 1, 1}};
+  return {{dsl::tile_count(q.constant("n"), kBN), dsl::tile_count(q.constant("m"), kBM), batches},
+          {kThreads, 1, 1}};
 }
 
 }  // namespace iron::kernels::gemm

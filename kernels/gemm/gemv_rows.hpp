@@ -148,12 +148,10 @@ inline std::string grid_rule() {
 /// 32 to 128 threads, the most that leave none without a chunk (128 threads splitting k
 /// measured faster than fewer threads with more chunks each, bench/NOTES.md §6).
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
-  const auto blocks = [](std::uint64_t size, std::uint64_t per) {
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>((size + per - 1) / per, 1));
-  };
   const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 32 * 32, 32, kMaxThreads);
-  return {{blocks(q.constant("n"), kRows) * blocks(q.constant("m"), kBatch), 1, 1},
-          {static_cast<std::uint32_t>(threads), 1, 1}};
+  return {
+      {dsl::tile_count(q.constant("n"), kRows) * dsl::tile_count(q.constant("m"), kBatch), 1, 1},
+      {static_cast<std::uint32_t>(threads), 1, 1}};
 }
 
 }  // namespace iron::kernels::gemv

@@ -104,10 +104,7 @@ IRON_KERNEL(iron_transpose, (Tensor<T> inp, Out<T> out, Constexpr<u32> rows, Con
 
 // A group per tile, of 128 threads: one run of 8 per thread and phase on the wide path.
 IRON_GEOMETRY(iron_transpose) {
-  const auto tiles = [](std::uint64_t n) {
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>((n + kTile - 1) / kTile, 1));
-  };
-  return {{tiles(q.constant("cols")), tiles(q.constant("rows")), 1},
+  return {{tile_count(q.constant("cols"), kTile), tile_count(q.constant("rows"), kTile), 1},
           {q.threads_per_group(128), 1, 1}};
 }
 

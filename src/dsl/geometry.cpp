@@ -71,6 +71,10 @@ std::uint64_t vector_count(std::uint64_t elements, DType dtype) {
   return std::max<std::uint64_t>((elements + per_vector - 1) / per_vector, 1);
 }
 
+std::uint32_t tile_count(std::uint64_t size, std::uint64_t tile) {
+  return saturated(std::max<std::uint64_t>(size / tile + (size % tile != 0 ? 1 : 0), 1));
+}
+
 std::uint32_t whole_simdgroups(std::uint64_t wanted, std::uint32_t most) {
   constexpr std::uint64_t kSimdWidth = 32;
   const std::uint64_t rounded =

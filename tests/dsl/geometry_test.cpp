@@ -64,6 +64,10 @@ TEST(Geometry, SharedShapes) {
   EXPECT_EQ(vector_count(4096, DType::F32), 1024u);
   EXPECT_EQ(vector_count(1, DType::F32), 1u);
   EXPECT_EQ(vector_count(1001, DType::F16), 126u) << "the last vector partly filled";
+  EXPECT_EQ(tile_count(0, 128), 1u) << "at least one group";
+  EXPECT_EQ(tile_count(129, 128), 2u);
+  EXPECT_EQ(tile_count(256, 128), 2u);
+  EXPECT_EQ(tile_count(std::uint64_t{1} << 40, 1), 0xFFFFFFFFu) << "saturated, never wrapped";
   EXPECT_EQ(whole_simdgroups(1, 512), 32u);
   EXPECT_EQ(whole_simdgroups(33, 512), 64u);
   EXPECT_EQ(whole_simdgroups(4096, 512), 512u);

@@ -66,6 +66,10 @@ struct Geometry {
 /// one): how many threads a vectorized elementwise loop keeps busy with one access each.
 std::uint64_t vector_count(std::uint64_t elements, DType dtype);
 
+/// The tiles of `tile` elements that cover `size`, the last one partly: ceil(size / tile), at
+/// least one, saturated at 2^32 - 1 (a group count along one axis of a tiled launch).
+std::uint32_t tile_count(std::uint64_t size, std::uint64_t tile);
+
 /// `wanted` threads rounded up to a multiple of 32 (a whole number of simdgroups), between 32
 /// and `most`.
 std::uint32_t whole_simdgroups(std::uint64_t wanted, std::uint32_t most);
