@@ -66,8 +66,11 @@ def markdown(report):
              f"kernel, CUDA events, inputs rotated past the L2. PyTorch {report['torch']}, "
              f"Triton {report['triton']}.", "",
              f"Ceilings measured in the same run: device-to-device copy **{copy:.0f} GB/s**; "
-             + (f"cuBLAS bf16 {c.get('gemm_n')}^3 **{gemm:.0f} TFLOP/s**." if gemm else
-                f"no cuBLAS figure ({c.get('gemm_reason', 'not measured')})."), "",
+             + (f"cuBLAS bf16 {c.get('gemm_n')}^3 **{gemm:.0f} TFLOP/s**" if gemm else
+                f"no cuBLAS figure ({c.get('gemm_reason', 'not measured')})")
+             + (f"; mma.sync.m16n8k16 bf16 alone **{c['mma_sync_tflops']:.0f} TFLOP/s** (the "
+                "ceiling of the mma.sync fragment strategy)." if c.get("mma_sync_tflops") else "."),
+             "",
              "`vs best peer` is the best peer's time over Iron's: above 1.00x Iron is faster. "
              "`reference µs` is the bench's hand-written CUDA reference, `library µs` its library "
              "call (cuBLAS), both timed by `iron bench` in the same process.", "",

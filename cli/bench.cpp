@@ -81,7 +81,8 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
   if (const char* commit = std::getenv("IRON_COMMIT")) run.commit = commit;
   run.repeat = o.repeat;
   if (!o.no_ceilings) {
-    fmt::print(stderr, "measuring the ceilings on {} (1 GiB copy, cuBLAS bf16 8192^3)...\n",
+    fmt::print(stderr,
+               "measuring the ceilings on {} (1 GiB copy, cuBLAS bf16 8192^3, mma.sync)...\n",
                run.device);
     run.ceilings = bench::measure_ceilings(device, o.repeat);
   }
@@ -127,7 +128,8 @@ Command add_bench_command(CLI::App& app) {
   cmd->add_option("--json", o->json, "Also write every figure to this JSON file");
   cmd->add_option("--repeat", o->repeat, "Timed runs per kernel (median, min, max reported)")
       ->check(CLI::Range(1, 100000));
-  cmd->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the copy and cuBLAS ceilings");
+  cmd->add_flag("--no-ceilings", o->no_ceilings,
+                "Skip measuring the copy, cuBLAS and mma.sync ceilings");
   cmd->add_flag("--dry-run", o->dry_run,
                 "Check every selected bench setup (grid, bytes, peer case, dispatch guard, "
                 "library call sizes) without a GPU");

@@ -49,11 +49,15 @@ void print_bench_table(const BenchRun& run) {
     copy = run.ceilings->copy_gbps;
     fmt::print("ceilings: copy {:.0f} GB/s (1 GiB device-to-device); ", copy);
     if (run.ceilings->gemm.tflops) {
-      fmt::print("cuBLAS bf16 {}^3 {:.0f} TFLOP/s\n", run.ceilings->gemm_n,
+      fmt::print("cuBLAS bf16 {}^3 {:.0f} TFLOP/s", run.ceilings->gemm_n,
                  *run.ceilings->gemm.tflops);
     } else {
-      fmt::print("no cuBLAS figure ({})\n", run.ceilings->gemm.reason);
+      fmt::print("no cuBLAS figure ({})", run.ceilings->gemm.reason);
     }
+    if (run.ceilings->mma_sync_tflops) {
+      fmt::print("; mma.sync bf16 {:.0f} TFLOP/s", *run.ceilings->mma_sync_tflops);
+    }
+    fmt::print("\n");
   }
   fmt::print("\n{:<40} {:<5} {:>10} {:>19} {:>8} {:>8} {:>6} {:>10} {:>8} {:>10} {:>8}\n", "bench",
              "dtype", "us", "min-max", "GB/s", "TFLOP/s", "%copy", "ref us", "vs ref", "lib us",
@@ -89,12 +93,14 @@ nlohmann::json bench_json(const BenchRun& run) {
   j["repeat"] = run.repeat;
   if (run.ceilings) {
     const auto& c = *run.ceilings;
-    j["ceilings"] = {{"copy_gbps", c.copy_gbps},
-                     {"copy_bytes", c.copy_bytes},
-                     {"gemm_tflops", c.gemm.tflops ? nlohmann::json(*c.gemm.tflops) : nullptr},
-                     {"gemm_n", c.gemm_n},
-                     {"gemm_library", c.gemm.library},
-                     {"gemm_reason", c.gemm.reason}};
+    j["ceilings"] = {
+        {"copy_gbps", c.copy_gbps},
+        {"copy_bytes", c.copy_bytes},
+        {"gemm_tflops", c.gemm.tflops ? nlohmann::json(*c.gemm.tflops) : nullptr},
+        {"gemm_n", c.gemm_n},
+        {"mma_sync_tflops", c.mma_sync_tflops ? nlohmann::json(*c.mma_sync_tflops) : nullptr},
+        {"gemm_library", c.gemm.library},
+        {"gemm_reason", c.gemm.reason}};
   }
   j["results"] = nlohmann::json::array();
   for (const auto& r : run.results) {

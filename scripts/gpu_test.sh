@@ -47,7 +47,7 @@ echo "## fragment kernels under the other CUDA strategies, compared with the sim
 for strategy in software wmma; do
   echo "### IRON_CUDA_MMA=$strategy"
   IRON_CUDA_MMA=$strategy build/iron test --backend all --seed 1 \
-    --filter 'iron_mma_probe|iron_fragment_|iron_gemm' || status=1
+    --filter 'iron_mma_probe|iron_fragment_|iron_swizzled_|iron_gemm' || status=1
 done
 echo
 echo "## module cache"

@@ -220,6 +220,13 @@ IRON_TEST(iron_gemm_nk, past_a_tile_129x65x40, F32, F16, BF16) {
   return gemm_setup(false, 129, 65, 40, dt, rng, 0.5);
 }
 // Primes: every copy takes the element-by-element path.
+// k past three 64-column steps: the ring's slots are reused, and the last step is partial.
+IRON_TEST(iron_gemm_kn, ring_wrap_130x136x328, F32, F16, BF16) {
+  return gemm_setup(true, 130, 136, 328, dt, rng);
+}
+IRON_TEST(iron_gemm_nk, ring_wrap_130x136x328, F32, F16, BF16) {
+  return gemm_setup(false, 130, 136, 328, dt, rng);
+}
 IRON_TEST(iron_gemm_kn, primes_37x23x19, F32, F16, BF16) {
   return gemm_setup(true, 37, 23, 19, dt, rng);
 }

@@ -15,22 +15,37 @@ inline constexpr std::uint32_t kBN = 128;  ///< columns of out per group
 inline constexpr std::uint32_t kWM = 64;   ///< rows per simdgroup
 inline constexpr std::uint32_t kWN = 64;   ///< columns per simdgroup
 inline constexpr std::uint32_t kThreads = (kBM / kWM) * (kBN / kWN) * 32;
-/// The stages the pipeline asks for: on sm_90, 80 KB of shared memory for 16-bit tiles (two
-/// groups a multiprocessor); fewer where the target holds less, one on Metal.
-inline constexpr std::uint32_t kStages = 4;
+/// The stages the pipeline asks for: on sm_90, 96 KB of shared memory for 16-bit tiles (two
+/// groups a multiprocessor); fewer where the target holds less, one on Metal (32 KB).
+inline constexpr std::uint32_t kStages = 3;
 inline constexpr std::uint32_t kBandRows = 8;  ///< tile rows per band of the launch order
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
 
-/// Columns of `a` per step, and the padding of each shared row: 16-bit tiles keep rows of whole
-/// 16-byte chunks (the fragment loads read them 8 elements at a time) whose 8-row groups fall
-/// in different banks; f32 fragments load element by element.
+/// Columns of `a` per step, and the padding of each shared row. 16-bit tiles are read by the
+/// fragment loads 16 bytes (8 elements) at a time, a column of such chunks from 8 rows at once:
+/// their rows are swizzled (power-of-two rows, no padding; the chunks of 8 consecutive rows fall in
+/// different banks), and a step of 64 columns makes 128-byte rows and halves the barriers a
+/// product needs. f32 fragments load element by element from rows padded by 4.
+template <class T>
+constexpr bool swizzled() {
+  return dsl::lane_bytes<T>() == 2;
+}
 template <class T>
 constexpr std::uint32_t step_k() {
-  return dsl::lane_bytes<T>() == 2 ? 32 : 16;
+  return swizzled<T>() ? 64 : 16;
 }
 template <class T>
 constexpr std::uint32_t pad() {
-  return dsl::lane_bytes<T>() == 2 ? 8 : 4;
+  return swizzled<T>() ? 0 : 4;
+}
+/// A ring of `per_stage` elements in rows of `pitch`: swizzled for 16-bit tiles.
+template <class T>
+dsl::Shared<T> tile_ring(std::uint32_t per_stage, std::uint32_t pitch) {
+  if constexpr (swizzled<T>()) {
+    return dsl::ring<T>(per_stage, dsl::Swizzled{pitch});
+  } else {
+    return dsl::ring<T>(per_stage);
+  }
 }
 inline constexpr std::uint32_t kChunk = 8;  ///< elements per 16-byte copy of f16/bf16
 
@@ -153,8 +168,8 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   // A ring of each tile: one stage being multiplied while later ones land.
   constexpr std::uint32_t kStageA = kBM * kPitchA;
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
-  auto tile_a = ring<T>(kStageA);
-  auto tile_b = ring<T>(kStageB);
+  auto tile_a = tile_ring<T>(kStageA, kPitchA);
+  auto tile_b = tile_ring<T>(kStageB, kPitchB);
   // Tiles run in bands of kBandRows tile rows, column by column within a band, so the groups
   // in flight share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
   auto tiles_n = grid_groups<0>();

@@ -350,6 +350,8 @@ Ceilings measure_ceilings(BenchDevice& device, int repeat) {
   c.gemm_n = 8192;
   c.gemm = device.gemm_tflops(c.gemm_n, repeat);
   device.free_all();
+  c.mma_sync_tflops = device.mma_sync_tflops(repeat);
+  device.free_all();
   return c;
 }
 

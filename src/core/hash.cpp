@@ -32,6 +32,7 @@ class Hasher {
       u64(s.size);
       u64(s.offset);
       u64(s.ring ? 1 : 0);
+      u64(s.swizzle);
     }
     u64(k_.shared_bytes);
     u64(k_.dispatch.group_size_rules.size());

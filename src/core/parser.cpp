@@ -415,6 +415,10 @@ class Parser {
       c.keyword("ring");
       s.ring = true;
     }
+    if (c.at(Token::Kind::Word) && c.peek()->text == "swizzle") {
+      c.keyword("swizzle");
+      s.swizzle = c.integer<std::uint32_t>("the swizzled row's elements");
+    }
     if (c.at(Token::Kind::Word)) {
       c.keyword("offset");
       c.punct('=', "after 'offset'");

@@ -92,6 +92,7 @@ class Verifier {
     block(k_.body);
     check_contract();
     check_rings();
+    check_swizzles();
     return std::move(problems_);
   }
 
@@ -223,6 +224,23 @@ class Verifier {
         report(k_.loc, fmt::format("ring {} reached lowering: run expand_pipelines first", s.name));
       } else if (!has_pipeline) {
         report(k_.loc, fmt::format("ring {} without a pipeline to cycle through it", s.name));
+      }
+    }
+  }
+
+  /// A swizzled row is a power of two of at least eight 16-byte chunks (the XOR keeps each chunk
+  /// in its row), and the allocation holds whole rows.
+  void check_swizzles() {
+    for (const SharedAlloc& s : k_.shared) {
+      if (s.swizzle == 0) continue;
+      const std::uint64_t row_bytes = std::uint64_t{s.swizzle} * dtype_size(s.dtype);
+      if ((s.swizzle & (s.swizzle - 1)) != 0 || row_bytes < 128) {
+        report(k_.loc, fmt::format("shared {}: a swizzled row must be a power of two of at least "
+                                   "128 bytes, not {} elements of {} ({} bytes)",
+                                   s.name, s.swizzle, dtype_name(s.dtype), row_bytes));
+      } else if (s.size % s.swizzle != 0) {
+        report(k_.loc, fmt::format("shared {}: {} elements are not whole swizzled rows of {}",
+                                   s.name, s.size, s.swizzle));
       }
     }
   }

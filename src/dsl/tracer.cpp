@@ -110,10 +110,10 @@ int Tracer::add_param(std::string name, ir::ParamKind kind, DType dtype) {
   return static_cast<int>(kernel_.params.size() - 1);
 }
 
-int Tracer::add_shared(DType dtype, std::uint32_t size, bool ring) {
+int Tracer::add_shared(DType dtype, std::uint32_t size, bool ring, std::uint32_t swizzle) {
   if (size == 0) fail("shared<T>(0): a threadgroup allocation needs at least one element");
   const auto index = kernel_.shared.size();
-  kernel_.shared.push_back({fmt::format("shm{}", index), dtype, size, 0, ring});
+  kernel_.shared.push_back({fmt::format("shm{}", index), dtype, size, 0, ring, swizzle});
   return static_cast<int>(index);
 }
 

@@ -94,26 +94,26 @@ TEST(PassExpandPipelines, PrologueSteadyLoopAndARingPerStage) {
     %31 = rem %29, %30 : u32
     async.wait 1
     barrier
-    %32 = const 2 : u32
-    %33 = mul %32, %3 : u32
-    %34 = add %27, %33 : u32
-    %35 = const 2 : u32
-    %36 = add %29, %35 : u32
-    %37 = rem %36, %30 : u32
-    %38 = lt %34, %2 : bool
-    if %38 {
-      %39 = add %34, %0 : u32
-      %40 = load x[%39] : f32
-      %41 = mul %37, %3 : u32
-      %42 = add %41, %0 : u32
-      shared.store @r[%42], %40 : f32
+    %32 = mul %31, %3 : u32
+    %33 = add %32, %0 : u32
+    %34 = shared.load @r[%33] : f32
+    %35 = add %27, %0 : u32
+    store out[%35], %34 : f32
+    %36 = const 2 : u32
+    %37 = mul %36, %3 : u32
+    %38 = add %27, %37 : u32
+    %39 = const 2 : u32
+    %40 = add %29, %39 : u32
+    %41 = rem %40, %30 : u32
+    %42 = lt %38, %2 : bool
+    if %42 {
+      %43 = add %38, %0 : u32
+      %44 = load x[%43] : f32
+      %45 = mul %41, %3 : u32
+      %46 = add %45, %0 : u32
+      shared.store @r[%46], %44 : f32
     }
     async.commit
-    %43 = mul %31, %3 : u32
-    %44 = add %43, %0 : u32
-    %45 = shared.load @r[%44] : f32
-    %46 = add %27, %0 : u32
-    store out[%46], %45 : f32
   }
   barrier
 }

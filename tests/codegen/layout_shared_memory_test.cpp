@@ -73,6 +73,40 @@ TEST(PassLayoutSharedMemory, RoundsTheTotalUpTo16Bytes) {
   EXPECT_EQ(k.shared_bytes, 48u);
 }
 
+// A tile of 16 rows of 64 bf16 elements in swizzled rows, and a scratch word in order.
+constexpr std::string_view kSwizzled = R"(kernel tiles dtype=bf16 mode=reduction
+  param out out: bf16
+  shared t: bf16[1024] swizzle 64
+  shared s: f32[1]
+  rule multiple_of 32
+  values 2
+{
+  %0 = builtin thread_id.x : u32
+  %1 = shared.load @t[%0] : bf16
+  store out[%0], %1 : bf16
+}
+)";
+
+TEST(PassLayoutSharedMemory, KeepsSwizzledRowsWhereTheTargetReadsThem) {
+  const ir::Kernel k = apply(layout_shared_memory, kSwizzled, native_target());
+  EXPECT_EQ(k.shared[0].swizzle, 64u);
+  EXPECT_EQ(k.shared[1].swizzle, 0u);
+  EXPECT_NE(text_of(k).find("shared t: bf16[1024] swizzle 64 offset=0"), std::string::npos)
+      << text_of(k);
+}
+
+TEST(PassLayoutSharedMemory, PutsElementsInOrderWhereFragmentsReadFixedStrides) {
+  codegen::TargetProfile metal = metal31_target();
+  metal.swizzled_shared = false;
+  codegen::TargetProfile wmma = native_target();
+  wmma.swizzled_shared = false;
+  for (const codegen::TargetProfile& t : {metal, wmma}) {
+    const ir::Kernel k = apply(layout_shared_memory, kSwizzled, t);
+    EXPECT_EQ(k.shared[0].swizzle, 0u) << t.name;
+    EXPECT_EQ(k.shared_bytes, 2064u) << t.name << ": the placement costs no bytes";
+  }
+}
+
 TEST(PassLayoutSharedMemory, KernelWithoutSharedMemoryNeedsNone) {
   EXPECT_EQ(run_pass(layout_shared_memory, kNoShared, native_target()),
             text_of(ir::parse_kernel(kNoShared)));

@@ -134,6 +134,28 @@ TEST(IrVerifier, TensorAccess) {
   expect_problem(kernel("  store halves[%0], %1 : f32"), "store: types differ (f16, f32, f32)");
 }
 
+// A swizzled allocation is whole rows of at least eight 16-byte chunks, a power of two.
+TEST(IrVerifier, SwizzledRows) {
+  expect_problem(
+      kernel("  barrier", "  shared shm0: f16[128] swizzle 48\n" + std::string(kGroupHeader),
+             "reduction"),
+      "shared shm0: a swizzled row must be a power of two of at least 128 bytes, not "
+      "48 elements of f16 (96 bytes)");
+  expect_problem(
+      kernel("  barrier", "  shared shm0: f32[128] swizzle 16\n" + std::string(kGroupHeader),
+             "reduction"),
+      "shared shm0: a swizzled row must be a power of two of at least 128 bytes, not "
+      "16 elements of f32 (64 bytes)");
+  expect_problem(
+      kernel("  barrier", "  shared shm0: bf16[96] swizzle 64\n" + std::string(kGroupHeader),
+             "reduction"),
+      "shared shm0: 96 elements are not whole swizzled rows of 64");
+  EXPECT_EQ(problems(kernel("  barrier",
+                            "  shared shm0: u8[256] swizzle 128\n" + std::string(kGroupHeader),
+                            "reduction")),
+            std::vector<std::string>{});
+}
+
 TEST(IrVerifier, SharedAccess) {
   const std::string header = "  shared shm0: f32[64]\n" + std::string(kGroupHeader);
   expect_problem(kernel("  %6 = shared.load @shm0[%0] : u32", header, "reduction"),

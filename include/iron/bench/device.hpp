@@ -93,6 +93,10 @@ class BenchDevice {
   /// cuBLAS bf16 n×n×n product (f32 accumulation) on random data, loaded at run time: TFLOP/s,
   /// median of `repeat` runs; or why not.
   GemmCeiling gemm_tflops(int n, int repeat);
+  /// The rate of mma.sync.m16n8k16 (bf16 in, f32 accumulate) alone, in TFLOP/s, median of
+  /// `repeat` runs (src/bench/mma_ceiling.cpp): the ceiling of the mma.sync fragment strategy.
+  /// nullopt below sm_80, which lacks the instruction.
+  std::optional<double> mma_sync_tflops(int repeat);
 
  private:
   struct Impl;

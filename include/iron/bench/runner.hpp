@@ -55,6 +55,7 @@ struct Ceilings {
   std::uint64_t copy_bytes = 0;
   GemmCeiling gemm;
   int gemm_n = 0;
+  std::optional<double> mma_sync_tflops;  ///< BenchDevice::mma_sync_tflops
 };
 
 Ceilings measure_ceilings(BenchDevice& device, int repeat);

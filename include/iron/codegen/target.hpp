@@ -58,6 +58,10 @@ struct TargetProfile {
   /// copy.async runs in the background (CUDA's cp.async); Metal's are plain loads and stores, so
   /// a pipeline there gains nothing from more than one stage.
   bool async_copies = true;
+  /// Shared allocations asking for swizzled rows get them (ir::SharedAlloc::swizzle). False where
+  /// fragments are read with a fixed row stride (Metal's simdgroup_load, CUDA's wmma): those keep
+  /// the elements in order.
+  bool swizzled_shared = true;
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
   /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" (or "+mma=wmma") for another

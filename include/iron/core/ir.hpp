@@ -125,6 +125,12 @@ struct SharedAlloc {
   /// A ring of the kernel's pipelines: `size` elements per stage, one copy per stage once
   /// expand_pipelines has chosen how many (and then no longer a ring).
   bool ring = false;
+  /// XOR-swizzled rows of `swizzle` elements (0: elements in order): element e lives at
+  /// e ^ (((e / swizzle) % 8) · chunk), chunk = the elements of 16 bytes, so the 16-byte chunks of
+  /// eight consecutive rows fall in different banks. Targets that read tiles with a fixed stride
+  /// (Metal, wmma) keep the order instead (layout_shared_memory clears it); results never depend
+  /// on it, since every access goes through the same placement.
+  std::uint32_t swizzle = 0;
 };
 
 /// How the grid maps to work (docs/kernel-style-guide.md §4).

@@ -122,12 +122,29 @@ class Shared {
   int alloc_;
 };
 
+/// A shared allocation's placement: rows of `row` elements whose 16-byte chunks are XOR-swizzled
+/// (docs/tensor-cores.md, "Shared layouts"), so a tile read a column of chunks at a time needs no
+/// padding column to avoid bank conflicts. `row` is a power of two of at least 128 bytes; index
+/// the allocation as if it were in order.
+struct Swizzled {
+  std::uint32_t row = 0;
+};
+
 /// Allocates threadgroup memory; each call is a distinct allocation with a generated name.
 template <Element T>
 Shared<T> shared(std::uint32_t size, SourceLocation where = SourceLocation::current()) {
   auto& t = detail::Tracer::current();
   t.at(where);
   return Shared<T>(t.add_shared(dtype_of<T>, size));
+}
+
+/// Threadgroup memory placed in swizzled rows (Swizzled).
+template <Element T>
+Shared<T> shared(std::uint32_t size, Swizzled layout,
+                 SourceLocation where = SourceLocation::current()) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  return Shared<T>(t.add_shared(dtype_of<T>, size, /*ring=*/false, layout.row));
 }
 
 template <Element T, bool W>

@@ -34,6 +34,15 @@ Shared<T> ring(std::uint32_t per_stage, SourceLocation where = SourceLocation::c
   return Shared<T>(t.add_shared(dtype_of<T>, per_stage, /*ring=*/true));
 }
 
+/// A ring whose stages are placed in swizzled rows (Swizzled); `per_stage` is whole rows.
+template <Element T>
+Shared<T> ring(std::uint32_t per_stage, Swizzled layout,
+               SourceLocation where = SourceLocation::current()) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  return Shared<T>(t.add_shared(dtype_of<T>, per_stage, /*ring=*/true, layout.row));
+}
+
 /// Traces a pipelined loop of up to `stages` stages (1 to 8): `load(p, slot)` fills ring slot
 /// `slot` for step p, `compute(p, slot)` uses it.
 template <class Load, class Compute>

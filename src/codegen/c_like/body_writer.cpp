@@ -2,6 +2,7 @@
 #include "body_writer.hpp"
 
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -125,7 +126,8 @@ class BodyWriter {
     const ir::CopyAsyncOp copy(op);
     Access dst = target_of(-1, op.shared, cx_);
     Access src = target_of(op.param, -1, cx_);
-    dst.index = values_.name(copy.destination());
+    dst.index = placed_index(cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)),
+                             values_.name(copy.destination()));
     src.index = values_.name(copy.source());
     for (Access* a : {&dst, &src}) {
       a->type = op.type;
@@ -174,6 +176,10 @@ class BodyWriter {
                              .stride = values_.name(access.stride()),
                              .layout = access.layout(),
                              .store = access.is_store()};
+    if (op.shared >= 0) {
+      std::tie(f.swizzle_row_shift, f.swizzle_chunk_shift) =
+          swizzle_shifts(cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)));
+    }
     line(cx_.dialect.fragment_access(f, cx_.needs), op.loc);
   }
 

@@ -46,6 +46,10 @@ struct FragmentAccess {
   std::string stride;
   ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;
   bool store = false;
+  /// A swizzled shared matrix (ir::SharedAlloc::swizzle): element e of base lives at
+  /// e ^ (((e >> row_shift) & 7) << chunk_shift). 0 and 0 for elements in order.
+  int swizzle_row_shift = 0;
+  int swizzle_chunk_shift = 0;
 };
 
 /// One frag.mma: `d` += `a` · `b`, of shapes M×N, M×K and K×N; A and B hold `input`.

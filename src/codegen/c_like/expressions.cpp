@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "arithmetic.hpp"
 #include "collectives.hpp"
 #include "iron/core/error.hpp"
@@ -26,9 +28,24 @@ Access target_of(int param, int shared, const Context& cx) {
   return a;
 }
 
+std::pair<int, int> swizzle_shifts(const ir::SharedAlloc& a) {
+  if (a.swizzle == 0) return {0, 0};
+  return {std::countr_zero(a.swizzle),
+          std::countr_zero(static_cast<std::uint32_t>(16 / dtype_size(a.dtype)))};
+}
+
+std::string placed_index(const ir::SharedAlloc& a, const std::string& index) {
+  const auto [row, chunk] = swizzle_shifts(a);
+  if (row == 0) return index;
+  return fmt::format("({0} ^ ((({0} >> {1}u) & 7u) << {2}u))", index, row, chunk);
+}
+
 Access access_of(const ir::Op& op, const Context& cx) {
   Access a = target_of(op.param, op.shared, cx);
   a.index = cx.values.name(ir::AccessOp(op).index());
+  if (op.shared >= 0) {
+    a.index = placed_index(cx.kernel.shared.at(static_cast<std::size_t>(op.shared)), a.index);
+  }
   a.type = op.type;
   a.lanes = op.lanes;
   return a;

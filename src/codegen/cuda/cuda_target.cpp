@@ -77,6 +77,7 @@ TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   if (mma != MmaStrategy::MmaSync)
     t.name += std::string(kMmaOption) + std::string(mma_strategy_name(mma));
   t.mma = mma;
+  t.swizzled_shared = mma != MmaStrategy::Wmma;
   t.cuda_sm = sm;
   t.native_f16_arithmetic = sm >= 80;
   t.native_bf16_arithmetic = sm >= 80;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "../c_like/kernel_abi.hpp"
+#include "iron/core/error.hpp"
 #include "iron/core/op_views.hpp"
 
 namespace iron::codegen::cuda {
@@ -124,6 +125,8 @@ std::vector<std::string> wmma_declaration(const std::string& name, const ir::Fra
 }
 
 std::string wmma_access(const c_like::FragmentAccess& f, c_like::Needs& needs) {
+  IRON_INTERNAL_ASSERT(f.swizzle_row_shift == 0,
+                       "a swizzled tile reached wmma: its profile keeps shared rows in order");
   const bool col = f.layout == ir::MatrixLayout::ColMajor;
   const std::string helper = !f.store                   ? "iron_wmma_load"
                              : is_operand(f.shape.role) ? "iron_wmma_store_operand"

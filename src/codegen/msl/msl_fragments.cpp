@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "iron/core/error.hpp"
 #include "msl_dialect.hpp"
 
 namespace iron::codegen::msl {
@@ -137,6 +138,8 @@ std::vector<std::string> MslDialect::fragment_declaration(const std::string& nam
 
 std::string MslDialect::fragment_access(const c_like::FragmentAccess& f,
                                         c_like::Needs& needs) const {
+  IRON_INTERNAL_ASSERT(f.swizzle_row_shift == 0,
+                       "a swizzled tile reached Metal: its profile keeps shared rows in order");
   const std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
   needs.helpers.insert(helper);
   return fmt::format("{}<{}>({}, {}, long({}), long({}));", helper,

@@ -28,7 +28,8 @@ TargetProfile TargetProfile::metal(int version) {
   t.native_bf16_arithmetic = version >= 31;  // bfloat arrived with Metal 3.1
   t.has_bf16_type = version >= 31;
   t.max_vector_bytes = 16;
-  t.async_copies = false;  // copy.async is a load and a store in place
+  t.async_copies = false;     // copy.async is a load and a store in place
+  t.swizzled_shared = false;  // simdgroup_load reads rows a fixed stride apart
   t.max_shared_bytes = std::uint64_t{32} * 1024;
   return t;
 }

@@ -2,12 +2,14 @@
 ///
 ///   for s in 0 … S-2:  if (start + s·step < end) load(start + s·step, slot s); commit  (a loop)
 ///   for p:             wait until S-2 groups remain; barrier
-///                      if (p + (S-1)·step < end) load(p + (S-1)·step, slot (i + S-1) % S); commit
 ///                      compute(p, slot i % S)            (i = (p - start) / step)
+///                      if (p + (S-1)·step < end) load(p + (S-1)·step, slot (i + S-1) % S); commit
 ///   barrier
 ///
 /// The barrier after the wait serves twice: every thread's copies of step i have landed, and
-/// every simdgroup is done with slot (i - 1) % S, which the load just after it overwrites. With
+/// every simdgroup is done with slot (i - 1) % S, which this step's load overwrites. The compute
+/// comes first so that its shared reads and products are issued before the load's address
+/// arithmetic (a load's shared writes would otherwise order the compute's reads after them). With
 /// one stage the loop loads, waits and computes in turn, a barrier before the load and after the
 /// wait.
 #include "iron/codegen/passes/expand_pipelines.hpp"
@@ -126,6 +128,7 @@ class Expander {
       if (s_count >= 2) {
         wait(l, s_count - 2);
         l.make(OpKind::Barrier, u32);
+        for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
         const ValueId ahead = l.make(OpKind::Mul, u32, {l.constant(u32, s_count - 1), step}).result;
         const ValueId next = l.make(OpKind::Add, u32, {p, ahead}).result;
         const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, s_count - 1)}).result;
@@ -138,8 +141,8 @@ class Expander {
         commit(l);
         wait(l, 0);
         l.make(OpKind::Barrier, u32);
+        for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
       }
-      for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
     }
     out.back().blocks[0].ops = std::move(body);
     b.make(OpKind::Barrier, u32);  // the rings may be written again after the loop

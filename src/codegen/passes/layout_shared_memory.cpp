@@ -1,4 +1,5 @@
-/// Shared-memory layout: 16-byte aligned offsets in declaration order, the total, the limit.
+/// Shared-memory layout: 16-byte aligned offsets in declaration order, the total, the limit,
+/// and each allocation's placement (swizzled rows only where the target reads them).
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 
 #include <fmt/format.h>
@@ -54,6 +55,7 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
                        "shared-memory total does not fit 32 bits");
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
     kernel.shared[i].offset = static_cast<std::uint32_t>(offsets[i]);
+    if (!target.swizzled_shared) kernel.shared[i].swizzle = 0;
   }
   kernel.shared_bytes = static_cast<std::uint32_t>(total);
 }
