@@ -33,11 +33,18 @@ struct iron_frag {
   }
 };
 
+// Where element e of a shared allocation in swizzled rows lives (SR: log2 of a row's elements,
+// SC: of a 16-byte chunk's; SR = 0 for elements in order).
+template <int SR, int SC>
+__device__ __forceinline__ long long iron_swizzled(long long e) {
+  return SR == 0 ? e : e ^ (((e >> SR) & 7) << SC);
+}
+
 // The element at (r, c) of the matrix at p + off: row-major p[off + r·ld + c] or column-major
-// p[off + c·ld + r].
-template <bool COL>
+// p[off + c·ld + r], placed by iron_swizzled.
+template <bool COL, int SR = 0, int SC = 0>
 __device__ __forceinline__ long long iron_frag_index(long long off, long long ld, int r, int c) {
-  return COL ? off + c * ld + r : off + r * ld + c;
+  return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
 // Every element of f set to v.

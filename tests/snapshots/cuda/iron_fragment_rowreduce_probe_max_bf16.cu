@@ -36,11 +36,18 @@ struct iron_frag {
   }
 };
 
+// Where element e of a shared allocation in swizzled rows lives (SR: log2 of a row's elements,
+// SC: of a 16-byte chunk's; SR = 0 for elements in order).
+template <int SR, int SC>
+__device__ __forceinline__ long long iron_swizzled(long long e) {
+  return SR == 0 ? e : e ^ (((e >> SR) & 7) << SC);
+}
+
 // The element at (r, c) of the matrix at p + off: row-major p[off + r·ld + c] or column-major
-// p[off + c·ld + r].
-template <bool COL>
+// p[off + c·ld + r], placed by iron_swizzled.
+template <bool COL, int SR = 0, int SC = 0>
 __device__ __forceinline__ long long iron_frag_index(long long off, long long ld, int r, int c) {
-  return COL ? off + c * ld + r : off + r * ld + c;
+  return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
 // Every element of f set to v.
@@ -51,13 +58,13 @@ __device__ __forceinline__ void iron_frag_fill(iron_frag<T, ROLE, R, C>& f, T v)
 }
 
 // Each lane writes the elements it owns.
-template <bool COL, class T, int ROLE, int R, int C>
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
 #pragma unroll
   for (int i = 0; i < R * C / 32; ++i) {
-    p[iron_frag_index<COL>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
   }
 }
 

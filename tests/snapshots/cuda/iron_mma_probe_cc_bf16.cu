@@ -38,11 +38,18 @@ struct iron_frag {
   }
 };
 
+// Where element e of a shared allocation in swizzled rows lives (SR: log2 of a row's elements,
+// SC: of a 16-byte chunk's; SR = 0 for elements in order).
+template <int SR, int SC>
+__device__ __forceinline__ long long iron_swizzled(long long e) {
+  return SR == 0 ? e : e ^ (((e >> SR) & 7) << SC);
+}
+
 // The element at (r, c) of the matrix at p + off: row-major p[off + r·ld + c] or column-major
-// p[off + c·ld + r].
-template <bool COL>
+// p[off + c·ld + r], placed by iron_swizzled.
+template <bool COL, int SR = 0, int SC = 0>
 __device__ __forceinline__ long long iron_frag_index(long long off, long long ld, int r, int c) {
-  return COL ? off + c * ld + r : off + r * ld + c;
+  return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
 // Every element of f set to v.
@@ -53,24 +60,24 @@ __device__ __forceinline__ void iron_frag_fill(iron_frag<T, ROLE, R, C>& f, T v)
 }
 
 // Each lane reads the elements it owns.
-template <bool COL, class T, int ROLE, int R, int C>
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, const T* p,
                                                long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
 #pragma unroll
   for (int i = 0; i < R * C / 32; ++i) {
-    f.x[i] = p[iron_frag_index<COL>(off, ld, f.row(i, lane), f.col(i, lane))];
+    f.x[i] = p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))];
   }
 }
 
 // Each lane writes the elements it owns.
-template <bool COL, class T, int ROLE, int R, int C>
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
 #pragma unroll
   for (int i = 0; i < R * C / 32; ++i) {
-    p[iron_frag_index<COL>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
   }
 }
 
@@ -100,14 +107,15 @@ __device__ __forceinline__ void iron_ldmatrix_x2(unsigned int* d, const void* ro
 }
 
 // A or B fragment of 16-bit elements from shared memory by ldmatrix (offset and stride are
-// multiples of 8 elements, so every 8-element row is 16-byte aligned); accumulators and 32-bit
-// elements element by element. A takes one x4 per 16×16 tile; B one x4 per pair of 16×8 tiles
-// (x2 for an odd last one), transposed when B is row-major ([k, n]).
-template <bool COL, class T, int ROLE, int R, int C>
+// multiples of 8 elements, so every 8-element row is a 16-byte chunk, placed whole by
+// iron_swizzled); accumulators and 32-bit elements element by element. A takes one x4 per 16×16
+// tile; B one x4 per pair of 16×8 tiles (x2 for an odd last one), transposed when B is row-major
+// ([k, n]).
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& f, const T* p,
                                                       long long off, long long ld) {
   if constexpr (sizeof(T) != 2 || ROLE == 2) {
-    iron_frag_load<COL>(f, p, off, ld);
+    iron_frag_load<COL, SR, SC>(f, p, off, ld);
   } else {
     const int lane = static_cast<int>(iron_linear_thread() & 31u);
     const int m = lane >> 3, rr = lane & 7;
@@ -119,7 +127,7 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
         for (int tc = 0; tc < C / 16; ++tc) {
           const int r0 = tr * 16 + (m & 1) * 8, c0 = tc * 16 + (m >> 1) * 8;
           const long long at = COL ? off + (c0 + rr) * ld + r0 : off + (r0 + rr) * ld + c0;
-          iron_ldmatrix_x4<COL>(regs + (tr * (C / 16) + tc) * 4, p + at);
+          iron_ldmatrix_x4<COL>(regs + (tr * (C / 16) + tc) * 4, p + iron_swizzled<SR, SC>(at));
         }
       }
     } else {
@@ -129,12 +137,12 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
         for (int nt = 0; nt + 1 < C / 8; nt += 2) {
           const int n0 = (nt + (m >> 1)) * 8, k0 = kt * 16 + (m & 1) * 8;
           const long long at = COL ? off + (n0 + rr) * ld + k0 : off + (k0 + rr) * ld + n0;
-          iron_ldmatrix_x4<!COL>(regs + (kt * (C / 8) + nt) * 2, p + at);
+          iron_ldmatrix_x4<!COL>(regs + (kt * (C / 8) + nt) * 2, p + iron_swizzled<SR, SC>(at));
         }
         if constexpr ((C / 8) % 2 == 1) {
           const int n0 = (C / 8 - 1) * 8, k0 = kt * 16 + (m & 1) * 8;
           const long long at = COL ? off + (n0 + rr) * ld + k0 : off + (k0 + rr) * ld + n0;
-          iron_ldmatrix_x2<!COL>(regs + (kt * (C / 8) + C / 8 - 1) * 2, p + at);
+          iron_ldmatrix_x2<!COL>(regs + (kt * (C / 8) + C / 8 - 1) * 2, p + iron_swizzled<SR, SC>(at));
         }
       }
     }
