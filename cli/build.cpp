@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "build_aot.hpp"
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/codegen/launch_wrappers.hpp"
@@ -28,6 +29,7 @@ constexpr const char* kAll = "all";
 struct BuildOptions {
   std::string emit = kAll;
   std::string out;
+  std::string aot;
   std::string filter;
   std::string dtype;
   std::map<std::string, std::string> profiles;  ///< target name -> its --NAME-profile value
@@ -100,6 +102,7 @@ void write_text(const fs::path& path, const std::string& text) {
 }
 
 int build(const BuildOptions& o) {
+  if (!o.aot.empty()) return build_aot(o.aot, o.filter, o.dtype);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Output> wanted = outputs(o);
   const auto forms = select_kernels(o.filter, o.dtype);
@@ -181,8 +184,22 @@ Command add_build_command(CLI::App& app) {
                            "({}), plus include/iron_kernels.hpp with typed host launch wrappers",
                            source_files(), or_list(binaries)));
   auto o = std::make_shared<BuildOptions>();
-  cmd->add_option("--emit", o->emit, emit_help())->check(CLI::IsMember(emit_choices()));
-  cmd->add_option("-o,--out", o->out, "Output folder (created if missing)")->required();
+  auto* emit = cmd->add_option("--emit", o->emit, emit_help());
+  emit->check(CLI::IsMember(emit_choices()));
+  auto* out = cmd->add_option("-o,--out", o->out, "Output folder (created if missing)");
+  auto* aot = cmd->add_option(
+      "--aot", o->aot,
+      "Instead: write an ahead-of-time bundle to this folder: each kernel form's cubins for "
+      "sm_80 and sm_90 and iron_aot.hpp, a header that launches them through the CUDA driver "
+      "alone (docs/applications.md; needs NVRTC)");
+  out->excludes(aot);
+  aot->excludes(out);
+  aot->excludes(emit);
+  cmd->callback([out, aot] {
+    if (out->count() == 0 && aot->count() == 0) {
+      throw CLI::RequiredError("-o,--out (or --aot)");
+    }
+  });
   cmd->add_option("--filter", o->filter, "Only kernels whose name matches this regular expression");
   cmd->add_option("--dtype", o->dtype, "Only this dtype (default: every dtype of each kernel)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));

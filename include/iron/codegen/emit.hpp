@@ -17,7 +17,9 @@ namespace iron::codegen {
 // ## Launch ABI (what the runtime passes)
 //
 // One argument per Iron parameter, in parameter order; the grid is counted in threadgroups
-// (CUDA blocks) of `group_size` threads. Shared memory is static: no dynamic size is passed.
+// (CUDA blocks) of `group_size` threads. Shared memory up to 48 KB is static; a kernel past it
+// (uses_dynamic_shared) declares `extern __shared__` memory, and its launch passes the kernel's
+// shared_bytes as the dynamic size after opting the function in.
 //
 // CUDA, `extern "C" __global__ void SYMBOL(…)`:
 // - input tensor: `const T* __restrict__ name`; output tensor: `T* __restrict__ name`

@@ -1,0 +1,79 @@
+/// The AOT bundle: each selected kernel form compiled by NVRTC for every bundled architecture,
+/// its cubins written beside the generated launch header.
+#include "build_aot.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "iron/codegen/aot_bundle.hpp"
+#include "iron/codegen/compile.hpp"
+#include "iron/codegen/target.hpp"
+#include "iron/core/error.hpp"
+#include "iron/runtime/backend.hpp"
+#include "kernel_selection.hpp"
+
+namespace iron::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The architectures a bundle carries: Ampere's cubin also runs on sm_86 and sm_89.
+constexpr int kArchitectures[] = {80, 90};
+
+void write_bytes(const fs::path& path, const void* data, std::size_t size) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) throw Error(fmt::format("cannot write {}", path.string()));
+}
+
+const runtime::BinaryFormat& cubin_format() {
+  const runtime::BackendEntry* cuda = runtime::find_backend("cuda");
+  IRON_INTERNAL_ASSERT(cuda != nullptr && cuda->binary, "the cuda backend names no binary");
+  const runtime::BinaryFormat& format = *cuda->binary;
+  const runtime::BackendStatus compiler = format.status();
+  if (!compiler.available) {
+    throw Error(
+        fmt::format("--aot needs {}, which was not found:\n{}", format.compiler, compiler.reason));
+  }
+  return format;
+}
+
+}  // namespace
+
+int build_aot(const std::string& dir, const std::string& filter, const std::string& dtype) {
+  const auto start = std::chrono::steady_clock::now();
+  const runtime::BinaryFormat& cubin = cubin_format();
+  const auto forms = select_kernels(filter, dtype);
+  const fs::path root(dir);
+  std::vector<codegen::AotForm> bundle;
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    const auto& f = forms[i];
+    fmt::print("[{:>3}/{}] {} {}\n", i + 1, forms.size(), f.info->name, dtype_name(f.dtype));
+    std::fflush(stdout);
+    codegen::AotForm form{f.info->trace(f.dtype), {}};
+    for (const int sm : kArchitectures) {
+      const codegen::TargetProfile profile = codegen::TargetProfile::cuda(sm);
+      const auto compiled = codegen::compile_kernel(form.kernel, profile);
+      const auto binary = cubin.compile(compiled.source, compiled.symbol, profile);
+      const std::string file = fmt::format("{}.sm_{}.cubin", compiled.symbol, sm);
+      write_bytes(root / file, binary.data(), binary.size());
+      const std::uint64_t shared = compiled.lowered.shared_bytes;
+      form.binaries.push_back({sm, file, codegen::uses_dynamic_shared(shared) ? shared : 0});
+    }
+    bundle.push_back(std::move(form));
+  }
+  const std::string header = codegen::emit_aot_header(bundle);
+  write_bytes(root / "iron_aot.hpp", header.data(), header.size());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("wrote a bundle of {} kernel forms ({} cubins and iron_aot.hpp) to {} in {:.3f} s\n",
+             forms.size(), forms.size() * std::size(kArchitectures), root.string(), seconds);
+  return 0;
+}
+
+}  // namespace iron::cli

@@ -1,0 +1,29 @@
+# Usage: cmake -DIRON=… -DCXX=… -DSOURCE=examples/aot/main.cpp -DWORK=dir -P expect_aot_bundle.cmake
+# Writes an AOT bundle of iron_scale and iron_gemm_nk (bf16), compiles the example against the
+# bundle's header alone (no Iron or CUDA include paths, no libraries), and runs it: "ok" passes;
+# with no CUDA driver or device here it prints "SKIPPED:" (the test's skip expression).
+file(REMOVE_RECURSE ${WORK})
+execute_process(COMMAND ${IRON} build --aot ${WORK}/bundle --dtype bf16
+                        --filter "^(iron_scale|iron_gemm_nk)$"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  if(DEFINED ENV{IRON_ALLOW_NO_NVRTC} AND err MATCHES "needs NVRTC")
+    message("SKIPPED: no NVRTC here (IRON_ALLOW_NO_NVRTC is set)")
+    return()
+  endif()
+  message(FATAL_ERROR "iron build --aot failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CXX} -std=c++17 -Wall -Wextra -Werror -I${WORK}/bundle ${SOURCE}
+                        -o ${WORK}/aot_app
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the example does not build against the bundle alone:\n${err}")
+endif()
+execute_process(COMMAND ${WORK}/aot_app ${WORK}/bundle RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc EQUAL 77)
+  message("SKIPPED: ${out}")
+elseif(NOT rc EQUAL 0 OR NOT out MATCHES "\nok\n$")
+  message(FATAL_ERROR "the bundle's kernels ran wrong (${rc}):\n${out}")
+else()
+  message("${out}")
+endif()
