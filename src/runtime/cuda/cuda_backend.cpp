@@ -14,6 +14,7 @@
 #include "iron/runtime/nvrtc.hpp"
 #include "kernel_params.hpp"
 #include "launch_resources.hpp"
+#include "prepared_kernel.hpp"
 
 namespace iron::runtime::cuda {
 namespace {
@@ -98,6 +99,13 @@ FaultRecord& first_fault() {
   return record;
 }
 
+std::string grid_text(const Grid& grid) {
+  return fmt::format("{}x{}x{} groups of {}x{}x{} threads", grid.groups.x, grid.groups.y,
+                     grid.groups.z, grid.group_size.x, grid.group_size.y, grid.group_size.z);
+}
+
+}  // namespace
+
 void refuse_after_fault(const ir::Kernel& kernel) {
   if (const std::string fault = first_fault().get(); !fault.empty()) {
     throw Error(fmt::format(
@@ -107,12 +115,7 @@ void refuse_after_fault(const ir::Kernel& kernel) {
   }
 }
 
-std::string grid_text(const Grid& grid) {
-  return fmt::format("{}x{}x{} groups of {}x{}x{} threads", grid.groups.x, grid.groups.y,
-                     grid.groups.z, grid.group_size.x, grid.group_size.y, grid.group_size.z);
-}
-
-}  // namespace
+void record_fault(const std::string& fault) { first_fault().set(fault); }
 
 const BackendStatus& cuda_backend_status() { return target().status; }
 
@@ -128,24 +131,10 @@ CUcontext cuda_context() {
 
 CudaBackend::CudaBackend() : device_(cuda_device()), context_(cuda_context()) {}
 
-const CudaBackend::Prepared& CudaBackend::prepare(const ir::Kernel& kernel) {
+const PreparedKernel& CudaBackend::prepare(const ir::Kernel& kernel) {
   const std::uint64_t hash = ir::structural_hash(kernel);
   if (const auto found = prepared_.find(hash); found != prepared_.end()) return found->second;
-  const codegen::CompiledKernel compiled =
-      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(device_.sm()));
-  const CUmodule module = load_module(compiled, device_.sm());
-  const Driver& d = driver();
-  Prepared prepared{compiled.symbol, nullptr, 0};
-  d.check(d.api().module_get_function(&prepared.function, module, compiled.symbol.c_str()),
-          "cuModuleGetFunction", compiled.symbol);
-  int max_threads = 0;
-  d.check(
-      d.api().func_get_attribute(
-          &max_threads, static_cast<int>(FunctionAttribute::MaxThreadsPerBlock), prepared.function),
-      "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", compiled.symbol);
-  prepared.max_threads = max_threads > 0 ? static_cast<std::uint64_t>(max_threads) : 0;
-  prepared.dynamic_shared = opt_in_shared_memory(prepared.function, compiled);
-  return prepared_.emplace(hash, std::move(prepared)).first->second;
+  return prepared_.emplace(hash, prepare_kernel(kernel, device_.sm())).first->second;
 }
 
 void CudaBackend::run(const Launch& launch) {
@@ -157,15 +146,9 @@ void CudaBackend::run(const Launch& launch) {
   const DriverApi& api = d.api();
   // The primary context is made current on whichever thread runs this launch.
   d.check(api.ctx_set_current(context_), "cuCtxSetCurrent", kernel.name);
-  const Prepared& kernel_fn = prepare(kernel);
+  const PreparedKernel& kernel_fn = prepare(kernel);
   const Grid& grid = launch.grid;
-  if (grid.group_size.volume() > kernel_fn.max_threads) {
-    throw DispatchError(fmt::format(
-        "{}: dispatch refused, nothing launched: threads per group ({}x{}x{}) exceeds the {} "
-        "that the compiled {} can launch with (its registers allow no more)",
-        kernel.name, grid.group_size.x, grid.group_size.y, grid.group_size.z, kernel_fn.max_threads,
-        kernel_fn.symbol));
-  }
+  check_threads(kernel, kernel_fn, grid.group_size.volume());
   const std::string what = fmt::format("{} ({})", kernel_fn.symbol, grid_text(grid));
 
   const std::lock_guard turn(device_turn());
@@ -189,7 +172,7 @@ void CudaBackend::run(const Launch& launch) {
   if (const CUresult synced = api.ctx_synchronize(); synced != kCudaSuccess) {
     const std::string fault =
         fmt::format("kernel {} failed on the GPU: {} (cuCtxSynchronize)", what, d.describe(synced));
-    first_fault().set(fault);
+    record_fault(fault);
     throw Error(fault);
   }
   last_kernel_ms_ = timer.elapsed_ms();

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "driver.hpp"
+#include "prepared_kernel.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device_info.hpp"
 
@@ -20,6 +21,12 @@ const BackendStatus& cuda_backend_status();
 /// The device of cuda_backend_status() and its retained primary context; require available.
 const CudaDeviceInfo& cuda_device();
 CUcontext cuda_context();
+
+/// Throws iron::Error naming `kernel` when an earlier kernel fault left the context unusable.
+void refuse_after_fault(const ir::Kernel& kernel);
+/// Records the process's first kernel fault (later ones are kept out): every later launch, on
+/// the backend or the device API, is refused with it.
+void record_fault(const std::string& fault);
 
 /// Runs launches on the device of cuda_backend_status(). One instance per thread; instances on
 /// several threads share the device, its primary context and the module cache.
@@ -43,18 +50,12 @@ class CudaBackend final : public Backend {
   double last_kernel_ms() const { return last_kernel_ms_; }
 
  private:
-  struct Prepared {
-    std::string symbol;
-    CUfunction function = nullptr;
-    std::uint64_t max_threads = 0;    ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-    unsigned int dynamic_shared = 0;  ///< bytes of dynamic shared memory each launch asks for
-  };
   /// The loaded function for the traced kernel, compiled on first use by this instance.
-  const Prepared& prepare(const ir::Kernel& kernel);
+  const PreparedKernel& prepare(const ir::Kernel& kernel);
 
   const CudaDeviceInfo& device_;
   CUcontext context_;
-  std::unordered_map<std::uint64_t, Prepared> prepared_;  ///< by structural hash of the traced IR
+  std::unordered_map<std::uint64_t, PreparedKernel> prepared_;  ///< by structural hash of the traced IR
   double last_kernel_ms_ = 0.0;
 };
 

@@ -123,6 +123,15 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuEventDestroy_v2", api.event_destroy, missing);
   resolve(handle, "cuFuncGetAttribute", api.func_get_attribute, missing);
   resolve(handle, "cuFuncSetAttribute", api.func_set_attribute, missing);
+  resolve(handle, "cuStreamCreate", api.stream_create, missing);
+  resolve(handle, "cuStreamDestroy_v2", api.stream_destroy, missing);
+  resolve(handle, "cuStreamSynchronize", api.stream_synchronize, missing);
+  resolve(handle, "cuStreamBeginCapture_v2", api.stream_begin_capture, missing);
+  resolve(handle, "cuStreamEndCapture", api.stream_end_capture, missing);
+  resolve(handle, "cuGraphInstantiateWithFlags", api.graph_instantiate, missing);
+  resolve(handle, "cuGraphLaunch", api.graph_launch, missing);
+  resolve(handle, "cuGraphExecDestroy", api.graph_exec_destroy, missing);
+  resolve(handle, "cuGraphDestroy", api.graph_destroy, missing);
   return missing;
 }
 

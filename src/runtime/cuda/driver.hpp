@@ -20,6 +20,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUevent = struct CUevent_st*;
 using CUstream = struct CUstream_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorStubLibrary = 34;  // CUDA_ERROR_STUB_LIBRARY
@@ -78,6 +80,16 @@ struct DriverApi {
   CUresult (*event_destroy)(CUevent) = nullptr;
   CUresult (*func_get_attribute)(int*, int, CUfunction) = nullptr;
   CUresult (*func_set_attribute)(CUfunction, int, int) = nullptr;
+  // Streams, and graphs captured from them (the device-resident API, iron/runtime/device.hpp).
+  CUresult (*stream_create)(CUstream*, unsigned int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*stream_synchronize)(CUstream) = nullptr;
+  CUresult (*stream_begin_capture)(CUstream, int) = nullptr;
+  CUresult (*stream_end_capture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*graph_instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*graph_exec_destroy)(CUgraphExec) = nullptr;
+  CUresult (*graph_destroy)(CUgraph) = nullptr;
 };
 
 /// A loaded and initialised driver, or why there is none.

@@ -1,0 +1,264 @@
+/// The device-resident API on the CUDA driver: streams, device tensors, guarded asynchronous
+/// launches (each kernel prepared once per process), events and graphs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
+#include "cuda_backend.hpp"
+#include "iron/core/error.hpp"
+#include "iron/core/hash.hpp"
+#include "iron/runtime/device.hpp"
+#include "iron/runtime/dispatch_guard.hpp"
+#include "kernel_params.hpp"
+#include "prepared_kernel.hpp"
+
+namespace iron::runtime {
+namespace {
+
+using cuda::driver;
+
+constexpr unsigned int kNonBlocking = 0x1;   // CU_STREAM_NON_BLOCKING
+constexpr int kCaptureThreadLocal = 1;       // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+
+/// Makes the device's primary context current on the calling thread; Error when CUDA is not here.
+void enter(std::string_view what) {
+  if (!cuda_available()) {
+    throw Error(fmt::format("{}: CUDA is unavailable: {}", what, cuda_unavailable_reason()));
+  }
+  driver().check(driver().api().ctx_set_current(cuda::cuda_context()), "cuCtxSetCurrent", what);
+}
+
+/// The primary context made current for a destructor, which cannot throw.
+void enter_quietly() { driver().api().ctx_set_current(cuda::cuda_context()); }
+
+/// A failure found while waiting: a kernel faulted, and the context is unusable from now on.
+void check_wait(cuda::CUresult result, std::string_view call, std::string_view what) {
+  if (result == cuda::kCudaSuccess) return;
+  const std::string fault =
+      fmt::format("{} failed for {}: {}; the CUDA context is unusable: restart the process", call,
+                  what, driver().describe(result));
+  cuda::record_fault(fault);
+  throw Error(fault);
+}
+
+/// Every kernel launched through the API, prepared once per process.
+const cuda::PreparedKernel& prepared(const ir::Kernel& kernel) {
+  static std::mutex mutex;
+  static std::unordered_map<std::uint64_t, cuda::PreparedKernel> kernels;
+  const std::uint64_t hash = ir::structural_hash(kernel);
+  const std::lock_guard lock(mutex);
+  if (const auto found = kernels.find(hash); found != kernels.end()) return found->second;
+  return kernels.emplace(hash, cuda::prepare_kernel(kernel, cuda::cuda_device().sm()))
+      .first->second;
+}
+
+}  // namespace
+
+bool cuda_available() { return cuda::cuda_backend_status().available; }
+std::string cuda_unavailable_reason() { return cuda::cuda_backend_status().reason; }
+
+Stream Stream::create() {
+  enter("Stream::create");
+  cuda::CUstream s = nullptr;
+  driver().check(driver().api().stream_create(&s, kNonBlocking), "cuStreamCreate", "a stream");
+  return {s, true};
+}
+
+Stream Stream::borrow(void* cu_stream) { return {cu_stream, false}; }
+
+Stream::Stream(Stream&& other) noexcept : handle_(other.handle_), owned_(other.owned_) {
+  other.owned_ = false;
+}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    this->~Stream();
+    handle_ = other.handle_;
+    owned_ = other.owned_;
+    other.owned_ = false;
+  }
+  return *this;
+}
+
+Stream::~Stream() {
+  if (!owned_) return;
+  enter_quietly();
+  driver().api().stream_destroy(static_cast<cuda::CUstream>(handle_));
+}
+
+void Stream::synchronize() const {
+  enter("Stream::synchronize");
+  check_wait(driver().api().stream_synchronize(static_cast<cuda::CUstream>(handle_)),
+             "cuStreamSynchronize", "a stream's work");
+}
+
+DeviceTensor DeviceTensor::allocate(DType dtype, std::size_t count) {
+  enter("DeviceTensor::allocate");
+  cuda::CUdeviceptr address = 0;
+  const std::size_t bytes = std::max<std::size_t>(count * dtype_size(dtype), 1);
+  driver().check(driver().api().mem_alloc(&address, bytes), "cuMemAlloc",
+                 fmt::format("{} elements of {}", count, dtype_name(dtype)));
+  return {address, dtype, count, true};
+}
+
+DeviceTensor DeviceTensor::borrow(std::uint64_t address, DType dtype, std::size_t count) {
+  if (address == 0 && count != 0) throw Error("DeviceTensor::borrow: a null address");
+  return {address, dtype, count, false};
+}
+
+DeviceTensor::DeviceTensor(DeviceTensor&& other) noexcept
+    : address_(other.address_), dtype_(other.dtype_), count_(other.count_), owned_(other.owned_) {
+  other.owned_ = false;
+}
+
+DeviceTensor& DeviceTensor::operator=(DeviceTensor&& other) noexcept {
+  if (this != &other) {
+    this->~DeviceTensor();
+    address_ = other.address_;
+    dtype_ = other.dtype_;
+    count_ = other.count_;
+    owned_ = other.owned_;
+    other.owned_ = false;
+  }
+  return *this;
+}
+
+DeviceTensor::~DeviceTensor() {
+  if (!owned_) return;
+  enter_quietly();
+  driver().api().mem_free(address_);
+}
+
+void DeviceTensor::upload(std::span<const std::byte> from) {
+  if (from.size() != bytes()) {
+    throw Error(fmt::format("DeviceTensor::upload: {} bytes given for a tensor of {} bytes",
+                            from.size(), bytes()));
+  }
+  enter("DeviceTensor::upload");
+  if (!from.empty()) {
+    check_wait(driver().api().memcpy_htod(address_, from.data(), from.size()), "cuMemcpyHtoD",
+               "an upload");
+  }
+}
+
+void DeviceTensor::download(std::span<std::byte> to) const {
+  if (to.size() != bytes()) {
+    throw Error(fmt::format("DeviceTensor::download: {} bytes asked of a tensor of {} bytes",
+                            to.size(), bytes()));
+  }
+  enter("DeviceTensor::download");
+  if (!to.empty()) {
+    check_wait(driver().api().memcpy_dtoh(to.data(), address_, to.size()), "cuMemcpyDtoH",
+               "a download");
+  }
+}
+
+void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
+                  const Stream& stream) {
+  std::vector<GuardArg> guarded;
+  std::vector<Arg> carried;
+  std::vector<cuda::CUdeviceptr> addresses;
+  for (const DeviceArg& a : args) {
+    if (const Scalar* s = std::get_if<Scalar>(&a)) {
+      guarded.emplace_back(*s);
+      carried.emplace_back(*s);
+      addresses.push_back(0);
+      continue;
+    }
+    const DeviceTensor* t = std::get<const DeviceTensor*>(a);
+    guarded.emplace_back(t == nullptr ? TensorExtent{DType::F32, 0, true}
+                                      : TensorExtent{t->dtype(), t->bytes(), false});
+    carried.emplace_back(static_cast<HostTensor*>(nullptr));
+    addresses.push_back(t == nullptr ? 0 : t->address());
+  }
+  enter(kernel.name);
+  check_dispatch(kernel, guarded, grid, cuda::cuda_device().limits);
+  cuda::refuse_after_fault(kernel);
+  const cuda::PreparedKernel& fn = prepared(kernel);
+  cuda::check_threads(kernel, fn, grid.group_size.volume());
+  cuda::KernelParams params(carried, addresses);
+  driver().check(
+      driver().api().launch_kernel(fn.function, grid.groups.x, grid.groups.y, grid.groups.z,
+                                   grid.group_size.x, grid.group_size.y, grid.group_size.z,
+                                   fn.dynamic_shared, static_cast<cuda::CUstream>(stream.handle()),
+                                   params.data(), nullptr),
+      "cuLaunchKernel", fn.symbol);
+}
+
+Event::Event() {
+  enter("Event");
+  cuda::CUevent e = nullptr;
+  driver().check(driver().api().event_create(&e, 0), "cuEventCreate", "an event");
+  handle_ = e;
+}
+
+Event::~Event() {
+  enter_quietly();
+  driver().api().event_destroy(static_cast<cuda::CUevent>(handle_));
+}
+
+void Event::record(const Stream& stream) {
+  driver().check(driver().api().event_record(static_cast<cuda::CUevent>(handle_),
+                                             static_cast<cuda::CUstream>(stream.handle())),
+                 "cuEventRecord", "an event");
+}
+
+void Event::synchronize() const {
+  check_wait(driver().api().event_synchronize(static_cast<cuda::CUevent>(handle_)),
+             "cuEventSynchronize", "an event");
+}
+
+float Event::elapsed_ms(const Event& start) const {
+  float ms = 0.0f;
+  driver().check(driver().api().event_elapsed_time(&ms, static_cast<cuda::CUevent>(start.handle_),
+                                                   static_cast<cuda::CUevent>(handle_)),
+                 "cuEventElapsedTime", "two events");
+  return ms;
+}
+
+Graph Graph::capture(const Stream& stream, const std::function<void()>& enqueue) {
+  enter("Graph::capture");
+  const auto s = static_cast<cuda::CUstream>(stream.handle());
+  if (s == nullptr) throw Error("Graph::capture: the legacy default stream cannot be captured");
+  const auto& api = driver().api();
+  driver().check(api.stream_begin_capture(s, kCaptureThreadLocal), "cuStreamBeginCapture",
+                 "a graph");
+  cuda::CUgraph graph = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    api.stream_end_capture(s, &graph);  // leave the stream usable; the partial graph is dropped
+    if (graph != nullptr) api.graph_destroy(graph);
+    throw;
+  }
+  driver().check(api.stream_end_capture(s, &graph), "cuStreamEndCapture", "a graph");
+  cuda::CUgraphExec exec = nullptr;
+  if (const cuda::CUresult r = api.graph_instantiate(&exec, graph, 0); r != cuda::kCudaSuccess) {
+    api.graph_destroy(graph);
+    driver().check(r, "cuGraphInstantiate", "a graph");
+  }
+  return {graph, exec};
+}
+
+Graph::Graph(Graph&& other) noexcept : graph_(other.graph_), exec_(other.exec_) {
+  other.graph_ = nullptr;
+  other.exec_ = nullptr;
+}
+
+Graph::~Graph() {
+  if (exec_ == nullptr && graph_ == nullptr) return;
+  enter_quietly();
+  if (exec_ != nullptr) driver().api().graph_exec_destroy(static_cast<cuda::CUgraphExec>(exec_));
+  if (graph_ != nullptr) driver().api().graph_destroy(static_cast<cuda::CUgraph>(graph_));
+}
+
+void Graph::replay(const Stream& stream) const {
+  enter("Graph::replay");
+  driver().check(driver().api().graph_launch(static_cast<cuda::CUgraphExec>(exec_),
+                                             static_cast<cuda::CUstream>(stream.handle())),
+                 "cuGraphLaunch", "a graph");
+}
+
+}  // namespace iron::runtime

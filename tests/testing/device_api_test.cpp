@@ -1,0 +1,151 @@
+/// The device-resident API: tensors on the GPU (allocated and borrowed), guarded asynchronous
+/// launches on created and borrowed streams, events, and a captured graph replayed. The GPU
+/// cases skip where there is no CUDA; what every call says without CUDA runs everywhere.
+#include "iron/runtime/device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "iron/core/error.hpp"
+#include "iron/dsl/kernel.hpp"
+
+namespace iron::runtime {
+namespace {
+
+std::vector<float> floats_of(const DeviceTensor& t) {
+  std::vector<float> v(t.count());
+  t.download(std::as_writable_bytes(std::span(v)));
+  return v;
+}
+
+DeviceTensor tensor_of(const std::vector<float>& values) {
+  DeviceTensor t = DeviceTensor::allocate(DType::F32, values.size());
+  t.upload(std::as_bytes(std::span(values)));
+  return t;
+}
+
+Scalar f32(double v) { return {.dtype = DType::F32, .f = v}; }
+Scalar u32(std::uint32_t v) { return {.dtype = DType::U32, .i = v}; }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr std::uint32_t kN = 1000;
+
+std::vector<float> ramp() {
+  std::vector<float> x(kN);
+  for (std::uint32_t i = 0; i < kN; ++i) x[i] = static_cast<float>(i % 97) * 0.25f - 12.0f;
+  return x;
+}
+
+TEST(DeviceApi, SaysCudaIsUnavailableWhereItIs) {
+  if (cuda_available()) GTEST_SKIP() << "CUDA is available here";
+  const std::string allocate = error_of([] { DeviceTensor::allocate(DType::F32, 4); });
+  EXPECT_NE(allocate.find("DeviceTensor::allocate: CUDA is unavailable: "), std::string::npos)
+      << allocate;
+  EXPECT_NE(error_of([] { Stream::create(); }).find("CUDA is unavailable"), std::string::npos);
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  const std::string launch = error_of([&] {
+    launch_async(scale, {f32(1), f32(1), f32(1), u32(1)}, Grid::elementwise(1, 32),
+                 Stream::borrow(nullptr));
+  });
+  EXPECT_NE(launch.find("iron_scale: CUDA is unavailable"), std::string::npos) << launch;
+}
+
+TEST(DeviceApi, SizesAreCheckedBeforeAnyCopy) {
+  // No device needed: the size check comes first.
+  DeviceTensor t = DeviceTensor::borrow(0x1000, DType::F16, 8);
+  EXPECT_EQ(t.bytes(), 16u);
+  std::vector<std::byte> three(3);
+  EXPECT_EQ(error_of([&] { t.upload(three); }),
+            "DeviceTensor::upload: 3 bytes given for a tensor of 16 bytes");
+  EXPECT_EQ(error_of([&] { t.download(three); }),
+            "DeviceTensor::download: 3 bytes asked of a tensor of 16 bytes");
+  EXPECT_EQ(error_of([] { DeviceTensor::borrow(0, DType::F32, 4); }),
+            "DeviceTensor::borrow: a null address");
+}
+
+TEST(DeviceApiGpu, LaunchesAsynchronouslyOnACreatedStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  const auto x = ramp();
+  DeviceTensor in = tensor_of(x);
+  DeviceTensor out = tensor_of(std::vector<float>(kN, -1.0f));
+  const Stream stream = Stream::create();
+  Event start, stop;
+  start.record(stream);
+  launch_async(scale, {&in, &out, f32(2.5), u32(kN)}, Grid::elementwise(kN, 256), stream);
+  stop.record(stream);
+  stream.synchronize();
+  EXPECT_GE(stop.elapsed_ms(start), 0.0f);
+  const auto got = floats_of(out);
+  for (std::uint32_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], x[i] * 2.5f) << "element " << i;
+}
+
+TEST(DeviceApiGpu, BorrowedMemoryAndTheDefaultStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  DeviceTensor owner = tensor_of(ramp());
+  DeviceTensor result = DeviceTensor::allocate(DType::F32, kN);
+  {
+    const DeviceTensor view = DeviceTensor::borrow(owner.address(), DType::F32, kN);
+    launch_async(scale, {&view, &result, f32(-1), u32(kN)}, Grid::elementwise(kN, 128),
+                 Stream::borrow(nullptr));
+  }  // the view goes; the owner's memory stays
+  Stream::borrow(nullptr).synchronize();
+  const auto x = ramp();
+  const auto got = floats_of(result);
+  for (std::uint32_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], -x[i]) << "element " << i;
+}
+
+TEST(DeviceApiGpu, TheGuardRefusesWrongTensorsAndLaunchesNothing) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  DeviceTensor in = tensor_of(ramp());
+  DeviceTensor small = DeviceTensor::allocate(DType::F32, kN / 2);
+  DeviceTensor halves = DeviceTensor::allocate(DType::F16, kN);
+  const Stream stream = Stream::create();
+  const auto grid = Grid::elementwise(kN, 256);
+  const std::string too_small =
+      error_of([&] { launch_async(scale, {&in, &small, f32(1), u32(kN)}, grid, stream); });
+  EXPECT_NE(too_small.find("iron_scale: dispatch refused, nothing launched"), std::string::npos)
+      << too_small;
+  EXPECT_NE(too_small.find("out"), std::string::npos) << too_small;
+  const std::string wrong_type =
+      error_of([&] { launch_async(scale, {&in, &halves, f32(1), u32(kN)}, grid, stream); });
+  EXPECT_NE(wrong_type.find("dispatch refused"), std::string::npos) << wrong_type;
+  EXPECT_NE(wrong_type.find("f16"), std::string::npos) << wrong_type;
+  stream.synchronize();
+}
+
+TEST(DeviceApiGpu, ACapturedGraphReplaysItsLaunches) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  DeviceTensor a = tensor_of(std::vector<float>(kN, 1.0f));
+  DeviceTensor b = DeviceTensor::allocate(DType::F32, kN);
+  const Stream stream = Stream::create();
+  const auto grid = Grid::elementwise(kN, 256);
+  // a -> b (×2), b -> a (×3): each replay multiplies a by 6, and capture runs nothing.
+  const Graph graph = Graph::capture(stream, [&] {
+    launch_async(scale, {&a, &b, f32(2), u32(kN)}, grid, stream);
+    launch_async(scale, {&b, &a, f32(3), u32(kN)}, grid, stream);
+  });
+  stream.synchronize();
+  EXPECT_EQ(floats_of(a)[0], 1.0f) << "captured launches do not run";
+  for (int i = 0; i < 3; ++i) graph.replay(stream);
+  stream.synchronize();
+  const auto got = floats_of(a);
+  for (std::uint32_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], 216.0f) << "element " << i;
+}
+
+}  // namespace
+}  // namespace iron::runtime
