@@ -22,26 +22,30 @@ inline constexpr std::uint32_t kBandRows = 8;  ///< tile rows per band of the la
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one simdgroup per part of the tile");
 
 /// Columns of `a` per step, and the padding of each shared row. 16-bit tiles are read by the
-/// fragment loads 16 bytes (8 elements) at a time, a column of such chunks from 8 rows at once:
-/// their rows are swizzled (power-of-two rows, no padding; the chunks of 8 consecutive rows fall in
-/// different banks), and a step of 64 columns makes 128-byte rows and halves the barriers a
-/// product needs. f32 fragments load element by element from rows padded by 4.
-template <class T>
+/// fragment loads 16 bytes (8 elements) at a time, a column of such chunks from 8 rows at once.
+/// With WIDE steps (the b sources that copy their stage) a step is 64 columns in swizzled rows
+/// (128 bytes, no padding; the chunks of 8 consecutive rows fall in different banks), which
+/// halves the barriers a product needs; otherwise (a b source that decodes its stage, whose
+/// registers a 64-column step would exhaust) 32 columns in rows padded by 8. f32 fragments load
+/// element by element: 16 columns in rows padded by 4.
+template <class T, bool WIDE>
 constexpr bool swizzled() {
-  return dsl::lane_bytes<T>() == 2;
+  return dsl::lane_bytes<T>() == 2 && WIDE;
 }
-template <class T>
+template <class T, bool WIDE>
 constexpr std::uint32_t step_k() {
-  return swizzled<T>() ? 64 : 16;
+  if constexpr (dsl::lane_bytes<T>() != 2) return 16;
+  return WIDE ? 64 : 32;
 }
-template <class T>
+template <class T, bool WIDE>
 constexpr std::uint32_t pad() {
-  return swizzled<T>() ? 0 : 4;
+  if constexpr (dsl::lane_bytes<T>() != 2) return 4;
+  return WIDE ? 0 : 8;
 }
-/// A ring of `per_stage` elements in rows of `pitch`: swizzled for 16-bit tiles.
-template <class T>
+/// A ring of `per_stage` elements in rows of `pitch`: swizzled where the step is.
+template <class T, bool WIDE>
 dsl::Shared<T> tile_ring(std::uint32_t per_stage, std::uint32_t pitch) {
-  if constexpr (swizzled<T>()) {
+  if constexpr (swizzled<T, WIDE>()) {
     return dsl::ring<T>(per_stage, dsl::Swizzled{pitch});
   } else {
     return dsl::ring<T>(per_stage);
@@ -106,9 +110,9 @@ inline void declare(const std::string& batches = "1") {
 
 /// Shared-memory pitch (elements a row) of the b stage for a layout of b: [kBK, kBN] rows for
 /// [k, n] (row_major), [kBN, kBK] for [n, k].
-template <class T, dsl::MatrixLayout B_LAYOUT>
+template <class T, dsl::MatrixLayout B_LAYOUT, bool WIDE>
 constexpr std::uint32_t pitch_b() {
-  return B_LAYOUT == dsl::row_major ? kBN + pad<T>() : step_k<T>() + pad<T>();
+  return B_LAYOUT == dsl::row_major ? kBN + pad<T, WIDE>() : step_k<T, WIDE>() + pad<T, WIDE>();
 }
 
 /// The b operand read from a dense tensor of T from `base`: [k, n] when B_LAYOUT is row_major,
@@ -119,6 +123,7 @@ constexpr std::uint32_t pitch_b() {
 template <class T, dsl::MatrixLayout B_LAYOUT>
 struct DenseB {
   static constexpr dsl::MatrixLayout layout = B_LAYOUT;
+  static constexpr bool wide_steps = true;  ///< copied stages: 64-column steps (step_k)
   const dsl::Tensor<T>& b;
   dsl::Expr<dsl::u32> base;
 
@@ -131,8 +136,8 @@ struct DenseB {
   void start(const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& at,
              const dsl::Expr<dsl::u32>& p0, const dsl::Expr<dsl::u32>& col0,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
-    constexpr std::uint32_t kBK = step_k<T>();
-    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT>();
+    constexpr std::uint32_t kBK = step_k<T, wide_steps>();
+    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT, wide_steps>();
     if constexpr (B_LAYOUT == dsl::row_major) {
       start_tile_copy<T, kBK, kBN>(matrix(n, k), tile, kPitch, at, p0, col0);
     } else {
@@ -142,8 +147,8 @@ struct DenseB {
   void copy(const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& p0,
             const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& n,
             const dsl::Expr<dsl::u32>& k) const {
-    constexpr std::uint32_t kBK = step_k<T>();
-    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT>();
+    constexpr std::uint32_t kBK = step_k<T, wide_steps>();
+    constexpr std::uint32_t kPitch = pitch_b<T, B_LAYOUT, wide_steps>();
     if constexpr (B_LAYOUT == dsl::row_major) {
       copy_tile<T>(matrix(n, k), tile, kPitch, p0, col0, kBK, kBN);
     } else {
@@ -160,16 +165,17 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& a_base, Epilogue&& epilogue) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kBK = step_k<T>();
-  constexpr std::uint32_t kPitchA = kBK + pad<T>();
+  constexpr bool kWide = BSource::wide_steps;
+  constexpr std::uint32_t kBK = step_k<T, kWide>();
+  constexpr std::uint32_t kPitchA = kBK + pad<T, kWide>();
   constexpr bool kb_rows = BSource::layout == row_major;  // b is [k, n]
-  constexpr std::uint32_t kPitchB = pitch_b<T, BSource::layout>();
+  constexpr std::uint32_t kPitchB = pitch_b<T, BSource::layout, kWide>();
 
   // A ring of each tile: one stage being multiplied while later ones land.
   constexpr std::uint32_t kStageA = kBM * kPitchA;
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
-  auto tile_a = tile_ring<T>(kStageA, kPitchA);
-  auto tile_b = tile_ring<T>(kStageB, kPitchB);
+  auto tile_a = tile_ring<T, kWide>(kStageA, kPitchA);
+  auto tile_b = tile_ring<T, kWide>(kStageB, kPitchB);
   // Tiles run in bands of kBandRows tile rows, column by column within a band, so the groups
   // in flight share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
   auto tiles_n = grid_groups<0>();

@@ -84,6 +84,8 @@ struct Mxfp4Codes {
 template <class T, class Codes>
 struct QuantB {
   static constexpr dsl::MatrixLayout layout = dsl::col_major;
+  /// 32-column steps: the decode's registers would not fit beside a 64-column step's.
+  static constexpr bool wide_steps = false;
   Codes codes;
 
   /// The a tiles still take 16-byte asynchronous copies; the b stage never needs them.
@@ -109,11 +111,11 @@ struct QuantB {
             const dsl::Expr<dsl::u32>& p0, const dsl::Expr<dsl::u32>& col0,
             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
     using namespace iron::dsl;
-    constexpr u32 kPitch = pitch_b<T, col_major>();
-    constexpr u32 kPiecesARow = step_k<T>() / kPiece;
+    constexpr u32 kPitch = pitch_b<T, col_major, wide_steps>();
+    constexpr u32 kPiecesARow = step_k<T, wide_steps>() / kPiece;
     constexpr u32 kPieces = kBN * kPiecesARow;
     constexpr u32 kRounds = (kPieces + kThreads - 1) / kThreads;
-    static_assert(step_k<T>() % kPiece == 0, "whole pieces a step");
+    static_assert(step_k<T, wide_steps>() % kPiece == 0, "whole pieces a step");
     for (u32 j = 0; j < kRounds; ++j) {
       auto v = thread_id<0>() + j * kThreads;
       const auto piece = [&] {

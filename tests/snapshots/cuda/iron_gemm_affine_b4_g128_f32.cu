@@ -206,119 +206,119 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:62
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:175
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:176
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:177
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:178
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:180
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:182
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:187
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:188
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:189
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2722 = 0u; v2722 < 2u; v2722 += 1u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v2722 = 0u; v2722 < 2u; v2722 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v2723 = v2722 << 4u;
       const bool v2725 = v2723 < v2;
       if (v2725) {
-        const unsigned int v2727 = v2722 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v2729 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2727 = v2722 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2729 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2736 = v2735 << 2u;
-        const unsigned int v2737 = v22 + v2732;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2737 = v22 + v2732;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2738 = v2737 < v0;
         const unsigned int v2739 = v2723 + v2736;
         const bool v2740 = v2739 < v2;
         const bool v2741 = v2738 && v2740;
-        const unsigned int v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2745 = v2743 + v2723;
         const unsigned int v2746 = v2745 + v2736;
         const unsigned int v2747 = v2741 ? v2746 : 0u;
-        const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2750 = v2727 + v2749;
         const unsigned int v2751 = v2750 + v2736;
         iron_copy_async(shm0 + v2751, x + v2747, v2741);
-        const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2760 = v2759 << 2u;
-        const unsigned int v2761 = v22 + v2756;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2761 = v22 + v2756;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2762 = v2761 < v0;
         const unsigned int v2763 = v2723 + v2760;
         const bool v2764 = v2763 < v2;
         const bool v2765 = v2762 && v2764;
-        const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2769 = v2767 + v2723;
         const unsigned int v2770 = v2769 + v2760;
         const unsigned int v2771 = v2765 ? v2770 : 0u;
-        const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2774 = v2727 + v2773;
         const unsigned int v2775 = v2774 + v2760;
         iron_copy_async(shm0 + v2775, x + v2771, v2765);
-        const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2784 = v2783 << 2u;
-        const unsigned int v2785 = v22 + v2780;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2785 = v22 + v2780;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2786 = v2785 < v0;
         const unsigned int v2787 = v2723 + v2784;
         const bool v2788 = v2787 < v2;
         const bool v2789 = v2786 && v2788;
-        const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2793 = v2791 + v2723;
         const unsigned int v2794 = v2793 + v2784;
         const unsigned int v2795 = v2789 ? v2794 : 0u;
-        const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2798 = v2727 + v2797;
         const unsigned int v2799 = v2798 + v2784;
         iron_copy_async(shm0 + v2799, x + v2795, v2789);
-        const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2808 = v2807 << 2u;
-        const unsigned int v2809 = v22 + v2804;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2809 = v22 + v2804;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2810 = v2809 < v0;
         const unsigned int v2811 = v2723 + v2808;
         const bool v2812 = v2811 < v2;
         const bool v2813 = v2810 && v2812;
-        const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2817 = v2815 + v2723;
         const unsigned int v2818 = v2817 + v2808;
         const unsigned int v2819 = v2813 ? v2818 : 0u;
-        const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2822 = v2727 + v2821;
         const unsigned int v2823 = v2822 + v2808;
         iron_copy_async(shm0 + v2823, x + v2819, v2813);
-        const unsigned int v2830 = v2729 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v2833 = v2729 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v2830 = v2729 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2833 = v2729 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v2834 = v2833 << 3u;
-        const unsigned int v2835 = v26 + v2830;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2835 = v26 + v2830;  // kernels/gemm/quant_b.hpp:124
         const bool v2836 = v2835 < v1;
         const unsigned int v2837 = v2723 + v2834;
         const bool v2838 = v2837 < v2;
         const bool v2839 = v2836 && v2838;
-        const unsigned int v2841 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2841 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v2843 = min(v2837, v2841);
         const unsigned int v2845 = v1 - 1u;
         const unsigned int v2847 = min(v2835, v2845);
@@ -381,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v2960 = __uint_as_float(v2959);
         const float v2961 = v2960 - 8388608.0f;
         const float v2962 = fmaf(v2961, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const float v2964 = v2839 ? v2878 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v2964 = v2839 ? v2878 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v2968 = v2830 * 20u;
         const unsigned int v2969 = v2727 + v2968;
         const unsigned int v2970 = v2969 + v2834;
@@ -407,15 +407,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v3027 = v2839 ? v2962 : 0.0f;
         const unsigned int v3034 = v2970 + 7u;
         shm1[v3034] = v3027;
-        const unsigned int v3039 = v2754 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3042 = v2754 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3039 = v2754 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3042 = v2754 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3043 = v3042 << 3u;
-        const unsigned int v3044 = v26 + v3039;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3044 = v26 + v3039;  // kernels/gemm/quant_b.hpp:124
         const bool v3045 = v3044 < v1;
         const unsigned int v3046 = v2723 + v3043;
         const bool v3047 = v3046 < v2;
         const bool v3048 = v3045 && v3047;
-        const unsigned int v3052 = min(v3046, v2841);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3052 = min(v3046, v2841);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3056 = min(v3044, v2845);
         const unsigned int v3058 = v3052 >> 3u;  // kernels/gemm/quant_b.hpp:35
         const unsigned int v3061 = v3056 * v2851;
@@ -474,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v3169 = __uint_as_float(v3168);
         const float v3170 = v3169 - 8388608.0f;
         const float v3171 = fmaf(v3170, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const float v3173 = v3048 ? v3087 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3173 = v3048 ? v3087 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3177 = v3039 * 20u;
         const unsigned int v3178 = v2727 + v3177;
         const unsigned int v3179 = v3178 + v3043;
@@ -501,105 +501,105 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const unsigned int v3243 = v3179 + 7u;
         shm1[v3243] = v3236;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3256 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v3262 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v3256 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3262 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3244 = 0u; v3244 < v2; v3244 += 16u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v3244 = 0u; v3244 < v2; v3244 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3246 = v3244 >> 4u;
       const unsigned int v3248 = v3246 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3250 = v3248 * 2560u;  // kernels/gemm/gemm_tiles.hpp:211
-      const unsigned int v3257 = v3250 + v3256;  // kernels/gemm/gemm_tiles.hpp:193
+      const unsigned int v3250 = v3248 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3257 = v3250 + v3256;  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load_shared<false>(v39, shm0, v3257, 20u);
-      const unsigned int v3263 = v3250 + v3262;  // kernels/gemm/gemm_tiles.hpp:197
+      const unsigned int v3263 = v3250 + v3262;  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_load_shared<true>(v41, shm1, v3263, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      const unsigned int v3267 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:209
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      const unsigned int v3267 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3269 = v3246 + 2u;
       const unsigned int v3270 = v3269 % 3u;
       const bool v3271 = v3267 < v2;
       if (v3271) {
-        const unsigned int v3273 = v3270 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v3275 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3273 = v3270 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3275 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3282 = v3281 << 2u;
-        const unsigned int v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3284 = v3283 < v0;
         const unsigned int v3285 = v3267 + v3282;
         const bool v3286 = v3285 < v2;
         const bool v3287 = v3284 && v3286;
-        const unsigned int v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3291 = v3289 + v3267;
         const unsigned int v3292 = v3291 + v3282;
         const unsigned int v3293 = v3287 ? v3292 : 0u;
-        const unsigned int v3295 = v3278 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3295 = v3278 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3296 = v3273 + v3295;
         const unsigned int v3297 = v3296 + v3282;
         iron_copy_async(shm0 + v3297, x + v3293, v3287);
-        const unsigned int v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3306 = v3305 << 2u;
-        const unsigned int v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3308 = v3307 < v0;
         const unsigned int v3309 = v3267 + v3306;
         const bool v3310 = v3309 < v2;
         const bool v3311 = v3308 && v3310;
-        const unsigned int v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3315 = v3313 + v3267;
         const unsigned int v3316 = v3315 + v3306;
         const unsigned int v3317 = v3311 ? v3316 : 0u;
-        const unsigned int v3319 = v3302 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3319 = v3302 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3320 = v3273 + v3319;
         const unsigned int v3321 = v3320 + v3306;
         iron_copy_async(shm0 + v3321, x + v3317, v3311);
-        const unsigned int v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3330 = v3329 << 2u;
-        const unsigned int v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3332 = v3331 < v0;
         const unsigned int v3333 = v3267 + v3330;
         const bool v3334 = v3333 < v2;
         const bool v3335 = v3332 && v3334;
-        const unsigned int v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3339 = v3337 + v3267;
         const unsigned int v3340 = v3339 + v3330;
         const unsigned int v3341 = v3335 ? v3340 : 0u;
-        const unsigned int v3343 = v3326 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3343 = v3326 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3344 = v3273 + v3343;
         const unsigned int v3345 = v3344 + v3330;
         iron_copy_async(shm0 + v3345, x + v3341, v3335);
-        const unsigned int v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3354 = v3353 << 2u;
-        const unsigned int v3355 = v22 + v3350;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3355 = v22 + v3350;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3356 = v3355 < v0;
         const unsigned int v3357 = v3267 + v3354;
         const bool v3358 = v3357 < v2;
         const bool v3359 = v3356 && v3358;
-        const unsigned int v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3363 = v3361 + v3267;
         const unsigned int v3364 = v3363 + v3354;
         const unsigned int v3365 = v3359 ? v3364 : 0u;
-        const unsigned int v3367 = v3350 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3367 = v3350 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3368 = v3273 + v3367;
         const unsigned int v3369 = v3368 + v3354;
         iron_copy_async(shm0 + v3369, x + v3365, v3359);
-        const unsigned int v3376 = v3275 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3379 = v3275 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3376 = v3275 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3379 = v3275 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3380 = v3379 << 3u;
-        const unsigned int v3381 = v26 + v3376;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3381 = v26 + v3376;  // kernels/gemm/quant_b.hpp:124
         const bool v3382 = v3381 < v1;
         const unsigned int v3383 = v3267 + v3380;
         const bool v3384 = v3383 < v2;
         const bool v3385 = v3382 && v3384;
-        const unsigned int v3387 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3387 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3389 = min(v3383, v3387);
         const unsigned int v3391 = v1 - 1u;
         const unsigned int v3393 = min(v3381, v3391);
@@ -662,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v3506 = __uint_as_float(v3505);
         const float v3507 = v3506 - 8388608.0f;
         const float v3508 = fmaf(v3507, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const float v3510 = v3385 ? v3424 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3510 = v3385 ? v3424 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3514 = v3376 * 20u;
         const unsigned int v3515 = v3273 + v3514;
         const unsigned int v3516 = v3515 + v3380;
@@ -688,15 +688,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v3573 = v3385 ? v3508 : 0.0f;
         const unsigned int v3580 = v3516 + 7u;
         shm1[v3580] = v3573;
-        const unsigned int v3585 = v3300 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3588 = v3300 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3585 = v3300 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3588 = v3300 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3589 = v3588 << 3u;
-        const unsigned int v3590 = v26 + v3585;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3590 = v26 + v3585;  // kernels/gemm/quant_b.hpp:124
         const bool v3591 = v3590 < v1;
         const unsigned int v3592 = v3267 + v3589;
         const bool v3593 = v3592 < v2;
         const bool v3594 = v3591 && v3593;
-        const unsigned int v3598 = min(v3592, v3387);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3598 = min(v3592, v3387);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3602 = min(v3590, v3391);
         const unsigned int v3604 = v3598 >> 3u;  // kernels/gemm/quant_b.hpp:35
         const unsigned int v3607 = v3602 * v3397;
@@ -755,7 +755,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const float v3715 = __uint_as_float(v3714);
         const float v3716 = v3715 - 8388608.0f;
         const float v3717 = fmaf(v3716, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const float v3719 = v3594 ? v3633 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3719 = v3594 ? v3633 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3723 = v3585 * 20u;
         const unsigned int v3724 = v3273 + v3723;
         const unsigned int v3725 = v3724 + v3589;
@@ -782,25 +782,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const unsigned int v3789 = v3725 + 7u;
         shm1[v3789] = v3782;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v596 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:88
+    const unsigned int v596 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
     const unsigned int v597 = threadIdx.x;
-    const unsigned int v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v631 = v630 << 3u;
-    const unsigned int v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:124
     const bool v633 = v632 < v1;
-    const unsigned int v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const unsigned int v642 = v1 - 1u;
     const unsigned int v644 = min(v632, v642);
     const unsigned int v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
     const unsigned int v649 = v644 * v648;
     const unsigned int v657 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v658 = v644 * v657;
-    const unsigned int v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v767 = v765 + v631;
     const unsigned int v777 = v767 + 1u;
     const unsigned int v786 = v767 + 2u;
@@ -809,16 +809,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v813 = v767 + 5u;
     const unsigned int v822 = v767 + 6u;
     const unsigned int v831 = v767 + 7u;
-    const unsigned int v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const unsigned int v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v840 = v839 << 3u;
-    const unsigned int v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:124
     const bool v842 = v841 < v1;
-    const unsigned int v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:125
     const unsigned int v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
     const unsigned int v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v976 = v974 + v840;
     const unsigned int v986 = v976 + 1u;
     const unsigned int v995 = v976 + 2u;
@@ -827,20 +827,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1022 = v976 + 5u;
     const unsigned int v1031 = v976 + 6u;
     const unsigned int v1040 = v976 + 7u;
-    const unsigned int v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:214
-      for (unsigned int v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:90
-        const unsigned int v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:91
+    for (unsigned int v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:95
         const bool v605 = v604 < v0;
         const unsigned int v606 = v595 + v603;
         const bool v607 = v606 < v2;
         const bool v608 = v605 && v607;
         if (v608) {
-          const unsigned int v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v612 = v610 + v595;
           const unsigned int v613 = v612 + v603;
           const float v614 = x[v613];
@@ -848,15 +848,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
           const unsigned int v617 = v616 + v603;
           shm0[v617] = v614;
         } else {
-          const unsigned int v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v620 = v619 + v603;
           shm0[v620] = 0.0f;
         }
       }
-      const unsigned int v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:124
       const bool v635 = v634 < v2;
       const bool v636 = v633 && v635;
-      const unsigned int v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const unsigned int v650 = v649 + v646;
       const unsigned int v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
@@ -912,7 +912,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
       const float v757 = __uint_as_float(v756);
       const float v758 = v757 - 8388608.0f;
       const float v759 = fmaf(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v767] = v761;
       const float v770 = v636 ? v687 : 0.0f;
       shm1[v777] = v770;
@@ -928,10 +928,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
       shm1[v822] = v815;
       const float v824 = v636 ? v759 : 0.0f;
       shm1[v831] = v824;
-      const unsigned int v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:124
       const bool v844 = v843 < v2;
       const bool v845 = v842 && v844;
-      const unsigned int v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const unsigned int v859 = v858 + v855;
       const unsigned int v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
@@ -987,7 +987,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
       const float v966 = __uint_as_float(v965);
       const float v967 = v966 - 8388608.0f;
       const float v968 = fmaf(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v976] = v970;
       const float v979 = v845 ? v896 : 0.0f;
       shm1[v986] = v979;
@@ -1003,20 +1003,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
       shm1[v1031] = v1024;
       const float v1033 = v845 ? v968 : 0.0f;
       shm1[v1040] = v1033;
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:217
-      iron_frag_load_shared<false>(v39, shm0, v1046, 20u);  // kernels/gemm/gemm_tiles.hpp:193
-      iron_frag_load_shared<true>(v41, shm1, v1052, 20u);  // kernels/gemm/gemm_tiles.hpp:197
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:219
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
+      iron_frag_load_shared<false>(v39, shm0, v1046, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v1052, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1055 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1056 = v22 + v31;
   const unsigned int v1057 = v1056 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1058 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1059 = v26 + v35;
   const unsigned int v1060 = v1059 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1025,11 +1025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1067 = v1066 + v1060;
     out[v1067] = v1064;
   }
-  const unsigned int v1068 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1068 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1070 = v1056 + v1068;
-  const unsigned int v1071 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1071 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1073 = v1059 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1075 = v1073 < v1;
   const bool v1076 = v1074 && v1075;
   if (v1076) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1080 = v1079 + v1073;
     out[v1080] = v1077;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1081 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1083 = v1056 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1084 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1086 = v1059 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1093 = v1092 + v1086;
     out[v1093] = v1090;
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1094 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1096 = v1056 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1097 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1099 = v1059 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1106 = v1105 + v1099;
     out[v1106] = v1103;
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1107 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1109 = v1056 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1110 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1112 = v1059 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1077,11 +1077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1119 = v1118 + v1112;
     out[v1119] = v1116;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1120 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1122 = v1056 + v1120;
-  const unsigned int v1123 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1123 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1125 = v1059 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1090,11 +1090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1132 = v1131 + v1125;
     out[v1132] = v1129;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1133 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1135 = v1056 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1136 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1138 = v1059 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1145 = v1144 + v1138;
     out[v1145] = v1142;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1146 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1148 = v1056 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1149 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1151 = v1059 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1116,11 +1116,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1158 = v1157 + v1151;
     out[v1158] = v1155;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1159 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1161 = v1056 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1162 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1164 = v1059 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1171 = v1170 + v1164;
     out[v1171] = v1168;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1172 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1174 = v1056 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1175 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1177 = v1059 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1142,11 +1142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1184 = v1183 + v1177;
     out[v1184] = v1181;
   }
-  const unsigned int v1185 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1185 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1187 = v1056 + v1185;
-  const unsigned int v1188 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1188 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1190 = v1059 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1155,11 +1155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1197 = v1196 + v1190;
     out[v1197] = v1194;
   }
-  const unsigned int v1198 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1198 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1200 = v1056 + v1198;
-  const unsigned int v1201 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1201 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1203 = v1059 + v1201;
-  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1210 = v1209 + v1203;
     out[v1210] = v1207;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1211 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1213 = v1056 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1214 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1216 = v1059 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1181,11 +1181,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1223 = v1222 + v1216;
     out[v1223] = v1220;
   }
-  const unsigned int v1224 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1224 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1226 = v1056 + v1224;
-  const unsigned int v1227 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1227 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1229 = v1059 + v1227;
-  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1236 = v1235 + v1229;
     out[v1236] = v1233;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1237 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1239 = v1056 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1240 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1242 = v1059 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1249 = v1248 + v1242;
     out[v1249] = v1246;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1250 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1252 = v1056 + v1250;
-  const unsigned int v1253 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1253 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1255 = v1059 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1262 = v1261 + v1255;
     out[v1262] = v1259;
   }
-  const unsigned int v1263 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1263 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1265 = v1056 + v1263;
-  const unsigned int v1266 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1266 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1268 = v1059 + v1266;
-  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1270 = v1268 < v1;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1233,11 +1233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1275 = v1274 + v1268;
     out[v1275] = v1272;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1276 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1278 = v1056 + v1276;
-  const unsigned int v1279 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1279 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1281 = v1059 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1246,11 +1246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1288 = v1287 + v1281;
     out[v1288] = v1285;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1289 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1291 = v1056 + v1289;
-  const unsigned int v1292 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1292 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1294 = v1059 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1301 = v1300 + v1294;
     out[v1301] = v1298;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1302 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1304 = v1056 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1305 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1307 = v1059 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1314 = v1313 + v1307;
     out[v1314] = v1311;
   }
-  const unsigned int v1315 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1315 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1317 = v1056 + v1315;
-  const unsigned int v1318 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1318 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1320 = v1059 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1327 = v1326 + v1320;
     out[v1327] = v1324;
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1328 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1330 = v1056 + v1328;
-  const unsigned int v1331 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1331 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1333 = v1059 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1340 = v1339 + v1333;
     out[v1340] = v1337;
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1341 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1343 = v1056 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1344 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1346 = v1059 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1311,11 +1311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1353 = v1352 + v1346;
     out[v1353] = v1350;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1354 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1356 = v1056 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1357 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1359 = v1059 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1366 = v1365 + v1359;
     out[v1366] = v1363;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1367 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1369 = v1056 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1370 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1372 = v1059 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1379 = v1378 + v1372;
     out[v1379] = v1376;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1380 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1382 = v1056 + v1380;
-  const unsigned int v1383 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1383 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1385 = v1059 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1350,11 +1350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1392 = v1391 + v1385;
     out[v1392] = v1389;
   }
-  const unsigned int v1393 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1393 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1395 = v1056 + v1393;
-  const unsigned int v1396 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1396 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1398 = v1059 + v1396;
-  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1400 = v1398 < v1;
   const bool v1401 = v1399 && v1400;
   if (v1401) {
@@ -1363,11 +1363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1405 = v1404 + v1398;
     out[v1405] = v1402;
   }
-  const unsigned int v1406 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1406 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1408 = v1056 + v1406;
-  const unsigned int v1409 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1409 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1411 = v1059 + v1409;
-  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1413 = v1411 < v1;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1376,11 +1376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1418 = v1417 + v1411;
     out[v1418] = v1415;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1419 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1421 = v1056 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1422 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1424 = v1059 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1431 = v1430 + v1424;
     out[v1431] = v1428;
   }
-  const unsigned int v1432 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1432 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1434 = v1056 + v1432;
-  const unsigned int v1435 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1435 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1437 = v1059 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1439 = v1437 < v1;
   const bool v1440 = v1438 && v1439;
   if (v1440) {
@@ -1402,11 +1402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1444 = v1443 + v1437;
     out[v1444] = v1441;
   }
-  const unsigned int v1445 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1445 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1447 = v1056 + v1445;
-  const unsigned int v1448 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1448 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1450 = v1059 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1452 = v1450 < v1;
   const bool v1453 = v1451 && v1452;
   if (v1453) {
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1457 = v1456 + v1450;
     out[v1457] = v1454;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1458 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1460 = v1056 + v1458;
-  const unsigned int v1461 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1461 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1463 = v1059 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1465 = v1463 < v1;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1470 = v1469 + v1463;
     out[v1470] = v1467;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1471 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1473 = v1056 + v1471;
-  const unsigned int v1474 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1474 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1476 = v1059 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1483 = v1482 + v1476;
     out[v1483] = v1480;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1484 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1486 = v1056 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1487 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1489 = v1059 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1454,11 +1454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1496 = v1495 + v1489;
     out[v1496] = v1493;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1497 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1499 = v1056 + v1497;
-  const unsigned int v1500 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1500 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1502 = v1059 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1467,11 +1467,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1509 = v1508 + v1502;
     out[v1509] = v1506;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1510 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1512 = v1056 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1513 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1515 = v1059 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1522 = v1521 + v1515;
     out[v1522] = v1519;
   }
-  const unsigned int v1523 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1523 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1525 = v1056 + v1523;
-  const unsigned int v1526 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1526 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1528 = v1059 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1493,11 +1493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1535 = v1534 + v1528;
     out[v1535] = v1532;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1536 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1538 = v1056 + v1536;
-  const unsigned int v1539 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1539 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1541 = v1059 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1548 = v1547 + v1541;
     out[v1548] = v1545;
   }
-  const unsigned int v1549 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1549 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1551 = v1056 + v1549;
-  const unsigned int v1552 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1552 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1554 = v1059 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1556 = v1554 < v1;
   const bool v1557 = v1555 && v1556;
   if (v1557) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1561 = v1560 + v1554;
     out[v1561] = v1558;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1562 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1564 = v1056 + v1562;
-  const unsigned int v1565 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1565 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1567 = v1059 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1532,11 +1532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1574 = v1573 + v1567;
     out[v1574] = v1571;
   }
-  const unsigned int v1575 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1575 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1577 = v1056 + v1575;
-  const unsigned int v1578 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1578 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1580 = v1059 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1587 = v1586 + v1580;
     out[v1587] = v1584;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1588 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1590 = v1056 + v1588;
-  const unsigned int v1591 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1591 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1593 = v1059 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1558,11 +1558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1600 = v1599 + v1593;
     out[v1600] = v1597;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1601 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1603 = v1056 + v1601;
-  const unsigned int v1604 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1604 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1606 = v1059 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1571,11 +1571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1613 = v1612 + v1606;
     out[v1613] = v1610;
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1614 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1616 = v1056 + v1614;
-  const unsigned int v1617 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1617 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1619 = v1059 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1584,11 +1584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1626 = v1625 + v1619;
     out[v1626] = v1623;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1627 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1629 = v1056 + v1627;
-  const unsigned int v1630 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1630 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1632 = v1059 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1639 = v1638 + v1632;
     out[v1639] = v1636;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1640 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1642 = v1056 + v1640;
-  const unsigned int v1643 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1643 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1645 = v1059 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1652 = v1651 + v1645;
     out[v1652] = v1649;
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1653 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1655 = v1056 + v1653;
-  const unsigned int v1656 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1656 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1658 = v1059 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1660 = v1658 < v1;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1665 = v1664 + v1658;
     out[v1665] = v1662;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1668 = v1056 + v1666;
-  const unsigned int v1669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1671 = v1059 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1636,11 +1636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1678 = v1677 + v1671;
     out[v1678] = v1675;
   }
-  const unsigned int v1679 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1679 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1681 = v1056 + v1679;
-  const unsigned int v1682 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1682 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1684 = v1059 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1649,11 +1649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1691 = v1690 + v1684;
     out[v1691] = v1688;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1692 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1694 = v1056 + v1692;
-  const unsigned int v1695 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1695 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1697 = v1059 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1662,11 +1662,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1704 = v1703 + v1697;
     out[v1704] = v1701;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1705 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1707 = v1056 + v1705;
-  const unsigned int v1708 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1708 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1710 = v1059 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -1675,11 +1675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1717 = v1716 + v1710;
     out[v1717] = v1714;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1718 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1720 = v1056 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1721 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1723 = v1059 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1730 = v1729 + v1723;
     out[v1730] = v1727;
   }
-  const unsigned int v1731 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1731 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1733 = v1056 + v1731;
-  const unsigned int v1734 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1734 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1736 = v1059 + v1734;
-  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1738 = v1736 < v1;
   const bool v1739 = v1737 && v1738;
   if (v1739) {
@@ -1701,11 +1701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1743 = v1742 + v1736;
     out[v1743] = v1740;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1744 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1746 = v1056 + v1744;
-  const unsigned int v1747 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1747 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1749 = v1059 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
@@ -1714,11 +1714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1756 = v1755 + v1749;
     out[v1756] = v1753;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1757 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1759 = v1056 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1760 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1762 = v1059 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1769 = v1768 + v1762;
     out[v1769] = v1766;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1770 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1772 = v1056 + v1770;
-  const unsigned int v1773 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1773 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1775 = v1059 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1782 = v1781 + v1775;
     out[v1782] = v1779;
   }
-  const unsigned int v1783 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1783 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1785 = v1056 + v1783;
-  const unsigned int v1786 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1786 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1788 = v1059 + v1786;
-  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1790 = v1788 < v1;
   const bool v1791 = v1789 && v1790;
   if (v1791) {
@@ -1753,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1795 = v1794 + v1788;
     out[v1795] = v1792;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1796 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1798 = v1056 + v1796;
-  const unsigned int v1799 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1799 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1801 = v1059 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -1766,11 +1766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1808 = v1807 + v1801;
     out[v1808] = v1805;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1809 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1811 = v1056 + v1809;
-  const unsigned int v1812 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1812 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1814 = v1059 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1821 = v1820 + v1814;
     out[v1821] = v1818;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1822 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1824 = v1056 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1825 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1827 = v1059 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1792,11 +1792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1834 = v1833 + v1827;
     out[v1834] = v1831;
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1835 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1837 = v1056 + v1835;
-  const unsigned int v1838 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1838 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1840 = v1059 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1805,11 +1805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1847 = v1846 + v1840;
     out[v1847] = v1844;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1848 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1850 = v1056 + v1848;
-  const unsigned int v1851 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1851 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1853 = v1059 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -1818,11 +1818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1860 = v1859 + v1853;
     out[v1860] = v1857;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1861 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1863 = v1056 + v1861;
-  const unsigned int v1864 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1864 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1866 = v1059 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1873 = v1872 + v1866;
     out[v1873] = v1870;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1874 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1876 = v1056 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1877 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1879 = v1059 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1844,11 +1844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1886 = v1885 + v1879;
     out[v1886] = v1883;
   }
-  const unsigned int v1887 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1887 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1889 = v1056 + v1887;
-  const unsigned int v1890 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1890 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1892 = v1059 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1899 = v1898 + v1892;
     out[v1899] = v1896;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1900 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1902 = v1056 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1903 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1905 = v1059 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1870,11 +1870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1912 = v1911 + v1905;
     out[v1912] = v1909;
   }
-  const unsigned int v1913 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1913 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1915 = v1056 + v1913;
-  const unsigned int v1916 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1916 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1918 = v1059 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1920 = v1918 < v1;
   const bool v1921 = v1919 && v1920;
   if (v1921) {
@@ -1883,11 +1883,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1925 = v1924 + v1918;
     out[v1925] = v1922;
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1926 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1928 = v1056 + v1926;
-  const unsigned int v1929 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1929 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1931 = v1059 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1933 = v1931 < v1;
   const bool v1934 = v1932 && v1933;
   if (v1934) {
@@ -1896,11 +1896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1938 = v1937 + v1931;
     out[v1938] = v1935;
   }
-  const unsigned int v1939 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1939 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1941 = v1056 + v1939;
-  const unsigned int v1942 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1942 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1944 = v1059 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1951 = v1950 + v1944;
     out[v1951] = v1948;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1952 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1954 = v1056 + v1952;
-  const unsigned int v1955 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1955 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1957 = v1059 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1959 = v1957 < v1;
   const bool v1960 = v1958 && v1959;
   if (v1960) {
@@ -1922,11 +1922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1964 = v1963 + v1957;
     out[v1964] = v1961;
   }
-  const unsigned int v1965 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1965 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1967 = v1056 + v1965;
-  const unsigned int v1968 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1968 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1970 = v1059 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1977 = v1976 + v1970;
     out[v1977] = v1974;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1978 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1980 = v1056 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1981 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1983 = v1059 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1990 = v1989 + v1983;
     out[v1990] = v1987;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1991 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1993 = v1056 + v1991;
-  const unsigned int v1994 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1994 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1996 = v1059 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -1961,11 +1961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2003 = v2002 + v1996;
     out[v2003] = v2000;
   }
-  const unsigned int v2004 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2004 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2006 = v1056 + v2004;
-  const unsigned int v2007 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2007 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2009 = v1059 + v2007;
-  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2011 = v2009 < v1;
   const bool v2012 = v2010 && v2011;
   if (v2012) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2016 = v2015 + v2009;
     out[v2016] = v2013;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2017 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2019 = v1056 + v2017;
-  const unsigned int v2020 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2020 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2022 = v1059 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2029 = v2028 + v2022;
     out[v2029] = v2026;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2030 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2032 = v1056 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2033 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2035 = v1059 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2000,11 +2000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2042 = v2041 + v2035;
     out[v2042] = v2039;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2043 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2045 = v1056 + v2043;
-  const unsigned int v2046 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2046 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2048 = v1059 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2013,11 +2013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2055 = v2054 + v2048;
     out[v2055] = v2052;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2056 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2058 = v1056 + v2056;
-  const unsigned int v2059 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2059 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2061 = v1059 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2026,11 +2026,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2068 = v2067 + v2061;
     out[v2068] = v2065;
   }
-  const unsigned int v2069 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2069 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2071 = v1056 + v2069;
-  const unsigned int v2072 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2072 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2074 = v1059 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2039,11 +2039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2081 = v2080 + v2074;
     out[v2081] = v2078;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2082 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2084 = v1056 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2085 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2087 = v1059 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2094 = v2093 + v2087;
     out[v2094] = v2091;
   }
-  const unsigned int v2095 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2095 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2097 = v1056 + v2095;
-  const unsigned int v2098 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2098 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2100 = v1059 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2102 = v2100 < v1;
   const bool v2103 = v2101 && v2102;
   if (v2103) {
@@ -2065,11 +2065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2107 = v2106 + v2100;
     out[v2107] = v2104;
   }
-  const unsigned int v2108 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2108 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2110 = v1056 + v2108;
-  const unsigned int v2111 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2111 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2113 = v1059 + v2111;
-  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2115 = v2113 < v1;
   const bool v2116 = v2114 && v2115;
   if (v2116) {
@@ -2078,11 +2078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2120 = v2119 + v2113;
     out[v2120] = v2117;
   }
-  const unsigned int v2121 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2121 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2123 = v1056 + v2121;
-  const unsigned int v2124 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2124 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2126 = v1059 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2128 = v2126 < v1;
   const bool v2129 = v2127 && v2128;
   if (v2129) {
@@ -2091,11 +2091,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2133 = v2132 + v2126;
     out[v2133] = v2130;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2134 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2136 = v1056 + v2134;
-  const unsigned int v2137 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2137 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2139 = v1059 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2141 = v2139 < v1;
   const bool v2142 = v2140 && v2141;
   if (v2142) {
@@ -2104,11 +2104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2146 = v2145 + v2139;
     out[v2146] = v2143;
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2147 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2149 = v1056 + v2147;
-  const unsigned int v2150 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2150 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2152 = v1059 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2159 = v2158 + v2152;
     out[v2159] = v2156;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2160 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2162 = v1056 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2163 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2165 = v1059 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2172 = v2171 + v2165;
     out[v2172] = v2169;
   }
-  const unsigned int v2173 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2173 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2175 = v1056 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2176 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2178 = v1059 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2185 = v2184 + v2178;
     out[v2185] = v2182;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2186 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2188 = v1056 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2189 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2191 = v1059 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2156,11 +2156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2198 = v2197 + v2191;
     out[v2198] = v2195;
   }
-  const unsigned int v2199 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2199 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2201 = v1056 + v2199;
-  const unsigned int v2202 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2202 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2204 = v1059 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2169,11 +2169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2211 = v2210 + v2204;
     out[v2211] = v2208;
   }
-  const unsigned int v2212 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2212 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2214 = v1056 + v2212;
-  const unsigned int v2215 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2215 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2217 = v1059 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2219 = v2217 < v1;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -2182,11 +2182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2224 = v2223 + v2217;
     out[v2224] = v2221;
   }
-  const unsigned int v2225 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2225 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2227 = v1056 + v2225;
-  const unsigned int v2228 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2228 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2230 = v1059 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -2195,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2237 = v2236 + v2230;
     out[v2237] = v2234;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2238 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2240 = v1056 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2241 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2243 = v1059 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2250 = v2249 + v2243;
     out[v2250] = v2247;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2251 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2253 = v1056 + v2251;
-  const unsigned int v2254 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2254 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2256 = v1059 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2263 = v2262 + v2256;
     out[v2263] = v2260;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2264 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2266 = v1056 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2267 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2269 = v1059 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2276 = v2275 + v2269;
     out[v2276] = v2273;
   }
-  const unsigned int v2277 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2277 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2279 = v1056 + v2277;
-  const unsigned int v2280 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2280 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2282 = v1059 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -2247,11 +2247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2289 = v2288 + v2282;
     out[v2289] = v2286;
   }
-  const unsigned int v2290 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2290 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2292 = v1056 + v2290;
-  const unsigned int v2293 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2293 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2295 = v1059 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2260,11 +2260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2302 = v2301 + v2295;
     out[v2302] = v2299;
   }
-  const unsigned int v2303 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2303 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2305 = v1056 + v2303;
-  const unsigned int v2306 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2306 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2308 = v1059 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2315 = v2314 + v2308;
     out[v2315] = v2312;
   }
-  const unsigned int v2316 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2316 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2318 = v1056 + v2316;
-  const unsigned int v2319 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2319 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2321 = v1059 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2286,11 +2286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2328 = v2327 + v2321;
     out[v2328] = v2325;
   }
-  const unsigned int v2329 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2329 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2331 = v1056 + v2329;
-  const unsigned int v2332 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2332 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2334 = v1059 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2341 = v2340 + v2334;
     out[v2341] = v2338;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2342 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2344 = v1056 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2345 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2347 = v1059 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2312,11 +2312,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2354 = v2353 + v2347;
     out[v2354] = v2351;
   }
-  const unsigned int v2355 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2355 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2357 = v1056 + v2355;
-  const unsigned int v2358 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2358 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2360 = v1059 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2325,11 +2325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2367 = v2366 + v2360;
     out[v2367] = v2364;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2368 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2370 = v1056 + v2368;
-  const unsigned int v2371 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2371 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2373 = v1059 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2380 = v2379 + v2373;
     out[v2380] = v2377;
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2381 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2383 = v1056 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2384 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2386 = v1059 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
@@ -2351,11 +2351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2393 = v2392 + v2386;
     out[v2393] = v2390;
   }
-  const unsigned int v2394 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2394 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2396 = v1056 + v2394;
-  const unsigned int v2397 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2397 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2399 = v1059 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2364,11 +2364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2406 = v2405 + v2399;
     out[v2406] = v2403;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2407 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2409 = v1056 + v2407;
-  const unsigned int v2410 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2410 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2412 = v1059 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2419 = v2418 + v2412;
     out[v2419] = v2416;
   }
-  const unsigned int v2420 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2420 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2422 = v1056 + v2420;
-  const unsigned int v2423 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2423 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2425 = v1059 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2432 = v2431 + v2425;
     out[v2432] = v2429;
   }
-  const unsigned int v2433 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2433 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2435 = v1056 + v2433;
-  const unsigned int v2436 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2436 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2438 = v1059 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -2403,11 +2403,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2445 = v2444 + v2438;
     out[v2445] = v2442;
   }
-  const unsigned int v2446 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2446 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2448 = v1056 + v2446;
-  const unsigned int v2449 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2449 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2451 = v1059 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2416,11 +2416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2458 = v2457 + v2451;
     out[v2458] = v2455;
   }
-  const unsigned int v2459 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2459 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2461 = v1056 + v2459;
-  const unsigned int v2462 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2462 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2464 = v1059 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2471 = v2470 + v2464;
     out[v2471] = v2468;
   }
-  const unsigned int v2472 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2472 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2474 = v1056 + v2472;
-  const unsigned int v2475 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2475 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2477 = v1059 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2484 = v2483 + v2477;
     out[v2484] = v2481;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2485 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2487 = v1056 + v2485;
-  const unsigned int v2488 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2488 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2490 = v1059 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -2455,11 +2455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2497 = v2496 + v2490;
     out[v2497] = v2494;
   }
-  const unsigned int v2498 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2498 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2500 = v1056 + v2498;
-  const unsigned int v2501 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2501 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2503 = v1059 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2510 = v2509 + v2503;
     out[v2510] = v2507;
   }
-  const unsigned int v2511 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2511 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2513 = v1056 + v2511;
-  const unsigned int v2514 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2514 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2516 = v1059 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2523 = v2522 + v2516;
     out[v2523] = v2520;
   }
-  const unsigned int v2524 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2524 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2526 = v1056 + v2524;
-  const unsigned int v2527 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2527 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2529 = v1059 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2536 = v2535 + v2529;
     out[v2536] = v2533;
   }
-  const unsigned int v2537 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2537 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2539 = v1056 + v2537;
-  const unsigned int v2540 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2540 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2542 = v1059 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2507,11 +2507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2549 = v2548 + v2542;
     out[v2549] = v2546;
   }
-  const unsigned int v2550 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2550 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2552 = v1056 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2553 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2555 = v1059 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2562 = v2561 + v2555;
     out[v2562] = v2559;
   }
-  const unsigned int v2563 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2563 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2565 = v1056 + v2563;
-  const unsigned int v2566 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2566 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2568 = v1059 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2570 = v2568 < v1;
   const bool v2571 = v2569 && v2570;
   if (v2571) {
@@ -2533,11 +2533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2575 = v2574 + v2568;
     out[v2575] = v2572;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2576 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2578 = v1056 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2579 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2581 = v1059 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2546,11 +2546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2588 = v2587 + v2581;
     out[v2588] = v2585;
   }
-  const unsigned int v2589 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2589 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2591 = v1056 + v2589;
-  const unsigned int v2592 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2592 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2594 = v1059 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2559,11 +2559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2601 = v2600 + v2594;
     out[v2601] = v2598;
   }
-  const unsigned int v2602 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2602 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2604 = v1056 + v2602;
-  const unsigned int v2605 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2605 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2607 = v1059 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2572,11 +2572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2614 = v2613 + v2607;
     out[v2614] = v2611;
   }
-  const unsigned int v2615 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2615 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2617 = v1056 + v2615;
-  const unsigned int v2618 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2618 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2620 = v1059 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2585,11 +2585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2627 = v2626 + v2620;
     out[v2627] = v2624;
   }
-  const unsigned int v2628 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2628 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2630 = v1056 + v2628;
-  const unsigned int v2631 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2631 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2633 = v1059 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2635 = v2633 < v1;
   const bool v2636 = v2634 && v2635;
   if (v2636) {
@@ -2598,11 +2598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2640 = v2639 + v2633;
     out[v2640] = v2637;
   }
-  const unsigned int v2641 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2641 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2643 = v1056 + v2641;
-  const unsigned int v2644 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2644 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2646 = v1059 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2653 = v2652 + v2646;
     out[v2653] = v2650;
   }
-  const unsigned int v2654 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2654 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2656 = v1056 + v2654;
-  const unsigned int v2657 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2657 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2659 = v1059 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -2624,11 +2624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2666 = v2665 + v2659;
     out[v2666] = v2663;
   }
-  const unsigned int v2667 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2667 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2669 = v1056 + v2667;
-  const unsigned int v2670 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2670 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2672 = v1059 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2674 = v2672 < v1;
   const bool v2675 = v2673 && v2674;
   if (v2675) {
@@ -2637,11 +2637,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2679 = v2678 + v2672;
     out[v2679] = v2676;
   }
-  const unsigned int v2680 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2680 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2682 = v1056 + v2680;
-  const unsigned int v2683 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2683 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2685 = v1059 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2692 = v2691 + v2685;
     out[v2692] = v2689;
   }
-  const unsigned int v2693 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2693 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2695 = v1056 + v2693;
-  const unsigned int v2696 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2696 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2698 = v1059 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2663,11 +2663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2705 = v2704 + v2698;
     out[v2705] = v2702;
   }
-  const unsigned int v2706 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2706 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2708 = v1056 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2709 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2711 = v1059 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {

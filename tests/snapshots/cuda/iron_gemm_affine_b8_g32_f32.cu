@@ -211,119 +211,119 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:63
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:175
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:176
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:177
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:178
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:180
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:182
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:187
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:188
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:189
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2734 = 0u; v2734 < 2u; v2734 += 1u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v2734 = 0u; v2734 < 2u; v2734 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v2735 = v2734 << 4u;
       const bool v2737 = v2735 < v2;
       if (v2737) {
-        const unsigned int v2739 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v2741 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2744 = v2741 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2747 = v2741 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2739 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2741 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2744 = v2741 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2747 = v2741 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2748 = v2747 << 2u;
-        const unsigned int v2749 = v22 + v2744;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2749 = v22 + v2744;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2750 = v2749 < v0;
         const unsigned int v2751 = v2735 + v2748;
         const bool v2752 = v2751 < v2;
         const bool v2753 = v2750 && v2752;
-        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2757 = v2755 + v2735;
         const unsigned int v2758 = v2757 + v2748;
         const unsigned int v2759 = v2753 ? v2758 : 0u;
-        const unsigned int v2761 = v2744 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2761 = v2744 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2762 = v2739 + v2761;
         const unsigned int v2763 = v2762 + v2748;
         iron_copy_async(shm0 + v2763, x + v2759, v2753);
-        const unsigned int v2766 = v2741 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2768 = v2766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2771 = v2766 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2766 = v2741 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2768 = v2766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2771 = v2766 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2772 = v2771 << 2u;
-        const unsigned int v2773 = v22 + v2768;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2773 = v22 + v2768;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2774 = v2773 < v0;
         const unsigned int v2775 = v2735 + v2772;
         const bool v2776 = v2775 < v2;
         const bool v2777 = v2774 && v2776;
-        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2781 = v2779 + v2735;
         const unsigned int v2782 = v2781 + v2772;
         const unsigned int v2783 = v2777 ? v2782 : 0u;
-        const unsigned int v2785 = v2768 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2785 = v2768 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2786 = v2739 + v2785;
         const unsigned int v2787 = v2786 + v2772;
         iron_copy_async(shm0 + v2787, x + v2783, v2777);
-        const unsigned int v2790 = v2741 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2792 = v2790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2795 = v2790 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2790 = v2741 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2792 = v2790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2795 = v2790 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2796 = v2795 << 2u;
-        const unsigned int v2797 = v22 + v2792;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2797 = v22 + v2792;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2798 = v2797 < v0;
         const unsigned int v2799 = v2735 + v2796;
         const bool v2800 = v2799 < v2;
         const bool v2801 = v2798 && v2800;
-        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2805 = v2803 + v2735;
         const unsigned int v2806 = v2805 + v2796;
         const unsigned int v2807 = v2801 ? v2806 : 0u;
-        const unsigned int v2809 = v2792 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2809 = v2792 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2810 = v2739 + v2809;
         const unsigned int v2811 = v2810 + v2796;
         iron_copy_async(shm0 + v2811, x + v2807, v2801);
-        const unsigned int v2814 = v2741 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v2816 = v2814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v2819 = v2814 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v2814 = v2741 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2816 = v2814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2819 = v2814 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2820 = v2819 << 2u;
-        const unsigned int v2821 = v22 + v2816;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v2821 = v22 + v2816;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2822 = v2821 < v0;
         const unsigned int v2823 = v2735 + v2820;
         const bool v2824 = v2823 < v2;
         const bool v2825 = v2822 && v2824;
-        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2829 = v2827 + v2735;
         const unsigned int v2830 = v2829 + v2820;
         const unsigned int v2831 = v2825 ? v2830 : 0u;
-        const unsigned int v2833 = v2816 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2833 = v2816 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2834 = v2739 + v2833;
         const unsigned int v2835 = v2834 + v2820;
         iron_copy_async(shm0 + v2835, x + v2831, v2825);
-        const unsigned int v2842 = v2741 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v2845 = v2741 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v2842 = v2741 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2845 = v2741 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v2846 = v2845 << 3u;
-        const unsigned int v2847 = v26 + v2842;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2847 = v26 + v2842;  // kernels/gemm/quant_b.hpp:124
         const bool v2848 = v2847 < v1;
         const unsigned int v2849 = v2735 + v2846;
         const bool v2850 = v2849 < v2;
         const bool v2851 = v2848 && v2850;
-        const unsigned int v2853 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2853 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v2855 = min(v2849, v2853);
         const unsigned int v2857 = v1 - 1u;
         const unsigned int v2859 = min(v2847, v2857);
@@ -388,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v2975 = __uint_as_float(v2974);
         const float v2976 = v2975 - 8388608.0f;
         const float v2977 = fmaf(v2976, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const float v2979 = v2851 ? v2893 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v2979 = v2851 ? v2893 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v2983 = v2842 * 20u;
         const unsigned int v2984 = v2739 + v2983;
         const unsigned int v2985 = v2984 + v2846;
@@ -414,15 +414,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v3042 = v2851 ? v2977 : 0.0f;
         const unsigned int v3049 = v2985 + 7u;
         shm1[v3049] = v3042;
-        const unsigned int v3054 = v2766 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3057 = v2766 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3054 = v2766 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3057 = v2766 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3058 = v3057 << 3u;
-        const unsigned int v3059 = v26 + v3054;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3059 = v26 + v3054;  // kernels/gemm/quant_b.hpp:124
         const bool v3060 = v3059 < v1;
         const unsigned int v3061 = v2735 + v3058;
         const bool v3062 = v3061 < v2;
         const bool v3063 = v3060 && v3062;
-        const unsigned int v3067 = min(v3061, v2853);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3067 = min(v3061, v2853);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3071 = min(v3059, v2857);
         const unsigned int v3073 = v3067 >> 2u;  // kernels/gemm/quant_b.hpp:35
         const unsigned int v3076 = v3071 * v2863;
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v3187 = __uint_as_float(v3186);
         const float v3188 = v3187 - 8388608.0f;
         const float v3189 = fmaf(v3188, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const float v3191 = v3063 ? v3105 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3191 = v3063 ? v3105 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3195 = v3054 * 20u;
         const unsigned int v3196 = v2739 + v3195;
         const unsigned int v3197 = v3196 + v3058;
@@ -510,105 +510,105 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3261 = v3197 + 7u;
         shm1[v3261] = v3254;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3274 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v3280 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v3274 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3280 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3262 = 0u; v3262 < v2; v3262 += 16u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v3262 = 0u; v3262 < v2; v3262 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3264 = v3262 >> 4u;
       const unsigned int v3266 = v3264 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3268 = v3266 * 2560u;  // kernels/gemm/gemm_tiles.hpp:211
-      const unsigned int v3275 = v3268 + v3274;  // kernels/gemm/gemm_tiles.hpp:193
+      const unsigned int v3268 = v3266 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3275 = v3268 + v3274;  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load_shared<false>(v39, shm0, v3275, 20u);
-      const unsigned int v3281 = v3268 + v3280;  // kernels/gemm/gemm_tiles.hpp:197
+      const unsigned int v3281 = v3268 + v3280;  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_load_shared<true>(v41, shm1, v3281, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      const unsigned int v3285 = v3262 + 32u;  // kernels/gemm/gemm_tiles.hpp:209
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      const unsigned int v3285 = v3262 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3287 = v3264 + 2u;
       const unsigned int v3288 = v3287 % 3u;
       const bool v3289 = v3285 < v2;
       if (v3289) {
-        const unsigned int v3291 = v3288 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v3293 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3296 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3299 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3291 = v3288 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3293 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3296 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3299 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3300 = v3299 << 2u;
-        const unsigned int v3301 = v22 + v3296;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3301 = v22 + v3296;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3302 = v3301 < v0;
         const unsigned int v3303 = v3285 + v3300;
         const bool v3304 = v3303 < v2;
         const bool v3305 = v3302 && v3304;
-        const unsigned int v3307 = v3301 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3307 = v3301 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3309 = v3307 + v3285;
         const unsigned int v3310 = v3309 + v3300;
         const unsigned int v3311 = v3305 ? v3310 : 0u;
-        const unsigned int v3313 = v3296 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3313 = v3296 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3314 = v3291 + v3313;
         const unsigned int v3315 = v3314 + v3300;
         iron_copy_async(shm0 + v3315, x + v3311, v3305);
-        const unsigned int v3318 = v3293 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3320 = v3318 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3323 = v3318 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3318 = v3293 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3320 = v3318 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3323 = v3318 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3324 = v3323 << 2u;
-        const unsigned int v3325 = v22 + v3320;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3325 = v22 + v3320;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3326 = v3325 < v0;
         const unsigned int v3327 = v3285 + v3324;
         const bool v3328 = v3327 < v2;
         const bool v3329 = v3326 && v3328;
-        const unsigned int v3331 = v3325 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3331 = v3325 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3333 = v3331 + v3285;
         const unsigned int v3334 = v3333 + v3324;
         const unsigned int v3335 = v3329 ? v3334 : 0u;
-        const unsigned int v3337 = v3320 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3337 = v3320 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3338 = v3291 + v3337;
         const unsigned int v3339 = v3338 + v3324;
         iron_copy_async(shm0 + v3339, x + v3335, v3329);
-        const unsigned int v3342 = v3293 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3344 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3347 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3342 = v3293 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3344 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3347 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3348 = v3347 << 2u;
-        const unsigned int v3349 = v22 + v3344;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3349 = v22 + v3344;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3350 = v3349 < v0;
         const unsigned int v3351 = v3285 + v3348;
         const bool v3352 = v3351 < v2;
         const bool v3353 = v3350 && v3352;
-        const unsigned int v3355 = v3349 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3355 = v3349 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3357 = v3355 + v3285;
         const unsigned int v3358 = v3357 + v3348;
         const unsigned int v3359 = v3353 ? v3358 : 0u;
-        const unsigned int v3361 = v3344 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3361 = v3344 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3362 = v3291 + v3361;
         const unsigned int v3363 = v3362 + v3348;
         iron_copy_async(shm0 + v3363, x + v3359, v3353);
-        const unsigned int v3366 = v3293 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3368 = v3366 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3371 = v3366 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3366 = v3293 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3368 = v3366 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3371 = v3366 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3372 = v3371 << 2u;
-        const unsigned int v3373 = v22 + v3368;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3373 = v22 + v3368;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3374 = v3373 < v0;
         const unsigned int v3375 = v3285 + v3372;
         const bool v3376 = v3375 < v2;
         const bool v3377 = v3374 && v3376;
-        const unsigned int v3379 = v3373 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3379 = v3373 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3381 = v3379 + v3285;
         const unsigned int v3382 = v3381 + v3372;
         const unsigned int v3383 = v3377 ? v3382 : 0u;
-        const unsigned int v3385 = v3368 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3385 = v3368 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3386 = v3291 + v3385;
         const unsigned int v3387 = v3386 + v3372;
         iron_copy_async(shm0 + v3387, x + v3383, v3377);
-        const unsigned int v3394 = v3293 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3397 = v3293 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3394 = v3293 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3397 = v3293 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3398 = v3397 << 3u;
-        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:124
         const bool v3400 = v3399 < v1;
         const unsigned int v3401 = v3285 + v3398;
         const bool v3402 = v3401 < v2;
         const bool v3403 = v3400 && v3402;
-        const unsigned int v3405 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3405 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3407 = min(v3401, v3405);
         const unsigned int v3409 = v1 - 1u;
         const unsigned int v3411 = min(v3399, v3409);
@@ -673,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v3527 = __uint_as_float(v3526);
         const float v3528 = v3527 - 8388608.0f;
         const float v3529 = fmaf(v3528, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const float v3531 = v3403 ? v3445 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3531 = v3403 ? v3445 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3535 = v3394 * 20u;
         const unsigned int v3536 = v3291 + v3535;
         const unsigned int v3537 = v3536 + v3398;
@@ -699,15 +699,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v3594 = v3403 ? v3529 : 0.0f;
         const unsigned int v3601 = v3537 + 7u;
         shm1[v3601] = v3594;
-        const unsigned int v3606 = v3318 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3609 = v3318 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3606 = v3318 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3609 = v3318 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3610 = v3609 << 3u;
-        const unsigned int v3611 = v26 + v3606;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3611 = v26 + v3606;  // kernels/gemm/quant_b.hpp:124
         const bool v3612 = v3611 < v1;
         const unsigned int v3613 = v3285 + v3610;
         const bool v3614 = v3613 < v2;
         const bool v3615 = v3612 && v3614;
-        const unsigned int v3619 = min(v3613, v3405);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3619 = min(v3613, v3405);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3623 = min(v3611, v3409);
         const unsigned int v3625 = v3619 >> 2u;  // kernels/gemm/quant_b.hpp:35
         const unsigned int v3628 = v3623 * v3415;
@@ -768,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const float v3739 = __uint_as_float(v3738);
         const float v3740 = v3739 - 8388608.0f;
         const float v3741 = fmaf(v3740, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const float v3743 = v3615 ? v3657 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3743 = v3615 ? v3657 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3747 = v3606 * 20u;
         const unsigned int v3748 = v3291 + v3747;
         const unsigned int v3749 = v3748 + v3610;
@@ -795,25 +795,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3813 = v3749 + 7u;
         shm1[v3813] = v3806;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v602 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:88
+    const unsigned int v602 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
     const unsigned int v603 = threadIdx.x;
-    const unsigned int v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v637 = v636 << 3u;
-    const unsigned int v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:124
     const bool v639 = v638 < v1;
-    const unsigned int v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const unsigned int v648 = v1 - 1u;
     const unsigned int v650 = min(v638, v648);
     const unsigned int v654 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
     const unsigned int v655 = v650 * v654;
     const unsigned int v666 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v667 = v650 * v666;
-    const unsigned int v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v776 = v774 + v637;
     const unsigned int v786 = v776 + 1u;
     const unsigned int v795 = v776 + 2u;
@@ -822,16 +822,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v822 = v776 + 5u;
     const unsigned int v831 = v776 + 6u;
     const unsigned int v840 = v776 + 7u;
-    const unsigned int v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const unsigned int v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v849 = v848 << 3u;
-    const unsigned int v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:124
     const bool v851 = v850 < v1;
-    const unsigned int v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:125
     const unsigned int v867 = v862 * v654;  // kernels/gemm/quant_b.hpp:35
     const unsigned int v879 = v862 * v666;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v988 = v986 + v849;
     const unsigned int v998 = v988 + 1u;
     const unsigned int v1007 = v988 + 2u;
@@ -840,20 +840,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1034 = v988 + 5u;
     const unsigned int v1043 = v988 + 6u;
     const unsigned int v1052 = v988 + 7u;
-    const unsigned int v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v601 = 0u; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:214
-      for (unsigned int v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:90
-        const unsigned int v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:91
+    for (unsigned int v601 = 0u; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:95
         const bool v611 = v610 < v0;
         const unsigned int v612 = v601 + v609;
         const bool v613 = v612 < v2;
         const bool v614 = v611 && v613;
         if (v614) {
-          const unsigned int v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v618 = v616 + v601;
           const unsigned int v619 = v618 + v609;
           const float v620 = x[v619];
@@ -861,15 +861,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
           const unsigned int v623 = v622 + v609;
           shm0[v623] = v620;
         } else {
-          const unsigned int v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v626 = v625 + v609;
           shm0[v626] = 0.0f;
         }
       }
-      const unsigned int v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:124
       const bool v641 = v640 < v2;
       const bool v642 = v639 && v641;
-      const unsigned int v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v652 = v646 >> 2u;  // kernels/gemm/quant_b.hpp:35
       const unsigned int v656 = v655 + v652;
       const unsigned int v659 = packed[v656];  // kernels/gemm/quant_b.hpp:37
@@ -927,7 +927,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
       const float v766 = __uint_as_float(v765);
       const float v767 = v766 - 8388608.0f;
       const float v768 = fmaf(v767, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v776] = v770;
       const float v779 = v642 ? v696 : 0.0f;
       shm1[v786] = v779;
@@ -943,10 +943,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
       shm1[v831] = v824;
       const float v833 = v642 ? v768 : 0.0f;
       shm1[v840] = v833;
-      const unsigned int v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:124
       const bool v853 = v852 < v2;
       const bool v854 = v851 && v853;
-      const unsigned int v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v864 = v858 >> 2u;  // kernels/gemm/quant_b.hpp:35
       const unsigned int v868 = v867 + v864;
       const unsigned int v871 = packed[v868];  // kernels/gemm/quant_b.hpp:37
@@ -1004,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
       const float v978 = __uint_as_float(v977);
       const float v979 = v978 - 8388608.0f;
       const float v980 = fmaf(v979, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v988] = v982;
       const float v991 = v854 ? v908 : 0.0f;
       shm1[v998] = v991;
@@ -1020,20 +1020,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
       shm1[v1043] = v1036;
       const float v1045 = v854 ? v980 : 0.0f;
       shm1[v1052] = v1045;
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:217
-      iron_frag_load_shared<false>(v39, shm0, v1058, 20u);  // kernels/gemm/gemm_tiles.hpp:193
-      iron_frag_load_shared<true>(v41, shm1, v1064, 20u);  // kernels/gemm/gemm_tiles.hpp:197
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:219
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
+      iron_frag_load_shared<false>(v39, shm0, v1058, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v1064, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1067 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1068 = v22 + v31;
   const unsigned int v1069 = v1068 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1070 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1071 = v26 + v35;
   const unsigned int v1072 = v1071 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1079 = v1078 + v1072;
     out[v1079] = v1076;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1080 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1082 = v1068 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1083 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1085 = v1071 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1092 = v1091 + v1085;
     out[v1092] = v1089;
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1093 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1095 = v1068 + v1093;
-  const unsigned int v1096 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1096 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1098 = v1071 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1100 = v1098 < v1;
   const bool v1101 = v1099 && v1100;
   if (v1101) {
@@ -1068,11 +1068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1105 = v1104 + v1098;
     out[v1105] = v1102;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1106 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1108 = v1068 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1109 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1111 = v1071 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1118 = v1117 + v1111;
     out[v1118] = v1115;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1119 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1121 = v1068 + v1119;
-  const unsigned int v1122 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1122 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1124 = v1071 + v1122;
-  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1131 = v1130 + v1124;
     out[v1131] = v1128;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1132 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1134 = v1068 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1135 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1137 = v1071 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1107,11 +1107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1144 = v1143 + v1137;
     out[v1144] = v1141;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1145 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1147 = v1068 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1148 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1150 = v1071 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1120,11 +1120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1157 = v1156 + v1150;
     out[v1157] = v1154;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1158 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1160 = v1068 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1161 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1163 = v1071 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1133,11 +1133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1170 = v1169 + v1163;
     out[v1170] = v1167;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1171 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1173 = v1068 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1174 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1176 = v1071 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1183 = v1182 + v1176;
     out[v1183] = v1180;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1184 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1186 = v1068 + v1184;
-  const unsigned int v1187 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1187 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1189 = v1071 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1196 = v1195 + v1189;
     out[v1196] = v1193;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1197 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1199 = v1068 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1200 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1202 = v1071 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
@@ -1172,11 +1172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1209 = v1208 + v1202;
     out[v1209] = v1206;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1210 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1212 = v1068 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1213 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1215 = v1071 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1222 = v1221 + v1215;
     out[v1222] = v1219;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1223 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1225 = v1068 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1226 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1228 = v1071 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1198,11 +1198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1235 = v1234 + v1228;
     out[v1235] = v1232;
   }
-  const unsigned int v1236 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1236 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1238 = v1068 + v1236;
-  const unsigned int v1239 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1239 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1241 = v1071 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1243 = v1241 < v1;
   const bool v1244 = v1242 && v1243;
   if (v1244) {
@@ -1211,11 +1211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1248 = v1247 + v1241;
     out[v1248] = v1245;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1249 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1251 = v1068 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1252 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1254 = v1071 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1261 = v1260 + v1254;
     out[v1261] = v1258;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1262 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1264 = v1068 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1265 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1267 = v1071 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1274 = v1273 + v1267;
     out[v1274] = v1271;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1275 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1277 = v1068 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1278 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1280 = v1071 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1287 = v1286 + v1280;
     out[v1287] = v1284;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1288 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1290 = v1068 + v1288;
-  const unsigned int v1291 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1291 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1293 = v1071 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1263,11 +1263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1300 = v1299 + v1293;
     out[v1300] = v1297;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1301 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1303 = v1068 + v1301;
-  const unsigned int v1304 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1304 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1306 = v1071 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1276,11 +1276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1313 = v1312 + v1306;
     out[v1313] = v1310;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1314 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1316 = v1068 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1317 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1319 = v1071 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1326 = v1325 + v1319;
     out[v1326] = v1323;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1327 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1329 = v1068 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1330 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1332 = v1071 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1339 = v1338 + v1332;
     out[v1339] = v1336;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1340 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1342 = v1068 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1343 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1345 = v1071 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1315,11 +1315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1352 = v1351 + v1345;
     out[v1352] = v1349;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1353 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1355 = v1068 + v1353;
-  const unsigned int v1356 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1356 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1358 = v1071 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1360 = v1358 < v1;
   const bool v1361 = v1359 && v1360;
   if (v1361) {
@@ -1328,11 +1328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1365 = v1364 + v1358;
     out[v1365] = v1362;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1366 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1368 = v1068 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1369 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1371 = v1071 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1378 = v1377 + v1371;
     out[v1378] = v1375;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1379 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1381 = v1068 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1382 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1384 = v1071 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1391 = v1390 + v1384;
     out[v1391] = v1388;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1392 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1394 = v1068 + v1392;
-  const unsigned int v1395 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1395 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1397 = v1071 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1404 = v1403 + v1397;
     out[v1404] = v1401;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1405 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1407 = v1068 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1408 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1410 = v1071 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1417 = v1416 + v1410;
     out[v1417] = v1414;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1418 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1420 = v1068 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1421 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1423 = v1071 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1430 = v1429 + v1423;
     out[v1430] = v1427;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1431 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1433 = v1068 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1434 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1436 = v1071 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1443 = v1442 + v1436;
     out[v1443] = v1440;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1444 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1446 = v1068 + v1444;
-  const unsigned int v1447 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1447 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1449 = v1071 + v1447;
-  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1451 = v1449 < v1;
   const bool v1452 = v1450 && v1451;
   if (v1452) {
@@ -1419,11 +1419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1456 = v1455 + v1449;
     out[v1456] = v1453;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1457 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1459 = v1068 + v1457;
-  const unsigned int v1460 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1460 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1462 = v1071 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1464 = v1462 < v1;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1469 = v1468 + v1462;
     out[v1469] = v1466;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1470 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1472 = v1068 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1473 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1475 = v1071 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1482 = v1481 + v1475;
     out[v1482] = v1479;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1483 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1485 = v1068 + v1483;
-  const unsigned int v1486 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1486 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1488 = v1071 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1458,11 +1458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1495 = v1494 + v1488;
     out[v1495] = v1492;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1496 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1498 = v1068 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1499 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1501 = v1071 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1471,11 +1471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1508 = v1507 + v1501;
     out[v1508] = v1505;
   }
-  const unsigned int v1509 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1509 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1511 = v1068 + v1509;
-  const unsigned int v1512 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1512 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1514 = v1071 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1516 = v1514 < v1;
   const bool v1517 = v1515 && v1516;
   if (v1517) {
@@ -1484,11 +1484,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1521 = v1520 + v1514;
     out[v1521] = v1518;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1522 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1524 = v1068 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1525 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1527 = v1071 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1497,11 +1497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1534 = v1533 + v1527;
     out[v1534] = v1531;
   }
-  const unsigned int v1535 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1535 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1537 = v1068 + v1535;
-  const unsigned int v1538 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1538 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1540 = v1071 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1510,11 +1510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1547 = v1546 + v1540;
     out[v1547] = v1544;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1548 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1550 = v1068 + v1548;
-  const unsigned int v1551 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1551 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1553 = v1071 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1560 = v1559 + v1553;
     out[v1560] = v1557;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1561 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1563 = v1068 + v1561;
-  const unsigned int v1564 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1564 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1566 = v1071 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1573 = v1572 + v1566;
     out[v1573] = v1570;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1574 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1576 = v1068 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1577 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1579 = v1071 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1586 = v1585 + v1579;
     out[v1586] = v1583;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1587 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1589 = v1068 + v1587;
-  const unsigned int v1590 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1590 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1592 = v1071 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1562,11 +1562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1599 = v1598 + v1592;
     out[v1599] = v1596;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1602 = v1068 + v1600;
-  const unsigned int v1603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1605 = v1071 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1607 = v1605 < v1;
   const bool v1608 = v1606 && v1607;
   if (v1608) {
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1612 = v1611 + v1605;
     out[v1612] = v1609;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1613 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1615 = v1068 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1616 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1618 = v1071 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1625 = v1624 + v1618;
     out[v1625] = v1622;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1626 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1628 = v1068 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1629 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1631 = v1071 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1601,11 +1601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1638 = v1637 + v1631;
     out[v1638] = v1635;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1639 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1641 = v1068 + v1639;
-  const unsigned int v1642 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1642 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1644 = v1071 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1614,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1651 = v1650 + v1644;
     out[v1651] = v1648;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1652 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1654 = v1068 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1655 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1657 = v1071 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1664 = v1663 + v1657;
     out[v1664] = v1661;
   }
-  const unsigned int v1665 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1665 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1667 = v1068 + v1665;
-  const unsigned int v1668 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1668 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1670 = v1071 + v1668;
-  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1640,11 +1640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1677 = v1676 + v1670;
     out[v1677] = v1674;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1678 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1680 = v1068 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1681 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1683 = v1071 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1653,11 +1653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1690 = v1689 + v1683;
     out[v1690] = v1687;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1691 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1693 = v1068 + v1691;
-  const unsigned int v1694 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1694 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1696 = v1071 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1703 = v1702 + v1696;
     out[v1703] = v1700;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1704 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1706 = v1068 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1707 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1709 = v1071 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1679,11 +1679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1716 = v1715 + v1709;
     out[v1716] = v1713;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1717 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1719 = v1068 + v1717;
-  const unsigned int v1720 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1720 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1722 = v1071 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1724 = v1722 < v1;
   const bool v1725 = v1723 && v1724;
   if (v1725) {
@@ -1692,11 +1692,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1729 = v1728 + v1722;
     out[v1729] = v1726;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1730 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1732 = v1068 + v1730;
-  const unsigned int v1733 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1733 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1735 = v1071 + v1733;
-  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1737 = v1735 < v1;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -1705,11 +1705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1742 = v1741 + v1735;
     out[v1742] = v1739;
   }
-  const unsigned int v1743 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1743 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1745 = v1068 + v1743;
-  const unsigned int v1746 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1746 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1748 = v1071 + v1746;
-  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1750 = v1748 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
@@ -1718,11 +1718,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1755 = v1754 + v1748;
     out[v1755] = v1752;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1756 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1758 = v1068 + v1756;
-  const unsigned int v1759 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1759 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1761 = v1071 + v1759;
-  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1731,11 +1731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1768 = v1767 + v1761;
     out[v1768] = v1765;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1769 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1771 = v1068 + v1769;
-  const unsigned int v1772 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1772 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1774 = v1071 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1781 = v1780 + v1774;
     out[v1781] = v1778;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1782 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1784 = v1068 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1785 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1787 = v1071 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1757,11 +1757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1794 = v1793 + v1787;
     out[v1794] = v1791;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1795 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1797 = v1068 + v1795;
-  const unsigned int v1798 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1798 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1800 = v1071 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1770,11 +1770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1807 = v1806 + v1800;
     out[v1807] = v1804;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1808 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1810 = v1068 + v1808;
-  const unsigned int v1811 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1811 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1813 = v1071 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1815 = v1813 < v1;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1783,11 +1783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1820 = v1819 + v1813;
     out[v1820] = v1817;
   }
-  const unsigned int v1821 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1821 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1823 = v1068 + v1821;
-  const unsigned int v1824 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1824 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1826 = v1071 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1828 = v1826 < v1;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -1796,11 +1796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1833 = v1832 + v1826;
     out[v1833] = v1830;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1834 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1836 = v1068 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1837 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1839 = v1071 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1846 = v1845 + v1839;
     out[v1846] = v1843;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1847 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1849 = v1068 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1850 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1852 = v1071 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1822,11 +1822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1859 = v1858 + v1852;
     out[v1859] = v1856;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1860 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1862 = v1068 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1863 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1865 = v1071 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1835,11 +1835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1872 = v1871 + v1865;
     out[v1872] = v1869;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1873 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1875 = v1068 + v1873;
-  const unsigned int v1876 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1876 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1878 = v1071 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1885 = v1884 + v1878;
     out[v1885] = v1882;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1886 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1888 = v1068 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1889 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1891 = v1071 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1861,11 +1861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1898 = v1897 + v1891;
     out[v1898] = v1895;
   }
-  const unsigned int v1899 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1899 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1901 = v1068 + v1899;
-  const unsigned int v1902 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1902 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1904 = v1071 + v1902;
-  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1874,11 +1874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1911 = v1910 + v1904;
     out[v1911] = v1908;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1912 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1914 = v1068 + v1912;
-  const unsigned int v1915 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1915 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1917 = v1071 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1924 = v1923 + v1917;
     out[v1924] = v1921;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1925 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1927 = v1068 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1928 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1930 = v1071 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1900,11 +1900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1937 = v1936 + v1930;
     out[v1937] = v1934;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1938 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1940 = v1068 + v1938;
-  const unsigned int v1941 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1941 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1943 = v1071 + v1941;
-  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1945 = v1943 < v1;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -1913,11 +1913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1950 = v1949 + v1943;
     out[v1950] = v1947;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1951 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1953 = v1068 + v1951;
-  const unsigned int v1954 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1954 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1956 = v1071 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -1926,11 +1926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1963 = v1962 + v1956;
     out[v1963] = v1960;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1964 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1966 = v1068 + v1964;
-  const unsigned int v1967 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1967 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1969 = v1071 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1976 = v1975 + v1969;
     out[v1976] = v1973;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1977 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1979 = v1068 + v1977;
-  const unsigned int v1980 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1980 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1982 = v1071 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1984 = v1982 < v1;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -1952,11 +1952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1989 = v1988 + v1982;
     out[v1989] = v1986;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1990 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1992 = v1068 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1993 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1995 = v1071 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2002 = v2001 + v1995;
     out[v2002] = v1999;
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2003 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2005 = v1068 + v2003;
-  const unsigned int v2006 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2006 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2008 = v1071 + v2006;
-  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2010 = v2008 < v1;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -1978,11 +1978,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2015 = v2014 + v2008;
     out[v2015] = v2012;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2016 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2018 = v1068 + v2016;
-  const unsigned int v2019 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2019 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2021 = v1071 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -1991,11 +1991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2028 = v2027 + v2021;
     out[v2028] = v2025;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2029 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2031 = v1068 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2032 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2034 = v1071 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2041 = v2040 + v2034;
     out[v2041] = v2038;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2042 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2044 = v1068 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2045 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2047 = v1071 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2054 = v2053 + v2047;
     out[v2054] = v2051;
   }
-  const unsigned int v2055 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2055 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2057 = v1068 + v2055;
-  const unsigned int v2058 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2058 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2060 = v1071 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2067 = v2066 + v2060;
     out[v2067] = v2064;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2068 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2070 = v1068 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2071 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2073 = v1071 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2043,11 +2043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2080 = v2079 + v2073;
     out[v2080] = v2077;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2081 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2083 = v1068 + v2081;
-  const unsigned int v2084 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2084 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2086 = v1071 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
@@ -2056,11 +2056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2093 = v2092 + v2086;
     out[v2093] = v2090;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2094 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2096 = v1068 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2097 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2099 = v1071 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2069,11 +2069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2106 = v2105 + v2099;
     out[v2106] = v2103;
   }
-  const unsigned int v2107 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2107 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2109 = v1068 + v2107;
-  const unsigned int v2110 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2110 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2112 = v1071 + v2110;
-  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2114 = v2112 < v1;
   const bool v2115 = v2113 && v2114;
   if (v2115) {
@@ -2082,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2119 = v2118 + v2112;
     out[v2119] = v2116;
   }
-  const unsigned int v2120 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2120 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2122 = v1068 + v2120;
-  const unsigned int v2123 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2123 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2125 = v1071 + v2123;
-  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2127 = v2125 < v1;
   const bool v2128 = v2126 && v2127;
   if (v2128) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2132 = v2131 + v2125;
     out[v2132] = v2129;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2133 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2135 = v1068 + v2133;
-  const unsigned int v2136 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2136 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2138 = v1071 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2140 = v2138 < v1;
   const bool v2141 = v2139 && v2140;
   if (v2141) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2145 = v2144 + v2138;
     out[v2145] = v2142;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2146 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2148 = v1068 + v2146;
-  const unsigned int v2149 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2149 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2151 = v1071 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2158 = v2157 + v2151;
     out[v2158] = v2155;
   }
-  const unsigned int v2159 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2159 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2161 = v1068 + v2159;
-  const unsigned int v2162 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2162 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2164 = v1071 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2171 = v2170 + v2164;
     out[v2171] = v2168;
   }
-  const unsigned int v2172 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2172 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2174 = v1068 + v2172;
-  const unsigned int v2175 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2175 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2177 = v1071 + v2175;
-  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2179 = v2177 < v1;
   const bool v2180 = v2178 && v2179;
   if (v2180) {
@@ -2147,11 +2147,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2184 = v2183 + v2177;
     out[v2184] = v2181;
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2185 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2187 = v1068 + v2185;
-  const unsigned int v2188 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2188 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2190 = v1071 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2160,11 +2160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2197 = v2196 + v2190;
     out[v2197] = v2194;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2198 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2200 = v1068 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2201 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2203 = v1071 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2173,11 +2173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2210 = v2209 + v2203;
     out[v2210] = v2207;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2211 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2213 = v1068 + v2211;
-  const unsigned int v2214 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2214 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2216 = v1071 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2223 = v2222 + v2216;
     out[v2223] = v2220;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2224 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2226 = v1068 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2227 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2229 = v1071 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2199,11 +2199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2236 = v2235 + v2229;
     out[v2236] = v2233;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2237 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2239 = v1068 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2240 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2242 = v1071 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2212,11 +2212,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2249 = v2248 + v2242;
     out[v2249] = v2246;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2250 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2252 = v1068 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2253 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2255 = v1071 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2262 = v2261 + v2255;
     out[v2262] = v2259;
   }
-  const unsigned int v2263 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2263 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2265 = v1068 + v2263;
-  const unsigned int v2266 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2266 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2268 = v1071 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -2238,11 +2238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2275 = v2274 + v2268;
     out[v2275] = v2272;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2276 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2278 = v1068 + v2276;
-  const unsigned int v2279 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2279 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2281 = v1071 + v2279;
-  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2283 = v2281 < v1;
   const bool v2284 = v2282 && v2283;
   if (v2284) {
@@ -2251,11 +2251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2288 = v2287 + v2281;
     out[v2288] = v2285;
   }
-  const unsigned int v2289 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2289 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2291 = v1068 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2292 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2294 = v1071 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2264,11 +2264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2301 = v2300 + v2294;
     out[v2301] = v2298;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2302 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2304 = v1068 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2305 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2307 = v1071 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2277,11 +2277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2314 = v2313 + v2307;
     out[v2314] = v2311;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2315 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2317 = v1068 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2318 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2320 = v1071 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2327 = v2326 + v2320;
     out[v2327] = v2324;
   }
-  const unsigned int v2328 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2328 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2330 = v1068 + v2328;
-  const unsigned int v2331 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2331 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2333 = v1071 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2335 = v2333 < v1;
   const bool v2336 = v2334 && v2335;
   if (v2336) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2340 = v2339 + v2333;
     out[v2340] = v2337;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2341 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2343 = v1068 + v2341;
-  const unsigned int v2344 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2344 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2346 = v1071 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2353 = v2352 + v2346;
     out[v2353] = v2350;
   }
-  const unsigned int v2354 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2354 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2356 = v1068 + v2354;
-  const unsigned int v2357 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2357 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2359 = v1071 + v2357;
-  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2361 = v2359 < v1;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2366 = v2365 + v2359;
     out[v2366] = v2363;
   }
-  const unsigned int v2367 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2367 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2369 = v1068 + v2367;
-  const unsigned int v2370 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2370 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2372 = v1071 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2342,11 +2342,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2379 = v2378 + v2372;
     out[v2379] = v2376;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2380 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2382 = v1068 + v2380;
-  const unsigned int v2383 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2383 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2385 = v1071 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2387 = v2385 < v1;
   const bool v2388 = v2386 && v2387;
   if (v2388) {
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2392 = v2391 + v2385;
     out[v2392] = v2389;
   }
-  const unsigned int v2393 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2393 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2395 = v1068 + v2393;
-  const unsigned int v2396 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2396 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2398 = v1071 + v2396;
-  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2405 = v2404 + v2398;
     out[v2405] = v2402;
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2406 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2408 = v1068 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2409 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2411 = v1071 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2418 = v2417 + v2411;
     out[v2418] = v2415;
   }
-  const unsigned int v2419 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2419 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2421 = v1068 + v2419;
-  const unsigned int v2422 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2422 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2424 = v1071 + v2422;
-  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2426 = v2424 < v1;
   const bool v2427 = v2425 && v2426;
   if (v2427) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2431 = v2430 + v2424;
     out[v2431] = v2428;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2432 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2434 = v1068 + v2432;
-  const unsigned int v2435 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2435 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2437 = v1071 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2439 = v2437 < v1;
   const bool v2440 = v2438 && v2439;
   if (v2440) {
@@ -2407,11 +2407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2444 = v2443 + v2437;
     out[v2444] = v2441;
   }
-  const unsigned int v2445 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2445 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2447 = v1068 + v2445;
-  const unsigned int v2448 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2448 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2450 = v1071 + v2448;
-  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -2420,11 +2420,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2457 = v2456 + v2450;
     out[v2457] = v2454;
   }
-  const unsigned int v2458 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2458 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2460 = v1068 + v2458;
-  const unsigned int v2461 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2461 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2463 = v1071 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2465 = v2463 < v1;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2433,11 +2433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2470 = v2469 + v2463;
     out[v2470] = v2467;
   }
-  const unsigned int v2471 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2471 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2473 = v1068 + v2471;
-  const unsigned int v2474 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2474 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2476 = v1071 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2483 = v2482 + v2476;
     out[v2483] = v2480;
   }
-  const unsigned int v2484 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2484 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2486 = v1068 + v2484;
-  const unsigned int v2487 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2487 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2489 = v1071 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2459,11 +2459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2496 = v2495 + v2489;
     out[v2496] = v2493;
   }
-  const unsigned int v2497 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2497 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2499 = v1068 + v2497;
-  const unsigned int v2500 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2500 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2502 = v1071 + v2500;
-  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2504 = v2502 < v1;
   const bool v2505 = v2503 && v2504;
   if (v2505) {
@@ -2472,11 +2472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2509 = v2508 + v2502;
     out[v2509] = v2506;
   }
-  const unsigned int v2510 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2510 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2512 = v1068 + v2510;
-  const unsigned int v2513 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2513 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2515 = v1071 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2485,11 +2485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2522 = v2521 + v2515;
     out[v2522] = v2519;
   }
-  const unsigned int v2523 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2523 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2525 = v1068 + v2523;
-  const unsigned int v2526 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2526 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2528 = v1071 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2498,11 +2498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2535 = v2534 + v2528;
     out[v2535] = v2532;
   }
-  const unsigned int v2536 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2536 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2538 = v1068 + v2536;
-  const unsigned int v2539 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2539 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2541 = v1071 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2548 = v2547 + v2541;
     out[v2548] = v2545;
   }
-  const unsigned int v2549 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2549 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2551 = v1068 + v2549;
-  const unsigned int v2552 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2552 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2554 = v1071 + v2552;
-  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2561 = v2560 + v2554;
     out[v2561] = v2558;
   }
-  const unsigned int v2562 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2562 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2564 = v1068 + v2562;
-  const unsigned int v2565 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2565 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2567 = v1071 + v2565;
-  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2569 = v2567 < v1;
   const bool v2570 = v2568 && v2569;
   if (v2570) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2574 = v2573 + v2567;
     out[v2574] = v2571;
   }
-  const unsigned int v2575 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2575 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2577 = v1068 + v2575;
-  const unsigned int v2578 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2578 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2580 = v1071 + v2578;
-  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2582 = v2580 < v1;
   const bool v2583 = v2581 && v2582;
   if (v2583) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2587 = v2586 + v2580;
     out[v2587] = v2584;
   }
-  const unsigned int v2588 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2588 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2590 = v1068 + v2588;
-  const unsigned int v2591 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2591 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2593 = v1071 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2600 = v2599 + v2593;
     out[v2600] = v2597;
   }
-  const unsigned int v2601 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2601 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2603 = v1068 + v2601;
-  const unsigned int v2604 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2604 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2606 = v1071 + v2604;
-  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2608 = v2606 < v1;
   const bool v2609 = v2607 && v2608;
   if (v2609) {
@@ -2576,11 +2576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2613 = v2612 + v2606;
     out[v2613] = v2610;
   }
-  const unsigned int v2614 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2614 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2616 = v1068 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2617 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2619 = v1071 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2589,11 +2589,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2626 = v2625 + v2619;
     out[v2626] = v2623;
   }
-  const unsigned int v2627 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2627 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2629 = v1068 + v2627;
-  const unsigned int v2630 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2630 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2632 = v1071 + v2630;
-  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2634 = v2632 < v1;
   const bool v2635 = v2633 && v2634;
   if (v2635) {
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2639 = v2638 + v2632;
     out[v2639] = v2636;
   }
-  const unsigned int v2640 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2640 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2642 = v1068 + v2640;
-  const unsigned int v2643 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2643 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2645 = v1071 + v2643;
-  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2647 = v2645 < v1;
   const bool v2648 = v2646 && v2647;
   if (v2648) {
@@ -2615,11 +2615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2652 = v2651 + v2645;
     out[v2652] = v2649;
   }
-  const unsigned int v2653 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2653 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2655 = v1068 + v2653;
-  const unsigned int v2656 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2656 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2658 = v1071 + v2656;
-  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2660 = v2658 < v1;
   const bool v2661 = v2659 && v2660;
   if (v2661) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2665 = v2664 + v2658;
     out[v2665] = v2662;
   }
-  const unsigned int v2666 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2666 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2668 = v1068 + v2666;
-  const unsigned int v2669 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2669 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2671 = v1071 + v2669;
-  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2673 = v2671 < v1;
   const bool v2674 = v2672 && v2673;
   if (v2674) {
@@ -2641,11 +2641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2678 = v2677 + v2671;
     out[v2678] = v2675;
   }
-  const unsigned int v2679 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2679 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2681 = v1068 + v2679;
-  const unsigned int v2682 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2682 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2684 = v1071 + v2682;
-  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2686 = v2684 < v1;
   const bool v2687 = v2685 && v2686;
   if (v2687) {
@@ -2654,11 +2654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2691 = v2690 + v2684;
     out[v2691] = v2688;
   }
-  const unsigned int v2692 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2692 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2694 = v1068 + v2692;
-  const unsigned int v2695 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2695 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2697 = v1071 + v2695;
-  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2699 = v2697 < v1;
   const bool v2700 = v2698 && v2699;
   if (v2700) {
@@ -2667,11 +2667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2704 = v2703 + v2697;
     out[v2704] = v2701;
   }
-  const unsigned int v2705 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2705 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2707 = v1068 + v2705;
-  const unsigned int v2708 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2708 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2710 = v1071 + v2708;
-  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2712 = v2710 < v1;
   const bool v2713 = v2711 && v2712;
   if (v2713) {
@@ -2680,11 +2680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2717 = v2716 + v2710;
     out[v2717] = v2714;
   }
-  const unsigned int v2718 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2718 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2720 = v1068 + v2718;
-  const unsigned int v2721 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2721 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2723 = v1071 + v2721;
-  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2725 = v2723 < v1;
   const bool v2726 = v2724 && v2725;
   if (v2726) {

@@ -204,119 +204,119 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:175
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:176
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:177
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:178
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:180
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:181
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:182
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:183
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:187
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:188
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:189
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v3006 = 0u; v3006 < 2u; v3006 += 1u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v3006 = 0u; v3006 < 2u; v3006 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3007 = v3006 << 4u;
       const bool v3009 = v3007 < v2;
       if (v3009) {
-        const unsigned int v3011 = v3006 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v3013 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3016 = v3013 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3019 = v3013 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3011 = v3006 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3013 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3016 = v3013 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3019 = v3013 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3020 = v3019 << 2u;
-        const unsigned int v3021 = v22 + v3016;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3021 = v22 + v3016;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3022 = v3021 < v0;
         const unsigned int v3023 = v3007 + v3020;
         const bool v3024 = v3023 < v2;
         const bool v3025 = v3022 && v3024;
-        const unsigned int v3027 = v3021 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3027 = v3021 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3029 = v3027 + v3007;
         const unsigned int v3030 = v3029 + v3020;
         const unsigned int v3031 = v3025 ? v3030 : 0u;
-        const unsigned int v3033 = v3016 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3033 = v3016 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3034 = v3011 + v3033;
         const unsigned int v3035 = v3034 + v3020;
         iron_copy_async(shm0 + v3035, x + v3031, v3025);
-        const unsigned int v3038 = v3013 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3040 = v3038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3043 = v3038 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3038 = v3013 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3040 = v3038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3043 = v3038 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3044 = v3043 << 2u;
-        const unsigned int v3045 = v22 + v3040;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3045 = v22 + v3040;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3046 = v3045 < v0;
         const unsigned int v3047 = v3007 + v3044;
         const bool v3048 = v3047 < v2;
         const bool v3049 = v3046 && v3048;
-        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3053 = v3051 + v3007;
         const unsigned int v3054 = v3053 + v3044;
         const unsigned int v3055 = v3049 ? v3054 : 0u;
-        const unsigned int v3057 = v3040 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3057 = v3040 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3058 = v3011 + v3057;
         const unsigned int v3059 = v3058 + v3044;
         iron_copy_async(shm0 + v3059, x + v3055, v3049);
-        const unsigned int v3062 = v3013 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3062 = v3013 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3068 = v3067 << 2u;
-        const unsigned int v3069 = v22 + v3064;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3069 = v22 + v3064;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3070 = v3069 < v0;
         const unsigned int v3071 = v3007 + v3068;
         const bool v3072 = v3071 < v2;
         const bool v3073 = v3070 && v3072;
-        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3077 = v3075 + v3007;
         const unsigned int v3078 = v3077 + v3068;
         const unsigned int v3079 = v3073 ? v3078 : 0u;
-        const unsigned int v3081 = v3064 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3081 = v3064 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3082 = v3011 + v3081;
         const unsigned int v3083 = v3082 + v3068;
         iron_copy_async(shm0 + v3083, x + v3079, v3073);
-        const unsigned int v3086 = v3013 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3086 = v3013 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3092 = v3091 << 2u;
-        const unsigned int v3093 = v22 + v3088;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3093 = v22 + v3088;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3094 = v3093 < v0;
         const unsigned int v3095 = v3007 + v3092;
         const bool v3096 = v3095 < v2;
         const bool v3097 = v3094 && v3096;
-        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3101 = v3099 + v3007;
         const unsigned int v3102 = v3101 + v3092;
         const unsigned int v3103 = v3097 ? v3102 : 0u;
-        const unsigned int v3105 = v3088 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3105 = v3088 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3106 = v3011 + v3105;
         const unsigned int v3107 = v3106 + v3092;
         iron_copy_async(shm0 + v3107, x + v3103, v3097);
-        const unsigned int v3114 = v3013 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3117 = v3013 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3114 = v3013 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3117 = v3013 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3118 = v3117 << 3u;
-        const unsigned int v3119 = v26 + v3114;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3119 = v26 + v3114;  // kernels/gemm/quant_b.hpp:124
         const bool v3120 = v3119 < v1;
         const unsigned int v3121 = v3007 + v3118;
         const bool v3122 = v3121 < v2;
         const bool v3123 = v3120 && v3122;
-        const unsigned int v3125 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3125 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3127 = min(v3121, v3125);
         const unsigned int v3129 = v1 - 1u;
         const unsigned int v3131 = min(v3119, v3129);
@@ -433,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3315 = v3310 | v3314;
         const float v3316 = __uint_as_float(v3315);
         const float v3317 = v3316 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const float v3319 = v3123 ? v3177 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3319 = v3123 ? v3177 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3323 = v3114 * 20u;
         const unsigned int v3324 = v3011 + v3323;
         const unsigned int v3325 = v3324 + v3118;
@@ -459,15 +459,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const float v3382 = v3123 ? v3317 : 0.0f;
         const unsigned int v3389 = v3325 + 7u;
         shm1[v3389] = v3382;
-        const unsigned int v3394 = v3038 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3397 = v3038 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3394 = v3038 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3397 = v3038 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3398 = v3397 << 3u;
-        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:124
         const bool v3400 = v3399 < v1;
         const unsigned int v3401 = v3007 + v3398;
         const bool v3402 = v3401 < v2;
         const bool v3403 = v3400 && v3402;
-        const unsigned int v3407 = min(v3401, v3125);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3407 = min(v3401, v3125);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3411 = min(v3399, v3129);
         const unsigned int v3413 = v3407 >> 3u;  // kernels/gemm/quant_b.hpp:64
         const unsigned int v3416 = v3411 * v3135;
@@ -580,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3595 = v3590 | v3594;
         const float v3596 = __uint_as_float(v3595);
         const float v3597 = v3596 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const float v3599 = v3403 ? v3457 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v3599 = v3403 ? v3457 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v3603 = v3394 * 20u;
         const unsigned int v3604 = v3011 + v3603;
         const unsigned int v3605 = v3604 + v3398;
@@ -607,105 +607,105 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3669 = v3605 + 7u;
         shm1[v3669] = v3662;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3682 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v3688 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v3682 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3688 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3670 = 0u; v3670 < v2; v3670 += 16u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (unsigned int v3670 = 0u; v3670 < v2; v3670 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3672 = v3670 >> 4u;
       const unsigned int v3674 = v3672 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3676 = v3674 * 2560u;  // kernels/gemm/gemm_tiles.hpp:211
-      const unsigned int v3683 = v3676 + v3682;  // kernels/gemm/gemm_tiles.hpp:193
+      const unsigned int v3676 = v3674 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3683 = v3676 + v3682;  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load_shared<false>(v39, shm0, v3683, 20u);
-      const unsigned int v3689 = v3676 + v3688;  // kernels/gemm/gemm_tiles.hpp:197
+      const unsigned int v3689 = v3676 + v3688;  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_load_shared<true>(v41, shm1, v3689, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      const unsigned int v3693 = v3670 + 32u;  // kernels/gemm/gemm_tiles.hpp:209
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      const unsigned int v3693 = v3670 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
       const unsigned int v3695 = v3672 + 2u;
       const unsigned int v3696 = v3695 % 3u;
       const bool v3697 = v3693 < v2;
       if (v3697) {
-        const unsigned int v3699 = v3696 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-        const unsigned int v3701 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3704 = v3701 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3707 = v3701 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3699 = v3696 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3701 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3704 = v3701 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3707 = v3701 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3708 = v3707 << 2u;
-        const unsigned int v3709 = v22 + v3704;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3709 = v22 + v3704;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3710 = v3709 < v0;
         const unsigned int v3711 = v3693 + v3708;
         const bool v3712 = v3711 < v2;
         const bool v3713 = v3710 && v3712;
-        const unsigned int v3715 = v3709 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3715 = v3709 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3717 = v3715 + v3693;
         const unsigned int v3718 = v3717 + v3708;
         const unsigned int v3719 = v3713 ? v3718 : 0u;
-        const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3722 = v3699 + v3721;
         const unsigned int v3723 = v3722 + v3708;
         iron_copy_async(shm0 + v3723, x + v3719, v3713);
-        const unsigned int v3726 = v3701 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3726 = v3701 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3732 = v3731 << 2u;
-        const unsigned int v3733 = v22 + v3728;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3733 = v22 + v3728;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3734 = v3733 < v0;
         const unsigned int v3735 = v3693 + v3732;
         const bool v3736 = v3735 < v2;
         const bool v3737 = v3734 && v3736;
-        const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3741 = v3739 + v3693;
         const unsigned int v3742 = v3741 + v3732;
         const unsigned int v3743 = v3737 ? v3742 : 0u;
-        const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3746 = v3699 + v3745;
         const unsigned int v3747 = v3746 + v3732;
         iron_copy_async(shm0 + v3747, x + v3743, v3737);
-        const unsigned int v3750 = v3701 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3750 = v3701 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3756 = v3755 << 2u;
-        const unsigned int v3757 = v22 + v3752;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3757 = v22 + v3752;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3758 = v3757 < v0;
         const unsigned int v3759 = v3693 + v3756;
         const bool v3760 = v3759 < v2;
         const bool v3761 = v3758 && v3760;
-        const unsigned int v3763 = v3757 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3763 = v3757 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3765 = v3763 + v3693;
         const unsigned int v3766 = v3765 + v3756;
         const unsigned int v3767 = v3761 ? v3766 : 0u;
-        const unsigned int v3769 = v3752 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3769 = v3752 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3770 = v3699 + v3769;
         const unsigned int v3771 = v3770 + v3756;
         iron_copy_async(shm0 + v3771, x + v3767, v3761);
-        const unsigned int v3774 = v3701 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-        const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-        const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+        const unsigned int v3774 = v3701 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3780 = v3779 << 2u;
-        const unsigned int v3781 = v22 + v3776;  // kernels/gemm/gemm_tiles.hpp:75
+        const unsigned int v3781 = v22 + v3776;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3782 = v3781 < v0;
         const unsigned int v3783 = v3693 + v3780;
         const bool v3784 = v3783 < v2;
         const bool v3785 = v3782 && v3784;
-        const unsigned int v3787 = v3781 * v2;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3787 = v3781 * v2;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3789 = v3787 + v3693;
         const unsigned int v3790 = v3789 + v3780;
         const unsigned int v3791 = v3785 ? v3790 : 0u;
-        const unsigned int v3793 = v3776 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3793 = v3776 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3794 = v3699 + v3793;
         const unsigned int v3795 = v3794 + v3780;
         iron_copy_async(shm0 + v3795, x + v3791, v3785);
-        const unsigned int v3802 = v3701 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v3805 = v3701 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v3802 = v3701 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3805 = v3701 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3806 = v3805 << 3u;
-        const unsigned int v3807 = v26 + v3802;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3807 = v26 + v3802;  // kernels/gemm/quant_b.hpp:124
         const bool v3808 = v3807 < v1;
         const unsigned int v3809 = v3693 + v3806;
         const bool v3810 = v3809 < v2;
         const bool v3811 = v3808 && v3810;
-        const unsigned int v3813 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3813 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
         const unsigned int v3815 = min(v3809, v3813);
         const unsigned int v3817 = v1 - 1u;
         const unsigned int v3819 = min(v3807, v3817);
@@ -822,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4003 = v3998 | v4002;
         const float v4004 = __uint_as_float(v4003);
         const float v4005 = v4004 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const float v4007 = v3811 ? v3865 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v4007 = v3811 ? v3865 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v4011 = v3802 * 20u;
         const unsigned int v4012 = v3699 + v4011;
         const unsigned int v4013 = v4012 + v3806;
@@ -848,15 +848,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const float v4070 = v3811 ? v4005 : 0.0f;
         const unsigned int v4077 = v4013 + 7u;
         shm1[v4077] = v4070;
-        const unsigned int v4082 = v3726 >> 1u;  // kernels/gemm/quant_b.hpp:120
-        const unsigned int v4085 = v3726 & 1u;  // kernels/gemm/quant_b.hpp:121
+        const unsigned int v4082 = v3726 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v4085 = v3726 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v4086 = v4085 << 3u;
-        const unsigned int v4087 = v26 + v4082;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v4087 = v26 + v4082;  // kernels/gemm/quant_b.hpp:124
         const bool v4088 = v4087 < v1;
         const unsigned int v4089 = v3693 + v4086;
         const bool v4090 = v4089 < v2;
         const bool v4091 = v4088 && v4090;
-        const unsigned int v4095 = min(v4089, v3813);  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v4095 = min(v4089, v3813);  // kernels/gemm/quant_b.hpp:125
         const unsigned int v4099 = min(v4087, v3817);
         const unsigned int v4101 = v4095 >> 3u;  // kernels/gemm/quant_b.hpp:64
         const unsigned int v4104 = v4099 * v3823;
@@ -969,7 +969,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4283 = v4278 | v4282;
         const float v4284 = __uint_as_float(v4283);
         const float v4285 = v4284 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const float v4287 = v4091 ? v4145 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+        const float v4287 = v4091 ? v4145 : 0.0f;  // kernels/gemm/quant_b.hpp:127
         const unsigned int v4291 = v4082 * 20u;
         const unsigned int v4292 = v3699 + v4291;
         const unsigned int v4293 = v4292 + v4086;
@@ -996,25 +996,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4357 = v4293 + 7u;
         shm1[v4357] = v4350;
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:209
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v738 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:88
+    const unsigned int v738 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
     const unsigned int v739 = threadIdx.x;
-    const unsigned int v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v773 = v772 << 3u;
-    const unsigned int v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:124
     const bool v775 = v774 < v1;
-    const unsigned int v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const unsigned int v784 = v1 - 1u;
     const unsigned int v786 = min(v774, v784);
     const unsigned int v790 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
     const unsigned int v791 = v786 * v790;
     const unsigned int v797 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
     const unsigned int v798 = v786 * v797;
-    const unsigned int v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v980 = v978 + v773;
     const unsigned int v990 = v980 + 1u;
     const unsigned int v999 = v980 + 2u;
@@ -1023,16 +1023,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1026 = v980 + 5u;
     const unsigned int v1035 = v980 + 6u;
     const unsigned int v1044 = v980 + 7u;
-    const unsigned int v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const unsigned int v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const unsigned int v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:123
     const unsigned int v1053 = v1052 << 3u;
-    const unsigned int v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:124
     const bool v1055 = v1054 < v1;
-    const unsigned int v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:125
     const unsigned int v1071 = v1066 * v790;  // kernels/gemm/quant_b.hpp:64
     const unsigned int v1078 = v1066 * v797;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:127
     const unsigned int v1260 = v1258 + v1053;
     const unsigned int v1270 = v1260 + 1u;
     const unsigned int v1279 = v1260 + 2u;
@@ -1041,20 +1041,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1306 = v1260 + 5u;
     const unsigned int v1315 = v1260 + 6u;
     const unsigned int v1324 = v1260 + 7u;
-    const unsigned int v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const unsigned int v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:214
-      for (unsigned int v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:90
-        const unsigned int v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:91
+    for (unsigned int v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:95
         const bool v747 = v746 < v0;
         const unsigned int v748 = v737 + v745;
         const bool v749 = v748 < v2;
         const bool v750 = v747 && v749;
         if (v750) {
-          const unsigned int v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v754 = v752 + v737;
           const unsigned int v755 = v754 + v745;
           const float v756 = x[v755];
@@ -1062,15 +1062,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
           const unsigned int v759 = v758 + v745;
           shm0[v759] = v756;
         } else {
-          const unsigned int v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v762 = v761 + v745;
           shm0[v762] = 0.0f;
         }
       }
-      const unsigned int v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:124
       const bool v777 = v776 < v2;
       const bool v778 = v775 && v777;
-      const unsigned int v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v788 = v782 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const unsigned int v792 = v791 + v788;
       const unsigned int v793 = packed[v792];
@@ -1180,7 +1180,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v970 = v965 | v969;
       const float v971 = __uint_as_float(v970);
       const float v972 = v971 * v812;  // kernels/gemm/quant_b.hpp:67
-      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v980] = v974;
       const float v983 = v778 ? v852 : 0.0f;
       shm1[v990] = v983;
@@ -1196,10 +1196,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       shm1[v1035] = v1028;
       const float v1037 = v778 ? v972 : 0.0f;
       shm1[v1044] = v1037;
-      const unsigned int v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:122
+      const unsigned int v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:124
       const bool v1057 = v1056 < v2;
       const bool v1058 = v1055 && v1057;
-      const unsigned int v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:123
+      const unsigned int v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:125
       const unsigned int v1068 = v1062 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const unsigned int v1072 = v1071 + v1068;
       const unsigned int v1073 = packed[v1072];
@@ -1309,7 +1309,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1250 = v1245 | v1249;
       const float v1251 = __uint_as_float(v1250);
       const float v1252 = v1251 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v1260] = v1254;
       const float v1263 = v1058 ? v1132 : 0.0f;
       shm1[v1270] = v1263;
@@ -1325,20 +1325,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       shm1[v1315] = v1308;
       const float v1317 = v1058 ? v1252 : 0.0f;
       shm1[v1324] = v1317;
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:217
-      iron_frag_load_shared<false>(v39, shm0, v1330, 20u);  // kernels/gemm/gemm_tiles.hpp:193
-      iron_frag_load_shared<true>(v41, shm1, v1336, 20u);  // kernels/gemm/gemm_tiles.hpp:197
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:219
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
+      iron_frag_load_shared<false>(v39, shm0, v1330, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v1336, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1339 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1340 = v22 + v31;
   const unsigned int v1341 = v1340 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1342 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1343 = v26 + v35;
   const unsigned int v1344 = v1343 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1351 = v1350 + v1344;
     out[v1351] = v1348;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1352 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1354 = v1340 + v1352;
-  const unsigned int v1355 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1355 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1357 = v1343 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1364 = v1363 + v1357;
     out[v1364] = v1361;
   }
-  const unsigned int v1365 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1365 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1367 = v1340 + v1365;
-  const unsigned int v1368 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1368 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1370 = v1343 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1373,11 +1373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1377 = v1376 + v1370;
     out[v1377] = v1374;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1378 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1380 = v1340 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1381 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1383 = v1343 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1386,11 +1386,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1390 = v1389 + v1383;
     out[v1390] = v1387;
   }
-  const unsigned int v1391 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1391 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1393 = v1340 + v1391;
-  const unsigned int v1394 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1394 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1396 = v1343 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1403 = v1402 + v1396;
     out[v1403] = v1400;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1404 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1406 = v1340 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1407 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1409 = v1343 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1416 = v1415 + v1409;
     out[v1416] = v1413;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1417 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1419 = v1340 + v1417;
-  const unsigned int v1420 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1420 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1422 = v1343 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1429 = v1428 + v1422;
     out[v1429] = v1426;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1430 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1432 = v1340 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1433 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1435 = v1343 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1438,11 +1438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1442 = v1441 + v1435;
     out[v1442] = v1439;
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1443 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1445 = v1340 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1446 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1448 = v1343 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1451,11 +1451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1455 = v1454 + v1448;
     out[v1455] = v1452;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1456 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1458 = v1340 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1459 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1461 = v1343 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1464,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1468 = v1467 + v1461;
     out[v1468] = v1465;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1469 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1471 = v1340 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1472 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1474 = v1343 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1481 = v1480 + v1474;
     out[v1481] = v1478;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1482 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1484 = v1340 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1485 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1487 = v1343 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1490,11 +1490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1494 = v1493 + v1487;
     out[v1494] = v1491;
   }
-  const unsigned int v1495 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1495 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1497 = v1340 + v1495;
-  const unsigned int v1498 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1498 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1500 = v1343 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1507 = v1506 + v1500;
     out[v1507] = v1504;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1508 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1510 = v1340 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1511 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1513 = v1343 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1516,11 +1516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1520 = v1519 + v1513;
     out[v1520] = v1517;
   }
-  const unsigned int v1521 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1521 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1523 = v1340 + v1521;
-  const unsigned int v1524 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1524 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1526 = v1343 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1528 = v1526 < v1;
   const bool v1529 = v1527 && v1528;
   if (v1529) {
@@ -1529,11 +1529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1533 = v1532 + v1526;
     out[v1533] = v1530;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1534 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1536 = v1340 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1537 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1539 = v1343 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1546 = v1545 + v1539;
     out[v1546] = v1543;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1547 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1549 = v1340 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1550 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1552 = v1343 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1559 = v1558 + v1552;
     out[v1559] = v1556;
   }
-  const unsigned int v1560 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1560 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1562 = v1340 + v1560;
-  const unsigned int v1563 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1563 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1565 = v1343 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1572 = v1571 + v1565;
     out[v1572] = v1569;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1573 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1575 = v1340 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1576 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1578 = v1343 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1581,11 +1581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1585 = v1584 + v1578;
     out[v1585] = v1582;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1586 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1588 = v1340 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1589 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1591 = v1343 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1598 = v1597 + v1591;
     out[v1598] = v1595;
   }
-  const unsigned int v1599 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1599 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1601 = v1340 + v1599;
-  const unsigned int v1602 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1602 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1604 = v1343 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1611 = v1610 + v1604;
     out[v1611] = v1608;
   }
-  const unsigned int v1612 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1612 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1614 = v1340 + v1612;
-  const unsigned int v1615 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1615 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1617 = v1343 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1624 = v1623 + v1617;
     out[v1624] = v1621;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1625 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1627 = v1340 + v1625;
-  const unsigned int v1628 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1628 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1630 = v1343 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1637 = v1636 + v1630;
     out[v1637] = v1634;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1638 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1640 = v1340 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1641 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1643 = v1343 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1646,11 +1646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1650 = v1649 + v1643;
     out[v1650] = v1647;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1651 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1653 = v1340 + v1651;
-  const unsigned int v1654 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1654 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1656 = v1343 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1659,11 +1659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1663 = v1662 + v1656;
     out[v1663] = v1660;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1664 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1666 = v1340 + v1664;
-  const unsigned int v1667 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1667 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1669 = v1343 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1672,11 +1672,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1676 = v1675 + v1669;
     out[v1676] = v1673;
   }
-  const unsigned int v1677 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1677 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1679 = v1340 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1680 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1682 = v1343 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1685,11 +1685,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1689 = v1688 + v1682;
     out[v1689] = v1686;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1690 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1692 = v1340 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1693 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1695 = v1343 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1698,11 +1698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1702 = v1701 + v1695;
     out[v1702] = v1699;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1703 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1705 = v1340 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1706 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1708 = v1343 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1715 = v1714 + v1708;
     out[v1715] = v1712;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1716 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1718 = v1340 + v1716;
-  const unsigned int v1719 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1719 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1721 = v1343 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1723 = v1721 < v1;
   const bool v1724 = v1722 && v1723;
   if (v1724) {
@@ -1724,11 +1724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1728 = v1727 + v1721;
     out[v1728] = v1725;
   }
-  const unsigned int v1729 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1729 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1731 = v1340 + v1729;
-  const unsigned int v1732 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1732 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1734 = v1343 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1736 = v1734 < v1;
   const bool v1737 = v1735 && v1736;
   if (v1737) {
@@ -1737,11 +1737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1741 = v1740 + v1734;
     out[v1741] = v1738;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1742 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1744 = v1340 + v1742;
-  const unsigned int v1745 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1745 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1747 = v1343 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1750,11 +1750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1754 = v1753 + v1747;
     out[v1754] = v1751;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1755 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1757 = v1340 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1758 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1760 = v1343 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1767 = v1766 + v1760;
     out[v1767] = v1764;
   }
-  const unsigned int v1768 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1768 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1770 = v1340 + v1768;
-  const unsigned int v1771 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1771 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1773 = v1343 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1776,11 +1776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1780 = v1779 + v1773;
     out[v1780] = v1777;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1781 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1783 = v1340 + v1781;
-  const unsigned int v1784 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1784 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1786 = v1343 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1793 = v1792 + v1786;
     out[v1793] = v1790;
   }
-  const unsigned int v1794 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1794 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1796 = v1340 + v1794;
-  const unsigned int v1797 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1797 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1799 = v1343 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1806 = v1805 + v1799;
     out[v1806] = v1803;
   }
-  const unsigned int v1807 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1807 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1809 = v1340 + v1807;
-  const unsigned int v1810 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1810 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1812 = v1343 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1814 = v1812 < v1;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -1815,11 +1815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1819 = v1818 + v1812;
     out[v1819] = v1816;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1820 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1822 = v1340 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1823 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1825 = v1343 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1828,11 +1828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1832 = v1831 + v1825;
     out[v1832] = v1829;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1833 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1835 = v1340 + v1833;
-  const unsigned int v1836 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1836 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1838 = v1343 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1841,11 +1841,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1845 = v1844 + v1838;
     out[v1845] = v1842;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1846 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1848 = v1340 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1849 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1851 = v1343 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1854,11 +1854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1858 = v1857 + v1851;
     out[v1858] = v1855;
   }
-  const unsigned int v1859 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1859 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1861 = v1340 + v1859;
-  const unsigned int v1862 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1862 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1864 = v1343 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -1867,11 +1867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1871 = v1870 + v1864;
     out[v1871] = v1868;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1872 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1874 = v1340 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1875 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1877 = v1343 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1880,11 +1880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1884 = v1883 + v1877;
     out[v1884] = v1881;
   }
-  const unsigned int v1885 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1885 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1887 = v1340 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1888 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1890 = v1343 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1893,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1897 = v1896 + v1890;
     out[v1897] = v1894;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1898 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1900 = v1340 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1901 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1903 = v1343 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1906,11 +1906,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1910 = v1909 + v1903;
     out[v1910] = v1907;
   }
-  const unsigned int v1911 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1911 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1913 = v1340 + v1911;
-  const unsigned int v1914 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1914 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1916 = v1343 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1923 = v1922 + v1916;
     out[v1923] = v1920;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1924 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1926 = v1340 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1927 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1929 = v1343 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1936 = v1935 + v1929;
     out[v1936] = v1933;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1937 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1939 = v1340 + v1937;
-  const unsigned int v1940 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1940 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1942 = v1343 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1945,11 +1945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1949 = v1948 + v1942;
     out[v1949] = v1946;
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1950 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1952 = v1340 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1953 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1955 = v1343 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -1958,11 +1958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1962 = v1961 + v1955;
     out[v1962] = v1959;
   }
-  const unsigned int v1963 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1963 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1965 = v1340 + v1963;
-  const unsigned int v1966 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1966 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1968 = v1343 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -1971,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1975 = v1974 + v1968;
     out[v1975] = v1972;
   }
-  const unsigned int v1976 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1976 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1978 = v1340 + v1976;
-  const unsigned int v1979 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1979 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1981 = v1343 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1988 = v1987 + v1981;
     out[v1988] = v1985;
   }
-  const unsigned int v1989 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v1989 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v1991 = v1340 + v1989;
-  const unsigned int v1992 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v1992 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v1994 = v1343 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -1997,11 +1997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2001 = v2000 + v1994;
     out[v2001] = v1998;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2002 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2004 = v1340 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2005 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2007 = v1343 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2014 = v2013 + v2007;
     out[v2014] = v2011;
   }
-  const unsigned int v2015 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2015 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2017 = v1340 + v2015;
-  const unsigned int v2018 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2018 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2020 = v1343 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2027 = v2026 + v2020;
     out[v2027] = v2024;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2028 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2030 = v1340 + v2028;
-  const unsigned int v2031 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2031 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2033 = v1343 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -2036,11 +2036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2040 = v2039 + v2033;
     out[v2040] = v2037;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2041 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2043 = v1340 + v2041;
-  const unsigned int v2044 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2044 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2046 = v1343 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2049,11 +2049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2053 = v2052 + v2046;
     out[v2053] = v2050;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2054 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2056 = v1340 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2057 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2059 = v1343 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2062,11 +2062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2066 = v2065 + v2059;
     out[v2066] = v2063;
   }
-  const unsigned int v2067 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2067 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2069 = v1340 + v2067;
-  const unsigned int v2070 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2070 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2072 = v1343 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -2075,11 +2075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2079 = v2078 + v2072;
     out[v2079] = v2076;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2080 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2082 = v1340 + v2080;
-  const unsigned int v2083 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2083 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2085 = v1343 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2087 = v2085 < v1;
   const bool v2088 = v2086 && v2087;
   if (v2088) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2092 = v2091 + v2085;
     out[v2092] = v2089;
   }
-  const unsigned int v2093 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2093 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2095 = v1340 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2096 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2098 = v1343 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2105 = v2104 + v2098;
     out[v2105] = v2102;
   }
-  const unsigned int v2106 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2106 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2108 = v1340 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2109 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2111 = v1343 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2114,11 +2114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2118 = v2117 + v2111;
     out[v2118] = v2115;
   }
-  const unsigned int v2119 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2119 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2121 = v1340 + v2119;
-  const unsigned int v2122 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2122 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2124 = v1343 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -2127,11 +2127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2131 = v2130 + v2124;
     out[v2131] = v2128;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2132 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2134 = v1340 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2135 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2137 = v1343 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2144 = v2143 + v2137;
     out[v2144] = v2141;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2145 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2147 = v1340 + v2145;
-  const unsigned int v2148 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2148 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2150 = v1343 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2153,11 +2153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2157 = v2156 + v2150;
     out[v2157] = v2154;
   }
-  const unsigned int v2158 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2158 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2160 = v1340 + v2158;
-  const unsigned int v2161 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2161 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2163 = v1343 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2166,11 +2166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2170 = v2169 + v2163;
     out[v2170] = v2167;
   }
-  const unsigned int v2171 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2171 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2173 = v1340 + v2171;
-  const unsigned int v2174 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2174 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2176 = v1343 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2178 = v2176 < v1;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2183 = v2182 + v2176;
     out[v2183] = v2180;
   }
-  const unsigned int v2184 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2184 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2186 = v1340 + v2184;
-  const unsigned int v2187 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2187 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2189 = v1343 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -2192,11 +2192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2196 = v2195 + v2189;
     out[v2196] = v2193;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2197 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2199 = v1340 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2200 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2202 = v1343 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2209 = v2208 + v2202;
     out[v2209] = v2206;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2210 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2212 = v1340 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2213 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2215 = v1343 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2222 = v2221 + v2215;
     out[v2222] = v2219;
   }
-  const unsigned int v2223 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2223 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2225 = v1340 + v2223;
-  const unsigned int v2226 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2226 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2228 = v1343 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2231,11 +2231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2235 = v2234 + v2228;
     out[v2235] = v2232;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2236 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2238 = v1340 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2239 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2241 = v1343 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2248 = v2247 + v2241;
     out[v2248] = v2245;
   }
-  const unsigned int v2249 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2249 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2251 = v1340 + v2249;
-  const unsigned int v2252 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2252 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2254 = v1343 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2261 = v2260 + v2254;
     out[v2261] = v2258;
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2262 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2264 = v1340 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2265 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2267 = v1343 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -2270,11 +2270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2274 = v2273 + v2267;
     out[v2274] = v2271;
   }
-  const unsigned int v2275 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2275 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2277 = v1340 + v2275;
-  const unsigned int v2278 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2278 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2280 = v1343 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -2283,11 +2283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2287 = v2286 + v2280;
     out[v2287] = v2284;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2288 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2290 = v1340 + v2288;
-  const unsigned int v2291 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2291 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2293 = v1343 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2300 = v2299 + v2293;
     out[v2300] = v2297;
   }
-  const unsigned int v2301 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2301 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2303 = v1340 + v2301;
-  const unsigned int v2304 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2304 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2306 = v1343 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -2309,11 +2309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2313 = v2312 + v2306;
     out[v2313] = v2310;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2314 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2316 = v1340 + v2314;
-  const unsigned int v2317 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2317 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2319 = v1343 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2322,11 +2322,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2326 = v2325 + v2319;
     out[v2326] = v2323;
   }
-  const unsigned int v2327 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2327 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2329 = v1340 + v2327;
-  const unsigned int v2330 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2330 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2332 = v1343 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2335,11 +2335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2339 = v2338 + v2332;
     out[v2339] = v2336;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2340 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2342 = v1340 + v2340;
-  const unsigned int v2343 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2343 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2345 = v1343 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2348,11 +2348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2352 = v2351 + v2345;
     out[v2352] = v2349;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2353 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2355 = v1340 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2356 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2358 = v1343 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2365 = v2364 + v2358;
     out[v2365] = v2362;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2366 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2368 = v1340 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2369 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2371 = v1343 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2374,11 +2374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2378 = v2377 + v2371;
     out[v2378] = v2375;
   }
-  const unsigned int v2379 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2379 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2381 = v1340 + v2379;
-  const unsigned int v2382 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2382 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2384 = v1343 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2391 = v2390 + v2384;
     out[v2391] = v2388;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2392 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2394 = v1340 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2395 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2397 = v1343 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2404 = v2403 + v2397;
     out[v2404] = v2401;
   }
-  const unsigned int v2405 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2405 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2407 = v1340 + v2405;
-  const unsigned int v2408 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2408 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2410 = v1343 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2413,11 +2413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2417 = v2416 + v2410;
     out[v2417] = v2414;
   }
-  const unsigned int v2418 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2418 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2420 = v1340 + v2418;
-  const unsigned int v2421 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2421 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2423 = v1343 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2430 = v2429 + v2423;
     out[v2430] = v2427;
   }
-  const unsigned int v2431 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2431 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2433 = v1340 + v2431;
-  const unsigned int v2434 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2434 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2436 = v1343 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2439,11 +2439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2443 = v2442 + v2436;
     out[v2443] = v2440;
   }
-  const unsigned int v2444 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2444 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2446 = v1340 + v2444;
-  const unsigned int v2447 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2447 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2449 = v1343 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -2452,11 +2452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2456 = v2455 + v2449;
     out[v2456] = v2453;
   }
-  const unsigned int v2457 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2457 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2459 = v1340 + v2457;
-  const unsigned int v2460 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2460 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2462 = v1343 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2464 = v2462 < v1;
   const bool v2465 = v2463 && v2464;
   if (v2465) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2469 = v2468 + v2462;
     out[v2469] = v2466;
   }
-  const unsigned int v2470 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2470 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2472 = v1340 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2473 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2475 = v1343 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2478,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2482 = v2481 + v2475;
     out[v2482] = v2479;
   }
-  const unsigned int v2483 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2483 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2485 = v1340 + v2483;
-  const unsigned int v2486 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2486 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2488 = v1343 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2491,11 +2491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2495 = v2494 + v2488;
     out[v2495] = v2492;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2496 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2498 = v1340 + v2496;
-  const unsigned int v2499 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2499 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2501 = v1343 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2503 = v2501 < v1;
   const bool v2504 = v2502 && v2503;
   if (v2504) {
@@ -2504,11 +2504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2508 = v2507 + v2501;
     out[v2508] = v2505;
   }
-  const unsigned int v2509 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2509 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2511 = v1340 + v2509;
-  const unsigned int v2512 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2512 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2514 = v1343 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2517,11 +2517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2521 = v2520 + v2514;
     out[v2521] = v2518;
   }
-  const unsigned int v2522 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2522 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2524 = v1340 + v2522;
-  const unsigned int v2525 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2525 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2527 = v1343 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2530,11 +2530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2534 = v2533 + v2527;
     out[v2534] = v2531;
   }
-  const unsigned int v2535 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2535 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2537 = v1340 + v2535;
-  const unsigned int v2538 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2538 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2540 = v1343 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2542 = v2540 < v1;
   const bool v2543 = v2541 && v2542;
   if (v2543) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2547 = v2546 + v2540;
     out[v2547] = v2544;
   }
-  const unsigned int v2548 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2548 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2550 = v1340 + v2548;
-  const unsigned int v2551 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2551 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2553 = v1343 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2556,11 +2556,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2560 = v2559 + v2553;
     out[v2560] = v2557;
   }
-  const unsigned int v2561 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2561 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2563 = v1340 + v2561;
-  const unsigned int v2564 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2564 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2566 = v1343 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2573 = v2572 + v2566;
     out[v2573] = v2570;
   }
-  const unsigned int v2574 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2574 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2576 = v1340 + v2574;
-  const unsigned int v2577 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2577 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2579 = v1343 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2586 = v2585 + v2579;
     out[v2586] = v2583;
   }
-  const unsigned int v2587 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2587 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2589 = v1340 + v2587;
-  const unsigned int v2590 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2590 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2592 = v1343 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2595,11 +2595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2599 = v2598 + v2592;
     out[v2599] = v2596;
   }
-  const unsigned int v2600 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2600 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2602 = v1340 + v2600;
-  const unsigned int v2603 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2603 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2605 = v1343 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2607 = v2605 < v1;
   const bool v2608 = v2606 && v2607;
   if (v2608) {
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2612 = v2611 + v2605;
     out[v2612] = v2609;
   }
-  const unsigned int v2613 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2613 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2615 = v1340 + v2613;
-  const unsigned int v2616 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2616 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2618 = v1343 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2620 = v2618 < v1;
   const bool v2621 = v2619 && v2620;
   if (v2621) {
@@ -2621,11 +2621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2625 = v2624 + v2618;
     out[v2625] = v2622;
   }
-  const unsigned int v2626 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2626 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2628 = v1340 + v2626;
-  const unsigned int v2629 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2629 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2631 = v1343 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2633 = v2631 < v1;
   const bool v2634 = v2632 && v2633;
   if (v2634) {
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2638 = v2637 + v2631;
     out[v2638] = v2635;
   }
-  const unsigned int v2639 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2639 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2641 = v1340 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2642 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2644 = v1343 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2651 = v2650 + v2644;
     out[v2651] = v2648;
   }
-  const unsigned int v2652 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2652 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2654 = v1340 + v2652;
-  const unsigned int v2655 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2655 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2657 = v1343 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2659 = v2657 < v1;
   const bool v2660 = v2658 && v2659;
   if (v2660) {
@@ -2660,11 +2660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2664 = v2663 + v2657;
     out[v2664] = v2661;
   }
-  const unsigned int v2665 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2665 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2667 = v1340 + v2665;
-  const unsigned int v2668 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2668 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2670 = v1343 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2673,11 +2673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2677 = v2676 + v2670;
     out[v2677] = v2674;
   }
-  const unsigned int v2678 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2678 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2680 = v1340 + v2678;
-  const unsigned int v2681 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2681 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2683 = v1343 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2685 = v2683 < v1;
   const bool v2686 = v2684 && v2685;
   if (v2686) {
@@ -2686,11 +2686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2690 = v2689 + v2683;
     out[v2690] = v2687;
   }
-  const unsigned int v2691 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2691 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2693 = v1340 + v2691;
-  const unsigned int v2694 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2694 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2696 = v1343 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2699,11 +2699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2703 = v2702 + v2696;
     out[v2703] = v2700;
   }
-  const unsigned int v2704 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2704 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2706 = v1340 + v2704;
-  const unsigned int v2707 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2707 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2709 = v1343 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2712,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2716 = v2715 + v2709;
     out[v2716] = v2713;
   }
-  const unsigned int v2717 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2717 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2719 = v1340 + v2717;
-  const unsigned int v2720 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2720 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2722 = v1343 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2724 = v2722 < v1;
   const bool v2725 = v2723 && v2724;
   if (v2725) {
@@ -2725,11 +2725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2729 = v2728 + v2722;
     out[v2729] = v2726;
   }
-  const unsigned int v2730 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2730 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2732 = v1340 + v2730;
-  const unsigned int v2733 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2733 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2735 = v1343 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2738,11 +2738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2742 = v2741 + v2735;
     out[v2742] = v2739;
   }
-  const unsigned int v2743 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2743 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2745 = v1340 + v2743;
-  const unsigned int v2746 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2746 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2748 = v1343 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2750 = v2748 < v1;
   const bool v2751 = v2749 && v2750;
   if (v2751) {
@@ -2751,11 +2751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2755 = v2754 + v2748;
     out[v2755] = v2752;
   }
-  const unsigned int v2756 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2756 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2758 = v1340 + v2756;
-  const unsigned int v2759 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2759 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2761 = v1343 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -2764,11 +2764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2768 = v2767 + v2761;
     out[v2768] = v2765;
   }
-  const unsigned int v2769 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2769 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2771 = v1340 + v2769;
-  const unsigned int v2772 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2772 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2774 = v1343 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2776 = v2774 < v1;
   const bool v2777 = v2775 && v2776;
   if (v2777) {
@@ -2777,11 +2777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2781 = v2780 + v2774;
     out[v2781] = v2778;
   }
-  const unsigned int v2782 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2782 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2784 = v1340 + v2782;
-  const unsigned int v2785 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2785 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2787 = v1343 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2794 = v2793 + v2787;
     out[v2794] = v2791;
   }
-  const unsigned int v2795 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2795 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2797 = v1340 + v2795;
-  const unsigned int v2798 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2798 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2800 = v1343 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2802 = v2800 < v1;
   const bool v2803 = v2801 && v2802;
   if (v2803) {
@@ -2803,11 +2803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2807 = v2806 + v2800;
     out[v2807] = v2804;
   }
-  const unsigned int v2808 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2808 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2810 = v1340 + v2808;
-  const unsigned int v2811 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2811 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2813 = v1343 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2815 = v2813 < v1;
   const bool v2816 = v2814 && v2815;
   if (v2816) {
@@ -2816,11 +2816,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2820 = v2819 + v2813;
     out[v2820] = v2817;
   }
-  const unsigned int v2821 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2821 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2823 = v1340 + v2821;
-  const unsigned int v2824 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2824 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2826 = v1343 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2828 = v2826 < v1;
   const bool v2829 = v2827 && v2828;
   if (v2829) {
@@ -2829,11 +2829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2833 = v2832 + v2826;
     out[v2833] = v2830;
   }
-  const unsigned int v2834 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2834 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2836 = v1340 + v2834;
-  const unsigned int v2837 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2837 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2839 = v1343 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2846 = v2845 + v2839;
     out[v2846] = v2843;
   }
-  const unsigned int v2847 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2847 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2849 = v1340 + v2847;
-  const unsigned int v2850 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2850 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2852 = v1343 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2854 = v2852 < v1;
   const bool v2855 = v2853 && v2854;
   if (v2855) {
@@ -2855,11 +2855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2859 = v2858 + v2852;
     out[v2859] = v2856;
   }
-  const unsigned int v2860 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2860 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2862 = v1340 + v2860;
-  const unsigned int v2863 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2863 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2865 = v1343 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2867 = v2865 < v1;
   const bool v2868 = v2866 && v2867;
   if (v2868) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2872 = v2871 + v2865;
     out[v2872] = v2869;
   }
-  const unsigned int v2873 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2873 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2875 = v1340 + v2873;
-  const unsigned int v2876 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2876 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2878 = v1343 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2885 = v2884 + v2878;
     out[v2885] = v2882;
   }
-  const unsigned int v2886 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2886 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2888 = v1340 + v2886;
-  const unsigned int v2889 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2889 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2891 = v1343 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2893 = v2891 < v1;
   const bool v2894 = v2892 && v2893;
   if (v2894) {
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2898 = v2897 + v2891;
     out[v2898] = v2895;
   }
-  const unsigned int v2899 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2899 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2901 = v1340 + v2899;
-  const unsigned int v2902 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2902 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2904 = v1343 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -2907,11 +2907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2911 = v2910 + v2904;
     out[v2911] = v2908;
   }
-  const unsigned int v2912 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2912 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2914 = v1340 + v2912;
-  const unsigned int v2915 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2915 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2917 = v1343 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -2920,11 +2920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2924 = v2923 + v2917;
     out[v2924] = v2921;
   }
-  const unsigned int v2925 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2925 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2927 = v1340 + v2925;
-  const unsigned int v2928 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2928 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2930 = v1343 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2932 = v2930 < v1;
   const bool v2933 = v2931 && v2932;
   if (v2933) {
@@ -2933,11 +2933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2937 = v2936 + v2930;
     out[v2937] = v2934;
   }
-  const unsigned int v2938 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2938 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2940 = v1340 + v2938;
-  const unsigned int v2941 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2941 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2943 = v1343 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2945 = v2943 < v1;
   const bool v2946 = v2944 && v2945;
   if (v2946) {
@@ -2946,11 +2946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2950 = v2949 + v2943;
     out[v2950] = v2947;
   }
-  const unsigned int v2951 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2951 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2953 = v1340 + v2951;
-  const unsigned int v2954 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2954 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2956 = v1343 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -2959,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2963 = v2962 + v2956;
     out[v2963] = v2960;
   }
-  const unsigned int v2964 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2964 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2966 = v1340 + v2964;
-  const unsigned int v2967 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2967 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2969 = v1343 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2971 = v2969 < v1;
   const bool v2972 = v2970 && v2971;
   if (v2972) {
@@ -2972,11 +2972,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2976 = v2975 + v2969;
     out[v2976] = v2973;
   }
-  const unsigned int v2977 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2977 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2979 = v1340 + v2977;
-  const unsigned int v2980 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2980 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2982 = v1343 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2984 = v2982 < v1;
   const bool v2985 = v2983 && v2984;
   if (v2985) {
@@ -2985,11 +2985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2989 = v2988 + v2982;
     out[v2989] = v2986;
   }
-  const unsigned int v2990 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:224
+  const unsigned int v2990 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v2992 = v1340 + v2990;
-  const unsigned int v2993 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:225
+  const unsigned int v2993 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v2995 = v1343 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {

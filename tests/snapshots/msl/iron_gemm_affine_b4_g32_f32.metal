@@ -85,147 +85,147 @@ kernel void iron_gemm_affine_b4_g32_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:60
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:175
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:176
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:177
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:178
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:179
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:180
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:181
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:182
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:183
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:187
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:188
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:189
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
   iron_frag_fill(v41, float(0.0f));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2727 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v2730 = v2727 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v2733 = v2727 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v2727 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2730 = v2727 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2733 = v2727 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2734 = v2733 << 2u;
-    const uint v2735 = v22 + v2730;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v2735 = v22 + v2730;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v2736 = v2735 < v0;
-    const uint v2741 = v2735 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2747 = v2730 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2752 = v2727 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v2754 = v2752 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v2757 = v2752 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v2741 = v2735 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2747 = v2730 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2752 = v2727 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2754 = v2752 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2757 = v2752 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2758 = v2757 << 2u;
-    const uint v2759 = v22 + v2754;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v2759 = v22 + v2754;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v2760 = v2759 < v0;
-    const uint v2765 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2771 = v2754 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2776 = v2727 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v2778 = v2776 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v2781 = v2776 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v2765 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2771 = v2754 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2776 = v2727 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2778 = v2776 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2781 = v2776 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2782 = v2781 << 2u;
-    const uint v2783 = v22 + v2778;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v2783 = v22 + v2778;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v2784 = v2783 < v0;
-    const uint v2789 = v2783 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2795 = v2778 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2800 = v2727 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v2802 = v2800 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v2805 = v2800 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v2789 = v2783 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2795 = v2778 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2800 = v2727 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2802 = v2800 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2805 = v2800 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2806 = v2805 << 2u;
-    const uint v2807 = v22 + v2802;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v2807 = v22 + v2802;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v2808 = v2807 < v0;
-    const uint v2813 = v2807 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2819 = v2802 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2828 = v2727 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v2831 = v2727 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v2813 = v2807 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2819 = v2802 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2828 = v2727 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2831 = v2727 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v2832 = v2831 << 3u;
-    const uint v2833 = v26 + v2828;  // kernels/gemm/quant_b.hpp:122
+    const uint v2833 = v26 + v2828;  // kernels/gemm/quant_b.hpp:124
     const bool v2834 = v2833 < v1;
-    const uint v2839 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2839 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const uint v2843 = v1 - 1u;
     const uint v2845 = min(v2833, v2843);
     const uint v2849 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
     const uint v2850 = v2845 * v2849;
     const uint v2858 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
     const uint v2859 = v2845 * v2858;
-    const uint v2966 = v2828 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3037 = v2752 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3040 = v2752 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v2966 = v2828 * 20u;  // kernels/gemm/quant_b.hpp:127
+    const uint v3037 = v2752 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v3040 = v2752 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v3041 = v3040 << 3u;
-    const uint v3042 = v26 + v3037;  // kernels/gemm/quant_b.hpp:122
+    const uint v3042 = v26 + v3037;  // kernels/gemm/quant_b.hpp:124
     const bool v3043 = v3042 < v1;
-    const uint v3054 = min(v3042, v2843);  // kernels/gemm/quant_b.hpp:123
+    const uint v3054 = min(v3042, v2843);  // kernels/gemm/quant_b.hpp:125
     const uint v3059 = v3054 * v2849;  // kernels/gemm/quant_b.hpp:35
     const uint v3068 = v3054 * v2858;  // kernels/gemm/quant_b.hpp:38
-    const uint v3175 = v3037 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3249 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const uint v3255 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v3175 = v3037 * 20u;  // kernels/gemm/quant_b.hpp:127
+    const uint v3249 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3255 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v2719 = 0u; v2719 < v2; v2719 += 16u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (uint v2719 = 0u; v2719 < v2; v2719 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
       const uint v2721 = v2719 >> 4u;
       const uint v2723 = v2721 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2725 = v2723 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2737 = v2719 + v2734;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v2725 = v2723 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v2737 = v2719 + v2734;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2738 = v2737 < v2;
       const bool v2739 = v2736 && v2738;
-      const uint v2743 = v2741 + v2719;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v2743 = v2741 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v2744 = v2743 + v2734;
       const uint v2745 = v2739 ? v2744 : 0u;
-      const uint v2748 = v2725 + v2747;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2748 = v2725 + v2747;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2749 = v2748 + v2734;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2749 + e] = v2739 ? x[v2745 + e] : float(0);
       }
-      const uint v2761 = v2719 + v2758;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v2761 = v2719 + v2758;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2762 = v2761 < v2;
       const bool v2763 = v2760 && v2762;
-      const uint v2767 = v2765 + v2719;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v2767 = v2765 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v2768 = v2767 + v2758;
       const uint v2769 = v2763 ? v2768 : 0u;
-      const uint v2772 = v2725 + v2771;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2772 = v2725 + v2771;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2773 = v2772 + v2758;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2773 + e] = v2763 ? x[v2769 + e] : float(0);
       }
-      const uint v2785 = v2719 + v2782;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v2785 = v2719 + v2782;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2786 = v2785 < v2;
       const bool v2787 = v2784 && v2786;
-      const uint v2791 = v2789 + v2719;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v2791 = v2789 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v2792 = v2791 + v2782;
       const uint v2793 = v2787 ? v2792 : 0u;
-      const uint v2796 = v2725 + v2795;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2796 = v2725 + v2795;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2797 = v2796 + v2782;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2797 + e] = v2787 ? x[v2793 + e] : float(0);
       }
-      const uint v2809 = v2719 + v2806;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v2809 = v2719 + v2806;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2810 = v2809 < v2;
       const bool v2811 = v2808 && v2810;
-      const uint v2815 = v2813 + v2719;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v2815 = v2813 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v2816 = v2815 + v2806;
       const uint v2817 = v2811 ? v2816 : 0u;
-      const uint v2820 = v2725 + v2819;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2820 = v2725 + v2819;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2821 = v2820 + v2806;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2821 + e] = v2811 ? x[v2817 + e] : float(0);
       }
-      const uint v2835 = v2719 + v2832;  // kernels/gemm/quant_b.hpp:122
+      const uint v2835 = v2719 + v2832;  // kernels/gemm/quant_b.hpp:124
       const bool v2836 = v2835 < v2;
       const bool v2837 = v2834 && v2836;
-      const uint v2841 = min(v2835, v2839);  // kernels/gemm/quant_b.hpp:123
+      const uint v2841 = min(v2835, v2839);  // kernels/gemm/quant_b.hpp:125
       const uint v2847 = v2841 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const uint v2851 = v2850 + v2847;
       const uint v2854 = packed[v2851];  // kernels/gemm/quant_b.hpp:37
@@ -281,7 +281,7 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v2958 = as_type<float>(v2957);
       const float v2959 = v2958 - 8388608.0f;
       const float v2960 = fma(v2959, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const float v2962 = v2837 ? v2876 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v2962 = v2837 ? v2876 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       const uint v2967 = v2725 + v2966;
       const uint v2968 = v2967 + v2832;
       shm1[v2968] = v2962;
@@ -306,10 +306,10 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v3025 = v2837 ? v2960 : 0.0f;
       const uint v3032 = v2968 + 7u;
       shm1[v3032] = v3025;
-      const uint v3044 = v2719 + v3041;  // kernels/gemm/quant_b.hpp:122
+      const uint v3044 = v2719 + v3041;  // kernels/gemm/quant_b.hpp:124
       const bool v3045 = v3044 < v2;
       const bool v3046 = v3043 && v3045;
-      const uint v3050 = min(v3044, v2839);  // kernels/gemm/quant_b.hpp:123
+      const uint v3050 = min(v3044, v2839);  // kernels/gemm/quant_b.hpp:125
       const uint v3056 = v3050 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const uint v3060 = v3059 + v3056;
       const uint v3063 = packed[v3060];  // kernels/gemm/quant_b.hpp:37
@@ -365,7 +365,7 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v3167 = as_type<float>(v3166);
       const float v3168 = v3167 - 8388608.0f;
       const float v3169 = fma(v3168, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const float v3171 = v3046 ? v3085 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v3171 = v3046 ? v3085 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       const uint v3176 = v2725 + v3175;
       const uint v3177 = v3176 + v3041;
       shm1[v3177] = v3171;
@@ -390,32 +390,32 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v3234 = v3046 ? v3169 : 0.0f;
       const uint v3241 = v3177 + 7u;
       shm1[v3241] = v3234;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:209
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3250 = v2725 + v3249;  // kernels/gemm/gemm_tiles.hpp:193
+      const uint v3250 = v2725 + v3249;  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load<false>(v39, shm0, long(v3250), long(20u));
-      const uint v3256 = v2725 + v3255;  // kernels/gemm/gemm_tiles.hpp:197
+      const uint v3256 = v2725 + v3255;  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_load<true>(v41, shm1, long(v3256), long(20u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:209
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v596 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:88
+    const uint v596 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
     const uint v597 = iron_tid.x;
-    const uint v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v631 = v630 << 3u;
-    const uint v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:122
+    const uint v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:124
     const bool v633 = v632 < v1;
-    const uint v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const uint v642 = v1 - 1u;
     const uint v644 = min(v632, v642);
     const uint v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
     const uint v649 = v644 * v648;
     const uint v657 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
     const uint v658 = v644 * v657;
-    const uint v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:127
     const uint v767 = v765 + v631;
     const uint v777 = v767 + 1u;
     const uint v786 = v767 + 2u;
@@ -424,16 +424,16 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v813 = v767 + 5u;
     const uint v822 = v767 + 6u;
     const uint v831 = v767 + 7u;
-    const uint v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v840 = v839 << 3u;
-    const uint v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:122
+    const uint v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:124
     const bool v842 = v841 < v1;
-    const uint v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:123
+    const uint v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:125
     const uint v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
     const uint v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
-    const uint v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:127
     const uint v976 = v974 + v840;
     const uint v986 = v976 + 1u;
     const uint v995 = v976 + 2u;
@@ -442,20 +442,20 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1022 = v976 + 5u;
     const uint v1031 = v976 + 6u;
     const uint v1040 = v976 + 7u;
-    const uint v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const uint v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:214
-      for (uint v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:89
-        const uint v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:91
+    for (uint v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:95
         const bool v605 = v604 < v0;
         const uint v606 = v595 + v603;
         const bool v607 = v606 < v2;
         const bool v608 = v605 && v607;
         if (v608) {
-          const uint v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:92
+          const uint v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v612 = v610 + v595;
           const uint v613 = v612 + v603;
           const float v614 = x[v613];
@@ -463,15 +463,15 @@ kernel void iron_gemm_affine_b4_g32_f32(
           const uint v617 = v616 + v603;
           shm0[v617] = v614;
         } else {
-          const uint v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
           const uint v620 = v619 + v603;
           shm0[v620] = 0.0f;
         }
       }
-      const uint v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:122
+      const uint v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:124
       const bool v635 = v634 < v2;
       const bool v636 = v633 && v635;
-      const uint v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:123
+      const uint v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:125
       const uint v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const uint v650 = v649 + v646;
       const uint v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
@@ -527,7 +527,7 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v757 = as_type<float>(v756);
       const float v758 = v757 - 8388608.0f;
       const float v759 = fma(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v767] = v761;
       const float v770 = v636 ? v687 : 0.0f;
       shm1[v777] = v770;
@@ -543,10 +543,10 @@ kernel void iron_gemm_affine_b4_g32_f32(
       shm1[v822] = v815;
       const float v824 = v636 ? v759 : 0.0f;
       shm1[v831] = v824;
-      const uint v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:122
+      const uint v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:124
       const bool v844 = v843 < v2;
       const bool v845 = v842 && v844;
-      const uint v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:123
+      const uint v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:125
       const uint v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
       const uint v859 = v858 + v855;
       const uint v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
@@ -602,7 +602,7 @@ kernel void iron_gemm_affine_b4_g32_f32(
       const float v966 = as_type<float>(v965);
       const float v967 = v966 - 8388608.0f;
       const float v968 = fma(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v976] = v970;
       const float v979 = v845 ? v896 : 0.0f;
       shm1[v986] = v979;
@@ -618,20 +618,20 @@ kernel void iron_gemm_affine_b4_g32_f32(
       shm1[v1031] = v1024;
       const float v1033 = v845 ? v968 : 0.0f;
       shm1[v1040] = v1033;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:217
-      iron_frag_load<false>(v39, shm0, long(v1046), long(20u));  // kernels/gemm/gemm_tiles.hpp:193
-      iron_frag_load<true>(v41, shm1, long(v1052), long(20u));  // kernels/gemm/gemm_tiles.hpp:197
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:219
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
+      iron_frag_load<false>(v39, shm0, long(v1046), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1052), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1055 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1055 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1056 = v22 + v31;
   const uint v1057 = v1056 + v1055;
-  const uint v1058 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1058 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1059 = v26 + v35;
   const uint v1060 = v1059 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1067 = v1066 + v1060;
     out[v1067] = v1064;
   }
-  const uint v1068 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1068 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1070 = v1056 + v1068;
-  const uint v1071 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1071 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1073 = v1059 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1075 = v1073 < v1;
   const bool v1076 = v1074 && v1075;
   if (v1076) {
@@ -653,11 +653,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1080 = v1079 + v1073;
     out[v1080] = v1077;
   }
-  const uint v1081 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1081 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1083 = v1056 + v1081;
-  const uint v1084 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1084 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1086 = v1059 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -666,11 +666,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1093 = v1092 + v1086;
     out[v1093] = v1090;
   }
-  const uint v1094 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1094 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1096 = v1056 + v1094;
-  const uint v1097 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1097 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1099 = v1059 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1106 = v1105 + v1099;
     out[v1106] = v1103;
   }
-  const uint v1107 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1107 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1109 = v1056 + v1107;
-  const uint v1110 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1110 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1112 = v1059 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -692,11 +692,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1119 = v1118 + v1112;
     out[v1119] = v1116;
   }
-  const uint v1120 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1120 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1122 = v1056 + v1120;
-  const uint v1123 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1123 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1125 = v1059 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -705,11 +705,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1132 = v1131 + v1125;
     out[v1132] = v1129;
   }
-  const uint v1133 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1133 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1135 = v1056 + v1133;
-  const uint v1136 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1136 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1138 = v1059 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -718,11 +718,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1145 = v1144 + v1138;
     out[v1145] = v1142;
   }
-  const uint v1146 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1146 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1148 = v1056 + v1146;
-  const uint v1149 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1149 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1151 = v1059 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1158 = v1157 + v1151;
     out[v1158] = v1155;
   }
-  const uint v1159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1161 = v1056 + v1159;
-  const uint v1162 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1162 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1164 = v1059 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -744,11 +744,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1171 = v1170 + v1164;
     out[v1171] = v1168;
   }
-  const uint v1172 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1172 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1174 = v1056 + v1172;
-  const uint v1175 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1175 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1177 = v1059 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1184 = v1183 + v1177;
     out[v1184] = v1181;
   }
-  const uint v1185 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1185 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1187 = v1056 + v1185;
-  const uint v1188 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1188 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1190 = v1059 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -770,11 +770,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1197 = v1196 + v1190;
     out[v1197] = v1194;
   }
-  const uint v1198 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1198 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1200 = v1056 + v1198;
-  const uint v1201 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1201 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1203 = v1059 + v1201;
-  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -783,11 +783,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1210 = v1209 + v1203;
     out[v1210] = v1207;
   }
-  const uint v1211 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1211 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1213 = v1056 + v1211;
-  const uint v1214 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1214 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1216 = v1059 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1223 = v1222 + v1216;
     out[v1223] = v1220;
   }
-  const uint v1224 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1224 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1226 = v1056 + v1224;
-  const uint v1227 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1227 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1229 = v1059 + v1227;
-  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -809,11 +809,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1236 = v1235 + v1229;
     out[v1236] = v1233;
   }
-  const uint v1237 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1237 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1239 = v1056 + v1237;
-  const uint v1240 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1240 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1242 = v1059 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -822,11 +822,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1249 = v1248 + v1242;
     out[v1249] = v1246;
   }
-  const uint v1250 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1250 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1252 = v1056 + v1250;
-  const uint v1253 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1253 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1255 = v1059 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -835,11 +835,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1262 = v1261 + v1255;
     out[v1262] = v1259;
   }
-  const uint v1263 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1263 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1265 = v1056 + v1263;
-  const uint v1266 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1266 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1268 = v1059 + v1266;
-  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1270 = v1268 < v1;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1275 = v1274 + v1268;
     out[v1275] = v1272;
   }
-  const uint v1276 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1276 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1278 = v1056 + v1276;
-  const uint v1279 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1279 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1281 = v1059 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1288 = v1287 + v1281;
     out[v1288] = v1285;
   }
-  const uint v1289 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1289 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1291 = v1056 + v1289;
-  const uint v1292 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1292 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1294 = v1059 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -874,11 +874,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1301 = v1300 + v1294;
     out[v1301] = v1298;
   }
-  const uint v1302 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1302 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1304 = v1056 + v1302;
-  const uint v1305 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1305 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1307 = v1059 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1314 = v1313 + v1307;
     out[v1314] = v1311;
   }
-  const uint v1315 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1315 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1317 = v1056 + v1315;
-  const uint v1318 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1318 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1320 = v1059 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1327 = v1326 + v1320;
     out[v1327] = v1324;
   }
-  const uint v1328 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1328 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1330 = v1056 + v1328;
-  const uint v1331 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1331 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1333 = v1059 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -913,11 +913,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1340 = v1339 + v1333;
     out[v1340] = v1337;
   }
-  const uint v1341 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1341 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1343 = v1056 + v1341;
-  const uint v1344 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1344 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1346 = v1059 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -926,11 +926,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1353 = v1352 + v1346;
     out[v1353] = v1350;
   }
-  const uint v1354 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1354 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1356 = v1056 + v1354;
-  const uint v1357 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1357 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1359 = v1059 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -939,11 +939,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1366 = v1365 + v1359;
     out[v1366] = v1363;
   }
-  const uint v1367 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1367 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1369 = v1056 + v1367;
-  const uint v1370 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1370 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1372 = v1059 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1379 = v1378 + v1372;
     out[v1379] = v1376;
   }
-  const uint v1380 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1380 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1382 = v1056 + v1380;
-  const uint v1383 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1383 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1385 = v1059 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -965,11 +965,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1392 = v1391 + v1385;
     out[v1392] = v1389;
   }
-  const uint v1393 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1393 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1395 = v1056 + v1393;
-  const uint v1396 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1396 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1398 = v1059 + v1396;
-  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1400 = v1398 < v1;
   const bool v1401 = v1399 && v1400;
   if (v1401) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1405 = v1404 + v1398;
     out[v1405] = v1402;
   }
-  const uint v1406 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1406 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1408 = v1056 + v1406;
-  const uint v1409 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1409 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1411 = v1059 + v1409;
-  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1413 = v1411 < v1;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -991,11 +991,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1418 = v1417 + v1411;
     out[v1418] = v1415;
   }
-  const uint v1419 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1419 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1421 = v1056 + v1419;
-  const uint v1422 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1422 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1424 = v1059 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1004,11 +1004,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1431 = v1430 + v1424;
     out[v1431] = v1428;
   }
-  const uint v1432 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1432 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1434 = v1056 + v1432;
-  const uint v1435 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1435 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1437 = v1059 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1439 = v1437 < v1;
   const bool v1440 = v1438 && v1439;
   if (v1440) {
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1444 = v1443 + v1437;
     out[v1444] = v1441;
   }
-  const uint v1445 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1445 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1447 = v1056 + v1445;
-  const uint v1448 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1448 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1450 = v1059 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1452 = v1450 < v1;
   const bool v1453 = v1451 && v1452;
   if (v1453) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1457 = v1456 + v1450;
     out[v1457] = v1454;
   }
-  const uint v1458 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1458 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1460 = v1056 + v1458;
-  const uint v1461 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1461 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1463 = v1059 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1465 = v1463 < v1;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1043,11 +1043,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1470 = v1469 + v1463;
     out[v1470] = v1467;
   }
-  const uint v1471 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1471 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1473 = v1056 + v1471;
-  const uint v1474 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1474 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1476 = v1059 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1056,11 +1056,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1483 = v1482 + v1476;
     out[v1483] = v1480;
   }
-  const uint v1484 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1484 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1486 = v1056 + v1484;
-  const uint v1487 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1487 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1489 = v1059 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1496 = v1495 + v1489;
     out[v1496] = v1493;
   }
-  const uint v1497 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1497 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1499 = v1056 + v1497;
-  const uint v1500 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1500 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1502 = v1059 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1509 = v1508 + v1502;
     out[v1509] = v1506;
   }
-  const uint v1510 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1510 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1512 = v1056 + v1510;
-  const uint v1513 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1513 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1515 = v1059 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1095,11 +1095,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1522 = v1521 + v1515;
     out[v1522] = v1519;
   }
-  const uint v1523 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1523 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1525 = v1056 + v1523;
-  const uint v1526 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1526 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1528 = v1059 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1108,11 +1108,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1535 = v1534 + v1528;
     out[v1535] = v1532;
   }
-  const uint v1536 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1536 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1538 = v1056 + v1536;
-  const uint v1539 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1539 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1541 = v1059 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1548 = v1547 + v1541;
     out[v1548] = v1545;
   }
-  const uint v1549 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1549 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1551 = v1056 + v1549;
-  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1554 = v1059 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1556 = v1554 < v1;
   const bool v1557 = v1555 && v1556;
   if (v1557) {
@@ -1134,11 +1134,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1561 = v1560 + v1554;
     out[v1561] = v1558;
   }
-  const uint v1562 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1562 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1564 = v1056 + v1562;
-  const uint v1565 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1565 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1567 = v1059 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1574 = v1573 + v1567;
     out[v1574] = v1571;
   }
-  const uint v1575 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1575 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1577 = v1056 + v1575;
-  const uint v1578 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1578 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1580 = v1059 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1160,11 +1160,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1587 = v1586 + v1580;
     out[v1587] = v1584;
   }
-  const uint v1588 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1588 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1590 = v1056 + v1588;
-  const uint v1591 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1591 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1593 = v1059 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1600 = v1599 + v1593;
     out[v1600] = v1597;
   }
-  const uint v1601 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1601 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1603 = v1056 + v1601;
-  const uint v1604 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1604 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1606 = v1059 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1186,11 +1186,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1613 = v1612 + v1606;
     out[v1613] = v1610;
   }
-  const uint v1614 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1614 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1616 = v1056 + v1614;
-  const uint v1617 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1617 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1619 = v1059 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1199,11 +1199,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1626 = v1625 + v1619;
     out[v1626] = v1623;
   }
-  const uint v1627 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1627 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1629 = v1056 + v1627;
-  const uint v1630 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1630 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1632 = v1059 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1212,11 +1212,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1639 = v1638 + v1632;
     out[v1639] = v1636;
   }
-  const uint v1640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1642 = v1056 + v1640;
-  const uint v1643 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1643 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1645 = v1059 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1652 = v1651 + v1645;
     out[v1652] = v1649;
   }
-  const uint v1653 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1653 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1655 = v1056 + v1653;
-  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1658 = v1059 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1660 = v1658 < v1;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -1238,11 +1238,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1665 = v1664 + v1658;
     out[v1665] = v1662;
   }
-  const uint v1666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1668 = v1056 + v1666;
-  const uint v1669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1671 = v1059 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1251,11 +1251,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1678 = v1677 + v1671;
     out[v1678] = v1675;
   }
-  const uint v1679 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1679 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1681 = v1056 + v1679;
-  const uint v1682 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1682 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1684 = v1059 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1264,11 +1264,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1691 = v1690 + v1684;
     out[v1691] = v1688;
   }
-  const uint v1692 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1692 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1694 = v1056 + v1692;
-  const uint v1695 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1695 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1697 = v1059 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1277,11 +1277,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1704 = v1703 + v1697;
     out[v1704] = v1701;
   }
-  const uint v1705 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1705 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1707 = v1056 + v1705;
-  const uint v1708 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1708 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1710 = v1059 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1717 = v1716 + v1710;
     out[v1717] = v1714;
   }
-  const uint v1718 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1718 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1720 = v1056 + v1718;
-  const uint v1721 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1721 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1723 = v1059 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1303,11 +1303,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1730 = v1729 + v1723;
     out[v1730] = v1727;
   }
-  const uint v1731 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1731 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1733 = v1056 + v1731;
-  const uint v1734 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1734 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1736 = v1059 + v1734;
-  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1738 = v1736 < v1;
   const bool v1739 = v1737 && v1738;
   if (v1739) {
@@ -1316,11 +1316,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1743 = v1742 + v1736;
     out[v1743] = v1740;
   }
-  const uint v1744 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1744 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1746 = v1056 + v1744;
-  const uint v1747 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1747 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1749 = v1059 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
@@ -1329,11 +1329,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1756 = v1755 + v1749;
     out[v1756] = v1753;
   }
-  const uint v1757 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1757 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1759 = v1056 + v1757;
-  const uint v1760 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1760 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1762 = v1059 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1769 = v1768 + v1762;
     out[v1769] = v1766;
   }
-  const uint v1770 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1770 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1772 = v1056 + v1770;
-  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1775 = v1059 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1782 = v1781 + v1775;
     out[v1782] = v1779;
   }
-  const uint v1783 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1783 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1785 = v1056 + v1783;
-  const uint v1786 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1786 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1788 = v1059 + v1786;
-  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1790 = v1788 < v1;
   const bool v1791 = v1789 && v1790;
   if (v1791) {
@@ -1368,11 +1368,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1795 = v1794 + v1788;
     out[v1795] = v1792;
   }
-  const uint v1796 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1796 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1798 = v1056 + v1796;
-  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1801 = v1059 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1808 = v1807 + v1801;
     out[v1808] = v1805;
   }
-  const uint v1809 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1809 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1811 = v1056 + v1809;
-  const uint v1812 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1812 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1814 = v1059 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1821 = v1820 + v1814;
     out[v1821] = v1818;
   }
-  const uint v1822 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1822 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1824 = v1056 + v1822;
-  const uint v1825 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1825 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1827 = v1059 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1407,11 +1407,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1834 = v1833 + v1827;
     out[v1834] = v1831;
   }
-  const uint v1835 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1835 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1837 = v1056 + v1835;
-  const uint v1838 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1838 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1840 = v1059 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1420,11 +1420,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1847 = v1846 + v1840;
     out[v1847] = v1844;
   }
-  const uint v1848 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1848 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1850 = v1056 + v1848;
-  const uint v1851 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1851 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1853 = v1059 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -1433,11 +1433,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1860 = v1859 + v1853;
     out[v1860] = v1857;
   }
-  const uint v1861 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1861 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1863 = v1056 + v1861;
-  const uint v1864 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1864 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1866 = v1059 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -1446,11 +1446,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1873 = v1872 + v1866;
     out[v1873] = v1870;
   }
-  const uint v1874 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1874 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1876 = v1056 + v1874;
-  const uint v1877 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1877 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1879 = v1059 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1459,11 +1459,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1886 = v1885 + v1879;
     out[v1886] = v1883;
   }
-  const uint v1887 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1887 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1889 = v1056 + v1887;
-  const uint v1890 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1890 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1892 = v1059 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -1472,11 +1472,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1899 = v1898 + v1892;
     out[v1899] = v1896;
   }
-  const uint v1900 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1900 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1902 = v1056 + v1900;
-  const uint v1903 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1903 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1905 = v1059 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1485,11 +1485,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1912 = v1911 + v1905;
     out[v1912] = v1909;
   }
-  const uint v1913 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1913 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1915 = v1056 + v1913;
-  const uint v1916 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1916 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1918 = v1059 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1920 = v1918 < v1;
   const bool v1921 = v1919 && v1920;
   if (v1921) {
@@ -1498,11 +1498,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1925 = v1924 + v1918;
     out[v1925] = v1922;
   }
-  const uint v1926 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1926 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1928 = v1056 + v1926;
-  const uint v1929 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1929 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1931 = v1059 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1933 = v1931 < v1;
   const bool v1934 = v1932 && v1933;
   if (v1934) {
@@ -1511,11 +1511,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1938 = v1937 + v1931;
     out[v1938] = v1935;
   }
-  const uint v1939 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1939 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1941 = v1056 + v1939;
-  const uint v1942 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1942 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1944 = v1059 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1951 = v1950 + v1944;
     out[v1951] = v1948;
   }
-  const uint v1952 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1952 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1954 = v1056 + v1952;
-  const uint v1955 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1955 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1957 = v1059 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1959 = v1957 < v1;
   const bool v1960 = v1958 && v1959;
   if (v1960) {
@@ -1537,11 +1537,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1964 = v1963 + v1957;
     out[v1964] = v1961;
   }
-  const uint v1965 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1965 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1967 = v1056 + v1965;
-  const uint v1968 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1968 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1970 = v1059 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -1550,11 +1550,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1977 = v1976 + v1970;
     out[v1977] = v1974;
   }
-  const uint v1978 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1978 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1980 = v1056 + v1978;
-  const uint v1981 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1981 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1983 = v1059 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v1990 = v1989 + v1983;
     out[v1990] = v1987;
   }
-  const uint v1991 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1991 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1993 = v1056 + v1991;
-  const uint v1994 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1994 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1996 = v1059 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2003 = v2002 + v1996;
     out[v2003] = v2000;
   }
-  const uint v2004 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2004 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2006 = v1056 + v2004;
-  const uint v2007 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2007 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2009 = v1059 + v2007;
-  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2011 = v2009 < v1;
   const bool v2012 = v2010 && v2011;
   if (v2012) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2016 = v2015 + v2009;
     out[v2016] = v2013;
   }
-  const uint v2017 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2017 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2019 = v1056 + v2017;
-  const uint v2020 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2020 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2022 = v1059 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -1602,11 +1602,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2029 = v2028 + v2022;
     out[v2029] = v2026;
   }
-  const uint v2030 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2030 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2032 = v1056 + v2030;
-  const uint v2033 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2033 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2035 = v1059 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2042 = v2041 + v2035;
     out[v2042] = v2039;
   }
-  const uint v2043 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2043 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2045 = v1056 + v2043;
-  const uint v2046 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2046 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2048 = v1059 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -1628,11 +1628,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2055 = v2054 + v2048;
     out[v2055] = v2052;
   }
-  const uint v2056 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2056 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2058 = v1056 + v2056;
-  const uint v2059 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2059 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2061 = v1059 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -1641,11 +1641,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2068 = v2067 + v2061;
     out[v2068] = v2065;
   }
-  const uint v2069 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2069 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2071 = v1056 + v2069;
-  const uint v2072 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2072 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2074 = v1059 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2081 = v2080 + v2074;
     out[v2081] = v2078;
   }
-  const uint v2082 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2082 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2084 = v1056 + v2082;
-  const uint v2085 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2085 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2087 = v1059 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -1667,11 +1667,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2094 = v2093 + v2087;
     out[v2094] = v2091;
   }
-  const uint v2095 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2095 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2097 = v1056 + v2095;
-  const uint v2098 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2098 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2100 = v1059 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2102 = v2100 < v1;
   const bool v2103 = v2101 && v2102;
   if (v2103) {
@@ -1680,11 +1680,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2107 = v2106 + v2100;
     out[v2107] = v2104;
   }
-  const uint v2108 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2108 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2110 = v1056 + v2108;
-  const uint v2111 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2111 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2113 = v1059 + v2111;
-  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2115 = v2113 < v1;
   const bool v2116 = v2114 && v2115;
   if (v2116) {
@@ -1693,11 +1693,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2120 = v2119 + v2113;
     out[v2120] = v2117;
   }
-  const uint v2121 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2121 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2123 = v1056 + v2121;
-  const uint v2124 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2124 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2126 = v1059 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2128 = v2126 < v1;
   const bool v2129 = v2127 && v2128;
   if (v2129) {
@@ -1706,11 +1706,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2133 = v2132 + v2126;
     out[v2133] = v2130;
   }
-  const uint v2134 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2134 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2136 = v1056 + v2134;
-  const uint v2137 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2137 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2139 = v1059 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2141 = v2139 < v1;
   const bool v2142 = v2140 && v2141;
   if (v2142) {
@@ -1719,11 +1719,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2146 = v2145 + v2139;
     out[v2146] = v2143;
   }
-  const uint v2147 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2147 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2149 = v1056 + v2147;
-  const uint v2150 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2150 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2152 = v1059 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2159 = v2158 + v2152;
     out[v2159] = v2156;
   }
-  const uint v2160 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2160 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2162 = v1056 + v2160;
-  const uint v2163 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2163 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2165 = v1059 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -1745,11 +1745,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2172 = v2171 + v2165;
     out[v2172] = v2169;
   }
-  const uint v2173 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2173 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2175 = v1056 + v2173;
-  const uint v2176 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2176 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2178 = v1059 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -1758,11 +1758,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2185 = v2184 + v2178;
     out[v2185] = v2182;
   }
-  const uint v2186 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2186 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2188 = v1056 + v2186;
-  const uint v2189 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2189 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2191 = v1059 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -1771,11 +1771,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2198 = v2197 + v2191;
     out[v2198] = v2195;
   }
-  const uint v2199 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2199 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2201 = v1056 + v2199;
-  const uint v2202 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2202 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2204 = v1059 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2211 = v2210 + v2204;
     out[v2211] = v2208;
   }
-  const uint v2212 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2212 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2214 = v1056 + v2212;
-  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2217 = v1059 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2219 = v2217 < v1;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -1797,11 +1797,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2224 = v2223 + v2217;
     out[v2224] = v2221;
   }
-  const uint v2225 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2225 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2227 = v1056 + v2225;
-  const uint v2228 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2228 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2230 = v1059 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -1810,11 +1810,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2237 = v2236 + v2230;
     out[v2237] = v2234;
   }
-  const uint v2238 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2238 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2240 = v1056 + v2238;
-  const uint v2241 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2241 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2243 = v1059 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -1823,11 +1823,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2250 = v2249 + v2243;
     out[v2250] = v2247;
   }
-  const uint v2251 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2251 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2253 = v1056 + v2251;
-  const uint v2254 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2254 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2256 = v1059 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -1836,11 +1836,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2263 = v2262 + v2256;
     out[v2263] = v2260;
   }
-  const uint v2264 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2264 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2266 = v1056 + v2264;
-  const uint v2267 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2267 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2269 = v1059 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -1849,11 +1849,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2276 = v2275 + v2269;
     out[v2276] = v2273;
   }
-  const uint v2277 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2277 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2279 = v1056 + v2277;
-  const uint v2280 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2280 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2282 = v1059 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2289 = v2288 + v2282;
     out[v2289] = v2286;
   }
-  const uint v2290 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2290 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2292 = v1056 + v2290;
-  const uint v2293 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2293 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2295 = v1059 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -1875,11 +1875,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2302 = v2301 + v2295;
     out[v2302] = v2299;
   }
-  const uint v2303 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2303 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2305 = v1056 + v2303;
-  const uint v2306 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2306 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2308 = v1059 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -1888,11 +1888,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2315 = v2314 + v2308;
     out[v2315] = v2312;
   }
-  const uint v2316 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2316 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2318 = v1056 + v2316;
-  const uint v2319 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2319 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2321 = v1059 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -1901,11 +1901,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2328 = v2327 + v2321;
     out[v2328] = v2325;
   }
-  const uint v2329 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2329 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2331 = v1056 + v2329;
-  const uint v2332 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2332 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2334 = v1059 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -1914,11 +1914,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2341 = v2340 + v2334;
     out[v2341] = v2338;
   }
-  const uint v2342 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2342 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2344 = v1056 + v2342;
-  const uint v2345 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2345 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2347 = v1059 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -1927,11 +1927,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2354 = v2353 + v2347;
     out[v2354] = v2351;
   }
-  const uint v2355 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2355 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2357 = v1056 + v2355;
-  const uint v2358 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2358 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2360 = v1059 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2367 = v2366 + v2360;
     out[v2367] = v2364;
   }
-  const uint v2368 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2368 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2370 = v1056 + v2368;
-  const uint v2371 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2371 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2373 = v1059 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -1953,11 +1953,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2380 = v2379 + v2373;
     out[v2380] = v2377;
   }
-  const uint v2381 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2381 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2383 = v1056 + v2381;
-  const uint v2384 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2384 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2386 = v1059 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2393 = v2392 + v2386;
     out[v2393] = v2390;
   }
-  const uint v2394 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2394 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2396 = v1056 + v2394;
-  const uint v2397 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2397 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2399 = v1059 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2406 = v2405 + v2399;
     out[v2406] = v2403;
   }
-  const uint v2407 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2407 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2409 = v1056 + v2407;
-  const uint v2410 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2410 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2412 = v1059 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -1992,11 +1992,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2419 = v2418 + v2412;
     out[v2419] = v2416;
   }
-  const uint v2420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2422 = v1056 + v2420;
-  const uint v2423 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2423 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2425 = v1059 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2432 = v2431 + v2425;
     out[v2432] = v2429;
   }
-  const uint v2433 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2433 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2435 = v1056 + v2433;
-  const uint v2436 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2436 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2438 = v1059 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -2018,11 +2018,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2445 = v2444 + v2438;
     out[v2445] = v2442;
   }
-  const uint v2446 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2446 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2448 = v1056 + v2446;
-  const uint v2449 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2449 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2451 = v1059 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2031,11 +2031,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2458 = v2457 + v2451;
     out[v2458] = v2455;
   }
-  const uint v2459 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2459 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2461 = v1056 + v2459;
-  const uint v2462 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2462 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2464 = v1059 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2471 = v2470 + v2464;
     out[v2471] = v2468;
   }
-  const uint v2472 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2472 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2474 = v1056 + v2472;
-  const uint v2475 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2475 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2477 = v1059 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2484 = v2483 + v2477;
     out[v2484] = v2481;
   }
-  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2487 = v1056 + v2485;
-  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2490 = v1059 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2497 = v2496 + v2490;
     out[v2497] = v2494;
   }
-  const uint v2498 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2498 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2500 = v1056 + v2498;
-  const uint v2501 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2501 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2503 = v1059 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -2083,11 +2083,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2510 = v2509 + v2503;
     out[v2510] = v2507;
   }
-  const uint v2511 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2511 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2513 = v1056 + v2511;
-  const uint v2514 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2514 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2516 = v1059 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -2096,11 +2096,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2523 = v2522 + v2516;
     out[v2523] = v2520;
   }
-  const uint v2524 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2524 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2526 = v1056 + v2524;
-  const uint v2527 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2527 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2529 = v1059 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -2109,11 +2109,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2536 = v2535 + v2529;
     out[v2536] = v2533;
   }
-  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2539 = v1056 + v2537;
-  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2542 = v1059 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2549 = v2548 + v2542;
     out[v2549] = v2546;
   }
-  const uint v2550 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2550 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2552 = v1056 + v2550;
-  const uint v2553 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2553 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2555 = v1059 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2135,11 +2135,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2562 = v2561 + v2555;
     out[v2562] = v2559;
   }
-  const uint v2563 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2563 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2565 = v1056 + v2563;
-  const uint v2566 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2566 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2568 = v1059 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2570 = v2568 < v1;
   const bool v2571 = v2569 && v2570;
   if (v2571) {
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2575 = v2574 + v2568;
     out[v2575] = v2572;
   }
-  const uint v2576 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2576 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2578 = v1056 + v2576;
-  const uint v2579 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2579 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2581 = v1059 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2161,11 +2161,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2588 = v2587 + v2581;
     out[v2588] = v2585;
   }
-  const uint v2589 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2589 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2591 = v1056 + v2589;
-  const uint v2592 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2592 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2594 = v1059 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2601 = v2600 + v2594;
     out[v2601] = v2598;
   }
-  const uint v2602 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2602 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2604 = v1056 + v2602;
-  const uint v2605 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2605 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2607 = v1059 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2187,11 +2187,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2614 = v2613 + v2607;
     out[v2614] = v2611;
   }
-  const uint v2615 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2615 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2617 = v1056 + v2615;
-  const uint v2618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2620 = v1059 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2200,11 +2200,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2627 = v2626 + v2620;
     out[v2627] = v2624;
   }
-  const uint v2628 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2628 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2630 = v1056 + v2628;
-  const uint v2631 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2631 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2633 = v1059 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2635 = v2633 < v1;
   const bool v2636 = v2634 && v2635;
   if (v2636) {
@@ -2213,11 +2213,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2640 = v2639 + v2633;
     out[v2640] = v2637;
   }
-  const uint v2641 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2641 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2643 = v1056 + v2641;
-  const uint v2644 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2644 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2646 = v1059 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2653 = v2652 + v2646;
     out[v2653] = v2650;
   }
-  const uint v2654 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2654 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2656 = v1056 + v2654;
-  const uint v2657 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2657 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2659 = v1059 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -2239,11 +2239,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2666 = v2665 + v2659;
     out[v2666] = v2663;
   }
-  const uint v2667 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2667 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2669 = v1056 + v2667;
-  const uint v2670 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2670 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2672 = v1059 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2674 = v2672 < v1;
   const bool v2675 = v2673 && v2674;
   if (v2675) {
@@ -2252,11 +2252,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2679 = v2678 + v2672;
     out[v2679] = v2676;
   }
-  const uint v2680 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2680 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2682 = v1056 + v2680;
-  const uint v2683 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2683 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2685 = v1059 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -2265,11 +2265,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2692 = v2691 + v2685;
     out[v2692] = v2689;
   }
-  const uint v2693 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2693 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2695 = v1056 + v2693;
-  const uint v2696 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2696 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2698 = v1059 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_affine_b4_g32_f32(
     const uint v2705 = v2704 + v2698;
     out[v2705] = v2702;
   }
-  const uint v2706 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2706 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2708 = v1056 + v2706;
-  const uint v2709 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2709 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2711 = v1059 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {

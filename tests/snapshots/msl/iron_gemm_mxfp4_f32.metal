@@ -83,147 +83,147 @@ kernel void iron_gemm_mxfp4_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:175
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:176
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:177
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:178
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:179
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:180
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:181
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:182
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:183
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:187
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:188
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:189
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
   iron_frag_fill(v41, float(0.0f));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v3011 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v3014 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v3017 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v3011 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3014 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3017 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3018 = v3017 << 2u;
-    const uint v3019 = v22 + v3014;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v3019 = v22 + v3014;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v3020 = v3019 < v0;
-    const uint v3025 = v3019 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3031 = v3014 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3036 = v3011 + 128u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v3038 = v3036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v3041 = v3036 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v3025 = v3019 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3031 = v3014 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3036 = v3011 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3038 = v3036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3041 = v3036 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3042 = v3041 << 2u;
-    const uint v3043 = v22 + v3038;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v3043 = v22 + v3038;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v3044 = v3043 < v0;
-    const uint v3049 = v3043 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3055 = v3038 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3060 = v3011 + 256u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v3062 = v3060 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v3065 = v3060 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v3049 = v3043 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3055 = v3038 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3060 = v3011 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3062 = v3060 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3065 = v3060 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3066 = v3065 << 2u;
-    const uint v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v3068 = v3067 < v0;
-    const uint v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3084 = v3011 + 384u;  // kernels/gemm/gemm_tiles.hpp:72
-    const uint v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:73
-    const uint v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:74
+    const uint v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3084 = v3011 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3090 = v3089 << 2u;
-    const uint v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:75
+    const uint v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:79
     const bool v3092 = v3091 < v0;
-    const uint v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3112 = v3011 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3115 = v3011 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3112 = v3011 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v3115 = v3011 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v3116 = v3115 << 3u;
-    const uint v3117 = v26 + v3112;  // kernels/gemm/quant_b.hpp:122
+    const uint v3117 = v26 + v3112;  // kernels/gemm/quant_b.hpp:124
     const bool v3118 = v3117 < v1;
-    const uint v3123 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3123 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const uint v3127 = v1 - 1u;
     const uint v3129 = min(v3117, v3127);
     const uint v3133 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
     const uint v3134 = v3129 * v3133;
     const uint v3140 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
     const uint v3141 = v3129 * v3140;
-    const uint v3321 = v3112 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3392 = v3036 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v3395 = v3036 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v3321 = v3112 * 20u;  // kernels/gemm/quant_b.hpp:127
+    const uint v3392 = v3036 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v3395 = v3036 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v3396 = v3395 << 3u;
-    const uint v3397 = v26 + v3392;  // kernels/gemm/quant_b.hpp:122
+    const uint v3397 = v26 + v3392;  // kernels/gemm/quant_b.hpp:124
     const bool v3398 = v3397 < v1;
-    const uint v3409 = min(v3397, v3127);  // kernels/gemm/quant_b.hpp:123
+    const uint v3409 = min(v3397, v3127);  // kernels/gemm/quant_b.hpp:125
     const uint v3414 = v3409 * v3133;  // kernels/gemm/quant_b.hpp:64
     const uint v3421 = v3409 * v3140;  // kernels/gemm/quant_b.hpp:65
-    const uint v3601 = v3392 * 20u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3675 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const uint v3681 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v3601 = v3392 * 20u;  // kernels/gemm/quant_b.hpp:127
+    const uint v3675 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3681 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v3003 = 0u; v3003 < v2; v3003 += 16u) {  // kernels/gemm/gemm_tiles.hpp:209
+    for (uint v3003 = 0u; v3003 < v2; v3003 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
       const uint v3005 = v3003 >> 4u;
       const uint v3007 = v3005 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3009 = v3007 * 2560u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v3021 = v3003 + v3018;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v3009 = v3007 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v3021 = v3003 + v3018;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3022 = v3021 < v2;
       const bool v3023 = v3020 && v3022;
-      const uint v3027 = v3025 + v3003;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v3027 = v3025 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3028 = v3027 + v3018;
       const uint v3029 = v3023 ? v3028 : 0u;
-      const uint v3032 = v3009 + v3031;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3032 = v3009 + v3031;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3033 = v3032 + v3018;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3033 + e] = v3023 ? x[v3029 + e] : float(0);
       }
-      const uint v3045 = v3003 + v3042;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v3045 = v3003 + v3042;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3046 = v3045 < v2;
       const bool v3047 = v3044 && v3046;
-      const uint v3051 = v3049 + v3003;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v3051 = v3049 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3052 = v3051 + v3042;
       const uint v3053 = v3047 ? v3052 : 0u;
-      const uint v3056 = v3009 + v3055;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3056 = v3009 + v3055;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3057 = v3056 + v3042;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3057 + e] = v3047 ? x[v3053 + e] : float(0);
       }
-      const uint v3069 = v3003 + v3066;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v3069 = v3003 + v3066;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3070 = v3069 < v2;
       const bool v3071 = v3068 && v3070;
-      const uint v3075 = v3073 + v3003;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v3075 = v3073 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3076 = v3075 + v3066;
       const uint v3077 = v3071 ? v3076 : 0u;
-      const uint v3080 = v3009 + v3079;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3080 = v3009 + v3079;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3081 = v3080 + v3066;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3081 + e] = v3071 ? x[v3077 + e] : float(0);
       }
-      const uint v3093 = v3003 + v3090;  // kernels/gemm/gemm_tiles.hpp:75
+      const uint v3093 = v3003 + v3090;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3094 = v3093 < v2;
       const bool v3095 = v3092 && v3094;
-      const uint v3099 = v3097 + v3003;  // kernels/gemm/gemm_tiles.hpp:76
+      const uint v3099 = v3097 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3100 = v3099 + v3090;
       const uint v3101 = v3095 ? v3100 : 0u;
-      const uint v3104 = v3009 + v3103;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3104 = v3009 + v3103;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3105 = v3104 + v3090;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3105 + e] = v3095 ? x[v3101 + e] : float(0);
       }
-      const uint v3119 = v3003 + v3116;  // kernels/gemm/quant_b.hpp:122
+      const uint v3119 = v3003 + v3116;  // kernels/gemm/quant_b.hpp:124
       const bool v3120 = v3119 < v2;
       const bool v3121 = v3118 && v3120;
-      const uint v3125 = min(v3119, v3123);  // kernels/gemm/quant_b.hpp:123
+      const uint v3125 = min(v3119, v3123);  // kernels/gemm/quant_b.hpp:125
       const uint v3131 = v3125 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const uint v3135 = v3134 + v3131;
       const uint v3136 = packed[v3135];
@@ -333,7 +333,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3313 = v3308 | v3312;
       const float v3314 = as_type<float>(v3313);
       const float v3315 = v3314 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const float v3317 = v3121 ? v3175 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v3317 = v3121 ? v3175 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       const uint v3322 = v3009 + v3321;
       const uint v3323 = v3322 + v3116;
       shm1[v3323] = v3317;
@@ -358,10 +358,10 @@ kernel void iron_gemm_mxfp4_f32(
       const float v3380 = v3121 ? v3315 : 0.0f;
       const uint v3387 = v3323 + 7u;
       shm1[v3387] = v3380;
-      const uint v3399 = v3003 + v3396;  // kernels/gemm/quant_b.hpp:122
+      const uint v3399 = v3003 + v3396;  // kernels/gemm/quant_b.hpp:124
       const bool v3400 = v3399 < v2;
       const bool v3401 = v3398 && v3400;
-      const uint v3405 = min(v3399, v3123);  // kernels/gemm/quant_b.hpp:123
+      const uint v3405 = min(v3399, v3123);  // kernels/gemm/quant_b.hpp:125
       const uint v3411 = v3405 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const uint v3415 = v3414 + v3411;
       const uint v3416 = packed[v3415];
@@ -471,7 +471,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3593 = v3588 | v3592;
       const float v3594 = as_type<float>(v3593);
       const float v3595 = v3594 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const float v3597 = v3401 ? v3455 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v3597 = v3401 ? v3455 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       const uint v3602 = v3009 + v3601;
       const uint v3603 = v3602 + v3396;
       shm1[v3603] = v3597;
@@ -496,32 +496,32 @@ kernel void iron_gemm_mxfp4_f32(
       const float v3660 = v3401 ? v3595 : 0.0f;
       const uint v3667 = v3603 + 7u;
       shm1[v3667] = v3660;
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:209
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3676 = v3009 + v3675;  // kernels/gemm/gemm_tiles.hpp:193
+      const uint v3676 = v3009 + v3675;  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load<false>(v39, shm0, long(v3676), long(20u));
-      const uint v3682 = v3009 + v3681;  // kernels/gemm/gemm_tiles.hpp:197
+      const uint v3682 = v3009 + v3681;  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_load<true>(v41, shm1, long(v3682), long(20u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:209
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v738 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:88
+    const uint v738 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
     const uint v739 = iron_tid.x;
-    const uint v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v773 = v772 << 3u;
-    const uint v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:122
+    const uint v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:124
     const bool v775 = v774 < v1;
-    const uint v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:123
+    const uint v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
     const uint v784 = v1 - 1u;
     const uint v786 = min(v774, v784);
     const uint v790 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
     const uint v791 = v786 * v790;
     const uint v797 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
     const uint v798 = v786 * v797;
-    const uint v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:127
     const uint v980 = v978 + v773;
     const uint v990 = v980 + 1u;
     const uint v999 = v980 + 2u;
@@ -530,16 +530,16 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1026 = v980 + 5u;
     const uint v1035 = v980 + 6u;
     const uint v1044 = v980 + 7u;
-    const uint v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:118
-    const uint v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:121
+    const uint v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:123
     const uint v1053 = v1052 << 3u;
-    const uint v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:122
+    const uint v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:124
     const bool v1055 = v1054 < v1;
-    const uint v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:123
+    const uint v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:125
     const uint v1071 = v1066 * v790;  // kernels/gemm/quant_b.hpp:64
     const uint v1078 = v1066 * v797;  // kernels/gemm/quant_b.hpp:65
-    const uint v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:127
     const uint v1260 = v1258 + v1053;
     const uint v1270 = v1260 + 1u;
     const uint v1279 = v1260 + 2u;
@@ -548,20 +548,20 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1306 = v1260 + 5u;
     const uint v1315 = v1260 + 6u;
     const uint v1324 = v1260 + 7u;
-    const uint v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:193
-    const uint v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:214
-      for (uint v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:89
-        const uint v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:91
+    for (uint v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:95
         const bool v747 = v746 < v0;
         const uint v748 = v737 + v745;
         const bool v749 = v748 < v2;
         const bool v750 = v747 && v749;
         if (v750) {
-          const uint v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:92
+          const uint v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v754 = v752 + v737;
           const uint v755 = v754 + v745;
           const float v756 = x[v755];
@@ -569,15 +569,15 @@ kernel void iron_gemm_mxfp4_f32(
           const uint v759 = v758 + v745;
           shm0[v759] = v756;
         } else {
-          const uint v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
           const uint v762 = v761 + v745;
           shm0[v762] = 0.0f;
         }
       }
-      const uint v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:122
+      const uint v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:124
       const bool v777 = v776 < v2;
       const bool v778 = v775 && v777;
-      const uint v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:123
+      const uint v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:125
       const uint v788 = v782 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const uint v792 = v791 + v788;
       const uint v793 = packed[v792];
@@ -687,7 +687,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v970 = v965 | v969;
       const float v971 = as_type<float>(v970);
       const float v972 = v971 * v812;  // kernels/gemm/quant_b.hpp:67
-      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v980] = v974;
       const float v983 = v778 ? v852 : 0.0f;
       shm1[v990] = v983;
@@ -703,10 +703,10 @@ kernel void iron_gemm_mxfp4_f32(
       shm1[v1035] = v1028;
       const float v1037 = v778 ? v972 : 0.0f;
       shm1[v1044] = v1037;
-      const uint v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:122
+      const uint v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:124
       const bool v1057 = v1056 < v2;
       const bool v1058 = v1055 && v1057;
-      const uint v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:123
+      const uint v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:125
       const uint v1068 = v1062 >> 3u;  // kernels/gemm/quant_b.hpp:64
       const uint v1072 = v1071 + v1068;
       const uint v1073 = packed[v1072];
@@ -816,7 +816,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1250 = v1245 | v1249;
       const float v1251 = as_type<float>(v1250);
       const float v1252 = v1251 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:125
+      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:127
       shm1[v1260] = v1254;
       const float v1263 = v1058 ? v1132 : 0.0f;
       shm1[v1270] = v1263;
@@ -832,20 +832,20 @@ kernel void iron_gemm_mxfp4_f32(
       shm1[v1315] = v1308;
       const float v1317 = v1058 ? v1252 : 0.0f;
       shm1[v1324] = v1317;
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:217
-      iron_frag_load<false>(v39, shm0, long(v1330), long(20u));  // kernels/gemm/gemm_tiles.hpp:193
-      iron_frag_load<true>(v41, shm1, long(v1336), long(20u));  // kernels/gemm/gemm_tiles.hpp:197
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:199
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:219
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
+      iron_frag_load<false>(v39, shm0, long(v1330), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1336), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1339 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1339 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1340 = v22 + v31;
   const uint v1341 = v1340 + v1339;
-  const uint v1342 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1342 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1343 = v26 + v35;
   const uint v1344 = v1343 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -854,11 +854,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1351 = v1350 + v1344;
     out[v1351] = v1348;
   }
-  const uint v1352 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1352 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1354 = v1340 + v1352;
-  const uint v1355 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1355 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1357 = v1343 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1364 = v1363 + v1357;
     out[v1364] = v1361;
   }
-  const uint v1365 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1365 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1367 = v1340 + v1365;
-  const uint v1368 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1368 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1370 = v1343 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -880,11 +880,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1377 = v1376 + v1370;
     out[v1377] = v1374;
   }
-  const uint v1378 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1378 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1380 = v1340 + v1378;
-  const uint v1381 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1381 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1383 = v1343 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -893,11 +893,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1390 = v1389 + v1383;
     out[v1390] = v1387;
   }
-  const uint v1391 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1391 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1393 = v1340 + v1391;
-  const uint v1394 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1394 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1396 = v1343 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1403 = v1402 + v1396;
     out[v1403] = v1400;
   }
-  const uint v1404 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1404 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1406 = v1340 + v1404;
-  const uint v1407 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1407 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1409 = v1343 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -919,11 +919,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1416 = v1415 + v1409;
     out[v1416] = v1413;
   }
-  const uint v1417 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1417 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1419 = v1340 + v1417;
-  const uint v1420 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1420 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1422 = v1343 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1429 = v1428 + v1422;
     out[v1429] = v1426;
   }
-  const uint v1430 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1430 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1432 = v1340 + v1430;
-  const uint v1433 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1433 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1435 = v1343 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -945,11 +945,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1442 = v1441 + v1435;
     out[v1442] = v1439;
   }
-  const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1445 = v1340 + v1443;
-  const uint v1446 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1446 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1448 = v1343 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -958,11 +958,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1455 = v1454 + v1448;
     out[v1455] = v1452;
   }
-  const uint v1456 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1456 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1458 = v1340 + v1456;
-  const uint v1459 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1459 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1461 = v1343 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -971,11 +971,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1468 = v1467 + v1461;
     out[v1468] = v1465;
   }
-  const uint v1469 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1469 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1471 = v1340 + v1469;
-  const uint v1472 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1472 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1474 = v1343 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -984,11 +984,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1481 = v1480 + v1474;
     out[v1481] = v1478;
   }
-  const uint v1482 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1482 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1484 = v1340 + v1482;
-  const uint v1485 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1485 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1487 = v1343 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1494 = v1493 + v1487;
     out[v1494] = v1491;
   }
-  const uint v1495 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1495 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1497 = v1340 + v1495;
-  const uint v1498 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1498 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1500 = v1343 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1010,11 +1010,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1507 = v1506 + v1500;
     out[v1507] = v1504;
   }
-  const uint v1508 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1508 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1510 = v1340 + v1508;
-  const uint v1511 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1511 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1513 = v1343 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1023,11 +1023,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1520 = v1519 + v1513;
     out[v1520] = v1517;
   }
-  const uint v1521 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1521 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1523 = v1340 + v1521;
-  const uint v1524 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1524 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1526 = v1343 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1528 = v1526 < v1;
   const bool v1529 = v1527 && v1528;
   if (v1529) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1533 = v1532 + v1526;
     out[v1533] = v1530;
   }
-  const uint v1534 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1534 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1536 = v1340 + v1534;
-  const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1539 = v1343 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1546 = v1545 + v1539;
     out[v1546] = v1543;
   }
-  const uint v1547 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1547 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1549 = v1340 + v1547;
-  const uint v1550 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1550 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1552 = v1343 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1559 = v1558 + v1552;
     out[v1559] = v1556;
   }
-  const uint v1560 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1560 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1562 = v1340 + v1560;
-  const uint v1563 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1563 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1565 = v1343 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1075,11 +1075,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1572 = v1571 + v1565;
     out[v1572] = v1569;
   }
-  const uint v1573 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1573 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1575 = v1340 + v1573;
-  const uint v1576 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1576 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1578 = v1343 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1088,11 +1088,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1585 = v1584 + v1578;
     out[v1585] = v1582;
   }
-  const uint v1586 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1586 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1588 = v1340 + v1586;
-  const uint v1589 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1589 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1591 = v1343 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1101,11 +1101,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1598 = v1597 + v1591;
     out[v1598] = v1595;
   }
-  const uint v1599 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1599 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1601 = v1340 + v1599;
-  const uint v1602 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1602 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1604 = v1343 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1611 = v1610 + v1604;
     out[v1611] = v1608;
   }
-  const uint v1612 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1612 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1614 = v1340 + v1612;
-  const uint v1615 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1615 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1617 = v1343 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1127,11 +1127,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1624 = v1623 + v1617;
     out[v1624] = v1621;
   }
-  const uint v1625 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1625 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1627 = v1340 + v1625;
-  const uint v1628 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1628 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1630 = v1343 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1637 = v1636 + v1630;
     out[v1637] = v1634;
   }
-  const uint v1638 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1638 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1640 = v1340 + v1638;
-  const uint v1641 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1641 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1643 = v1343 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1153,11 +1153,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1650 = v1649 + v1643;
     out[v1650] = v1647;
   }
-  const uint v1651 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1651 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1653 = v1340 + v1651;
-  const uint v1654 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1654 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1656 = v1343 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1166,11 +1166,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1663 = v1662 + v1656;
     out[v1663] = v1660;
   }
-  const uint v1664 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1664 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1666 = v1340 + v1664;
-  const uint v1667 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1667 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1669 = v1343 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1179,11 +1179,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1676 = v1675 + v1669;
     out[v1676] = v1673;
   }
-  const uint v1677 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1677 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1679 = v1340 + v1677;
-  const uint v1680 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1680 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1682 = v1343 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1689 = v1688 + v1682;
     out[v1689] = v1686;
   }
-  const uint v1690 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1690 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1692 = v1340 + v1690;
-  const uint v1693 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1693 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1695 = v1343 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1702 = v1701 + v1695;
     out[v1702] = v1699;
   }
-  const uint v1703 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1703 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1705 = v1340 + v1703;
-  const uint v1706 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1706 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1708 = v1343 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1715 = v1714 + v1708;
     out[v1715] = v1712;
   }
-  const uint v1716 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1716 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1718 = v1340 + v1716;
-  const uint v1719 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1719 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1721 = v1343 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1723 = v1721 < v1;
   const bool v1724 = v1722 && v1723;
   if (v1724) {
@@ -1231,11 +1231,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1728 = v1727 + v1721;
     out[v1728] = v1725;
   }
-  const uint v1729 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1729 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1731 = v1340 + v1729;
-  const uint v1732 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1732 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1734 = v1343 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1736 = v1734 < v1;
   const bool v1737 = v1735 && v1736;
   if (v1737) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1741 = v1740 + v1734;
     out[v1741] = v1738;
   }
-  const uint v1742 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1742 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1744 = v1340 + v1742;
-  const uint v1745 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1745 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1747 = v1343 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1754 = v1753 + v1747;
     out[v1754] = v1751;
   }
-  const uint v1755 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1755 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1757 = v1340 + v1755;
-  const uint v1758 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1758 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1760 = v1343 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1767 = v1766 + v1760;
     out[v1767] = v1764;
   }
-  const uint v1768 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1768 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1770 = v1340 + v1768;
-  const uint v1771 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1771 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1773 = v1343 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1283,11 +1283,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1780 = v1779 + v1773;
     out[v1780] = v1777;
   }
-  const uint v1781 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1781 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1783 = v1340 + v1781;
-  const uint v1784 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1784 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1786 = v1343 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1296,11 +1296,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1793 = v1792 + v1786;
     out[v1793] = v1790;
   }
-  const uint v1794 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1794 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1796 = v1340 + v1794;
-  const uint v1797 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1797 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1799 = v1343 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1309,11 +1309,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1806 = v1805 + v1799;
     out[v1806] = v1803;
   }
-  const uint v1807 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1807 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1809 = v1340 + v1807;
-  const uint v1810 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1810 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1812 = v1343 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1814 = v1812 < v1;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -1322,11 +1322,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1819 = v1818 + v1812;
     out[v1819] = v1816;
   }
-  const uint v1820 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1820 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1822 = v1340 + v1820;
-  const uint v1823 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1823 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1825 = v1343 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1335,11 +1335,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1832 = v1831 + v1825;
     out[v1832] = v1829;
   }
-  const uint v1833 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1833 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1835 = v1340 + v1833;
-  const uint v1836 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1836 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1838 = v1343 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1845 = v1844 + v1838;
     out[v1845] = v1842;
   }
-  const uint v1846 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1846 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1848 = v1340 + v1846;
-  const uint v1849 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1849 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1851 = v1343 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1361,11 +1361,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1858 = v1857 + v1851;
     out[v1858] = v1855;
   }
-  const uint v1859 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1859 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1861 = v1340 + v1859;
-  const uint v1862 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1862 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1864 = v1343 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -1374,11 +1374,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1871 = v1870 + v1864;
     out[v1871] = v1868;
   }
-  const uint v1872 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1872 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1874 = v1340 + v1872;
-  const uint v1875 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1875 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1877 = v1343 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1387,11 +1387,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1884 = v1883 + v1877;
     out[v1884] = v1881;
   }
-  const uint v1885 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1885 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1887 = v1340 + v1885;
-  const uint v1888 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1888 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1890 = v1343 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1897 = v1896 + v1890;
     out[v1897] = v1894;
   }
-  const uint v1898 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1898 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1900 = v1340 + v1898;
-  const uint v1901 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1901 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1903 = v1343 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1413,11 +1413,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1910 = v1909 + v1903;
     out[v1910] = v1907;
   }
-  const uint v1911 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1911 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1913 = v1340 + v1911;
-  const uint v1914 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1914 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1916 = v1343 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1923 = v1922 + v1916;
     out[v1923] = v1920;
   }
-  const uint v1924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1926 = v1340 + v1924;
-  const uint v1927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1929 = v1343 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1936 = v1935 + v1929;
     out[v1936] = v1933;
   }
-  const uint v1937 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1937 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1939 = v1340 + v1937;
-  const uint v1940 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1940 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1942 = v1343 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1452,11 +1452,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1949 = v1948 + v1942;
     out[v1949] = v1946;
   }
-  const uint v1950 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1950 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1952 = v1340 + v1950;
-  const uint v1953 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1953 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1955 = v1343 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -1465,11 +1465,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1962 = v1961 + v1955;
     out[v1962] = v1959;
   }
-  const uint v1963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1965 = v1340 + v1963;
-  const uint v1966 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1966 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1968 = v1343 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1975 = v1974 + v1968;
     out[v1975] = v1972;
   }
-  const uint v1976 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1976 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1978 = v1340 + v1976;
-  const uint v1979 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1979 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1981 = v1343 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -1491,11 +1491,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1988 = v1987 + v1981;
     out[v1988] = v1985;
   }
-  const uint v1989 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v1989 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v1991 = v1340 + v1989;
-  const uint v1992 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v1992 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v1994 = v1343 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2001 = v2000 + v1994;
     out[v2001] = v1998;
   }
-  const uint v2002 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2002 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2004 = v1340 + v2002;
-  const uint v2005 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2005 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2007 = v1343 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -1517,11 +1517,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2014 = v2013 + v2007;
     out[v2014] = v2011;
   }
-  const uint v2015 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2015 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2017 = v1340 + v2015;
-  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2020 = v1343 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -1530,11 +1530,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2027 = v2026 + v2020;
     out[v2027] = v2024;
   }
-  const uint v2028 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2028 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2030 = v1340 + v2028;
-  const uint v2031 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2031 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2033 = v1343 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2040 = v2039 + v2033;
     out[v2040] = v2037;
   }
-  const uint v2041 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2041 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2043 = v1340 + v2041;
-  const uint v2044 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2044 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2046 = v1343 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -1556,11 +1556,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2053 = v2052 + v2046;
     out[v2053] = v2050;
   }
-  const uint v2054 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2054 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2056 = v1340 + v2054;
-  const uint v2057 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2057 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2059 = v1343 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -1569,11 +1569,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2066 = v2065 + v2059;
     out[v2066] = v2063;
   }
-  const uint v2067 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2067 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2069 = v1340 + v2067;
-  const uint v2070 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2070 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2072 = v1343 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2079 = v2078 + v2072;
     out[v2079] = v2076;
   }
-  const uint v2080 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2080 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2082 = v1340 + v2080;
-  const uint v2083 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2083 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2085 = v1343 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2087 = v2085 < v1;
   const bool v2088 = v2086 && v2087;
   if (v2088) {
@@ -1595,11 +1595,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2092 = v2091 + v2085;
     out[v2092] = v2089;
   }
-  const uint v2093 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2093 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2095 = v1340 + v2093;
-  const uint v2096 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2096 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2098 = v1343 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -1608,11 +1608,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2105 = v2104 + v2098;
     out[v2105] = v2102;
   }
-  const uint v2106 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2106 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2108 = v1340 + v2106;
-  const uint v2109 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2109 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2111 = v1343 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -1621,11 +1621,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2118 = v2117 + v2111;
     out[v2118] = v2115;
   }
-  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2121 = v1340 + v2119;
-  const uint v2122 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2122 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2124 = v1343 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2131 = v2130 + v2124;
     out[v2131] = v2128;
   }
-  const uint v2132 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2132 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2134 = v1340 + v2132;
-  const uint v2135 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2135 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2137 = v1343 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2144 = v2143 + v2137;
     out[v2144] = v2141;
   }
-  const uint v2145 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2145 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2147 = v1340 + v2145;
-  const uint v2148 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2148 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2150 = v1343 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -1660,11 +1660,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2157 = v2156 + v2150;
     out[v2157] = v2154;
   }
-  const uint v2158 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2158 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2160 = v1340 + v2158;
-  const uint v2161 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2161 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2163 = v1343 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -1673,11 +1673,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2170 = v2169 + v2163;
     out[v2170] = v2167;
   }
-  const uint v2171 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2171 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2173 = v1340 + v2171;
-  const uint v2174 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2174 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2176 = v1343 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2178 = v2176 < v1;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2183 = v2182 + v2176;
     out[v2183] = v2180;
   }
-  const uint v2184 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2184 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2186 = v1340 + v2184;
-  const uint v2187 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2187 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2189 = v1343 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2196 = v2195 + v2189;
     out[v2196] = v2193;
   }
-  const uint v2197 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2197 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2199 = v1340 + v2197;
-  const uint v2200 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2200 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2202 = v1343 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -1712,11 +1712,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2209 = v2208 + v2202;
     out[v2209] = v2206;
   }
-  const uint v2210 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2210 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2212 = v1340 + v2210;
-  const uint v2213 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2213 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2215 = v1343 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -1725,11 +1725,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2222 = v2221 + v2215;
     out[v2222] = v2219;
   }
-  const uint v2223 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2223 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2225 = v1340 + v2223;
-  const uint v2226 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2226 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2228 = v1343 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2235 = v2234 + v2228;
     out[v2235] = v2232;
   }
-  const uint v2236 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2236 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2238 = v1340 + v2236;
-  const uint v2239 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2239 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2241 = v1343 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2248 = v2247 + v2241;
     out[v2248] = v2245;
   }
-  const uint v2249 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2249 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2251 = v1340 + v2249;
-  const uint v2252 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2252 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2254 = v1343 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2261 = v2260 + v2254;
     out[v2261] = v2258;
   }
-  const uint v2262 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2262 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2264 = v1340 + v2262;
-  const uint v2265 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2265 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2267 = v1343 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -1777,11 +1777,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2274 = v2273 + v2267;
     out[v2274] = v2271;
   }
-  const uint v2275 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2275 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2277 = v1340 + v2275;
-  const uint v2278 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2278 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2280 = v1343 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2287 = v2286 + v2280;
     out[v2287] = v2284;
   }
-  const uint v2288 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2288 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2290 = v1340 + v2288;
-  const uint v2291 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2291 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2293 = v1343 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -1803,11 +1803,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2300 = v2299 + v2293;
     out[v2300] = v2297;
   }
-  const uint v2301 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2301 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2303 = v1340 + v2301;
-  const uint v2304 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2304 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2306 = v1343 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -1816,11 +1816,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2313 = v2312 + v2306;
     out[v2313] = v2310;
   }
-  const uint v2314 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2314 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2316 = v1340 + v2314;
-  const uint v2317 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2317 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2319 = v1343 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2326 = v2325 + v2319;
     out[v2326] = v2323;
   }
-  const uint v2327 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2327 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2329 = v1340 + v2327;
-  const uint v2330 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2330 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2332 = v1343 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -1842,11 +1842,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2339 = v2338 + v2332;
     out[v2339] = v2336;
   }
-  const uint v2340 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2340 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2342 = v1340 + v2340;
-  const uint v2343 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2343 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2345 = v1343 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -1855,11 +1855,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2352 = v2351 + v2345;
     out[v2352] = v2349;
   }
-  const uint v2353 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2353 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2355 = v1340 + v2353;
-  const uint v2356 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2356 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2358 = v1343 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2365 = v2364 + v2358;
     out[v2365] = v2362;
   }
-  const uint v2366 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2366 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2368 = v1340 + v2366;
-  const uint v2369 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2369 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2371 = v1343 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -1881,11 +1881,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2378 = v2377 + v2371;
     out[v2378] = v2375;
   }
-  const uint v2379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2381 = v1340 + v2379;
-  const uint v2382 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2382 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2384 = v1343 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -1894,11 +1894,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2391 = v2390 + v2384;
     out[v2391] = v2388;
   }
-  const uint v2392 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2392 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2394 = v1340 + v2392;
-  const uint v2395 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2395 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2397 = v1343 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2404 = v2403 + v2397;
     out[v2404] = v2401;
   }
-  const uint v2405 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2405 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2407 = v1340 + v2405;
-  const uint v2408 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2408 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2410 = v1343 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2417 = v2416 + v2410;
     out[v2417] = v2414;
   }
-  const uint v2418 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2418 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2420 = v1340 + v2418;
-  const uint v2421 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2421 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2423 = v1343 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -1933,11 +1933,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2430 = v2429 + v2423;
     out[v2430] = v2427;
   }
-  const uint v2431 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2431 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2433 = v1340 + v2431;
-  const uint v2434 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2434 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2436 = v1343 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2443 = v2442 + v2436;
     out[v2443] = v2440;
   }
-  const uint v2444 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2444 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2446 = v1340 + v2444;
-  const uint v2447 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2447 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2449 = v1343 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -1959,11 +1959,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2456 = v2455 + v2449;
     out[v2456] = v2453;
   }
-  const uint v2457 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2457 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2459 = v1340 + v2457;
-  const uint v2460 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2460 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2462 = v1343 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2464 = v2462 < v1;
   const bool v2465 = v2463 && v2464;
   if (v2465) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2469 = v2468 + v2462;
     out[v2469] = v2466;
   }
-  const uint v2470 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2470 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2472 = v1340 + v2470;
-  const uint v2473 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2473 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2475 = v1343 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2482 = v2481 + v2475;
     out[v2482] = v2479;
   }
-  const uint v2483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2485 = v1340 + v2483;
-  const uint v2486 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2486 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2488 = v1343 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -1998,11 +1998,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2495 = v2494 + v2488;
     out[v2495] = v2492;
   }
-  const uint v2496 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2496 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2498 = v1340 + v2496;
-  const uint v2499 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2499 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2501 = v1343 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2503 = v2501 < v1;
   const bool v2504 = v2502 && v2503;
   if (v2504) {
@@ -2011,11 +2011,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2508 = v2507 + v2501;
     out[v2508] = v2505;
   }
-  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2511 = v1340 + v2509;
-  const uint v2512 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2512 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2514 = v1343 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2024,11 +2024,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2521 = v2520 + v2514;
     out[v2521] = v2518;
   }
-  const uint v2522 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2522 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2524 = v1340 + v2522;
-  const uint v2525 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2525 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2527 = v1343 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2037,11 +2037,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2534 = v2533 + v2527;
     out[v2534] = v2531;
   }
-  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2537 = v1340 + v2535;
-  const uint v2538 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2538 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2540 = v1343 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2542 = v2540 < v1;
   const bool v2543 = v2541 && v2542;
   if (v2543) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2547 = v2546 + v2540;
     out[v2547] = v2544;
   }
-  const uint v2548 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2548 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2550 = v1340 + v2548;
-  const uint v2551 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2551 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2553 = v1343 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2063,11 +2063,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2560 = v2559 + v2553;
     out[v2560] = v2557;
   }
-  const uint v2561 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2561 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2563 = v1340 + v2561;
-  const uint v2564 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2564 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2566 = v1343 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2076,11 +2076,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2573 = v2572 + v2566;
     out[v2573] = v2570;
   }
-  const uint v2574 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2574 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2576 = v1340 + v2574;
-  const uint v2577 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2577 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2579 = v1343 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {
@@ -2089,11 +2089,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2586 = v2585 + v2579;
     out[v2586] = v2583;
   }
-  const uint v2587 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2587 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2589 = v1340 + v2587;
-  const uint v2590 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2590 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2592 = v1343 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2102,11 +2102,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2599 = v2598 + v2592;
     out[v2599] = v2596;
   }
-  const uint v2600 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2600 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2602 = v1340 + v2600;
-  const uint v2603 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2603 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2605 = v1343 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2607 = v2605 < v1;
   const bool v2608 = v2606 && v2607;
   if (v2608) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2612 = v2611 + v2605;
     out[v2612] = v2609;
   }
-  const uint v2613 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2613 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2615 = v1340 + v2613;
-  const uint v2616 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2616 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2618 = v1343 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2620 = v2618 < v1;
   const bool v2621 = v2619 && v2620;
   if (v2621) {
@@ -2128,11 +2128,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2625 = v2624 + v2618;
     out[v2625] = v2622;
   }
-  const uint v2626 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2626 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2628 = v1340 + v2626;
-  const uint v2629 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2629 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2631 = v1343 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2633 = v2631 < v1;
   const bool v2634 = v2632 && v2633;
   if (v2634) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2638 = v2637 + v2631;
     out[v2638] = v2635;
   }
-  const uint v2639 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2639 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2641 = v1340 + v2639;
-  const uint v2642 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2642 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2644 = v1343 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2154,11 +2154,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2651 = v2650 + v2644;
     out[v2651] = v2648;
   }
-  const uint v2652 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2652 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2654 = v1340 + v2652;
-  const uint v2655 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2655 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2657 = v1343 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2659 = v2657 < v1;
   const bool v2660 = v2658 && v2659;
   if (v2660) {
@@ -2167,11 +2167,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2664 = v2663 + v2657;
     out[v2664] = v2661;
   }
-  const uint v2665 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2665 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2667 = v1340 + v2665;
-  const uint v2668 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2668 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2670 = v1343 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2677 = v2676 + v2670;
     out[v2677] = v2674;
   }
-  const uint v2678 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2678 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2680 = v1340 + v2678;
-  const uint v2681 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2681 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2683 = v1343 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2685 = v2683 < v1;
   const bool v2686 = v2684 && v2685;
   if (v2686) {
@@ -2193,11 +2193,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2690 = v2689 + v2683;
     out[v2690] = v2687;
   }
-  const uint v2691 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2691 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2693 = v1340 + v2691;
-  const uint v2694 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2694 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2696 = v1343 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2206,11 +2206,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2703 = v2702 + v2696;
     out[v2703] = v2700;
   }
-  const uint v2704 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2704 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2706 = v1340 + v2704;
-  const uint v2707 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2707 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2709 = v1343 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2716 = v2715 + v2709;
     out[v2716] = v2713;
   }
-  const uint v2717 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2717 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2719 = v1340 + v2717;
-  const uint v2720 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2720 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2722 = v1343 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2724 = v2722 < v1;
   const bool v2725 = v2723 && v2724;
   if (v2725) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2729 = v2728 + v2722;
     out[v2729] = v2726;
   }
-  const uint v2730 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2730 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2732 = v1340 + v2730;
-  const uint v2733 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2733 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2735 = v1343 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2245,11 +2245,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2742 = v2741 + v2735;
     out[v2742] = v2739;
   }
-  const uint v2743 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2743 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2745 = v1340 + v2743;
-  const uint v2746 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2746 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2748 = v1343 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2750 = v2748 < v1;
   const bool v2751 = v2749 && v2750;
   if (v2751) {
@@ -2258,11 +2258,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2755 = v2754 + v2748;
     out[v2755] = v2752;
   }
-  const uint v2756 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2756 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2758 = v1340 + v2756;
-  const uint v2759 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2759 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2761 = v1343 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -2271,11 +2271,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2768 = v2767 + v2761;
     out[v2768] = v2765;
   }
-  const uint v2769 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2769 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2771 = v1340 + v2769;
-  const uint v2772 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2772 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2774 = v1343 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2776 = v2774 < v1;
   const bool v2777 = v2775 && v2776;
   if (v2777) {
@@ -2284,11 +2284,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2781 = v2780 + v2774;
     out[v2781] = v2778;
   }
-  const uint v2782 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2782 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2784 = v1340 + v2782;
-  const uint v2785 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2785 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2787 = v1343 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -2297,11 +2297,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2794 = v2793 + v2787;
     out[v2794] = v2791;
   }
-  const uint v2795 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2795 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2797 = v1340 + v2795;
-  const uint v2798 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2798 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2800 = v1343 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2802 = v2800 < v1;
   const bool v2803 = v2801 && v2802;
   if (v2803) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2807 = v2806 + v2800;
     out[v2807] = v2804;
   }
-  const uint v2808 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2808 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2810 = v1340 + v2808;
-  const uint v2811 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2811 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2813 = v1343 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2815 = v2813 < v1;
   const bool v2816 = v2814 && v2815;
   if (v2816) {
@@ -2323,11 +2323,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2820 = v2819 + v2813;
     out[v2820] = v2817;
   }
-  const uint v2821 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2821 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2823 = v1340 + v2821;
-  const uint v2824 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2824 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2826 = v1343 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2828 = v2826 < v1;
   const bool v2829 = v2827 && v2828;
   if (v2829) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2833 = v2832 + v2826;
     out[v2833] = v2830;
   }
-  const uint v2834 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2834 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2836 = v1340 + v2834;
-  const uint v2837 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2837 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2839 = v1343 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -2349,11 +2349,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2846 = v2845 + v2839;
     out[v2846] = v2843;
   }
-  const uint v2847 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2847 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2849 = v1340 + v2847;
-  const uint v2850 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2850 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2852 = v1343 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2854 = v2852 < v1;
   const bool v2855 = v2853 && v2854;
   if (v2855) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2859 = v2858 + v2852;
     out[v2859] = v2856;
   }
-  const uint v2860 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2860 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2862 = v1340 + v2860;
-  const uint v2863 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2863 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2865 = v1343 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2867 = v2865 < v1;
   const bool v2868 = v2866 && v2867;
   if (v2868) {
@@ -2375,11 +2375,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2872 = v2871 + v2865;
     out[v2872] = v2869;
   }
-  const uint v2873 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2873 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2875 = v1340 + v2873;
-  const uint v2876 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2876 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2878 = v1343 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -2388,11 +2388,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2885 = v2884 + v2878;
     out[v2885] = v2882;
   }
-  const uint v2886 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2886 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2888 = v1340 + v2886;
-  const uint v2889 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2889 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2891 = v1343 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2893 = v2891 < v1;
   const bool v2894 = v2892 && v2893;
   if (v2894) {
@@ -2401,11 +2401,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2898 = v2897 + v2891;
     out[v2898] = v2895;
   }
-  const uint v2899 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2899 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2901 = v1340 + v2899;
-  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2904 = v1343 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2911 = v2910 + v2904;
     out[v2911] = v2908;
   }
-  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2914 = v1340 + v2912;
-  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2917 = v1343 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -2427,11 +2427,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2924 = v2923 + v2917;
     out[v2924] = v2921;
   }
-  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2927 = v1340 + v2925;
-  const uint v2928 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2928 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2930 = v1343 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2932 = v2930 < v1;
   const bool v2933 = v2931 && v2932;
   if (v2933) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2937 = v2936 + v2930;
     out[v2937] = v2934;
   }
-  const uint v2938 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2938 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2940 = v1340 + v2938;
-  const uint v2941 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2941 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2943 = v1343 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2945 = v2943 < v1;
   const bool v2946 = v2944 && v2945;
   if (v2946) {
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2950 = v2949 + v2943;
     out[v2950] = v2947;
   }
-  const uint v2951 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2951 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2953 = v1340 + v2951;
-  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2956 = v1343 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -2466,11 +2466,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2963 = v2962 + v2956;
     out[v2963] = v2960;
   }
-  const uint v2964 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2964 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2966 = v1340 + v2964;
-  const uint v2967 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2967 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2969 = v1343 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2971 = v2969 < v1;
   const bool v2972 = v2970 && v2971;
   if (v2972) {
@@ -2479,11 +2479,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2976 = v2975 + v2969;
     out[v2976] = v2973;
   }
-  const uint v2977 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2977 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2979 = v1340 + v2977;
-  const uint v2980 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2980 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2982 = v1343 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2984 = v2982 < v1;
   const bool v2985 = v2983 && v2984;
   if (v2985) {
@@ -2492,11 +2492,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2989 = v2988 + v2982;
     out[v2989] = v2986;
   }
-  const uint v2990 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:224
+  const uint v2990 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
   const uint v2992 = v1340 + v2990;
-  const uint v2993 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:225
+  const uint v2993 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
   const uint v2995 = v1343 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:226
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
