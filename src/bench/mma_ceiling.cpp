@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::uint32_t kGroups = 32768;  // about 60 waves of 4 groups a multiprocessor
 constexpr std::uint32_t kThreads = 128;
+constexpr std::uint32_t kSimdgroups = kThreads / 32;
 constexpr std::uint32_t kRounds = 16;  // of 32 products a simdgroup
 constexpr std::uint32_t kAccumulators = 32;
 constexpr double kProductFlops = 2.0 * 16 * 8 * 16;
@@ -54,7 +55,7 @@ std::optional<double> BenchDevice::mma_sync_tflops(int repeat) {
       {ResidentTensor{out, DType::F32, count}, runtime::Scalar{.dtype = DType::U32, .i = kRounds}},
       grid);
   const auto ms = time([&](int) { launch(handle); }, 2, repeat, "the mma.sync ceiling");
-  const double flops = kProductFlops * kAccumulators * kRounds * (kThreads / 32) * kGroups;
+  const double flops = kProductFlops * kAccumulators * kRounds * kSimdgroups * kGroups;
   return flops / (spread_of(ms).median * 1e9);
 }
 

@@ -268,7 +268,9 @@ std::string carried(const ir::Param& p) {
 
 /// The literal `exactly`, `at_most` and `multiple_of` rules of the group size (0 for none).
 std::string rules(const ir::Kernel& kernel) {
-  std::int64_t exactly = 0, at_most = 0, multiple = 0;
+  std::int64_t exactly = 0;
+  std::int64_t at_most = 0;
+  std::int64_t multiple = 0;
   for (const ir::SizeRule& r : kernel.dispatch.group_size_rules) {
     if (!r.constexpr_name.empty()) continue;
     if (r.kind == ir::SizeRule::Kind::Exactly) exactly = r.value;

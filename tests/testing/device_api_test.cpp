@@ -1,8 +1,6 @@
 /// The device-resident API: tensors on the GPU (allocated and borrowed), guarded asynchronous
 /// launches on created and borrowed streams, events, and a captured graph replayed. The GPU
 /// cases skip where there is no CUDA; what every call says without CUDA runs everywhere.
-#include "iron/runtime/device.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,6 +9,7 @@
 
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/runtime/device.hpp"
 
 namespace iron::runtime {
 namespace {
@@ -115,13 +114,15 @@ TEST(DeviceApiGpu, TheGuardRefusesWrongTensorsAndLaunchesNothing) {
   DeviceTensor halves = DeviceTensor::allocate(DType::F16, kN);
   const Stream stream = Stream::create();
   const auto grid = Grid::elementwise(kN, 256);
-  const std::string too_small =
-      error_of([&] { launch_async(scale, {&in, &small, f32(1), u32(kN)}, grid, stream); });
+  const std::string too_small = error_of([&] {
+    launch_async(scale, {&in, &small, f32(1), u32(kN)}, grid, stream);
+  });
   EXPECT_NE(too_small.find("iron_scale: dispatch refused, nothing launched"), std::string::npos)
       << too_small;
   EXPECT_NE(too_small.find("out"), std::string::npos) << too_small;
-  const std::string wrong_type =
-      error_of([&] { launch_async(scale, {&in, &halves, f32(1), u32(kN)}, grid, stream); });
+  const std::string wrong_type = error_of([&] {
+    launch_async(scale, {&in, &halves, f32(1), u32(kN)}, grid, stream);
+  });
   EXPECT_NE(wrong_type.find("dispatch refused"), std::string::npos) << wrong_type;
   EXPECT_NE(wrong_type.find("f16"), std::string::npos) << wrong_type;
   stream.synchronize();

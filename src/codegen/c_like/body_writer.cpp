@@ -40,9 +40,9 @@ class BodyWriter {
       if (op.shared >= 0 && op.lanes > 1) vector_access.insert(op.shared);
     });
     for (std::size_t i = 0; i < k.shared.size(); ++i) {
-      for (std::string& text :
+      for (const std::string& text :
            cx_.dialect.shared_declaration(k, i, vector_access.contains(static_cast<int>(i)))) {
-        line(std::move(text), {});
+        line(text, {});
       }
     }
     lines_.emplace_back();

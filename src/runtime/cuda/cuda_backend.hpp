@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "driver.hpp"
-#include "prepared_kernel.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device_info.hpp"
+#include "prepared_kernel.hpp"
 
 namespace iron::runtime::cuda {
 
@@ -55,7 +55,8 @@ class CudaBackend final : public Backend {
 
   const CudaDeviceInfo& device_;
   CUcontext context_;
-  std::unordered_map<std::uint64_t, PreparedKernel> prepared_;  ///< by structural hash of the traced IR
+  std::unordered_map<std::uint64_t, PreparedKernel>
+      prepared_;  ///< by structural hash of the traced IR
   double last_kernel_ms_ = 0.0;
 };
 

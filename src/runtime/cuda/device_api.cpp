@@ -19,8 +19,8 @@ namespace {
 
 using cuda::driver;
 
-constexpr unsigned int kNonBlocking = 0x1;   // CU_STREAM_NON_BLOCKING
-constexpr int kCaptureThreadLocal = 1;       // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+constexpr unsigned int kNonBlocking = 0x1;  // CU_STREAM_NON_BLOCKING
+constexpr int kCaptureThreadLocal = 1;      // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 
 /// Makes the device's primary context current on the calling thread; Error when CUDA is not here.
 void enter(std::string_view what) {
@@ -131,6 +131,7 @@ DeviceTensor::~DeviceTensor() {
   driver().api().mem_free(address_);
 }
 
+// NOLINTNEXTLINE(readability-make-member-function-const): it writes the tensor's memory
 void DeviceTensor::upload(std::span<const std::byte> from) {
   if (from.size() != bytes()) {
     throw Error(fmt::format("DeviceTensor::upload: {} bytes given for a tensor of {} bytes",
@@ -179,12 +180,11 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
   const cuda::PreparedKernel& fn = prepared(kernel);
   cuda::check_threads(kernel, fn, grid.group_size.volume());
   cuda::KernelParams params(carried, addresses);
-  driver().check(
-      driver().api().launch_kernel(fn.function, grid.groups.x, grid.groups.y, grid.groups.z,
-                                   grid.group_size.x, grid.group_size.y, grid.group_size.z,
-                                   fn.dynamic_shared, static_cast<cuda::CUstream>(stream.handle()),
-                                   params.data(), nullptr),
-      "cuLaunchKernel", fn.symbol);
+  driver().check(driver().api().launch_kernel(
+                     fn.function, grid.groups.x, grid.groups.y, grid.groups.z, grid.group_size.x,
+                     grid.group_size.y, grid.group_size.z, fn.dynamic_shared,
+                     static_cast<cuda::CUstream>(stream.handle()), params.data(), nullptr),
+                 "cuLaunchKernel", fn.symbol);
 }
 
 Event::Event() {
@@ -220,7 +220,7 @@ float Event::elapsed_ms(const Event& start) const {
 
 Graph Graph::capture(const Stream& stream, const std::function<void()>& enqueue) {
   enter("Graph::capture");
-  const auto s = static_cast<cuda::CUstream>(stream.handle());
+  auto* const s = static_cast<cuda::CUstream>(stream.handle());
   if (s == nullptr) throw Error("Graph::capture: the legacy default stream cannot be captured");
   const auto& api = driver().api();
   driver().check(api.stream_begin_capture(s, kCaptureThreadLocal), "cuStreamBeginCapture",

@@ -23,7 +23,6 @@ struct PreparedKernel {
 PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm);
 
 /// Throws DispatchError when `threads` per group exceed what the compiled function allows.
-void check_threads(const ir::Kernel& kernel, const PreparedKernel& prepared,
-                   std::uint64_t threads);
+void check_threads(const ir::Kernel& kernel, const PreparedKernel& prepared, std::uint64_t threads);
 
 }  // namespace iron::runtime::cuda
