@@ -20,7 +20,9 @@ install(TARGETS iron_core iron_dsl iron_codegen iron_runtime iron_kernels iron_a
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/iron/kernels
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS iron RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The command line, also exported as iron::cli (an application's build can run `iron build`).
+set_target_properties(iron PROPERTIES EXPORT_NAME cli)
+install(TARGETS iron EXPORT ironTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/iron DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(IRON_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/iron)

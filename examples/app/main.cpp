@@ -1,6 +1,7 @@
 /// An application of Iron: a kernel of its own and one of the library's, traced, compiled and
-/// run on the best backend here (the GPU when there is one, else the simulator), each checked
-/// against the same math computed on the host. Prints "ok" and exits 0 when both match.
+/// run on the best backend here (the GPU when there is one, else the simulator), and, on a GPU,
+/// the library's softmax on device tensors through its generated entry point (iron::lib), each
+/// checked against the same math computed on the host. Prints "ok" and exits 0 when all match.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -8,7 +9,10 @@
 #include <exception>
 #include <iron/iron.hpp>
 #include <iron/runtime/backend.hpp>
+#include <iron/runtime/device.hpp>
 #include <vector>
+
+#include "iron_kernels.hpp"
 
 using namespace iron::dsl;
 
@@ -66,10 +70,15 @@ double run_axpy(iron::runtime::Backend& backend) {
   return max_error(values_of(ty), want);
 }
 
-double run_library_softmax(iron::runtime::Backend& backend) {
-  constexpr std::uint32_t kRows = 3, kN = 300;
+constexpr std::uint32_t kRows = 3, kN = 300;
+
+std::vector<float> softmax_input() {
   std::vector<float> x(kRows * kN);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 23) / 7.0f;
+  return x;
+}
+
+std::vector<double> softmax_of(const std::vector<float>& x) {
   std::vector<double> want(x.size());
   for (std::uint32_t r = 0; r < kRows; ++r) {
     double top = -INFINITY, sum = 0.0;
@@ -77,6 +86,12 @@ double run_library_softmax(iron::runtime::Backend& backend) {
     for (std::uint32_t c = 0; c < kN; ++c) sum += std::exp(x[r * kN + c] - top);
     for (std::uint32_t c = 0; c < kN; ++c) want[r * kN + c] = std::exp(x[r * kN + c] - top) / sum;
   }
+  return want;
+}
+
+double run_library_softmax(iron::runtime::Backend& backend) {
+  const std::vector<float> x = softmax_input();
+  const std::vector<double> want = softmax_of(x);
   const iron::ir::Kernel kernel = kernel_ir_for("iron_softmax", iron::DType::F32);
   iron::runtime::HostTensor in = f32_tensor(x), out = f32_tensor(std::vector<float>(x.size()));
   GeometryQuery query;
@@ -91,6 +106,23 @@ double run_library_softmax(iron::runtime::Backend& backend) {
   return max_error(values_of(out), want);
 }
 
+/// The same softmax on device tensors, through the generated entry point: its grid from the
+/// kernel's geometry function, enqueued on a stream of Iron's.
+double run_device_softmax() {
+  const std::vector<float> x = softmax_input();
+  iron::runtime::DeviceTensor in =
+      iron::runtime::DeviceTensor::allocate(iron::DType::F32, x.size());
+  iron::runtime::DeviceTensor out =
+      iron::runtime::DeviceTensor::allocate(iron::DType::F32, x.size());
+  in.upload(std::as_bytes(std::span(x)));
+  const iron::runtime::Stream stream = iron::runtime::Stream::create();
+  iron::lib::iron_softmax_f32(stream, in, out, kN);
+  stream.synchronize();
+  std::vector<float> got(x.size());
+  out.download(std::as_writable_bytes(std::span(got)));
+  return max_error(got, softmax_of(x));
+}
+
 }  // namespace
 
 int main() {
@@ -100,7 +132,14 @@ int main() {
     const double softmax = run_library_softmax(*backend);
     fmt::print("backend {}: app_axpy max error {:g}, iron_softmax max error {:g}\n",
                backend->name(), axpy, softmax);
-    if (axpy > 0.0 || softmax > 1e-6) {
+    double device = 0.0;
+    if (iron::runtime::cuda_available()) {
+      device = run_device_softmax();
+      fmt::print("device tensors: iron::lib::iron_softmax_f32 max error {:g}\n", device);
+    } else {
+      fmt::print("device tensors: skipped ({})\n", iron::runtime::cuda_unavailable_reason());
+    }
+    if (axpy > 0.0 || softmax > 1e-6 || device > 1e-6) {
       fmt::print("mismatch\n");
       return 1;
     }

@@ -17,10 +17,13 @@ constexpr std::string_view kPreamble = R"(#pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "iron/core/error.hpp"
+#include "iron/dsl/geometry.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/backend.hpp"
+#include "iron/runtime/device.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::launch {
@@ -33,6 +36,22 @@ inline void check_dtype(const char* function, const char* param,
   throw iron::Error(std::string(function) + ": tensor '" + param + "' holds " +
                     std::string(iron::dtype_name(tensor.dtype)) + " elements, the kernel takes " +
                     std::string(iron::dtype_name(dtype)));
+}
+
+/// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
+/// constexprs and tensor sizes given, the device's multiprocessors).
+inline void launch_planned(const iron::ir::Kernel& kernel, iron::dsl::GeometryQuery query,
+                           const std::vector<iron::runtime::DeviceArg>& args,
+                           const iron::runtime::Stream& stream) {
+  query.dtype = kernel.dtype;
+  query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
+  const auto planned = iron::dsl::geometry_for(kernel.name, query);
+  if (!planned) {
+    throw iron::Error(kernel.name + ": no geometry function: launch it with launch_async and a grid");
+  }
+  const iron::runtime::Grid grid{{planned->groups.x, planned->groups.y, planned->groups.z},
+                                 {planned->threads.x, planned->threads.y, planned->threads.z}};
+  iron::runtime::launch_async(kernel, args, grid, stream);
 }
 
 }  // namespace detail
@@ -126,6 +145,36 @@ std::string wrapper(const ir::Kernel& kernel) {
       fmt::join(args, ",\n      "));
 }
 
+/// The device-resident entry point of a kernel form: tensors on the device, the grid planned.
+std::string entry_point(const ir::Kernel& kernel) {
+  const std::string symbol = kernel_symbol(kernel);
+  std::vector<std::string> params = {"const iron::runtime::Stream& stream"};
+  std::vector<std::string> args;
+  std::string query;
+  for (const ir::Param& p : kernel.params) {
+    if (p.kind == ir::ParamKind::Constexpr) {
+      params.push_back(fmt::format("{} {}", host_type(p.dtype), p.name));
+      args.push_back(argument(p));
+      query += fmt::format("  query.constants[\"{0}\"] = static_cast<double>({0});\n", p.name);
+    } else {
+      params.push_back(fmt::format("{}iron::runtime::DeviceTensor& {}",
+                                   p.kind == ir::ParamKind::Input ? "const " : "", p.name));
+      args.push_back("&" + p.name);
+      query += fmt::format("  query.elements[\"{0}\"] = {0}.count();\n", p.name);
+    }
+  }
+  return fmt::format(
+      "\n/// {} ({}) with T = {}, on device tensors: enqueued on `stream` with the grid the\n"
+      "/// kernel's geometry function plans for these sizes.\ninline void {}(\n    {}) {{\n"
+      "  static const iron::ir::Kernel kernel =\n"
+      "      iron::dsl::kernel_ir_for(\"{}\", iron::DType::{});\n"
+      "  iron::dsl::GeometryQuery query;\n{}"
+      "  detail::launch_planned(kernel, query, {{\n      {}}}, stream);\n}}\n",
+      kernel.name, format_loc(kernel.loc), dtype_name(kernel.dtype), symbol,
+      fmt::join(params, ",\n    "), kernel.name, enumerator(kernel.dtype), query,
+      fmt::join(args, ",\n      "));
+}
+
 }  // namespace
 
 std::string emit_launch_wrappers(const std::vector<ir::Kernel>& kernels) {
@@ -135,7 +184,9 @@ std::string emit_launch_wrappers(const std::vector<ir::Kernel>& kernels) {
       "// Each checks its tensors' dtypes (iron::Error naming the parameter), then runs the "
       "kernel,\n"
       "// traced on first use by iron::dsl::kernel_ir_for, on the backend given. Link the kernel "
-      "library.\n";
+      "library.\n"
+      "// iron::lib has the same kernels on device tensors, enqueued on a stream with the grid "
+      "each\n// kernel's geometry function plans (iron/runtime/device.hpp).\n";
   text += kPreamble;
   std::set<std::string> symbols;
   for (const ir::Kernel& k : kernels) {
@@ -144,7 +195,14 @@ std::string emit_launch_wrappers(const std::vector<ir::Kernel>& kernels) {
                          "launch wrappers asked twice for " + kernel_symbol(k));
     text += wrapper(k);
   }
-  return text + "\n}  // namespace iron::launch\n";
+  text += "\n}  // namespace iron::launch\n\n"
+          "// Device-resident entry points (iron/runtime/device.hpp), one per kernel and dtype.\n"
+          "namespace iron::lib {\nnamespace detail = iron::launch::detail;\n";
+  for (const ir::Kernel& k : kernels) {
+    c_like::check_names(k, "the device entry points", "stream query kernel detail iron std");
+    text += entry_point(k);
+  }
+  return text + "\n}  // namespace iron::lib\n";
 }
 
 }  // namespace iron::codegen

@@ -19,14 +19,19 @@ TEST(EmitLaunchWrappers, OneTypedFunctionPerKernelAndDtype) {
 //
 // Each checks its tensors' dtypes (iron::Error naming the parameter), then runs the kernel,
 // traced on first use by iron::dsl::kernel_ir_for, on the backend given. Link the kernel library.
+// iron::lib has the same kernels on device tensors, enqueued on a stream with the grid each
+// kernel's geometry function plans (iron/runtime/device.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "iron/core/error.hpp"
+#include "iron/dsl/geometry.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/backend.hpp"
+#include "iron/runtime/device.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::launch {
@@ -39,6 +44,22 @@ inline void check_dtype(const char* function, const char* param,
   throw iron::Error(std::string(function) + ": tensor '" + param + "' holds " +
                     std::string(iron::dtype_name(tensor.dtype)) + " elements, the kernel takes " +
                     std::string(iron::dtype_name(dtype)));
+}
+
+/// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
+/// constexprs and tensor sizes given, the device's multiprocessors).
+inline void launch_planned(const iron::ir::Kernel& kernel, iron::dsl::GeometryQuery query,
+                           const std::vector<iron::runtime::DeviceArg>& args,
+                           const iron::runtime::Stream& stream) {
+  query.dtype = kernel.dtype;
+  query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
+  const auto planned = iron::dsl::geometry_for(kernel.name, query);
+  if (!planned) {
+    throw iron::Error(kernel.name + ": no geometry function: launch it with launch_async and a grid");
+  }
+  const iron::runtime::Grid grid{{planned->groups.x, planned->groups.y, planned->groups.z},
+                                 {planned->threads.x, planned->threads.y, planned->threads.z}};
+  iron::runtime::launch_async(kernel, args, grid, stream);
 }
 
 }  // namespace detail
@@ -90,6 +111,56 @@ inline void prefix_f32(
 }
 
 }  // namespace iron::launch
+
+// Device-resident entry points (iron/runtime/device.hpp), one per kernel and dtype.
+namespace iron::lib {
+namespace detail = iron::launch::detail;
+
+/// scale_if (kernels/t.cpp:3) with T = f16, on device tensors: enqueued on `stream` with the grid the
+/// kernel's geometry function plans for these sizes.
+inline void scale_if_f16(
+    const iron::runtime::Stream& stream,
+    const iron::runtime::DeviceTensor& x,
+    iron::runtime::DeviceTensor& y,
+    float alpha,
+    std::uint32_t n,
+    std::int32_t shift,
+    bool flag) {
+  static const iron::ir::Kernel kernel =
+      iron::dsl::kernel_ir_for("scale_if", iron::DType::F16);
+  iron::dsl::GeometryQuery query;
+  query.elements["x"] = x.count();
+  query.elements["y"] = y.count();
+  query.constants["alpha"] = static_cast<double>(alpha);
+  query.constants["n"] = static_cast<double>(n);
+  query.constants["shift"] = static_cast<double>(shift);
+  query.constants["flag"] = static_cast<double>(flag);
+  detail::launch_planned(kernel, query, {
+      &x,
+      &y,
+      iron::runtime::Scalar{iron::DType::F32, alpha, 0},
+      iron::runtime::Scalar{iron::DType::U32, 0.0, n},
+      iron::runtime::Scalar{iron::DType::I32, 0.0, shift},
+      iron::runtime::Scalar{iron::DType::Bool, 0.0, flag ? 1 : 0}}, stream);
+}
+
+/// prefix (<unknown location>) with T = f32, on device tensors: enqueued on `stream` with the grid the
+/// kernel's geometry function plans for these sizes.
+inline void prefix_f32(
+    const iron::runtime::Stream& stream,
+    const iron::runtime::DeviceTensor& x,
+    iron::runtime::DeviceTensor& y) {
+  static const iron::ir::Kernel kernel =
+      iron::dsl::kernel_ir_for("prefix", iron::DType::F32);
+  iron::dsl::GeometryQuery query;
+  query.elements["x"] = x.count();
+  query.elements["y"] = y.count();
+  detail::launch_planned(kernel, query, {
+      &x,
+      &y}, stream);
+}
+
+}  // namespace iron::lib
 )");
 }
 

@@ -21,6 +21,8 @@ namespace iron::runtime {
 /// Whether the device API can run here (the cuda backend's status), and if not why.
 bool cuda_available();
 std::string cuda_unavailable_reason();
+/// The device's multiprocessor count, which kernels' geometry functions plan their grids for.
+std::uint32_t cuda_multiprocessors();
 
 /// A CUDA stream: one this object created (destroyed with it), or one the application owns.
 class Stream {

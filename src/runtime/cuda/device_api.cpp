@@ -59,6 +59,11 @@ const cuda::PreparedKernel& prepared(const ir::Kernel& kernel) {
 bool cuda_available() { return cuda::cuda_backend_status().available; }
 std::string cuda_unavailable_reason() { return cuda::cuda_backend_status().reason; }
 
+std::uint32_t cuda_multiprocessors() {
+  enter("cuda_multiprocessors");
+  return static_cast<std::uint32_t>(cuda::cuda_device().multiprocessors);
+}
+
 Stream Stream::create() {
   enter("Stream::create");
   cuda::CUstream s = nullptr;
