@@ -47,7 +47,8 @@ int run_command(int argc, char** argv) {
       iron::cli::add_build_command(app),  iron::cli::add_test_command(app),
       iron::cli::add_device_command(app), iron::cli::add_cache_command(app),
       iron::cli::add_snap_command(app),   iron::cli::add_diff_command(app),
-      iron::cli::add_run_command(app),    iron::cli::add_bench_command(app)};
+      iron::cli::add_run_command(app),    iron::cli::add_bench_command(app),
+      iron::cli::add_warmup_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -195,9 +195,10 @@ std::string emit_launch_wrappers(const std::vector<ir::Kernel>& kernels) {
                          "launch wrappers asked twice for " + kernel_symbol(k));
     text += wrapper(k);
   }
-  text += "\n}  // namespace iron::launch\n\n"
-          "// Device-resident entry points (iron/runtime/device.hpp), one per kernel and dtype.\n"
-          "namespace iron::lib {\nnamespace detail = iron::launch::detail;\n";
+  text +=
+      "\n}  // namespace iron::launch\n\n"
+      "// Device-resident entry points (iron/runtime/device.hpp), one per kernel and dtype.\n"
+      "namespace iron::lib {\nnamespace detail = iron::launch::detail;\n";
   for (const ir::Kernel& k : kernels) {
     c_like::check_names(k, "the device entry points", "stream query kernel detail iron std");
     text += entry_point(k);

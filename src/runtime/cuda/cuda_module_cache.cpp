@@ -68,14 +68,17 @@ CUmodule load_or_compile(const codegen::CompiledKernel& compiled, int sm, const 
 
 }  // namespace
 
+std::string module_key(const codegen::CompiledKernel& compiled, int sm) {
+  const NvrtcStatus& nvrtc = nvrtc_status();
+  return module_cache_key(ir::structural_hash(compiled.lowered), fmt::format("sm_{}", sm),
+                          IRON_VERSION, nvrtc.major, nvrtc.minor, compiled.source);
+}
+
 CUmodule load_module(const codegen::CompiledKernel& compiled, int sm) {
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<Slot>> slots;
 
-  const NvrtcStatus& nvrtc = nvrtc_status();
-  const std::string key =
-      module_cache_key(ir::structural_hash(compiled.lowered), fmt::format("sm_{}", sm),
-                       IRON_VERSION, nvrtc.major, nvrtc.minor, compiled.source);
+  const std::string key = module_key(compiled, sm);
   std::shared_ptr<Slot> slot;
   {
     const std::lock_guard lock(mutex);

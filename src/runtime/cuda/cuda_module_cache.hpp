@@ -2,10 +2,17 @@
 /// disk cache, else compiled with NVRTC (and stored).
 #pragma once
 
+#include <string>
+
 #include "driver.hpp"
 #include "iron/codegen/compile.hpp"
 
 namespace iron::runtime::cuda {
+
+/// The key of `compiled` (the pipeline's output for sm_`sm`) in the module cache:
+/// module_cache_key() over its lowered IR, the architecture, Iron's and NVRTC's versions and the
+/// source.
+std::string module_key(const codegen::CompiledKernel& compiled, int sm);
 
 /// The module of `compiled` (the pipeline's output for sm_`sm`), loaded into the current
 /// context, which must be the device's primary context. Keyed by module_cache_key(); records one

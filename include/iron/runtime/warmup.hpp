@@ -1,0 +1,30 @@
+/// Compiling a set of kernels into the disk module cache ahead of their first launch, in
+/// parallel (`iron warmup`), so that an application's first call loads instead of compiling.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "iron/core/ir.hpp"
+
+namespace iron::runtime {
+
+/// What warming one kernel form did.
+struct WarmupResult {
+  std::string symbol;     ///< "<kernel>_<dtype>"
+  bool compiled = false;  ///< false: its cubin was already in the cache
+  double ms = 0.0;        ///< the pipeline, NVRTC and the store (or the cache check)
+  std::string error;      ///< non-empty: it failed, and why
+};
+
+/// Compiles each traced kernel for a CUDA device of compute capability `sm` × 10 with the profile
+/// launches use (TargetProfile::cuda_device, so IRON_CUDA_MMA counts) and stores its cubin in the
+/// disk module cache under the key a launch looks up, `jobs` at a time; kernels already cached
+/// are only checked. Needs NVRTC and a cache folder (module_store()), not a GPU. Never throws for
+/// one kernel (its error is in the result); throws iron::Error when there is no cache folder or
+/// no NVRTC. Results are in the order of `kernels`.
+std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
+                                            unsigned jobs);
+
+}  // namespace iron::runtime

@@ -1,0 +1,69 @@
+/// warm_module_cache: the pipeline, NVRTC and the disk store for many kernels on a few threads.
+#include "iron/runtime/warmup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "cuda_module_cache.hpp"
+#include "iron/codegen/compile.hpp"
+#include "iron/core/error.hpp"
+#include "iron/runtime/module_cache.hpp"
+#include "iron/runtime/nvrtc.hpp"
+
+namespace iron::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) {
+  const Clock::time_point start = Clock::now();
+  WarmupResult result;
+  try {
+    const codegen::CompiledKernel compiled =
+        codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(sm));
+    result.symbol = compiled.symbol;
+    const std::string key = cuda::module_key(compiled, sm);
+    if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
+      store.store(key, compile_cubin(compiled.source, compiled.symbol, sm).cubin);
+      result.compiled = true;
+    }
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  }
+  if (result.symbol.empty())
+    result.symbol = fmt::format("{}_{}", kernel.name, dtype_name(kernel.dtype));
+  result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace
+
+std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
+                                            unsigned jobs) {
+  const std::optional<BlobStore> store = module_store();
+  if (!store) {
+    throw Error("no kernel cache folder to warm: set IRON_CACHE_DIR (or XDG_CACHE_HOME, or HOME)");
+  }
+  if (const NvrtcStatus& nvrtc = nvrtc_status(); !nvrtc.available) {
+    throw Error("cannot warm the kernel cache: NVRTC is unavailable: " + nvrtc.reason);
+  }
+  std::vector<WarmupResult> results(kernels.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < kernels.size(); i = next++) {
+      results[i] = warm_one(kernels[i], sm, *store);
+    }
+  };
+  const unsigned threads = std::clamp<unsigned>(jobs, 1, std::max<std::size_t>(kernels.size(), 1));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return results;
+}
+
+}  // namespace iron::runtime

@@ -1,0 +1,57 @@
+/// warm_module_cache: kernels compiled into the disk cache once, found there the second time,
+/// a failure kept to its kernel, and the refusal without a cache folder. Needs NVRTC, no GPU.
+#include "iron/runtime/warmup.hpp"
+
+#include <gtest/gtest.h>
+
+#include "cuda_test_support.hpp"
+#include "iron/core/error.hpp"
+#include "iron/dsl/kernel.hpp"
+#include "iron/runtime/module_cache.hpp"
+#include "iron/runtime/nvrtc.hpp"
+
+namespace iron::runtime {
+namespace {
+
+using cuda_test::Contains;
+using cuda_test::ScopedEnv;
+using cuda_test::TempDir;
+
+TEST(Warmup, CompilesOnceThenFindsTheCache) {
+  if (!nvrtc_status().available) GTEST_SKIP() << "no NVRTC: " << nvrtc_status().reason;
+  const TempDir dir;
+  const ScopedEnv cache("IRON_CACHE_DIR", dir.path().string());
+  const std::vector<ir::Kernel> kernels = {dsl::kernel_ir_for("iron_scale", DType::F32),
+                                           dsl::kernel_ir_for("iron_scale", DType::BF16)};
+  const auto first = warm_module_cache(kernels, 90, 2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].symbol, "iron_scale_f32");
+  EXPECT_EQ(first[1].symbol, "iron_scale_bf16");
+  for (const WarmupResult& r : first) {
+    EXPECT_TRUE(r.compiled) << r.symbol;
+    EXPECT_EQ(r.error, "") << r.symbol;
+  }
+  EXPECT_EQ(module_store()->summary().entries, 2u);
+  for (const WarmupResult& r : warm_module_cache(kernels, 90, 1)) {
+    EXPECT_FALSE(r.compiled) << r.symbol << " was compiled again";
+  }
+  EXPECT_EQ(module_store()->summary().entries, 2u);
+  // Another architecture is another entry.
+  EXPECT_TRUE(warm_module_cache({kernels[0]}, 80, 1)[0].compiled);
+  EXPECT_EQ(module_store()->summary().entries, 3u);
+}
+
+TEST(Warmup, RefusesWithoutACacheFolder) {
+  const ScopedEnv cache("IRON_CACHE_DIR", std::nullopt);
+  const ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  const ScopedEnv home("HOME", std::nullopt);
+  try {
+    warm_module_cache({dsl::kernel_ir_for("iron_scale", DType::F32)}, 90, 1);
+    FAIL() << "expected iron::Error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(Contains(e.what(), "no kernel cache folder to warm"));
+  }
+}
+
+}  // namespace
+}  // namespace iron::runtime
