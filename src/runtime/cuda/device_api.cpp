@@ -37,10 +37,9 @@ void enter_quietly() { driver().api().ctx_set_current(cuda::cuda_context()); }
 void check_wait(cuda::CUresult result, std::string_view call, std::string_view what) {
   if (result == cuda::kCudaSuccess) return;
   const std::string fault =
-      fmt::format("{} failed for {}: {}; the CUDA context is unusable: restart the process", call,
-                  what, driver().describe(result));
+      fmt::format("{} failed for {}: {}", call, what, driver().describe(result));
   cuda::record_fault(fault);
-  throw Error(fault);
+  throw Error(fault + "; the CUDA context is unusable: restart the process");
 }
 
 /// Every kernel launched through the API, prepared once per process.
