@@ -49,6 +49,7 @@ int warmup(const WarmupOptions& o) {
   const auto forms = select_kernels(o.filter, o.dtype);
   const unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<ir::Kernel> kernels;
+  kernels.reserve(forms.size());
   for (const auto& f : forms) kernels.push_back(f.info->trace(f.dtype));
   fmt::print("warming the kernel cache for sm_{}: {} kernel forms, {} at a time\n", sm,
              kernels.size(), jobs);
