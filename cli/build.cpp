@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +15,7 @@
 #include "iron/codegen/launch_wrappers.hpp"
 #include "iron/runtime/backend.hpp"
 #include "kernel_selection.hpp"
+#include "output_files.hpp"
 #include "target_options.hpp"
 
 namespace iron::cli {
@@ -88,17 +88,6 @@ std::vector<Output> outputs(const BuildOptions& o) {
     out.push_back({target, profiles.at(target->name), &binary});
   }
   return out;
-}
-
-void write_file(const fs::path& path, const void* data, std::size_t size) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out) throw Error(fmt::format("cannot write {}", path.string()));
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  write_file(path, text.data(), text.size());
 }
 
 int build(const BuildOptions& o) {

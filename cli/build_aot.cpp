@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "iron/codegen/aot_bundle.hpp"
 #include "iron/codegen/compile.hpp"
@@ -15,6 +14,7 @@
 #include "iron/core/error.hpp"
 #include "iron/runtime/backend.hpp"
 #include "kernel_selection.hpp"
+#include "output_files.hpp"
 
 namespace iron::cli {
 namespace {
@@ -23,13 +23,6 @@ namespace fs = std::filesystem;
 
 /// The architectures a bundle carries: Ampere's cubin also runs on sm_86 and sm_89.
 constexpr int kArchitectures[] = {80, 90};
-
-void write_bytes(const fs::path& path, const void* data, std::size_t size) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out) throw Error(fmt::format("cannot write {}", path.string()));
-}
 
 const runtime::BinaryFormat& cubin_format() {
   const runtime::BackendEntry* cuda = runtime::find_backend("cuda");
@@ -61,14 +54,13 @@ int build_aot(const std::string& dir, const std::string& filter, const std::stri
       const auto compiled = codegen::compile_kernel(form.kernel, profile);
       const auto binary = cubin.compile(compiled.source, compiled.symbol, profile);
       const std::string file = fmt::format("{}.sm_{}.cubin", compiled.symbol, sm);
-      write_bytes(root / file, binary.data(), binary.size());
+      write_file(root / file, binary.data(), binary.size());
       const std::uint64_t shared = compiled.lowered.shared_bytes;
       form.binaries.push_back({sm, file, codegen::uses_dynamic_shared(shared) ? shared : 0});
     }
     bundle.push_back(std::move(form));
   }
-  const std::string header = codegen::emit_aot_header(bundle);
-  write_bytes(root / "iron_aot.hpp", header.data(), header.size());
+  write_text(root / "iron_aot.hpp", codegen::emit_aot_header(bundle));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("wrote a bundle of {} kernel forms ({} cubins and iron_aot.hpp) to {} in {:.3f} s\n",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "iron/bench/device.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "kernel_selection.hpp"
 
@@ -34,13 +35,6 @@ int target_sm(int asked) {
         report.reason));
   }
   return report.devices.front().sm();
-}
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
 }
 
 int warmup(const WarmupOptions& o) {
@@ -72,11 +66,10 @@ int warmup(const WarmupOptions& o) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bench::Spread spread = compiled.empty() ? bench::Spread{} : bench::spread_of(compiled);
   fmt::print(
       "{} compiled (median {:.1f} ms, max {:.1f} ms), {} already cached, {} failed, in {:.2f} s\n",
-      compiled.size(), median_of(compiled),
-      compiled.empty() ? 0.0 : *std::max_element(compiled.begin(), compiled.end()), cached, failed,
-      seconds);
+      compiled.size(), spread.median, spread.max, cached, failed, seconds);
   return failed == 0 ? kExitSuccess : kExitRefused;
 }
 

@@ -222,49 +222,12 @@ class Bundle {
 /// A constexpr's 4-byte carrier (the launch ABI, docs/compiler.md).
 inline float carrier(float v) { return v; }
 inline int carrier(std::int32_t v) { return v; }
+inline int carrier(std::int8_t v) { return v; }
 inline unsigned int carrier(std::uint32_t v) { return v; }
+inline unsigned int carrier(std::uint8_t v) { return v; }
+inline unsigned int carrier(std::uint16_t v) { return v; }
 inline unsigned int carrier(bool v) { return v ? 1u : 0u; }
 )header";
-
-/// The host type a constexpr of type `t` is given as, and the type of its carrier.
-std::string_view host_type(DType t) {
-  switch (t) {
-    case DType::I32:
-    case DType::I8:
-      return "std::int32_t";
-    case DType::U32:
-    case DType::U8:
-    case DType::U16:
-      return "std::uint32_t";
-    case DType::Bool:
-      return "bool";
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      return "float";
-  }
-  return "float";
-}
-
-/// The narrowing a constexpr of a narrow type gets before it is carried (the ABI wraps it).
-std::string carried(const ir::Param& p) {
-  switch (p.dtype) {
-    case DType::I8:
-      return fmt::format("static_cast<std::int32_t>(static_cast<std::int8_t>({}))", p.name);
-    case DType::U8:
-      return fmt::format("{} & 0xFFu", p.name);
-    case DType::U16:
-      return fmt::format("{} & 0xFFFFu", p.name);
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-    case DType::I32:
-    case DType::U32:
-    case DType::Bool:
-      return p.name;
-  }
-  return p.name;
-}
 
 /// The literal `exactly`, `at_most` and `multiple_of` rules of the group size (0 for none).
 std::string rules(const ir::Kernel& kernel) {
@@ -310,8 +273,8 @@ std::string launcher(const AotForm& form) {
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Param& p = kernel.params[i];
     if (p.kind == ir::ParamKind::Constexpr) {
-      params.push_back(fmt::format("{} {}", host_type(p.dtype), p.name));
-      carriers += fmt::format("  auto carried{} = carrier({});\n", i, carried(p));
+      params.push_back(fmt::format("{} {}", c_like::host_type(p.dtype), p.name));
+      carriers += fmt::format("  auto carried{} = carrier({});\n", i, p.name);
       args.push_back(fmt::format("&carried{}", i));
       doc.push_back(fmt::format("{} {}", p.name, dtype_name(p.dtype)));
     } else {

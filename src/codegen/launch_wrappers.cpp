@@ -81,29 +81,6 @@ std::string_view enumerator(DType t) {
   return "";
 }
 
-/// The host type a constexpr of type `t` is given as.
-std::string_view host_type(DType t) {
-  switch (t) {
-    case DType::I32:
-      return "std::int32_t";
-    case DType::U32:
-      return "std::uint32_t";
-    case DType::I8:
-      return "std::int8_t";
-    case DType::U8:
-      return "std::uint8_t";
-    case DType::U16:
-      return "std::uint16_t";
-    case DType::Bool:
-      return "bool";
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      return "float";
-  }
-  return "float";
-}
-
 /// The Launch argument for parameter `p`.
 std::string argument(const ir::Param& p) {
   if (p.kind != ir::ParamKind::Constexpr) return "&" + p.name;
@@ -122,7 +99,7 @@ std::string wrapper(const ir::Kernel& kernel) {
   std::vector<std::string> args;
   for (const ir::Param& p : kernel.params) {
     if (p.kind == ir::ParamKind::Constexpr) {
-      params.push_back(fmt::format("{} {}", host_type(p.dtype), p.name));
+      params.push_back(fmt::format("{} {}", c_like::host_type(p.dtype), p.name));
     } else {
       params.push_back("iron::runtime::HostTensor& " + p.name);
       checks += fmt::format("  detail::check_dtype(\"{}\", \"{}\", {}, iron::DType::{});\n", symbol,
@@ -153,7 +130,7 @@ std::string entry_point(const ir::Kernel& kernel) {
   std::string query;
   for (const ir::Param& p : kernel.params) {
     if (p.kind == ir::ParamKind::Constexpr) {
-      params.push_back(fmt::format("{} {}", host_type(p.dtype), p.name));
+      params.push_back(fmt::format("{} {}", c_like::host_type(p.dtype), p.name));
       args.push_back(argument(p));
       query += fmt::format("  query.constants[\"{0}\"] = static_cast<double>({0});\n", p.name);
     } else {

@@ -177,5 +177,28 @@ std::string header_comment(const ir::Kernel& kernel, std::string_view target,
   return text;
 }
 
+std::string_view host_type(DType t) {
+  switch (t) {
+    case DType::I32:
+      return "std::int32_t";
+    case DType::U32:
+      return "std::uint32_t";
+    case DType::I8:
+      return "std::int8_t";
+    case DType::U8:
+      return "std::uint8_t";
+    case DType::U16:
+      return "std::uint16_t";
+    case DType::Bool:
+      return "bool";
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+      return "float";
+  }
+  return "float";
+}
+
 }  // namespace c_like
+
 }  // namespace iron::codegen

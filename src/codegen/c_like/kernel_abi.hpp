@@ -27,6 +27,11 @@ void check_names(const ir::Kernel& kernel, std::string_view language, std::strin
 /// reserved_words() and the names of its float functions.
 std::string reserved_names(const Dialect& dialect);
 
+/// The host C++ type generated host code (launch wrappers, AOT bundles) takes a constexpr of
+/// type `t` as: float for f32, f16 and bf16, std::int32_t, std::uint32_t, std::int8_t,
+/// std::uint8_t, std::uint16_t, bool.
+std::string_view host_type(DType t);
+
 /// What a parameter is, for the ABI comment: "input bf16 tensor", "constexpr bool (0 or 1)".
 std::string param_role(const ir::Param& p);
 
