@@ -4,24 +4,31 @@
 ///
 /// The quantized formats are those of the dequantization kernels (kernels/quant/): MLX's affine
 /// mode (w = scale · q + bias per group of G columns, codes packed little-endian into u32 words)
-/// and OCP MXFP4 (E2M1 codes, one E8M0 power of two per 32 columns). The weight is never
-/// rounded: the product is of x with the exact decoded values, accumulated in f32, and only the
-/// output is rounded to T.
+/// and OCP MXFP4 (E2M1 codes, one E8M0 power of two per 32 columns). Products accumulate in f32
+/// and only the output is rounded to T. The f32 path multiplies x with the exact decoded values;
+/// the tensor-core path (f16/bf16) rounds each decoded weight to T first, as iron_gemm's
+/// quantized forms do.
 ///
 /// ## Error bound
-/// Per element, relative to Σ_p |x[b, p]| · (|scale · q| + |bias|) (|w[j, p]| for the dense and
-/// MXFP4 forms): γ_{k+2} for the f32 sums (u = 2^-24), then the rounding to T. An affine chunk
-/// adds scale · Σ x·q and bias · Σ x, so its terms are x·q and x, not x·w.
+/// Per element, with S = Σ_p |x[b, p]| · (|scale · q| + |bias|) (|w[j, p]| for the dense and
+/// MXFP4 forms) and X = Σ_p |x[b, p]|: γ_{k+2} · S for the f32 sums (u = 2^-24; an affine chunk
+/// of the f32 path adds scale · Σ x·q and bias · Σ x), plus, where a decoded weight is rounded to
+/// T, ε · S + η · X (ε = u_T + γ_2, η half T's smallest subnormal); then the rounding to T.
 ///
 /// ## How it runs
-/// A group of G threads (32 to 128) owns 4 rows of the weight and 4 rows of x (4 × 4 outputs);
-/// groups sharing weight rows are adjacent in the grid, so a weight row is read from memory once
-/// for any m. Thread t reads chunks t, t + G, … of each weight row with 16-byte loads (8
-/// values of T, or 4 words of codes), decodes them 8 at a time and multiplies them with the
-/// matching 8 columns of each x row; the threads' sums then meet through a simdgroup sum and
-/// shared memory. The dense form takes 16-byte chunks when k is a multiple of 8 and single
-/// columns otherwise. An affine chunk lies in one group and an MXFP4 chunk (32 codes) is one
-/// block, so each loads one scale (and bias).
+/// A group of 128 threads owns 16 weight rows and 16 rows of x; groups sharing weight rows are
+/// adjacent in the grid, so a weight row is read from memory once for any m.
+/// - f16/bf16 with k a multiple of 8 (dense) or of 256 (quantized): tensor cores
+///   (kernels/gemm/gemv_skinny.hpp). 256 columns a step of the group's x rows and weight rows
+///   (or codes, scales and biases) are copied into a 4-stage ring by asynchronous copies; a
+///   quantized step is decoded into a tile of T by all threads; the four simdgroups split the step
+///   along k in 16×16×16 fragment products and sum their tiles at the end.
+/// - Otherwise (f32, other k): 4 × 4 sub-tiles one after another; thread t reads chunks t,
+///   t + 128, … of each of 4 weight rows with 16-byte loads (8 values of T, or 4 words of codes),
+///   decodes them 8 at a time and multiplies them with the matching 8 columns of 4 x rows; the
+///   threads' sums then meet through a simdgroup sum and shared memory. The dense form takes
+///   16-byte chunks when k is a multiple of 8 and single columns otherwise. An affine chunk lies in
+///   one group and an MXFP4 chunk (32 codes) is one block, so each loads one scale (and bias).
 ///
 /// ## Layout
 /// - `x [m, k]` T
@@ -32,12 +39,13 @@
 /// - `out [m, n]` T
 ///
 /// ## Dispatch
-/// Tiled: exactly ceil(n / 4) · ceil(m / 4) groups of 32 to 128 threads (a multiple of 32).
+/// Tiled: exactly ceil(n / 16) · ceil(m / 16) groups of exactly 128 threads.
 #include <iron/iron.hpp>
 
 #include "../primitives/affine_quant.hpp"
 #include "../primitives/mxfp4.hpp"
 #include "gemv_rows.hpp"
+#include "gemv_skinny.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -159,9 +167,13 @@ struct Mxfp4Weights {
 
 /// The contract every form shares.
 void declare_gemv() {
-  dispatch(tiled, {multiple_of(32), at_least(32), at_most(gemv::kMaxThreads)});
+  dispatch(tiled, {exactly(gemv::kThreads)});
   grid(gemv::grid_rule());
 }
+
+/// The weight tensors' copies need whole 16-byte pieces (and the scales whole 4-byte ones): k a
+/// multiple of the tensor-core path's step.
+constexpr u32 kQuantizedStep = gemv::skinny::kStepK;
 
 }  // namespace
 
@@ -171,13 +183,14 @@ IRON_KERNEL(iron_gemv, (Tensor<T> x, Tensor<T> w, Out<T> out, Constexpr<u32> m, 
   layout(x, "[m, k]");
   layout(w, "[n, k]");
   layout(out, "[m, n]");
-  gemv::Accumulators acc(0.0f);
-  auto tile = gemv::tile_of(m, n);
   IRON_IF(k % 8u == 0u) {
-    gemv::accumulate<T>(DenseWeights<T, 8>{w, k}, x, m, k, tile, k / 8u, acc);
+    if constexpr (lane_bytes<T>() == 2) {
+      gemv::skinny::product(x, gemv::skinny::DenseSource<T>{w}, out, m, n, k);
+    } else {
+      gemv::product<T>(DenseWeights<T, 8>{w, k}, x, out, m, n, k, k / 8u);
+    }
   }
-  IRON_ELSE { gemv::accumulate<T>(DenseWeights<T, 1>{w, k}, x, m, k, tile, k, acc); }
-  gemv::store_sums<T>(acc, out, m, n, tile);
+  IRON_ELSE { gemv::product<T>(DenseWeights<T, 1>{w, k}, x, out, m, n, k, k); }
 }
 
 IRON_KERNEL_TEMPLATE(iron_gemv_affine, (u32 BITS, u32 GROUP),
@@ -191,11 +204,18 @@ IRON_KERNEL_TEMPLATE(iron_gemv_affine, (u32 BITS, u32 GROUP),
   layout(scales, groups);
   layout(biases, groups);
   layout(out, "[m, n]");
-  gemv::Accumulators acc(0.0f);
-  auto tile = gemv::tile_of(m, n);
   const AffineWeights<T, BITS, GROUP> format{packed, scales, biases, k};
-  gemv::accumulate<T>(format, x, m, k, tile, k / format.kChunk, acc);
-  gemv::store_sums<T>(acc, out, m, n, tile);
+  const auto exact = [&] { gemv::product<T>(format, x, out, m, n, k, k / format.kChunk); };
+  if constexpr (lane_bytes<T>() == 2) {
+    IRON_IF(k % kQuantizedStep == 0u) {
+      using Steps = gemv::skinny::AffineSteps<T, BITS, GROUP>;
+      gemv::skinny::product(x, gemv::skinny::DecodedSource<T, Steps>{Steps{packed, scales, biases}},
+                            out, m, n, k);
+    }
+    IRON_ELSE { exact(); }
+  } else {
+    exact();
+  }
 }
 IRON_KERNEL_VARIANT(iron_gemv_affine, b4_g32, 4, 32);
 IRON_KERNEL_VARIANT(iron_gemv_affine, b4_g64, 4, 64);
@@ -212,24 +232,29 @@ IRON_KERNEL(iron_gemv_mxfp4, (Tensor<T> x, Tensor<u32> packed, Tensor<u8> scales
   layout(packed, "[n, k / 8]");
   layout(scales, "[n, k / 32]");
   layout(out, "[m, n]");
-  gemv::Accumulators acc(0.0f);
-  auto tile = gemv::tile_of(m, n);
-  gemv::accumulate<T>(Mxfp4Weights{packed, scales, k}, x, m, k, tile, k / Mxfp4Weights::kChunk,
-                      acc);
-  gemv::store_sums<T>(acc, out, m, n, tile);
+  const auto exact = [&] {
+    gemv::product<T>(Mxfp4Weights{packed, scales, k}, x, out, m, n, k, k / Mxfp4Weights::kChunk);
+  };
+  if constexpr (lane_bytes<T>() == 2) {
+    IRON_IF(k % kQuantizedStep == 0u) {
+      using Steps = gemv::skinny::Mxfp4Steps;
+      gemv::skinny::product(x, gemv::skinny::DecodedSource<T, Steps>{Steps{packed, scales}}, out, m,
+                            n, k);
+    }
+    IRON_ELSE { exact(); }
+  } else {
+    exact();
+  }
 }
 
-IRON_GEOMETRY(iron_gemv) {
-  const std::uint64_t k = q.constant("k");
-  return gemv::geometry(q, k % 8 == 0 ? k / 8 : k);
-}
-IRON_GEOMETRY(iron_gemv_affine_b4_g32) { return gemv::geometry(q, q.constant("k") / 32); }
-IRON_GEOMETRY(iron_gemv_affine_b4_g64) { return gemv::geometry(q, q.constant("k") / 32); }
-IRON_GEOMETRY(iron_gemv_affine_b4_g128) { return gemv::geometry(q, q.constant("k") / 32); }
-IRON_GEOMETRY(iron_gemv_affine_b8_g32) { return gemv::geometry(q, q.constant("k") / 16); }
-IRON_GEOMETRY(iron_gemv_affine_b8_g64) { return gemv::geometry(q, q.constant("k") / 16); }
-IRON_GEOMETRY(iron_gemv_affine_b8_g128) { return gemv::geometry(q, q.constant("k") / 16); }
-IRON_GEOMETRY(iron_gemv_mxfp4) { return gemv::geometry(q, q.constant("k") / 32); }
+IRON_GEOMETRY(iron_gemv) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b4_g32) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b4_g64) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b4_g128) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b8_g32) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b8_g64) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_affine_b8_g128) { return gemv::geometry(q); }
+IRON_GEOMETRY(iron_gemv_mxfp4) { return gemv::geometry(q); }
 
 }  // namespace iron::kernels
 
@@ -315,13 +340,21 @@ GemvWeights mxfp4_weights(std::size_t n, std::size_t k, std::uint32_t lo, std::u
   return g;
 }
 
-/// The definition, in double: out[b, j] = Σ_p x[b, p] · w[j, p]; and the largest
-/// Σ_p |x[b, p]| · term[j, p], the scale of the error bound.
-std::pair<std::vector<float>, double> gemv_oracle(const std::vector<float>& x, const GemvWeights& g,
-                                                  std::size_t m, std::size_t n, std::size_t k) {
-  std::vector<float> out(m * n);
-  double scale = 0.0;
+/// The definition, in double: out[b, j] = Σ_p x[b, p] · w[j, p]; and the scales of the error
+/// bound, the largest Σ_p |x[b, p]| · term[j, p] (s) and Σ_p |x[b, p]| (x).
+struct GemvExpected {
+  std::vector<float> out;
+  double s = 0.0;
+  double x = 0.0;
+};
+GemvExpected gemv_oracle(const std::vector<float>& x, const GemvWeights& g, std::size_t m,
+                         std::size_t n, std::size_t k) {
+  GemvExpected e;
+  e.out.resize(m * n);
   for (std::size_t b = 0; b < m; ++b) {
+    double xsum = 0.0;
+    for (std::size_t p = 0; p < k; ++p) xsum += std::fabs(double{x[b * k + p]});
+    e.x = std::max(e.x, xsum);
     for (std::size_t j = 0; j < n; ++j) {
       double sum = 0.0;
       double magnitude = 0.0;
@@ -329,17 +362,25 @@ std::pair<std::vector<float>, double> gemv_oracle(const std::vector<float>& x, c
         sum += double{x[b * k + p]} * g.w[j * k + p];
         magnitude += std::fabs(double{x[b * k + p]}) * g.term[j * k + p];
       }
-      out[b * n + j] = static_cast<float>(sum);
-      scale = std::max(scale, magnitude);
+      e.out[b * n + j] = static_cast<float>(sum);
+      e.s = std::max(e.s, magnitude);
     }
   }
-  return {out, scale};
+  return e;
 }
 
+/// The doc comment's bound. A quantized weight decoded on the tensor-core path (f16/bf16) is
+/// rounded to T; the f32 path and dense weights keep it exact.
 testing::TestSetup gemv_setup(const std::string& kernel, const GemvWeights& g, std::size_t m,
                               std::size_t n, std::size_t k, DType dt, testing::Rng& rng) {
+  namespace tol = testing::tolerance;
   const auto x = testing::round_through(rng.uniform(m * k, -1.0f, 1.0f), dt);
-  const auto [want, scale] = gemv_oracle(x, g, m, n, k);
+  const GemvExpected want = gemv_oracle(x, g, m, n, k);
+  const bool rounds_weights = !g.words.empty() && dt != DType::F32;
+  const double eps = rounds_weights ? tol::unit_roundoff(dt) + tol::gamma(2) : 0.0;
+  const double eta = rounds_weights ? tol::underflow(dt) : 0.0;
+  const double sum = tol::gamma(k + 2);
+  const double bound = (sum + eps + sum * eps) * want.s + (1.0 + sum) * eta * want.x;
   testing::TestSetup setup(kernel, dt);
   setup.input("x", x);
   for (const auto& [name, words] : g.words) setup.input_u32(name, words);
@@ -348,9 +389,8 @@ testing::TestSetup gemv_setup(const std::string& kernel, const GemvWeights& g, s
       .constant("m", static_cast<double>(m))
       .constant("n", static_cast<double>(n))
       .constant("k", static_cast<double>(k))
-      .expect("out", want)
-      .tolerance(testing::tolerance::stored(dt, testing::tolerance::gamma(k + 2) * scale,
-                                            testing::tolerance::gamma(1)));
+      .expect("out", want.out)
+      .tolerance(tol::stored(dt, bound, tol::gamma(1)));
   return setup.grid(testing::geometry_grid(setup));
 }
 
@@ -464,6 +504,10 @@ IRON_TEST(iron_gemv, ones_1x1x1, F32, F16, BF16) { return dense_setup(1, 1, 1, d
 IRON_TEST(iron_gemv, long_rows_2x9x4104, F32, F16, BF16) {
   return dense_setup(2, 9, 4104, dt, rng);
 }
+// Two row tiles of x (m past 16) and a last step of k that is partly outside.
+IRON_TEST(iron_gemv, two_row_tiles_18x33x520, F32, F16, BF16) {
+  return dense_setup(18, 33, 520, dt, rng);
+}
 
 #define IRON_GEMV_AFFINE_TESTS(BITS, GROUP)                                          \
   IRON_TEST(iron_gemv_affine_b##BITS##_g##GROUP, decode_1x37x3g, F32, F16, BF16) {   \
@@ -482,6 +526,13 @@ IRON_TEST(iron_gemv_affine_b4_g32, long_rows_3x5x9600, F32, F16, BF16) {
 }
 IRON_GEMV_AFFINE_TESTS(4, 64)
 IRON_GEMV_AFFINE_TESTS(4, 128)
+// Two row tiles of x and two steps of k on the tensor-core path (k a multiple of 256).
+IRON_TEST(iron_gemv_affine_b4_g128, two_row_tiles_17x18x512, F32, F16, BF16) {
+  return affine_setup(4, 128, 17, 18, 512, dt, rng);
+}
+IRON_TEST(iron_gemv_affine_b8_g32, two_row_tiles_20x5x768, F32, F16, BF16) {
+  return affine_setup(8, 32, 20, 5, 768, dt, rng);
+}
 IRON_GEMV_AFFINE_TESTS(8, 32)
 IRON_GEMV_AFFINE_TESTS(8, 64)
 IRON_GEMV_AFFINE_TESTS(8, 128)
@@ -495,6 +546,9 @@ IRON_TEST(iron_gemv_mxfp4, batch_9x16x4352, F32, F16, BF16) {
 }
 IRON_TEST(iron_gemv_mxfp4, one_block_1x1x32, F32, F16, BF16) {
   return mxfp4_setup(1, 1, 32, dt, rng);
+}
+IRON_TEST(iron_gemv_mxfp4, two_row_tiles_17x3x768, F32, F16, BF16) {
+  return mxfp4_setup(17, 3, 768, dt, rng);
 }
 
 // A linear layer's decode: 4096 → 14336 (up) and 14336 → 4096 (down), one token and 16.

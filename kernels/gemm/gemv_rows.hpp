@@ -18,10 +18,10 @@
 
 namespace iron::kernels::gemv {
 
-inline constexpr dsl::u32 kRows = 4;          ///< weight rows (columns of out) per group
-inline constexpr dsl::u32 kBatch = 4;         ///< rows of x per group
-inline constexpr dsl::u32 kMaxThreads = 128;  ///< a group is 32 … 128 threads (the geometry's)
-inline constexpr dsl::u32 kMaxSimdgroups = kMaxThreads / 32;
+inline constexpr dsl::u32 kRows = 4;       ///< weight rows (columns of out) per group
+inline constexpr dsl::u32 kBatch = 4;      ///< rows of x per group
+inline constexpr dsl::u32 kThreads = 128;  ///< threads a group
+inline constexpr dsl::u32 kSimdgroups = kThreads / 32;
 inline constexpr dsl::u32 kSub = 8;  ///< columns of k decoded and multiplied at a time
 
 /// A thread's sums: element r · kBatch + b for weight row r and x row b.
@@ -35,13 +35,24 @@ struct Tile {
   std::array<dsl::Expr<dsl::u32>, kBatch> batch;
 };
 
-/// The tile of group g: groups walk the x rows of one block of weight rows before the next, so
-/// the groups sharing weight rows run side by side and read them from memory once.
-inline Tile tile_of(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n) {
+/// A group's part of out: kGroupRows weight rows × kGroupBatch x rows (the tensor-core path's
+/// tile, kernels/gemm/gemv_skinny.hpp), which this path covers in sub-tiles of kRows × kBatch.
+inline constexpr dsl::u32 kGroupRows = 16;
+inline constexpr dsl::u32 kGroupBatch = 16;
+inline constexpr dsl::u32 kSubTiles = (kGroupRows / kRows) * (kGroupBatch / kBatch);
+
+/// Sub-tile `sub` of group g's part: groups walk the x rows of one block of weight rows before
+/// the next, so the groups sharing weight rows run side by side and read them from memory once.
+inline Tile tile_of(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+                    const dsl::Expr<dsl::u32>& sub) {
   using namespace iron::dsl;
-  auto batches = (m + (kBatch - 1)) / kBatch;
+  auto parts_m = (m + (kGroupBatch - 1)) / kGroupBatch;
   auto g = group_id<0>();
-  Tile t{g / batches * kRows, g % batches * kBatch, {}, {}};
+  constexpr u32 kQuadsM = kGroupBatch / kBatch;
+  Tile t{g / parts_m * kGroupRows + sub / kQuadsM * kRows,
+         g % parts_m * kGroupBatch + sub % kQuadsM * kBatch,
+         {},
+         {}};
   for (u32 r = 0; r < kRows; ++r) t.rows[r] = min(t.row0 + r, n - 1u);
   for (u32 b = 0; b < kBatch; ++b) t.batch[b] = min(t.batch0 + b, m - 1u);
   return t;
@@ -118,7 +129,7 @@ void store_sums(const Accumulators& acc, const dsl::Out<T>& out, const dsl::Expr
                 const dsl::Expr<dsl::u32>& n, const Tile& tile) {
   using namespace iron::dsl;
   constexpr u32 kSums = kRows * kBatch;
-  auto partial = shared<f32>(kSums * kMaxSimdgroups);
+  auto partial = shared<f32>(kSums * kSimdgroups);
   for (u32 b = 0; b < kBatch; ++b) {
     IRON_IF(batch_in(tile, m, b)) {
       for (u32 r = 0; r < kRows; ++r) {
@@ -138,20 +149,37 @@ void store_sums(const Accumulators& acc, const dsl::Out<T>& out, const dsl::Expr
   }
 }
 
-/// The grid rule: one group per kRows weight rows and kBatch x rows.
-inline std::string grid_rule() {
-  return "[ceil_div(n, " + std::to_string(kRows) + ") * ceil_div(m, " + std::to_string(kBatch) +
-         "), 1, 1]";
+/// Adds the group's part of x · wᵀ in `format` to out, sub-tile by sub-tile (each splitting k
+/// over the group's threads): the path for f32, and for shapes the tensor-core path does not
+/// take. `chunks` is the chunks of a weight row.
+template <class T, class Format>
+void product(const Format& format, const dsl::Tensor<T>& x, const dsl::Out<T>& out,
+             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+             const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& chunks) {
+  using namespace iron::dsl;
+  for (auto sub : range(0u, kSubTiles)) {
+    const Tile tile = tile_of(m, n, sub);
+    IRON_IF(tile.row0 < n && tile.batch0 < m) {
+      Accumulators acc(0.0f);
+      accumulate<T>(format, x, m, k, tile, chunks, acc);
+      store_sums<T>(acc, out, m, n, tile);
+      barrier();  // the next sub-tile reuses store_sums's shared sums
+    }
+  }
 }
 
-/// The launch for a [m, k] · [n, k]ᵀ product whose weight rows are `chunks` chunks: a group of
-/// 32 to 128 threads, the most that leave none without a chunk (128 threads splitting k
-/// measured faster than fewer threads with more chunks each, bench/NOTES.md §6).
-inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint64_t chunks) {
-  const std::uint64_t threads = std::clamp<std::uint64_t>(chunks / 32 * 32, 32, kMaxThreads);
+/// The grid rule: one group per kGroupRows weight rows and kGroupBatch x rows.
+inline std::string grid_rule() {
+  return "[ceil_div(n, " + std::to_string(kGroupRows) + ") * ceil_div(m, " +
+         std::to_string(kGroupBatch) + "), 1, 1]";
+}
+
+/// The launch of every form: a group of kThreads threads per part of out.
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q) {
   return {
-      {dsl::tile_count(q.constant("n"), kRows) * dsl::tile_count(q.constant("m"), kBatch), 1, 1},
-      {static_cast<std::uint32_t>(threads), 1, 1}};
+      {dsl::tile_count(q.constant("n"), kGroupRows) * dsl::tile_count(q.constant("m"), kGroupBatch),
+       1, 1},
+      {kThreads, 1, 1}};
 }
 
 }  // namespace iron::kernels::gemv

@@ -246,8 +246,8 @@ class TypeCheck {
     same({p != nullptr ? p->dtype : s->dtype, t_[1], op_.type});
   }
 
-  /// copy.async: 16 bytes from a tensor into a shared allocation of the same type, integer
-  /// indices, a bool.
+  /// copy.async: 4, 8 or 16 bytes from a tensor into a shared allocation of the same type,
+  /// integer indices, a bool.
   void async_copy() {
     if (!is_integer(t_[0]) || !is_integer(t_[1])) {
       fail("indices must be integers, got {} and {}", dtype_name(t_[0]), dtype_name(t_[1]));
@@ -260,8 +260,9 @@ class TypeCheck {
       return;
     }
     same({p->dtype, s->dtype, op_.type});
-    if (op_.lanes * dtype_size(op_.type) != 16) {
-      fail("copies 16 bytes, not {} elements of {}", op_.lanes, dtype_name(op_.type));
+    const std::size_t bytes = op_.lanes * dtype_size(op_.type);
+    if (bytes != 4 && bytes != 8 && bytes != 16) {
+      fail("copies 4, 8 or 16 bytes, not {} elements of {}", op_.lanes, dtype_name(op_.type));
     }
   }
 

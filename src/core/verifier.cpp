@@ -384,7 +384,7 @@ class Verifier {
   void check_lanes(const Op& op) {
     if (op.lanes == 1) return;
     const std::string_view name = op_name(op.kind);
-    if (op.kind == OpKind::CopyAsync) return;  // its type rule checks its 16 bytes
+    if (op.kind == OpKind::CopyAsync) return;  // its type rule checks its 4, 8 or 16 bytes
     if (!is_plain_access(op.kind)) {
       report(op.loc, fmt::format("{} cannot be a vector op (it has {} lanes)", name, op.lanes));
     } else if (op.lanes != 2 && op.lanes != 4 && op.lanes != 8 && op.lanes != 16) {

@@ -212,16 +212,18 @@ void record_copy_async(int shared, ir::ValueId to, int param, ir::ValueId from, 
 void record_async_group(bool wait, std::int64_t pending);
 }  // namespace detail
 
-/// Starts copying the 16 bytes at `src` (W elements) to `dst` in shared memory, or zeros when
-/// `valid` is false (then nothing is read): cp.async on CUDA, a plain copy on Metal. Both
+/// Starts copying the W elements at `src` (4, 8 or 16 bytes) to `dst` in shared memory, or zeros
+/// when `valid` is false (then nothing is read): cp.async on CUDA, a plain copy on Metal. Both
 /// indices are multiples of W. The copy lands at an async_wait() that leaves its group done;
-/// reading or writing those shared elements before that is reported by the simulator.
+/// reading or writing those shared elements before that is reported by the simulator. 16-byte
+/// copies are the fast ones; the narrow ones serve small side tensors (a weight's scales).
 template <std::size_t W, Element T, bool Writable>
-requires(W* lane_bytes<T>() ==
-         16) void copy_async(const detail::ElementRef<T, true>& dst,
-                             const detail::ElementRef<T, Writable>& src,
-                             detail::Operand<bool> valid,
-                             SourceLocation where = SourceLocation::current()) {
+requires(W* lane_bytes<T>() == 16 || W * lane_bytes<T>() == 8 ||
+         W * lane_bytes<T>() ==
+             4) void copy_async(const detail::ElementRef<T, true>& dst,
+                                const detail::ElementRef<T, Writable>& src,
+                                detail::Operand<bool> valid,
+                                SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_copy_async(dst.shared, dst.index, src.param, src.index, valid.id(), dtype_of<T>,
                             static_cast<std::uint8_t>(W));

@@ -143,8 +143,8 @@ class Dialect {
 
   // Asynchronous copies (docs/tensor-cores.md).
 
-  /// The statements of a copy.async of `lanes` elements (16 bytes) from src to dst (shared), or
-  /// of zeros when the bool expression `valid` is false.
+  /// The statements of a copy.async of `lanes` elements (4, 8 or 16 bytes) from src to dst
+  /// (shared), or of zeros when the bool expression `valid` is false.
   virtual std::vector<std::string> async_copy(const Access& dst, const Access& src,
                                               const std::string& valid, Needs& needs) const = 0;
   /// async.commit, and async.wait for all but `pending` groups.

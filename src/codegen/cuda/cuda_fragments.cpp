@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
 )"},
       {"iron_copy_async",
        {},
-       R"(// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+       R"(// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 )"},
       {"iron_frag_fill",
@@ -357,8 +364,9 @@ std::vector<std::string> CudaDialect::async_copy(const c_like::Access& dst,
                                                  const std::string& valid,
                                                  c_like::Needs& needs) const {
   needs.helpers.insert("iron_copy_async");
-  return {fmt::format("iron_copy_async({} + {}, {} + {}, {});", dst.base, dst.index, src.base,
-                      src.index, valid)};
+  return {fmt::format("iron_copy_async<{}>({} + {}, {} + {}, {});",
+                      src.lanes * dtype_size(src.type), dst.base, dst.index, src.base, src.index,
+                      valid)};
 }
 
 std::string CudaDialect::async_commit(c_like::Needs&) const {

@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -260,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v3609 = v3592 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3610 = v3587 + v3609;
         const unsigned int v3611 = v3610 + v3596;
-        iron_copy_async(shm0 + v3611, x + v3607, v3601);
+        iron_copy_async<16>(shm0 + v3611, x + v3607, v3601);
         const unsigned int v3614 = v3589 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3616 = v3614 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3619 = v3614 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -277,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v3633 = v3616 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3634 = v3587 + v3633;
         const unsigned int v3635 = v3634 + v3620;
-        iron_copy_async(shm0 + v3635, x + v3631, v3625);
+        iron_copy_async<16>(shm0 + v3635, x + v3631, v3625);
         const unsigned int v3638 = v3589 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3640 = v3638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3643 = v3638 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -294,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v3657 = v3640 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3658 = v3587 + v3657;
         const unsigned int v3659 = v3658 + v3644;
-        iron_copy_async(shm0 + v3659, x + v3655, v3649);
+        iron_copy_async<16>(shm0 + v3659, x + v3655, v3649);
         const unsigned int v3662 = v3589 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3664 = v3662 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3667 = v3662 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -311,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v3681 = v3664 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3682 = v3587 + v3681;
         const unsigned int v3683 = v3682 + v3668;
-        iron_copy_async(shm0 + v3683, x + v3679, v3673);
+        iron_copy_async<16>(shm0 + v3683, x + v3679, v3673);
         const unsigned int v3695 = v26 + v3592;  // kernels/gemm/quant_b.hpp:124
         const bool v3696 = v3695 < v1;
         const bool v3699 = v3696 && v3600;
@@ -740,7 +747,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v4585 = v4568 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4586 = v4563 + v4585;
         const unsigned int v4587 = v4586 + v4572;
-        iron_copy_async(shm0 + v4587, x + v4583, v4577);
+        iron_copy_async<16>(shm0 + v4587, x + v4583, v4577);
         const unsigned int v4590 = v4565 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4592 = v4590 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4595 = v4590 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -757,7 +764,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v4609 = v4592 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4610 = v4563 + v4609;
         const unsigned int v4611 = v4610 + v4596;
-        iron_copy_async(shm0 + v4611, x + v4607, v4601);
+        iron_copy_async<16>(shm0 + v4611, x + v4607, v4601);
         const unsigned int v4614 = v4565 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4616 = v4614 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4619 = v4614 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -774,7 +781,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v4633 = v4616 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4634 = v4563 + v4633;
         const unsigned int v4635 = v4634 + v4620;
-        iron_copy_async(shm0 + v4635, x + v4631, v4625);
+        iron_copy_async<16>(shm0 + v4635, x + v4631, v4625);
         const unsigned int v4638 = v4565 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4640 = v4638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4643 = v4638 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -791,7 +798,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v4657 = v4640 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4658 = v4563 + v4657;
         const unsigned int v4659 = v4658 + v4644;
-        iron_copy_async(shm0 + v4659, x + v4655, v4649);
+        iron_copy_async<16>(shm0 + v4659, x + v4655, v4649);
         const unsigned int v4671 = v26 + v4568;  // kernels/gemm/quant_b.hpp:124
         const bool v4672 = v4671 < v1;
         const bool v4675 = v4672 && v4576;

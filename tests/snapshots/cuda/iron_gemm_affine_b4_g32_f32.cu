@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -258,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2750 = v2727 + v2749;
         const unsigned int v2751 = v2750 + v2736;
-        iron_copy_async(shm0 + v2751, x + v2747, v2741);
+        iron_copy_async<16>(shm0 + v2751, x + v2747, v2741);
         const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -275,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2774 = v2727 + v2773;
         const unsigned int v2775 = v2774 + v2760;
-        iron_copy_async(shm0 + v2775, x + v2771, v2765);
+        iron_copy_async<16>(shm0 + v2775, x + v2771, v2765);
         const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -292,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2798 = v2727 + v2797;
         const unsigned int v2799 = v2798 + v2784;
-        iron_copy_async(shm0 + v2799, x + v2795, v2789);
+        iron_copy_async<16>(shm0 + v2799, x + v2795, v2789);
         const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -309,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2822 = v2727 + v2821;
         const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async(shm0 + v2823, x + v2819, v2813);
+        iron_copy_async<16>(shm0 + v2823, x + v2819, v2813);
         const unsigned int v2830 = v2729 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v2833 = v2729 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v2834 = v2833 << 3u;
@@ -539,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v3295 = v3278 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3296 = v3273 + v3295;
         const unsigned int v3297 = v3296 + v3282;
-        iron_copy_async(shm0 + v3297, x + v3293, v3287);
+        iron_copy_async<16>(shm0 + v3297, x + v3293, v3287);
         const unsigned int v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -556,7 +563,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v3319 = v3302 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3320 = v3273 + v3319;
         const unsigned int v3321 = v3320 + v3306;
-        iron_copy_async(shm0 + v3321, x + v3317, v3311);
+        iron_copy_async<16>(shm0 + v3321, x + v3317, v3311);
         const unsigned int v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -573,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v3343 = v3326 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3344 = v3273 + v3343;
         const unsigned int v3345 = v3344 + v3330;
-        iron_copy_async(shm0 + v3345, x + v3341, v3335);
+        iron_copy_async<16>(shm0 + v3345, x + v3341, v3335);
         const unsigned int v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -590,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
         const unsigned int v3367 = v3350 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3368 = v3273 + v3367;
         const unsigned int v3369 = v3368 + v3354;
-        iron_copy_async(shm0 + v3369, x + v3365, v3359);
+        iron_copy_async<16>(shm0 + v3369, x + v3365, v3359);
         const unsigned int v3376 = v3275 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v3379 = v3275 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3380 = v3379 << 3u;

@@ -61,12 +61,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -265,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3633 = v3616 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3634 = v3611 + v3633;
         const unsigned int v3635 = v3634 + v3620;
-        iron_copy_async(shm0 + v3635, x + v3631, v3625);
+        iron_copy_async<16>(shm0 + v3635, x + v3631, v3625);
         const unsigned int v3638 = v3613 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3640 = v3638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3643 = v3638 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -282,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3657 = v3640 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3658 = v3611 + v3657;
         const unsigned int v3659 = v3658 + v3644;
-        iron_copy_async(shm0 + v3659, x + v3655, v3649);
+        iron_copy_async<16>(shm0 + v3659, x + v3655, v3649);
         const unsigned int v3662 = v3613 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3664 = v3662 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3667 = v3662 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -299,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3681 = v3664 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3682 = v3611 + v3681;
         const unsigned int v3683 = v3682 + v3668;
-        iron_copy_async(shm0 + v3683, x + v3679, v3673);
+        iron_copy_async<16>(shm0 + v3683, x + v3679, v3673);
         const unsigned int v3686 = v3613 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3688 = v3686 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3691 = v3686 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -316,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3705 = v3688 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3706 = v3611 + v3705;
         const unsigned int v3707 = v3706 + v3692;
-        iron_copy_async(shm0 + v3707, x + v3703, v3697);
+        iron_copy_async<16>(shm0 + v3707, x + v3703, v3697);
         const unsigned int v3719 = v26 + v3616;  // kernels/gemm/quant_b.hpp:124
         const bool v3720 = v3719 < v1;
         const bool v3723 = v3720 && v3624;
@@ -753,7 +760,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4621 = v4604 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4622 = v4599 + v4621;
         const unsigned int v4623 = v4622 + v4608;
-        iron_copy_async(shm0 + v4623, x + v4619, v4613);
+        iron_copy_async<16>(shm0 + v4623, x + v4619, v4613);
         const unsigned int v4626 = v4601 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4628 = v4626 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4631 = v4626 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -770,7 +777,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4645 = v4628 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4646 = v4599 + v4645;
         const unsigned int v4647 = v4646 + v4632;
-        iron_copy_async(shm0 + v4647, x + v4643, v4637);
+        iron_copy_async<16>(shm0 + v4647, x + v4643, v4637);
         const unsigned int v4650 = v4601 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4652 = v4650 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4655 = v4650 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -787,7 +794,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4669 = v4652 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4670 = v4599 + v4669;
         const unsigned int v4671 = v4670 + v4656;
-        iron_copy_async(shm0 + v4671, x + v4667, v4661);
+        iron_copy_async<16>(shm0 + v4671, x + v4667, v4661);
         const unsigned int v4674 = v4601 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4676 = v4674 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4679 = v4674 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -804,7 +811,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4693 = v4676 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4694 = v4599 + v4693;
         const unsigned int v4695 = v4694 + v4680;
-        iron_copy_async(shm0 + v4695, x + v4691, v4685);
+        iron_copy_async<16>(shm0 + v4695, x + v4691, v4685);
         const unsigned int v4707 = v26 + v4604;  // kernels/gemm/quant_b.hpp:124
         const bool v4708 = v4707 < v1;
         const bool v4711 = v4708 && v4612;

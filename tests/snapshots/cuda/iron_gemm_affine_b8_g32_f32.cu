@@ -59,12 +59,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -263,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v2761 = v2744 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2762 = v2739 + v2761;
         const unsigned int v2763 = v2762 + v2748;
-        iron_copy_async(shm0 + v2763, x + v2759, v2753);
+        iron_copy_async<16>(shm0 + v2763, x + v2759, v2753);
         const unsigned int v2766 = v2741 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2768 = v2766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2771 = v2766 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v2785 = v2768 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2786 = v2739 + v2785;
         const unsigned int v2787 = v2786 + v2772;
-        iron_copy_async(shm0 + v2787, x + v2783, v2777);
+        iron_copy_async<16>(shm0 + v2787, x + v2783, v2777);
         const unsigned int v2790 = v2741 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2792 = v2790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2795 = v2790 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v2809 = v2792 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2810 = v2739 + v2809;
         const unsigned int v2811 = v2810 + v2796;
-        iron_copy_async(shm0 + v2811, x + v2807, v2801);
+        iron_copy_async<16>(shm0 + v2811, x + v2807, v2801);
         const unsigned int v2814 = v2741 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2816 = v2814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2819 = v2814 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v2833 = v2816 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2834 = v2739 + v2833;
         const unsigned int v2835 = v2834 + v2820;
-        iron_copy_async(shm0 + v2835, x + v2831, v2825);
+        iron_copy_async<16>(shm0 + v2835, x + v2831, v2825);
         const unsigned int v2842 = v2741 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v2845 = v2741 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v2846 = v2845 << 3u;
@@ -548,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3313 = v3296 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3314 = v3291 + v3313;
         const unsigned int v3315 = v3314 + v3300;
-        iron_copy_async(shm0 + v3315, x + v3311, v3305);
+        iron_copy_async<16>(shm0 + v3315, x + v3311, v3305);
         const unsigned int v3318 = v3293 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3320 = v3318 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3323 = v3318 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -565,7 +572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3337 = v3320 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3338 = v3291 + v3337;
         const unsigned int v3339 = v3338 + v3324;
-        iron_copy_async(shm0 + v3339, x + v3335, v3329);
+        iron_copy_async<16>(shm0 + v3339, x + v3335, v3329);
         const unsigned int v3342 = v3293 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3344 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3347 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -582,7 +589,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3361 = v3344 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3362 = v3291 + v3361;
         const unsigned int v3363 = v3362 + v3348;
-        iron_copy_async(shm0 + v3363, x + v3359, v3353);
+        iron_copy_async<16>(shm0 + v3363, x + v3359, v3353);
         const unsigned int v3366 = v3293 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3368 = v3366 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3371 = v3366 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -599,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3385 = v3368 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3386 = v3291 + v3385;
         const unsigned int v3387 = v3386 + v3372;
-        iron_copy_async(shm0 + v3387, x + v3383, v3377);
+        iron_copy_async<16>(shm0 + v3387, x + v3383, v3377);
         const unsigned int v3394 = v3293 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v3397 = v3293 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3398 = v3397 << 3u;

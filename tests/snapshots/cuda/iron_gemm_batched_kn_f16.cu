@@ -58,12 +58,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2680 = v2663 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2681 = v2658 + v2680;
         const unsigned int v2682 = v2681 + v2667;
-        iron_copy_async(shm0 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), a + v2678, v2672);
+        iron_copy_async<16>(shm0 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), a + v2678, v2672);
         const unsigned int v2685 = v2660 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2687 = v2685 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2690 = v2685 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -298,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2704 = v2687 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2705 = v2658 + v2704;
         const unsigned int v2706 = v2705 + v2691;
-        iron_copy_async(shm0 + (v2706 ^ (((v2706 >> 6u) & 7u) << 3u)), a + v2702, v2696);
+        iron_copy_async<16>(shm0 + (v2706 ^ (((v2706 >> 6u) & 7u) << 3u)), a + v2702, v2696);
         const unsigned int v2709 = v2660 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2711 = v2709 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2714 = v2709 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -316,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2728 = v2711 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2729 = v2658 + v2728;
         const unsigned int v2730 = v2729 + v2715;
-        iron_copy_async(shm0 + (v2730 ^ (((v2730 >> 6u) & 7u) << 3u)), a + v2726, v2720);
+        iron_copy_async<16>(shm0 + (v2730 ^ (((v2730 >> 6u) & 7u) << 3u)), a + v2726, v2720);
         const unsigned int v2733 = v2660 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2735 = v2733 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2738 = v2733 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -334,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2752 = v2735 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2753 = v2658 + v2752;
         const unsigned int v2754 = v2753 + v2739;
-        iron_copy_async(shm0 + (v2754 ^ (((v2754 >> 6u) & 7u) << 3u)), a + v2750, v2744);
+        iron_copy_async<16>(shm0 + (v2754 ^ (((v2754 >> 6u) & 7u) << 3u)), a + v2750, v2744);
         const unsigned int v2757 = v2660 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2759 = v2757 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2762 = v2757 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -352,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2776 = v2759 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2777 = v2658 + v2776;
         const unsigned int v2778 = v2777 + v2763;
-        iron_copy_async(shm0 + (v2778 ^ (((v2778 >> 6u) & 7u) << 3u)), a + v2774, v2768);
+        iron_copy_async<16>(shm0 + (v2778 ^ (((v2778 >> 6u) & 7u) << 3u)), a + v2774, v2768);
         const unsigned int v2781 = v2660 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2783 = v2781 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2786 = v2781 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -370,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2800 = v2783 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2801 = v2658 + v2800;
         const unsigned int v2802 = v2801 + v2787;
-        iron_copy_async(shm0 + (v2802 ^ (((v2802 >> 6u) & 7u) << 3u)), a + v2798, v2792);
+        iron_copy_async<16>(shm0 + (v2802 ^ (((v2802 >> 6u) & 7u) << 3u)), a + v2798, v2792);
         const unsigned int v2805 = v2660 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2807 = v2805 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2810 = v2805 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -388,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2824 = v2807 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2825 = v2658 + v2824;
         const unsigned int v2826 = v2825 + v2811;
-        iron_copy_async(shm0 + (v2826 ^ (((v2826 >> 6u) & 7u) << 3u)), a + v2822, v2816);
+        iron_copy_async<16>(shm0 + (v2826 ^ (((v2826 >> 6u) & 7u) << 3u)), a + v2822, v2816);
         const unsigned int v2829 = v2660 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2831 = v2829 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2834 = v2829 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -406,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2848 = v2831 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2849 = v2658 + v2848;
         const unsigned int v2850 = v2849 + v2835;
-        iron_copy_async(shm0 + (v2850 ^ (((v2850 >> 6u) & 7u) << 3u)), a + v2846, v2840);
+        iron_copy_async<16>(shm0 + (v2850 ^ (((v2850 >> 6u) & 7u) << 3u)), a + v2846, v2840);
         const unsigned int v2857 = v2660 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2860 = v2660 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2861 = v2860 << 3u;
@@ -423,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2874 = v2857 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2875 = v2658 + v2874;
         const unsigned int v2876 = v2875 + v2861;
-        iron_copy_async(shm1 + (v2876 ^ (((v2876 >> 7u) & 7u) << 3u)), b + v2872, v2866);
+        iron_copy_async<16>(shm1 + (v2876 ^ (((v2876 >> 7u) & 7u) << 3u)), b + v2872, v2866);
         const unsigned int v2881 = v2685 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2884 = v2685 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2885 = v2884 << 3u;
@@ -440,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2898 = v2881 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2899 = v2658 + v2898;
         const unsigned int v2900 = v2899 + v2885;
-        iron_copy_async(shm1 + (v2900 ^ (((v2900 >> 7u) & 7u) << 3u)), b + v2896, v2890);
+        iron_copy_async<16>(shm1 + (v2900 ^ (((v2900 >> 7u) & 7u) << 3u)), b + v2896, v2890);
         const unsigned int v2905 = v2709 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2908 = v2709 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2909 = v2908 << 3u;
@@ -457,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2922 = v2905 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2923 = v2658 + v2922;
         const unsigned int v2924 = v2923 + v2909;
-        iron_copy_async(shm1 + (v2924 ^ (((v2924 >> 7u) & 7u) << 3u)), b + v2920, v2914);
+        iron_copy_async<16>(shm1 + (v2924 ^ (((v2924 >> 7u) & 7u) << 3u)), b + v2920, v2914);
         const unsigned int v2929 = v2733 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2932 = v2733 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2933 = v2932 << 3u;
@@ -474,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2946 = v2929 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2947 = v2658 + v2946;
         const unsigned int v2948 = v2947 + v2933;
-        iron_copy_async(shm1 + (v2948 ^ (((v2948 >> 7u) & 7u) << 3u)), b + v2944, v2938);
+        iron_copy_async<16>(shm1 + (v2948 ^ (((v2948 >> 7u) & 7u) << 3u)), b + v2944, v2938);
         const unsigned int v2953 = v2757 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2956 = v2757 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2957 = v2956 << 3u;
@@ -491,7 +498,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2970 = v2953 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2971 = v2658 + v2970;
         const unsigned int v2972 = v2971 + v2957;
-        iron_copy_async(shm1 + (v2972 ^ (((v2972 >> 7u) & 7u) << 3u)), b + v2968, v2962);
+        iron_copy_async<16>(shm1 + (v2972 ^ (((v2972 >> 7u) & 7u) << 3u)), b + v2968, v2962);
         const unsigned int v2977 = v2781 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2980 = v2781 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2981 = v2980 << 3u;
@@ -508,7 +515,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v2994 = v2977 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2995 = v2658 + v2994;
         const unsigned int v2996 = v2995 + v2981;
-        iron_copy_async(shm1 + (v2996 ^ (((v2996 >> 7u) & 7u) << 3u)), b + v2992, v2986);
+        iron_copy_async<16>(shm1 + (v2996 ^ (((v2996 >> 7u) & 7u) << 3u)), b + v2992, v2986);
         const unsigned int v3001 = v2805 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3004 = v2805 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3005 = v3004 << 3u;
@@ -525,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3018 = v3001 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3019 = v2658 + v3018;
         const unsigned int v3020 = v3019 + v3005;
-        iron_copy_async(shm1 + (v3020 ^ (((v3020 >> 7u) & 7u) << 3u)), b + v3016, v3010);
+        iron_copy_async<16>(shm1 + (v3020 ^ (((v3020 >> 7u) & 7u) << 3u)), b + v3016, v3010);
         const unsigned int v3025 = v2829 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3028 = v2829 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3029 = v3028 << 3u;
@@ -542,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3042 = v3025 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3043 = v2658 + v3042;
         const unsigned int v3044 = v3043 + v3029;
-        iron_copy_async(shm1 + (v3044 ^ (((v3044 >> 7u) & 7u) << 3u)), b + v3040, v3034);
+        iron_copy_async<16>(shm1 + (v3044 ^ (((v3044 >> 7u) & 7u) << 3u)), b + v3040, v3034);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -600,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3124 = v3107 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3125 = v3102 + v3124;
         const unsigned int v3126 = v3125 + v3111;
-        iron_copy_async(shm0 + (v3126 ^ (((v3126 >> 6u) & 7u) << 3u)), a + v3122, v3116);
+        iron_copy_async<16>(shm0 + (v3126 ^ (((v3126 >> 6u) & 7u) << 3u)), a + v3122, v3116);
         const unsigned int v3129 = v3104 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3131 = v3129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3134 = v3129 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -618,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3148 = v3131 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3149 = v3102 + v3148;
         const unsigned int v3150 = v3149 + v3135;
-        iron_copy_async(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), a + v3146, v3140);
+        iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), a + v3146, v3140);
         const unsigned int v3153 = v3104 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3155 = v3153 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3158 = v3153 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -636,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3172 = v3155 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3173 = v3102 + v3172;
         const unsigned int v3174 = v3173 + v3159;
-        iron_copy_async(shm0 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), a + v3170, v3164);
+        iron_copy_async<16>(shm0 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), a + v3170, v3164);
         const unsigned int v3177 = v3104 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3179 = v3177 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3182 = v3177 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -654,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3196 = v3179 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3197 = v3102 + v3196;
         const unsigned int v3198 = v3197 + v3183;
-        iron_copy_async(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), a + v3194, v3188);
+        iron_copy_async<16>(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), a + v3194, v3188);
         const unsigned int v3201 = v3104 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3203 = v3201 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3206 = v3201 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -672,7 +679,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3220 = v3203 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3221 = v3102 + v3220;
         const unsigned int v3222 = v3221 + v3207;
-        iron_copy_async(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), a + v3218, v3212);
+        iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), a + v3218, v3212);
         const unsigned int v3225 = v3104 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3227 = v3225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3230 = v3225 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -690,7 +697,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3244 = v3227 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3245 = v3102 + v3244;
         const unsigned int v3246 = v3245 + v3231;
-        iron_copy_async(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), a + v3242, v3236);
+        iron_copy_async<16>(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), a + v3242, v3236);
         const unsigned int v3249 = v3104 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3251 = v3249 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3254 = v3249 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -708,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3268 = v3251 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3269 = v3102 + v3268;
         const unsigned int v3270 = v3269 + v3255;
-        iron_copy_async(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), a + v3266, v3260);
+        iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), a + v3266, v3260);
         const unsigned int v3273 = v3104 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3275 = v3273 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3278 = v3273 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -726,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3292 = v3275 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3293 = v3102 + v3292;
         const unsigned int v3294 = v3293 + v3279;
-        iron_copy_async(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), a + v3290, v3284);
+        iron_copy_async<16>(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), a + v3290, v3284);
         const unsigned int v3301 = v3104 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3304 = v3104 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3305 = v3304 << 3u;
@@ -743,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3318 = v3301 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3319 = v3102 + v3318;
         const unsigned int v3320 = v3319 + v3305;
-        iron_copy_async(shm1 + (v3320 ^ (((v3320 >> 7u) & 7u) << 3u)), b + v3316, v3310);
+        iron_copy_async<16>(shm1 + (v3320 ^ (((v3320 >> 7u) & 7u) << 3u)), b + v3316, v3310);
         const unsigned int v3325 = v3129 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3328 = v3129 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3329 = v3328 << 3u;
@@ -760,7 +767,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3342 = v3325 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3343 = v3102 + v3342;
         const unsigned int v3344 = v3343 + v3329;
-        iron_copy_async(shm1 + (v3344 ^ (((v3344 >> 7u) & 7u) << 3u)), b + v3340, v3334);
+        iron_copy_async<16>(shm1 + (v3344 ^ (((v3344 >> 7u) & 7u) << 3u)), b + v3340, v3334);
         const unsigned int v3349 = v3153 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3352 = v3153 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3353 = v3352 << 3u;
@@ -777,7 +784,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3366 = v3349 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3367 = v3102 + v3366;
         const unsigned int v3368 = v3367 + v3353;
-        iron_copy_async(shm1 + (v3368 ^ (((v3368 >> 7u) & 7u) << 3u)), b + v3364, v3358);
+        iron_copy_async<16>(shm1 + (v3368 ^ (((v3368 >> 7u) & 7u) << 3u)), b + v3364, v3358);
         const unsigned int v3373 = v3177 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3376 = v3177 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3377 = v3376 << 3u;
@@ -794,7 +801,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3390 = v3373 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3391 = v3102 + v3390;
         const unsigned int v3392 = v3391 + v3377;
-        iron_copy_async(shm1 + (v3392 ^ (((v3392 >> 7u) & 7u) << 3u)), b + v3388, v3382);
+        iron_copy_async<16>(shm1 + (v3392 ^ (((v3392 >> 7u) & 7u) << 3u)), b + v3388, v3382);
         const unsigned int v3397 = v3201 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3400 = v3201 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3401 = v3400 << 3u;
@@ -811,7 +818,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3414 = v3397 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3415 = v3102 + v3414;
         const unsigned int v3416 = v3415 + v3401;
-        iron_copy_async(shm1 + (v3416 ^ (((v3416 >> 7u) & 7u) << 3u)), b + v3412, v3406);
+        iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 7u) & 7u) << 3u)), b + v3412, v3406);
         const unsigned int v3421 = v3225 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3424 = v3225 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3425 = v3424 << 3u;
@@ -828,7 +835,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3438 = v3421 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3439 = v3102 + v3438;
         const unsigned int v3440 = v3439 + v3425;
-        iron_copy_async(shm1 + (v3440 ^ (((v3440 >> 7u) & 7u) << 3u)), b + v3436, v3430);
+        iron_copy_async<16>(shm1 + (v3440 ^ (((v3440 >> 7u) & 7u) << 3u)), b + v3436, v3430);
         const unsigned int v3445 = v3249 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3448 = v3249 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3449 = v3448 << 3u;
@@ -845,7 +852,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3462 = v3445 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3463 = v3102 + v3462;
         const unsigned int v3464 = v3463 + v3449;
-        iron_copy_async(shm1 + (v3464 ^ (((v3464 >> 7u) & 7u) << 3u)), b + v3460, v3454);
+        iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 7u) & 7u) << 3u)), b + v3460, v3454);
         const unsigned int v3469 = v3273 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3472 = v3273 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3473 = v3472 << 3u;
@@ -862,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f16(
         const unsigned int v3486 = v3469 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3487 = v3102 + v3486;
         const unsigned int v3488 = v3487 + v3473;
-        iron_copy_async(shm1 + (v3488 ^ (((v3488 >> 7u) & 7u) << 3u)), b + v3484, v3478);
+        iron_copy_async<16>(shm1 + (v3488 ^ (((v3488 >> 7u) & 7u) << 3u)), b + v3484, v3478);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

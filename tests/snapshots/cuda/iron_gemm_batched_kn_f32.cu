@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -278,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2428 = v2411 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2429 = v2406 + v2428;
         const unsigned int v2430 = v2429 + v2415;
-        iron_copy_async(shm0 + v2430, a + v2426, v2420);
+        iron_copy_async<16>(shm0 + v2430, a + v2426, v2420);
         const unsigned int v2433 = v2408 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2435 = v2433 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2438 = v2433 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2452 = v2435 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2453 = v2406 + v2452;
         const unsigned int v2454 = v2453 + v2439;
-        iron_copy_async(shm0 + v2454, a + v2450, v2444);
+        iron_copy_async<16>(shm0 + v2454, a + v2450, v2444);
         const unsigned int v2457 = v2408 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2459 = v2457 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2462 = v2457 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2476 = v2459 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2477 = v2406 + v2476;
         const unsigned int v2478 = v2477 + v2463;
-        iron_copy_async(shm0 + v2478, a + v2474, v2468);
+        iron_copy_async<16>(shm0 + v2478, a + v2474, v2468);
         const unsigned int v2481 = v2408 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2483 = v2481 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2486 = v2481 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -332,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2500 = v2483 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2501 = v2406 + v2500;
         const unsigned int v2502 = v2501 + v2487;
-        iron_copy_async(shm0 + v2502, a + v2498, v2492);
+        iron_copy_async<16>(shm0 + v2502, a + v2498, v2492);
         const unsigned int v2504 = v2401 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2509 = v2408 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2512 = v2408 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -350,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2526 = v2509 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2527 = v2504 + v2526;
         const unsigned int v2528 = v2527 + v2513;
-        iron_copy_async(shm1 + v2528, b + v2524, v2518);
+        iron_copy_async<16>(shm1 + v2528, b + v2524, v2518);
         const unsigned int v2533 = v2433 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2536 = v2433 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2537 = v2536 << 2u;
@@ -367,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2550 = v2533 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2551 = v2504 + v2550;
         const unsigned int v2552 = v2551 + v2537;
-        iron_copy_async(shm1 + v2552, b + v2548, v2542);
+        iron_copy_async<16>(shm1 + v2552, b + v2548, v2542);
         const unsigned int v2557 = v2457 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2560 = v2457 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2561 = v2560 << 2u;
@@ -384,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2574 = v2557 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2575 = v2504 + v2574;
         const unsigned int v2576 = v2575 + v2561;
-        iron_copy_async(shm1 + v2576, b + v2572, v2566);
+        iron_copy_async<16>(shm1 + v2576, b + v2572, v2566);
         const unsigned int v2581 = v2481 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2584 = v2481 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2585 = v2584 << 2u;
@@ -401,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2598 = v2581 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2599 = v2504 + v2598;
         const unsigned int v2600 = v2599 + v2585;
-        iron_copy_async(shm1 + v2600, b + v2596, v2590);
+        iron_copy_async<16>(shm1 + v2600, b + v2596, v2590);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -442,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2650 = v2633 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2651 = v2628 + v2650;
         const unsigned int v2652 = v2651 + v2637;
-        iron_copy_async(shm0 + v2652, a + v2648, v2642);
+        iron_copy_async<16>(shm0 + v2652, a + v2648, v2642);
         const unsigned int v2655 = v2630 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2657 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2660 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -460,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2674 = v2657 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2675 = v2628 + v2674;
         const unsigned int v2676 = v2675 + v2661;
-        iron_copy_async(shm0 + v2676, a + v2672, v2666);
+        iron_copy_async<16>(shm0 + v2676, a + v2672, v2666);
         const unsigned int v2679 = v2630 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2681 = v2679 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2684 = v2679 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -478,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2698 = v2681 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2699 = v2628 + v2698;
         const unsigned int v2700 = v2699 + v2685;
-        iron_copy_async(shm0 + v2700, a + v2696, v2690);
+        iron_copy_async<16>(shm0 + v2700, a + v2696, v2690);
         const unsigned int v2703 = v2630 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2705 = v2703 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2708 = v2703 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -496,7 +503,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2722 = v2705 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2723 = v2628 + v2722;
         const unsigned int v2724 = v2723 + v2709;
-        iron_copy_async(shm0 + v2724, a + v2720, v2714);
+        iron_copy_async<16>(shm0 + v2724, a + v2720, v2714);
         const unsigned int v2726 = v2625 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2731 = v2630 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2734 = v2630 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -514,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2748 = v2731 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2749 = v2726 + v2748;
         const unsigned int v2750 = v2749 + v2735;
-        iron_copy_async(shm1 + v2750, b + v2746, v2740);
+        iron_copy_async<16>(shm1 + v2750, b + v2746, v2740);
         const unsigned int v2755 = v2655 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2758 = v2655 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2759 = v2758 << 2u;
@@ -531,7 +538,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2772 = v2755 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2773 = v2726 + v2772;
         const unsigned int v2774 = v2773 + v2759;
-        iron_copy_async(shm1 + v2774, b + v2770, v2764);
+        iron_copy_async<16>(shm1 + v2774, b + v2770, v2764);
         const unsigned int v2779 = v2679 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2782 = v2679 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2783 = v2782 << 2u;
@@ -548,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2796 = v2779 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2797 = v2726 + v2796;
         const unsigned int v2798 = v2797 + v2783;
-        iron_copy_async(shm1 + v2798, b + v2794, v2788);
+        iron_copy_async<16>(shm1 + v2798, b + v2794, v2788);
         const unsigned int v2803 = v2703 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2806 = v2703 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2807 = v2806 << 2u;
@@ -565,7 +572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
         const unsigned int v2820 = v2803 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2821 = v2726 + v2820;
         const unsigned int v2822 = v2821 + v2807;
-        iron_copy_async(shm1 + v2822, b + v2818, v2812);
+        iron_copy_async<16>(shm1 + v2822, b + v2818, v2812);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -58,12 +58,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -278,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2696 = v2679 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2697 = v2674 + v2696;
         const unsigned int v2698 = v2697 + v2683;
-        iron_copy_async(shm0 + (v2698 ^ (((v2698 >> 6u) & 7u) << 3u)), a + v2694, v2688);
+        iron_copy_async<16>(shm0 + (v2698 ^ (((v2698 >> 6u) & 7u) << 3u)), a + v2694, v2688);
         const unsigned int v2701 = v2676 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2703 = v2701 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2706 = v2701 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2720 = v2703 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2721 = v2674 + v2720;
         const unsigned int v2722 = v2721 + v2707;
-        iron_copy_async(shm0 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), a + v2718, v2712);
+        iron_copy_async<16>(shm0 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), a + v2718, v2712);
         const unsigned int v2725 = v2676 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2727 = v2725 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2730 = v2725 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2744 = v2727 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2745 = v2674 + v2744;
         const unsigned int v2746 = v2745 + v2731;
-        iron_copy_async(shm0 + (v2746 ^ (((v2746 >> 6u) & 7u) << 3u)), a + v2742, v2736);
+        iron_copy_async<16>(shm0 + (v2746 ^ (((v2746 >> 6u) & 7u) << 3u)), a + v2742, v2736);
         const unsigned int v2749 = v2676 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2751 = v2749 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2754 = v2749 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -332,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2768 = v2751 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2769 = v2674 + v2768;
         const unsigned int v2770 = v2769 + v2755;
-        iron_copy_async(shm0 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), a + v2766, v2760);
+        iron_copy_async<16>(shm0 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), a + v2766, v2760);
         const unsigned int v2773 = v2676 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2775 = v2773 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2778 = v2773 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -350,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2792 = v2775 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2793 = v2674 + v2792;
         const unsigned int v2794 = v2793 + v2779;
-        iron_copy_async(shm0 + (v2794 ^ (((v2794 >> 6u) & 7u) << 3u)), a + v2790, v2784);
+        iron_copy_async<16>(shm0 + (v2794 ^ (((v2794 >> 6u) & 7u) << 3u)), a + v2790, v2784);
         const unsigned int v2797 = v2676 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2799 = v2797 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2802 = v2797 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -368,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2816 = v2799 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2817 = v2674 + v2816;
         const unsigned int v2818 = v2817 + v2803;
-        iron_copy_async(shm0 + (v2818 ^ (((v2818 >> 6u) & 7u) << 3u)), a + v2814, v2808);
+        iron_copy_async<16>(shm0 + (v2818 ^ (((v2818 >> 6u) & 7u) << 3u)), a + v2814, v2808);
         const unsigned int v2821 = v2676 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2823 = v2821 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2826 = v2821 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -386,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2840 = v2823 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2841 = v2674 + v2840;
         const unsigned int v2842 = v2841 + v2827;
-        iron_copy_async(shm0 + (v2842 ^ (((v2842 >> 6u) & 7u) << 3u)), a + v2838, v2832);
+        iron_copy_async<16>(shm0 + (v2842 ^ (((v2842 >> 6u) & 7u) << 3u)), a + v2838, v2832);
         const unsigned int v2845 = v2676 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2847 = v2845 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2850 = v2845 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -404,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2864 = v2847 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2865 = v2674 + v2864;
         const unsigned int v2866 = v2865 + v2851;
-        iron_copy_async(shm0 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), a + v2862, v2856);
+        iron_copy_async<16>(shm0 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), a + v2862, v2856);
         const unsigned int v2878 = v32 + v2679;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2879 = v2878 < v2;
         const bool v2882 = v2879 && v2687;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2886 = v2885 + v2670;
         const unsigned int v2887 = v2886 + v2683;
         const unsigned int v2888 = v2882 ? v2887 : v9;
-        iron_copy_async(shm1 + (v2698 ^ (((v2698 >> 6u) & 7u) << 3u)), b + v2888, v2882);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2698 ^ (((v2698 >> 6u) & 7u) << 3u)), b + v2888, v2882);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2902 = v32 + v2703;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2903 = v2902 < v2;
         const bool v2906 = v2903 && v2711;
@@ -422,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2910 = v2909 + v2670;
         const unsigned int v2911 = v2910 + v2707;
         const unsigned int v2912 = v2906 ? v2911 : v9;
-        iron_copy_async(shm1 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), b + v2912, v2906);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), b + v2912, v2906);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2926 = v32 + v2727;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2927 = v2926 < v2;
         const bool v2930 = v2927 && v2735;
@@ -431,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2934 = v2933 + v2670;
         const unsigned int v2935 = v2934 + v2731;
         const unsigned int v2936 = v2930 ? v2935 : v9;
-        iron_copy_async(shm1 + (v2746 ^ (((v2746 >> 6u) & 7u) << 3u)), b + v2936, v2930);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2746 ^ (((v2746 >> 6u) & 7u) << 3u)), b + v2936, v2930);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2950 = v32 + v2751;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2951 = v2950 < v2;
         const bool v2954 = v2951 && v2759;
@@ -440,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2958 = v2957 + v2670;
         const unsigned int v2959 = v2958 + v2755;
         const unsigned int v2960 = v2954 ? v2959 : v9;
-        iron_copy_async(shm1 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), b + v2960, v2954);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), b + v2960, v2954);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2974 = v32 + v2775;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2975 = v2974 < v2;
         const bool v2978 = v2975 && v2783;
@@ -449,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2982 = v2981 + v2670;
         const unsigned int v2983 = v2982 + v2779;
         const unsigned int v2984 = v2978 ? v2983 : v9;
-        iron_copy_async(shm1 + (v2794 ^ (((v2794 >> 6u) & 7u) << 3u)), b + v2984, v2978);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2794 ^ (((v2794 >> 6u) & 7u) << 3u)), b + v2984, v2978);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2998 = v32 + v2799;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2999 = v2998 < v2;
         const bool v3002 = v2999 && v2807;
@@ -458,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3006 = v3005 + v2670;
         const unsigned int v3007 = v3006 + v2803;
         const unsigned int v3008 = v3002 ? v3007 : v9;
-        iron_copy_async(shm1 + (v2818 ^ (((v2818 >> 6u) & 7u) << 3u)), b + v3008, v3002);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2818 ^ (((v2818 >> 6u) & 7u) << 3u)), b + v3008, v3002);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3022 = v32 + v2823;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3023 = v3022 < v2;
         const bool v3026 = v3023 && v2831;
@@ -467,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3030 = v3029 + v2670;
         const unsigned int v3031 = v3030 + v2827;
         const unsigned int v3032 = v3026 ? v3031 : v9;
-        iron_copy_async(shm1 + (v2842 ^ (((v2842 >> 6u) & 7u) << 3u)), b + v3032, v3026);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2842 ^ (((v2842 >> 6u) & 7u) << 3u)), b + v3032, v3026);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3046 = v32 + v2847;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3047 = v3046 < v2;
         const bool v3050 = v3047 && v2855;
@@ -476,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3054 = v3053 + v2670;
         const unsigned int v3055 = v3054 + v2851;
         const unsigned int v3056 = v3050 ? v3055 : v9;
-        iron_copy_async(shm1 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), b + v3056, v3050);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), b + v3056, v3050);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -532,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3148 = v3131 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3149 = v3126 + v3148;
         const unsigned int v3150 = v3149 + v3135;
-        iron_copy_async(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), a + v3146, v3140);
+        iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), a + v3146, v3140);
         const unsigned int v3153 = v3128 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3155 = v3153 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3158 = v3153 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -550,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3172 = v3155 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3173 = v3126 + v3172;
         const unsigned int v3174 = v3173 + v3159;
-        iron_copy_async(shm0 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), a + v3170, v3164);
+        iron_copy_async<16>(shm0 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), a + v3170, v3164);
         const unsigned int v3177 = v3128 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3179 = v3177 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3182 = v3177 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -568,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3196 = v3179 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3197 = v3126 + v3196;
         const unsigned int v3198 = v3197 + v3183;
-        iron_copy_async(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), a + v3194, v3188);
+        iron_copy_async<16>(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), a + v3194, v3188);
         const unsigned int v3201 = v3128 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3203 = v3201 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3206 = v3201 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -586,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3220 = v3203 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3221 = v3126 + v3220;
         const unsigned int v3222 = v3221 + v3207;
-        iron_copy_async(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), a + v3218, v3212);
+        iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), a + v3218, v3212);
         const unsigned int v3225 = v3128 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3227 = v3225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3230 = v3225 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -604,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3244 = v3227 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3245 = v3126 + v3244;
         const unsigned int v3246 = v3245 + v3231;
-        iron_copy_async(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), a + v3242, v3236);
+        iron_copy_async<16>(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), a + v3242, v3236);
         const unsigned int v3249 = v3128 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3251 = v3249 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3254 = v3249 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -622,7 +629,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3268 = v3251 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3269 = v3126 + v3268;
         const unsigned int v3270 = v3269 + v3255;
-        iron_copy_async(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), a + v3266, v3260);
+        iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), a + v3266, v3260);
         const unsigned int v3273 = v3128 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3275 = v3273 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3278 = v3273 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -640,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3292 = v3275 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3293 = v3126 + v3292;
         const unsigned int v3294 = v3293 + v3279;
-        iron_copy_async(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), a + v3290, v3284);
+        iron_copy_async<16>(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), a + v3290, v3284);
         const unsigned int v3297 = v3128 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3299 = v3297 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3302 = v3297 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -658,7 +665,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3316 = v3299 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3317 = v3126 + v3316;
         const unsigned int v3318 = v3317 + v3303;
-        iron_copy_async(shm0 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), a + v3314, v3308);
+        iron_copy_async<16>(shm0 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), a + v3314, v3308);
         const unsigned int v3330 = v32 + v3131;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3331 = v3330 < v2;
         const bool v3334 = v3331 && v3139;
@@ -667,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3338 = v3337 + v3120;
         const unsigned int v3339 = v3338 + v3135;
         const unsigned int v3340 = v3334 ? v3339 : v9;
-        iron_copy_async(shm1 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), b + v3340, v3334);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), b + v3340, v3334);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3354 = v32 + v3155;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3355 = v3354 < v2;
         const bool v3358 = v3355 && v3163;
@@ -676,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3362 = v3361 + v3120;
         const unsigned int v3363 = v3362 + v3159;
         const unsigned int v3364 = v3358 ? v3363 : v9;
-        iron_copy_async(shm1 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), b + v3364, v3358);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), b + v3364, v3358);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3378 = v32 + v3179;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3379 = v3378 < v2;
         const bool v3382 = v3379 && v3187;
@@ -685,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3386 = v3385 + v3120;
         const unsigned int v3387 = v3386 + v3183;
         const unsigned int v3388 = v3382 ? v3387 : v9;
-        iron_copy_async(shm1 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3402 = v32 + v3203;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3403 = v3402 < v2;
         const bool v3406 = v3403 && v3211;
@@ -694,7 +701,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3410 = v3409 + v3120;
         const unsigned int v3411 = v3410 + v3207;
         const unsigned int v3412 = v3406 ? v3411 : v9;
-        iron_copy_async(shm1 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3426 = v32 + v3227;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3427 = v3426 < v2;
         const bool v3430 = v3427 && v3235;
@@ -703,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3434 = v3433 + v3120;
         const unsigned int v3435 = v3434 + v3231;
         const unsigned int v3436 = v3430 ? v3435 : v9;
-        iron_copy_async(shm1 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3450 = v32 + v3251;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3451 = v3450 < v2;
         const bool v3454 = v3451 && v3259;
@@ -712,7 +719,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3458 = v3457 + v3120;
         const unsigned int v3459 = v3458 + v3255;
         const unsigned int v3460 = v3454 ? v3459 : v9;
-        iron_copy_async(shm1 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3474 = v32 + v3275;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3475 = v3474 < v2;
         const bool v3478 = v3475 && v3283;
@@ -721,7 +728,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3482 = v3481 + v3120;
         const unsigned int v3483 = v3482 + v3279;
         const unsigned int v3484 = v3478 ? v3483 : v9;
-        iron_copy_async(shm1 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), b + v3484, v3478);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), b + v3484, v3478);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3498 = v32 + v3299;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3499 = v3498 < v2;
         const bool v3502 = v3499 && v3307;
@@ -730,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3506 = v3505 + v3120;
         const unsigned int v3507 = v3506 + v3303;
         const unsigned int v3508 = v3502 ? v3507 : v9;
-        iron_copy_async(shm1 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), b + v3508, v3502);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), b + v3508, v3502);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -271,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2913 = v2908 ? v2912 : v8;
       const unsigned int v2915 = v2901 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2917 = v2915 + v2903;
-      iron_copy_async(shm0 + v2917, a + v2913, v2908);
+      iron_copy_async<16>(shm0 + v2917, a + v2913, v2908);
       const unsigned int v2918 = v2900 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2919 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2920 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -286,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2931 = v2926 ? v2930 : v8;
       const unsigned int v2932 = v2919 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2934 = v2932 + v2921;
-      iron_copy_async(shm0 + v2934, a + v2931, v2926);
+      iron_copy_async<16>(shm0 + v2934, a + v2931, v2926);
       const unsigned int v2936 = v2900 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2937 = v2936 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2938 = v2936 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -301,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2949 = v2944 ? v2948 : v8;
       const unsigned int v2950 = v2937 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2952 = v2950 + v2939;
-      iron_copy_async(shm0 + v2952, a + v2949, v2944);
+      iron_copy_async<16>(shm0 + v2952, a + v2949, v2944);
       const unsigned int v2954 = v2900 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2955 = v2954 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2956 = v2954 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -316,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2967 = v2962 ? v2966 : v8;
       const unsigned int v2968 = v2955 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2970 = v2968 + v2957;
-      iron_copy_async(shm0 + v2970, a + v2967, v2962);
+      iron_copy_async<16>(shm0 + v2970, a + v2967, v2962);
       const unsigned int v2971 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2972 = v2971 < v2;
       const bool v2973 = v2972 && v2907;
@@ -324,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2975 = v9 + v2974;
       const unsigned int v2977 = v2975 + v2903;
       const unsigned int v2978 = v2973 ? v2977 : v9;
-      iron_copy_async(shm1 + v2917, b + v2978, v2973);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2917, b + v2978, v2973);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2979 = v32 + v2919;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2980 = v2979 < v2;
       const bool v2981 = v2980 && v2925;
@@ -332,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2983 = v9 + v2982;
       const unsigned int v2985 = v2983 + v2921;
       const unsigned int v2986 = v2981 ? v2985 : v9;
-      iron_copy_async(shm1 + v2934, b + v2986, v2981);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2934, b + v2986, v2981);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2987 = v32 + v2937;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2988 = v2987 < v2;
       const bool v2989 = v2988 && v2943;
@@ -340,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2991 = v9 + v2990;
       const unsigned int v2993 = v2991 + v2939;
       const unsigned int v2994 = v2989 ? v2993 : v9;
-      iron_copy_async(shm1 + v2952, b + v2994, v2989);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2952, b + v2994, v2989);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2995 = v32 + v2955;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2996 = v2995 < v2;
       const bool v2997 = v2996 && v2961;
@@ -348,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v2999 = v9 + v2998;
       const unsigned int v3001 = v2999 + v2957;
       const unsigned int v3002 = v2997 ? v3001 : v9;
-      iron_copy_async(shm1 + v2970, b + v3002, v2997);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2970, b + v3002, v2997);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v3005 = 16u < v3;
@@ -370,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3023 = v3009 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3024 = 2560u + v3023;
       const unsigned int v3025 = v3024 + v3011;
-      iron_copy_async(shm0 + v3025, a + v3021, v3016);
+      iron_copy_async<16>(shm0 + v3025, a + v3021, v3016);
       const unsigned int v3026 = v3008 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3027 = v3026 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3028 = v3026 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -388,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3040 = v3027 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3041 = 2560u + v3040;
       const unsigned int v3042 = v3041 + v3029;
-      iron_copy_async(shm0 + v3042, a + v3039, v3034);
+      iron_copy_async<16>(shm0 + v3042, a + v3039, v3034);
       const unsigned int v3044 = v3008 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3045 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3046 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -406,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3058 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3059 = 2560u + v3058;
       const unsigned int v3060 = v3059 + v3047;
-      iron_copy_async(shm0 + v3060, a + v3057, v3052);
+      iron_copy_async<16>(shm0 + v3060, a + v3057, v3052);
       const unsigned int v3062 = v3008 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3063 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3064 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -424,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3076 = v3063 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3077 = 2560u + v3076;
       const unsigned int v3078 = v3077 + v3065;
-      iron_copy_async(shm0 + v3078, a + v3075, v3070);
+      iron_copy_async<16>(shm0 + v3078, a + v3075, v3070);
       const unsigned int v3079 = v32 + v3009;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3080 = v3079 < v2;
       const bool v3081 = v3080 && v3015;
@@ -433,7 +440,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3084 = v3083 + 16u;
       const unsigned int v3085 = v3084 + v3011;
       const unsigned int v3086 = v3081 ? v3085 : v9;
-      iron_copy_async(shm1 + v3025, b + v3086, v3081);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3025, b + v3086, v3081);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3087 = v32 + v3027;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3088 = v3087 < v2;
       const bool v3089 = v3088 && v3033;
@@ -442,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3092 = v3091 + 16u;
       const unsigned int v3093 = v3092 + v3029;
       const unsigned int v3094 = v3089 ? v3093 : v9;
-      iron_copy_async(shm1 + v3042, b + v3094, v3089);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3042, b + v3094, v3089);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3095 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3096 = v3095 < v2;
       const bool v3097 = v3096 && v3051;
@@ -451,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3100 = v3099 + 16u;
       const unsigned int v3101 = v3100 + v3047;
       const unsigned int v3102 = v3097 ? v3101 : v9;
-      iron_copy_async(shm1 + v3060, b + v3102, v3097);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3060, b + v3102, v3097);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3103 = v32 + v3063;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3104 = v3103 < v2;
       const bool v3105 = v3104 && v3069;
@@ -460,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
       const unsigned int v3108 = v3107 + 16u;
       const unsigned int v3109 = v3108 + v3065;
       const unsigned int v3110 = v3105 ? v3109 : v9;
-      iron_copy_async(shm1 + v3078, b + v3110, v3105);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3078, b + v3110, v3105);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v2617 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -500,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2656 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2657 = v2634 + v2656;
         const unsigned int v2658 = v2657 + v2643;
-        iron_copy_async(shm0 + v2658, a + v2654, v2648);
+        iron_copy_async<16>(shm0 + v2658, a + v2654, v2648);
         const unsigned int v2661 = v2636 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2663 = v2661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2666 = v2661 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -518,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2680 = v2663 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2681 = v2634 + v2680;
         const unsigned int v2682 = v2681 + v2667;
-        iron_copy_async(shm0 + v2682, a + v2678, v2672);
+        iron_copy_async<16>(shm0 + v2682, a + v2678, v2672);
         const unsigned int v2685 = v2636 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2687 = v2685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2690 = v2685 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -536,7 +543,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2704 = v2687 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2705 = v2634 + v2704;
         const unsigned int v2706 = v2705 + v2691;
-        iron_copy_async(shm0 + v2706, a + v2702, v2696);
+        iron_copy_async<16>(shm0 + v2706, a + v2702, v2696);
         const unsigned int v2709 = v2636 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2711 = v2709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2714 = v2709 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -554,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2728 = v2711 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2729 = v2634 + v2728;
         const unsigned int v2730 = v2729 + v2715;
-        iron_copy_async(shm0 + v2730, a + v2726, v2720);
+        iron_copy_async<16>(shm0 + v2730, a + v2726, v2720);
         const unsigned int v2742 = v32 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2743 = v2742 < v2;
         const bool v2746 = v2743 && v2647;
@@ -563,7 +570,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2750 = v2749 + v2628;
         const unsigned int v2751 = v2750 + v2643;
         const unsigned int v2752 = v2746 ? v2751 : v9;
-        iron_copy_async(shm1 + v2658, b + v2752, v2746);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2658, b + v2752, v2746);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2766 = v32 + v2663;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2767 = v2766 < v2;
         const bool v2770 = v2767 && v2671;
@@ -572,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2774 = v2773 + v2628;
         const unsigned int v2775 = v2774 + v2667;
         const unsigned int v2776 = v2770 ? v2775 : v9;
-        iron_copy_async(shm1 + v2682, b + v2776, v2770);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2682, b + v2776, v2770);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2790 = v32 + v2687;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2791 = v2790 < v2;
         const bool v2794 = v2791 && v2695;
@@ -581,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2798 = v2797 + v2628;
         const unsigned int v2799 = v2798 + v2691;
         const unsigned int v2800 = v2794 ? v2799 : v9;
-        iron_copy_async(shm1 + v2706, b + v2800, v2794);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2706, b + v2800, v2794);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2814 = v32 + v2711;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2815 = v2814 < v2;
         const bool v2818 = v2815 && v2719;
@@ -590,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
         const unsigned int v2822 = v2821 + v2628;
         const unsigned int v2823 = v2822 + v2715;
         const unsigned int v2824 = v2818 ? v2823 : v9;
-        iron_copy_async(shm1 + v2730, b + v2824, v2818);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2730, b + v2824, v2818);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -265,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2805 = v2788 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2806 = v2783 + v2805;
         const unsigned int v2807 = v2806 + v2792;
-        iron_copy_async(shm0 + (v2807 ^ (((v2807 >> 6u) & 7u) << 3u)), a + v2803, v2797);
+        iron_copy_async<16>(shm0 + (v2807 ^ (((v2807 >> 6u) & 7u) << 3u)), a + v2803, v2797);
         const unsigned int v2810 = v2785 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2812 = v2810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2815 = v2810 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -282,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2829 = v2812 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2830 = v2783 + v2829;
         const unsigned int v2831 = v2830 + v2816;
-        iron_copy_async(shm0 + (v2831 ^ (((v2831 >> 6u) & 7u) << 3u)), a + v2827, v2821);
+        iron_copy_async<16>(shm0 + (v2831 ^ (((v2831 >> 6u) & 7u) << 3u)), a + v2827, v2821);
         const unsigned int v2834 = v2785 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2836 = v2834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2839 = v2834 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -299,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2853 = v2836 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2854 = v2783 + v2853;
         const unsigned int v2855 = v2854 + v2840;
-        iron_copy_async(shm0 + (v2855 ^ (((v2855 >> 6u) & 7u) << 3u)), a + v2851, v2845);
+        iron_copy_async<16>(shm0 + (v2855 ^ (((v2855 >> 6u) & 7u) << 3u)), a + v2851, v2845);
         const unsigned int v2858 = v2785 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2860 = v2858 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2863 = v2858 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -316,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2877 = v2860 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2878 = v2783 + v2877;
         const unsigned int v2879 = v2878 + v2864;
-        iron_copy_async(shm0 + (v2879 ^ (((v2879 >> 6u) & 7u) << 3u)), a + v2875, v2869);
+        iron_copy_async<16>(shm0 + (v2879 ^ (((v2879 >> 6u) & 7u) << 3u)), a + v2875, v2869);
         const unsigned int v2882 = v2785 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2884 = v2882 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2887 = v2882 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -333,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2901 = v2884 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2902 = v2783 + v2901;
         const unsigned int v2903 = v2902 + v2888;
-        iron_copy_async(shm0 + (v2903 ^ (((v2903 >> 6u) & 7u) << 3u)), a + v2899, v2893);
+        iron_copy_async<16>(shm0 + (v2903 ^ (((v2903 >> 6u) & 7u) << 3u)), a + v2899, v2893);
         const unsigned int v2906 = v2785 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2908 = v2906 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2911 = v2906 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -350,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2925 = v2908 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2926 = v2783 + v2925;
         const unsigned int v2927 = v2926 + v2912;
-        iron_copy_async(shm0 + (v2927 ^ (((v2927 >> 6u) & 7u) << 3u)), a + v2923, v2917);
+        iron_copy_async<16>(shm0 + (v2927 ^ (((v2927 >> 6u) & 7u) << 3u)), a + v2923, v2917);
         const unsigned int v2930 = v2785 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2932 = v2930 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2935 = v2930 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -367,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2949 = v2932 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2950 = v2783 + v2949;
         const unsigned int v2951 = v2950 + v2936;
-        iron_copy_async(shm0 + (v2951 ^ (((v2951 >> 6u) & 7u) << 3u)), a + v2947, v2941);
+        iron_copy_async<16>(shm0 + (v2951 ^ (((v2951 >> 6u) & 7u) << 3u)), a + v2947, v2941);
         const unsigned int v2954 = v2785 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2956 = v2954 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2959 = v2954 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -384,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2973 = v2956 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2974 = v2783 + v2973;
         const unsigned int v2975 = v2974 + v2960;
-        iron_copy_async(shm0 + (v2975 ^ (((v2975 >> 6u) & 7u) << 3u)), a + v2971, v2965);
+        iron_copy_async<16>(shm0 + (v2975 ^ (((v2975 >> 6u) & 7u) << 3u)), a + v2971, v2965);
         const unsigned int v2982 = v2785 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2985 = v2785 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2986 = v2985 << 3u;
@@ -400,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2999 = v2982 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3000 = v2783 + v2999;
         const unsigned int v3001 = v3000 + v2986;
-        iron_copy_async(shm1 + (v3001 ^ (((v3001 >> 7u) & 7u) << 3u)), b + v2997, v2991);
+        iron_copy_async<16>(shm1 + (v3001 ^ (((v3001 >> 7u) & 7u) << 3u)), b + v2997, v2991);
         const unsigned int v3006 = v2810 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3009 = v2810 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3010 = v3009 << 3u;
@@ -416,7 +423,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3023 = v3006 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3024 = v2783 + v3023;
         const unsigned int v3025 = v3024 + v3010;
-        iron_copy_async(shm1 + (v3025 ^ (((v3025 >> 7u) & 7u) << 3u)), b + v3021, v3015);
+        iron_copy_async<16>(shm1 + (v3025 ^ (((v3025 >> 7u) & 7u) << 3u)), b + v3021, v3015);
         const unsigned int v3030 = v2834 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3033 = v2834 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3034 = v3033 << 3u;
@@ -432,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3047 = v3030 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3048 = v2783 + v3047;
         const unsigned int v3049 = v3048 + v3034;
-        iron_copy_async(shm1 + (v3049 ^ (((v3049 >> 7u) & 7u) << 3u)), b + v3045, v3039);
+        iron_copy_async<16>(shm1 + (v3049 ^ (((v3049 >> 7u) & 7u) << 3u)), b + v3045, v3039);
         const unsigned int v3054 = v2858 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3057 = v2858 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3058 = v3057 << 3u;
@@ -448,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3071 = v3054 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3072 = v2783 + v3071;
         const unsigned int v3073 = v3072 + v3058;
-        iron_copy_async(shm1 + (v3073 ^ (((v3073 >> 7u) & 7u) << 3u)), b + v3069, v3063);
+        iron_copy_async<16>(shm1 + (v3073 ^ (((v3073 >> 7u) & 7u) << 3u)), b + v3069, v3063);
         const unsigned int v3078 = v2882 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3081 = v2882 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3082 = v3081 << 3u;
@@ -464,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3095 = v3078 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3096 = v2783 + v3095;
         const unsigned int v3097 = v3096 + v3082;
-        iron_copy_async(shm1 + (v3097 ^ (((v3097 >> 7u) & 7u) << 3u)), b + v3093, v3087);
+        iron_copy_async<16>(shm1 + (v3097 ^ (((v3097 >> 7u) & 7u) << 3u)), b + v3093, v3087);
         const unsigned int v3102 = v2906 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3105 = v2906 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3106 = v3105 << 3u;
@@ -480,7 +487,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3119 = v3102 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3120 = v2783 + v3119;
         const unsigned int v3121 = v3120 + v3106;
-        iron_copy_async(shm1 + (v3121 ^ (((v3121 >> 7u) & 7u) << 3u)), b + v3117, v3111);
+        iron_copy_async<16>(shm1 + (v3121 ^ (((v3121 >> 7u) & 7u) << 3u)), b + v3117, v3111);
         const unsigned int v3126 = v2930 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3129 = v2930 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3130 = v3129 << 3u;
@@ -496,7 +503,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3143 = v3126 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3144 = v2783 + v3143;
         const unsigned int v3145 = v3144 + v3130;
-        iron_copy_async(shm1 + (v3145 ^ (((v3145 >> 7u) & 7u) << 3u)), b + v3141, v3135);
+        iron_copy_async<16>(shm1 + (v3145 ^ (((v3145 >> 7u) & 7u) << 3u)), b + v3141, v3135);
         const unsigned int v3150 = v2954 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3153 = v2954 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3154 = v3153 << 3u;
@@ -512,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3167 = v3150 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3168 = v2783 + v3167;
         const unsigned int v3169 = v3168 + v3154;
-        iron_copy_async(shm1 + (v3169 ^ (((v3169 >> 7u) & 7u) << 3u)), b + v3165, v3159);
+        iron_copy_async<16>(shm1 + (v3169 ^ (((v3169 >> 7u) & 7u) << 3u)), b + v3165, v3159);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -569,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3249 = v3232 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3250 = v3227 + v3249;
         const unsigned int v3251 = v3250 + v3236;
-        iron_copy_async(shm0 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), a + v3247, v3241);
+        iron_copy_async<16>(shm0 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), a + v3247, v3241);
         const unsigned int v3254 = v3229 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3256 = v3254 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3259 = v3254 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -586,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3273 = v3256 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3274 = v3227 + v3273;
         const unsigned int v3275 = v3274 + v3260;
-        iron_copy_async(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), a + v3271, v3265);
+        iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), a + v3271, v3265);
         const unsigned int v3278 = v3229 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3280 = v3278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3283 = v3278 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -603,7 +610,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3297 = v3280 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3298 = v3227 + v3297;
         const unsigned int v3299 = v3298 + v3284;
-        iron_copy_async(shm0 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), a + v3295, v3289);
+        iron_copy_async<16>(shm0 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), a + v3295, v3289);
         const unsigned int v3302 = v3229 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3304 = v3302 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3307 = v3302 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -620,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3321 = v3304 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3322 = v3227 + v3321;
         const unsigned int v3323 = v3322 + v3308;
-        iron_copy_async(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), a + v3319, v3313);
+        iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), a + v3319, v3313);
         const unsigned int v3326 = v3229 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3328 = v3326 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3331 = v3326 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -637,7 +644,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3345 = v3328 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3346 = v3227 + v3345;
         const unsigned int v3347 = v3346 + v3332;
-        iron_copy_async(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), a + v3343, v3337);
+        iron_copy_async<16>(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), a + v3343, v3337);
         const unsigned int v3350 = v3229 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3352 = v3350 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3355 = v3350 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -654,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3369 = v3352 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3370 = v3227 + v3369;
         const unsigned int v3371 = v3370 + v3356;
-        iron_copy_async(shm0 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), a + v3367, v3361);
+        iron_copy_async<16>(shm0 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), a + v3367, v3361);
         const unsigned int v3374 = v3229 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3376 = v3374 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3379 = v3374 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -671,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3393 = v3376 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3394 = v3227 + v3393;
         const unsigned int v3395 = v3394 + v3380;
-        iron_copy_async(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), a + v3391, v3385);
+        iron_copy_async<16>(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), a + v3391, v3385);
         const unsigned int v3398 = v3229 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3400 = v3398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3403 = v3398 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -688,7 +695,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3417 = v3400 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3418 = v3227 + v3417;
         const unsigned int v3419 = v3418 + v3404;
-        iron_copy_async(shm0 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3415, v3409);
+        iron_copy_async<16>(shm0 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3415, v3409);
         const unsigned int v3426 = v3229 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3429 = v3229 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3430 = v3429 << 3u;
@@ -704,7 +711,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3443 = v3426 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3444 = v3227 + v3443;
         const unsigned int v3445 = v3444 + v3430;
-        iron_copy_async(shm1 + (v3445 ^ (((v3445 >> 7u) & 7u) << 3u)), b + v3441, v3435);
+        iron_copy_async<16>(shm1 + (v3445 ^ (((v3445 >> 7u) & 7u) << 3u)), b + v3441, v3435);
         const unsigned int v3450 = v3254 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3453 = v3254 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3454 = v3453 << 3u;
@@ -720,7 +727,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3467 = v3450 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3468 = v3227 + v3467;
         const unsigned int v3469 = v3468 + v3454;
-        iron_copy_async(shm1 + (v3469 ^ (((v3469 >> 7u) & 7u) << 3u)), b + v3465, v3459);
+        iron_copy_async<16>(shm1 + (v3469 ^ (((v3469 >> 7u) & 7u) << 3u)), b + v3465, v3459);
         const unsigned int v3474 = v3278 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3477 = v3278 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3478 = v3477 << 3u;
@@ -736,7 +743,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3491 = v3474 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3492 = v3227 + v3491;
         const unsigned int v3493 = v3492 + v3478;
-        iron_copy_async(shm1 + (v3493 ^ (((v3493 >> 7u) & 7u) << 3u)), b + v3489, v3483);
+        iron_copy_async<16>(shm1 + (v3493 ^ (((v3493 >> 7u) & 7u) << 3u)), b + v3489, v3483);
         const unsigned int v3498 = v3302 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3501 = v3302 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3502 = v3501 << 3u;
@@ -752,7 +759,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3515 = v3498 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3516 = v3227 + v3515;
         const unsigned int v3517 = v3516 + v3502;
-        iron_copy_async(shm1 + (v3517 ^ (((v3517 >> 7u) & 7u) << 3u)), b + v3513, v3507);
+        iron_copy_async<16>(shm1 + (v3517 ^ (((v3517 >> 7u) & 7u) << 3u)), b + v3513, v3507);
         const unsigned int v3522 = v3326 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3525 = v3326 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3526 = v3525 << 3u;
@@ -768,7 +775,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3539 = v3522 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3540 = v3227 + v3539;
         const unsigned int v3541 = v3540 + v3526;
-        iron_copy_async(shm1 + (v3541 ^ (((v3541 >> 7u) & 7u) << 3u)), b + v3537, v3531);
+        iron_copy_async<16>(shm1 + (v3541 ^ (((v3541 >> 7u) & 7u) << 3u)), b + v3537, v3531);
         const unsigned int v3546 = v3350 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3549 = v3350 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3550 = v3549 << 3u;
@@ -784,7 +791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3563 = v3546 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3564 = v3227 + v3563;
         const unsigned int v3565 = v3564 + v3550;
-        iron_copy_async(shm1 + (v3565 ^ (((v3565 >> 7u) & 7u) << 3u)), b + v3561, v3555);
+        iron_copy_async<16>(shm1 + (v3565 ^ (((v3565 >> 7u) & 7u) << 3u)), b + v3561, v3555);
         const unsigned int v3570 = v3374 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3573 = v3374 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3574 = v3573 << 3u;
@@ -800,7 +807,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3587 = v3570 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3588 = v3227 + v3587;
         const unsigned int v3589 = v3588 + v3574;
-        iron_copy_async(shm1 + (v3589 ^ (((v3589 >> 7u) & 7u) << 3u)), b + v3585, v3579);
+        iron_copy_async<16>(shm1 + (v3589 ^ (((v3589 >> 7u) & 7u) << 3u)), b + v3585, v3579);
         const unsigned int v3594 = v3398 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3597 = v3398 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3598 = v3597 << 3u;
@@ -816,7 +823,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3611 = v3594 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3612 = v3227 + v3611;
         const unsigned int v3613 = v3612 + v3598;
-        iron_copy_async(shm1 + (v3613 ^ (((v3613 >> 7u) & 7u) << 3u)), b + v3609, v3603);
+        iron_copy_async<16>(shm1 + (v3613 ^ (((v3613 >> 7u) & 7u) << 3u)), b + v3609, v3603);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

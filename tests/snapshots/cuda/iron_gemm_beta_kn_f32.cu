@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -263,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2553 = v2536 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2554 = v2531 + v2553;
         const unsigned int v2555 = v2554 + v2540;
-        iron_copy_async(shm0 + v2555, a + v2551, v2545);
+        iron_copy_async<16>(shm0 + v2555, a + v2551, v2545);
         const unsigned int v2558 = v2533 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2560 = v2558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2563 = v2558 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2577 = v2560 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2578 = v2531 + v2577;
         const unsigned int v2579 = v2578 + v2564;
-        iron_copy_async(shm0 + v2579, a + v2575, v2569);
+        iron_copy_async<16>(shm0 + v2579, a + v2575, v2569);
         const unsigned int v2582 = v2533 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2584 = v2582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2587 = v2582 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2601 = v2584 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2602 = v2531 + v2601;
         const unsigned int v2603 = v2602 + v2588;
-        iron_copy_async(shm0 + v2603, a + v2599, v2593);
+        iron_copy_async<16>(shm0 + v2603, a + v2599, v2593);
         const unsigned int v2606 = v2533 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2608 = v2606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2611 = v2606 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2625 = v2608 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2626 = v2531 + v2625;
         const unsigned int v2627 = v2626 + v2612;
-        iron_copy_async(shm0 + v2627, a + v2623, v2617);
+        iron_copy_async<16>(shm0 + v2627, a + v2623, v2617);
         const unsigned int v2629 = v2526 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2634 = v2533 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2637 = v2533 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -331,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2651 = v2634 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2652 = v2629 + v2651;
         const unsigned int v2653 = v2652 + v2638;
-        iron_copy_async(shm1 + v2653, b + v2649, v2643);
+        iron_copy_async<16>(shm1 + v2653, b + v2649, v2643);
         const unsigned int v2658 = v2558 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2661 = v2558 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2662 = v2661 << 2u;
@@ -347,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2675 = v2658 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2676 = v2629 + v2675;
         const unsigned int v2677 = v2676 + v2662;
-        iron_copy_async(shm1 + v2677, b + v2673, v2667);
+        iron_copy_async<16>(shm1 + v2677, b + v2673, v2667);
         const unsigned int v2682 = v2582 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2685 = v2582 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2686 = v2685 << 2u;
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2699 = v2682 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2700 = v2629 + v2699;
         const unsigned int v2701 = v2700 + v2686;
-        iron_copy_async(shm1 + v2701, b + v2697, v2691);
+        iron_copy_async<16>(shm1 + v2701, b + v2697, v2691);
         const unsigned int v2706 = v2606 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2709 = v2606 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2710 = v2709 << 2u;
@@ -379,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2723 = v2706 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2724 = v2629 + v2723;
         const unsigned int v2725 = v2724 + v2710;
-        iron_copy_async(shm1 + v2725, b + v2721, v2715);
+        iron_copy_async<16>(shm1 + v2725, b + v2721, v2715);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -419,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2775 = v2758 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2776 = v2753 + v2775;
         const unsigned int v2777 = v2776 + v2762;
-        iron_copy_async(shm0 + v2777, a + v2773, v2767);
+        iron_copy_async<16>(shm0 + v2777, a + v2773, v2767);
         const unsigned int v2780 = v2755 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2782 = v2780 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2785 = v2780 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -436,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2799 = v2782 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2800 = v2753 + v2799;
         const unsigned int v2801 = v2800 + v2786;
-        iron_copy_async(shm0 + v2801, a + v2797, v2791);
+        iron_copy_async<16>(shm0 + v2801, a + v2797, v2791);
         const unsigned int v2804 = v2755 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2806 = v2804 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2809 = v2804 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -453,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2823 = v2806 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2824 = v2753 + v2823;
         const unsigned int v2825 = v2824 + v2810;
-        iron_copy_async(shm0 + v2825, a + v2821, v2815);
+        iron_copy_async<16>(shm0 + v2825, a + v2821, v2815);
         const unsigned int v2828 = v2755 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2830 = v2828 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2833 = v2828 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -470,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2847 = v2830 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2848 = v2753 + v2847;
         const unsigned int v2849 = v2848 + v2834;
-        iron_copy_async(shm0 + v2849, a + v2845, v2839);
+        iron_copy_async<16>(shm0 + v2849, a + v2845, v2839);
         const unsigned int v2851 = v2750 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2856 = v2755 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2859 = v2755 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -487,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2873 = v2856 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2874 = v2851 + v2873;
         const unsigned int v2875 = v2874 + v2860;
-        iron_copy_async(shm1 + v2875, b + v2871, v2865);
+        iron_copy_async<16>(shm1 + v2875, b + v2871, v2865);
         const unsigned int v2880 = v2780 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2883 = v2780 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2884 = v2883 << 2u;
@@ -503,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2897 = v2880 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2898 = v2851 + v2897;
         const unsigned int v2899 = v2898 + v2884;
-        iron_copy_async(shm1 + v2899, b + v2895, v2889);
+        iron_copy_async<16>(shm1 + v2899, b + v2895, v2889);
         const unsigned int v2904 = v2804 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2907 = v2804 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2908 = v2907 << 2u;
@@ -519,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2921 = v2904 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2922 = v2851 + v2921;
         const unsigned int v2923 = v2922 + v2908;
-        iron_copy_async(shm1 + v2923, b + v2919, v2913);
+        iron_copy_async<16>(shm1 + v2923, b + v2919, v2913);
         const unsigned int v2928 = v2828 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2931 = v2828 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2932 = v2931 << 2u;
@@ -535,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
         const unsigned int v2945 = v2928 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2946 = v2851 + v2945;
         const unsigned int v2947 = v2946 + v2932;
-        iron_copy_async(shm1 + v2947, b + v2943, v2937);
+        iron_copy_async<16>(shm1 + v2947, b + v2943, v2937);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

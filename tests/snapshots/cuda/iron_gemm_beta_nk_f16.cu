@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -263,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2821 = v2804 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2822 = v2799 + v2821;
         const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async(shm0 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), a + v2819, v2813);
+        iron_copy_async<16>(shm0 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), a + v2819, v2813);
         const unsigned int v2826 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2828 = v2826 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2831 = v2826 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2845 = v2828 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2846 = v2799 + v2845;
         const unsigned int v2847 = v2846 + v2832;
-        iron_copy_async(shm0 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), a + v2843, v2837);
+        iron_copy_async<16>(shm0 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), a + v2843, v2837);
         const unsigned int v2850 = v2801 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2852 = v2850 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2855 = v2850 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2869 = v2852 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2870 = v2799 + v2869;
         const unsigned int v2871 = v2870 + v2856;
-        iron_copy_async(shm0 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), a + v2867, v2861);
+        iron_copy_async<16>(shm0 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), a + v2867, v2861);
         const unsigned int v2874 = v2801 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2876 = v2874 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2879 = v2874 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2893 = v2876 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2894 = v2799 + v2893;
         const unsigned int v2895 = v2894 + v2880;
-        iron_copy_async(shm0 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), a + v2891, v2885);
+        iron_copy_async<16>(shm0 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), a + v2891, v2885);
         const unsigned int v2898 = v2801 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2900 = v2898 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2903 = v2898 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -331,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2917 = v2900 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2918 = v2799 + v2917;
         const unsigned int v2919 = v2918 + v2904;
-        iron_copy_async(shm0 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), a + v2915, v2909);
+        iron_copy_async<16>(shm0 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), a + v2915, v2909);
         const unsigned int v2922 = v2801 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2924 = v2922 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2927 = v2922 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -348,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2941 = v2924 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2942 = v2799 + v2941;
         const unsigned int v2943 = v2942 + v2928;
-        iron_copy_async(shm0 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), a + v2939, v2933);
+        iron_copy_async<16>(shm0 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), a + v2939, v2933);
         const unsigned int v2946 = v2801 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2948 = v2946 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2951 = v2946 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -365,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2965 = v2948 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2966 = v2799 + v2965;
         const unsigned int v2967 = v2966 + v2952;
-        iron_copy_async(shm0 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), a + v2963, v2957);
+        iron_copy_async<16>(shm0 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), a + v2963, v2957);
         const unsigned int v2970 = v2801 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2972 = v2970 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2975 = v2970 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -382,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v2989 = v2972 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2990 = v2799 + v2989;
         const unsigned int v2991 = v2990 + v2976;
-        iron_copy_async(shm0 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), a + v2987, v2981);
+        iron_copy_async<16>(shm0 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), a + v2987, v2981);
         const unsigned int v3003 = v29 + v2804;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3004 = v3003 < v1;
         const bool v3007 = v3004 && v2812;
@@ -390,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3011 = v3009 + v2795;
         const unsigned int v3012 = v3011 + v2808;
         const unsigned int v3013 = v3007 ? v3012 : 0u;
-        iron_copy_async(shm1 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), b + v3013, v3007);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), b + v3013, v3007);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3027 = v29 + v2828;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3028 = v3027 < v1;
         const bool v3031 = v3028 && v2836;
@@ -398,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3035 = v3033 + v2795;
         const unsigned int v3036 = v3035 + v2832;
         const unsigned int v3037 = v3031 ? v3036 : 0u;
-        iron_copy_async(shm1 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), b + v3037, v3031);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), b + v3037, v3031);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3051 = v29 + v2852;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3052 = v3051 < v1;
         const bool v3055 = v3052 && v2860;
@@ -406,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3059 = v3057 + v2795;
         const unsigned int v3060 = v3059 + v2856;
         const unsigned int v3061 = v3055 ? v3060 : 0u;
-        iron_copy_async(shm1 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), b + v3061, v3055);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), b + v3061, v3055);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3075 = v29 + v2876;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3076 = v3075 < v1;
         const bool v3079 = v3076 && v2884;
@@ -414,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3083 = v3081 + v2795;
         const unsigned int v3084 = v3083 + v2880;
         const unsigned int v3085 = v3079 ? v3084 : 0u;
-        iron_copy_async(shm1 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), b + v3085, v3079);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), b + v3085, v3079);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3099 = v29 + v2900;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3100 = v3099 < v1;
         const bool v3103 = v3100 && v2908;
@@ -422,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3107 = v3105 + v2795;
         const unsigned int v3108 = v3107 + v2904;
         const unsigned int v3109 = v3103 ? v3108 : 0u;
-        iron_copy_async(shm1 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), b + v3109, v3103);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), b + v3109, v3103);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3123 = v29 + v2924;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3124 = v3123 < v1;
         const bool v3127 = v3124 && v2932;
@@ -430,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3131 = v3129 + v2795;
         const unsigned int v3132 = v3131 + v2928;
         const unsigned int v3133 = v3127 ? v3132 : 0u;
-        iron_copy_async(shm1 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), b + v3133, v3127);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), b + v3133, v3127);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3147 = v29 + v2948;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3148 = v3147 < v1;
         const bool v3151 = v3148 && v2956;
@@ -438,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3155 = v3153 + v2795;
         const unsigned int v3156 = v3155 + v2952;
         const unsigned int v3157 = v3151 ? v3156 : 0u;
-        iron_copy_async(shm1 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), b + v3157, v3151);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), b + v3157, v3151);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3171 = v29 + v2972;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3172 = v3171 < v1;
         const bool v3175 = v3172 && v2980;
@@ -446,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3179 = v3177 + v2795;
         const unsigned int v3180 = v3179 + v2976;
         const unsigned int v3181 = v3175 ? v3180 : 0u;
-        iron_copy_async(shm1 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), b + v3181, v3175);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), b + v3181, v3175);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -501,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3273 = v3256 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3274 = v3251 + v3273;
         const unsigned int v3275 = v3274 + v3260;
-        iron_copy_async(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), a + v3271, v3265);
+        iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), a + v3271, v3265);
         const unsigned int v3278 = v3253 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3280 = v3278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3283 = v3278 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -518,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3297 = v3280 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3298 = v3251 + v3297;
         const unsigned int v3299 = v3298 + v3284;
-        iron_copy_async(shm0 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), a + v3295, v3289);
+        iron_copy_async<16>(shm0 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), a + v3295, v3289);
         const unsigned int v3302 = v3253 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3304 = v3302 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3307 = v3302 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -535,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3321 = v3304 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3322 = v3251 + v3321;
         const unsigned int v3323 = v3322 + v3308;
-        iron_copy_async(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), a + v3319, v3313);
+        iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), a + v3319, v3313);
         const unsigned int v3326 = v3253 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3328 = v3326 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3331 = v3326 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -552,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3345 = v3328 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3346 = v3251 + v3345;
         const unsigned int v3347 = v3346 + v3332;
-        iron_copy_async(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), a + v3343, v3337);
+        iron_copy_async<16>(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), a + v3343, v3337);
         const unsigned int v3350 = v3253 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3352 = v3350 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3355 = v3350 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -569,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3369 = v3352 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3370 = v3251 + v3369;
         const unsigned int v3371 = v3370 + v3356;
-        iron_copy_async(shm0 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), a + v3367, v3361);
+        iron_copy_async<16>(shm0 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), a + v3367, v3361);
         const unsigned int v3374 = v3253 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3376 = v3374 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3379 = v3374 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -586,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3393 = v3376 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3394 = v3251 + v3393;
         const unsigned int v3395 = v3394 + v3380;
-        iron_copy_async(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), a + v3391, v3385);
+        iron_copy_async<16>(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), a + v3391, v3385);
         const unsigned int v3398 = v3253 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3400 = v3398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3403 = v3398 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -603,7 +610,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3417 = v3400 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3418 = v3251 + v3417;
         const unsigned int v3419 = v3418 + v3404;
-        iron_copy_async(shm0 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3415, v3409);
+        iron_copy_async<16>(shm0 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3415, v3409);
         const unsigned int v3422 = v3253 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3424 = v3422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3427 = v3422 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -620,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3441 = v3424 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3442 = v3251 + v3441;
         const unsigned int v3443 = v3442 + v3428;
-        iron_copy_async(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), a + v3439, v3433);
+        iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), a + v3439, v3433);
         const unsigned int v3455 = v29 + v3256;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3456 = v3455 < v1;
         const bool v3459 = v3456 && v3264;
@@ -628,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3463 = v3461 + v3245;
         const unsigned int v3464 = v3463 + v3260;
         const unsigned int v3465 = v3459 ? v3464 : 0u;
-        iron_copy_async(shm1 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), b + v3465, v3459);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), b + v3465, v3459);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3479 = v29 + v3280;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3480 = v3479 < v1;
         const bool v3483 = v3480 && v3288;
@@ -636,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3487 = v3485 + v3245;
         const unsigned int v3488 = v3487 + v3284;
         const unsigned int v3489 = v3483 ? v3488 : 0u;
-        iron_copy_async(shm1 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), b + v3489, v3483);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), b + v3489, v3483);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3503 = v29 + v3304;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3504 = v3503 < v1;
         const bool v3507 = v3504 && v3312;
@@ -644,7 +651,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3511 = v3509 + v3245;
         const unsigned int v3512 = v3511 + v3308;
         const unsigned int v3513 = v3507 ? v3512 : 0u;
-        iron_copy_async(shm1 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), b + v3513, v3507);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), b + v3513, v3507);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3527 = v29 + v3328;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3528 = v3527 < v1;
         const bool v3531 = v3528 && v3336;
@@ -652,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3535 = v3533 + v3245;
         const unsigned int v3536 = v3535 + v3332;
         const unsigned int v3537 = v3531 ? v3536 : 0u;
-        iron_copy_async(shm1 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), b + v3537, v3531);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), b + v3537, v3531);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3551 = v29 + v3352;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3552 = v3551 < v1;
         const bool v3555 = v3552 && v3360;
@@ -660,7 +667,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3559 = v3557 + v3245;
         const unsigned int v3560 = v3559 + v3356;
         const unsigned int v3561 = v3555 ? v3560 : 0u;
-        iron_copy_async(shm1 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), b + v3561, v3555);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), b + v3561, v3555);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3575 = v29 + v3376;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3576 = v3575 < v1;
         const bool v3579 = v3576 && v3384;
@@ -668,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3583 = v3581 + v3245;
         const unsigned int v3584 = v3583 + v3380;
         const unsigned int v3585 = v3579 ? v3584 : 0u;
-        iron_copy_async(shm1 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), b + v3585, v3579);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), b + v3585, v3579);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3599 = v29 + v3400;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3600 = v3599 < v1;
         const bool v3603 = v3600 && v3408;
@@ -676,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3607 = v3605 + v3245;
         const unsigned int v3608 = v3607 + v3404;
         const unsigned int v3609 = v3603 ? v3608 : 0u;
-        iron_copy_async(shm1 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), b + v3609, v3603);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), b + v3609, v3603);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3623 = v29 + v3424;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3624 = v3623 < v1;
         const bool v3627 = v3624 && v3432;
@@ -684,7 +691,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
         const unsigned int v3631 = v3629 + v3245;
         const unsigned int v3632 = v3631 + v3428;
         const unsigned int v3633 = v3627 ? v3632 : 0u;
-        iron_copy_async(shm1 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

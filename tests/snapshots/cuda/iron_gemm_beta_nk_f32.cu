@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -256,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3035 = v3031 ? v3034 : v5;
       const unsigned int v3037 = v3024 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3039 = v3037 + v3026;
-      iron_copy_async(shm0 + v3039, a + v3035, v3031);
+      iron_copy_async<16>(shm0 + v3039, a + v3035, v3031);
       const unsigned int v3040 = v3023 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3041 = v3040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3042 = v3040 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -270,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3052 = v3048 ? v3051 : v5;
       const unsigned int v3053 = v3041 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3055 = v3053 + v3043;
-      iron_copy_async(shm0 + v3055, a + v3052, v3048);
+      iron_copy_async<16>(shm0 + v3055, a + v3052, v3048);
       const unsigned int v3057 = v3023 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3058 = v3057 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3059 = v3057 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -284,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3069 = v3065 ? v3068 : v5;
       const unsigned int v3070 = v3058 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3072 = v3070 + v3060;
-      iron_copy_async(shm0 + v3072, a + v3069, v3065);
+      iron_copy_async<16>(shm0 + v3072, a + v3069, v3065);
       const unsigned int v3074 = v3023 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3075 = v3074 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3076 = v3074 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -298,35 +305,35 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3086 = v3082 ? v3085 : v5;
       const unsigned int v3087 = v3075 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3089 = v3087 + v3077;
-      iron_copy_async(shm0 + v3089, a + v3086, v3082);
+      iron_copy_async<16>(shm0 + v3089, a + v3086, v3082);
       const unsigned int v3090 = v29 + v3024;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3091 = v3090 < v1;
       const bool v3092 = v3091 && v3030;
       const unsigned int v3093 = v3090 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3095 = v3093 + v3026;
       const unsigned int v3096 = v3092 ? v3095 : v5;
-      iron_copy_async(shm1 + v3039, b + v3096, v3092);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3039, b + v3096, v3092);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3097 = v29 + v3041;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3098 = v3097 < v1;
       const bool v3099 = v3098 && v3047;
       const unsigned int v3100 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3102 = v3100 + v3043;
       const unsigned int v3103 = v3099 ? v3102 : v5;
-      iron_copy_async(shm1 + v3055, b + v3103, v3099);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3055, b + v3103, v3099);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3104 = v29 + v3058;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3105 = v3104 < v1;
       const bool v3106 = v3105 && v3064;
       const unsigned int v3107 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3109 = v3107 + v3060;
       const unsigned int v3110 = v3106 ? v3109 : v5;
-      iron_copy_async(shm1 + v3072, b + v3110, v3106);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3072, b + v3110, v3106);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3111 = v29 + v3075;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3112 = v3111 < v1;
       const bool v3113 = v3112 && v3081;
       const unsigned int v3114 = v3111 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3116 = v3114 + v3077;
       const unsigned int v3117 = v3113 ? v3116 : v5;
-      iron_copy_async(shm1 + v3089, b + v3117, v3113);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3089, b + v3117, v3113);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v3120 = 16u < v2;
@@ -347,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3137 = v3124 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3138 = 2560u + v3137;
       const unsigned int v3139 = v3138 + v3126;
-      iron_copy_async(shm0 + v3139, a + v3135, v3131);
+      iron_copy_async<16>(shm0 + v3139, a + v3135, v3131);
       const unsigned int v3140 = v3123 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3141 = v3140 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3142 = v3140 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -364,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3153 = v3141 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3154 = 2560u + v3153;
       const unsigned int v3155 = v3154 + v3143;
-      iron_copy_async(shm0 + v3155, a + v3152, v3148);
+      iron_copy_async<16>(shm0 + v3155, a + v3152, v3148);
       const unsigned int v3157 = v3123 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3158 = v3157 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3159 = v3157 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -381,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3170 = v3158 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3171 = 2560u + v3170;
       const unsigned int v3172 = v3171 + v3160;
-      iron_copy_async(shm0 + v3172, a + v3169, v3165);
+      iron_copy_async<16>(shm0 + v3172, a + v3169, v3165);
       const unsigned int v3174 = v3123 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3175 = v3174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3176 = v3174 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -398,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3187 = v3175 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3188 = 2560u + v3187;
       const unsigned int v3189 = v3188 + v3177;
-      iron_copy_async(shm0 + v3189, a + v3186, v3182);
+      iron_copy_async<16>(shm0 + v3189, a + v3186, v3182);
       const unsigned int v3190 = v29 + v3124;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3191 = v3190 < v1;
       const bool v3192 = v3191 && v3130;
@@ -406,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3194 = v3193 + 16u;
       const unsigned int v3195 = v3194 + v3126;
       const unsigned int v3196 = v3192 ? v3195 : v5;
-      iron_copy_async(shm1 + v3139, b + v3196, v3192);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3139, b + v3196, v3192);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3197 = v29 + v3141;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3198 = v3197 < v1;
       const bool v3199 = v3198 && v3147;
@@ -414,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3201 = v3200 + 16u;
       const unsigned int v3202 = v3201 + v3143;
       const unsigned int v3203 = v3199 ? v3202 : v5;
-      iron_copy_async(shm1 + v3155, b + v3203, v3199);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3155, b + v3203, v3199);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3204 = v29 + v3158;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3205 = v3204 < v1;
       const bool v3206 = v3205 && v3164;
@@ -422,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3208 = v3207 + 16u;
       const unsigned int v3209 = v3208 + v3160;
       const unsigned int v3210 = v3206 ? v3209 : v5;
-      iron_copy_async(shm1 + v3172, b + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3172, b + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3211 = v29 + v3175;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3212 = v3211 < v1;
       const bool v3213 = v3212 && v3181;
@@ -430,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
       const unsigned int v3215 = v3214 + 16u;
       const unsigned int v3216 = v3215 + v3177;
       const unsigned int v3217 = v3213 ? v3216 : v5;
-      iron_copy_async(shm1 + v3189, b + v3217, v3213);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3189, b + v3217, v3213);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v2742 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -469,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2781 = v2764 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2782 = v2759 + v2781;
         const unsigned int v2783 = v2782 + v2768;
-        iron_copy_async(shm0 + v2783, a + v2779, v2773);
+        iron_copy_async<16>(shm0 + v2783, a + v2779, v2773);
         const unsigned int v2786 = v2761 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2788 = v2786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2791 = v2786 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -486,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2805 = v2788 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2806 = v2759 + v2805;
         const unsigned int v2807 = v2806 + v2792;
-        iron_copy_async(shm0 + v2807, a + v2803, v2797);
+        iron_copy_async<16>(shm0 + v2807, a + v2803, v2797);
         const unsigned int v2810 = v2761 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2812 = v2810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2815 = v2810 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -503,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2829 = v2812 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2830 = v2759 + v2829;
         const unsigned int v2831 = v2830 + v2816;
-        iron_copy_async(shm0 + v2831, a + v2827, v2821);
+        iron_copy_async<16>(shm0 + v2831, a + v2827, v2821);
         const unsigned int v2834 = v2761 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2836 = v2834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2839 = v2834 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -520,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2853 = v2836 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2854 = v2759 + v2853;
         const unsigned int v2855 = v2854 + v2840;
-        iron_copy_async(shm0 + v2855, a + v2851, v2845);
+        iron_copy_async<16>(shm0 + v2855, a + v2851, v2845);
         const unsigned int v2867 = v29 + v2764;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2868 = v2867 < v1;
         const bool v2871 = v2868 && v2772;
@@ -528,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2875 = v2873 + v2753;
         const unsigned int v2876 = v2875 + v2768;
         const unsigned int v2877 = v2871 ? v2876 : v5;
-        iron_copy_async(shm1 + v2783, b + v2877, v2871);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2783, b + v2877, v2871);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2891 = v29 + v2788;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2892 = v2891 < v1;
         const bool v2895 = v2892 && v2796;
@@ -536,7 +543,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2899 = v2897 + v2753;
         const unsigned int v2900 = v2899 + v2792;
         const unsigned int v2901 = v2895 ? v2900 : v5;
-        iron_copy_async(shm1 + v2807, b + v2901, v2895);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2807, b + v2901, v2895);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2915 = v29 + v2812;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2916 = v2915 < v1;
         const bool v2919 = v2916 && v2820;
@@ -544,7 +551,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2923 = v2921 + v2753;
         const unsigned int v2924 = v2923 + v2816;
         const unsigned int v2925 = v2919 ? v2924 : v5;
-        iron_copy_async(shm1 + v2831, b + v2925, v2919);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2831, b + v2925, v2919);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2939 = v29 + v2836;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2940 = v2939 < v1;
         const bool v2943 = v2940 && v2844;
@@ -552,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
         const unsigned int v2947 = v2945 + v2753;
         const unsigned int v2948 = v2947 + v2840;
         const unsigned int v2949 = v2943 ? v2948 : v5;
-        iron_copy_async(shm1 + v2855, b + v2949, v2943);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2855, b + v2949, v2943);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -72,12 +72,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4084 = v4067 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4085 = v4062 + v4084;
         const unsigned int v4086 = v4085 + v4071;
-        iron_copy_async(shm0 + (v4086 ^ (((v4086 >> 6u) & 7u) << 3u)), a + v4082, v4076);
+        iron_copy_async<16>(shm0 + (v4086 ^ (((v4086 >> 6u) & 7u) << 3u)), a + v4082, v4076);
         const unsigned int v4089 = v4064 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4091 = v4089 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4094 = v4089 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4108 = v4091 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4109 = v4062 + v4108;
         const unsigned int v4110 = v4109 + v4095;
-        iron_copy_async(shm0 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), a + v4106, v4100);
+        iron_copy_async<16>(shm0 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), a + v4106, v4100);
         const unsigned int v4113 = v4064 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4115 = v4113 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4118 = v4113 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4132 = v4115 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4133 = v4062 + v4132;
         const unsigned int v4134 = v4133 + v4119;
-        iron_copy_async(shm0 + (v4134 ^ (((v4134 >> 6u) & 7u) << 3u)), a + v4130, v4124);
+        iron_copy_async<16>(shm0 + (v4134 ^ (((v4134 >> 6u) & 7u) << 3u)), a + v4130, v4124);
         const unsigned int v4137 = v4064 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4139 = v4137 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4142 = v4137 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -331,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4156 = v4139 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4157 = v4062 + v4156;
         const unsigned int v4158 = v4157 + v4143;
-        iron_copy_async(shm0 + (v4158 ^ (((v4158 >> 6u) & 7u) << 3u)), a + v4154, v4148);
+        iron_copy_async<16>(shm0 + (v4158 ^ (((v4158 >> 6u) & 7u) << 3u)), a + v4154, v4148);
         const unsigned int v4161 = v4064 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4163 = v4161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4166 = v4161 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -348,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4180 = v4163 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4181 = v4062 + v4180;
         const unsigned int v4182 = v4181 + v4167;
-        iron_copy_async(shm0 + (v4182 ^ (((v4182 >> 6u) & 7u) << 3u)), a + v4178, v4172);
+        iron_copy_async<16>(shm0 + (v4182 ^ (((v4182 >> 6u) & 7u) << 3u)), a + v4178, v4172);
         const unsigned int v4185 = v4064 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4187 = v4185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4190 = v4185 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -365,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4204 = v4187 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4205 = v4062 + v4204;
         const unsigned int v4206 = v4205 + v4191;
-        iron_copy_async(shm0 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), a + v4202, v4196);
+        iron_copy_async<16>(shm0 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), a + v4202, v4196);
         const unsigned int v4209 = v4064 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4211 = v4209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4214 = v4209 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -382,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4228 = v4211 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4229 = v4062 + v4228;
         const unsigned int v4230 = v4229 + v4215;
-        iron_copy_async(shm0 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), a + v4226, v4220);
+        iron_copy_async<16>(shm0 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), a + v4226, v4220);
         const unsigned int v4233 = v4064 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4235 = v4233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4238 = v4233 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -399,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4252 = v4235 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4253 = v4062 + v4252;
         const unsigned int v4254 = v4253 + v4239;
-        iron_copy_async(shm0 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), a + v4250, v4244);
+        iron_copy_async<16>(shm0 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), a + v4250, v4244);
         const unsigned int v4261 = v4064 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4264 = v4064 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4265 = v4264 << 3u;
@@ -415,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4278 = v4261 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4279 = v4062 + v4278;
         const unsigned int v4280 = v4279 + v4265;
-        iron_copy_async(shm1 + (v4280 ^ (((v4280 >> 7u) & 7u) << 3u)), b + v4276, v4270);
+        iron_copy_async<16>(shm1 + (v4280 ^ (((v4280 >> 7u) & 7u) << 3u)), b + v4276, v4270);
         const unsigned int v4285 = v4089 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4288 = v4089 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4289 = v4288 << 3u;
@@ -431,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4302 = v4285 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4303 = v4062 + v4302;
         const unsigned int v4304 = v4303 + v4289;
-        iron_copy_async(shm1 + (v4304 ^ (((v4304 >> 7u) & 7u) << 3u)), b + v4300, v4294);
+        iron_copy_async<16>(shm1 + (v4304 ^ (((v4304 >> 7u) & 7u) << 3u)), b + v4300, v4294);
         const unsigned int v4309 = v4113 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4312 = v4113 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4313 = v4312 << 3u;
@@ -447,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4326 = v4309 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4327 = v4062 + v4326;
         const unsigned int v4328 = v4327 + v4313;
-        iron_copy_async(shm1 + (v4328 ^ (((v4328 >> 7u) & 7u) << 3u)), b + v4324, v4318);
+        iron_copy_async<16>(shm1 + (v4328 ^ (((v4328 >> 7u) & 7u) << 3u)), b + v4324, v4318);
         const unsigned int v4333 = v4137 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4336 = v4137 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4337 = v4336 << 3u;
@@ -463,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4350 = v4333 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4351 = v4062 + v4350;
         const unsigned int v4352 = v4351 + v4337;
-        iron_copy_async(shm1 + (v4352 ^ (((v4352 >> 7u) & 7u) << 3u)), b + v4348, v4342);
+        iron_copy_async<16>(shm1 + (v4352 ^ (((v4352 >> 7u) & 7u) << 3u)), b + v4348, v4342);
         const unsigned int v4357 = v4161 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4360 = v4161 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4361 = v4360 << 3u;
@@ -479,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4374 = v4357 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4375 = v4062 + v4374;
         const unsigned int v4376 = v4375 + v4361;
-        iron_copy_async(shm1 + (v4376 ^ (((v4376 >> 7u) & 7u) << 3u)), b + v4372, v4366);
+        iron_copy_async<16>(shm1 + (v4376 ^ (((v4376 >> 7u) & 7u) << 3u)), b + v4372, v4366);
         const unsigned int v4381 = v4185 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4384 = v4185 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4385 = v4384 << 3u;
@@ -495,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4398 = v4381 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4399 = v4062 + v4398;
         const unsigned int v4400 = v4399 + v4385;
-        iron_copy_async(shm1 + (v4400 ^ (((v4400 >> 7u) & 7u) << 3u)), b + v4396, v4390);
+        iron_copy_async<16>(shm1 + (v4400 ^ (((v4400 >> 7u) & 7u) << 3u)), b + v4396, v4390);
         const unsigned int v4405 = v4209 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4408 = v4209 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4409 = v4408 << 3u;
@@ -511,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4422 = v4405 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4423 = v4062 + v4422;
         const unsigned int v4424 = v4423 + v4409;
-        iron_copy_async(shm1 + (v4424 ^ (((v4424 >> 7u) & 7u) << 3u)), b + v4420, v4414);
+        iron_copy_async<16>(shm1 + (v4424 ^ (((v4424 >> 7u) & 7u) << 3u)), b + v4420, v4414);
         const unsigned int v4429 = v4233 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4432 = v4233 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4433 = v4432 << 3u;
@@ -527,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4446 = v4429 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4447 = v4062 + v4446;
         const unsigned int v4448 = v4447 + v4433;
-        iron_copy_async(shm1 + (v4448 ^ (((v4448 >> 7u) & 7u) << 3u)), b + v4444, v4438);
+        iron_copy_async<16>(shm1 + (v4448 ^ (((v4448 >> 7u) & 7u) << 3u)), b + v4444, v4438);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -584,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4528 = v4511 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4529 = v4506 + v4528;
         const unsigned int v4530 = v4529 + v4515;
-        iron_copy_async(shm0 + (v4530 ^ (((v4530 >> 6u) & 7u) << 3u)), a + v4526, v4520);
+        iron_copy_async<16>(shm0 + (v4530 ^ (((v4530 >> 6u) & 7u) << 3u)), a + v4526, v4520);
         const unsigned int v4533 = v4508 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4535 = v4533 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4538 = v4533 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -601,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4552 = v4535 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4553 = v4506 + v4552;
         const unsigned int v4554 = v4553 + v4539;
-        iron_copy_async(shm0 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), a + v4550, v4544);
+        iron_copy_async<16>(shm0 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), a + v4550, v4544);
         const unsigned int v4557 = v4508 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4559 = v4557 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4562 = v4557 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -618,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4576 = v4559 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4577 = v4506 + v4576;
         const unsigned int v4578 = v4577 + v4563;
-        iron_copy_async(shm0 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), a + v4574, v4568);
+        iron_copy_async<16>(shm0 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), a + v4574, v4568);
         const unsigned int v4581 = v4508 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4583 = v4581 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4586 = v4581 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -635,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4600 = v4583 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4601 = v4506 + v4600;
         const unsigned int v4602 = v4601 + v4587;
-        iron_copy_async(shm0 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), a + v4598, v4592);
+        iron_copy_async<16>(shm0 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), a + v4598, v4592);
         const unsigned int v4605 = v4508 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4607 = v4605 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4610 = v4605 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -652,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4624 = v4607 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4625 = v4506 + v4624;
         const unsigned int v4626 = v4625 + v4611;
-        iron_copy_async(shm0 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), a + v4622, v4616);
+        iron_copy_async<16>(shm0 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), a + v4622, v4616);
         const unsigned int v4629 = v4508 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4631 = v4629 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4634 = v4629 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -669,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4648 = v4631 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4649 = v4506 + v4648;
         const unsigned int v4650 = v4649 + v4635;
-        iron_copy_async(shm0 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), a + v4646, v4640);
+        iron_copy_async<16>(shm0 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), a + v4646, v4640);
         const unsigned int v4653 = v4508 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4655 = v4653 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4658 = v4653 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -686,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4672 = v4655 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4673 = v4506 + v4672;
         const unsigned int v4674 = v4673 + v4659;
-        iron_copy_async(shm0 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), a + v4670, v4664);
+        iron_copy_async<16>(shm0 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), a + v4670, v4664);
         const unsigned int v4677 = v4508 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4679 = v4677 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4682 = v4677 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -703,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4696 = v4679 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4697 = v4506 + v4696;
         const unsigned int v4698 = v4697 + v4683;
-        iron_copy_async(shm0 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), a + v4694, v4688);
+        iron_copy_async<16>(shm0 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), a + v4694, v4688);
         const unsigned int v4705 = v4508 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4708 = v4508 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4709 = v4708 << 3u;
@@ -719,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4722 = v4705 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4723 = v4506 + v4722;
         const unsigned int v4724 = v4723 + v4709;
-        iron_copy_async(shm1 + (v4724 ^ (((v4724 >> 7u) & 7u) << 3u)), b + v4720, v4714);
+        iron_copy_async<16>(shm1 + (v4724 ^ (((v4724 >> 7u) & 7u) << 3u)), b + v4720, v4714);
         const unsigned int v4729 = v4533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4732 = v4533 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4733 = v4732 << 3u;
@@ -735,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4746 = v4729 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4747 = v4506 + v4746;
         const unsigned int v4748 = v4747 + v4733;
-        iron_copy_async(shm1 + (v4748 ^ (((v4748 >> 7u) & 7u) << 3u)), b + v4744, v4738);
+        iron_copy_async<16>(shm1 + (v4748 ^ (((v4748 >> 7u) & 7u) << 3u)), b + v4744, v4738);
         const unsigned int v4753 = v4557 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4756 = v4557 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4757 = v4756 << 3u;
@@ -751,7 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4770 = v4753 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4771 = v4506 + v4770;
         const unsigned int v4772 = v4771 + v4757;
-        iron_copy_async(shm1 + (v4772 ^ (((v4772 >> 7u) & 7u) << 3u)), b + v4768, v4762);
+        iron_copy_async<16>(shm1 + (v4772 ^ (((v4772 >> 7u) & 7u) << 3u)), b + v4768, v4762);
         const unsigned int v4777 = v4581 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4780 = v4581 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4781 = v4780 << 3u;
@@ -767,7 +774,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4794 = v4777 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4795 = v4506 + v4794;
         const unsigned int v4796 = v4795 + v4781;
-        iron_copy_async(shm1 + (v4796 ^ (((v4796 >> 7u) & 7u) << 3u)), b + v4792, v4786);
+        iron_copy_async<16>(shm1 + (v4796 ^ (((v4796 >> 7u) & 7u) << 3u)), b + v4792, v4786);
         const unsigned int v4801 = v4605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4804 = v4605 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4805 = v4804 << 3u;
@@ -783,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4818 = v4801 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4819 = v4506 + v4818;
         const unsigned int v4820 = v4819 + v4805;
-        iron_copy_async(shm1 + (v4820 ^ (((v4820 >> 7u) & 7u) << 3u)), b + v4816, v4810);
+        iron_copy_async<16>(shm1 + (v4820 ^ (((v4820 >> 7u) & 7u) << 3u)), b + v4816, v4810);
         const unsigned int v4825 = v4629 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4828 = v4629 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4829 = v4828 << 3u;
@@ -799,7 +806,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4842 = v4825 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4843 = v4506 + v4842;
         const unsigned int v4844 = v4843 + v4829;
-        iron_copy_async(shm1 + (v4844 ^ (((v4844 >> 7u) & 7u) << 3u)), b + v4840, v4834);
+        iron_copy_async<16>(shm1 + (v4844 ^ (((v4844 >> 7u) & 7u) << 3u)), b + v4840, v4834);
         const unsigned int v4849 = v4653 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4852 = v4653 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4853 = v4852 << 3u;
@@ -815,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4866 = v4849 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4867 = v4506 + v4866;
         const unsigned int v4868 = v4867 + v4853;
-        iron_copy_async(shm1 + (v4868 ^ (((v4868 >> 7u) & 7u) << 3u)), b + v4864, v4858);
+        iron_copy_async<16>(shm1 + (v4868 ^ (((v4868 >> 7u) & 7u) << 3u)), b + v4864, v4858);
         const unsigned int v4873 = v4677 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4876 = v4677 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4877 = v4876 << 3u;
@@ -831,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
         const unsigned int v4890 = v4873 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4891 = v4506 + v4890;
         const unsigned int v4892 = v4891 + v4877;
-        iron_copy_async(shm1 + (v4892 ^ (((v4892 >> 7u) & 7u) << 3u)), b + v4888, v4882);
+        iron_copy_async<16>(shm1 + (v4892 ^ (((v4892 >> 7u) & 7u) << 3u)), b + v4888, v4882);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

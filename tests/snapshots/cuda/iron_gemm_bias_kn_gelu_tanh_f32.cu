@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3832 = v3815 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3833 = v3810 + v3832;
         const unsigned int v3834 = v3833 + v3819;
-        iron_copy_async(shm0 + v3834, a + v3830, v3824);
+        iron_copy_async<16>(shm0 + v3834, a + v3830, v3824);
         const unsigned int v3837 = v3812 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3839 = v3837 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3842 = v3837 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -279,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3856 = v3839 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3857 = v3810 + v3856;
         const unsigned int v3858 = v3857 + v3843;
-        iron_copy_async(shm0 + v3858, a + v3854, v3848);
+        iron_copy_async<16>(shm0 + v3858, a + v3854, v3848);
         const unsigned int v3861 = v3812 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3863 = v3861 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3866 = v3861 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3880 = v3863 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3881 = v3810 + v3880;
         const unsigned int v3882 = v3881 + v3867;
-        iron_copy_async(shm0 + v3882, a + v3878, v3872);
+        iron_copy_async<16>(shm0 + v3882, a + v3878, v3872);
         const unsigned int v3885 = v3812 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3887 = v3885 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3890 = v3885 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3904 = v3887 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3905 = v3810 + v3904;
         const unsigned int v3906 = v3905 + v3891;
-        iron_copy_async(shm0 + v3906, a + v3902, v3896);
+        iron_copy_async<16>(shm0 + v3906, a + v3902, v3896);
         const unsigned int v3908 = v3805 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v3913 = v3812 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3916 = v3812 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -330,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3930 = v3913 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3931 = v3908 + v3930;
         const unsigned int v3932 = v3931 + v3917;
-        iron_copy_async(shm1 + v3932, b + v3928, v3922);
+        iron_copy_async<16>(shm1 + v3932, b + v3928, v3922);
         const unsigned int v3937 = v3837 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3940 = v3837 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3941 = v3940 << 2u;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3954 = v3937 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3955 = v3908 + v3954;
         const unsigned int v3956 = v3955 + v3941;
-        iron_copy_async(shm1 + v3956, b + v3952, v3946);
+        iron_copy_async<16>(shm1 + v3956, b + v3952, v3946);
         const unsigned int v3961 = v3861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3964 = v3861 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3965 = v3964 << 2u;
@@ -362,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v3978 = v3961 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3979 = v3908 + v3978;
         const unsigned int v3980 = v3979 + v3965;
-        iron_copy_async(shm1 + v3980, b + v3976, v3970);
+        iron_copy_async<16>(shm1 + v3980, b + v3976, v3970);
         const unsigned int v3985 = v3885 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3988 = v3885 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3989 = v3988 << 2u;
@@ -378,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4002 = v3985 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4003 = v3908 + v4002;
         const unsigned int v4004 = v4003 + v3989;
-        iron_copy_async(shm1 + v4004, b + v4000, v3994);
+        iron_copy_async<16>(shm1 + v4004, b + v4000, v3994);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -418,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4054 = v4037 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4055 = v4032 + v4054;
         const unsigned int v4056 = v4055 + v4041;
-        iron_copy_async(shm0 + v4056, a + v4052, v4046);
+        iron_copy_async<16>(shm0 + v4056, a + v4052, v4046);
         const unsigned int v4059 = v4034 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4061 = v4059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4064 = v4059 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -435,7 +442,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4078 = v4061 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4079 = v4032 + v4078;
         const unsigned int v4080 = v4079 + v4065;
-        iron_copy_async(shm0 + v4080, a + v4076, v4070);
+        iron_copy_async<16>(shm0 + v4080, a + v4076, v4070);
         const unsigned int v4083 = v4034 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4085 = v4083 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4088 = v4083 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -452,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4102 = v4085 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4103 = v4032 + v4102;
         const unsigned int v4104 = v4103 + v4089;
-        iron_copy_async(shm0 + v4104, a + v4100, v4094);
+        iron_copy_async<16>(shm0 + v4104, a + v4100, v4094);
         const unsigned int v4107 = v4034 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4109 = v4107 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4112 = v4107 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -469,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4126 = v4109 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4127 = v4032 + v4126;
         const unsigned int v4128 = v4127 + v4113;
-        iron_copy_async(shm0 + v4128, a + v4124, v4118);
+        iron_copy_async<16>(shm0 + v4128, a + v4124, v4118);
         const unsigned int v4130 = v4029 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v4135 = v4034 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4138 = v4034 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -486,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4152 = v4135 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4153 = v4130 + v4152;
         const unsigned int v4154 = v4153 + v4139;
-        iron_copy_async(shm1 + v4154, b + v4150, v4144);
+        iron_copy_async<16>(shm1 + v4154, b + v4150, v4144);
         const unsigned int v4159 = v4059 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4162 = v4059 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4163 = v4162 << 2u;
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4176 = v4159 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4177 = v4130 + v4176;
         const unsigned int v4178 = v4177 + v4163;
-        iron_copy_async(shm1 + v4178, b + v4174, v4168);
+        iron_copy_async<16>(shm1 + v4178, b + v4174, v4168);
         const unsigned int v4183 = v4083 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4186 = v4083 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4187 = v4186 << 2u;
@@ -518,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4200 = v4183 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4201 = v4130 + v4200;
         const unsigned int v4202 = v4201 + v4187;
-        iron_copy_async(shm1 + v4202, b + v4198, v4192);
+        iron_copy_async<16>(shm1 + v4202, b + v4198, v4192);
         const unsigned int v4207 = v4107 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4210 = v4107 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4211 = v4210 << 2u;
@@ -534,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
         const unsigned int v4224 = v4207 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4225 = v4130 + v4224;
         const unsigned int v4226 = v4225 + v4211;
-        iron_copy_async(shm1 + v4226, b + v4222, v4216);
+        iron_copy_async<16>(shm1 + v4226, b + v4222, v4216);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

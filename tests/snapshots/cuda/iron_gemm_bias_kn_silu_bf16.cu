@@ -72,12 +72,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -280,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3572 = v3555 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3573 = v3550 + v3572;
         const unsigned int v3574 = v3573 + v3559;
-        iron_copy_async(shm0 + (v3574 ^ (((v3574 >> 6u) & 7u) << 3u)), a + v3570, v3564);
+        iron_copy_async<16>(shm0 + (v3574 ^ (((v3574 >> 6u) & 7u) << 3u)), a + v3570, v3564);
         const unsigned int v3577 = v3552 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3579 = v3577 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3582 = v3577 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3596 = v3579 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3597 = v3550 + v3596;
         const unsigned int v3598 = v3597 + v3583;
-        iron_copy_async(shm0 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), a + v3594, v3588);
+        iron_copy_async<16>(shm0 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), a + v3594, v3588);
         const unsigned int v3601 = v3552 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3603 = v3601 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3606 = v3601 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -314,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3620 = v3603 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3621 = v3550 + v3620;
         const unsigned int v3622 = v3621 + v3607;
-        iron_copy_async(shm0 + (v3622 ^ (((v3622 >> 6u) & 7u) << 3u)), a + v3618, v3612);
+        iron_copy_async<16>(shm0 + (v3622 ^ (((v3622 >> 6u) & 7u) << 3u)), a + v3618, v3612);
         const unsigned int v3625 = v3552 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3627 = v3625 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3630 = v3625 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -331,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3644 = v3627 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3645 = v3550 + v3644;
         const unsigned int v3646 = v3645 + v3631;
-        iron_copy_async(shm0 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), a + v3642, v3636);
+        iron_copy_async<16>(shm0 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), a + v3642, v3636);
         const unsigned int v3649 = v3552 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3651 = v3649 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3654 = v3649 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -348,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3668 = v3651 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3669 = v3550 + v3668;
         const unsigned int v3670 = v3669 + v3655;
-        iron_copy_async(shm0 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), a + v3666, v3660);
+        iron_copy_async<16>(shm0 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), a + v3666, v3660);
         const unsigned int v3673 = v3552 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3675 = v3673 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3678 = v3673 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -365,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3692 = v3675 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3693 = v3550 + v3692;
         const unsigned int v3694 = v3693 + v3679;
-        iron_copy_async(shm0 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), a + v3690, v3684);
+        iron_copy_async<16>(shm0 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), a + v3690, v3684);
         const unsigned int v3697 = v3552 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3699 = v3697 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3702 = v3697 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -382,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3716 = v3699 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3717 = v3550 + v3716;
         const unsigned int v3718 = v3717 + v3703;
-        iron_copy_async(shm0 + (v3718 ^ (((v3718 >> 6u) & 7u) << 3u)), a + v3714, v3708);
+        iron_copy_async<16>(shm0 + (v3718 ^ (((v3718 >> 6u) & 7u) << 3u)), a + v3714, v3708);
         const unsigned int v3721 = v3552 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3723 = v3721 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3726 = v3721 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -399,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3740 = v3723 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3741 = v3550 + v3740;
         const unsigned int v3742 = v3741 + v3727;
-        iron_copy_async(shm0 + (v3742 ^ (((v3742 >> 6u) & 7u) << 3u)), a + v3738, v3732);
+        iron_copy_async<16>(shm0 + (v3742 ^ (((v3742 >> 6u) & 7u) << 3u)), a + v3738, v3732);
         const unsigned int v3749 = v3552 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3752 = v3552 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3753 = v3752 << 3u;
@@ -415,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3766 = v3749 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3767 = v3550 + v3766;
         const unsigned int v3768 = v3767 + v3753;
-        iron_copy_async(shm1 + (v3768 ^ (((v3768 >> 7u) & 7u) << 3u)), b + v3764, v3758);
+        iron_copy_async<16>(shm1 + (v3768 ^ (((v3768 >> 7u) & 7u) << 3u)), b + v3764, v3758);
         const unsigned int v3773 = v3577 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3776 = v3577 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3777 = v3776 << 3u;
@@ -431,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3790 = v3773 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3791 = v3550 + v3790;
         const unsigned int v3792 = v3791 + v3777;
-        iron_copy_async(shm1 + (v3792 ^ (((v3792 >> 7u) & 7u) << 3u)), b + v3788, v3782);
+        iron_copy_async<16>(shm1 + (v3792 ^ (((v3792 >> 7u) & 7u) << 3u)), b + v3788, v3782);
         const unsigned int v3797 = v3601 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3800 = v3601 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3801 = v3800 << 3u;
@@ -447,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3814 = v3797 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3815 = v3550 + v3814;
         const unsigned int v3816 = v3815 + v3801;
-        iron_copy_async(shm1 + (v3816 ^ (((v3816 >> 7u) & 7u) << 3u)), b + v3812, v3806);
+        iron_copy_async<16>(shm1 + (v3816 ^ (((v3816 >> 7u) & 7u) << 3u)), b + v3812, v3806);
         const unsigned int v3821 = v3625 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3824 = v3625 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3825 = v3824 << 3u;
@@ -463,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3838 = v3821 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3839 = v3550 + v3838;
         const unsigned int v3840 = v3839 + v3825;
-        iron_copy_async(shm1 + (v3840 ^ (((v3840 >> 7u) & 7u) << 3u)), b + v3836, v3830);
+        iron_copy_async<16>(shm1 + (v3840 ^ (((v3840 >> 7u) & 7u) << 3u)), b + v3836, v3830);
         const unsigned int v3845 = v3649 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3848 = v3649 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3849 = v3848 << 3u;
@@ -479,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3862 = v3845 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3863 = v3550 + v3862;
         const unsigned int v3864 = v3863 + v3849;
-        iron_copy_async(shm1 + (v3864 ^ (((v3864 >> 7u) & 7u) << 3u)), b + v3860, v3854);
+        iron_copy_async<16>(shm1 + (v3864 ^ (((v3864 >> 7u) & 7u) << 3u)), b + v3860, v3854);
         const unsigned int v3869 = v3673 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3872 = v3673 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3873 = v3872 << 3u;
@@ -495,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3886 = v3869 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3887 = v3550 + v3886;
         const unsigned int v3888 = v3887 + v3873;
-        iron_copy_async(shm1 + (v3888 ^ (((v3888 >> 7u) & 7u) << 3u)), b + v3884, v3878);
+        iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 7u) & 7u) << 3u)), b + v3884, v3878);
         const unsigned int v3893 = v3697 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3896 = v3697 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3897 = v3896 << 3u;
@@ -511,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3910 = v3893 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3911 = v3550 + v3910;
         const unsigned int v3912 = v3911 + v3897;
-        iron_copy_async(shm1 + (v3912 ^ (((v3912 >> 7u) & 7u) << 3u)), b + v3908, v3902);
+        iron_copy_async<16>(shm1 + (v3912 ^ (((v3912 >> 7u) & 7u) << 3u)), b + v3908, v3902);
         const unsigned int v3917 = v3721 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3920 = v3721 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3921 = v3920 << 3u;
@@ -527,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3934 = v3917 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3935 = v3550 + v3934;
         const unsigned int v3936 = v3935 + v3921;
-        iron_copy_async(shm1 + (v3936 ^ (((v3936 >> 7u) & 7u) << 3u)), b + v3932, v3926);
+        iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 7u) & 7u) << 3u)), b + v3932, v3926);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -584,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4016 = v3999 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4017 = v3994 + v4016;
         const unsigned int v4018 = v4017 + v4003;
-        iron_copy_async(shm0 + (v4018 ^ (((v4018 >> 6u) & 7u) << 3u)), a + v4014, v4008);
+        iron_copy_async<16>(shm0 + (v4018 ^ (((v4018 >> 6u) & 7u) << 3u)), a + v4014, v4008);
         const unsigned int v4021 = v3996 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4023 = v4021 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4026 = v4021 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -601,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4040 = v4023 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4041 = v3994 + v4040;
         const unsigned int v4042 = v4041 + v4027;
-        iron_copy_async(shm0 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), a + v4038, v4032);
+        iron_copy_async<16>(shm0 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), a + v4038, v4032);
         const unsigned int v4045 = v3996 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4047 = v4045 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4050 = v4045 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -618,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4064 = v4047 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4065 = v3994 + v4064;
         const unsigned int v4066 = v4065 + v4051;
-        iron_copy_async(shm0 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), a + v4062, v4056);
+        iron_copy_async<16>(shm0 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), a + v4062, v4056);
         const unsigned int v4069 = v3996 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4071 = v4069 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4074 = v4069 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -635,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4088 = v4071 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4089 = v3994 + v4088;
         const unsigned int v4090 = v4089 + v4075;
-        iron_copy_async(shm0 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), a + v4086, v4080);
+        iron_copy_async<16>(shm0 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), a + v4086, v4080);
         const unsigned int v4093 = v3996 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4095 = v4093 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4098 = v4093 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -652,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4112 = v4095 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4113 = v3994 + v4112;
         const unsigned int v4114 = v4113 + v4099;
-        iron_copy_async(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), a + v4110, v4104);
+        iron_copy_async<16>(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), a + v4110, v4104);
         const unsigned int v4117 = v3996 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4119 = v4117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4122 = v4117 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -669,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4136 = v4119 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4137 = v3994 + v4136;
         const unsigned int v4138 = v4137 + v4123;
-        iron_copy_async(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), a + v4134, v4128);
+        iron_copy_async<16>(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), a + v4134, v4128);
         const unsigned int v4141 = v3996 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -686,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4161 = v3994 + v4160;
         const unsigned int v4162 = v4161 + v4147;
-        iron_copy_async(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), a + v4158, v4152);
+        iron_copy_async<16>(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), a + v4158, v4152);
         const unsigned int v4165 = v3996 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4167 = v4165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4170 = v4165 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -703,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4184 = v4167 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4185 = v3994 + v4184;
         const unsigned int v4186 = v4185 + v4171;
-        iron_copy_async(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), a + v4182, v4176);
+        iron_copy_async<16>(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), a + v4182, v4176);
         const unsigned int v4193 = v3996 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4196 = v3996 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4197 = v4196 << 3u;
@@ -719,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4210 = v4193 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4211 = v3994 + v4210;
         const unsigned int v4212 = v4211 + v4197;
-        iron_copy_async(shm1 + (v4212 ^ (((v4212 >> 7u) & 7u) << 3u)), b + v4208, v4202);
+        iron_copy_async<16>(shm1 + (v4212 ^ (((v4212 >> 7u) & 7u) << 3u)), b + v4208, v4202);
         const unsigned int v4217 = v4021 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4220 = v4021 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4221 = v4220 << 3u;
@@ -735,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4234 = v4217 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4235 = v3994 + v4234;
         const unsigned int v4236 = v4235 + v4221;
-        iron_copy_async(shm1 + (v4236 ^ (((v4236 >> 7u) & 7u) << 3u)), b + v4232, v4226);
+        iron_copy_async<16>(shm1 + (v4236 ^ (((v4236 >> 7u) & 7u) << 3u)), b + v4232, v4226);
         const unsigned int v4241 = v4045 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4244 = v4045 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4245 = v4244 << 3u;
@@ -751,7 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4258 = v4241 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4259 = v3994 + v4258;
         const unsigned int v4260 = v4259 + v4245;
-        iron_copy_async(shm1 + (v4260 ^ (((v4260 >> 7u) & 7u) << 3u)), b + v4256, v4250);
+        iron_copy_async<16>(shm1 + (v4260 ^ (((v4260 >> 7u) & 7u) << 3u)), b + v4256, v4250);
         const unsigned int v4265 = v4069 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4268 = v4069 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4269 = v4268 << 3u;
@@ -767,7 +774,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4282 = v4265 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4283 = v3994 + v4282;
         const unsigned int v4284 = v4283 + v4269;
-        iron_copy_async(shm1 + (v4284 ^ (((v4284 >> 7u) & 7u) << 3u)), b + v4280, v4274);
+        iron_copy_async<16>(shm1 + (v4284 ^ (((v4284 >> 7u) & 7u) << 3u)), b + v4280, v4274);
         const unsigned int v4289 = v4093 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4292 = v4093 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4293 = v4292 << 3u;
@@ -783,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4306 = v4289 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4307 = v3994 + v4306;
         const unsigned int v4308 = v4307 + v4293;
-        iron_copy_async(shm1 + (v4308 ^ (((v4308 >> 7u) & 7u) << 3u)), b + v4304, v4298);
+        iron_copy_async<16>(shm1 + (v4308 ^ (((v4308 >> 7u) & 7u) << 3u)), b + v4304, v4298);
         const unsigned int v4313 = v4117 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4316 = v4117 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4317 = v4316 << 3u;
@@ -799,7 +806,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4330 = v4313 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4331 = v3994 + v4330;
         const unsigned int v4332 = v4331 + v4317;
-        iron_copy_async(shm1 + (v4332 ^ (((v4332 >> 7u) & 7u) << 3u)), b + v4328, v4322);
+        iron_copy_async<16>(shm1 + (v4332 ^ (((v4332 >> 7u) & 7u) << 3u)), b + v4328, v4322);
         const unsigned int v4337 = v4141 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4340 = v4141 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4341 = v4340 << 3u;
@@ -815,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4354 = v4337 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4355 = v3994 + v4354;
         const unsigned int v4356 = v4355 + v4341;
-        iron_copy_async(shm1 + (v4356 ^ (((v4356 >> 7u) & 7u) << 3u)), b + v4352, v4346);
+        iron_copy_async<16>(shm1 + (v4356 ^ (((v4356 >> 7u) & 7u) << 3u)), b + v4352, v4346);
         const unsigned int v4361 = v4165 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4364 = v4165 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4365 = v4364 << 3u;
@@ -831,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4378 = v4361 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4379 = v3994 + v4378;
         const unsigned int v4380 = v4379 + v4365;
-        iron_copy_async(shm1 + (v4380 ^ (((v4380 >> 7u) & 7u) << 3u)), b + v4376, v4370);
+        iron_copy_async<16>(shm1 + (v4380 ^ (((v4380 >> 7u) & 7u) << 3u)), b + v4376, v4370);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

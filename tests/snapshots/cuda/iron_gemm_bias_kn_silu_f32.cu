@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3064 = v3047 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3065 = v3042 + v3064;
         const unsigned int v3066 = v3065 + v3051;
-        iron_copy_async(shm0 + v3066, a + v3062, v3056);
+        iron_copy_async<16>(shm0 + v3066, a + v3062, v3056);
         const unsigned int v3069 = v3044 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3071 = v3069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3074 = v3069 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -279,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3088 = v3071 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3089 = v3042 + v3088;
         const unsigned int v3090 = v3089 + v3075;
-        iron_copy_async(shm0 + v3090, a + v3086, v3080);
+        iron_copy_async<16>(shm0 + v3090, a + v3086, v3080);
         const unsigned int v3093 = v3044 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3095 = v3093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3098 = v3093 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3112 = v3095 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3113 = v3042 + v3112;
         const unsigned int v3114 = v3113 + v3099;
-        iron_copy_async(shm0 + v3114, a + v3110, v3104);
+        iron_copy_async<16>(shm0 + v3114, a + v3110, v3104);
         const unsigned int v3117 = v3044 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3119 = v3117 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3122 = v3117 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3136 = v3119 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3137 = v3042 + v3136;
         const unsigned int v3138 = v3137 + v3123;
-        iron_copy_async(shm0 + v3138, a + v3134, v3128);
+        iron_copy_async<16>(shm0 + v3138, a + v3134, v3128);
         const unsigned int v3140 = v3037 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v3145 = v3044 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3148 = v3044 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -330,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3162 = v3145 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3163 = v3140 + v3162;
         const unsigned int v3164 = v3163 + v3149;
-        iron_copy_async(shm1 + v3164, b + v3160, v3154);
+        iron_copy_async<16>(shm1 + v3164, b + v3160, v3154);
         const unsigned int v3169 = v3069 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3172 = v3069 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3173 = v3172 << 2u;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3186 = v3169 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3187 = v3140 + v3186;
         const unsigned int v3188 = v3187 + v3173;
-        iron_copy_async(shm1 + v3188, b + v3184, v3178);
+        iron_copy_async<16>(shm1 + v3188, b + v3184, v3178);
         const unsigned int v3193 = v3093 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3196 = v3093 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3197 = v3196 << 2u;
@@ -362,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3210 = v3193 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3211 = v3140 + v3210;
         const unsigned int v3212 = v3211 + v3197;
-        iron_copy_async(shm1 + v3212, b + v3208, v3202);
+        iron_copy_async<16>(shm1 + v3212, b + v3208, v3202);
         const unsigned int v3217 = v3117 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3220 = v3117 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3221 = v3220 << 2u;
@@ -378,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3234 = v3217 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3235 = v3140 + v3234;
         const unsigned int v3236 = v3235 + v3221;
-        iron_copy_async(shm1 + v3236, b + v3232, v3226);
+        iron_copy_async<16>(shm1 + v3236, b + v3232, v3226);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -418,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3286 = v3269 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3287 = v3264 + v3286;
         const unsigned int v3288 = v3287 + v3273;
-        iron_copy_async(shm0 + v3288, a + v3284, v3278);
+        iron_copy_async<16>(shm0 + v3288, a + v3284, v3278);
         const unsigned int v3291 = v3266 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3293 = v3291 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3296 = v3291 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -435,7 +442,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3310 = v3293 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3311 = v3264 + v3310;
         const unsigned int v3312 = v3311 + v3297;
-        iron_copy_async(shm0 + v3312, a + v3308, v3302);
+        iron_copy_async<16>(shm0 + v3312, a + v3308, v3302);
         const unsigned int v3315 = v3266 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3317 = v3315 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3320 = v3315 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -452,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3334 = v3317 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3335 = v3264 + v3334;
         const unsigned int v3336 = v3335 + v3321;
-        iron_copy_async(shm0 + v3336, a + v3332, v3326);
+        iron_copy_async<16>(shm0 + v3336, a + v3332, v3326);
         const unsigned int v3339 = v3266 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3341 = v3339 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3344 = v3339 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -469,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3358 = v3341 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3359 = v3264 + v3358;
         const unsigned int v3360 = v3359 + v3345;
-        iron_copy_async(shm0 + v3360, a + v3356, v3350);
+        iron_copy_async<16>(shm0 + v3360, a + v3356, v3350);
         const unsigned int v3362 = v3261 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v3367 = v3266 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3370 = v3266 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -486,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3384 = v3367 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3385 = v3362 + v3384;
         const unsigned int v3386 = v3385 + v3371;
-        iron_copy_async(shm1 + v3386, b + v3382, v3376);
+        iron_copy_async<16>(shm1 + v3386, b + v3382, v3376);
         const unsigned int v3391 = v3291 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3394 = v3291 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3395 = v3394 << 2u;
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3408 = v3391 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3409 = v3362 + v3408;
         const unsigned int v3410 = v3409 + v3395;
-        iron_copy_async(shm1 + v3410, b + v3406, v3400);
+        iron_copy_async<16>(shm1 + v3410, b + v3406, v3400);
         const unsigned int v3415 = v3315 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3418 = v3315 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3419 = v3418 << 2u;
@@ -518,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3432 = v3415 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3433 = v3362 + v3432;
         const unsigned int v3434 = v3433 + v3419;
-        iron_copy_async(shm1 + v3434, b + v3430, v3424);
+        iron_copy_async<16>(shm1 + v3434, b + v3430, v3424);
         const unsigned int v3439 = v3339 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3442 = v3339 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3443 = v3442 << 2u;
@@ -534,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
         const unsigned int v3456 = v3439 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3457 = v3362 + v3456;
         const unsigned int v3458 = v3457 + v3443;
-        iron_copy_async(shm1 + v3458, b + v3454, v3448);
+        iron_copy_async<16>(shm1 + v3458, b + v3454, v3448);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

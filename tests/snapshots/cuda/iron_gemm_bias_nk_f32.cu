@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -255,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v2906 = v2902 ? v2905 : v4;
       const unsigned int v2908 = v2895 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2910 = v2908 + v2897;
-      iron_copy_async(shm0 + v2910, a + v2906, v2902);
+      iron_copy_async<16>(shm0 + v2910, a + v2906, v2902);
       const unsigned int v2911 = v2894 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2912 = v2911 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2913 = v2911 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -269,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v2923 = v2919 ? v2922 : v4;
       const unsigned int v2924 = v2912 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2926 = v2924 + v2914;
-      iron_copy_async(shm0 + v2926, a + v2923, v2919);
+      iron_copy_async<16>(shm0 + v2926, a + v2923, v2919);
       const unsigned int v2928 = v2894 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2929 = v2928 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2930 = v2928 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -283,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v2940 = v2936 ? v2939 : v4;
       const unsigned int v2941 = v2929 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2943 = v2941 + v2931;
-      iron_copy_async(shm0 + v2943, a + v2940, v2936);
+      iron_copy_async<16>(shm0 + v2943, a + v2940, v2936);
       const unsigned int v2945 = v2894 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2946 = v2945 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2947 = v2945 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,35 +304,35 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v2957 = v2953 ? v2956 : v4;
       const unsigned int v2958 = v2946 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2960 = v2958 + v2948;
-      iron_copy_async(shm0 + v2960, a + v2957, v2953);
+      iron_copy_async<16>(shm0 + v2960, a + v2957, v2953);
       const unsigned int v2961 = v28 + v2895;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2962 = v2961 < v1;
       const bool v2963 = v2962 && v2901;
       const unsigned int v2964 = v2961 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2966 = v2964 + v2897;
       const unsigned int v2967 = v2963 ? v2966 : v4;
-      iron_copy_async(shm1 + v2910, b + v2967, v2963);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2910, b + v2967, v2963);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2968 = v28 + v2912;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2969 = v2968 < v1;
       const bool v2970 = v2969 && v2918;
       const unsigned int v2971 = v2968 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2973 = v2971 + v2914;
       const unsigned int v2974 = v2970 ? v2973 : v4;
-      iron_copy_async(shm1 + v2926, b + v2974, v2970);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2926, b + v2974, v2970);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2975 = v28 + v2929;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2976 = v2975 < v1;
       const bool v2977 = v2976 && v2935;
       const unsigned int v2978 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2980 = v2978 + v2931;
       const unsigned int v2981 = v2977 ? v2980 : v4;
-      iron_copy_async(shm1 + v2943, b + v2981, v2977);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2943, b + v2981, v2977);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2982 = v28 + v2946;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2983 = v2982 < v1;
       const bool v2984 = v2983 && v2952;
       const unsigned int v2985 = v2982 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2987 = v2985 + v2948;
       const unsigned int v2988 = v2984 ? v2987 : v4;
-      iron_copy_async(shm1 + v2960, b + v2988, v2984);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2960, b + v2988, v2984);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v2991 = 16u < v2;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3008 = v2995 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3009 = 2560u + v3008;
       const unsigned int v3010 = v3009 + v2997;
-      iron_copy_async(shm0 + v3010, a + v3006, v3002);
+      iron_copy_async<16>(shm0 + v3010, a + v3006, v3002);
       const unsigned int v3011 = v2994 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3012 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3013 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3024 = v3012 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3025 = 2560u + v3024;
       const unsigned int v3026 = v3025 + v3014;
-      iron_copy_async(shm0 + v3026, a + v3023, v3019);
+      iron_copy_async<16>(shm0 + v3026, a + v3023, v3019);
       const unsigned int v3028 = v2994 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3029 = v3028 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3030 = v3028 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -380,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3041 = v3029 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3042 = 2560u + v3041;
       const unsigned int v3043 = v3042 + v3031;
-      iron_copy_async(shm0 + v3043, a + v3040, v3036);
+      iron_copy_async<16>(shm0 + v3043, a + v3040, v3036);
       const unsigned int v3045 = v2994 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3046 = v3045 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3047 = v3045 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3058 = v3046 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3059 = 2560u + v3058;
       const unsigned int v3060 = v3059 + v3048;
-      iron_copy_async(shm0 + v3060, a + v3057, v3053);
+      iron_copy_async<16>(shm0 + v3060, a + v3057, v3053);
       const unsigned int v3061 = v28 + v2995;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3062 = v3061 < v1;
       const bool v3063 = v3062 && v3001;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3065 = v3064 + 16u;
       const unsigned int v3066 = v3065 + v2997;
       const unsigned int v3067 = v3063 ? v3066 : v4;
-      iron_copy_async(shm1 + v3010, b + v3067, v3063);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3010, b + v3067, v3063);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3068 = v28 + v3012;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3069 = v3068 < v1;
       const bool v3070 = v3069 && v3018;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3072 = v3071 + 16u;
       const unsigned int v3073 = v3072 + v3014;
       const unsigned int v3074 = v3070 ? v3073 : v4;
-      iron_copy_async(shm1 + v3026, b + v3074, v3070);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3026, b + v3074, v3070);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3075 = v28 + v3029;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3076 = v3075 < v1;
       const bool v3077 = v3076 && v3035;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3079 = v3078 + 16u;
       const unsigned int v3080 = v3079 + v3031;
       const unsigned int v3081 = v3077 ? v3080 : v4;
-      iron_copy_async(shm1 + v3043, b + v3081, v3077);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3043, b + v3081, v3077);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3082 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3083 = v3082 < v1;
       const bool v3084 = v3083 && v3052;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
       const unsigned int v3086 = v3085 + 16u;
       const unsigned int v3087 = v3086 + v3048;
       const unsigned int v3088 = v3084 ? v3087 : v4;
-      iron_copy_async(shm1 + v3060, b + v3088, v3084);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3060, b + v3088, v3084);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v2613 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -468,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2652 = v2635 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2653 = v2630 + v2652;
         const unsigned int v2654 = v2653 + v2639;
-        iron_copy_async(shm0 + v2654, a + v2650, v2644);
+        iron_copy_async<16>(shm0 + v2654, a + v2650, v2644);
         const unsigned int v2657 = v2632 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2659 = v2657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2662 = v2657 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -485,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2676 = v2659 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2677 = v2630 + v2676;
         const unsigned int v2678 = v2677 + v2663;
-        iron_copy_async(shm0 + v2678, a + v2674, v2668);
+        iron_copy_async<16>(shm0 + v2678, a + v2674, v2668);
         const unsigned int v2681 = v2632 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2683 = v2681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2686 = v2681 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2700 = v2683 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2701 = v2630 + v2700;
         const unsigned int v2702 = v2701 + v2687;
-        iron_copy_async(shm0 + v2702, a + v2698, v2692);
+        iron_copy_async<16>(shm0 + v2702, a + v2698, v2692);
         const unsigned int v2705 = v2632 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2707 = v2705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2710 = v2705 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -519,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2724 = v2707 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2725 = v2630 + v2724;
         const unsigned int v2726 = v2725 + v2711;
-        iron_copy_async(shm0 + v2726, a + v2722, v2716);
+        iron_copy_async<16>(shm0 + v2726, a + v2722, v2716);
         const unsigned int v2738 = v28 + v2635;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2739 = v2738 < v1;
         const bool v2742 = v2739 && v2643;
@@ -527,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2746 = v2744 + v2624;
         const unsigned int v2747 = v2746 + v2639;
         const unsigned int v2748 = v2742 ? v2747 : v4;
-        iron_copy_async(shm1 + v2654, b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2654, b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2762 = v28 + v2659;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2763 = v2762 < v1;
         const bool v2766 = v2763 && v2667;
@@ -535,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2770 = v2768 + v2624;
         const unsigned int v2771 = v2770 + v2663;
         const unsigned int v2772 = v2766 ? v2771 : v4;
-        iron_copy_async(shm1 + v2678, b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2678, b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2786 = v28 + v2683;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2787 = v2786 < v1;
         const bool v2790 = v2787 && v2691;
@@ -543,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2794 = v2792 + v2624;
         const unsigned int v2795 = v2794 + v2687;
         const unsigned int v2796 = v2790 ? v2795 : v4;
-        iron_copy_async(shm1 + v2702, b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2702, b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2810 = v28 + v2707;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2811 = v2810 < v1;
         const bool v2814 = v2811 && v2715;
@@ -551,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f32(
         const unsigned int v2818 = v2816 + v2624;
         const unsigned int v2819 = v2818 + v2711;
         const unsigned int v2820 = v2814 ? v2819 : v4;
-        iron_copy_async(shm1 + v2726, b + v2820, v2814);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2726, b + v2820, v2814);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -72,12 +72,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -278,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4100 = v4083 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4101 = v4078 + v4100;
         const unsigned int v4102 = v4101 + v4087;
-        iron_copy_async(shm0 + (v4102 ^ (((v4102 >> 6u) & 7u) << 3u)), a + v4098, v4092);
+        iron_copy_async<16>(shm0 + (v4102 ^ (((v4102 >> 6u) & 7u) << 3u)), a + v4098, v4092);
         const unsigned int v4105 = v4080 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4107 = v4105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4110 = v4105 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -295,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4124 = v4107 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4125 = v4078 + v4124;
         const unsigned int v4126 = v4125 + v4111;
-        iron_copy_async(shm0 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), a + v4122, v4116);
+        iron_copy_async<16>(shm0 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), a + v4122, v4116);
         const unsigned int v4129 = v4080 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4131 = v4129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4134 = v4129 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -312,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4148 = v4131 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4149 = v4078 + v4148;
         const unsigned int v4150 = v4149 + v4135;
-        iron_copy_async(shm0 + (v4150 ^ (((v4150 >> 6u) & 7u) << 3u)), a + v4146, v4140);
+        iron_copy_async<16>(shm0 + (v4150 ^ (((v4150 >> 6u) & 7u) << 3u)), a + v4146, v4140);
         const unsigned int v4153 = v4080 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4155 = v4153 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4158 = v4153 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -329,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4172 = v4155 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4173 = v4078 + v4172;
         const unsigned int v4174 = v4173 + v4159;
-        iron_copy_async(shm0 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), a + v4170, v4164);
+        iron_copy_async<16>(shm0 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), a + v4170, v4164);
         const unsigned int v4177 = v4080 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4179 = v4177 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4182 = v4177 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4196 = v4179 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4197 = v4078 + v4196;
         const unsigned int v4198 = v4197 + v4183;
-        iron_copy_async(shm0 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), a + v4194, v4188);
+        iron_copy_async<16>(shm0 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), a + v4194, v4188);
         const unsigned int v4201 = v4080 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4203 = v4201 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4206 = v4201 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4220 = v4203 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4221 = v4078 + v4220;
         const unsigned int v4222 = v4221 + v4207;
-        iron_copy_async(shm0 + (v4222 ^ (((v4222 >> 6u) & 7u) << 3u)), a + v4218, v4212);
+        iron_copy_async<16>(shm0 + (v4222 ^ (((v4222 >> 6u) & 7u) << 3u)), a + v4218, v4212);
         const unsigned int v4225 = v4080 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4227 = v4225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4230 = v4225 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -380,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4244 = v4227 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4245 = v4078 + v4244;
         const unsigned int v4246 = v4245 + v4231;
-        iron_copy_async(shm0 + (v4246 ^ (((v4246 >> 6u) & 7u) << 3u)), a + v4242, v4236);
+        iron_copy_async<16>(shm0 + (v4246 ^ (((v4246 >> 6u) & 7u) << 3u)), a + v4242, v4236);
         const unsigned int v4249 = v4080 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4251 = v4249 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4254 = v4249 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4268 = v4251 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4269 = v4078 + v4268;
         const unsigned int v4270 = v4269 + v4255;
-        iron_copy_async(shm0 + (v4270 ^ (((v4270 >> 6u) & 7u) << 3u)), a + v4266, v4260);
+        iron_copy_async<16>(shm0 + (v4270 ^ (((v4270 >> 6u) & 7u) << 3u)), a + v4266, v4260);
         const unsigned int v4282 = v28 + v4083;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4283 = v4282 < v1;
         const bool v4286 = v4283 && v4091;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4290 = v4288 + v4074;
         const unsigned int v4291 = v4290 + v4087;
         const unsigned int v4292 = v4286 ? v4291 : 0u;
-        iron_copy_async(shm1 + (v4102 ^ (((v4102 >> 6u) & 7u) << 3u)), b + v4292, v4286);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4102 ^ (((v4102 >> 6u) & 7u) << 3u)), b + v4292, v4286);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4306 = v28 + v4107;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4307 = v4306 < v1;
         const bool v4310 = v4307 && v4115;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4314 = v4312 + v4074;
         const unsigned int v4315 = v4314 + v4111;
         const unsigned int v4316 = v4310 ? v4315 : 0u;
-        iron_copy_async(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), b + v4316, v4310);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), b + v4316, v4310);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4330 = v28 + v4131;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4331 = v4330 < v1;
         const bool v4334 = v4331 && v4139;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4338 = v4336 + v4074;
         const unsigned int v4339 = v4338 + v4135;
         const unsigned int v4340 = v4334 ? v4339 : 0u;
-        iron_copy_async(shm1 + (v4150 ^ (((v4150 >> 6u) & 7u) << 3u)), b + v4340, v4334);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4150 ^ (((v4150 >> 6u) & 7u) << 3u)), b + v4340, v4334);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4354 = v28 + v4155;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4355 = v4354 < v1;
         const bool v4358 = v4355 && v4163;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4362 = v4360 + v4074;
         const unsigned int v4363 = v4362 + v4159;
         const unsigned int v4364 = v4358 ? v4363 : 0u;
-        iron_copy_async(shm1 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), b + v4364, v4358);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), b + v4364, v4358);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4378 = v28 + v4179;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4379 = v4378 < v1;
         const bool v4382 = v4379 && v4187;
@@ -437,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4386 = v4384 + v4074;
         const unsigned int v4387 = v4386 + v4183;
         const unsigned int v4388 = v4382 ? v4387 : 0u;
-        iron_copy_async(shm1 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), b + v4388, v4382);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), b + v4388, v4382);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4402 = v28 + v4203;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4403 = v4402 < v1;
         const bool v4406 = v4403 && v4211;
@@ -445,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4410 = v4408 + v4074;
         const unsigned int v4411 = v4410 + v4207;
         const unsigned int v4412 = v4406 ? v4411 : 0u;
-        iron_copy_async(shm1 + (v4222 ^ (((v4222 >> 6u) & 7u) << 3u)), b + v4412, v4406);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4222 ^ (((v4222 >> 6u) & 7u) << 3u)), b + v4412, v4406);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4426 = v28 + v4227;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4427 = v4426 < v1;
         const bool v4430 = v4427 && v4235;
@@ -453,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4434 = v4432 + v4074;
         const unsigned int v4435 = v4434 + v4231;
         const unsigned int v4436 = v4430 ? v4435 : 0u;
-        iron_copy_async(shm1 + (v4246 ^ (((v4246 >> 6u) & 7u) << 3u)), b + v4436, v4430);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4246 ^ (((v4246 >> 6u) & 7u) << 3u)), b + v4436, v4430);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4450 = v28 + v4251;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4451 = v4450 < v1;
         const bool v4454 = v4451 && v4259;
@@ -461,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4458 = v4456 + v4074;
         const unsigned int v4459 = v4458 + v4255;
         const unsigned int v4460 = v4454 ? v4459 : 0u;
-        iron_copy_async(shm1 + (v4270 ^ (((v4270 >> 6u) & 7u) << 3u)), b + v4460, v4454);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4270 ^ (((v4270 >> 6u) & 7u) << 3u)), b + v4460, v4454);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -516,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4552 = v4535 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4553 = v4530 + v4552;
         const unsigned int v4554 = v4553 + v4539;
-        iron_copy_async(shm0 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), a + v4550, v4544);
+        iron_copy_async<16>(shm0 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), a + v4550, v4544);
         const unsigned int v4557 = v4532 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4559 = v4557 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4562 = v4557 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -533,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4576 = v4559 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4577 = v4530 + v4576;
         const unsigned int v4578 = v4577 + v4563;
-        iron_copy_async(shm0 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), a + v4574, v4568);
+        iron_copy_async<16>(shm0 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), a + v4574, v4568);
         const unsigned int v4581 = v4532 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4583 = v4581 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4586 = v4581 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -550,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4600 = v4583 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4601 = v4530 + v4600;
         const unsigned int v4602 = v4601 + v4587;
-        iron_copy_async(shm0 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), a + v4598, v4592);
+        iron_copy_async<16>(shm0 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), a + v4598, v4592);
         const unsigned int v4605 = v4532 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4607 = v4605 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4610 = v4605 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -567,7 +574,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4624 = v4607 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4625 = v4530 + v4624;
         const unsigned int v4626 = v4625 + v4611;
-        iron_copy_async(shm0 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), a + v4622, v4616);
+        iron_copy_async<16>(shm0 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), a + v4622, v4616);
         const unsigned int v4629 = v4532 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4631 = v4629 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4634 = v4629 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -584,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4648 = v4631 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4649 = v4530 + v4648;
         const unsigned int v4650 = v4649 + v4635;
-        iron_copy_async(shm0 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), a + v4646, v4640);
+        iron_copy_async<16>(shm0 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), a + v4646, v4640);
         const unsigned int v4653 = v4532 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4655 = v4653 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4658 = v4653 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -601,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4672 = v4655 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4673 = v4530 + v4672;
         const unsigned int v4674 = v4673 + v4659;
-        iron_copy_async(shm0 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), a + v4670, v4664);
+        iron_copy_async<16>(shm0 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), a + v4670, v4664);
         const unsigned int v4677 = v4532 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4679 = v4677 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4682 = v4677 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -618,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4696 = v4679 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4697 = v4530 + v4696;
         const unsigned int v4698 = v4697 + v4683;
-        iron_copy_async(shm0 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), a + v4694, v4688);
+        iron_copy_async<16>(shm0 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), a + v4694, v4688);
         const unsigned int v4701 = v4532 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4703 = v4701 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4706 = v4701 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -635,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4720 = v4703 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4721 = v4530 + v4720;
         const unsigned int v4722 = v4721 + v4707;
-        iron_copy_async(shm0 + (v4722 ^ (((v4722 >> 6u) & 7u) << 3u)), a + v4718, v4712);
+        iron_copy_async<16>(shm0 + (v4722 ^ (((v4722 >> 6u) & 7u) << 3u)), a + v4718, v4712);
         const unsigned int v4734 = v28 + v4535;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4735 = v4734 < v1;
         const bool v4738 = v4735 && v4543;
@@ -643,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4742 = v4740 + v4524;
         const unsigned int v4743 = v4742 + v4539;
         const unsigned int v4744 = v4738 ? v4743 : 0u;
-        iron_copy_async(shm1 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), b + v4744, v4738);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4554 ^ (((v4554 >> 6u) & 7u) << 3u)), b + v4744, v4738);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4758 = v28 + v4559;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4759 = v4758 < v1;
         const bool v4762 = v4759 && v4567;
@@ -651,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4766 = v4764 + v4524;
         const unsigned int v4767 = v4766 + v4563;
         const unsigned int v4768 = v4762 ? v4767 : 0u;
-        iron_copy_async(shm1 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), b + v4768, v4762);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4578 ^ (((v4578 >> 6u) & 7u) << 3u)), b + v4768, v4762);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4782 = v28 + v4583;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4783 = v4782 < v1;
         const bool v4786 = v4783 && v4591;
@@ -659,7 +666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4790 = v4788 + v4524;
         const unsigned int v4791 = v4790 + v4587;
         const unsigned int v4792 = v4786 ? v4791 : 0u;
-        iron_copy_async(shm1 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), b + v4792, v4786);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4602 ^ (((v4602 >> 6u) & 7u) << 3u)), b + v4792, v4786);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4806 = v28 + v4607;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4807 = v4806 < v1;
         const bool v4810 = v4807 && v4615;
@@ -667,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4814 = v4812 + v4524;
         const unsigned int v4815 = v4814 + v4611;
         const unsigned int v4816 = v4810 ? v4815 : 0u;
-        iron_copy_async(shm1 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), b + v4816, v4810);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), b + v4816, v4810);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4830 = v28 + v4631;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4831 = v4830 < v1;
         const bool v4834 = v4831 && v4639;
@@ -675,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4838 = v4836 + v4524;
         const unsigned int v4839 = v4838 + v4635;
         const unsigned int v4840 = v4834 ? v4839 : 0u;
-        iron_copy_async(shm1 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), b + v4840, v4834);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4650 ^ (((v4650 >> 6u) & 7u) << 3u)), b + v4840, v4834);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4854 = v28 + v4655;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4855 = v4854 < v1;
         const bool v4858 = v4855 && v4663;
@@ -683,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4862 = v4860 + v4524;
         const unsigned int v4863 = v4862 + v4659;
         const unsigned int v4864 = v4858 ? v4863 : 0u;
-        iron_copy_async(shm1 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), b + v4864, v4858);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4674 ^ (((v4674 >> 6u) & 7u) << 3u)), b + v4864, v4858);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4878 = v28 + v4679;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4879 = v4878 < v1;
         const bool v4882 = v4879 && v4687;
@@ -691,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4886 = v4884 + v4524;
         const unsigned int v4887 = v4886 + v4683;
         const unsigned int v4888 = v4882 ? v4887 : 0u;
-        iron_copy_async(shm1 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), b + v4888, v4882);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4698 ^ (((v4698 >> 6u) & 7u) << 3u)), b + v4888, v4882);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4902 = v28 + v4703;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4903 = v4902 < v1;
         const bool v4906 = v4903 && v4711;
@@ -699,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
         const unsigned int v4910 = v4908 + v4524;
         const unsigned int v4911 = v4910 + v4707;
         const unsigned int v4912 = v4906 ? v4911 : 0u;
-        iron_copy_async(shm1 + (v4722 ^ (((v4722 >> 6u) & 7u) << 3u)), b + v4912, v4906);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4722 ^ (((v4722 >> 6u) & 7u) << 3u)), b + v4912, v4906);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -255,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4314 = v4310 ? v4313 : v4;
       const unsigned int v4316 = v4303 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4318 = v4316 + v4305;
-      iron_copy_async(shm0 + v4318, a + v4314, v4310);
+      iron_copy_async<16>(shm0 + v4318, a + v4314, v4310);
       const unsigned int v4319 = v4302 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4320 = v4319 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4321 = v4319 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -269,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4331 = v4327 ? v4330 : v4;
       const unsigned int v4332 = v4320 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4334 = v4332 + v4322;
-      iron_copy_async(shm0 + v4334, a + v4331, v4327);
+      iron_copy_async<16>(shm0 + v4334, a + v4331, v4327);
       const unsigned int v4336 = v4302 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4337 = v4336 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4338 = v4336 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -283,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4348 = v4344 ? v4347 : v4;
       const unsigned int v4349 = v4337 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4351 = v4349 + v4339;
-      iron_copy_async(shm0 + v4351, a + v4348, v4344);
+      iron_copy_async<16>(shm0 + v4351, a + v4348, v4344);
       const unsigned int v4353 = v4302 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4354 = v4353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4355 = v4353 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,35 +304,35 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4365 = v4361 ? v4364 : v4;
       const unsigned int v4366 = v4354 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4368 = v4366 + v4356;
-      iron_copy_async(shm0 + v4368, a + v4365, v4361);
+      iron_copy_async<16>(shm0 + v4368, a + v4365, v4361);
       const unsigned int v4369 = v28 + v4303;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4370 = v4369 < v1;
       const bool v4371 = v4370 && v4309;
       const unsigned int v4372 = v4369 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v4374 = v4372 + v4305;
       const unsigned int v4375 = v4371 ? v4374 : v4;
-      iron_copy_async(shm1 + v4318, b + v4375, v4371);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4318, b + v4375, v4371);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4376 = v28 + v4320;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4377 = v4376 < v1;
       const bool v4378 = v4377 && v4326;
       const unsigned int v4379 = v4376 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v4381 = v4379 + v4322;
       const unsigned int v4382 = v4378 ? v4381 : v4;
-      iron_copy_async(shm1 + v4334, b + v4382, v4378);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4334, b + v4382, v4378);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4383 = v28 + v4337;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4384 = v4383 < v1;
       const bool v4385 = v4384 && v4343;
       const unsigned int v4386 = v4383 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v4388 = v4386 + v4339;
       const unsigned int v4389 = v4385 ? v4388 : v4;
-      iron_copy_async(shm1 + v4351, b + v4389, v4385);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4351, b + v4389, v4385);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4390 = v28 + v4354;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4391 = v4390 < v1;
       const bool v4392 = v4391 && v4360;
       const unsigned int v4393 = v4390 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v4395 = v4393 + v4356;
       const unsigned int v4396 = v4392 ? v4395 : v4;
-      iron_copy_async(shm1 + v4368, b + v4396, v4392);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4368, b + v4396, v4392);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v4399 = 16u < v2;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4416 = v4403 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4417 = 2560u + v4416;
       const unsigned int v4418 = v4417 + v4405;
-      iron_copy_async(shm0 + v4418, a + v4414, v4410);
+      iron_copy_async<16>(shm0 + v4418, a + v4414, v4410);
       const unsigned int v4419 = v4402 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4420 = v4419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4421 = v4419 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4432 = v4420 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4433 = 2560u + v4432;
       const unsigned int v4434 = v4433 + v4422;
-      iron_copy_async(shm0 + v4434, a + v4431, v4427);
+      iron_copy_async<16>(shm0 + v4434, a + v4431, v4427);
       const unsigned int v4436 = v4402 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4437 = v4436 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4438 = v4436 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -380,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4449 = v4437 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4450 = 2560u + v4449;
       const unsigned int v4451 = v4450 + v4439;
-      iron_copy_async(shm0 + v4451, a + v4448, v4444);
+      iron_copy_async<16>(shm0 + v4451, a + v4448, v4444);
       const unsigned int v4453 = v4402 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v4454 = v4453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v4455 = v4453 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4466 = v4454 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4467 = 2560u + v4466;
       const unsigned int v4468 = v4467 + v4456;
-      iron_copy_async(shm0 + v4468, a + v4465, v4461);
+      iron_copy_async<16>(shm0 + v4468, a + v4465, v4461);
       const unsigned int v4469 = v28 + v4403;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4470 = v4469 < v1;
       const bool v4471 = v4470 && v4409;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4473 = v4472 + 16u;
       const unsigned int v4474 = v4473 + v4405;
       const unsigned int v4475 = v4471 ? v4474 : v4;
-      iron_copy_async(shm1 + v4418, b + v4475, v4471);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4418, b + v4475, v4471);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4476 = v28 + v4420;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4477 = v4476 < v1;
       const bool v4478 = v4477 && v4426;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4480 = v4479 + 16u;
       const unsigned int v4481 = v4480 + v4422;
       const unsigned int v4482 = v4478 ? v4481 : v4;
-      iron_copy_async(shm1 + v4434, b + v4482, v4478);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4434, b + v4482, v4478);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4483 = v28 + v4437;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4484 = v4483 < v1;
       const bool v4485 = v4484 && v4443;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4487 = v4486 + 16u;
       const unsigned int v4488 = v4487 + v4439;
       const unsigned int v4489 = v4485 ? v4488 : v4;
-      iron_copy_async(shm1 + v4451, b + v4489, v4485);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4451, b + v4489, v4485);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4490 = v28 + v4454;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v4491 = v4490 < v1;
       const bool v4492 = v4491 && v4460;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
       const unsigned int v4494 = v4493 + 16u;
       const unsigned int v4495 = v4494 + v4456;
       const unsigned int v4496 = v4492 ? v4495 : v4;
-      iron_copy_async(shm1 + v4468, b + v4496, v4492);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4468, b + v4496, v4492);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v4021 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -468,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4060 = v4043 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4061 = v4038 + v4060;
         const unsigned int v4062 = v4061 + v4047;
-        iron_copy_async(shm0 + v4062, a + v4058, v4052);
+        iron_copy_async<16>(shm0 + v4062, a + v4058, v4052);
         const unsigned int v4065 = v4040 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4067 = v4065 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4070 = v4065 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -485,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4084 = v4067 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4085 = v4038 + v4084;
         const unsigned int v4086 = v4085 + v4071;
-        iron_copy_async(shm0 + v4086, a + v4082, v4076);
+        iron_copy_async<16>(shm0 + v4086, a + v4082, v4076);
         const unsigned int v4089 = v4040 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4091 = v4089 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4094 = v4089 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4108 = v4091 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4109 = v4038 + v4108;
         const unsigned int v4110 = v4109 + v4095;
-        iron_copy_async(shm0 + v4110, a + v4106, v4100);
+        iron_copy_async<16>(shm0 + v4110, a + v4106, v4100);
         const unsigned int v4113 = v4040 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4115 = v4113 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4118 = v4113 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -519,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4132 = v4115 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4133 = v4038 + v4132;
         const unsigned int v4134 = v4133 + v4119;
-        iron_copy_async(shm0 + v4134, a + v4130, v4124);
+        iron_copy_async<16>(shm0 + v4134, a + v4130, v4124);
         const unsigned int v4146 = v28 + v4043;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4147 = v4146 < v1;
         const bool v4150 = v4147 && v4051;
@@ -527,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4154 = v4152 + v4032;
         const unsigned int v4155 = v4154 + v4047;
         const unsigned int v4156 = v4150 ? v4155 : v4;
-        iron_copy_async(shm1 + v4062, b + v4156, v4150);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v4062, b + v4156, v4150);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4170 = v28 + v4067;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4171 = v4170 < v1;
         const bool v4174 = v4171 && v4075;
@@ -535,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4178 = v4176 + v4032;
         const unsigned int v4179 = v4178 + v4071;
         const unsigned int v4180 = v4174 ? v4179 : v4;
-        iron_copy_async(shm1 + v4086, b + v4180, v4174);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v4086, b + v4180, v4174);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4194 = v28 + v4091;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4195 = v4194 < v1;
         const bool v4198 = v4195 && v4099;
@@ -543,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4202 = v4200 + v4032;
         const unsigned int v4203 = v4202 + v4095;
         const unsigned int v4204 = v4198 ? v4203 : v4;
-        iron_copy_async(shm1 + v4110, b + v4204, v4198);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v4110, b + v4204, v4198);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4218 = v28 + v4115;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4219 = v4218 < v1;
         const bool v4222 = v4219 && v4123;
@@ -551,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
         const unsigned int v4226 = v4224 + v4032;
         const unsigned int v4227 = v4226 + v4119;
         const unsigned int v4228 = v4222 ? v4227 : v4;
-        iron_copy_async(shm1 + v4134, b + v4228, v4222);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v4134, b + v4228, v4222);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -72,12 +72,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -278,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3588 = v3571 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3589 = v3566 + v3588;
         const unsigned int v3590 = v3589 + v3575;
-        iron_copy_async(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), a + v3586, v3580);
+        iron_copy_async<16>(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), a + v3586, v3580);
         const unsigned int v3593 = v3568 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3595 = v3593 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3598 = v3593 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -295,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3612 = v3595 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3613 = v3566 + v3612;
         const unsigned int v3614 = v3613 + v3599;
-        iron_copy_async(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), a + v3610, v3604);
+        iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), a + v3610, v3604);
         const unsigned int v3617 = v3568 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3619 = v3617 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3622 = v3617 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -312,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3636 = v3619 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3637 = v3566 + v3636;
         const unsigned int v3638 = v3637 + v3623;
-        iron_copy_async(shm0 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), a + v3634, v3628);
+        iron_copy_async<16>(shm0 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), a + v3634, v3628);
         const unsigned int v3641 = v3568 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3643 = v3641 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3646 = v3641 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -329,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3660 = v3643 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3661 = v3566 + v3660;
         const unsigned int v3662 = v3661 + v3647;
-        iron_copy_async(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), a + v3658, v3652);
+        iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), a + v3658, v3652);
         const unsigned int v3665 = v3568 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3667 = v3665 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3670 = v3665 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3684 = v3667 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3685 = v3566 + v3684;
         const unsigned int v3686 = v3685 + v3671;
-        iron_copy_async(shm0 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), a + v3682, v3676);
+        iron_copy_async<16>(shm0 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), a + v3682, v3676);
         const unsigned int v3689 = v3568 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3691 = v3689 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3694 = v3689 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3708 = v3691 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3709 = v3566 + v3708;
         const unsigned int v3710 = v3709 + v3695;
-        iron_copy_async(shm0 + (v3710 ^ (((v3710 >> 6u) & 7u) << 3u)), a + v3706, v3700);
+        iron_copy_async<16>(shm0 + (v3710 ^ (((v3710 >> 6u) & 7u) << 3u)), a + v3706, v3700);
         const unsigned int v3713 = v3568 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3715 = v3713 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3718 = v3713 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -380,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3732 = v3715 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3733 = v3566 + v3732;
         const unsigned int v3734 = v3733 + v3719;
-        iron_copy_async(shm0 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), a + v3730, v3724);
+        iron_copy_async<16>(shm0 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), a + v3730, v3724);
         const unsigned int v3737 = v3568 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3739 = v3737 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3742 = v3737 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3756 = v3739 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3757 = v3566 + v3756;
         const unsigned int v3758 = v3757 + v3743;
-        iron_copy_async(shm0 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), a + v3754, v3748);
+        iron_copy_async<16>(shm0 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), a + v3754, v3748);
         const unsigned int v3770 = v28 + v3571;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3771 = v3770 < v1;
         const bool v3774 = v3771 && v3579;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3778 = v3776 + v3562;
         const unsigned int v3779 = v3778 + v3575;
         const unsigned int v3780 = v3774 ? v3779 : 0u;
-        iron_copy_async(shm1 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), b + v3780, v3774);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), b + v3780, v3774);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3794 = v28 + v3595;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3795 = v3794 < v1;
         const bool v3798 = v3795 && v3603;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3802 = v3800 + v3562;
         const unsigned int v3803 = v3802 + v3599;
         const unsigned int v3804 = v3798 ? v3803 : 0u;
-        iron_copy_async(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), b + v3804, v3798);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), b + v3804, v3798);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3818 = v28 + v3619;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3819 = v3818 < v1;
         const bool v3822 = v3819 && v3627;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3826 = v3824 + v3562;
         const unsigned int v3827 = v3826 + v3623;
         const unsigned int v3828 = v3822 ? v3827 : 0u;
-        iron_copy_async(shm1 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), b + v3828, v3822);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), b + v3828, v3822);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3842 = v28 + v3643;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3843 = v3842 < v1;
         const bool v3846 = v3843 && v3651;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3850 = v3848 + v3562;
         const unsigned int v3851 = v3850 + v3647;
         const unsigned int v3852 = v3846 ? v3851 : 0u;
-        iron_copy_async(shm1 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), b + v3852, v3846);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), b + v3852, v3846);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3866 = v28 + v3667;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3867 = v3866 < v1;
         const bool v3870 = v3867 && v3675;
@@ -437,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3874 = v3872 + v3562;
         const unsigned int v3875 = v3874 + v3671;
         const unsigned int v3876 = v3870 ? v3875 : 0u;
-        iron_copy_async(shm1 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), b + v3876, v3870);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), b + v3876, v3870);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3890 = v28 + v3691;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3891 = v3890 < v1;
         const bool v3894 = v3891 && v3699;
@@ -445,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3898 = v3896 + v3562;
         const unsigned int v3899 = v3898 + v3695;
         const unsigned int v3900 = v3894 ? v3899 : 0u;
-        iron_copy_async(shm1 + (v3710 ^ (((v3710 >> 6u) & 7u) << 3u)), b + v3900, v3894);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3710 ^ (((v3710 >> 6u) & 7u) << 3u)), b + v3900, v3894);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3914 = v28 + v3715;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3915 = v3914 < v1;
         const bool v3918 = v3915 && v3723;
@@ -453,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3922 = v3920 + v3562;
         const unsigned int v3923 = v3922 + v3719;
         const unsigned int v3924 = v3918 ? v3923 : 0u;
-        iron_copy_async(shm1 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), b + v3924, v3918);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), b + v3924, v3918);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3938 = v28 + v3739;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3939 = v3938 < v1;
         const bool v3942 = v3939 && v3747;
@@ -461,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v3946 = v3944 + v3562;
         const unsigned int v3947 = v3946 + v3743;
         const unsigned int v3948 = v3942 ? v3947 : 0u;
-        iron_copy_async(shm1 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), b + v3948, v3942);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), b + v3948, v3942);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -516,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4040 = v4023 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4041 = v4018 + v4040;
         const unsigned int v4042 = v4041 + v4027;
-        iron_copy_async(shm0 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), a + v4038, v4032);
+        iron_copy_async<16>(shm0 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), a + v4038, v4032);
         const unsigned int v4045 = v4020 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4047 = v4045 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4050 = v4045 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -533,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4064 = v4047 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4065 = v4018 + v4064;
         const unsigned int v4066 = v4065 + v4051;
-        iron_copy_async(shm0 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), a + v4062, v4056);
+        iron_copy_async<16>(shm0 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), a + v4062, v4056);
         const unsigned int v4069 = v4020 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4071 = v4069 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4074 = v4069 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -550,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4088 = v4071 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4089 = v4018 + v4088;
         const unsigned int v4090 = v4089 + v4075;
-        iron_copy_async(shm0 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), a + v4086, v4080);
+        iron_copy_async<16>(shm0 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), a + v4086, v4080);
         const unsigned int v4093 = v4020 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4095 = v4093 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4098 = v4093 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -567,7 +574,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4112 = v4095 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4113 = v4018 + v4112;
         const unsigned int v4114 = v4113 + v4099;
-        iron_copy_async(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), a + v4110, v4104);
+        iron_copy_async<16>(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), a + v4110, v4104);
         const unsigned int v4117 = v4020 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4119 = v4117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4122 = v4117 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -584,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4136 = v4119 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4137 = v4018 + v4136;
         const unsigned int v4138 = v4137 + v4123;
-        iron_copy_async(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), a + v4134, v4128);
+        iron_copy_async<16>(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), a + v4134, v4128);
         const unsigned int v4141 = v4020 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -601,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4161 = v4018 + v4160;
         const unsigned int v4162 = v4161 + v4147;
-        iron_copy_async(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), a + v4158, v4152);
+        iron_copy_async<16>(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), a + v4158, v4152);
         const unsigned int v4165 = v4020 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4167 = v4165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4170 = v4165 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -618,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4184 = v4167 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4185 = v4018 + v4184;
         const unsigned int v4186 = v4185 + v4171;
-        iron_copy_async(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), a + v4182, v4176);
+        iron_copy_async<16>(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), a + v4182, v4176);
         const unsigned int v4189 = v4020 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4191 = v4189 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4194 = v4189 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -635,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4208 = v4191 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4209 = v4018 + v4208;
         const unsigned int v4210 = v4209 + v4195;
-        iron_copy_async(shm0 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), a + v4206, v4200);
+        iron_copy_async<16>(shm0 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), a + v4206, v4200);
         const unsigned int v4222 = v28 + v4023;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4223 = v4222 < v1;
         const bool v4226 = v4223 && v4031;
@@ -643,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4230 = v4228 + v4012;
         const unsigned int v4231 = v4230 + v4027;
         const unsigned int v4232 = v4226 ? v4231 : 0u;
-        iron_copy_async(shm1 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), b + v4232, v4226);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), b + v4232, v4226);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4246 = v28 + v4047;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4247 = v4246 < v1;
         const bool v4250 = v4247 && v4055;
@@ -651,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4254 = v4252 + v4012;
         const unsigned int v4255 = v4254 + v4051;
         const unsigned int v4256 = v4250 ? v4255 : 0u;
-        iron_copy_async(shm1 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), b + v4256, v4250);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), b + v4256, v4250);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4270 = v28 + v4071;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4271 = v4270 < v1;
         const bool v4274 = v4271 && v4079;
@@ -659,7 +666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4278 = v4276 + v4012;
         const unsigned int v4279 = v4278 + v4075;
         const unsigned int v4280 = v4274 ? v4279 : 0u;
-        iron_copy_async(shm1 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), b + v4280, v4274);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), b + v4280, v4274);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4294 = v28 + v4095;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4295 = v4294 < v1;
         const bool v4298 = v4295 && v4103;
@@ -667,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4302 = v4300 + v4012;
         const unsigned int v4303 = v4302 + v4099;
         const unsigned int v4304 = v4298 ? v4303 : 0u;
-        iron_copy_async(shm1 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), b + v4304, v4298);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), b + v4304, v4298);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4318 = v28 + v4119;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4319 = v4318 < v1;
         const bool v4322 = v4319 && v4127;
@@ -675,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4326 = v4324 + v4012;
         const unsigned int v4327 = v4326 + v4123;
         const unsigned int v4328 = v4322 ? v4327 : 0u;
-        iron_copy_async(shm1 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), b + v4328, v4322);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), b + v4328, v4322);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4342 = v28 + v4143;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4343 = v4342 < v1;
         const bool v4346 = v4343 && v4151;
@@ -683,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4350 = v4348 + v4012;
         const unsigned int v4351 = v4350 + v4147;
         const unsigned int v4352 = v4346 ? v4351 : 0u;
-        iron_copy_async(shm1 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), b + v4352, v4346);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), b + v4352, v4346);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4366 = v28 + v4167;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4367 = v4366 < v1;
         const bool v4370 = v4367 && v4175;
@@ -691,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4374 = v4372 + v4012;
         const unsigned int v4375 = v4374 + v4171;
         const unsigned int v4376 = v4370 ? v4375 : 0u;
-        iron_copy_async(shm1 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), b + v4376, v4370);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), b + v4376, v4370);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4390 = v28 + v4191;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v4391 = v4390 < v1;
         const bool v4394 = v4391 && v4199;
@@ -699,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
         const unsigned int v4398 = v4396 + v4012;
         const unsigned int v4399 = v4398 + v4195;
         const unsigned int v4400 = v4394 ? v4399 : 0u;
-        iron_copy_async(shm1 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), b + v4400, v4394);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), b + v4400, v4394);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -255,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3546 = v3542 ? v3545 : v4;
       const unsigned int v3548 = v3535 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3550 = v3548 + v3537;
-      iron_copy_async(shm0 + v3550, a + v3546, v3542);
+      iron_copy_async<16>(shm0 + v3550, a + v3546, v3542);
       const unsigned int v3551 = v3534 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3552 = v3551 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3553 = v3551 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -269,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3563 = v3559 ? v3562 : v4;
       const unsigned int v3564 = v3552 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3566 = v3564 + v3554;
-      iron_copy_async(shm0 + v3566, a + v3563, v3559);
+      iron_copy_async<16>(shm0 + v3566, a + v3563, v3559);
       const unsigned int v3568 = v3534 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3569 = v3568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3570 = v3568 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -283,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3580 = v3576 ? v3579 : v4;
       const unsigned int v3581 = v3569 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3583 = v3581 + v3571;
-      iron_copy_async(shm0 + v3583, a + v3580, v3576);
+      iron_copy_async<16>(shm0 + v3583, a + v3580, v3576);
       const unsigned int v3585 = v3534 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3586 = v3585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3587 = v3585 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -297,35 +304,35 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3597 = v3593 ? v3596 : v4;
       const unsigned int v3598 = v3586 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3600 = v3598 + v3588;
-      iron_copy_async(shm0 + v3600, a + v3597, v3593);
+      iron_copy_async<16>(shm0 + v3600, a + v3597, v3593);
       const unsigned int v3601 = v28 + v3535;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3602 = v3601 < v1;
       const bool v3603 = v3602 && v3541;
       const unsigned int v3604 = v3601 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3606 = v3604 + v3537;
       const unsigned int v3607 = v3603 ? v3606 : v4;
-      iron_copy_async(shm1 + v3550, b + v3607, v3603);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3550, b + v3607, v3603);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3608 = v28 + v3552;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3609 = v3608 < v1;
       const bool v3610 = v3609 && v3558;
       const unsigned int v3611 = v3608 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3613 = v3611 + v3554;
       const unsigned int v3614 = v3610 ? v3613 : v4;
-      iron_copy_async(shm1 + v3566, b + v3614, v3610);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3566, b + v3614, v3610);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3615 = v28 + v3569;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3616 = v3615 < v1;
       const bool v3617 = v3616 && v3575;
       const unsigned int v3618 = v3615 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3620 = v3618 + v3571;
       const unsigned int v3621 = v3617 ? v3620 : v4;
-      iron_copy_async(shm1 + v3583, b + v3621, v3617);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3583, b + v3621, v3617);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3622 = v28 + v3586;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3623 = v3622 < v1;
       const bool v3624 = v3623 && v3592;
       const unsigned int v3625 = v3622 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v3627 = v3625 + v3588;
       const unsigned int v3628 = v3624 ? v3627 : v4;
-      iron_copy_async(shm1 + v3600, b + v3628, v3624);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3600, b + v3628, v3624);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v3631 = 16u < v2;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3648 = v3635 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3649 = 2560u + v3648;
       const unsigned int v3650 = v3649 + v3637;
-      iron_copy_async(shm0 + v3650, a + v3646, v3642);
+      iron_copy_async<16>(shm0 + v3650, a + v3646, v3642);
       const unsigned int v3651 = v3634 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3652 = v3651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3653 = v3651 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3664 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3665 = 2560u + v3664;
       const unsigned int v3666 = v3665 + v3654;
-      iron_copy_async(shm0 + v3666, a + v3663, v3659);
+      iron_copy_async<16>(shm0 + v3666, a + v3663, v3659);
       const unsigned int v3668 = v3634 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3669 = v3668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3670 = v3668 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -380,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3681 = v3669 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3682 = 2560u + v3681;
       const unsigned int v3683 = v3682 + v3671;
-      iron_copy_async(shm0 + v3683, a + v3680, v3676);
+      iron_copy_async<16>(shm0 + v3683, a + v3680, v3676);
       const unsigned int v3685 = v3634 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v3686 = v3685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v3687 = v3685 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3698 = v3686 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3699 = 2560u + v3698;
       const unsigned int v3700 = v3699 + v3688;
-      iron_copy_async(shm0 + v3700, a + v3697, v3693);
+      iron_copy_async<16>(shm0 + v3700, a + v3697, v3693);
       const unsigned int v3701 = v28 + v3635;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3702 = v3701 < v1;
       const bool v3703 = v3702 && v3641;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3705 = v3704 + 16u;
       const unsigned int v3706 = v3705 + v3637;
       const unsigned int v3707 = v3703 ? v3706 : v4;
-      iron_copy_async(shm1 + v3650, b + v3707, v3703);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3650, b + v3707, v3703);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3708 = v28 + v3652;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3709 = v3708 < v1;
       const bool v3710 = v3709 && v3658;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3712 = v3711 + 16u;
       const unsigned int v3713 = v3712 + v3654;
       const unsigned int v3714 = v3710 ? v3713 : v4;
-      iron_copy_async(shm1 + v3666, b + v3714, v3710);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3666, b + v3714, v3710);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3715 = v28 + v3669;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3716 = v3715 < v1;
       const bool v3717 = v3716 && v3675;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3719 = v3718 + 16u;
       const unsigned int v3720 = v3719 + v3671;
       const unsigned int v3721 = v3717 ? v3720 : v4;
-      iron_copy_async(shm1 + v3683, b + v3721, v3717);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3683, b + v3721, v3717);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3722 = v28 + v3686;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v3723 = v3722 < v1;
       const bool v3724 = v3723 && v3692;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
       const unsigned int v3726 = v3725 + 16u;
       const unsigned int v3727 = v3726 + v3688;
       const unsigned int v3728 = v3724 ? v3727 : v4;
-      iron_copy_async(shm1 + v3700, b + v3728, v3724);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3700, b + v3728, v3724);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v3253 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -468,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3292 = v3275 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3293 = v3270 + v3292;
         const unsigned int v3294 = v3293 + v3279;
-        iron_copy_async(shm0 + v3294, a + v3290, v3284);
+        iron_copy_async<16>(shm0 + v3294, a + v3290, v3284);
         const unsigned int v3297 = v3272 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3299 = v3297 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3302 = v3297 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -485,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3316 = v3299 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3317 = v3270 + v3316;
         const unsigned int v3318 = v3317 + v3303;
-        iron_copy_async(shm0 + v3318, a + v3314, v3308);
+        iron_copy_async<16>(shm0 + v3318, a + v3314, v3308);
         const unsigned int v3321 = v3272 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3323 = v3321 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3326 = v3321 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3340 = v3323 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3341 = v3270 + v3340;
         const unsigned int v3342 = v3341 + v3327;
-        iron_copy_async(shm0 + v3342, a + v3338, v3332);
+        iron_copy_async<16>(shm0 + v3342, a + v3338, v3332);
         const unsigned int v3345 = v3272 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3347 = v3345 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3350 = v3345 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -519,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3364 = v3347 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3365 = v3270 + v3364;
         const unsigned int v3366 = v3365 + v3351;
-        iron_copy_async(shm0 + v3366, a + v3362, v3356);
+        iron_copy_async<16>(shm0 + v3366, a + v3362, v3356);
         const unsigned int v3378 = v28 + v3275;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3379 = v3378 < v1;
         const bool v3382 = v3379 && v3283;
@@ -527,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3386 = v3384 + v3264;
         const unsigned int v3387 = v3386 + v3279;
         const unsigned int v3388 = v3382 ? v3387 : v4;
-        iron_copy_async(shm1 + v3294, b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v3294, b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3402 = v28 + v3299;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3403 = v3402 < v1;
         const bool v3406 = v3403 && v3307;
@@ -535,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3410 = v3408 + v3264;
         const unsigned int v3411 = v3410 + v3303;
         const unsigned int v3412 = v3406 ? v3411 : v4;
-        iron_copy_async(shm1 + v3318, b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v3318, b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3426 = v28 + v3323;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3427 = v3426 < v1;
         const bool v3430 = v3427 && v3331;
@@ -543,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3434 = v3432 + v3264;
         const unsigned int v3435 = v3434 + v3327;
         const unsigned int v3436 = v3430 ? v3435 : v4;
-        iron_copy_async(shm1 + v3342, b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v3342, b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3450 = v28 + v3347;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3451 = v3450 < v1;
         const bool v3454 = v3451 && v3355;
@@ -551,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
         const unsigned int v3458 = v3456 + v3264;
         const unsigned int v3459 = v3458 + v3351;
         const unsigned int v3460 = v3454 ? v3459 : v4;
-        iron_copy_async(shm1 + v3366, b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v3366, b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -55,12 +55,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2421 = v2398 + v2420;
         const unsigned int v2422 = v2421 + v2407;
-        iron_copy_async(shm0 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), a + v2418, v2412);
+        iron_copy_async<16>(shm0 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), a + v2418, v2412);
         const unsigned int v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -279,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2445 = v2398 + v2444;
         const unsigned int v2446 = v2445 + v2431;
-        iron_copy_async(shm0 + (v2446 ^ (((v2446 >> 6u) & 7u) << 3u)), a + v2442, v2436);
+        iron_copy_async<16>(shm0 + (v2446 ^ (((v2446 >> 6u) & 7u) << 3u)), a + v2442, v2436);
         const unsigned int v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2469 = v2398 + v2468;
         const unsigned int v2470 = v2469 + v2455;
-        iron_copy_async(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2466, v2460);
+        iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2466, v2460);
         const unsigned int v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2493 = v2398 + v2492;
         const unsigned int v2494 = v2493 + v2479;
-        iron_copy_async(shm0 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), a + v2490, v2484);
+        iron_copy_async<16>(shm0 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), a + v2490, v2484);
         const unsigned int v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -330,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2517 = v2398 + v2516;
         const unsigned int v2518 = v2517 + v2503;
-        iron_copy_async(shm0 + (v2518 ^ (((v2518 >> 6u) & 7u) << 3u)), a + v2514, v2508);
+        iron_copy_async<16>(shm0 + (v2518 ^ (((v2518 >> 6u) & 7u) << 3u)), a + v2514, v2508);
         const unsigned int v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -347,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2541 = v2398 + v2540;
         const unsigned int v2542 = v2541 + v2527;
-        iron_copy_async(shm0 + (v2542 ^ (((v2542 >> 6u) & 7u) << 3u)), a + v2538, v2532);
+        iron_copy_async<16>(shm0 + (v2542 ^ (((v2542 >> 6u) & 7u) << 3u)), a + v2538, v2532);
         const unsigned int v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -364,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2565 = v2398 + v2564;
         const unsigned int v2566 = v2565 + v2551;
-        iron_copy_async(shm0 + (v2566 ^ (((v2566 >> 6u) & 7u) << 3u)), a + v2562, v2556);
+        iron_copy_async<16>(shm0 + (v2566 ^ (((v2566 >> 6u) & 7u) << 3u)), a + v2562, v2556);
         const unsigned int v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -381,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2589 = v2398 + v2588;
         const unsigned int v2590 = v2589 + v2575;
-        iron_copy_async(shm0 + (v2590 ^ (((v2590 >> 6u) & 7u) << 3u)), a + v2586, v2580);
+        iron_copy_async<16>(shm0 + (v2590 ^ (((v2590 >> 6u) & 7u) << 3u)), a + v2586, v2580);
         const unsigned int v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2601 = v2600 << 3u;
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2615 = v2398 + v2614;
         const unsigned int v2616 = v2615 + v2601;
-        iron_copy_async(shm1 + (v2616 ^ (((v2616 >> 7u) & 7u) << 3u)), b + v2612, v2606);
+        iron_copy_async<16>(shm1 + (v2616 ^ (((v2616 >> 7u) & 7u) << 3u)), b + v2612, v2606);
         const unsigned int v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2625 = v2624 << 3u;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2639 = v2398 + v2638;
         const unsigned int v2640 = v2639 + v2625;
-        iron_copy_async(shm1 + (v2640 ^ (((v2640 >> 7u) & 7u) << 3u)), b + v2636, v2630);
+        iron_copy_async<16>(shm1 + (v2640 ^ (((v2640 >> 7u) & 7u) << 3u)), b + v2636, v2630);
         const unsigned int v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2649 = v2648 << 3u;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2663 = v2398 + v2662;
         const unsigned int v2664 = v2663 + v2649;
-        iron_copy_async(shm1 + (v2664 ^ (((v2664 >> 7u) & 7u) << 3u)), b + v2660, v2654);
+        iron_copy_async<16>(shm1 + (v2664 ^ (((v2664 >> 7u) & 7u) << 3u)), b + v2660, v2654);
         const unsigned int v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2673 = v2672 << 3u;
@@ -445,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2687 = v2398 + v2686;
         const unsigned int v2688 = v2687 + v2673;
-        iron_copy_async(shm1 + (v2688 ^ (((v2688 >> 7u) & 7u) << 3u)), b + v2684, v2678);
+        iron_copy_async<16>(shm1 + (v2688 ^ (((v2688 >> 7u) & 7u) << 3u)), b + v2684, v2678);
         const unsigned int v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2697 = v2696 << 3u;
@@ -461,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2711 = v2398 + v2710;
         const unsigned int v2712 = v2711 + v2697;
-        iron_copy_async(shm1 + (v2712 ^ (((v2712 >> 7u) & 7u) << 3u)), b + v2708, v2702);
+        iron_copy_async<16>(shm1 + (v2712 ^ (((v2712 >> 7u) & 7u) << 3u)), b + v2708, v2702);
         const unsigned int v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2721 = v2720 << 3u;
@@ -477,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2735 = v2398 + v2734;
         const unsigned int v2736 = v2735 + v2721;
-        iron_copy_async(shm1 + (v2736 ^ (((v2736 >> 7u) & 7u) << 3u)), b + v2732, v2726);
+        iron_copy_async<16>(shm1 + (v2736 ^ (((v2736 >> 7u) & 7u) << 3u)), b + v2732, v2726);
         const unsigned int v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2745 = v2744 << 3u;
@@ -493,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2759 = v2398 + v2758;
         const unsigned int v2760 = v2759 + v2745;
-        iron_copy_async(shm1 + (v2760 ^ (((v2760 >> 7u) & 7u) << 3u)), b + v2756, v2750);
+        iron_copy_async<16>(shm1 + (v2760 ^ (((v2760 >> 7u) & 7u) << 3u)), b + v2756, v2750);
         const unsigned int v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2769 = v2768 << 3u;
@@ -509,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2783 = v2398 + v2782;
         const unsigned int v2784 = v2783 + v2769;
-        iron_copy_async(shm1 + (v2784 ^ (((v2784 >> 7u) & 7u) << 3u)), b + v2780, v2774);
+        iron_copy_async<16>(shm1 + (v2784 ^ (((v2784 >> 7u) & 7u) << 3u)), b + v2780, v2774);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -566,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2864 = v2847 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2865 = v2842 + v2864;
         const unsigned int v2866 = v2865 + v2851;
-        iron_copy_async(shm0 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), a + v2862, v2856);
+        iron_copy_async<16>(shm0 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), a + v2862, v2856);
         const unsigned int v2869 = v2844 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2871 = v2869 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2874 = v2869 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -583,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2888 = v2871 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2889 = v2842 + v2888;
         const unsigned int v2890 = v2889 + v2875;
-        iron_copy_async(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
+        iron_copy_async<16>(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
         const unsigned int v2893 = v2844 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2895 = v2893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2898 = v2893 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -600,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2912 = v2895 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2913 = v2842 + v2912;
         const unsigned int v2914 = v2913 + v2899;
-        iron_copy_async(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
+        iron_copy_async<16>(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
         const unsigned int v2917 = v2844 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2919 = v2917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2922 = v2917 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -617,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2936 = v2919 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2937 = v2842 + v2936;
         const unsigned int v2938 = v2937 + v2923;
-        iron_copy_async(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
+        iron_copy_async<16>(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
         const unsigned int v2941 = v2844 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2943 = v2941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2946 = v2941 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -634,7 +641,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2960 = v2943 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2961 = v2842 + v2960;
         const unsigned int v2962 = v2961 + v2947;
-        iron_copy_async(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
+        iron_copy_async<16>(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
         const unsigned int v2965 = v2844 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2967 = v2965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2970 = v2965 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -651,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2984 = v2967 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2985 = v2842 + v2984;
         const unsigned int v2986 = v2985 + v2971;
-        iron_copy_async(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
+        iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
         const unsigned int v2989 = v2844 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2991 = v2989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2994 = v2989 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -668,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3008 = v2991 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3009 = v2842 + v3008;
         const unsigned int v3010 = v3009 + v2995;
-        iron_copy_async(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
+        iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
         const unsigned int v3013 = v2844 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3015 = v3013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3018 = v3013 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -685,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3032 = v3015 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3033 = v2842 + v3032;
         const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
+        iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
         const unsigned int v3041 = v2844 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3044 = v2844 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3045 = v3044 << 3u;
@@ -701,7 +708,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3058 = v3041 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3059 = v2842 + v3058;
         const unsigned int v3060 = v3059 + v3045;
-        iron_copy_async(shm1 + (v3060 ^ (((v3060 >> 7u) & 7u) << 3u)), b + v3056, v3050);
+        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 7u) & 7u) << 3u)), b + v3056, v3050);
         const unsigned int v3065 = v2869 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3068 = v2869 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3069 = v3068 << 3u;
@@ -717,7 +724,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3082 = v3065 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3083 = v2842 + v3082;
         const unsigned int v3084 = v3083 + v3069;
-        iron_copy_async(shm1 + (v3084 ^ (((v3084 >> 7u) & 7u) << 3u)), b + v3080, v3074);
+        iron_copy_async<16>(shm1 + (v3084 ^ (((v3084 >> 7u) & 7u) << 3u)), b + v3080, v3074);
         const unsigned int v3089 = v2893 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3092 = v2893 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3093 = v3092 << 3u;
@@ -733,7 +740,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3106 = v3089 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3107 = v2842 + v3106;
         const unsigned int v3108 = v3107 + v3093;
-        iron_copy_async(shm1 + (v3108 ^ (((v3108 >> 7u) & 7u) << 3u)), b + v3104, v3098);
+        iron_copy_async<16>(shm1 + (v3108 ^ (((v3108 >> 7u) & 7u) << 3u)), b + v3104, v3098);
         const unsigned int v3113 = v2917 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3116 = v2917 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3117 = v3116 << 3u;
@@ -749,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3130 = v3113 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3131 = v2842 + v3130;
         const unsigned int v3132 = v3131 + v3117;
-        iron_copy_async(shm1 + (v3132 ^ (((v3132 >> 7u) & 7u) << 3u)), b + v3128, v3122);
+        iron_copy_async<16>(shm1 + (v3132 ^ (((v3132 >> 7u) & 7u) << 3u)), b + v3128, v3122);
         const unsigned int v3137 = v2941 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3140 = v2941 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3141 = v3140 << 3u;
@@ -765,7 +772,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3154 = v3137 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3155 = v2842 + v3154;
         const unsigned int v3156 = v3155 + v3141;
-        iron_copy_async(shm1 + (v3156 ^ (((v3156 >> 7u) & 7u) << 3u)), b + v3152, v3146);
+        iron_copy_async<16>(shm1 + (v3156 ^ (((v3156 >> 7u) & 7u) << 3u)), b + v3152, v3146);
         const unsigned int v3161 = v2965 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3164 = v2965 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3165 = v3164 << 3u;
@@ -781,7 +788,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3178 = v3161 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3179 = v2842 + v3178;
         const unsigned int v3180 = v3179 + v3165;
-        iron_copy_async(shm1 + (v3180 ^ (((v3180 >> 7u) & 7u) << 3u)), b + v3176, v3170);
+        iron_copy_async<16>(shm1 + (v3180 ^ (((v3180 >> 7u) & 7u) << 3u)), b + v3176, v3170);
         const unsigned int v3185 = v2989 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3188 = v2989 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3189 = v3188 << 3u;
@@ -797,7 +804,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3202 = v3185 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3203 = v2842 + v3202;
         const unsigned int v3204 = v3203 + v3189;
-        iron_copy_async(shm1 + (v3204 ^ (((v3204 >> 7u) & 7u) << 3u)), b + v3200, v3194);
+        iron_copy_async<16>(shm1 + (v3204 ^ (((v3204 >> 7u) & 7u) << 3u)), b + v3200, v3194);
         const unsigned int v3209 = v3013 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3212 = v3013 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3213 = v3212 << 3u;
@@ -813,7 +820,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3226 = v3209 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3227 = v2842 + v3226;
         const unsigned int v3228 = v3227 + v3213;
-        iron_copy_async(shm1 + (v3228 ^ (((v3228 >> 7u) & 7u) << 3u)), b + v3224, v3218);
+        iron_copy_async<16>(shm1 + (v3228 ^ (((v3228 >> 7u) & 7u) << 3u)), b + v3224, v3218);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

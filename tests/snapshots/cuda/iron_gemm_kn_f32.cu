@@ -53,12 +53,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -260,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2168 = v2151 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2169 = v2146 + v2168;
         const unsigned int v2170 = v2169 + v2155;
-        iron_copy_async(shm0 + v2170, a + v2166, v2160);
+        iron_copy_async<16>(shm0 + v2170, a + v2166, v2160);
         const unsigned int v2173 = v2148 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2175 = v2173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2178 = v2173 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -277,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2192 = v2175 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2193 = v2146 + v2192;
         const unsigned int v2194 = v2193 + v2179;
-        iron_copy_async(shm0 + v2194, a + v2190, v2184);
+        iron_copy_async<16>(shm0 + v2194, a + v2190, v2184);
         const unsigned int v2197 = v2148 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2199 = v2197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2202 = v2197 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -294,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2216 = v2199 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2217 = v2146 + v2216;
         const unsigned int v2218 = v2217 + v2203;
-        iron_copy_async(shm0 + v2218, a + v2214, v2208);
+        iron_copy_async<16>(shm0 + v2218, a + v2214, v2208);
         const unsigned int v2221 = v2148 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2223 = v2221 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2226 = v2221 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -311,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2240 = v2223 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2241 = v2146 + v2240;
         const unsigned int v2242 = v2241 + v2227;
-        iron_copy_async(shm0 + v2242, a + v2238, v2232);
+        iron_copy_async<16>(shm0 + v2242, a + v2238, v2232);
         const unsigned int v2244 = v2141 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2249 = v2148 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2252 = v2148 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -328,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2266 = v2249 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2267 = v2244 + v2266;
         const unsigned int v2268 = v2267 + v2253;
-        iron_copy_async(shm1 + v2268, b + v2264, v2258);
+        iron_copy_async<16>(shm1 + v2268, b + v2264, v2258);
         const unsigned int v2273 = v2173 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2276 = v2173 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2277 = v2276 << 2u;
@@ -344,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2290 = v2273 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2291 = v2244 + v2290;
         const unsigned int v2292 = v2291 + v2277;
-        iron_copy_async(shm1 + v2292, b + v2288, v2282);
+        iron_copy_async<16>(shm1 + v2292, b + v2288, v2282);
         const unsigned int v2297 = v2197 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2300 = v2197 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2301 = v2300 << 2u;
@@ -360,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2314 = v2297 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2315 = v2244 + v2314;
         const unsigned int v2316 = v2315 + v2301;
-        iron_copy_async(shm1 + v2316, b + v2312, v2306);
+        iron_copy_async<16>(shm1 + v2316, b + v2312, v2306);
         const unsigned int v2321 = v2221 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2324 = v2221 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2325 = v2324 << 2u;
@@ -376,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2338 = v2321 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2339 = v2244 + v2338;
         const unsigned int v2340 = v2339 + v2325;
-        iron_copy_async(shm1 + v2340, b + v2336, v2330);
+        iron_copy_async<16>(shm1 + v2340, b + v2336, v2330);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -416,7 +423,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2390 = v2373 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2391 = v2368 + v2390;
         const unsigned int v2392 = v2391 + v2377;
-        iron_copy_async(shm0 + v2392, a + v2388, v2382);
+        iron_copy_async<16>(shm0 + v2392, a + v2388, v2382);
         const unsigned int v2395 = v2370 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2397 = v2395 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2400 = v2395 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -433,7 +440,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2414 = v2397 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2415 = v2368 + v2414;
         const unsigned int v2416 = v2415 + v2401;
-        iron_copy_async(shm0 + v2416, a + v2412, v2406);
+        iron_copy_async<16>(shm0 + v2416, a + v2412, v2406);
         const unsigned int v2419 = v2370 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2421 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2424 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -450,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2438 = v2421 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2439 = v2368 + v2438;
         const unsigned int v2440 = v2439 + v2425;
-        iron_copy_async(shm0 + v2440, a + v2436, v2430);
+        iron_copy_async<16>(shm0 + v2440, a + v2436, v2430);
         const unsigned int v2443 = v2370 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2445 = v2443 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2448 = v2443 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -467,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2462 = v2445 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2463 = v2368 + v2462;
         const unsigned int v2464 = v2463 + v2449;
-        iron_copy_async(shm0 + v2464, a + v2460, v2454);
+        iron_copy_async<16>(shm0 + v2464, a + v2460, v2454);
         const unsigned int v2466 = v2365 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2471 = v2370 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2474 = v2370 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -484,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2488 = v2471 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2489 = v2466 + v2488;
         const unsigned int v2490 = v2489 + v2475;
-        iron_copy_async(shm1 + v2490, b + v2486, v2480);
+        iron_copy_async<16>(shm1 + v2490, b + v2486, v2480);
         const unsigned int v2495 = v2395 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2498 = v2395 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2499 = v2498 << 2u;
@@ -500,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2512 = v2495 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2513 = v2466 + v2512;
         const unsigned int v2514 = v2513 + v2499;
-        iron_copy_async(shm1 + v2514, b + v2510, v2504);
+        iron_copy_async<16>(shm1 + v2514, b + v2510, v2504);
         const unsigned int v2519 = v2419 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2522 = v2419 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2523 = v2522 << 2u;
@@ -516,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2536 = v2519 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2537 = v2466 + v2536;
         const unsigned int v2538 = v2537 + v2523;
-        iron_copy_async(shm1 + v2538, b + v2534, v2528);
+        iron_copy_async<16>(shm1 + v2538, b + v2534, v2528);
         const unsigned int v2543 = v2443 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2546 = v2443 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2547 = v2546 << 2u;
@@ -532,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
         const unsigned int v2560 = v2543 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2561 = v2466 + v2560;
         const unsigned int v2562 = v2561 + v2547;
-        iron_copy_async(shm1 + v2562, b + v2558, v2552);
+        iron_copy_async<16>(shm1 + v2562, b + v2558, v2552);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -55,12 +55,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -258,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4177 = v4160 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4178 = v4155 + v4177;
         const unsigned int v4179 = v4178 + v4164;
-        iron_copy_async(shm0 + v4179, x + v4175, v4169);
+        iron_copy_async<16>(shm0 + v4179, x + v4175, v4169);
         const unsigned int v4182 = v4157 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4184 = v4182 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4187 = v4182 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -275,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4201 = v4184 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4202 = v4155 + v4201;
         const unsigned int v4203 = v4202 + v4188;
-        iron_copy_async(shm0 + v4203, x + v4199, v4193);
+        iron_copy_async<16>(shm0 + v4203, x + v4199, v4193);
         const unsigned int v4206 = v4157 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4208 = v4206 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4211 = v4206 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -292,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4225 = v4208 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4226 = v4155 + v4225;
         const unsigned int v4227 = v4226 + v4212;
-        iron_copy_async(shm0 + v4227, x + v4223, v4217);
+        iron_copy_async<16>(shm0 + v4227, x + v4223, v4217);
         const unsigned int v4230 = v4157 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v4232 = v4230 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4235 = v4230 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -309,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4249 = v4232 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4250 = v4155 + v4249;
         const unsigned int v4251 = v4250 + v4236;
-        iron_copy_async(shm0 + v4251, x + v4247, v4241);
+        iron_copy_async<16>(shm0 + v4251, x + v4247, v4241);
         const unsigned int v4263 = v26 + v4160;  // kernels/gemm/quant_b.hpp:124
         const bool v4264 = v4263 < v1;
         const bool v4267 = v4264 && v4168;
@@ -946,7 +953,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5437 = v5420 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v5438 = v5415 + v5437;
         const unsigned int v5439 = v5438 + v5424;
-        iron_copy_async(shm0 + v5439, x + v5435, v5429);
+        iron_copy_async<16>(shm0 + v5439, x + v5435, v5429);
         const unsigned int v5442 = v5417 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v5444 = v5442 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v5447 = v5442 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -963,7 +970,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5461 = v5444 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v5462 = v5415 + v5461;
         const unsigned int v5463 = v5462 + v5448;
-        iron_copy_async(shm0 + v5463, x + v5459, v5453);
+        iron_copy_async<16>(shm0 + v5463, x + v5459, v5453);
         const unsigned int v5466 = v5417 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v5468 = v5466 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v5471 = v5466 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -980,7 +987,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5485 = v5468 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v5486 = v5415 + v5485;
         const unsigned int v5487 = v5486 + v5472;
-        iron_copy_async(shm0 + v5487, x + v5483, v5477);
+        iron_copy_async<16>(shm0 + v5487, x + v5483, v5477);
         const unsigned int v5490 = v5417 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v5492 = v5490 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v5495 = v5490 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -997,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5509 = v5492 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v5510 = v5415 + v5509;
         const unsigned int v5511 = v5510 + v5496;
-        iron_copy_async(shm0 + v5511, x + v5507, v5501);
+        iron_copy_async<16>(shm0 + v5511, x + v5507, v5501);
         const unsigned int v5523 = v26 + v5420;  // kernels/gemm/quant_b.hpp:124
         const bool v5524 = v5523 < v1;
         const bool v5527 = v5524 && v5428;

@@ -53,12 +53,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -256,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3033 = v3016 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3034 = v3011 + v3033;
         const unsigned int v3035 = v3034 + v3020;
-        iron_copy_async(shm0 + v3035, x + v3031, v3025);
+        iron_copy_async<16>(shm0 + v3035, x + v3031, v3025);
         const unsigned int v3038 = v3013 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3040 = v3038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3043 = v3038 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -273,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3057 = v3040 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3058 = v3011 + v3057;
         const unsigned int v3059 = v3058 + v3044;
-        iron_copy_async(shm0 + v3059, x + v3055, v3049);
+        iron_copy_async<16>(shm0 + v3059, x + v3055, v3049);
         const unsigned int v3062 = v3013 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -290,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3081 = v3064 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3082 = v3011 + v3081;
         const unsigned int v3083 = v3082 + v3068;
-        iron_copy_async(shm0 + v3083, x + v3079, v3073);
+        iron_copy_async<16>(shm0 + v3083, x + v3079, v3073);
         const unsigned int v3086 = v3013 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -307,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3105 = v3088 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3106 = v3011 + v3105;
         const unsigned int v3107 = v3106 + v3092;
-        iron_copy_async(shm0 + v3107, x + v3103, v3097);
+        iron_copy_async<16>(shm0 + v3107, x + v3103, v3097);
         const unsigned int v3114 = v3013 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v3117 = v3013 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3118 = v3117 << 3u;
@@ -645,7 +652,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3722 = v3699 + v3721;
         const unsigned int v3723 = v3722 + v3708;
-        iron_copy_async(shm0 + v3723, x + v3719, v3713);
+        iron_copy_async<16>(shm0 + v3723, x + v3719, v3713);
         const unsigned int v3726 = v3701 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -662,7 +669,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3746 = v3699 + v3745;
         const unsigned int v3747 = v3746 + v3732;
-        iron_copy_async(shm0 + v3747, x + v3743, v3737);
+        iron_copy_async<16>(shm0 + v3747, x + v3743, v3737);
         const unsigned int v3750 = v3701 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -679,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3769 = v3752 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3770 = v3699 + v3769;
         const unsigned int v3771 = v3770 + v3756;
-        iron_copy_async(shm0 + v3771, x + v3767, v3761);
+        iron_copy_async<16>(shm0 + v3771, x + v3767, v3761);
         const unsigned int v3774 = v3701 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -696,7 +703,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3793 = v3776 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3794 = v3699 + v3793;
         const unsigned int v3795 = v3794 + v3780;
-        iron_copy_async(shm0 + v3795, x + v3791, v3785);
+        iron_copy_async<16>(shm0 + v3795, x + v3791, v3785);
         const unsigned int v3802 = v3701 >> 1u;  // kernels/gemm/quant_b.hpp:122
         const unsigned int v3805 = v3701 & 1u;  // kernels/gemm/quant_b.hpp:123
         const unsigned int v3806 = v3805 << 3u;

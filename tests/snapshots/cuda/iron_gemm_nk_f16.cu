@@ -55,12 +55,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -260,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2437 = v2414 + v2436;
         const unsigned int v2438 = v2437 + v2423;
-        iron_copy_async(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2434, v2428);
+        iron_copy_async<16>(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2434, v2428);
         const unsigned int v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -277,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2461 = v2414 + v2460;
         const unsigned int v2462 = v2461 + v2447;
-        iron_copy_async(shm0 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), a + v2458, v2452);
+        iron_copy_async<16>(shm0 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), a + v2458, v2452);
         const unsigned int v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -294,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2485 = v2414 + v2484;
         const unsigned int v2486 = v2485 + v2471;
-        iron_copy_async(shm0 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), a + v2482, v2476);
+        iron_copy_async<16>(shm0 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), a + v2482, v2476);
         const unsigned int v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -311,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2509 = v2414 + v2508;
         const unsigned int v2510 = v2509 + v2495;
-        iron_copy_async(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2506, v2500);
+        iron_copy_async<16>(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2506, v2500);
         const unsigned int v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -328,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2533 = v2414 + v2532;
         const unsigned int v2534 = v2533 + v2519;
-        iron_copy_async(shm0 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), a + v2530, v2524);
+        iron_copy_async<16>(shm0 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), a + v2530, v2524);
         const unsigned int v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -345,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2557 = v2414 + v2556;
         const unsigned int v2558 = v2557 + v2543;
-        iron_copy_async(shm0 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), a + v2554, v2548);
+        iron_copy_async<16>(shm0 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), a + v2554, v2548);
         const unsigned int v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -362,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2581 = v2414 + v2580;
         const unsigned int v2582 = v2581 + v2567;
-        iron_copy_async(shm0 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), a + v2578, v2572);
+        iron_copy_async<16>(shm0 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), a + v2578, v2572);
         const unsigned int v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -379,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2605 = v2414 + v2604;
         const unsigned int v2606 = v2605 + v2591;
-        iron_copy_async(shm0 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), a + v2602, v2596);
+        iron_copy_async<16>(shm0 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), a + v2602, v2596);
         const unsigned int v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2619 = v2618 < v1;
         const bool v2622 = v2619 && v2427;
@@ -387,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2626 = v2624 + v2410;
         const unsigned int v2627 = v2626 + v2423;
         const unsigned int v2628 = v2622 ? v2627 : 0u;
-        iron_copy_async(shm1 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), b + v2628, v2622);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), b + v2628, v2622);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2643 = v2642 < v1;
         const bool v2646 = v2643 && v2451;
@@ -395,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2650 = v2648 + v2410;
         const unsigned int v2651 = v2650 + v2447;
         const unsigned int v2652 = v2646 ? v2651 : 0u;
-        iron_copy_async(shm1 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), b + v2652, v2646);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), b + v2652, v2646);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2667 = v2666 < v1;
         const bool v2670 = v2667 && v2475;
@@ -403,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2674 = v2672 + v2410;
         const unsigned int v2675 = v2674 + v2471;
         const unsigned int v2676 = v2670 ? v2675 : 0u;
-        iron_copy_async(shm1 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), b + v2676, v2670);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), b + v2676, v2670);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2691 = v2690 < v1;
         const bool v2694 = v2691 && v2499;
@@ -411,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2698 = v2696 + v2410;
         const unsigned int v2699 = v2698 + v2495;
         const unsigned int v2700 = v2694 ? v2699 : 0u;
-        iron_copy_async(shm1 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), b + v2700, v2694);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), b + v2700, v2694);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2715 = v2714 < v1;
         const bool v2718 = v2715 && v2523;
@@ -419,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2722 = v2720 + v2410;
         const unsigned int v2723 = v2722 + v2519;
         const unsigned int v2724 = v2718 ? v2723 : 0u;
-        iron_copy_async(shm1 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), b + v2724, v2718);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), b + v2724, v2718);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2739 = v2738 < v1;
         const bool v2742 = v2739 && v2547;
@@ -427,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2746 = v2744 + v2410;
         const unsigned int v2747 = v2746 + v2543;
         const unsigned int v2748 = v2742 ? v2747 : 0u;
-        iron_copy_async(shm1 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2763 = v2762 < v1;
         const bool v2766 = v2763 && v2571;
@@ -435,7 +442,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2770 = v2768 + v2410;
         const unsigned int v2771 = v2770 + v2567;
         const unsigned int v2772 = v2766 ? v2771 : 0u;
-        iron_copy_async(shm1 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2787 = v2786 < v1;
         const bool v2790 = v2787 && v2595;
@@ -443,7 +450,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2794 = v2792 + v2410;
         const unsigned int v2795 = v2794 + v2591;
         const unsigned int v2796 = v2790 ? v2795 : 0u;
-        iron_copy_async(shm1 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -498,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2888 = v2871 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2889 = v2866 + v2888;
         const unsigned int v2890 = v2889 + v2875;
-        iron_copy_async(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
+        iron_copy_async<16>(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
         const unsigned int v2893 = v2868 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2895 = v2893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2898 = v2893 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -515,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2912 = v2895 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2913 = v2866 + v2912;
         const unsigned int v2914 = v2913 + v2899;
-        iron_copy_async(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
+        iron_copy_async<16>(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
         const unsigned int v2917 = v2868 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2919 = v2917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2922 = v2917 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -532,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2936 = v2919 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2937 = v2866 + v2936;
         const unsigned int v2938 = v2937 + v2923;
-        iron_copy_async(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
+        iron_copy_async<16>(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
         const unsigned int v2941 = v2868 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2943 = v2941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2946 = v2941 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -549,7 +556,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2960 = v2943 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2961 = v2866 + v2960;
         const unsigned int v2962 = v2961 + v2947;
-        iron_copy_async(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
+        iron_copy_async<16>(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
         const unsigned int v2965 = v2868 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2967 = v2965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2970 = v2965 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -566,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v2984 = v2967 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2985 = v2866 + v2984;
         const unsigned int v2986 = v2985 + v2971;
-        iron_copy_async(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
+        iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
         const unsigned int v2989 = v2868 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2991 = v2989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2994 = v2989 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -583,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3008 = v2991 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3009 = v2866 + v3008;
         const unsigned int v3010 = v3009 + v2995;
-        iron_copy_async(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
+        iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
         const unsigned int v3013 = v2868 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3015 = v3013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3018 = v3013 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -600,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3032 = v3015 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3033 = v2866 + v3032;
         const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
+        iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
         const unsigned int v3037 = v2868 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3039 = v3037 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3042 = v3037 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -617,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3056 = v3039 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3057 = v2866 + v3056;
         const unsigned int v3058 = v3057 + v3043;
-        iron_copy_async(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), a + v3054, v3048);
+        iron_copy_async<16>(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), a + v3054, v3048);
         const unsigned int v3070 = v28 + v2871;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3071 = v3070 < v1;
         const bool v3074 = v3071 && v2879;
@@ -625,7 +632,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3078 = v3076 + v2860;
         const unsigned int v3079 = v3078 + v2875;
         const unsigned int v3080 = v3074 ? v3079 : 0u;
-        iron_copy_async(shm1 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), b + v3080, v3074);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), b + v3080, v3074);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3094 = v28 + v2895;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3095 = v3094 < v1;
         const bool v3098 = v3095 && v2903;
@@ -633,7 +640,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3102 = v3100 + v2860;
         const unsigned int v3103 = v3102 + v2899;
         const unsigned int v3104 = v3098 ? v3103 : 0u;
-        iron_copy_async(shm1 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), b + v3104, v3098);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), b + v3104, v3098);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3118 = v28 + v2919;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3119 = v3118 < v1;
         const bool v3122 = v3119 && v2927;
@@ -641,7 +648,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3126 = v3124 + v2860;
         const unsigned int v3127 = v3126 + v2923;
         const unsigned int v3128 = v3122 ? v3127 : 0u;
-        iron_copy_async(shm1 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), b + v3128, v3122);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), b + v3128, v3122);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3142 = v28 + v2943;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3143 = v3142 < v1;
         const bool v3146 = v3143 && v2951;
@@ -649,7 +656,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3150 = v3148 + v2860;
         const unsigned int v3151 = v3150 + v2947;
         const unsigned int v3152 = v3146 ? v3151 : 0u;
-        iron_copy_async(shm1 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), b + v3152, v3146);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), b + v3152, v3146);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3166 = v28 + v2967;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3167 = v3166 < v1;
         const bool v3170 = v3167 && v2975;
@@ -657,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3174 = v3172 + v2860;
         const unsigned int v3175 = v3174 + v2971;
         const unsigned int v3176 = v3170 ? v3175 : 0u;
-        iron_copy_async(shm1 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), b + v3176, v3170);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), b + v3176, v3170);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3190 = v28 + v2991;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3191 = v3190 < v1;
         const bool v3194 = v3191 && v2999;
@@ -665,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3198 = v3196 + v2860;
         const unsigned int v3199 = v3198 + v2995;
         const unsigned int v3200 = v3194 ? v3199 : 0u;
-        iron_copy_async(shm1 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), b + v3200, v3194);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), b + v3200, v3194);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3214 = v28 + v3015;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3215 = v3214 < v1;
         const bool v3218 = v3215 && v3023;
@@ -673,7 +680,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3222 = v3220 + v2860;
         const unsigned int v3223 = v3222 + v3019;
         const unsigned int v3224 = v3218 ? v3223 : 0u;
-        iron_copy_async(shm1 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), b + v3224, v3218);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), b + v3224, v3218);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3238 = v28 + v3039;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3239 = v3238 < v1;
         const bool v3242 = v3239 && v3047;
@@ -681,7 +688,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
         const unsigned int v3246 = v3244 + v2860;
         const unsigned int v3247 = v3246 + v3043;
         const unsigned int v3248 = v3242 ? v3247 : 0u;
-        iron_copy_async(shm1 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), b + v3248, v3242);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), b + v3248, v3242);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

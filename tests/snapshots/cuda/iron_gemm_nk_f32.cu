@@ -53,12 +53,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -253,7 +260,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2650 = v2646 ? v2649 : v4;
       const unsigned int v2652 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2654 = v2652 + v2641;
-      iron_copy_async(shm0 + v2654, a + v2650, v2646);
+      iron_copy_async<16>(shm0 + v2654, a + v2650, v2646);
       const unsigned int v2655 = v2638 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2656 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2657 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -267,7 +274,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2667 = v2663 ? v2666 : v4;
       const unsigned int v2668 = v2656 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2670 = v2668 + v2658;
-      iron_copy_async(shm0 + v2670, a + v2667, v2663);
+      iron_copy_async<16>(shm0 + v2670, a + v2667, v2663);
       const unsigned int v2672 = v2638 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2673 = v2672 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2674 = v2672 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -281,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2684 = v2680 ? v2683 : v4;
       const unsigned int v2685 = v2673 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2687 = v2685 + v2675;
-      iron_copy_async(shm0 + v2687, a + v2684, v2680);
+      iron_copy_async<16>(shm0 + v2687, a + v2684, v2680);
       const unsigned int v2689 = v2638 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2690 = v2689 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2691 = v2689 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -295,35 +302,35 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2701 = v2697 ? v2700 : v4;
       const unsigned int v2702 = v2690 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2704 = v2702 + v2692;
-      iron_copy_async(shm0 + v2704, a + v2701, v2697);
+      iron_copy_async<16>(shm0 + v2704, a + v2701, v2697);
       const unsigned int v2705 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2706 = v2705 < v1;
       const bool v2707 = v2706 && v2645;
       const unsigned int v2708 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2710 = v2708 + v2641;
       const unsigned int v2711 = v2707 ? v2710 : v4;
-      iron_copy_async(shm1 + v2654, b + v2711, v2707);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2654, b + v2711, v2707);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2712 = v28 + v2656;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2713 = v2712 < v1;
       const bool v2714 = v2713 && v2662;
       const unsigned int v2715 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2717 = v2715 + v2658;
       const unsigned int v2718 = v2714 ? v2717 : v4;
-      iron_copy_async(shm1 + v2670, b + v2718, v2714);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2670, b + v2718, v2714);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2719 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2720 = v2719 < v1;
       const bool v2721 = v2720 && v2679;
       const unsigned int v2722 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2724 = v2722 + v2675;
       const unsigned int v2725 = v2721 ? v2724 : v4;
-      iron_copy_async(shm1 + v2687, b + v2725, v2721);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2687, b + v2725, v2721);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2726 = v28 + v2690;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2727 = v2726 < v1;
       const bool v2728 = v2727 && v2696;
       const unsigned int v2729 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:80
       const unsigned int v2731 = v2729 + v2692;
       const unsigned int v2732 = v2728 ? v2731 : v4;
-      iron_copy_async(shm1 + v2704, b + v2732, v2728);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2704, b + v2732, v2728);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const bool v2735 = 16u < v2;
@@ -344,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2752 = v2739 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2753 = 2560u + v2752;
       const unsigned int v2754 = v2753 + v2741;
-      iron_copy_async(shm0 + v2754, a + v2750, v2746);
+      iron_copy_async<16>(shm0 + v2754, a + v2750, v2746);
       const unsigned int v2755 = v2738 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2756 = v2755 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2757 = v2755 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -361,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2768 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2769 = 2560u + v2768;
       const unsigned int v2770 = v2769 + v2758;
-      iron_copy_async(shm0 + v2770, a + v2767, v2763);
+      iron_copy_async<16>(shm0 + v2770, a + v2767, v2763);
       const unsigned int v2772 = v2738 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2773 = v2772 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2774 = v2772 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -378,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2785 = v2773 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2786 = 2560u + v2785;
       const unsigned int v2787 = v2786 + v2775;
-      iron_copy_async(shm0 + v2787, a + v2784, v2780);
+      iron_copy_async<16>(shm0 + v2787, a + v2784, v2780);
       const unsigned int v2789 = v2738 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
       const unsigned int v2790 = v2789 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
       const unsigned int v2791 = v2789 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -395,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2802 = v2790 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2803 = 2560u + v2802;
       const unsigned int v2804 = v2803 + v2792;
-      iron_copy_async(shm0 + v2804, a + v2801, v2797);
+      iron_copy_async<16>(shm0 + v2804, a + v2801, v2797);
       const unsigned int v2805 = v28 + v2739;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2806 = v2805 < v1;
       const bool v2807 = v2806 && v2745;
@@ -403,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2809 = v2808 + 16u;
       const unsigned int v2810 = v2809 + v2741;
       const unsigned int v2811 = v2807 ? v2810 : v4;
-      iron_copy_async(shm1 + v2754, b + v2811, v2807);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2754, b + v2811, v2807);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2812 = v28 + v2756;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2813 = v2812 < v1;
       const bool v2814 = v2813 && v2762;
@@ -411,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2816 = v2815 + 16u;
       const unsigned int v2817 = v2816 + v2758;
       const unsigned int v2818 = v2814 ? v2817 : v4;
-      iron_copy_async(shm1 + v2770, b + v2818, v2814);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2770, b + v2818, v2814);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2819 = v28 + v2773;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2820 = v2819 < v1;
       const bool v2821 = v2820 && v2779;
@@ -419,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2823 = v2822 + 16u;
       const unsigned int v2824 = v2823 + v2775;
       const unsigned int v2825 = v2821 ? v2824 : v4;
-      iron_copy_async(shm1 + v2787, b + v2825, v2821);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2787, b + v2825, v2821);  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2826 = v28 + v2790;  // kernels/gemm/gemm_tiles.hpp:79
       const bool v2827 = v2826 < v1;
       const bool v2828 = v2827 && v2796;
@@ -427,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
       const unsigned int v2830 = v2829 + 16u;
       const unsigned int v2831 = v2830 + v2792;
       const unsigned int v2832 = v2828 ? v2831 : v4;
-      iron_copy_async(shm1 + v2804, b + v2832, v2828);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2804, b + v2832, v2828);  // kernels/gemm/gemm_tiles.hpp:81
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     const unsigned int v2357 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -466,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2396 = v2379 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2397 = v2374 + v2396;
         const unsigned int v2398 = v2397 + v2383;
-        iron_copy_async(shm0 + v2398, a + v2394, v2388);
+        iron_copy_async<16>(shm0 + v2398, a + v2394, v2388);
         const unsigned int v2401 = v2376 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2403 = v2401 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2406 = v2401 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -483,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2420 = v2403 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2421 = v2374 + v2420;
         const unsigned int v2422 = v2421 + v2407;
-        iron_copy_async(shm0 + v2422, a + v2418, v2412);
+        iron_copy_async<16>(shm0 + v2422, a + v2418, v2412);
         const unsigned int v2425 = v2376 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2427 = v2425 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2430 = v2425 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -500,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2444 = v2427 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2445 = v2374 + v2444;
         const unsigned int v2446 = v2445 + v2431;
-        iron_copy_async(shm0 + v2446, a + v2442, v2436);
+        iron_copy_async<16>(shm0 + v2446, a + v2442, v2436);
         const unsigned int v2449 = v2376 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2451 = v2449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2454 = v2449 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -517,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2468 = v2451 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2469 = v2374 + v2468;
         const unsigned int v2470 = v2469 + v2455;
-        iron_copy_async(shm0 + v2470, a + v2466, v2460);
+        iron_copy_async<16>(shm0 + v2470, a + v2466, v2460);
         const unsigned int v2482 = v28 + v2379;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2483 = v2482 < v1;
         const bool v2486 = v2483 && v2387;
@@ -525,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2490 = v2488 + v2368;
         const unsigned int v2491 = v2490 + v2383;
         const unsigned int v2492 = v2486 ? v2491 : v4;
-        iron_copy_async(shm1 + v2398, b + v2492, v2486);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2398, b + v2492, v2486);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2506 = v28 + v2403;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2507 = v2506 < v1;
         const bool v2510 = v2507 && v2411;
@@ -533,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2514 = v2512 + v2368;
         const unsigned int v2515 = v2514 + v2407;
         const unsigned int v2516 = v2510 ? v2515 : v4;
-        iron_copy_async(shm1 + v2422, b + v2516, v2510);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2422, b + v2516, v2510);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2530 = v28 + v2427;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2531 = v2530 < v1;
         const bool v2534 = v2531 && v2435;
@@ -541,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2538 = v2536 + v2368;
         const unsigned int v2539 = v2538 + v2431;
         const unsigned int v2540 = v2534 ? v2539 : v4;
-        iron_copy_async(shm1 + v2446, b + v2540, v2534);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2446, b + v2540, v2534);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2554 = v28 + v2451;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2555 = v2554 < v1;
         const bool v2558 = v2555 && v2459;
@@ -549,7 +556,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
         const unsigned int v2562 = v2560 + v2368;
         const unsigned int v2563 = v2562 + v2455;
         const unsigned int v2564 = v2558 ? v2563 : v4;
-        iron_copy_async(shm1 + v2470, b + v2564, v2558);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2470, b + v2564, v2558);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -264,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2676 = v2659 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2677 = v2654 + v2676;
         const unsigned int v2678 = v2677 + v2663;
-        iron_copy_async(shm0 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2668);
+        iron_copy_async<16>(shm0 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2668);
         const unsigned int v2681 = v2656 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2683 = v2681 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2686 = v2681 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -281,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2700 = v2683 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2701 = v2654 + v2700;
         const unsigned int v2702 = v2701 + v2687;
-        iron_copy_async(shm0 + (v2702 ^ (((v2702 >> 6u) & 7u) << 3u)), a + v2698, v2692);
+        iron_copy_async<16>(shm0 + (v2702 ^ (((v2702 >> 6u) & 7u) << 3u)), a + v2698, v2692);
         const unsigned int v2705 = v2656 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2707 = v2705 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2710 = v2705 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -298,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2724 = v2707 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2725 = v2654 + v2724;
         const unsigned int v2726 = v2725 + v2711;
-        iron_copy_async(shm0 + (v2726 ^ (((v2726 >> 6u) & 7u) << 3u)), a + v2722, v2716);
+        iron_copy_async<16>(shm0 + (v2726 ^ (((v2726 >> 6u) & 7u) << 3u)), a + v2722, v2716);
         const unsigned int v2729 = v2656 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2731 = v2729 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2734 = v2729 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -315,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2748 = v2731 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2749 = v2654 + v2748;
         const unsigned int v2750 = v2749 + v2735;
-        iron_copy_async(shm0 + (v2750 ^ (((v2750 >> 6u) & 7u) << 3u)), a + v2746, v2740);
+        iron_copy_async<16>(shm0 + (v2750 ^ (((v2750 >> 6u) & 7u) << 3u)), a + v2746, v2740);
         const unsigned int v2753 = v2656 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2755 = v2753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2758 = v2753 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -332,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2772 = v2755 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2773 = v2654 + v2772;
         const unsigned int v2774 = v2773 + v2759;
-        iron_copy_async(shm0 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), a + v2770, v2764);
+        iron_copy_async<16>(shm0 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), a + v2770, v2764);
         const unsigned int v2777 = v2656 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2779 = v2777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2782 = v2777 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -349,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2796 = v2779 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2797 = v2654 + v2796;
         const unsigned int v2798 = v2797 + v2783;
-        iron_copy_async(shm0 + (v2798 ^ (((v2798 >> 6u) & 7u) << 3u)), a + v2794, v2788);
+        iron_copy_async<16>(shm0 + (v2798 ^ (((v2798 >> 6u) & 7u) << 3u)), a + v2794, v2788);
         const unsigned int v2801 = v2656 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2803 = v2801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2806 = v2801 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -366,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2820 = v2803 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2821 = v2654 + v2820;
         const unsigned int v2822 = v2821 + v2807;
-        iron_copy_async(shm0 + (v2822 ^ (((v2822 >> 6u) & 7u) << 3u)), a + v2818, v2812);
+        iron_copy_async<16>(shm0 + (v2822 ^ (((v2822 >> 6u) & 7u) << 3u)), a + v2818, v2812);
         const unsigned int v2825 = v2656 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2827 = v2825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2830 = v2825 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -383,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2844 = v2827 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2845 = v2654 + v2844;
         const unsigned int v2846 = v2845 + v2831;
-        iron_copy_async(shm0 + (v2846 ^ (((v2846 >> 6u) & 7u) << 3u)), a + v2842, v2836);
+        iron_copy_async<16>(shm0 + (v2846 ^ (((v2846 >> 6u) & 7u) << 3u)), a + v2842, v2836);
         const unsigned int v2853 = v2656 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2856 = v2656 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2857 = v2856 << 3u;
@@ -399,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2870 = v2853 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2871 = v2654 + v2870;
         const unsigned int v2872 = v2871 + v2857;
-        iron_copy_async(shm1 + (v2872 ^ (((v2872 >> 7u) & 7u) << 3u)), b + v2868, v2862);
+        iron_copy_async<16>(shm1 + (v2872 ^ (((v2872 >> 7u) & 7u) << 3u)), b + v2868, v2862);
         const unsigned int v2877 = v2681 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2880 = v2681 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2881 = v2880 << 3u;
@@ -415,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2894 = v2877 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2895 = v2654 + v2894;
         const unsigned int v2896 = v2895 + v2881;
-        iron_copy_async(shm1 + (v2896 ^ (((v2896 >> 7u) & 7u) << 3u)), b + v2892, v2886);
+        iron_copy_async<16>(shm1 + (v2896 ^ (((v2896 >> 7u) & 7u) << 3u)), b + v2892, v2886);
         const unsigned int v2901 = v2705 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2904 = v2705 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2905 = v2904 << 3u;
@@ -431,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2918 = v2901 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2919 = v2654 + v2918;
         const unsigned int v2920 = v2919 + v2905;
-        iron_copy_async(shm1 + (v2920 ^ (((v2920 >> 7u) & 7u) << 3u)), b + v2916, v2910);
+        iron_copy_async<16>(shm1 + (v2920 ^ (((v2920 >> 7u) & 7u) << 3u)), b + v2916, v2910);
         const unsigned int v2925 = v2729 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2928 = v2729 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2929 = v2928 << 3u;
@@ -447,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2942 = v2925 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2943 = v2654 + v2942;
         const unsigned int v2944 = v2943 + v2929;
-        iron_copy_async(shm1 + (v2944 ^ (((v2944 >> 7u) & 7u) << 3u)), b + v2940, v2934);
+        iron_copy_async<16>(shm1 + (v2944 ^ (((v2944 >> 7u) & 7u) << 3u)), b + v2940, v2934);
         const unsigned int v2949 = v2753 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2952 = v2753 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2953 = v2952 << 3u;
@@ -463,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2966 = v2949 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2967 = v2654 + v2966;
         const unsigned int v2968 = v2967 + v2953;
-        iron_copy_async(shm1 + (v2968 ^ (((v2968 >> 7u) & 7u) << 3u)), b + v2964, v2958);
+        iron_copy_async<16>(shm1 + (v2968 ^ (((v2968 >> 7u) & 7u) << 3u)), b + v2964, v2958);
         const unsigned int v2973 = v2777 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2976 = v2777 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2977 = v2976 << 3u;
@@ -479,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v2990 = v2973 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2991 = v2654 + v2990;
         const unsigned int v2992 = v2991 + v2977;
-        iron_copy_async(shm1 + (v2992 ^ (((v2992 >> 7u) & 7u) << 3u)), b + v2988, v2982);
+        iron_copy_async<16>(shm1 + (v2992 ^ (((v2992 >> 7u) & 7u) << 3u)), b + v2988, v2982);
         const unsigned int v2997 = v2801 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3000 = v2801 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3001 = v3000 << 3u;
@@ -495,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3014 = v2997 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3015 = v2654 + v3014;
         const unsigned int v3016 = v3015 + v3001;
-        iron_copy_async(shm1 + (v3016 ^ (((v3016 >> 7u) & 7u) << 3u)), b + v3012, v3006);
+        iron_copy_async<16>(shm1 + (v3016 ^ (((v3016 >> 7u) & 7u) << 3u)), b + v3012, v3006);
         const unsigned int v3021 = v2825 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3024 = v2825 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3025 = v3024 << 3u;
@@ -511,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3038 = v3021 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3039 = v2654 + v3038;
         const unsigned int v3040 = v3039 + v3025;
-        iron_copy_async(shm1 + (v3040 ^ (((v3040 >> 7u) & 7u) << 3u)), b + v3036, v3030);
+        iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 7u) & 7u) << 3u)), b + v3036, v3030);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -568,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3120 = v3103 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3121 = v3098 + v3120;
         const unsigned int v3122 = v3121 + v3107;
-        iron_copy_async(shm0 + (v3122 ^ (((v3122 >> 6u) & 7u) << 3u)), a + v3118, v3112);
+        iron_copy_async<16>(shm0 + (v3122 ^ (((v3122 >> 6u) & 7u) << 3u)), a + v3118, v3112);
         const unsigned int v3125 = v3100 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3127 = v3125 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3130 = v3125 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -585,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3144 = v3127 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3145 = v3098 + v3144;
         const unsigned int v3146 = v3145 + v3131;
-        iron_copy_async(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
+        iron_copy_async<16>(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
         const unsigned int v3149 = v3100 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3151 = v3149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3154 = v3149 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -602,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3168 = v3151 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3169 = v3098 + v3168;
         const unsigned int v3170 = v3169 + v3155;
-        iron_copy_async(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
+        iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
         const unsigned int v3173 = v3100 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3175 = v3173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3178 = v3173 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -619,7 +626,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3192 = v3175 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3193 = v3098 + v3192;
         const unsigned int v3194 = v3193 + v3179;
-        iron_copy_async(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
+        iron_copy_async<16>(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
         const unsigned int v3197 = v3100 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3199 = v3197 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3202 = v3197 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -636,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3216 = v3199 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3217 = v3098 + v3216;
         const unsigned int v3218 = v3217 + v3203;
-        iron_copy_async(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
+        iron_copy_async<16>(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
         const unsigned int v3221 = v3100 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3223 = v3221 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3226 = v3221 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -653,7 +660,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3240 = v3223 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3241 = v3098 + v3240;
         const unsigned int v3242 = v3241 + v3227;
-        iron_copy_async(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
+        iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
         const unsigned int v3245 = v3100 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3247 = v3245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3250 = v3245 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -670,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3264 = v3247 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3265 = v3098 + v3264;
         const unsigned int v3266 = v3265 + v3251;
-        iron_copy_async(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
+        iron_copy_async<16>(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
         const unsigned int v3269 = v3100 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3271 = v3269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3274 = v3269 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -687,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3288 = v3271 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3289 = v3098 + v3288;
         const unsigned int v3290 = v3289 + v3275;
-        iron_copy_async(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
+        iron_copy_async<16>(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
         const unsigned int v3297 = v3100 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3300 = v3100 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3301 = v3300 << 3u;
@@ -703,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3314 = v3297 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3315 = v3098 + v3314;
         const unsigned int v3316 = v3315 + v3301;
-        iron_copy_async(shm1 + (v3316 ^ (((v3316 >> 7u) & 7u) << 3u)), b + v3312, v3306);
+        iron_copy_async<16>(shm1 + (v3316 ^ (((v3316 >> 7u) & 7u) << 3u)), b + v3312, v3306);
         const unsigned int v3321 = v3125 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3324 = v3125 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3325 = v3324 << 3u;
@@ -719,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3338 = v3321 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3339 = v3098 + v3338;
         const unsigned int v3340 = v3339 + v3325;
-        iron_copy_async(shm1 + (v3340 ^ (((v3340 >> 7u) & 7u) << 3u)), b + v3336, v3330);
+        iron_copy_async<16>(shm1 + (v3340 ^ (((v3340 >> 7u) & 7u) << 3u)), b + v3336, v3330);
         const unsigned int v3345 = v3149 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3348 = v3149 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3349 = v3348 << 3u;
@@ -735,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3362 = v3345 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3363 = v3098 + v3362;
         const unsigned int v3364 = v3363 + v3349;
-        iron_copy_async(shm1 + (v3364 ^ (((v3364 >> 7u) & 7u) << 3u)), b + v3360, v3354);
+        iron_copy_async<16>(shm1 + (v3364 ^ (((v3364 >> 7u) & 7u) << 3u)), b + v3360, v3354);
         const unsigned int v3369 = v3173 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3372 = v3173 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3373 = v3372 << 3u;
@@ -751,7 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3386 = v3369 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3387 = v3098 + v3386;
         const unsigned int v3388 = v3387 + v3373;
-        iron_copy_async(shm1 + (v3388 ^ (((v3388 >> 7u) & 7u) << 3u)), b + v3384, v3378);
+        iron_copy_async<16>(shm1 + (v3388 ^ (((v3388 >> 7u) & 7u) << 3u)), b + v3384, v3378);
         const unsigned int v3393 = v3197 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3396 = v3197 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3397 = v3396 << 3u;
@@ -767,7 +774,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3410 = v3393 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3411 = v3098 + v3410;
         const unsigned int v3412 = v3411 + v3397;
-        iron_copy_async(shm1 + (v3412 ^ (((v3412 >> 7u) & 7u) << 3u)), b + v3408, v3402);
+        iron_copy_async<16>(shm1 + (v3412 ^ (((v3412 >> 7u) & 7u) << 3u)), b + v3408, v3402);
         const unsigned int v3417 = v3221 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3420 = v3221 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3421 = v3420 << 3u;
@@ -783,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3434 = v3417 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3435 = v3098 + v3434;
         const unsigned int v3436 = v3435 + v3421;
-        iron_copy_async(shm1 + (v3436 ^ (((v3436 >> 7u) & 7u) << 3u)), b + v3432, v3426);
+        iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 7u) & 7u) << 3u)), b + v3432, v3426);
         const unsigned int v3441 = v3245 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3444 = v3245 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3445 = v3444 << 3u;
@@ -799,7 +806,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3458 = v3441 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3459 = v3098 + v3458;
         const unsigned int v3460 = v3459 + v3445;
-        iron_copy_async(shm1 + (v3460 ^ (((v3460 >> 7u) & 7u) << 3u)), b + v3456, v3450);
+        iron_copy_async<16>(shm1 + (v3460 ^ (((v3460 >> 7u) & 7u) << 3u)), b + v3456, v3450);
         const unsigned int v3465 = v3269 >> 4u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3468 = v3269 & 15u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3469 = v3468 << 3u;
@@ -815,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f16(
         const unsigned int v3482 = v3465 << 7u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3483 = v3098 + v3482;
         const unsigned int v3484 = v3483 + v3469;
-        iron_copy_async(shm1 + (v3484 ^ (((v3484 >> 7u) & 7u) << 3u)), b + v3480, v3474);
+        iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 7u) & 7u) << 3u)), b + v3480, v3474);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -54,12 +54,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2424 = v2407 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2425 = v2402 + v2424;
         const unsigned int v2426 = v2425 + v2411;
-        iron_copy_async(shm0 + v2426, a + v2422, v2416);
+        iron_copy_async<16>(shm0 + v2426, a + v2422, v2416);
         const unsigned int v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2431 = v2429 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2434 = v2429 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -279,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2448 = v2431 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2449 = v2402 + v2448;
         const unsigned int v2450 = v2449 + v2435;
-        iron_copy_async(shm0 + v2450, a + v2446, v2440);
+        iron_copy_async<16>(shm0 + v2450, a + v2446, v2440);
         const unsigned int v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2455 = v2453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2458 = v2453 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2472 = v2455 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2473 = v2402 + v2472;
         const unsigned int v2474 = v2473 + v2459;
-        iron_copy_async(shm0 + v2474, a + v2470, v2464);
+        iron_copy_async<16>(shm0 + v2474, a + v2470, v2464);
         const unsigned int v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2479 = v2477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2482 = v2477 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2496 = v2479 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2497 = v2402 + v2496;
         const unsigned int v2498 = v2497 + v2483;
-        iron_copy_async(shm0 + v2498, a + v2494, v2488);
+        iron_copy_async<16>(shm0 + v2498, a + v2494, v2488);
         const unsigned int v2500 = v2397 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2505 = v2404 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2508 = v2404 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -330,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2522 = v2505 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2523 = v2500 + v2522;
         const unsigned int v2524 = v2523 + v2509;
-        iron_copy_async(shm1 + v2524, b + v2520, v2514);
+        iron_copy_async<16>(shm1 + v2524, b + v2520, v2514);
         const unsigned int v2529 = v2429 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2532 = v2429 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2533 = v2532 << 2u;
@@ -346,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2546 = v2529 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2547 = v2500 + v2546;
         const unsigned int v2548 = v2547 + v2533;
-        iron_copy_async(shm1 + v2548, b + v2544, v2538);
+        iron_copy_async<16>(shm1 + v2548, b + v2544, v2538);
         const unsigned int v2553 = v2453 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2556 = v2453 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2557 = v2556 << 2u;
@@ -362,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2570 = v2553 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2571 = v2500 + v2570;
         const unsigned int v2572 = v2571 + v2557;
-        iron_copy_async(shm1 + v2572, b + v2568, v2562);
+        iron_copy_async<16>(shm1 + v2572, b + v2568, v2562);
         const unsigned int v2577 = v2477 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2580 = v2477 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2581 = v2580 << 2u;
@@ -378,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2594 = v2577 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2595 = v2500 + v2594;
         const unsigned int v2596 = v2595 + v2581;
-        iron_copy_async(shm1 + v2596, b + v2592, v2586);
+        iron_copy_async<16>(shm1 + v2596, b + v2592, v2586);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -418,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2646 = v2629 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2647 = v2624 + v2646;
         const unsigned int v2648 = v2647 + v2633;
-        iron_copy_async(shm0 + v2648, a + v2644, v2638);
+        iron_copy_async<16>(shm0 + v2648, a + v2644, v2638);
         const unsigned int v2651 = v2626 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2653 = v2651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2656 = v2651 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -435,7 +442,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2670 = v2653 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2671 = v2624 + v2670;
         const unsigned int v2672 = v2671 + v2657;
-        iron_copy_async(shm0 + v2672, a + v2668, v2662);
+        iron_copy_async<16>(shm0 + v2672, a + v2668, v2662);
         const unsigned int v2675 = v2626 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2677 = v2675 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2680 = v2675 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -452,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2694 = v2677 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2695 = v2624 + v2694;
         const unsigned int v2696 = v2695 + v2681;
-        iron_copy_async(shm0 + v2696, a + v2692, v2686);
+        iron_copy_async<16>(shm0 + v2696, a + v2692, v2686);
         const unsigned int v2699 = v2626 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2701 = v2699 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2704 = v2699 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -469,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2718 = v2701 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2719 = v2624 + v2718;
         const unsigned int v2720 = v2719 + v2705;
-        iron_copy_async(shm0 + v2720, a + v2716, v2710);
+        iron_copy_async<16>(shm0 + v2720, a + v2716, v2710);
         const unsigned int v2722 = v2621 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
         const unsigned int v2727 = v2626 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2730 = v2626 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -486,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2744 = v2727 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2745 = v2722 + v2744;
         const unsigned int v2746 = v2745 + v2731;
-        iron_copy_async(shm1 + v2746, b + v2742, v2736);
+        iron_copy_async<16>(shm1 + v2746, b + v2742, v2736);
         const unsigned int v2751 = v2651 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2754 = v2651 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2755 = v2754 << 2u;
@@ -502,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2768 = v2751 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2769 = v2722 + v2768;
         const unsigned int v2770 = v2769 + v2755;
-        iron_copy_async(shm1 + v2770, b + v2766, v2760);
+        iron_copy_async<16>(shm1 + v2770, b + v2766, v2760);
         const unsigned int v2775 = v2675 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2778 = v2675 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2779 = v2778 << 2u;
@@ -518,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2792 = v2775 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2793 = v2722 + v2792;
         const unsigned int v2794 = v2793 + v2779;
-        iron_copy_async(shm1 + v2794, b + v2790, v2784);
+        iron_copy_async<16>(shm1 + v2794, b + v2790, v2784);
         const unsigned int v2799 = v2699 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2802 = v2699 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2803 = v2802 << 2u;
@@ -534,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_f32(
         const unsigned int v2816 = v2799 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2817 = v2722 + v2816;
         const unsigned int v2818 = v2817 + v2803;
-        iron_copy_async(shm1 + v2818, b + v2814, v2808);
+        iron_copy_async<16>(shm1 + v2818, b + v2814, v2808);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

@@ -56,12 +56,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2692 = v2675 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2693 = v2670 + v2692;
         const unsigned int v2694 = v2693 + v2679;
-        iron_copy_async(shm0 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), a + v2690, v2684);
+        iron_copy_async<16>(shm0 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), a + v2690, v2684);
         const unsigned int v2697 = v2672 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2699 = v2697 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2702 = v2697 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -279,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2716 = v2699 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2717 = v2670 + v2716;
         const unsigned int v2718 = v2717 + v2703;
-        iron_copy_async(shm0 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), a + v2714, v2708);
+        iron_copy_async<16>(shm0 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), a + v2714, v2708);
         const unsigned int v2721 = v2672 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2723 = v2721 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2726 = v2721 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -296,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2740 = v2723 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2741 = v2670 + v2740;
         const unsigned int v2742 = v2741 + v2727;
-        iron_copy_async(shm0 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), a + v2738, v2732);
+        iron_copy_async<16>(shm0 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), a + v2738, v2732);
         const unsigned int v2745 = v2672 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2747 = v2745 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2750 = v2745 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -313,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2764 = v2747 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2765 = v2670 + v2764;
         const unsigned int v2766 = v2765 + v2751;
-        iron_copy_async(shm0 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), a + v2762, v2756);
+        iron_copy_async<16>(shm0 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), a + v2762, v2756);
         const unsigned int v2769 = v2672 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2771 = v2769 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2774 = v2769 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -330,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2788 = v2771 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2789 = v2670 + v2788;
         const unsigned int v2790 = v2789 + v2775;
-        iron_copy_async(shm0 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), a + v2786, v2780);
+        iron_copy_async<16>(shm0 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), a + v2786, v2780);
         const unsigned int v2793 = v2672 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2795 = v2793 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2798 = v2793 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -347,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2812 = v2795 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2813 = v2670 + v2812;
         const unsigned int v2814 = v2813 + v2799;
-        iron_copy_async(shm0 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2804);
+        iron_copy_async<16>(shm0 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2804);
         const unsigned int v2817 = v2672 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2819 = v2817 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2822 = v2817 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -364,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2836 = v2819 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2837 = v2670 + v2836;
         const unsigned int v2838 = v2837 + v2823;
-        iron_copy_async(shm0 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), a + v2834, v2828);
+        iron_copy_async<16>(shm0 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), a + v2834, v2828);
         const unsigned int v2841 = v2672 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v2843 = v2841 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2846 = v2841 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -381,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2860 = v2843 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2861 = v2670 + v2860;
         const unsigned int v2862 = v2861 + v2847;
-        iron_copy_async(shm0 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), a + v2858, v2852);
+        iron_copy_async<16>(shm0 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), a + v2858, v2852);
         const unsigned int v2874 = v28 + v2675;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2875 = v2874 < v1;
         const bool v2878 = v2875 && v2683;
@@ -389,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2882 = v2880 + v2666;
         const unsigned int v2883 = v2882 + v2679;
         const unsigned int v2884 = v2878 ? v2883 : 0u;
-        iron_copy_async(shm1 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), b + v2884, v2878);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), b + v2884, v2878);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2898 = v28 + v2699;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2899 = v2898 < v1;
         const bool v2902 = v2899 && v2707;
@@ -397,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2906 = v2904 + v2666;
         const unsigned int v2907 = v2906 + v2703;
         const unsigned int v2908 = v2902 ? v2907 : 0u;
-        iron_copy_async(shm1 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), b + v2908, v2902);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), b + v2908, v2902);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2922 = v28 + v2723;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2923 = v2922 < v1;
         const bool v2926 = v2923 && v2731;
@@ -405,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2930 = v2928 + v2666;
         const unsigned int v2931 = v2930 + v2727;
         const unsigned int v2932 = v2926 ? v2931 : 0u;
-        iron_copy_async(shm1 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), b + v2932, v2926);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), b + v2932, v2926);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2946 = v28 + v2747;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2947 = v2946 < v1;
         const bool v2950 = v2947 && v2755;
@@ -413,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2954 = v2952 + v2666;
         const unsigned int v2955 = v2954 + v2751;
         const unsigned int v2956 = v2950 ? v2955 : 0u;
-        iron_copy_async(shm1 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), b + v2956, v2950);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), b + v2956, v2950);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2970 = v28 + v2771;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2971 = v2970 < v1;
         const bool v2974 = v2971 && v2779;
@@ -421,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v2978 = v2976 + v2666;
         const unsigned int v2979 = v2978 + v2775;
         const unsigned int v2980 = v2974 ? v2979 : 0u;
-        iron_copy_async(shm1 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), b + v2980, v2974);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), b + v2980, v2974);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2994 = v28 + v2795;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v2995 = v2994 < v1;
         const bool v2998 = v2995 && v2803;
@@ -429,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3002 = v3000 + v2666;
         const unsigned int v3003 = v3002 + v2799;
         const unsigned int v3004 = v2998 ? v3003 : 0u;
-        iron_copy_async(shm1 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), b + v3004, v2998);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), b + v3004, v2998);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3018 = v28 + v2819;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3019 = v3018 < v1;
         const bool v3022 = v3019 && v2827;
@@ -437,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3026 = v3024 + v2666;
         const unsigned int v3027 = v3026 + v2823;
         const unsigned int v3028 = v3022 ? v3027 : 0u;
-        iron_copy_async(shm1 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), b + v3028, v3022);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), b + v3028, v3022);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3042 = v28 + v2843;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3043 = v3042 < v1;
         const bool v3046 = v3043 && v2851;
@@ -445,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3050 = v3048 + v2666;
         const unsigned int v3051 = v3050 + v2847;
         const unsigned int v3052 = v3046 ? v3051 : 0u;
-        iron_copy_async(shm1 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), b + v3052, v3046);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), b + v3052, v3046);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -500,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3144 = v3127 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3145 = v3122 + v3144;
         const unsigned int v3146 = v3145 + v3131;
-        iron_copy_async(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
+        iron_copy_async<16>(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
         const unsigned int v3149 = v3124 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3151 = v3149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3154 = v3149 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -517,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3168 = v3151 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3169 = v3122 + v3168;
         const unsigned int v3170 = v3169 + v3155;
-        iron_copy_async(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
+        iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
         const unsigned int v3173 = v3124 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3175 = v3173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3178 = v3173 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -534,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3192 = v3175 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3193 = v3122 + v3192;
         const unsigned int v3194 = v3193 + v3179;
-        iron_copy_async(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
+        iron_copy_async<16>(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
         const unsigned int v3197 = v3124 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3199 = v3197 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3202 = v3197 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -551,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3216 = v3199 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3217 = v3122 + v3216;
         const unsigned int v3218 = v3217 + v3203;
-        iron_copy_async(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
+        iron_copy_async<16>(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
         const unsigned int v3221 = v3124 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3223 = v3221 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3226 = v3221 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -568,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3240 = v3223 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3241 = v3122 + v3240;
         const unsigned int v3242 = v3241 + v3227;
-        iron_copy_async(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
+        iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
         const unsigned int v3245 = v3124 + 640u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3247 = v3245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3250 = v3245 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -585,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3264 = v3247 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3265 = v3122 + v3264;
         const unsigned int v3266 = v3265 + v3251;
-        iron_copy_async(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
+        iron_copy_async<16>(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
         const unsigned int v3269 = v3124 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3271 = v3269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3274 = v3269 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -602,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3288 = v3271 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3289 = v3122 + v3288;
         const unsigned int v3290 = v3289 + v3275;
-        iron_copy_async(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
+        iron_copy_async<16>(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
         const unsigned int v3293 = v3124 + 896u;  // kernels/gemm/gemm_tiles.hpp:76
         const unsigned int v3295 = v3293 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3298 = v3293 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -619,7 +626,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3312 = v3295 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3313 = v3122 + v3312;
         const unsigned int v3314 = v3313 + v3299;
-        iron_copy_async(shm0 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), a + v3310, v3304);
+        iron_copy_async<16>(shm0 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), a + v3310, v3304);
         const unsigned int v3326 = v28 + v3127;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3327 = v3326 < v1;
         const bool v3330 = v3327 && v3135;
@@ -627,7 +634,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3334 = v3332 + v3116;
         const unsigned int v3335 = v3334 + v3131;
         const unsigned int v3336 = v3330 ? v3335 : 0u;
-        iron_copy_async(shm1 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), b + v3336, v3330);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), b + v3336, v3330);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3350 = v28 + v3151;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3351 = v3350 < v1;
         const bool v3354 = v3351 && v3159;
@@ -635,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3358 = v3356 + v3116;
         const unsigned int v3359 = v3358 + v3155;
         const unsigned int v3360 = v3354 ? v3359 : 0u;
-        iron_copy_async(shm1 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), b + v3360, v3354);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), b + v3360, v3354);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3374 = v28 + v3175;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3375 = v3374 < v1;
         const bool v3378 = v3375 && v3183;
@@ -643,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3382 = v3380 + v3116;
         const unsigned int v3383 = v3382 + v3179;
         const unsigned int v3384 = v3378 ? v3383 : 0u;
-        iron_copy_async(shm1 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), b + v3384, v3378);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), b + v3384, v3378);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3398 = v28 + v3199;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3399 = v3398 < v1;
         const bool v3402 = v3399 && v3207;
@@ -651,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3406 = v3404 + v3116;
         const unsigned int v3407 = v3406 + v3203;
         const unsigned int v3408 = v3402 ? v3407 : 0u;
-        iron_copy_async(shm1 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), b + v3408, v3402);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), b + v3408, v3402);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3422 = v28 + v3223;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3423 = v3422 < v1;
         const bool v3426 = v3423 && v3231;
@@ -659,7 +666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3430 = v3428 + v3116;
         const unsigned int v3431 = v3430 + v3227;
         const unsigned int v3432 = v3426 ? v3431 : 0u;
-        iron_copy_async(shm1 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), b + v3432, v3426);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), b + v3432, v3426);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3446 = v28 + v3247;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3447 = v3446 < v1;
         const bool v3450 = v3447 && v3255;
@@ -667,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3454 = v3452 + v3116;
         const unsigned int v3455 = v3454 + v3251;
         const unsigned int v3456 = v3450 ? v3455 : 0u;
-        iron_copy_async(shm1 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), b + v3456, v3450);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), b + v3456, v3450);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3470 = v28 + v3271;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3471 = v3470 < v1;
         const bool v3474 = v3471 && v3279;
@@ -675,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3478 = v3476 + v3116;
         const unsigned int v3479 = v3478 + v3275;
         const unsigned int v3480 = v3474 ? v3479 : 0u;
-        iron_copy_async(shm1 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), b + v3480, v3474);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), b + v3480, v3474);  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3494 = v28 + v3295;  // kernels/gemm/gemm_tiles.hpp:79
         const bool v3495 = v3494 < v1;
         const bool v3498 = v3495 && v3303;
@@ -683,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
         const unsigned int v3502 = v3500 + v3116;
         const unsigned int v3503 = v3502 + v3299;
         const unsigned int v3504 = v3498 ? v3503 : 0u;
-        iron_copy_async(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), b + v3504, v3498);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), b + v3504, v3498);  // kernels/gemm/gemm_tiles.hpp:81
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }

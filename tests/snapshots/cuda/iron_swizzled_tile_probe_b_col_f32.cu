@@ -48,12 +48,19 @@ __device__ __forceinline__ long long iron_frag_index(long long off, long long ld
   return iron_swizzled<SR, SC>(COL ? off + c * ld + r : off + r * ld + c);
 }
 
-// Starts copying 16 bytes from global to shared memory (both 16-byte aligned), or 16 zero
-// bytes when !valid (nothing is read then); cp.async.wait_group makes them land.
+// Starts copying BYTES (4, 8 or 16) from global to shared memory (both BYTES-aligned), or
+// zeros when !valid (nothing is read then); cp.async.wait_group makes them land. 16-byte copies
+// bypass L1 (.cg); the narrow ones may only go through it (.ca).
+template <int BYTES>
 __device__ __forceinline__ void iron_copy_async(void* shared, const void* global, bool valid) {
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(to), "l"(global), "r"(valid ? 16 : 0) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(to), "l"(global), "n"(BYTES), "r"(valid ? BYTES : 0) : "memory");
+  }
 }
 
 // Every element of f set to v.
@@ -162,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(32) iron_swizzled_tile_probe_b_col_
 
   for (unsigned int v3 = v0; v3 < 512u; v3 += 32u) {
     const unsigned int v6 = v3 << 2u;  // probe/swizzled_tiles.cpp:30
-    iron_copy_async(shm0 + (v6 ^ (((v6 >> 6u) & 7u) << 2u)), inp + v6, true);
+    iron_copy_async<16>(shm0 + (v6 ^ (((v6 >> 6u) & 7u) << 2u)), inp + v6, true);
   }
   asm volatile("cp.async.commit_group;" ::: "memory");  // probe/swizzled_tiles.cpp:32
   asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/swizzled_tiles.cpp:33
